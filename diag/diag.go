@@ -1,0 +1,155 @@
+// Package diag holds source positions and user-facing diagnostics.
+//
+// Every layer of phasec reports problems in the input (text, IR, pipelines,
+// flags) as Diagnostics: a span, a severity, an optional stable rule code, a
+// message and an optional fix hint. Diagnostics are values collected in a
+// List, sorted and de-duplicated before they are shown. Internal invariant
+// failures (bugs in phasec itself) are not Diagnostics: they are Go errors or
+// panics and never reach a user as if the input were at fault.
+package diag
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Span is a range of source text. Lines and columns are 1-based; a zero Line
+// means the position is unknown (the node was built by a pass, not parsed).
+type Span struct {
+	File    string
+	Line    int
+	Col     int
+	EndLine int
+	EndCol  int
+}
+
+// IsValid reports whether the span points at real source text.
+func (s Span) IsValid() bool { return s.Line > 0 }
+
+// String formats the start of the span as file:line:col, omitting the parts
+// that are unknown.
+func (s Span) String() string {
+	file := s.File
+	if file == "" {
+		file = "<input>"
+	}
+	if !s.IsValid() {
+		return file
+	}
+	return fmt.Sprintf("%s:%d:%d", file, s.Line, s.Col)
+}
+
+// Compare orders spans by file, line, then column.
+func (s Span) Compare(t Span) int {
+	return cmp.Or(cmp.Compare(s.File, t.File), cmp.Compare(s.Line, t.Line), cmp.Compare(s.Col, t.Col))
+}
+
+// Severity grades a diagnostic.
+type Severity int
+
+const (
+	Error Severity = iota
+	Warning
+	Note
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	default:
+		return "note"
+	}
+}
+
+// Diagnostic is one problem found in user input.
+type Diagnostic struct {
+	Span     Span
+	Severity Severity
+	Code     string // stable rule code such as "WF017"; empty for parse errors
+	Msg      string
+	Hint     string // how to fix it; may be empty
+	Path     string // path to the offending IR node, e.g. "main.body.blocks[0]"; may be empty
+}
+
+// String formats the diagnostic as "file:line:col: error CODE: msg".
+func (d *Diagnostic) String() string {
+	var b strings.Builder
+	b.WriteString(d.Span.String())
+	b.WriteString(": ")
+	b.WriteString(d.Severity.String())
+	if d.Code != "" {
+		b.WriteString(" ")
+		b.WriteString(d.Code)
+	}
+	b.WriteString(": ")
+	b.WriteString(d.Msg)
+	if d.Hint != "" {
+		b.WriteString(" (hint: ")
+		b.WriteString(d.Hint)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Error implements error so a single diagnostic can travel as one.
+func (d *Diagnostic) Error() string { return d.String() }
+
+// List is an ordered collection of diagnostics.
+type List []*Diagnostic
+
+// Add appends a diagnostic built from the arguments.
+func (l *List) Add(span Span, code, format string, args ...any) *Diagnostic {
+	d := &Diagnostic{Span: span, Severity: Error, Code: code, Msg: fmt.Sprintf(format, args...)}
+	*l = append(*l, d)
+	return d
+}
+
+// Compare orders diagnostics by position, then code, then message.
+func Compare(a, b *Diagnostic) int {
+	return cmp.Or(a.Span.Compare(b.Span), cmp.Compare(a.Code, b.Code), cmp.Compare(a.Msg, b.Msg))
+}
+
+// Sort orders the list by position, code and message.
+func (l List) Sort() { slices.SortStableFunc(l, Compare) }
+
+// Dedup sorts the list and removes exact duplicates (same position, code and
+// message), returning the shortened list.
+func (l List) Dedup() List {
+	l.Sort()
+	return slices.CompactFunc(l, func(a, b *Diagnostic) bool { return Compare(a, b) == 0 })
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (l List) HasErrors() bool {
+	for _, d := range l {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Err returns nil when the list holds no errors, and the list as an error otherwise.
+func (l List) Err() error {
+	if !l.HasErrors() {
+		return nil
+	}
+	return l
+}
+
+// Error joins the diagnostics one per line.
+func (l List) Error() string {
+	var b strings.Builder
+	for i, d := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(d.String())
+	}
+	return b.String()
+}

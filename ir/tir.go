@@ -1,0 +1,174 @@
+package ir
+
+import "github.com/phasec/phasec/diag"
+
+// Buffer is a dense, row-major multi-dimensional array seen by TIR code.
+// Identity is the pointer; Name is a hint.
+type Buffer struct {
+	Name  string
+	Data  *PrimVar // the handle variable holding the buffer's address
+	Shape []PrimExpr
+	DType DataType
+	Scope string // storage scope; "" means "global"
+	span  diag.Span
+}
+
+func (b *Buffer) Span() diag.Span     { return b.span }
+func (b *Buffer) SetSpan(s diag.Span) { b.span = s }
+
+// NewBuffer returns a fresh global-scope buffer with its own data handle.
+func NewBuffer(name string, shape []PrimExpr, dtype DataType) *Buffer {
+	return &Buffer{Name: name, Data: NewPrimVar(name, Handle), Shape: shape, DType: dtype}
+}
+
+// Range is the half-open interval [Min, Min+Extent).
+type Range struct {
+	Min, Extent PrimExpr
+}
+
+// BufferRegion is the part of a buffer a block reads or writes.
+type BufferRegion struct {
+	Buffer *Buffer
+	Region []Range
+}
+
+// Stmt is a TIR statement.
+type Stmt interface {
+	Span() diag.Span
+	stmt()
+}
+
+type stmtBase struct{ span diag.Span }
+
+func (b *stmtBase) Span() diag.Span     { return b.span }
+func (b *stmtBase) SetSpan(s diag.Span) { b.span = s }
+func (*stmtBase) stmt()                 {}
+
+// ForKind is how a loop's iterations may be executed.
+type ForKind uint8
+
+const (
+	ForSerial ForKind = iota
+	ForParallel
+	ForVectorized
+	ForUnrolled
+	ForThreadBinding
+)
+
+var forKindNames = [...]string{"serial", "parallel", "vectorized", "unroll", "thread_binding"}
+
+// String is the TVMScript loop constructor name (T.serial, T.parallel, ...).
+func (k ForKind) String() string { return forKindNames[k] }
+
+// For runs Body for Var in [Min, Min+Extent).
+type For struct {
+	stmtBase
+	Var         *PrimVar
+	Min, Extent PrimExpr
+	Kind        ForKind
+	ThreadTag   string // for ForThreadBinding, e.g. "threadIdx.x"
+	Body        Stmt
+	Annotations Attrs
+}
+
+// BufferStore writes Value to Buffer[Indices].
+type BufferStore struct {
+	stmtBase
+	Buffer  *Buffer
+	Indices []PrimExpr
+	Value   PrimExpr
+}
+
+// SeqStmt runs statements in order.
+type SeqStmt struct {
+	stmtBase
+	Stmts []Stmt
+}
+
+// IfThenElse is a conditional statement; Else may be nil.
+type IfThenElse struct {
+	stmtBase
+	Cond PrimExpr
+	Then Stmt
+	Else Stmt
+}
+
+// LetStmt binds Var to Value in Body.
+type LetStmt struct {
+	stmtBase
+	Var   *PrimVar
+	Value PrimExpr
+	Body  Stmt
+}
+
+// Evaluate evaluates an expression for its effect (T.evaluate, T.ret).
+type Evaluate struct {
+	stmtBase
+	Value PrimExpr
+}
+
+// IterKind says how a block iteration variable is used.
+type IterKind uint8
+
+const (
+	IterSpatial IterKind = iota // "S": data parallel
+	IterReduce                  // "R": reduction
+)
+
+// String is the letter T.axis.remap uses.
+func (k IterKind) String() string {
+	if k == IterReduce {
+		return "R"
+	}
+	return "S"
+}
+
+// IterVar is a block iteration variable with its domain.
+type IterVar struct {
+	Var  *PrimVar
+	Dom  Range
+	Kind IterKind
+}
+
+// Block is a unit of computation with declared iteration variables, read and
+// write regions, an optional reduction Init, and buffers it allocates.
+type Block struct {
+	stmtBase
+	Name         string
+	IterVars     []*IterVar
+	Reads        []BufferRegion
+	Writes       []BufferRegion
+	Init         Stmt // nil when the block is not a reduction
+	Body         Stmt
+	AllocBuffers []*Buffer
+	Annotations  Attrs
+}
+
+// BlockRealize instantiates a block: IterValues bind its IterVars.
+// Predicate is nil when it is the constant true.
+type BlockRealize struct {
+	stmtBase
+	IterValues []PrimExpr
+	Predicate  PrimExpr
+	Block      *Block
+}
+
+// PrimFunc is a TIR function. Params are handle or scalar variables;
+// BufferMap gives the buffer a handle parameter is viewed as. A PrimFunc
+// returns nothing (Ret is Void) unless it ends with T.ret.
+type PrimFunc struct {
+	Params    []*PrimVar
+	BufferMap map[*PrimVar]*Buffer
+	Body      Stmt
+	Ret       DataType
+	Attrs     Attrs
+	span      diag.Span
+}
+
+func (f *PrimFunc) Span() diag.Span     { return f.span }
+func (f *PrimFunc) SetSpan(s diag.Span) { f.span = s }
+func (f *PrimFunc) FuncAttrs() Attrs    { return f.Attrs }
+func (*PrimFunc) baseFunc()             {}
+
+// ParamBuffer returns the buffer bound to parameter i, or nil for a scalar.
+func (f *PrimFunc) ParamBuffer(i int) *Buffer { return f.BufferMap[f.Params[i]] }
