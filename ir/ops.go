@@ -1,28 +1,665 @@
 package ir
 
-// STUB owned by the op-registry helper: the exported Op variables below are
-// the contract other packages use; the helper adds schemas, inference,
-// purity, normalize/validate hooks, and the full list of ops.
+import "strconv"
+
+// The call family (call_tir, call_dps_packed, packed calls), closures and the
+// small utility ops. Memory ops are in ops_memory.go and ops_vm.go; tensor
+// ops in ops_unary.go, ops_binary.go, ops_tensor.go, ops_manip.go,
+// ops_reduce.go and ops_nn.go.
+//
+// Every op's Infer, Normalize and Validate hooks tolerate arguments that
+// the normalizer has not reached yet (literal leaves without struct info)
+// and report problems as errors prefixed with the op's TVMScript name.
 
 var (
-	OpCallTIR            = RegisterOp(&Op{Name: "relax.call_tir", Pure: true, Category: CatCall})
-	OpCallTIRInplace     = RegisterOp(&Op{Name: "relax.call_tir_inplace", Pure: true, Category: CatCall})
-	OpCallDPSPacked      = RegisterOp(&Op{Name: "relax.call_dps_packed", Pure: true, Category: CatCall})
-	OpCallPacked         = RegisterOp(&Op{Name: "relax.call_packed", Category: CatPacked})
-	OpCallPurePacked     = RegisterOp(&Op{Name: "relax.call_pure_packed", Pure: true, Category: CatPacked})
-	OpCallBuiltinWithCtx = RegisterOp(&Op{Name: "relax.call_builtin_with_ctx", Category: CatPacked})
-	OpMakeClosure        = RegisterOp(&Op{Name: "relax.make_closure", Pure: true, Category: CatClosure})
-	OpInvokeClosure      = RegisterOp(&Op{Name: "relax.invoke_closure", Category: CatClosure})
-	OpInvokePureClosure  = RegisterOp(&Op{Name: "relax.invoke_pure_closure", Pure: true, Category: CatClosure})
-	OpNullValue          = RegisterOp(&Op{Name: "relax.null_value", Pure: true, Category: CatMisc})
-	OpShapeOf            = RegisterOp(&Op{Name: "relax.shape_of", Pure: true, Category: CatShape})
-	OpBuiltinAllocTensor = RegisterOp(&Op{Name: "relax.builtin.alloc_tensor", Pure: true, Category: CatBuiltin})
-	OpMemAllocStorage    = RegisterOp(&Op{Name: "relax.memory.alloc_storage", Pure: true, Category: CatMemory})
-	OpMemAllocTensor     = RegisterOp(&Op{Name: "relax.memory.alloc_tensor", Pure: true, Category: CatMemory})
-	OpMemKillStorage     = RegisterOp(&Op{Name: "relax.memory.kill_storage", Category: CatMemory})
-	OpMemKillTensor      = RegisterOp(&Op{Name: "relax.memory.kill_tensor", Category: CatMemory})
-	OpVMAllocStorage     = RegisterOp(&Op{Name: "relax.vm.alloc_storage", Pure: true, Category: CatVM})
-	OpVMAllocTensor      = RegisterOp(&Op{Name: "relax.vm.alloc_tensor", Pure: true, Category: CatVM})
-	OpVMKillObject       = RegisterOp(&Op{Name: "relax.vm.kill_object", Category: CatVM})
-	OpVMCallTIRDyn       = RegisterOp(&Op{Name: "relax.vm.call_tir_dyn", Category: CatVM})
+	// OpCallTIR is R.call_tir(gvar, args, out_sinfo=..., tir_vars=None).
+	OpCallTIR = RegisterOp(newCallTIROp("relax.call_tir",
+		"Calls a PrimFunc in destination-passing style; the compiler allocates the outputs.", false))
+	// OpCallTIRInplace is R.call_tir_inplace(gvar, args, inplace_indices, out_sinfo=..., tir_vars=None).
+	OpCallTIRInplace = RegisterOp(newCallTIROp("relax.call_tir_inplace",
+		"Calls a PrimFunc that writes some outputs into its inputs (inplace_indices, -1 for a fresh output).", true))
+	// OpCallDPSPacked is R.call_dps_packed(func, args, out_sinfo=...).
+	OpCallDPSPacked = RegisterOp(newCallDPSPackedOp())
+	// OpCallPacked is R.call_packed(func, *args, sinfo_args=...): an impure packed call.
+	OpCallPacked = RegisterOp(newPackedOp("relax.call_packed",
+		"Calls a packed function by name; impure, returns its sinfo_args.", false))
+	// OpCallPurePacked is R.call_pure_packed(func, *args, sinfo_args=...).
+	OpCallPurePacked = RegisterOp(newPackedOp("relax.call_pure_packed",
+		"Calls a packed function declared pure, so it may appear in dataflow blocks.", true))
+	// OpCallBuiltinWithCtx is R.call_builtin_with_ctx(func, args, sinfo_args=...).
+	OpCallBuiltinWithCtx = RegisterOp(newBuiltinWithCtxOp())
+	// OpMakeClosure is R.make_closure(func, args): func with captured args bound.
+	OpMakeClosure = RegisterOp(newMakeClosureOp())
+	// OpInvokeClosure is R.invoke_closure(closure, args, sinfo_args=...).
+	OpInvokeClosure = RegisterOp(newInvokeClosureOp("relax.invoke_closure",
+		"Calls a closure; impure.", false))
+	// OpInvokePureClosure is R.invoke_pure_closure(closure, args, sinfo_args=...).
+	OpInvokePureClosure = RegisterOp(newInvokeClosureOp("relax.invoke_pure_closure",
+		"Calls a closure declared pure.", true))
+	// OpNullValue is R.null_value(): the null object.
+	OpNullValue = RegisterOp(newNullValueOp())
+	// OpShapeOf is R.shape_of(expr): the shape of a tensor as a shape value.
+	OpShapeOf = RegisterOp(newShapeOfOp())
+	// OpTensorToShape is R.tensor_to_shape(expr): a 1-D int tensor as a shape.
+	OpTensorToShape = RegisterOp(newTensorToShapeOp())
+	// OpShapeToTensor is R.shape_to_tensor(expr): a shape as a 1-D int64 tensor.
+	OpShapeToTensor = RegisterOp(newShapeToTensorOp())
+	// OpPrint is R.print(*values, format=""): prints values at run time.
+	OpPrint = RegisterOp(newPrintOp())
+	// OpAssert is R.assert_op(condition, format_args=None, format=""): a run-time check.
+	OpAssert = RegisterOp(newAssertOp())
 )
+
+// --- call_tir / call_tir_inplace -------------------------------------------
+
+func newCallTIROp(name, doc string, inplace bool) *Op {
+	op := &Op{Name: name, Doc: doc, SInfoArgs: OutSInfo, Pure: true, Category: CatCall}
+	op.Params = []Param{
+		{Name: "gvar", Kind: ArgExpr},
+		{Name: "args", Kind: ArgTuple},
+	}
+	if inplace {
+		op.Params = append(op.Params, Param{Name: "inplace_indices", Kind: AttrInts})
+	}
+	op.Params = append(op.Params, Param{Name: "tir_vars", Kind: ArgShape, Optional: true})
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferCallTIR(op, call) }
+	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeDPSCall(op, call) }
+	op.Validate = func(ctx *InferCtx, call *Call) error { return validateCallTIR(op, ctx, call, inplace) }
+	return op
+}
+
+// dpsOutputs returns the output tensors of a call_tir-style call: its
+// out_sinfo list, or the fields of a single tuple out_sinfo (the form TVM's
+// C++ constructor builds).
+func dpsOutputs(op *Op, call *Call) ([]StructInfo, error) {
+	outs := call.SInfoArgs
+	if len(outs) == 1 {
+		if t, ok := outs[0].(*TupleInfo); ok {
+			outs = t.Fields
+		}
+	}
+	if len(outs) == 0 {
+		return nil, opErrorf(op, "missing out_sinfo")
+	}
+	for i, o := range outs {
+		if _, ok := o.(*TensorInfo); !ok {
+			return nil, opErrorf(op, "out_sinfo %d must be a tensor, got %s", i, sinfoKind(o))
+		}
+	}
+	return outs, nil
+}
+
+func inferCallTIR(op *Op, call *Call) (StructInfo, error) {
+	if err := opCheckArity(op, call); err != nil {
+		return nil, err
+	}
+	outs, err := dpsOutputs(op, call)
+	if err != nil {
+		return nil, err
+	}
+	if len(call.Args) > 2 {
+		if _, ok := argStructInfo(call.Args[2]).(*ShapeInfo); !ok {
+			return nil, opErrorf(op, "tir_vars must be a shape, got %s", sinfoKind(argStructInfo(call.Args[2])))
+		}
+	}
+	if len(outs) == 1 {
+		return outs[0], nil
+	}
+	return NewTupleInfo(append([]StructInfo(nil), outs...)...), nil
+}
+
+// normalizeDPSCall puts a call_tir-style call in canonical form: the
+// argument list is an in-line tuple (a bare tensor is wrapped, a tuple-valued
+// variable is unpacked into its fields), out_sinfo is a flat list of
+// tensors, and attributes have their canonical types.
+func normalizeDPSCall(op *Op, call *Call) (Expr, error) {
+	c, err := normalizeSchema(op, call)
+	if err != nil {
+		return nil, err
+	}
+	var newArgs []Expr
+	if len(c.Args) > 1 {
+		if tup, ok := wrapArgTuple(c.Args[1]); ok {
+			newArgs = append([]Expr(nil), c.Args...)
+			newArgs[1] = tup
+		}
+	}
+	var newOuts []StructInfo
+	if len(c.SInfoArgs) == 1 {
+		if t, ok := c.SInfoArgs[0].(*TupleInfo); ok {
+			newOuts = append([]StructInfo(nil), t.Fields...)
+		}
+	}
+	if newArgs == nil && newOuts == nil {
+		return c, nil
+	}
+	out := *c
+	out.sinfo = nil
+	if newArgs != nil {
+		out.Args = newArgs
+	}
+	if newOuts != nil {
+		out.SInfoArgs = newOuts
+	}
+	return &out, nil
+}
+
+// wrapArgTuple returns the in-line tuple form of an argument-list operand,
+// and false when it already is an in-line tuple.
+func wrapArgTuple(e Expr) (*Tuple, bool) {
+	if _, ok := e.(*Tuple); ok {
+		return nil, false
+	}
+	if ti, ok := argStructInfo(e).(*TupleInfo); ok {
+		fields := make([]Expr, len(ti.Fields))
+		for i, f := range ti.Fields {
+			g := &TupleGetItem{Tuple: e, Index: i}
+			g.SetStructInfo(f)
+			fields[i] = g
+		}
+		return NewTuple(fields...), true
+	}
+	return NewTuple(e), true
+}
+
+// argListInfos returns the struct info of each element of an argument-list
+// operand (an in-line tuple, a tuple-valued expression, or a bare value).
+func argListInfos(e Expr) []StructInfo {
+	if t, ok := e.(*Tuple); ok {
+		out := make([]StructInfo, len(t.Fields))
+		for i, f := range t.Fields {
+			out[i] = argStructInfo(f)
+		}
+		return out
+	}
+	if ti, ok := argStructInfo(e).(*TupleInfo); ok {
+		return ti.Fields
+	}
+	return []StructInfo{argStructInfo(e)}
+}
+
+// validateCallTIR checks a call_tir against its callee: the callee is a
+// PrimFunc of the module, and its parameters match the arguments, the
+// freshly allocated outputs and the tir_vars in number and, where known, in
+// dtype, rank and constant dimensions. Without a module only the callee's
+// form is checked.
+func validateCallTIR(op *Op, ctx *InferCtx, call *Call, inplace bool) error {
+	if len(call.Args) < 2 {
+		return opCheckArity(op, call)
+	}
+	gv, ok := call.Args[0].(*GlobalVar)
+	if !ok {
+		return opErrorf(op, "callee must be a global PrimFunc (cls.name), got %s", exprKind(call.Args[0]))
+	}
+	outs, err := dpsOutputs(op, call)
+	if err != nil {
+		return err
+	}
+	inputs := argListInfos(call.Args[1])
+	freshOuts := outs
+	if inplace {
+		if freshOuts, err = validateInplace(op, call, inputs, outs); err != nil {
+			return err
+		}
+	}
+	if ctx == nil || ctx.Module == nil {
+		return nil
+	}
+	f, found := ctx.Module.Lookup(gv.Name)
+	if !found {
+		return opErrorf(op, "no function named %s in the module", gv.Name)
+	}
+	pf, ok := f.(*PrimFunc)
+	if !ok {
+		return opErrorf(op, "callee %s is a Relax function, not a PrimFunc", gv.Name)
+	}
+	nTIRVars := 0
+	if len(call.Args) > 2 {
+		s, _ := argStructInfo(call.Args[2]).(*ShapeInfo)
+		if s == nil || s.NDim < 0 {
+			return nil // cannot count the scalar parameters
+		}
+		nTIRVars = s.NDim
+	}
+	want := len(inputs) + len(freshOuts) + nTIRVars
+	if len(pf.Params) != want {
+		return opErrorf(op, "PrimFunc %s takes %d parameters, but the call passes %d arguments, %d outputs and %d tir_vars",
+			gv.Name, len(pf.Params), len(inputs), len(freshOuts), nTIRVars)
+	}
+	for i, s := range inputs {
+		if err := checkPrimFuncParam(op, gv.Name, pf, i, s, "argument"); err != nil {
+			return err
+		}
+	}
+	for j, s := range freshOuts {
+		if err := checkPrimFuncParam(op, gv.Name, pf, len(inputs)+j, s, "output"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateInplace checks inplace_indices and returns the outputs that get a
+// fresh buffer (index -1).
+func validateInplace(op *Op, call *Call, inputs, outs []StructInfo) ([]StructInfo, error) {
+	idx, present, err := opAttrInts(op, call, "inplace_indices")
+	if err != nil {
+		return nil, err
+	}
+	if !present || len(idx) != len(outs) {
+		return nil, opErrorf(op, "inplace_indices must have one entry per output (%d), got %d", len(outs), len(idx))
+	}
+	var fresh []StructInfo
+	seen := map[int64]bool{}
+	inPlace := 0
+	for j, k := range idx {
+		if k == -1 {
+			fresh = append(fresh, outs[j])
+			continue
+		}
+		if k < 0 || k >= int64(len(inputs)) {
+			return nil, opErrorf(op, "inplace index %d is out of range for %d arguments", k, len(inputs))
+		}
+		if seen[k] {
+			return nil, opErrorf(op, "argument %d is used in place twice", k)
+		}
+		seen[k] = true
+		inPlace++
+		in, ok := inputs[k].(*TensorInfo)
+		if !ok {
+			return nil, opErrorf(op, "argument %d is used in place but is %s, not a tensor", k, sinfoKind(inputs[k]))
+		}
+		if err := checkTensorMatch(op, in, outs[j].(*TensorInfo), "argument "+strconv.Itoa(int(k)), "output "+strconv.Itoa(j)); err != nil {
+			return nil, err
+		}
+	}
+	if inPlace == 0 {
+		return nil, opErrorf(op, "inplace_indices has no in-place output (all -1); use R.call_tir")
+	}
+	return fresh, nil
+}
+
+// checkTensorMatch rejects statically known differences between two tensors
+// that must describe the same buffer.
+func checkTensorMatch(op *Op, a, b *TensorInfo, what, against string) error {
+	if !a.DType.IsVoid() && !b.DType.IsVoid() && a.DType != b.DType {
+		return opErrorf(op, "%s has dtype %s but %s has %s", what, a.DType, against, b.DType)
+	}
+	if a.NDim >= 0 && b.NDim >= 0 && a.NDim != b.NDim {
+		return opErrorf(op, "%s has rank %d but %s has %d", what, a.NDim, against, b.NDim)
+	}
+	da, ok1 := a.Dims()
+	db, ok2 := b.Dims()
+	if ok1 && ok2 && len(da) == len(db) {
+		for i := range da {
+			if dimsProvablyDiffer(da[i], db[i]) {
+				return opErrorf(op, "%s has dimension %d = %s but %s has %s", what, i, fmtDim(da[i]), against, fmtDim(db[i]))
+			}
+		}
+	}
+	return nil
+}
+
+// checkPrimFuncParam checks the value passed for PrimFunc parameter i.
+func checkPrimFuncParam(op *Op, callee string, pf *PrimFunc, i int, s StructInfo, what string) error {
+	p := pf.Params[i]
+	buf := pf.ParamBuffer(i)
+	switch {
+	case buf != nil:
+		switch t := s.(type) {
+		case *TensorInfo:
+			b := TensorInfoOf(buf.DType, buf.Shape...)
+			return checkTensorMatch(op, t, b, what+" "+strconv.Itoa(i), "buffer "+buf.Name+" of "+callee)
+		case *ObjectInfo, nil:
+			return nil
+		default:
+			return opErrorf(op, "%s %d is %s but parameter %s of %s is a buffer", what, i, sinfoKind(s), buf.Name, callee)
+		}
+	case p.Type.IsHandle():
+		return nil
+	default:
+		switch t := s.(type) {
+		case *PrimInfo:
+			if !t.DType.IsVoid() && t.DType != p.Type {
+				return opErrorf(op, "%s %d has dtype %s but parameter %s of %s is %s", what, i, t.DType, p.Name, callee, p.Type)
+			}
+			return nil
+		case *ObjectInfo, nil:
+			return nil
+		default:
+			return opErrorf(op, "%s %d is %s but parameter %s of %s is a scalar %s", what, i, sinfoKind(s), p.Name, callee, p.Type)
+		}
+	}
+}
+
+// exprKind names an expression's node type for messages.
+func exprKind(e Expr) string {
+	switch e := e.(type) {
+	case *Var:
+		return "variable " + e.Name
+	case *GlobalVar:
+		return "global " + e.Name
+	case *ExternFunc:
+		return "extern function " + e.Symbol
+	case *StringImm:
+		return "a string"
+	case *Op:
+		return "op " + OpPath(e)
+	case nil:
+		return "nothing"
+	case *Call:
+		return "a call"
+	case *Tuple:
+		return "a tuple"
+	case *Constant:
+		return "a constant"
+	case *ShapeExpr:
+		return "a shape"
+	case *PrimValue:
+		return "a prim value"
+	case *Function:
+		return "a function"
+	}
+	return "an expression"
+}
+
+// --- call_dps_packed --------------------------------------------------------
+
+func newCallDPSPackedOp() *Op {
+	op := &Op{
+		Name:      "relax.call_dps_packed",
+		Doc:       "Calls a packed function in destination-passing style; the compiler allocates the outputs.",
+		SInfoArgs: OutSInfo, Pure: true, Category: CatCall,
+		Params: []Param{
+			{Name: "func", Kind: ArgExpr},
+			{Name: "args", Kind: ArgTuple},
+		},
+		Extra: map[string]any{extraExternCallee: "func"},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		if err := checkExternCallee(op, call.Args[0]); err != nil {
+			return nil, err
+		}
+		outs, err := dpsOutputs(op, call)
+		if err != nil {
+			return nil, err
+		}
+		if len(outs) == 1 {
+			return outs[0], nil
+		}
+		return NewTupleInfo(append([]StructInfo(nil), outs...)...), nil
+	}
+	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeDPSCall(op, call) }
+	return op
+}
+
+// checkExternCallee accepts the callee forms of packed calls: an extern
+// function, or a variable holding a packed function or closure.
+func checkExternCallee(op *Op, e Expr) error {
+	switch e.(type) {
+	case *ExternFunc, *Var:
+		return nil
+	}
+	return opErrorf(op, "callee must be an extern function name, got %s", exprKind(e))
+}
+
+// --- packed calls -----------------------------------------------------------
+
+func newPackedOp(name, doc string, pure bool) *Op {
+	op := &Op{
+		Name: name, Doc: doc, SInfoArgs: SInfoArgsKw, Pure: pure, Category: CatPacked,
+		Params: []Param{
+			{Name: "func", Kind: ArgExpr},
+			{Name: "args", Kind: ArgExpr, Variadic: true},
+		},
+		Extra: map[string]any{extraExternCallee: "func"},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		if err := checkExternCallee(op, call.Args[0]); err != nil {
+			return nil, err
+		}
+		return infoBySInfoArgs(call, Object()), nil
+	}
+	return op
+}
+
+func newBuiltinWithCtxOp() *Op {
+	op := &Op{
+		Name:      "relax.call_builtin_with_ctx",
+		Doc:       "Calls a VM builtin, passing the VM context first; impure.",
+		SInfoArgs: SInfoArgsKw, Category: CatPacked,
+		Params: []Param{
+			{Name: "func", Kind: ArgExpr},
+			{Name: "args", Kind: ArgTuple},
+		},
+		Extra: map[string]any{extraExternCallee: "func"},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		if err := checkExternCallee(op, call.Args[0]); err != nil {
+			return nil, err
+		}
+		// Without sinfo_args a builtin returns void.
+		return infoBySInfoArgs(call, VoidInfo()), nil
+	}
+	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	return op
+}
+
+// normalizeArgTuple wraps argument pos into an in-line tuple when needed.
+func normalizeArgTuple(op *Op, call *Call, pos int) (Expr, error) {
+	c, err := normalizeSchema(op, call)
+	if err != nil {
+		return nil, err
+	}
+	if pos >= len(c.Args) {
+		return c, nil
+	}
+	tup, changed := wrapArgTuple(c.Args[pos])
+	if !changed {
+		return c, nil
+	}
+	out := *c
+	out.sinfo = nil
+	out.Args = append([]Expr(nil), c.Args...)
+	out.Args[pos] = tup
+	return &out, nil
+}
+
+// --- closures ---------------------------------------------------------------
+
+func newMakeClosureOp() *Op {
+	op := &Op{
+		Name:     "relax.make_closure",
+		Doc:      "Builds a closure from a global function and the values it captures (its leading parameters).",
+		Pure:     true,
+		Category: CatClosure,
+		Params: []Param{
+			{Name: "func", Kind: ArgExpr},
+			{Name: "args", Kind: ArgTuple},
+		},
+	}
+	op.Infer = func(ctx *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		captured := argListInfos(call.Args[1])
+		fi, _ := argStructInfo(call.Args[0]).(*FuncInfo)
+		if gv, ok := call.Args[0].(*GlobalVar); ok && fi == nil {
+			if s, found := ctx.GlobalInfo(gv.Name); found {
+				fi, _ = s.(*FuncInfo)
+			}
+		}
+		switch {
+		case fi == nil:
+			return OpaqueFuncInfo(Object(), false), nil
+		case fi.Opaque:
+			return OpaqueFuncInfo(fi.Ret, fi.Pure), nil
+		case len(fi.Params) < len(captured):
+			return nil, opErrorf(op, "captures %d values but the function takes %d parameters", len(captured), len(fi.Params))
+		}
+		rest := append([]StructInfo(nil), fi.Params[len(captured):]...)
+		return NewFuncInfo(rest, fi.Ret, fi.Pure), nil
+	}
+	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	return op
+}
+
+func newInvokeClosureOp(name, doc string, pure bool) *Op {
+	op := &Op{
+		Name: name, Doc: doc, SInfoArgs: SInfoArgsKw, Pure: pure, Category: CatClosure,
+		Params: []Param{
+			{Name: "closure", Kind: ArgExpr},
+			{Name: "args", Kind: ArgTuple},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		switch s := argStructInfo(call.Args[0]).(type) {
+		case *FuncInfo, *ObjectInfo, nil:
+		default:
+			return nil, opErrorf(op, "closure must be callable, got %s", sinfoKind(s))
+		}
+		return infoBySInfoArgs(call, Object()), nil
+	}
+	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	return op
+}
+
+// --- utilities ----------------------------------------------------------------
+
+func newNullValueOp() *Op {
+	op := &Op{Name: "relax.null_value", Doc: "The null object.", Pure: true, Category: CatMisc}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		return Object(), nil
+	}
+	return op
+}
+
+func newShapeOfOp() *Op {
+	op := &Op{
+		Name: "relax.shape_of", Doc: "The shape of a tensor as a shape value.", Pure: true, Category: CatShape,
+		Params: []Param{{Name: "expr", Kind: ArgExpr}},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := tensorArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		if dims, ok := t.Dims(); ok {
+			return ShapeInfoOf(dims...), nil
+		}
+		return ShapeInfoNDim(t.NDim), nil
+	}
+	return op
+}
+
+func newTensorToShapeOp() *Op {
+	op := &Op{
+		Name: "relax.tensor_to_shape", Doc: "Converts a 1-D integer tensor to a shape value.", Pure: true, Category: CatShape,
+		Params: []Param{{Name: "expr", Kind: ArgExpr}},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := tensorArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim >= 0 && t.NDim != 1 {
+			return nil, opErrorf(op, "expects a 1-D tensor, got rank %d", t.NDim)
+		}
+		if !t.DType.IsVoid() && !t.DType.IsInteger() {
+			return nil, opErrorf(op, "expects an integer tensor, got %s", t.DType)
+		}
+		if dims, ok := t.Dims(); ok {
+			if n, ok := IntValue(dims[0]); ok {
+				return ShapeInfoNDim(int(n)), nil
+			}
+		}
+		return ShapeInfoNDim(-1), nil
+	}
+	return op
+}
+
+func newShapeToTensorOp() *Op {
+	op := &Op{
+		Name: "relax.shape_to_tensor", Doc: "Converts a shape value to a 1-D int64 tensor.", Pure: true, Category: CatShape,
+		Params: []Param{{Name: "expr", Kind: ArgExpr}},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		s, ok := argStructInfo(call.Args[0]).(*ShapeInfo)
+		if !ok {
+			return nil, opErrorf(op, "expr must be a shape, got %s", sinfoKind(argStructInfo(call.Args[0])))
+		}
+		if s.NDim >= 0 {
+			return TensorInfoOf(Int64, I64(int64(s.NDim))), nil
+		}
+		return TensorInfoNDim(Int64, 1), nil
+	}
+	return op
+}
+
+func newPrintOp() *Op {
+	op := &Op{
+		Name: "relax.print", Doc: "Prints its values at run time; impure.", Category: CatMisc,
+		Params: []Param{
+			{Name: "values", Kind: ArgExpr, Variadic: true},
+			{Name: "format", Kind: AttrStr, Default: ""},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return VoidInfo(), nil }
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+func newAssertOp() *Op {
+	op := &Op{
+		Name: "relax.assert_op", Doc: "Fails at run time unless condition holds; impure.", Category: CatMisc,
+		Params: []Param{
+			{Name: "condition", Kind: ArgExpr},
+			{Name: "format_args", Kind: ArgTuple, Default: NewTuple()},
+			{Name: "format", Kind: AttrStr, Default: ""},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		switch s := argStructInfo(call.Args[0]).(type) {
+		case *PrimInfo:
+			if !s.DType.IsVoid() && !s.DType.IsBool() {
+				return nil, opErrorf(op, "condition must be bool, got %s", s.DType)
+			}
+		case *TensorInfo:
+			if (!s.DType.IsVoid() && !s.DType.IsBool()) || s.NDim > 0 {
+				return nil, opErrorf(op, "condition must be a bool scalar, got a %s tensor of rank %d", fmtDType(s.DType), s.NDim)
+			}
+		default:
+			return nil, opErrorf(op, "condition must be a bool scalar, got %s", sinfoKind(s))
+		}
+		return VoidInfo(), nil
+	}
+	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	return op
+}

@@ -1,0 +1,457 @@
+package ir
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Schema helpers shared by the parser, the printer and the op hooks.
+//
+// Conventions of every op schema (Op.Params):
+//   - Params are in the Python API's positional order (TVM v0.20 argument
+//     names), attributes included, so keyword and positional arguments both
+//     map through ParamIndex.
+//   - Call.Args holds the argument (non-attribute) parameters in schema order;
+//     attribute parameters live in Call.Attrs under the parameter name.
+//   - At most one parameter is Variadic; it is the last argument parameter and
+//     collects the remaining positional arguments. Parameters after it can
+//     only be given by keyword (R.print's format).
+//   - An argument parameter's Default is an Expr (R.str("global"),
+//     R.prim_value(0), ...); NewDefaultArg returns a fresh copy to put in a
+//     call. An attribute's Default is the attribute value (int64, []any of
+//     int64, bool, float64, string, DataType).
+//   - An Optional parameter without a Default may be omitted: an argument is
+//     then absent from Call.Args (only trailing ones), an attribute is absent
+//     from Call.Attrs, which TVMScript spells None (R.sum(x, axis=None)).
+//   - out_sinfo= / sinfo_args= are never Params: Op.SInfoArgs says which
+//     keyword carries them and they go to Call.SInfoArgs.
+
+// OpPath is the TVMScript spelling of op: "relax.nn.relu" is "R.nn.relu".
+func OpPath(op *Op) string { return "R." + strings.TrimPrefix(op.Name, "relax.") }
+
+// OpByPath looks up an op by its TVMScript spelling ("R.nn.relu").
+func OpByPath(path string) (*Op, bool) {
+	rest, ok := strings.CutPrefix(path, "R.")
+	if !ok {
+		return nil, false
+	}
+	return LookupOp("relax." + rest)
+}
+
+// ParamIndex returns the index in op.Params of the parameter called name, or -1.
+func (op *Op) ParamIndex(name string) int {
+	for i, p := range op.Params {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ArgParams returns the argument (non-attribute) parameters in Call.Args order.
+func (op *Op) ArgParams() []Param {
+	var out []Param
+	for _, p := range op.Params {
+		if !p.Kind.IsAttr() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ArgPosition returns the position in Call.Args of the argument parameter
+// called name, or -1 (unknown name or an attribute).
+func (op *Op) ArgPosition(name string) int {
+	pos := 0
+	for _, p := range op.Params {
+		if p.Kind.IsAttr() {
+			continue
+		}
+		if p.Name == name {
+			return pos
+		}
+		pos++
+	}
+	return -1
+}
+
+// ExternCalleeParam names the argument parameter, if any, whose string
+// literal form means an ExternFunc ("R.call_packed("f", ...)" passes
+// ExternFunc("f"), not R.str("f")). It returns -1 when there is none.
+func (op *Op) ExternCalleeParam() int {
+	if name, ok := op.Extra[extraExternCallee].(string); ok {
+		return op.ParamIndex(name)
+	}
+	return -1
+}
+
+const extraExternCallee = "extern_callee"
+
+// Required reports whether the parameter must be given.
+func (p Param) Required() bool { return p.Default == nil && !p.Optional && !p.Variadic }
+
+// NewDefaultArg returns a fresh copy of an argument parameter's default, or
+// nil when it has none (or is an attribute). Defaults are copied so that no
+// two calls share a node.
+func (p Param) NewDefaultArg() Expr {
+	if p.Kind.IsAttr() || p.Default == nil {
+		return nil
+	}
+	e, ok := p.Default.(Expr)
+	if !ok {
+		return nil
+	}
+	return copyLeafOrTuple(e)
+}
+
+// copyLeafOrTuple copies the literal leaves defaults are made of.
+func copyLeafOrTuple(e Expr) Expr {
+	switch e := e.(type) {
+	case *StringImm:
+		return NewStringImm(e.Value)
+	case *PrimValue:
+		return NewPrimValue(e.Value)
+	case *DataTypeImm:
+		return NewDataTypeImm(e.Value)
+	case *ShapeExpr:
+		return NewShapeExpr(append([]PrimExpr(nil), e.Values...)...)
+	case *Tuple:
+		fields := make([]Expr, len(e.Fields))
+		for i, f := range e.Fields {
+			fields[i] = copyLeafOrTuple(f)
+		}
+		return NewTuple(fields...)
+	}
+	return e
+}
+
+// CoerceAttr converts a parsed attribute value to the canonical Go type of
+// the parameter's kind: int64 for AttrInt, []any of int64 for AttrInts (a
+// single integer becomes a one-element list), bool, float64 (integers are
+// accepted), string, DataType (a dtype string is parsed). nil stays nil
+// (None). AttrAny values are returned with integers widened to int64.
+func (p Param) CoerceAttr(v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	bad := func() (any, error) {
+		return nil, fmt.Errorf("attribute %s: %v (%T) is not %s", p.Name, v, v, attrKindNames[p.Kind-AttrInt])
+	}
+	switch p.Kind {
+	case AttrInt:
+		if i, ok := attrAsInt(v); ok {
+			return i, nil
+		}
+		return bad()
+	case AttrInts:
+		if i, ok := attrAsInt(v); ok {
+			return []any{i}, nil
+		}
+		list, ok := attrAsInts(v)
+		if !ok {
+			return bad()
+		}
+		out := make([]any, len(list))
+		for i, x := range list {
+			out[i] = x
+		}
+		return out, nil
+	case AttrBool:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+		return bad()
+	case AttrFloat:
+		switch x := v.(type) {
+		case float64:
+			return x, nil
+		case float32:
+			return float64(x), nil
+		}
+		if i, ok := attrAsInt(v); ok {
+			return float64(i), nil
+		}
+		return bad()
+	case AttrStr:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		return bad()
+	case AttrDType:
+		switch x := v.(type) {
+		case DataType:
+			return x, nil
+		case string:
+			t, err := ParseDataType(x)
+			if err != nil {
+				return nil, fmt.Errorf("attribute %s: %v", p.Name, err)
+			}
+			return t, nil
+		}
+		return bad()
+	case AttrAny:
+		if i, ok := attrAsInt(v); ok {
+			return i, nil
+		}
+		if list, ok := attrAsInts(v); ok {
+			out := make([]any, len(list))
+			for i, x := range list {
+				out[i] = x
+			}
+			return out, nil
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("parameter %s is not an attribute", p.Name)
+}
+
+var attrKindNames = [...]string{"an int", "a list of ints", "a bool", "a float", "a string", "a dtype", "a value"}
+
+func attrAsInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case *IntImm:
+		if !x.Type.IsBool() {
+			return x.Value, true
+		}
+	}
+	return 0, false
+}
+
+func attrAsInts(v any) ([]int64, bool) {
+	switch x := v.(type) {
+	case []int64:
+		return x, true
+	case []int:
+		out := make([]int64, len(x))
+		for i, e := range x {
+			out[i] = int64(e)
+		}
+		return out, true
+	case []any:
+		out := make([]int64, len(x))
+		for i, e := range x {
+			n, ok := attrAsInt(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = n
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// opAttr returns the attribute name of call, falling back on the schema
+// default when the call does not carry it (calls built by passes).
+func opAttr(op *Op, call *Call, name string) any {
+	if v, ok := call.Attrs[name]; ok {
+		return v
+	}
+	if i := op.ParamIndex(name); i >= 0 {
+		return op.Params[i].Default
+	}
+	return nil
+}
+
+func opAttrInt(op *Op, call *Call, name string) (int64, bool, error) {
+	v := opAttr(op, call, name)
+	if v == nil {
+		return 0, false, nil
+	}
+	i, ok := attrAsInt(v)
+	if !ok {
+		return 0, false, opErrorf(op, "attribute %s must be an int, got %v", name, v)
+	}
+	return i, true, nil
+}
+
+// opAttrInts reads a list-of-ints attribute; a single int is a list of one.
+// present is false for None.
+func opAttrInts(op *Op, call *Call, name string) (list []int64, present bool, err error) {
+	v := opAttr(op, call, name)
+	if v == nil {
+		return nil, false, nil
+	}
+	if i, ok := attrAsInt(v); ok {
+		return []int64{i}, true, nil
+	}
+	list, ok := attrAsInts(v)
+	if !ok {
+		return nil, false, opErrorf(op, "attribute %s must be a list of ints, got %v", name, v)
+	}
+	return list, true, nil
+}
+
+func opAttrBool(op *Op, call *Call, name string) (bool, error) {
+	v := opAttr(op, call, name)
+	if v == nil {
+		return false, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, opErrorf(op, "attribute %s must be a bool, got %v", name, v)
+	}
+	return b, nil
+}
+
+func opAttrDType(op *Op, call *Call, name string) (DataType, error) {
+	v := opAttr(op, call, name)
+	switch x := v.(type) {
+	case nil:
+		return Void, nil
+	case DataType:
+		return x, nil
+	case string:
+		t, err := ParseDataType(x)
+		if err != nil {
+			return Void, opErrorf(op, "attribute %s: %v", name, err)
+		}
+		return t, nil
+	}
+	return Void, opErrorf(op, "attribute %s must be a dtype, got %v", name, v)
+}
+
+// opCheckArity checks the number of arguments against the schema: every
+// required argument parameter present, no extra ones unless variadic.
+func opCheckArity(op *Op, call *Call) error {
+	minArgs, maxArgs := 0, 0
+	variadic := false
+	for _, p := range op.Params {
+		if p.Kind.IsAttr() {
+			continue
+		}
+		if p.Variadic {
+			variadic = true
+			continue
+		}
+		maxArgs++
+		if p.Required() {
+			minArgs = maxArgs
+		}
+	}
+	n := len(call.Args)
+	switch {
+	case n < minArgs:
+		return opErrorf(op, "expects at least %d arguments, got %d", minArgs, n)
+	case !variadic && n > maxArgs:
+		return opErrorf(op, "expects at most %d arguments, got %d", maxArgs, n)
+	}
+	return nil
+}
+
+// opOptArg returns argument i, its schema default when absent, or nil.
+func opOptArg(op *Op, call *Call, i int) Expr {
+	if i < len(call.Args) {
+		return call.Args[i]
+	}
+	params := op.ArgParams()
+	if i < len(params) {
+		if d, ok := params[i].Default.(Expr); ok {
+			return d
+		}
+	}
+	return nil
+}
+
+// normalizeSchema is the generic canonical form of a call: omitted trailing
+// arguments with a default are filled in, and attributes are coerced to
+// their canonical types with defaults filled in, so that a call built by a
+// pass and the same call parsed from text are structurally equal. It returns
+// call itself when nothing changes.
+func normalizeSchema(op *Op, call *Call) (*Call, error) {
+	var newArgs []Expr
+	params := op.ArgParams()
+	if len(call.Args) < len(params) {
+		for i := len(call.Args); i < len(params); i++ {
+			d := params[i].NewDefaultArg()
+			if d == nil {
+				break
+			}
+			if newArgs == nil {
+				newArgs = append([]Expr(nil), call.Args...)
+			}
+			newArgs = append(newArgs, d)
+		}
+	}
+	var newAttrs Attrs
+	for _, p := range op.Params {
+		if !p.Kind.IsAttr() {
+			continue
+		}
+		v, present := call.Attrs[p.Name]
+		if !present {
+			if p.Default == nil {
+				continue
+			}
+			v = p.Default
+		}
+		cv, err := p.CoerceAttr(v)
+		if err != nil {
+			return nil, opErrorf(op, "%v", err)
+		}
+		if present && attrValueEqual(v, cv) {
+			continue
+		}
+		if newAttrs == nil {
+			newAttrs = make(Attrs, len(call.Attrs)+1)
+			for k, x := range call.Attrs {
+				newAttrs[k] = x
+			}
+		}
+		newAttrs[p.Name] = cv
+	}
+	if newArgs == nil && newAttrs == nil {
+		return call, nil
+	}
+	out := *call
+	out.sinfo = nil
+	if newArgs != nil {
+		out.Args = newArgs
+	}
+	if newAttrs != nil {
+		out.Attrs = newAttrs
+	}
+	return &out, nil
+}
+
+// attrValueEqual compares canonical attribute values (scalars or []any).
+func attrValueEqual(a, b any) bool {
+	la, okA := a.([]any)
+	lb, okB := b.([]any)
+	if okA != okB {
+		return false
+	}
+	if okA {
+		if len(la) != len(lb) {
+			return false
+		}
+		for i := range la {
+			if !attrValueEqual(la[i], lb[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	switch a.(type) {
+	case int64, bool, float64, string, DataType:
+		return a == b
+	}
+	return false
+}
+
+// schemaNormalize adapts normalizeSchema to the Op.Normalize hook.
+func schemaNormalize(op *Op) func(*InferCtx, *Call) (Expr, error) {
+	return func(_ *InferCtx, call *Call) (Expr, error) {
+		c, err := normalizeSchema(op, call)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
