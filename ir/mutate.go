@@ -1,0 +1,297 @@
+package ir
+
+// Mutator rewrites Relax IR bottom-up, copy-on-write: a node is rebuilt only
+// when one of its children changed, so a Mutator whose hooks change nothing
+// returns the very same node and allocates nothing. Hooks are plain function
+// fields, all optional; a zero Mutator is the identity.
+//
+//	m := &ir.Mutator{PostExpr: func(e ir.Expr) ir.Expr {
+//		if c, ok := e.(*ir.Call); ok && c.Op == ir.OpNullValue { ... return replacement }
+//		return e
+//	}}
+//	f2 := m.Function(f) // f2 == f when nothing matched
+//
+// Rebuilt nodes have no struct info (unless KeepStructInfo is set), so the
+// result must be re-normalized (NormalizeFunction) before it is used; for
+// rewrites that need to emit new bindings, use Rewriter instead.
+//
+// A SeqExpr's bindings are visited in a loop, never by recursion, so
+// functions of any length are safe; recursion follows expression nesting.
+type Mutator struct {
+	// PreExpr is called before an expression's children are visited. A
+	// non-nil result replaces e as is: its children are not visited and
+	// PostExpr is not called on it. Return nil to proceed normally.
+	PreExpr func(e Expr) Expr
+	// PostExpr is called after e's children were rewritten (e is the
+	// possibly rebuilt node) and returns the replacement, or e itself.
+	// It sees variable uses too (a *Var in operand position).
+	PostExpr func(e Expr) Expr
+	// DefVar maps a variable at its definition (function parameter or
+	// binding var). When it returns a different var, later uses of the old
+	// var (in the same traversal) are replaced by the new one.
+	DefVar func(v *Var) *Var
+	// Binding is called after a binding's value (and var) were rewritten,
+	// with the possibly rebuilt binding; it returns the replacement, or
+	// nil to drop the binding.
+	Binding func(b Binding) Binding
+	// StructInfo rewrites annotation struct info: function return info,
+	// MatchCast targets and call sinfo_args. (Variable struct info is
+	// changed through DefVar.)
+	StructInfo func(s StructInfo) StructInfo
+	// KeepStructInfo copies the old node's struct info onto a rebuilt node,
+	// for rewrites known not to change any type (renaming, substituting a
+	// var by one of identical info).
+	KeepStructInfo bool
+
+	remap map[*Var]*Var
+}
+
+// Expr rewrites an expression.
+func (m *Mutator) Expr(e Expr) Expr {
+	if e == nil {
+		return nil
+	}
+	if m.PreExpr != nil {
+		if r := m.PreExpr(e); r != nil {
+			return r
+		}
+	}
+	out := e
+	switch e := e.(type) {
+	case *Var:
+		if m.remap != nil {
+			if n, ok := m.remap[e]; ok {
+				out = n
+			}
+		}
+	case *Tuple:
+		if fields, ch := m.exprs(e.Fields); ch {
+			n := &Tuple{Fields: fields}
+			m.inherit(&n.exprBase, &e.exprBase)
+			out = n
+		}
+	case *TupleGetItem:
+		if t := m.Expr(e.Tuple); t != e.Tuple {
+			n := &TupleGetItem{Tuple: t, Index: e.Index}
+			m.inherit(&n.exprBase, &e.exprBase)
+			out = n
+		}
+	case *Call:
+		op := m.Expr(e.Op)
+		args, ach := m.exprs(e.Args)
+		sargs, sch := m.sinfos(e.SInfoArgs)
+		if op != e.Op || ach || sch {
+			n := &Call{Op: op, Args: args, Attrs: e.Attrs, SInfoArgs: sargs}
+			m.inherit(&n.exprBase, &e.exprBase)
+			out = n
+		}
+	case *If:
+		c, t, f := m.Expr(e.Cond), m.Expr(e.Then), m.Expr(e.Else)
+		if c != e.Cond || t != e.Then || f != e.Else {
+			n := &If{Cond: c, Then: t, Else: f}
+			m.inherit(&n.exprBase, &e.exprBase)
+			out = n
+		}
+	case *SeqExpr:
+		out = m.seq(e)
+	case *Function:
+		out = m.Function(e)
+	}
+	if m.PostExpr != nil {
+		out = m.PostExpr(out)
+	}
+	return out
+}
+
+func (m *Mutator) inherit(n, old *exprBase) {
+	n.span = old.span
+	if m.KeepStructInfo {
+		n.sinfo = old.sinfo
+	}
+}
+
+func (m *Mutator) exprs(in []Expr) ([]Expr, bool) {
+	var out []Expr
+	for i, e := range in {
+		n := m.Expr(e)
+		if n != e && out == nil {
+			out = make([]Expr, len(in))
+			copy(out, in[:i])
+		}
+		if out != nil {
+			out[i] = n
+		}
+	}
+	if out == nil {
+		return in, false
+	}
+	return out, true
+}
+
+func (m *Mutator) sinfo(s StructInfo) StructInfo {
+	if m.StructInfo == nil || s == nil {
+		return s
+	}
+	return m.StructInfo(s)
+}
+
+func (m *Mutator) sinfos(in []StructInfo) ([]StructInfo, bool) {
+	if m.StructInfo == nil {
+		return in, false
+	}
+	var out []StructInfo
+	for i, s := range in {
+		n := m.StructInfo(s)
+		if n != s && out == nil {
+			out = make([]StructInfo, len(in))
+			copy(out, in[:i])
+		}
+		if out != nil {
+			out[i] = n
+		}
+	}
+	if out == nil {
+		return in, false
+	}
+	return out, true
+}
+
+// defVar applies DefVar at a definition and records the remapping.
+func (m *Mutator) defVar(v *Var) *Var {
+	if m.DefVar == nil {
+		return v
+	}
+	n := m.DefVar(v)
+	if n != v && n != nil {
+		if m.remap == nil {
+			m.remap = map[*Var]*Var{}
+		}
+		m.remap[v] = n
+		return n
+	}
+	return v
+}
+
+// Function rewrites a function: parameters (DefVar), body, return info.
+func (m *Mutator) Function(f *Function) *Function {
+	var params []*Var
+	for i, p := range f.Params {
+		n := m.defVar(p)
+		if n != p && params == nil {
+			params = make([]*Var, len(f.Params))
+			copy(params, f.Params[:i])
+		}
+		if params != nil {
+			params[i] = n
+		}
+	}
+	body := m.Expr(f.Body)
+	ret := m.sinfo(f.Ret)
+	if params == nil && body == f.Body && ret == f.Ret {
+		return f
+	}
+	sameSig := params == nil && ret == f.Ret
+	if params == nil {
+		params = f.Params
+	}
+	n := &Function{Params: params, Body: body, Ret: ret, Pure: f.Pure, Attrs: f.Attrs}
+	n.span = f.span
+	if m.KeepStructInfo && sameSig {
+		n.sinfo = f.sinfo
+	}
+	return n
+}
+
+func (m *Mutator) seq(s *SeqExpr) Expr {
+	var blocks []*BindingBlock
+	for i, blk := range s.Blocks {
+		n := m.Block(blk)
+		if n != blk && blocks == nil {
+			blocks = make([]*BindingBlock, 0, len(s.Blocks))
+			blocks = append(blocks, s.Blocks[:i]...)
+		}
+		if blocks != nil && len(n.Bindings) > 0 {
+			blocks = append(blocks, n)
+		}
+	}
+	body := m.Expr(s.Body)
+	if blocks == nil && body == s.Body {
+		return s
+	}
+	if blocks == nil {
+		blocks = s.Blocks
+	}
+	n := &SeqExpr{Blocks: blocks, Body: body}
+	m.inherit(&n.exprBase, &s.exprBase)
+	return n
+}
+
+// Block rewrites the bindings of a block in order (iteratively).
+func (m *Mutator) Block(blk *BindingBlock) *BindingBlock {
+	var binds []Binding
+	for i, bind := range blk.Bindings {
+		n := m.Bind(bind)
+		if n != bind && binds == nil {
+			binds = make([]Binding, 0, len(blk.Bindings))
+			binds = append(binds, blk.Bindings[:i]...)
+		}
+		if binds != nil && n != nil {
+			binds = append(binds, n)
+		}
+	}
+	if binds == nil {
+		return blk
+	}
+	return &BindingBlock{Bindings: binds, Dataflow: blk.Dataflow, span: blk.span}
+}
+
+// Bind rewrites one binding (its value, var and, for MatchCast, target
+// info), then applies the Binding hook. It may return nil (dropped).
+func (m *Mutator) Bind(bind Binding) Binding {
+	out := bind
+	switch b := bind.(type) {
+	case *VarBinding:
+		val := m.Expr(b.Value)
+		v := m.defVar(b.Var)
+		if val != b.Value || v != b.Var {
+			n := &VarBinding{Var: v, Value: val}
+			n.span = b.span
+			out = n
+		}
+	case *MatchCast:
+		val := m.Expr(b.Value)
+		v := m.defVar(b.Var)
+		si := m.sinfo(b.SInfo)
+		if val != b.Value || v != b.Var || si != b.SInfo {
+			n := &MatchCast{Var: v, Value: val, SInfo: si}
+			n.span = b.span
+			out = n
+		}
+	}
+	if m.Binding != nil {
+		out = m.Binding(out)
+	}
+	return out
+}
+
+// Module applies the mutator to every Relax function of mod; it returns mod
+// itself when nothing changed, else a clone with the changed functions.
+func (m *Mutator) Module(mod *Module) *Module {
+	var out *Module
+	for _, name := range mod.Names() {
+		f := mod.Func(name)
+		if f == nil {
+			continue
+		}
+		if n := m.Function(f); n != f {
+			if out == nil {
+				out = mod.Clone()
+			}
+			out.Set(name, n)
+		}
+	}
+	if out == nil {
+		return mod
+	}
+	return out
+}
