@@ -1,0 +1,231 @@
+package ir
+
+// Tensor creation, casting and matmul.
+
+var (
+	// OpMatmul is R.matmul(x1, x2, out_dtype=None): numpy matmul semantics.
+	OpMatmul = RegisterOp(newMatmulOp())
+	// OpAsType is R.astype(x, dtype).
+	OpAsType = RegisterOp(newAsTypeOp())
+	// OpFull is R.full(shape, fill_value, dtype=None).
+	OpFull = RegisterOp(newFullOp())
+	// OpZeros is R.zeros(shape, dtype).
+	OpZeros = RegisterOp(newConstFillOp("relax.zeros", "A tensor of zeros of the given shape and dtype."))
+	// OpOnes is R.ones(shape, dtype).
+	OpOnes = RegisterOp(newConstFillOp("relax.ones", "A tensor of ones of the given shape and dtype."))
+	// OpFullLike is R.full_like(x, fill_value, dtype=None).
+	OpFullLike = RegisterOp(newLikeOp("relax.full_like", "A tensor shaped like x filled with fill_value.", true))
+	// OpZerosLike is R.zeros_like(x, dtype=None).
+	OpZerosLike = RegisterOp(newLikeOp("relax.zeros_like", "A tensor of zeros shaped like x.", false))
+	// OpOnesLike is R.ones_like(x, dtype=None).
+	OpOnesLike = RegisterOp(newLikeOp("relax.ones_like", "A tensor of ones shaped like x.", false))
+)
+
+func newMatmulOp() *Op {
+	op := &Op{
+		Name: "relax.matmul", Doc: "Matrix product with numpy semantics: batched, broadcasting batch dims, 1-D operands promoted.",
+		Pure: true, Category: CatTensor,
+		Params: []Param{
+			{Name: "x1", Kind: ArgExpr},
+			{Name: "x2", Kind: ArgExpr},
+			{Name: "out_dtype", Kind: AttrDType, Default: Void},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferMatmul(op, call) }
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+func inferMatmul(op *Op, call *Call) (StructInfo, error) {
+	if err := opCheckArity(op, call); err != nil {
+		return nil, err
+	}
+	a, err := tensorArg(op, call, 0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := tensorArg(op, call, 1)
+	if err != nil {
+		return nil, err
+	}
+	outDType, err := opAttrDType(op, call, "out_dtype")
+	if err != nil {
+		return nil, err
+	}
+	if outDType.IsVoid() {
+		if outDType, err = unifyDType(op, a.DType, b.DType); err != nil {
+			return nil, err
+		}
+	}
+	if a.NDim == 0 || b.NDim == 0 {
+		return nil, opErrorf(op, "does not accept rank-0 tensors")
+	}
+	if a.NDim < 0 || b.NDim < 0 {
+		return TensorInfoNDim(outDType, -1), nil
+	}
+	aVec, bVec := a.NDim == 1, b.NDim == 1
+	aRank, bRank := max(a.NDim, 2), max(b.NDim, 2)
+	outNDim := max(aRank, bRank)
+	if aVec {
+		outNDim--
+	}
+	if bVec {
+		outNDim--
+	}
+	da, okA := a.Dims()
+	db, okB := b.Dims()
+	if !okA || !okB {
+		return TensorInfoNDim(outDType, outNDim), nil
+	}
+	// Promote vectors to matrices: (k) -> (1, k) on the left, (k, 1) on the right.
+	if aVec {
+		da = []PrimExpr{I64(1), da[0]}
+	}
+	if bVec {
+		db = []PrimExpr{db[0], I64(1)}
+	}
+	k1, k2 := da[len(da)-1], db[len(db)-2]
+	if dimsProvablyDiffer(k1, k2) {
+		return nil, opErrorf(op, "reduction dims %s and %s differ", fmtDim(k1), fmtDim(k2))
+	}
+	batch, known, err := broadcastDims(op, da[:len(da)-2], db[:len(db)-2])
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		return TensorInfoNDim(outDType, outNDim), nil
+	}
+	dims := batch
+	if !aVec {
+		dims = append(dims, da[len(da)-2])
+	}
+	if !bVec {
+		dims = append(dims, db[len(db)-1])
+	}
+	return newTensor(outDType, dims, true, outNDim), nil
+}
+
+func newAsTypeOp() *Op {
+	op := &Op{
+		Name: "relax.astype", Doc: "Casts each element to dtype.", Pure: true, Category: CatTensor,
+		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "dtype", Kind: AttrDType}},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := tensorArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		dtype, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		return withDType(t, dtype), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+// fillValueArg checks that argument i is a scalar tensor and returns it.
+func fillValueArg(op *Op, call *Call, i int) (*TensorInfo, error) {
+	v, err := tensorArg(op, call, i)
+	if err != nil {
+		return nil, err
+	}
+	if v.NDim > 0 {
+		return nil, opErrorf(op, "fill_value must be a scalar tensor, got rank %d", v.NDim)
+	}
+	return v, nil
+}
+
+func newFullOp() *Op {
+	op := &Op{
+		Name: "relax.full", Doc: "A tensor of the given shape filled with a scalar.", Pure: true, Category: CatTensor,
+		Params: []Param{
+			{Name: "shape", Kind: ArgShape},
+			{Name: "fill_value", Kind: ArgExpr},
+			{Name: "dtype", Kind: AttrDType, Default: Void},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		dims, ndim, shape, err := shapeArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := fillValueArg(op, call, 1)
+		if err != nil {
+			return nil, err
+		}
+		dtype, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		if dtype.IsVoid() {
+			dtype = v.DType
+		}
+		return tensorFromShape(dtype, dims, ndim, shape), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+func newConstFillOp(name, doc string) *Op {
+	op := &Op{
+		Name: name, Doc: doc, Pure: true, Category: CatTensor,
+		Params: []Param{{Name: "shape", Kind: ArgShape}, {Name: "dtype", Kind: AttrDType}},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		dims, ndim, shape, err := shapeArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		dtype, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		return tensorFromShape(dtype, dims, ndim, shape), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+func newLikeOp(name, doc string, withFill bool) *Op {
+	params := []Param{{Name: "x", Kind: ArgExpr}}
+	if withFill {
+		params = append(params, Param{Name: "fill_value", Kind: ArgExpr})
+	}
+	params = append(params, Param{Name: "dtype", Kind: AttrDType, Default: Void})
+	op := &Op{Name: name, Doc: doc, Pure: true, Category: CatTensor, Params: params}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := tensorArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		if withFill {
+			if _, err := fillValueArg(op, call, 1); err != nil {
+				return nil, err
+			}
+		}
+		dtype, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		if dtype.IsVoid() {
+			dtype = t.DType
+		}
+		return withDType(t, dtype), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	return op
+}
