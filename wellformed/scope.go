@@ -1,0 +1,155 @@
+package wellformed
+
+import "github.com/phasec/phasec/ir"
+
+// Scoping state with dense IDs. Every Relax Var and symbolic PrimVar gets an
+// index into a slice the first time the checker meets it; after that a use
+// costs one map lookup and a slice access, and popping a scope walks only the
+// variables the scope defined. The maps are built once per check and never
+// shrink: a variable that went out of scope keeps its ID, so a second
+// definition anywhere in the module is still caught (SSA by identity).
+
+// varState is where a Relax variable stands at the current program point.
+type varState uint8
+
+const (
+	varInScope    varState = iota + 1
+	varOutOfScope          // its scope (function, If branch) has ended
+	varDropped             // a dataflow var whose block has ended
+)
+
+type varInfo struct {
+	state varState
+	param bool
+	// constBound: the variable is bound to a Constant (so a kernel writing
+	// it writes the constant pool).
+	constBound bool
+}
+
+// symInfo is the scope state of a symbolic variable. A symbolic variable is
+// visible only inside the function (frame) that defines it.
+type symInfo struct {
+	inScope bool
+	frame   int32
+}
+
+// symSave records the state a symbolic definition replaced, restored when the
+// defining scope ends (a nested function may re-define an outer variable
+// through its own parameters).
+type symSave struct {
+	id   int32
+	prev symInfo
+}
+
+type scopes struct {
+	varID    map[*ir.Var]int32
+	vars     []varInfo
+	varStack []int32 // variables in definition order, popped per scope
+
+	symID    map[*ir.PrimVar]int32
+	syms     []symInfo
+	symStack []symSave
+
+	frame     int32 // the current function's frame number
+	nextFrame int32
+}
+
+func newScopes() scopes {
+	return scopes{varID: map[*ir.Var]int32{}, symID: map[*ir.PrimVar]int32{}}
+}
+
+// mark is a scope boundary: the lengths of both definition stacks.
+type mark struct{ vars, syms int }
+
+func (s *scopes) mark() mark { return mark{len(s.varStack), len(s.symStack)} }
+
+// pop ends every definition made since m.
+func (s *scopes) pop(m mark) {
+	for _, id := range s.varStack[m.vars:] {
+		if s.vars[id].state == varInScope {
+			s.vars[id].state = varOutOfScope
+		}
+	}
+	s.varStack = s.varStack[:m.vars]
+	for i := len(s.symStack) - 1; i >= m.syms; i-- {
+		sv := s.symStack[i]
+		s.syms[sv.id] = sv.prev
+	}
+	s.symStack = s.symStack[:m.syms]
+}
+
+// lookupVar returns the variable's info, or nil if it was never defined.
+func (s *scopes) lookupVar(v *ir.Var) *varInfo {
+	id, ok := s.varID[v]
+	if !ok {
+		return nil
+	}
+	return &s.vars[id]
+}
+
+// defineVar brings v into scope. It returns the previous info when v was
+// already defined somewhere (a violation the caller reports), else nil.
+func (s *scopes) defineVar(v *ir.Var, param bool) (prev *varInfo) {
+	id, ok := s.varID[v]
+	if ok {
+		old := s.vars[id]
+		prev = &old
+	} else {
+		id = int32(len(s.vars))
+		s.varID[v] = id
+		s.vars = append(s.vars, varInfo{})
+	}
+	s.vars[id] = varInfo{state: varInScope, param: param}
+	s.varStack = append(s.varStack, id)
+	return prev
+}
+
+// dropDataflow ends the dataflow variables defined since m (the end of a
+// dataflow block); the block's outputs stay in scope.
+func (s *scopes) dropDataflow(m mark, isDataflow func(id int32) bool) {
+	for _, id := range s.varStack[m.vars:] {
+		if s.vars[id].state == varInScope && isDataflow(id) {
+			s.vars[id].state = varDropped
+		}
+	}
+}
+
+// enterFunction starts a fresh symbolic frame and returns the one to restore.
+func (s *scopes) enterFunction() (outer int32) {
+	outer = s.frame
+	s.nextFrame++
+	s.frame = s.nextFrame
+	return outer
+}
+
+// symVisible reports whether v is defined in the current function and scope.
+func (s *scopes) symVisible(v *ir.PrimVar) bool {
+	id, ok := s.symID[v]
+	return ok && s.syms[id].inScope && s.syms[id].frame == s.frame
+}
+
+// defineSym makes v visible in the current scope.
+func (s *scopes) defineSym(v *ir.PrimVar) {
+	id, ok := s.symID[v]
+	if !ok {
+		id = int32(len(s.syms))
+		s.symID[v] = id
+		s.syms = append(s.syms, symInfo{})
+	}
+	s.symStack = append(s.symStack, symSave{id: id, prev: s.syms[id]})
+	s.syms[id] = symInfo{inScope: true, frame: s.frame}
+}
+
+// symProblem explains why v is not visible ("" when it is).
+func (s *scopes) symProblem(v *ir.PrimVar) string {
+	id, ok := s.symID[v]
+	switch {
+	case !ok:
+		return "is used before it is defined"
+	case !s.syms[id].inScope:
+		return "is used outside the branch or function that defines it"
+	case s.syms[id].frame != s.frame:
+		return "is defined in an enclosing function; a nested function must bind it through its own parameters"
+	}
+	return ""
+}
