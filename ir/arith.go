@@ -1,27 +1,16 @@
 package ir
 
-// STUB owned by the arithmetic helper: replace with the real simplifier and
-// prover (ir/arith*.go, ir/prove*.go). Signatures are the contract.
+// Symbolic arithmetic: the contract entry points. The canonical simplifier
+// lives in arith_simplify.go and arith_poly.go, bounds and proofs in
+// prove.go, printing in primexpr_format.go, substitution in arith_subst.go.
 
-// Simplify returns the canonical form of e.
-func Simplify(e PrimExpr) PrimExpr { return e }
+// Simplify returns the canonical form of e using no assumptions beyond the
+// ranges of the variables' types. Integer expressions come back in
+// sum-of-products form (`4 * (2 * n)` and `8 * n` both give `n * 8`); other
+// expressions come back with simplified children and folded constants.
+// Simplify never edits e; unchanged non-integer nodes are returned as is.
+func Simplify(e PrimExpr) PrimExpr { return NewAnalyzer().Simplify(e) }
 
 // CanProveEqual reports whether a and b are provably equal for every value
-// of their variables.
-func CanProveEqual(a, b PrimExpr) bool {
-	if a == b {
-		return true
-	}
-	x, ok1 := IntValue(a)
-	y, ok2 := IntValue(b)
-	return ok1 && ok2 && x == y
-}
-
-// SubstitutePrim replaces variables in e by the mapped expressions.
-func SubstitutePrim(e PrimExpr, m map[*PrimVar]PrimExpr) PrimExpr { return e }
-
-// PrimVarsIn returns the variables e mentions, in first-occurrence order.
-func PrimVarsIn(e PrimExpr) []*PrimVar { return nil }
-
-// FormatPrim prints e as TVMScript, naming variables with name (nil: use Name).
-func FormatPrim(e PrimExpr, name func(*PrimVar) string) string { return "?" }
+// of their variables (integers: the canonical form of a - b is 0).
+func CanProveEqual(a, b PrimExpr) bool { return NewAnalyzer().CanProveEqual(a, b) }
