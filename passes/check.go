@@ -1,0 +1,177 @@
+package passes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/phase"
+)
+
+// Check computes the phase/property flow of pipeline p statically, under
+// pc's gating, starting from phase ph with properties props (see
+// StartState), and reports as errors every pass that would not accept what
+// it receives (naming the pass, its position, what it needs, what it would
+// get and which passes or barriers would provide the difference) and every
+// missing Requires prerequisite. When that configuration is clean it
+// checks the other opt levels 0..3 and reports, as warnings, the first
+// problem each would have. No IR is touched.
+func Check(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.List {
+	errs := simulate(p, pc, ph, props)
+	if errs.HasErrors() {
+		return errs
+	}
+	for level := range 4 {
+		if level == pc.OptLevel {
+			continue
+		}
+		alt := *pc
+		alt.OptLevel = level
+		if more := simulate(p, &alt, ph, props); len(more) > 0 {
+			d := *more[0]
+			d.Severity = diag.Warning
+			d.Msg = fmt.Sprintf("at opt level %d: %s", level, d.Msg)
+			errs = append(errs, &d)
+		}
+	}
+	return errs
+}
+
+// flowState is the simulated state between passes.
+type flowState struct {
+	pc    *PassContext
+	ph    phase.Phase
+	props phase.Set
+	ran   map[string]bool
+	// skipped are earlier pipeline passes gated off, for hints.
+	skipped []*Pass
+	pos     int // number of leaf steps seen, for "step N"
+	errs    diag.List
+}
+
+func simulate(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.List {
+	s := &flowState{pc: pc, ph: ph, props: props, ran: map[string]bool{}}
+	if p.kind == KindSequential && p.step == nil {
+		s.seq(p)
+	} else {
+		s.visit(p, Reason{Kind: InPipeline})
+	}
+	return s.errs
+}
+
+func (s *flowState) seq(p *Pass) {
+	for _, c := range p.children {
+		if c.kind == KindSequential {
+			s.seq(c)
+			continue
+		}
+		s.visit(c, s.pc.Gate(&c.info))
+	}
+}
+
+func (s *flowState) visit(p *Pass, why Reason) {
+	if p.kind == KindSequential {
+		s.seq(p)
+		return
+	}
+	s.pos++
+	pos := s.pos
+	if !why.Ran() {
+		s.skipped = append(s.skipped, p)
+		return
+	}
+	in := &p.info
+	for _, req := range in.Requires {
+		if s.ran[req] {
+			continue
+		}
+		if s.pc.RunPrerequisites {
+			if slices.Contains(s.pc.Disabled, req) {
+				s.report(p, pos, "CHK003", "pass %s needs its prerequisite %s, which is disabled", in.Name, req)
+				continue
+			}
+			if rp, err := New(req, nil); err == nil {
+				s.pos--
+				s.visit(rp, Reason{Kind: Prerequisite, Of: in.Name})
+				s.pos++
+			}
+			continue
+		}
+		d := s.report(p, pos, "CHK002", "pass %s requires %s to have run before it, but %s", in.Name, req, s.whyNotRun(req))
+		d.Hint = fmt.Sprintf("put %s earlier in the pipeline, or let the context run prerequisites", req)
+	}
+	if !in.AcceptsPhase(s.ph) {
+		d := s.report(p, pos, "CHK001", "pass %s accepts %s but would get a module in phase %v", in.Name, phaseList(in.Accepts), s.ph)
+		d.Hint = s.providers(in.Needs().Minus(s.props), in.Accepts)
+	}
+	needs := in.Needs()
+	if missing := needs.Minus(s.props); !missing.IsEmpty() {
+		d := s.report(p, pos, "CHK001", "pass %s needs %v but would get %v: missing %v", in.Name, needs, s.props, missing)
+		d.Hint = s.providers(missing, nil)
+		s.props = s.props.Union(missing) // report the cause once, not every consequence
+	}
+	s.ph, s.props = in.Apply(s.ph, s.props)
+	s.ran[in.Name] = true
+}
+
+func (s *flowState) report(p *Pass, pos int, code, format string, args ...any) *diag.Diagnostic {
+	span := diag.Span{File: p.file}
+	if p.step != nil {
+		span.Line, span.Col = 1, p.step.Col
+	}
+	d := s.errs.Add(span, code, format, args...)
+	d.Msg += fmt.Sprintf(" (step %d)", pos)
+	return d
+}
+
+// whyNotRun explains why a required pass has not run.
+func (s *flowState) whyNotRun(req string) string {
+	for _, q := range s.skipped {
+		if q.info.Name == req {
+			return "it does not run here (" + s.pc.Gate(&q.info).String() + ")"
+		}
+	}
+	return "it does not run earlier in the pipeline"
+}
+
+// providers names the registered passes and barriers that establish some of
+// the missing properties (or move the module to an accepted phase), and the
+// earlier pipeline passes gated off that would have.
+func (s *flowState) providers(missing phase.Set, phases []phase.Phase) string {
+	var names []string
+	for _, r := range Registered() {
+		gives := r.Info.Establishes
+		if r.Info.Leaves != Unchanged {
+			gives = gives.Union(r.Info.Leaves.Invariants())
+		}
+		if !gives.Intersect(missing).IsEmpty() || r.Info.Leaves != Unchanged && slices.Contains(phases, r.Info.Leaves) {
+			what := gives.Intersect(missing).String()
+			if r.Info.Leaves != Unchanged {
+				what = "phase " + r.Info.Leaves.String() + " " + what
+			}
+			names = append(names, r.Info.Name+" "+what)
+		}
+	}
+	var hint []string
+	if len(names) > 0 {
+		hint = append(hint, "provided by "+strings.Join(names, ", "))
+	}
+	for _, q := range s.skipped {
+		if !q.info.Establishes.Intersect(missing).IsEmpty() {
+			hint = append(hint, fmt.Sprintf("%s earlier in the pipeline would provide it but does not run (%v)", q.info.Name, s.pc.Gate(&q.info)))
+		}
+	}
+	if len(hint) == 0 {
+		return "no registered pass establishes it"
+	}
+	return strings.Join(hint, "; ")
+}
+
+func phaseList(ps []phase.Phase) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.String()
+	}
+	return "phase " + strings.Join(names, "|")
+}

@@ -1,0 +1,160 @@
+package passes
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+)
+
+// DefaultOptLevel is the opt level of NewPassContext, as in TVM.
+const DefaultOptLevel = 2
+
+// PassContext configures a run: gating, config, instruments and tracing.
+// Build one with NewPassContext (the zero value has opt level 0).
+type PassContext struct {
+	// OptLevel gates optional passes: a pass runs when OptLevel >= its
+	// Info.OptLevel, unless disabled or required.
+	OptLevel int
+	// Required passes always run (unless also disabled); Disabled passes
+	// never run. Unknown names are rejected by Validate.
+	Required []string
+	Disabled []string
+	// Config holds values of registered config keys (RegisterConfig).
+	Config map[string]any
+	// Instruments observe and steer the run, in this order.
+	Instruments []Instrument
+	// Trace, when set, is called before and after every pass execution.
+	Trace TraceFunc
+	// RunPrerequisites runs a pass's Requires that have not yet run in this
+	// Run just before it (TVM's behaviour). When false, a missing
+	// prerequisite is a static error.
+	RunPrerequisites bool
+	// Parallelism caps the goroutines of parallel function passes; 0 means
+	// GOMAXPROCS, 1 forces sequential runs.
+	Parallelism int
+	// Clock reads the time for durations; nil means time.Now. Tests inject
+	// a deterministic clock.
+	Clock func() time.Time
+	// Warn receives warnings of the static check (configurations at other
+	// opt levels that would break the pipeline); nil drops them.
+	Warn func(*diag.Diagnostic)
+}
+
+// TraceFunc observes a module before (before=true) or after a pass.
+type TraceFunc func(mod *ir.Module, info *Info, before bool)
+
+// NewPassContext returns a context with the default opt level.
+func NewPassContext() *PassContext { return &PassContext{OptLevel: DefaultOptLevel} }
+
+// Validate rejects unknown pass names in Required and Disabled (suggesting
+// the closest registered name), disabling an AlwaysRun pass, unknown or
+// ill-typed config keys and an opt level outside 0..3.
+func (pc *PassContext) Validate() diag.List {
+	var errs diag.List
+	at := diag.Span{File: "<pass context>"}
+	if pc.OptLevel < 0 || pc.OptLevel > 3 {
+		errs.Add(at, "CTX001", "opt level %d outside 0..3", pc.OptLevel)
+	}
+	for _, list := range []struct {
+		what  string
+		names []string
+	}{{"required", pc.Required}, {"disabled", pc.Disabled}} {
+		for _, n := range list.names {
+			r, ok := Lookup(n)
+			if !ok {
+				errs.Add(at, "CTX002", "%s: %v", list.what, unknownName("pass", n, PassNames()))
+				continue
+			}
+			if list.what == "disabled" && r.Info.AlwaysRun {
+				errs.Add(at, "CTX003", "pass %s cannot be disabled: it always runs", n)
+			}
+		}
+	}
+	for _, key := range sortedKeys(pc.Config) {
+		k, ok := lookupConfig(key)
+		if !ok {
+			errs.Add(at, "CTX004", "%v", unknownName("config key", key, configNames()))
+			continue
+		}
+		v, ok := k.Type.check(pc.Config[key])
+		if !ok {
+			errs.Add(at, "CTX005", "config %s wants a %v, got %v", key, k.Type, pc.Config[key])
+			continue
+		}
+		pc.Config[key] = v
+	}
+	return errs
+}
+
+// ReasonKind says why a pass ran or was skipped.
+type ReasonKind uint8
+
+const (
+	// Ran:
+	InPipeline   ReasonKind = iota // listed in the pipeline, enabled by opt level
+	Required                       // in PassContext.Required
+	AlwaysRuns                     // Info.AlwaysRun
+	Prerequisite                   // a Requires of another pass (Reason.Of)
+	// Skipped:
+	Disabled      // in PassContext.Disabled
+	BelowOptLevel // Info.OptLevel > PassContext.OptLevel
+	ByInstrument  // an instrument's ShouldRun said no (Reason.Of names it)
+)
+
+// Reason is why a pass ran or was skipped.
+type Reason struct {
+	Kind ReasonKind
+	// Of is the pass a prerequisite is for, or the instrument that vetoed.
+	Of string
+	// Level is the pass's opt level, for BelowOptLevel.
+	Level, CtxLevel int
+}
+
+// Ran reports whether the reason is one for running.
+func (r Reason) Ran() bool { return r.Kind <= Prerequisite }
+
+func (r Reason) String() string {
+	switch r.Kind {
+	case InPipeline:
+		return "in pipeline"
+	case Required:
+		return "required"
+	case AlwaysRuns:
+		return "always runs"
+	case Prerequisite:
+		return "prerequisite of " + r.Of
+	case Disabled:
+		return "disabled"
+	case BelowOptLevel:
+		return fmt.Sprintf("opt level %d > %d", r.Level, r.CtxLevel)
+	case ByInstrument:
+		return "skipped by " + r.Of
+	}
+	return "?"
+}
+
+// Gate decides whether a pass listed in a pipeline runs: disabled beats
+// required (and AlwaysRun), which beats the opt level.
+func (pc *PassContext) Gate(info *Info) Reason {
+	switch {
+	case slices.Contains(pc.Disabled, info.Name):
+		return Reason{Kind: Disabled}
+	case slices.Contains(pc.Required, info.Name):
+		return Reason{Kind: Required}
+	case info.AlwaysRun:
+		return Reason{Kind: AlwaysRuns}
+	case pc.OptLevel >= info.OptLevel:
+		return Reason{Kind: InPipeline}
+	}
+	return Reason{Kind: BelowOptLevel, Level: info.OptLevel, CtxLevel: pc.OptLevel}
+}
+
+func (pc *PassContext) now() time.Time {
+	if pc.Clock != nil {
+		return pc.Clock()
+	}
+	return time.Now()
+}

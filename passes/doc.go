@@ -1,0 +1,61 @@
+// Package passes is phasec's pass infrastructure: passes declared as data,
+// a registry, a PassContext with gating and instruments, textual pipelines,
+// and a static check of a pipeline's phase/property flow before it runs.
+//
+// # Model
+//
+// A pass maps a module to a new module; it never mutates its input (the
+// ImmutableInput instrument enforces this). Every pass carries an Info: its
+// name, a one-line doc, its opt level, the passes it expects to have run
+// before it (Requires) and its phase contract: the phases it Accepts (empty
+// means any), the phase it Leaves the module in (Unchanged by default), and
+// the properties it RequiresProps, Establishes and Invalidates. A phase is a
+// named bundle of properties (phase.Phase.Invariants).
+//
+// Kinds: module passes, function passes over Relax functions (functions with
+// ir.AttrSkipOptimize set are skipped; the functions can be transformed in
+// parallel, with output identical to the sequential run), PrimFunc passes,
+// dataflow-block passes (which may not change a block's interface: its output
+// vars and their struct info) and Sequentials, which nest.
+//
+// # Running
+//
+// PassContext.Run first validates the context (unknown pass names in the
+// Required and Disabled lists, unknown config keys), then statically checks
+// the pipeline (Check) against what holds of the input module — its recorded
+// phase's invariants, or wellformed.Infer when it records none — and only
+// then touches IR. Gating follows TVM: a disabled pass never runs; a required
+// (or AlwaysRun) pass always runs; otherwise a pass runs when the context's
+// opt level is at least the pass's. Missing Requires prerequisites are a
+// static error unless RunPrerequisites is set, in which case a prerequisite
+// that has not yet run in this Run is run just before the pass that needs it.
+//
+// # Instruments
+//
+// For each pass execution the hooks are called in this order, each in the
+// order the instruments are listed in the context:
+//
+//	EnterContext (all, once per Run)
+//	  ShouldRun   (only for optional passes; any false skips the pass)
+//	  PassSkipped (when gating or ShouldRun skipped it)
+//	  BeforePass
+//	  <pass>
+//	  AfterPass or AfterPassFailed
+//	ExitContext (all whose EnterContext succeeded, even after a failure)
+//
+// Sequentials get BeforePass/AfterPass around their children (Event.Kind is
+// KindSequential); printing instruments ignore them.
+//
+// Failures: a pass that returns an error or panics is reported with its name
+// and the phase the module was in (a panic is recovered, never crashes the
+// caller); AfterPassFailed hooks run, the run stops, and the exit hooks still
+// run. An instrument whose hook returns an error (or panics) aborts the run
+// with an error naming the instrument and the hook; the exit hooks of the
+// instruments that entered still run. All errors are returned together.
+//
+// Change detection is cheap: a pass that returns its input module pointer
+// (function passes do when no function changed) is unchanged without
+// hashing; otherwise one ir.StructuralHash of the output decides, the input's
+// hash being remembered from the previous pass. Hashes are computed only
+// when an instrument or trace callback is installed.
+package passes

@@ -1,0 +1,140 @@
+package passes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/phasec/phasec/phase"
+)
+
+// Unchanged is the Leaves value of a pass that does not move the module to
+// another phase (the zero value).
+const Unchanged = phase.None
+
+// Info declares a pass. It is data: tools list it, the static check reads
+// it, and TestRegisteredPassesAreValid validates every registered one.
+type Info struct {
+	// Name is an identifier-like unique name ("FoldConstant").
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// OptLevel is the minimum PassContext opt level at which the pass runs
+	// unless it is required.
+	OptLevel int
+	// AlwaysRun marks passes that must never be skipped (barriers, lowering
+	// steps): gating treats them as required, they cannot be disabled, and
+	// bisect does not count them.
+	AlwaysRun bool
+	// Requires names passes expected to have run before this one.
+	Requires []string
+
+	// Accepts lists the phases the pass accepts; empty means any.
+	Accepts []phase.Phase
+	// Leaves is the phase the module is in after the pass, or Unchanged.
+	Leaves phase.Phase
+	// RequiresProps are properties that must hold before the pass.
+	RequiresProps phase.Set
+	// Establishes are properties that hold after the pass.
+	Establishes phase.Set
+	// Invalidates are properties the pass may break.
+	Invalidates phase.Set
+}
+
+// Needs is everything the pass needs to hold of its input: RequiresProps
+// plus the invariants common to every phase it accepts.
+func (in *Info) Needs() phase.Set {
+	needs := in.RequiresProps
+	if len(in.Accepts) > 0 {
+		common := in.Accepts[0].Invariants()
+		for _, p := range in.Accepts[1:] {
+			common = common.Intersect(p.Invariants())
+		}
+		needs = needs.Union(common)
+	}
+	return needs
+}
+
+// AcceptsPhase reports whether the pass accepts a module in phase p. A module
+// without a recorded phase (phase.None) is judged by properties alone.
+func (in *Info) AcceptsPhase(p phase.Phase) bool {
+	return len(in.Accepts) == 0 || p == phase.None || slices.Contains(in.Accepts, p)
+}
+
+// Apply returns the phase and properties after the pass, given those before.
+func (in *Info) Apply(p phase.Phase, props phase.Set) (phase.Phase, phase.Set) {
+	props = props.Minus(in.Invalidates).Union(in.Establishes)
+	if in.Leaves != Unchanged {
+		p = in.Leaves
+		props = props.Union(p.Invariants())
+	}
+	return p, props
+}
+
+// Contract formats the phase contract on one line:
+// "accepts optimize|lower; needs {..}; establishes {..}; invalidates {..}; leaves lower".
+func (in *Info) Contract() string {
+	var parts []string
+	if len(in.Accepts) == 0 {
+		parts = append(parts, "accepts any")
+	} else {
+		names := make([]string, len(in.Accepts))
+		for i, p := range in.Accepts {
+			names[i] = p.String()
+		}
+		parts = append(parts, "accepts "+strings.Join(names, "|"))
+	}
+	if !in.RequiresProps.IsEmpty() {
+		parts = append(parts, "requires "+in.RequiresProps.String())
+	}
+	if !in.Establishes.IsEmpty() {
+		parts = append(parts, "establishes "+in.Establishes.String())
+	}
+	if !in.Invalidates.IsEmpty() {
+		parts = append(parts, "invalidates "+in.Invalidates.String())
+	}
+	if in.Leaves != Unchanged {
+		parts = append(parts, "leaves "+in.Leaves.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// validate checks the declaration on its own (not its requirements).
+func (in *Info) validate() error {
+	if !isIdent(in.Name) {
+		return fmt.Errorf("pass name %q is not identifier-like", in.Name)
+	}
+	if strings.TrimSpace(in.Doc) == "" || strings.Contains(in.Doc, "\n") {
+		return fmt.Errorf("pass %s: Doc must be one non-empty line", in.Name)
+	}
+	if in.OptLevel < 0 || in.OptLevel > 3 {
+		return fmt.Errorf("pass %s: opt level %d outside 0..3", in.Name, in.OptLevel)
+	}
+	for _, p := range in.Accepts {
+		if p == phase.None || p > phase.Build {
+			return fmt.Errorf("pass %s: Accepts holds invalid phase %v", in.Name, p)
+		}
+	}
+	if in.Leaves > phase.Build {
+		return fmt.Errorf("pass %s: Leaves holds invalid phase %v", in.Name, in.Leaves)
+	}
+	if !in.Establishes.Intersect(in.Invalidates).IsEmpty() {
+		return fmt.Errorf("pass %s: establishes and invalidates %v", in.Name, in.Establishes.Intersect(in.Invalidates))
+	}
+	return nil
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

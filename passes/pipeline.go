@@ -1,0 +1,305 @@
+package passes
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/phasec/phasec/diag"
+)
+
+// Textual pipelines. The grammar (whitespace between tokens is ignored):
+//
+//	pipeline := step { "," step }
+//	step     := "seq" "(" pipeline ")" | NAME [ "{" option { "," option } "}" ]
+//	option   := NAME "=" value
+//	value    := a double-quoted string | characters other than , } ( ) { and space
+//
+// For example
+//
+//	Normalize,seq(FoldConstant,DeadCodeElimination),VMShapeLower{emit_err_ctx=false}
+//
+// Printing a parsed pipeline (Steps.String) gives back its text with the
+// whitespace removed; option values keep the spelling they were written in.
+
+// Step is one parsed pipeline step: a pass with options, or a seq(...).
+type Step struct {
+	Name     string // the pass name; "seq" for a sequence
+	Col      int    // 1-based column of the name in the pipeline text
+	Options  []StepOption
+	Children Steps // the steps of a seq(...)
+	IsSeq    bool
+}
+
+// StepOption is one `name=value` as written.
+type StepOption struct {
+	Name   string
+	Value  string // the value's text as written
+	Col    int    // column of the name
+	ValCol int    // column of the value
+}
+
+// Steps is a parsed pipeline.
+type Steps []*Step
+
+func (s *Step) String() string {
+	if s.IsSeq {
+		return "seq(" + s.Children.String() + ")"
+	}
+	if len(s.Options) == 0 {
+		return s.Name
+	}
+	opts := make([]string, len(s.Options))
+	for i, o := range s.Options {
+		opts[i] = o.Name + "=" + o.Value
+	}
+	return s.Name + "{" + strings.Join(opts, ",") + "}"
+}
+
+func (ss Steps) String() string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParsePipeline parses pipeline text. file names the text in diagnostics
+// (e.g. "--passes"); positions are columns on line 1.
+func ParsePipeline(file, text string) (Steps, diag.List) {
+	p := &pipeParser{file: file, src: text}
+	steps := p.pipeline(0)
+	if p.errs == nil {
+		p.skipSpace()
+		if p.pos < len(p.src) {
+			p.errorf(p.pos, "unexpected %q after the pipeline", p.src[p.pos])
+		}
+	}
+	if p.errs != nil {
+		return nil, p.errs
+	}
+	return steps, nil
+}
+
+type pipeParser struct {
+	file string
+	src  string
+	pos  int
+	errs diag.List
+}
+
+func (p *pipeParser) errorf(pos int, format string, args ...any) {
+	if p.errs == nil { // report the first error only: later ones cascade
+		p.errs.Add(diag.Span{File: p.file, Line: 1, Col: pos + 1}, "PIPE000", format, args...)
+	}
+}
+
+func (p *pipeParser) skipSpace() {
+	for p.pos < len(p.src) && (p.src[p.pos] == ' ' || p.src[p.pos] == '\t' || p.src[p.pos] == '\n') {
+		p.pos++
+	}
+}
+
+func (p *pipeParser) peek() byte {
+	p.skipSpace()
+	if p.pos < len(p.src) {
+		return p.src[p.pos]
+	}
+	return 0
+}
+
+func (p *pipeParser) describe() string {
+	if p.pos >= len(p.src) {
+		return "end of pipeline"
+	}
+	return fmt.Sprintf("%q", p.src[p.pos])
+}
+
+func (p *pipeParser) ident() (string, int) {
+	p.skipSpace()
+	start := p.pos
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' && p.pos > start {
+			p.pos++
+			continue
+		}
+		break
+	}
+	return p.src[start:p.pos], start
+}
+
+// pipeline parses steps until the end or a closing parenthesis; depth is
+// the seq nesting (bounded by the text, recursion follows nesting only).
+func (p *pipeParser) pipeline(depth int) Steps {
+	var steps Steps
+	for p.errs == nil {
+		s := p.step(depth)
+		if s == nil {
+			return nil
+		}
+		steps = append(steps, s)
+		if p.peek() != ',' {
+			return steps
+		}
+		p.pos++
+	}
+	return nil
+}
+
+func (p *pipeParser) step(depth int) *Step {
+	name, at := p.ident()
+	if name == "" {
+		p.errorf(p.pos, "expected a pass name, found %s", p.describe())
+		return nil
+	}
+	s := &Step{Name: name, Col: at + 1}
+	switch p.peek() {
+	case '(':
+		if name != "seq" {
+			p.errorf(p.pos, "only seq takes a parenthesised pipeline; options are written %s{key=value}", name)
+			return nil
+		}
+		p.pos++
+		s.IsSeq = true
+		s.Children = p.pipeline(depth + 1)
+		if p.errs != nil {
+			return nil
+		}
+		if p.peek() != ')' {
+			p.errorf(p.pos, "expected ',' or ')' in seq(...), found %s", p.describe())
+			return nil
+		}
+		p.pos++
+	case '{':
+		p.pos++
+		for {
+			oname, oat := p.ident()
+			if oname == "" {
+				p.errorf(p.pos, "expected an option name, found %s", p.describe())
+				return nil
+			}
+			if p.peek() != '=' {
+				p.errorf(p.pos, "expected '=' after option %s, found %s", oname, p.describe())
+				return nil
+			}
+			p.pos++
+			val, vat := p.value()
+			if p.errs != nil {
+				return nil
+			}
+			s.Options = append(s.Options, StepOption{Name: oname, Value: val, Col: oat + 1, ValCol: vat + 1})
+			c := p.peek()
+			p.pos++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				p.pos--
+				p.errorf(p.pos, "expected ',' or '}' in options, found %s", p.describe())
+				return nil
+			}
+		}
+	}
+	return s
+}
+
+func (p *pipeParser) value() (string, int) {
+	p.skipSpace()
+	start := p.pos
+	if p.pos < len(p.src) && p.src[p.pos] == '"' {
+		p.pos++
+		for p.pos < len(p.src) && p.src[p.pos] != '"' {
+			if p.src[p.pos] == '\\' {
+				p.pos++
+			}
+			p.pos++
+		}
+		if p.pos >= len(p.src) {
+			p.errorf(start, "unterminated string")
+			return "", start
+		}
+		p.pos++
+		return p.src[start:p.pos], start
+	}
+	for p.pos < len(p.src) && !strings.ContainsRune(",}(){ \t\n", rune(p.src[p.pos])) {
+		p.pos++
+	}
+	if p.pos == start {
+		p.errorf(p.pos, "expected a value, found %s", p.describe())
+	}
+	return p.src[start:p.pos], start
+}
+
+// Build resolves parsed steps against the registry into one root
+// Sequential. Unknown passes and options (with the closest known name) and
+// ill-typed values are reported at their columns.
+func Build(file string, steps Steps) (*Pass, diag.List) {
+	var errs diag.List
+	children := buildSteps(file, steps, &errs)
+	if errs != nil {
+		return nil, errs
+	}
+	root := Sequential("pipeline", children...)
+	return root, nil
+}
+
+func buildSteps(file string, steps Steps, errs *diag.List) []*Pass {
+	var out []*Pass
+	for _, s := range steps {
+		at := diag.Span{File: file, Line: 1, Col: s.Col}
+		if s.IsSeq {
+			seq := Sequential("seq", buildSteps(file, s.Children, errs)...)
+			seq.step, seq.file = s, file
+			out = append(out, seq)
+			continue
+		}
+		r, ok := Lookup(s.Name)
+		if !ok {
+			errs.Add(at, "PIPE001", "%v", unknownName("pass", s.Name, PassNames()))
+			continue
+		}
+		opts := Options{}
+		bad := false
+		for _, o := range s.Options {
+			decl := r.option(o.Name)
+			if decl == nil {
+				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, "PIPE002", "pass %s: %v", s.Name, unknownName("option", o.Name, r.optionNames()))
+				bad = true
+				continue
+			}
+			if _, dup := opts[o.Name]; dup {
+				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, "PIPE002", "pass %s: option %s given twice", s.Name, o.Name)
+				bad = true
+				continue
+			}
+			v, err := decl.Type.ParseValue(o.Value)
+			if err != nil {
+				errs.Add(diag.Span{File: file, Line: 1, Col: o.ValCol}, "PIPE003", "pass %s: option %s: %v", s.Name, o.Name, err)
+				bad = true
+				continue
+			}
+			opts[o.Name] = v
+		}
+		if bad {
+			continue
+		}
+		full, err := r.fill(opts)
+		if err != nil {
+			errs.Add(at, "PIPE002", "%v", err)
+			continue
+		}
+		p := r.build(full)
+		p.step, p.file = s, file
+		out = append(out, p)
+	}
+	return out
+}
+
+// ParseAndBuild parses and builds a pipeline in one step.
+func ParseAndBuild(file, text string) (*Pass, diag.List) {
+	steps, errs := ParsePipeline(file, text)
+	if errs != nil {
+		return nil, errs
+	}
+	return Build(file, steps)
+}

@@ -1,0 +1,286 @@
+package passes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/wellformed"
+)
+
+// hashModule is the structural hash used for change detection; a variable
+// so tests can count calls.
+var hashModule = func(m *ir.Module) uint64 { return ir.StructuralHash(m) }
+
+// StartState returns what holds of mod before any pass: its recorded phase
+// and that phase's invariants, or, when it records no phase, the properties
+// wellformed.Infer finds in its content.
+func StartState(mod *ir.Module) (phase.Phase, phase.Set, error) {
+	ph, err := phase.Recorded(mod)
+	if err != nil {
+		return phase.None, 0, err
+	}
+	if ph != phase.None {
+		return ph, ph.Invariants(), nil
+	}
+	return phase.None, wellformed.Infer(mod), nil
+}
+
+// Run validates the context, statically checks p against mod's start state
+// (Check) and, when both pass, runs p. A root Sequential is transparent:
+// its children are the top-level steps. Errors are diag.List (validation,
+// static check), *PassError or *InstrumentError (joined with any exit-hook
+// errors), or ctx's error on cancellation.
+func (pc *PassContext) Run(ctx context.Context, p *Pass, mod *ir.Module) (*ir.Module, error) {
+	if errs := pc.Validate(); errs.HasErrors() {
+		return nil, errs
+	}
+	ph, props, err := StartState(mod)
+	if err != nil {
+		return nil, err
+	}
+	errs := Check(p, pc, ph, props)
+	var failed diag.List
+	for _, d := range errs {
+		if d.Severity == diag.Error {
+			failed = append(failed, d)
+		} else if pc.Warn != nil {
+			pc.Warn(d)
+		}
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	return pc.Execute(ctx, p, mod, props)
+}
+
+// Execute runs p without the static check (Run = Validate + Check +
+// Execute); props is what holds of mod (see StartState).
+func (pc *PassContext) Execute(ctx context.Context, p *Pass, mod *ir.Module, props phase.Set) (*ir.Module, error) {
+	r := &runner{ctx: ctx, pc: pc, ran: map[string]bool{}, props: props,
+		track: len(pc.Instruments) > 0 || pc.Trace != nil}
+	var entered []Instrument
+	var runErr error
+	for _, in := range pc.Instruments {
+		if err := callHook(in, "EnterContext", "", func() error { return in.EnterContext(pc) }); err != nil {
+			runErr = err
+			break
+		}
+		entered = append(entered, in)
+	}
+	out := mod
+	if runErr == nil {
+		if p.kind == KindSequential && p.step == nil {
+			out, runErr = r.children(p, mod, 0)
+		} else {
+			out, runErr = r.step(p, mod, 0, Reason{Kind: InPipeline})
+		}
+	}
+	errs := []error{runErr}
+	for _, in := range entered {
+		errs = append(errs, callHook(in, "ExitContext", "", func() error { return in.ExitContext(pc) }))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type runner struct {
+	ctx   context.Context
+	pc    *PassContext
+	ran   map[string]bool
+	seq   int
+	props phase.Set
+	// track: instruments or a trace are installed, so events need hashes.
+	track bool
+	// The last hashed module and its hash: modules are immutable, so the
+	// output hash of one pass is the input hash of the next.
+	hashedMod  *ir.Module
+	hashedHash uint64
+}
+
+func (r *runner) hash(m *ir.Module) uint64 {
+	if m != r.hashedMod {
+		r.hashedMod, r.hashedHash = m, hashModule(m)
+	}
+	return r.hashedHash
+}
+
+func (r *runner) children(p *Pass, mod *ir.Module, depth int) (*ir.Module, error) {
+	for _, c := range p.children {
+		why := Reason{Kind: InPipeline}
+		if c.kind != KindSequential {
+			why = r.pc.Gate(&c.info)
+		}
+		var err error
+		mod, err = r.step(c, mod, depth, why)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return mod, nil
+}
+
+func (r *runner) hooks(hook string, ev *Event, f func(Instrument) error) error {
+	for _, in := range r.pc.Instruments {
+		if err := callHook(in, hook, ev.Info.Name, func() error { return f(in) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step runs (or skips) one pass of a pipeline.
+func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Module, error) {
+	if err := r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	ph, _ := phase.Recorded(mod)
+	ev := &Event{Pass: p, Info: &p.info, Depth: depth, Why: why, Before: mod, PhaseBefore: ph, PropsBefore: r.props}
+	if !why.Ran() {
+		return mod, r.hooks("PassSkipped", ev, func(in Instrument) error { return in.PassSkipped(ev) })
+	}
+	if why.Kind == InPipeline && p.kind != KindSequential {
+		for _, in := range r.pc.Instruments {
+			var ok bool
+			err := callHook(in, "ShouldRun", p.info.Name, func() (e error) { ok, e = in.ShouldRun(ev); return })
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				ev.Why = Reason{Kind: ByInstrument, Of: in.Name()}
+				return mod, r.hooks("PassSkipped", ev, func(in Instrument) error { return in.PassSkipped(ev) })
+			}
+		}
+	}
+	if p.kind != KindSequential && r.pc.RunPrerequisites {
+		for _, req := range p.info.Requires {
+			if r.ran[req] {
+				continue
+			}
+			rp, err := New(req, nil)
+			if err != nil {
+				return nil, err
+			}
+			mod, err = r.step(rp, mod, depth, Reason{Kind: Prerequisite, Of: p.info.Name})
+			if err != nil {
+				return nil, err
+			}
+			ev.Before, ev.PropsBefore = mod, r.props
+			ev.PhaseBefore, _ = phase.Recorded(mod)
+		}
+	}
+	if p.kind != KindSequential {
+		r.seq++
+		ev.Seq = r.seq
+	}
+	if r.track {
+		ev.HashBefore, ev.Hashed = r.hash(mod), true
+	}
+	if err := r.hooks("BeforePass", ev, func(in Instrument) error { return in.BeforePass(ev) }); err != nil {
+		return nil, err
+	}
+	if r.pc.Trace != nil {
+		r.pc.Trace(mod, &p.info, true)
+	}
+	start := r.pc.now()
+	var out *ir.Module
+	var err error
+	if p.kind == KindSequential {
+		out, err = r.children(p, mod, depth+1)
+		var ie *InstrumentError
+		if err != nil && (errors.As(err, &ie) || r.ctx.Err() != nil) {
+			return nil, err
+		}
+	} else {
+		out, err = r.invoke(p, mod, ph)
+	}
+	ev.Duration = r.pc.now().Sub(start)
+	if err == nil && p.kind != KindSequential {
+		out, err = r.settlePhase(p, mod, out, ph)
+	}
+	if err != nil {
+		ev.Err = err
+		if herr := r.hooks("AfterPassFailed", ev, func(in Instrument) error { return in.AfterPassFailed(ev) }); herr != nil {
+			return nil, errors.Join(err, herr)
+		}
+		return nil, err
+	}
+	ev.After = out
+	ev.PhaseAfter, _ = phase.Recorded(out)
+	if p.kind != KindSequential {
+		_, r.props = p.info.Apply(ph, r.props)
+		r.ran[p.info.Name] = true
+	}
+	ev.PropsAfter = r.props
+	switch {
+	case out == mod:
+		ev.HashAfter = ev.HashBefore
+	case r.track:
+		ev.HashAfter = r.hash(out)
+		ev.Changed = ev.HashAfter != ev.HashBefore
+	default:
+		ev.Changed = true
+	}
+	if err := r.hooks("AfterPass", ev, func(in Instrument) error { return in.AfterPass(ev) }); err != nil {
+		return nil, err
+	}
+	if r.pc.Trace != nil {
+		r.pc.Trace(out, &p.info, false)
+	}
+	return out, nil
+}
+
+// invoke runs a non-sequential pass body, recovering a panic into a
+// PassError that names the pass and the phase.
+func (r *runner) invoke(p *Pass, mod *ir.Module, ph phase.Phase) (out *ir.Module, err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			out, err = nil, &PassError{Pass: p.info.Name, Phase: ph, Err: fmt.Errorf("%v", rec), Panic: true, Stack: debug.Stack()}
+		}
+	}()
+	env := &Env{ctx: r.ctx, pc: r.pc, info: &p.info}
+	switch p.kind {
+	case KindModule:
+		out, err = p.module(env, mod)
+	default:
+		out, err = runPerFunction(env, p, mod)
+	}
+	if err != nil {
+		var pe *panicError
+		if errors.As(err, &pe) {
+			return nil, &PassError{Pass: p.info.Name, Phase: ph, Err: pe, Panic: true, Stack: pe.stack}
+		}
+		return nil, &PassError{Pass: p.info.Name, Phase: ph, Err: err}
+	}
+	if out == nil {
+		return nil, &PassError{Pass: p.info.Name, Phase: ph, Err: errors.New("pass returned a nil module")}
+	}
+	return out, nil
+}
+
+// settlePhase enforces Info.Leaves: the output must record that phase; when
+// the pass left the phase as it was, the framework records it.
+func (r *runner) settlePhase(p *Pass, in, out *ir.Module, before phase.Phase) (*ir.Module, error) {
+	got, err := phase.Recorded(out)
+	if err != nil {
+		return nil, &PassError{Pass: p.info.Name, Phase: before, Err: err}
+	}
+	want := p.info.Leaves
+	switch {
+	case want == Unchanged && got != before:
+		return nil, &PassError{Pass: p.info.Name, Phase: before,
+			Err: fmt.Errorf("pass changed the module's phase from %v to %v but declares Leaves: Unchanged", before, got)}
+	case want == Unchanged, got == want:
+		return out, nil
+	case got == before:
+		return phase.Record(out, want), nil
+	}
+	return nil, &PassError{Pass: p.info.Name, Phase: before,
+		Err: fmt.Errorf("pass recorded phase %v but declares it leaves the module in %v", got, want)}
+}
