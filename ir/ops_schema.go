@@ -385,10 +385,16 @@ func normalizeSchema(op *Op, call *Call) (*Call, error) {
 			continue
 		}
 		v, present := call.Attrs[p.Name]
-		if !present {
-			if p.Default == nil {
-				continue
-			}
+		switch {
+		case present && v == nil && p.Default == nil:
+			// None for an attribute whose default is None: one canonical
+			// form, the absent key.
+			newAttrs = copyAttrsOnce(newAttrs, call.Attrs)
+			delete(newAttrs, p.Name)
+			continue
+		case !present && p.Default == nil:
+			continue
+		case !present:
 			v = p.Default
 		}
 		cv, err := p.CoerceAttr(v)
@@ -398,12 +404,7 @@ func normalizeSchema(op *Op, call *Call) (*Call, error) {
 		if present && attrValueEqual(v, cv) {
 			continue
 		}
-		if newAttrs == nil {
-			newAttrs = make(Attrs, len(call.Attrs)+1)
-			for k, x := range call.Attrs {
-				newAttrs[k] = x
-			}
-		}
+		newAttrs = copyAttrsOnce(newAttrs, call.Attrs)
 		newAttrs[p.Name] = cv
 	}
 	if newArgs == nil && newAttrs == nil {
@@ -420,8 +421,23 @@ func normalizeSchema(op *Op, call *Call) (*Call, error) {
 	return &out, nil
 }
 
+// copyAttrsOnce returns dst, or a copy of src when dst is still nil.
+func copyAttrsOnce(dst, src Attrs) Attrs {
+	if dst != nil {
+		return dst
+	}
+	dst = make(Attrs, len(src)+1)
+	for k, x := range src {
+		dst[k] = x
+	}
+	return dst
+}
+
 // attrValueEqual compares canonical attribute values (scalars or []any).
 func attrValueEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
 	la, okA := a.([]any)
 	lb, okB := b.([]any)
 	if okA != okB {

@@ -1,0 +1,136 @@
+package ir
+
+// Neural-network ops that keep their input's shape: softmax and the
+// normalizations. (The elementwise activations are in ops_unary.go.)
+
+var (
+	// OpNNSoftmax is R.nn.softmax(data, axis=-1).
+	OpNNSoftmax = RegisterOp(newSoftmaxOp("relax.nn.softmax", "Softmax along axis."))
+	// OpNNLogSoftmax is R.nn.log_softmax(data, axis=-1).
+	OpNNLogSoftmax = RegisterOp(newSoftmaxOp("relax.nn.log_softmax", "Log of softmax along axis."))
+	// OpNNLayerNorm is R.nn.layer_norm(data, gamma, beta, axes, epsilon=1e-5, center=True, scale=True).
+	OpNNLayerNorm = RegisterOp(newLayerNormOp())
+	// OpNNRMSNorm is R.nn.rms_norm(data, weight, axes=[-1], epsilon=1e-5).
+	OpNNRMSNorm = RegisterOp(newRMSNormOp())
+)
+
+func newSoftmaxOp(name, doc string) *Op {
+	op := &Op{
+		Name: name, Doc: doc, Pure: true, Category: CatTensor,
+		Params: []Param{
+			{Name: "data", Kind: ArgExpr},
+			{Name: "axis", Kind: AttrInt, Default: int64(-1)},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := tensorArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := requireFloat(op, t.DType); err != nil {
+			return nil, err
+		}
+		axis, _, err := opAttrInt(op, call, "axis")
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim >= 0 {
+			if _, err := normAxis(op, axis, t.NDim); err != nil {
+				return nil, err
+			}
+		}
+		return t, nil
+	}
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+func newLayerNormOp() *Op {
+	op := &Op{
+		Name: "relax.nn.layer_norm", Doc: "Layer normalization over axes with scale gamma and shift beta.",
+		Pure: true, Category: CatTensor,
+		Params: []Param{
+			{Name: "data", Kind: ArgExpr},
+			{Name: "gamma", Kind: ArgExpr},
+			{Name: "beta", Kind: ArgExpr},
+			{Name: "axes", Kind: AttrInts},
+			{Name: "epsilon", Kind: AttrFloat, Default: 1e-5},
+			{Name: "center", Kind: AttrBool, Default: true},
+			{Name: "scale", Kind: AttrBool, Default: true},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferNorm(op, call, 3) }
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+func newRMSNormOp() *Op {
+	op := &Op{
+		Name: "relax.nn.rms_norm", Doc: "Root-mean-square normalization over axes with scale weight.",
+		Pure: true, Category: CatTensor,
+		Params: []Param{
+			{Name: "data", Kind: ArgExpr},
+			{Name: "weight", Kind: ArgExpr},
+			{Name: "axes", Kind: AttrInts, Default: []any{int64(-1)}},
+			{Name: "epsilon", Kind: AttrFloat, Default: 1e-5},
+		},
+	}
+	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferNorm(op, call, 2) }
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+// inferNorm checks a normalization: the data is a float tensor, and each of
+// the other nTensors-1 tensors (gamma, beta / weight) has one dimension
+// per normalized axis, matching the data's dimension there, and the data's
+// dtype. The result has the data's struct info.
+func inferNorm(op *Op, call *Call, nTensors int) (StructInfo, error) {
+	if err := opCheckArity(op, call); err != nil {
+		return nil, err
+	}
+	data, err := tensorArg(op, call, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireFloat(op, data.DType); err != nil {
+		return nil, err
+	}
+	axes, _, err := opAttrInts(op, call, "axes")
+	if err != nil {
+		return nil, err
+	}
+	var norm []int
+	if data.NDim >= 0 {
+		if norm, err = normAxes(op, axes, data.NDim); err != nil {
+			return nil, err
+		}
+	}
+	dataDims, dataKnown := data.Dims()
+	for i := 1; i < nTensors; i++ {
+		p, err := tensorArg(op, call, i)
+		if err != nil {
+			return nil, err
+		}
+		name := opArgName(op, i)
+		if !p.DType.IsVoid() && !data.DType.IsVoid() && p.DType != data.DType {
+			return nil, opErrorf(op, "%s has dtype %s but data has %s", name, p.DType, data.DType)
+		}
+		if p.NDim >= 0 && p.NDim != len(axes) {
+			return nil, opErrorf(op, "%s must have rank %d (one dimension per axis), got %d", name, len(axes), p.NDim)
+		}
+		pDims, ok := p.Dims()
+		if !ok || !dataKnown || norm == nil {
+			continue
+		}
+		for j, a := range norm {
+			if dimsProvablyDiffer(pDims[j], dataDims[a]) {
+				return nil, opErrorf(op, "%s dimension %d is %s but data dimension %d is %s",
+					name, j, fmtDim(pDims[j]), a, fmtDim(dataDims[a]))
+			}
+		}
+	}
+	return data, nil
+}
