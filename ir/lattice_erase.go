@@ -1,0 +1,189 @@
+package ir
+
+// EraseToWellDefined coarsens s so it mentions only symbolic variables for
+// which primInScope is true and Relax vars for which varInScope is true
+// (either callback may be nil, meaning "nothing is in scope").
+//
+// Coarsening follows TVM: a PrimInfo value mentioning an out-of-scope
+// variable drops to its dtype; a shape (of a ShapeInfo or a TensorInfo) with
+// any such dimension drops to its rank. A tensor whose shape is an
+// out-of-scope shape var keeps the var's known dimensions when those are in
+// scope, else only its rank. FuncInfo is returned unchanged: its symbolic
+// variables are bound by its own parameters. The result is s itself when
+// nothing needed erasing.
+func EraseToWellDefined(s StructInfo, primInScope func(*PrimVar) bool, varInScope func(*Var) bool) StructInfo {
+	e := eraser{primInScope: primInScope, varInScope: varInScope}
+	return e.erase(s)
+}
+
+// eraser rewrites struct info, first substituting mapped variables (call
+// return derivation), then erasing what is still out of scope.
+type eraser struct {
+	primMap     map[*PrimVar]PrimExpr
+	varMap      map[*Var]Expr
+	primInScope func(*PrimVar) bool
+	varInScope  func(*Var) bool
+}
+
+func (e *eraser) erase(s StructInfo) StructInfo {
+	switch x := s.(type) {
+	case *PrimInfo:
+		if x.Value == nil {
+			return x
+		}
+		v, ok := e.prim(x.Value)
+		if !ok {
+			return NewPrimInfo(x.DType)
+		}
+		if v == x.Value {
+			return x
+		}
+		return &PrimInfo{DType: x.DType, Value: v}
+	case *ShapeInfo:
+		if !x.Known() {
+			return x
+		}
+		vals, changed, ok := e.dims(x.Values)
+		if !ok {
+			return ShapeInfoNDim(x.NDim)
+		}
+		if !changed {
+			return x
+		}
+		return ShapeInfoOf(vals...)
+	case *TensorInfo:
+		return e.tensor(x)
+	case *TupleInfo:
+		var fields []StructInfo
+		for i, f := range x.Fields {
+			g := e.erase(f)
+			if g != f && fields == nil {
+				fields = make([]StructInfo, len(x.Fields))
+				copy(fields, x.Fields[:i])
+			}
+			if fields != nil {
+				fields[i] = g
+			}
+		}
+		if fields == nil {
+			return x
+		}
+		return NewTupleInfo(fields...)
+	}
+	// ObjectInfo, FuncInfo, nil.
+	return s
+}
+
+func (e *eraser) tensor(x *TensorInfo) StructInfo {
+	ndimOnly := func() StructInfo { return TensorInfoNDim(x.DType, x.NDim) }
+	withDims := func(vals []PrimExpr) StructInfo { return TensorInfoOf(x.DType, vals...) }
+	switch sh := x.Shape.(type) {
+	case nil:
+		return x
+	case *ShapeExpr:
+		vals, changed, ok := e.dims(sh.Values)
+		if !ok {
+			return ndimOnly()
+		}
+		if !changed {
+			return x
+		}
+		return withDims(vals)
+	case *Var:
+		if r, ok := e.varMap[sh]; ok {
+			switch r := r.(type) {
+			case *Var:
+				return &TensorInfo{Shape: r, DType: x.DType, NDim: x.NDim}
+			case *ShapeExpr:
+				return &TensorInfo{Shape: r, DType: x.DType, NDim: len(r.Values)}
+			}
+			if vals, ok := shapeValues(r); ok {
+				return withDims(vals)
+			}
+			return ndimOnly()
+		}
+		if e.varInScope != nil && e.varInScope(sh) {
+			return x
+		}
+		if vals, ok := shapeValues(sh); ok {
+			if vals, _, ok := e.dims(vals); ok {
+				return withDims(vals)
+			}
+		}
+		return ndimOnly()
+	}
+	return ndimOnly()
+}
+
+// dims maps each dimension; ok is false as soon as one is not well defined.
+func (e *eraser) dims(vals []PrimExpr) (out []PrimExpr, changed, ok bool) {
+	for i, d := range vals {
+		n, ok := e.prim(d)
+		if !ok {
+			return nil, false, false
+		}
+		if n != d && out == nil {
+			out = make([]PrimExpr, len(vals))
+			copy(out, vals[:i])
+		}
+		if out != nil {
+			out[i] = n
+		}
+	}
+	if out == nil {
+		return vals, false, true
+	}
+	return out, true, true
+}
+
+// prim substitutes mapped variables (simplifying the result) and reports
+// whether every remaining variable is in scope.
+func (e *eraser) prim(p PrimExpr) (PrimExpr, bool) {
+	substitute := false
+	undefined := false
+	walkPrimVars(p, func(v *PrimVar) {
+		if _, ok := e.primMap[v]; ok {
+			substitute = true
+		} else if e.primInScope == nil || !e.primInScope(v) {
+			undefined = true
+		}
+	})
+	if undefined {
+		return nil, false
+	}
+	if !substitute {
+		return p, true
+	}
+	if v, ok := p.(*PrimVar); ok {
+		return e.primMap[v], true
+	}
+	return Simplify(SubstitutePrim(p, e.primMap)), true
+}
+
+// walkPrimVars calls f on every variable occurrence in p (including buffer
+// data handles of loads). Recursion depth is the expression's nesting depth.
+func walkPrimVars(p PrimExpr, f func(*PrimVar)) {
+	switch x := p.(type) {
+	case *PrimVar:
+		f(x)
+	case *Binary:
+		walkPrimVars(x.A, f)
+		walkPrimVars(x.B, f)
+	case *Not:
+		walkPrimVars(x.A, f)
+	case *Select:
+		walkPrimVars(x.Cond, f)
+		walkPrimVars(x.True, f)
+		walkPrimVars(x.False, f)
+	case *Cast:
+		walkPrimVars(x.Value, f)
+	case *PrimCall:
+		for _, a := range x.Args {
+			walkPrimVars(a, f)
+		}
+	case *BufferLoad:
+		for _, a := range x.Indices {
+			walkPrimVars(a, f)
+		}
+	}
+}
