@@ -100,7 +100,7 @@ func (b *Builder) NormalizeArgument(e Expr) Expr {
 		}
 	}
 	post := b.Normalize(e)
-	if IsLeafOrTuple(e) {
+	if IsLeafOrTuple(post) { // a tuple whose fields were just hoisted stays
 		return post
 	}
 	fr = b.mustBlock("hoisting a nested expression")

@@ -1,0 +1,511 @@
+package ir
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/phasec/phasec/diag"
+)
+
+// Test-only ops with simple, self-contained inference so the normalizer is
+// tested independently of the real op registry.
+var (
+	// test.add(a, b): elementwise over tensors of provably equal shape.
+	testAdd = RegisterOp(&Op{Name: "test.add", Pure: true, Infer: inferTestAdd})
+	// test.noinfer has no Infer hook: an internal diagnostic.
+	testNoInfer = RegisterOp(&Op{Name: "test.noinfer", Pure: true})
+	// test.fail always fails inference.
+	testFail = RegisterOp(&Op{Name: "test.fail", Pure: true, Infer: func(*InferCtx, *Call) (StructInfo, error) {
+		return nil, errors.New("always fails")
+	}})
+	// test.panic panics in Infer.
+	testPanic = RegisterOp(&Op{Name: "test.panic", Pure: true, Infer: func(*InferCtx, *Call) (StructInfo, error) {
+		panic("boom")
+	}})
+	// test.double(a) is canonicalized by its Normalize hook to test.add(a, a).
+	testDouble = RegisterOp(&Op{Name: "test.double", Pure: true,
+		Infer: func(_ *InferCtx, c *Call) (StructInfo, error) { return c.Args[0].StructInfo(), nil },
+		Normalize: func(_ *InferCtx, c *Call) (Expr, error) {
+			return NewCall(testAdd, c.Args[0], c.Args[0]), nil
+		}})
+	// test.checked(a) infers like its argument; Validate rejects rank 0.
+	testChecked = RegisterOp(&Op{Name: "test.checked", Pure: true,
+		Infer: func(_ *InferCtx, c *Call) (StructInfo, error) { return c.Args[0].StructInfo(), nil },
+		Validate: func(_ *InferCtx, c *Call) error {
+			if t, ok := c.Args[0].StructInfo().(*TensorInfo); ok && t.NDim == 0 {
+				return errors.New("rank-0 tensors are not accepted")
+			}
+			return nil
+		}})
+)
+
+func inferTestAdd(_ *InferCtx, c *Call) (StructInfo, error) {
+	if len(c.Args) != 2 {
+		return nil, fmt.Errorf("expects 2 arguments, got %d", len(c.Args))
+	}
+	a, ok1 := c.Args[0].StructInfo().(*TensorInfo)
+	b, ok2 := c.Args[1].StructInfo().(*TensorInfo)
+	if !ok1 || !ok2 {
+		return nil, errors.New("expects tensors")
+	}
+	if a.DType != b.DType {
+		return nil, fmt.Errorf("dtype mismatch %s vs %s", a.DType, b.DType)
+	}
+	da, okA := a.Dims()
+	db, okB := b.Dims()
+	if !okA || !okB {
+		return TensorInfoNDim(a.DType, a.NDim), nil
+	}
+	if len(da) != len(db) {
+		return nil, fmt.Errorf("rank mismatch %d vs %d", len(da), len(db))
+	}
+	for i := range da {
+		if !CanProveEqual(da[i], db[i]) {
+			return nil, fmt.Errorf("dimension %d mismatch", i)
+		}
+	}
+	return &TensorInfo{Shape: a.Shape, DType: a.DType, NDim: a.NDim}, nil
+}
+
+func f32(dims ...PrimExpr) *TensorInfo { return TensorInfoOf(Float32, dims...) }
+
+func span(line int) diag.Span { return diag.Span{File: "t.py", Line: line, Col: 5} }
+
+func sinfoString(s StructInfo) string { return FormatStructInfo(s, nil) }
+
+func mustSeq(t *testing.T, e Expr) *SeqExpr {
+	t.Helper()
+	s, ok := e.(*SeqExpr)
+	if !ok {
+		t.Fatalf("want a SeqExpr, got %T", e)
+	}
+	return s
+}
+
+func noDiags(t *testing.T, d diag.List) {
+	t.Helper()
+	for _, x := range d {
+		t.Errorf("unexpected diagnostic: %s", x)
+	}
+}
+
+func TestNormalizeHoistsNestedCallsOncePerObject(t *testing.T) {
+	n := SymVar("n")
+	x := NewVar("x", f32(n, I64(4)))
+	inner := NewCall(testAdd, x, x)
+	f := &Function{Params: []*Var{x}, Body: NewCall(testAdd, inner, inner), Pure: true}
+
+	nf, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	seq := mustSeq(t, nf.Body)
+	if len(seq.Blocks) != 1 || len(seq.Blocks[0].Bindings) != 2 {
+		t.Fatalf("want one block with 2 bindings, got %d blocks", len(seq.Blocks))
+	}
+	b0 := seq.Blocks[0].Bindings[0].(*VarBinding)
+	b1 := seq.Blocks[0].Bindings[1].(*VarBinding)
+	if b0.Value != inner {
+		t.Errorf("the inner call should be bound as is (its operands are leaves)")
+	}
+	outer := b1.Value.(*Call)
+	if outer.Args[0] != b0.Var || outer.Args[1] != b0.Var {
+		t.Errorf("the same operand object must be hoisted once and reused, got %v", outer.Args)
+	}
+	if seq.Body != b1.Var {
+		t.Errorf("the result must be bound and the SeqExpr body be its var")
+	}
+	if got, want := sinfoString(nf.Ret), sinfoString(f32(n, I64(4))); got != want {
+		t.Errorf("inferred Ret = %s, want %s", got, want)
+	}
+	if _, ok := nf.StructInfo().(*FuncInfo); !ok {
+		t.Errorf("a function's struct info must be a FuncInfo, got %T", nf.StructInfo())
+	}
+}
+
+func TestNormalizeTuplesOfLeavesStay(t *testing.T) {
+	x := NewVar("x", f32(I64(2)))
+	leafTuple := NewTuple(x, NewTuple(x, NewShapeExpr(I64(1))))
+	callInTuple := NewTuple(x, NewCall(testAdd, x, x))
+	f := &Function{Params: []*Var{x}, Body: NewTuple(leafTuple, callInTuple), Pure: true}
+
+	nf, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	seq := mustSeq(t, nf.Body)
+	if len(seq.Blocks) != 1 || len(seq.Blocks[0].Bindings) != 1 {
+		t.Fatalf("only the call inside the tuple should be bound, got %v", seq.Blocks)
+	}
+	body := seq.Body.(*Tuple)
+	if body.Fields[0] != leafTuple {
+		t.Errorf("a tuple of leaves must be kept as is")
+	}
+	if body.Fields[1] == callInTuple || !IsLeafOrTuple(body.Fields[1]) {
+		t.Errorf("a tuple with a call field must be rebuilt around a bound var")
+	}
+	ti := body.StructInfo().(*TupleInfo)
+	if len(ti.Fields) != 2 || len(ti.Fields[0].(*TupleInfo).Fields) != 2 {
+		t.Errorf("tuple struct info is structural, got %s", sinfoString(ti))
+	}
+}
+
+func TestNormalizeIfBranchesBecomeScopes(t *testing.T) {
+	x := NewVar("x", f32(I64(3)))
+	c := NewVar("c", NewPrimInfo(Bool))
+	iff := &If{Cond: c, Then: NewCall(testAdd, x, x), Else: x}
+	f := &Function{Params: []*Var{x, c}, Body: iff, Pure: true}
+
+	nf, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	seq := mustSeq(t, nf.Body)
+	nif := seq.Blocks[0].Bindings[0].(*VarBinding).Value.(*If)
+	then := mustSeq(t, nif.Then)
+	els := mustSeq(t, nif.Else)
+	if len(then.Blocks) != 1 || len(els.Blocks) != 0 || els.Body != x {
+		t.Errorf("then branch should bind its call in its own scope; else should be a bare SeqExpr of x")
+	}
+	if got, want := sinfoString(nif.StructInfo()), sinfoString(f32(I64(3))); got != want {
+		t.Errorf("If struct info = %s, want the LCA %s", got, want)
+	}
+}
+
+func TestNormalizeFlattensNestedSeqExprAndMergesBlocks(t *testing.T) {
+	x := NewVar("x", f32(I64(3)))
+	a := NewDataflowVar("a", nil)
+	o := NewVar("o", nil)
+	inner := &SeqExpr{
+		Blocks: []*BindingBlock{{Dataflow: true, Bindings: []Binding{NewVarBinding(a, NewCall(testAdd, x, x))}}},
+		Body:   a,
+	}
+	y := NewVar("y", nil)
+	z := NewVar("z", nil)
+	body := &SeqExpr{
+		Blocks: []*BindingBlock{
+			{Bindings: []Binding{NewVarBinding(y, NewCall(testAdd, x, x))}},
+			{}, // empty: dropped
+			{Bindings: []Binding{NewVarBinding(z, NewCall(testAdd, y, y))}}, // merged with the first
+			{Dataflow: true, Bindings: []Binding{NewVarBinding(o, inner)}},  // flattened into this block
+		},
+		Body: o,
+	}
+	f := &Function{Params: []*Var{x}, Body: body, Pure: true}
+	nf, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	seq := mustSeq(t, nf.Body)
+	var kinds []string
+	for _, blk := range seq.Blocks {
+		kinds = append(kinds, fmt.Sprintf("%v:%d", blk.Dataflow, len(blk.Bindings)))
+	}
+	if got := strings.Join(kinds, " "); got != "false:2 true:2" {
+		t.Fatalf("blocks = %s, want the plain blocks merged and the nested seq flattened into the dataflow block", got)
+	}
+	last := seq.Blocks[1].Bindings[1].(*VarBinding)
+	if last.Var != o || last.Value != a {
+		t.Errorf("the flattened binding should bind o to the nested SeqExpr's result")
+	}
+	if o.StructInfo() == nil || y.StructInfo() == nil {
+		t.Errorf("unannotated vars get the inferred info")
+	}
+}
+
+func TestNormalizeFlattenAcrossBlockKindsSplits(t *testing.T) {
+	x := NewVar("x", f32(I64(3)))
+	a := NewDataflowVar("a", nil)
+	o := NewVar("o", nil)
+	inner := &SeqExpr{
+		Blocks: []*BindingBlock{{Dataflow: true, Bindings: []Binding{NewVarBinding(a, NewCall(testAdd, x, x))}}},
+		Body:   a,
+	}
+	y := NewVar("y", nil)
+	body := &SeqExpr{Blocks: []*BindingBlock{{Bindings: []Binding{
+		NewVarBinding(y, NewCall(testAdd, x, x)),
+		NewVarBinding(o, inner),
+	}}}, Body: o}
+	nf, diags := NormalizeFunction(nil, &Function{Params: []*Var{x}, Body: body, Pure: true})
+	noDiags(t, diags)
+	seq := mustSeq(t, nf.Body)
+	if len(seq.Blocks) != 3 || !seq.Blocks[1].Dataflow || seq.Blocks[2].Bindings[0].(*VarBinding).Value != a {
+		t.Fatalf("a dataflow SeqExpr inside a plain block must split it: plain, dataflow, plain(o = a)")
+	}
+}
+
+func TestNormalizeAnnotations(t *testing.T) {
+	n := SymVar("n")
+	m := SymVar("m")
+	cases := []struct {
+		name    string
+		param   StructInfo
+		ann     StructInfo
+		wantErr string
+	}{
+		{"same", f32(I64(4)), f32(I64(4)), ""},
+		{"less specific ndim", f32(I64(4)), TensorInfoNDim(Float32, 1), ""},
+		{"object", f32(I64(4)), Object(), ""},
+		{"unprovable symbolic (L2) allowed", f32(n), f32(m), ""},
+		{"contradiction", f32(I64(4)), f32(I64(3)), "contradicts inferred"},
+		{"wrong dtype", f32(I64(4)), TensorInfoOf(Int32, I64(4)), "contradicts inferred"},
+		{"wrong kind", f32(I64(4)), ShapeInfoNDim(1), "contradicts inferred"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			x := NewVar("x", tc.param)
+			y := NewVar("y", tc.ann)
+			bind := NewVarBinding(y, NewCall(testAdd, x, x))
+			bind.SetSpan(span(7))
+			f := &Function{Params: []*Var{x}, Pure: true, Body: &SeqExpr{
+				Blocks: []*BindingBlock{{Bindings: []Binding{bind}}}, Body: y}}
+			_, diags := NormalizeFunction(nil, f)
+			if tc.wantErr == "" {
+				noDiags(t, diags)
+				if y.StructInfo() != tc.ann {
+					t.Errorf("an annotated var keeps its annotation")
+				}
+				return
+			}
+			if len(diags) != 1 {
+				t.Fatalf("want 1 diagnostic, got %v", diags)
+			}
+			d := diags[0]
+			if d.Code != DiagAnnotation || d.Span != span(7) || !strings.Contains(d.Msg, tc.wantErr) {
+				t.Errorf("got %s", d)
+			}
+			if !strings.Contains(d.Msg, sinfoString(tc.ann)) || !strings.Contains(d.Msg, sinfoString(tc.param)) {
+				t.Errorf("message should show both infos: %s", d.Msg)
+			}
+		})
+	}
+}
+
+func TestNormalizeReturnAnnotation(t *testing.T) {
+	x := NewVar("x", f32(I64(4)))
+	f := &Function{Params: []*Var{x}, Body: x, Ret: f32(I64(5)), Pure: true}
+	f.SetSpan(span(2))
+	_, diags := NormalizeFunction(nil, f)
+	if len(diags) != 1 || diags[0].Code != DiagAnnotation || diags[0].Span != span(2) {
+		t.Fatalf("want a return annotation diagnostic at the function, got %v", diags)
+	}
+	ok := &Function{Params: []*Var{x}, Body: x, Ret: TensorInfoNDim(Float32, 1), Pure: true}
+	nf, diags := NormalizeFunction(nil, ok)
+	noDiags(t, diags)
+	if nf.Ret != ok.Ret {
+		t.Errorf("a less specific return annotation is kept")
+	}
+}
+
+func TestNormalizeInferenceFailuresAreDiagnostics(t *testing.T) {
+	x := NewVar("x", f32(I64(4)))
+	s := NewVar("s", f32())
+	cases := []struct {
+		name, code, msg string
+		call            *Call
+	}{
+		{"op error", DiagInference, "test.fail: always fails", NewCall(testFail, x)},
+		{"shape mismatch", DiagInference, "dimension 0 mismatch", NewCall(testAdd, x, NewVar("w", f32(I64(5))))},
+		{"nil Infer", DiagInternal, "op test.noinfer has no struct info inference", NewCall(testNoInfer, x)},
+		{"panicking Infer", DiagInference, "panicked: boom", NewCall(testPanic, x)},
+		{"validate", DiagValidate, "rank-0 tensors are not accepted", NewCall(testChecked, s)},
+		{"not callable", DiagInference, "is not callable", NewCall(x, x)},
+		{"unknown global", DiagUndefined, "unknown global function @nowhere", NewCall(NewGlobalVar("nowhere"), x)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.call.SetSpan(span(9))
+			b := NewBuilder(NewModule())
+			b.BeginScope([]*Var{x, s})
+			b.BeginBlock(false)
+			v := b.Emit(tc.call, "v")
+			b.EndBlock()
+			b.EndScope()
+			d := b.Diagnostics()
+			if len(d) != 1 {
+				t.Fatalf("want 1 diagnostic, got %v", d)
+			}
+			if d[0].Code != tc.code || !strings.Contains(d[0].Msg, tc.msg) || !d[0].Span.IsValid() {
+				t.Errorf("got %s, want code %s containing %q", d[0], tc.code, tc.msg)
+			}
+			if tc.code != DiagValidate {
+				if _, ok := v.StructInfo().(*ObjectInfo); !ok {
+					t.Errorf("a failed call gets R.Object so building continues, got %s", sinfoString(v.StructInfo()))
+				}
+			}
+		})
+	}
+}
+
+func TestNormalizeOpNormalizeHookIsRevisited(t *testing.T) {
+	x := NewVar("x", f32(I64(2)))
+	b := NewBuilder(nil)
+	b.BeginScope([]*Var{x})
+	b.BeginBlock(true)
+	v := b.Emit(NewCall(testDouble, x), "v")
+	blk := b.EndBlock()
+	b.EndScope()
+	noDiags(t, b.Diagnostics())
+	c := blk.Bindings[0].(*VarBinding).Value.(*Call)
+	if c.Op != testAdd || c.Args[0] != x || c.Args[1] != x {
+		t.Errorf("the Normalize hook's result should be bound, got %v", c.Op)
+	}
+	if !v.Dataflow || v.StructInfo() == nil {
+		t.Errorf("Emit in a dataflow block gives a dataflow var with struct info")
+	}
+}
+
+func TestMatchCastDefinesSymbolicVars(t *testing.T) {
+	x := NewVar("x", TensorInfoNDim(Float32, 1))
+	m := SymVar("m")
+	b := NewBuilder(nil)
+	b.BeginScope([]*Var{x})
+	b.BeginBlock(false)
+	y := b.EmitMatchCast(x, f32(m), "y")
+	z := b.Emit(NewCall(testAdd, y, y), "z")
+	blk := b.EndBlock()
+	// Inside the function m is defined: z keeps it.
+	if got, want := sinfoString(z.StructInfo()), sinfoString(f32(m)); got != want {
+		t.Errorf("z = %s, want %s", got, want)
+	}
+	// Leaving the function, m is not defined by the parameters: erased.
+	seq := b.FinishScope([]*BindingBlock{blk}, z)
+	noDiags(t, b.Diagnostics())
+	if got, want := sinfoString(seq.StructInfo()), sinfoString(TensorInfoNDim(Float32, 1)); got != want {
+		t.Errorf("function result info = %s, want %s (m erased)", got, want)
+	}
+	if y.StructInfo().(*TensorInfo).Shape.(*ShapeExpr).Values[0] != m {
+		t.Errorf("the match_cast var has exactly the target info")
+	}
+}
+
+func TestIfBranchErasesBranchLocalSymVars(t *testing.T) {
+	x := NewVar("x", TensorInfoNDim(Float32, 1))
+	c := NewVar("c", NewPrimInfo(Bool))
+	n := SymVar("n")
+	k := SymVar("k")
+	outer := NewVar("outer", f32(n))
+	inner := NewVar("inner", f32(k))
+	// outer's n is defined before the If (visible after it); inner's k only
+	// inside the branch.
+	then := &SeqExpr{Blocks: []*BindingBlock{{Bindings: []Binding{NewMatchCast(inner, x, f32(k))}}}, Body: inner}
+	iff := &If{Cond: c, Then: then, Else: &SeqExpr{Body: outer}}
+	r := NewVar("r", nil)
+	r2 := NewVar("r2", nil)
+	body := &SeqExpr{Blocks: []*BindingBlock{{Bindings: []Binding{
+		NewMatchCast(outer, x, f32(n)),
+		NewVarBinding(r, iff),
+		NewVarBinding(r2, &If{Cond: c, Then: &SeqExpr{Body: outer}, Else: &SeqExpr{Body: outer}}),
+	}}}, Body: r}
+	_, diags := NormalizeFunction(nil, &Function{Params: []*Var{x, c}, Body: body, Pure: true})
+	noDiags(t, diags)
+	if got, want := sinfoString(r.StructInfo()), sinfoString(TensorInfoNDim(Float32, 1)); got != want {
+		t.Errorf("r = %s, want %s", got, want)
+	}
+	if got, want := sinfoString(r2.StructInfo()), sinfoString(f32(n)); got != want {
+		t.Errorf("r2 = %s, want %s (n is defined outside the branches)", got, want)
+	}
+}
+
+func TestNormalizeCallsThroughModule(t *testing.T) {
+	n := SymVar("n")
+	p := NewVar("p", f32(n))
+	callee := &Function{Params: []*Var{p}, Body: NewCall(testAdd, p, p), Pure: true}
+	x := NewVar("x", f32(I64(8)))
+	caller := &Function{Params: []*Var{x}, Body: NewCall(NewGlobalVar("callee"), x), Pure: true}
+	ext := &Function{Params: []*Var{NewVar("y", f32(I64(1)))}, Pure: false,
+		Body: &Call{Op: NewExternFunc("my.packed"), Args: []Expr{NewStringImm("s")}, SInfoArgs: []StructInfo{ShapeInfoNDim(2)}}}
+	mod := NewModule()
+	mod.Set("callee", callee)
+	mod.Set("caller", caller)
+	mod.Set("ext", ext)
+	out, diags := NormalizeModule(mod)
+	noDiags(t, diags)
+	if mod.Func("caller") != caller || caller.Ret != nil {
+		t.Fatalf("the input module must not change")
+	}
+	// callee's return is inferred first, then bound at the call: n := 8.
+	if got, want := sinfoString(out.Func("caller").Ret), sinfoString(f32(I64(8))); got != want {
+		t.Errorf("caller Ret = %s, want %s", got, want)
+	}
+	if got, want := sinfoString(out.Func("ext").Ret), sinfoString(ShapeInfoNDim(2)); got != want {
+		t.Errorf("extern call Ret = %s, want %s (from sinfo_args)", got, want)
+	}
+	fi := ExternFuncInfo()
+	if fi.Pure || !fi.Opaque {
+		t.Errorf("ExternFunc info must be opaque and impure")
+	}
+}
+
+func TestNormalizeLeafInfo(t *testing.T) {
+	n := SymVar("n")
+	arr, _ := NewNDArray(Int32, []int64{2, 3})
+	cases := []struct {
+		e    Expr
+		want StructInfo
+	}{
+		{NewShapeExpr(n, I64(2)), ShapeInfoOf(n, I64(2))},
+		{NewPrimValue(n), PrimInfoOf(n)},
+		{NewStringImm("a"), Object()},
+		{NewDataTypeImm(Float16), Object()},
+		{&Constant{Data: arr}, TensorInfoOf(Int32, I64(2), I64(3))},
+	}
+	b := NewBuilder(nil)
+	for _, tc := range cases {
+		got := b.Normalize(tc.e)
+		if got != tc.e || sinfoString(got.StructInfo()) != sinfoString(tc.want) {
+			t.Errorf("%T: got %s, want %s", tc.e, sinfoString(got.StructInfo()), sinfoString(tc.want))
+		}
+	}
+	noDiags(t, b.Diagnostics())
+}
+
+func TestNormalizeIsIdempotentAndReturnsSamePointers(t *testing.T) {
+	f := chainFunction(50)
+	nf, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	again, diags := NormalizeFunction(nil, nf)
+	noDiags(t, diags)
+	if again != nf {
+		t.Errorf("normalizing a normalized function must return it unchanged")
+	}
+}
+
+// chainFunction is a dataflow chain of n test.add bindings, built without
+// struct info on the bound vars; its operand is nested, so the first call
+// gets hoisted.
+func chainFunction(n int) *Function {
+	d := SymVar("d")
+	x := NewVar("x", f32(d, I64(4)))
+	binds := make([]Binding, 0, n+1)
+	prev := Expr(x)
+	for i := 0; i < n; i++ {
+		v := NewDataflowVar(fmt.Sprintf("lv%d", i), nil)
+		binds = append(binds, NewVarBinding(v, NewCall(testAdd, prev, x)))
+		prev = v
+	}
+	out := NewVar("out", nil)
+	binds = append(binds, NewVarBinding(out, prev))
+	return &Function{Params: []*Var{x}, Pure: true, Body: &SeqExpr{
+		Blocks: []*BindingBlock{{Dataflow: true, Bindings: binds}}, Body: out}}
+}
+
+func TestNormalizeLongChainIteratively(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100k bindings")
+	}
+	f := chainFunction(100_000)
+	nf, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	seq := mustSeq(t, nf.Body)
+	if got := len(seq.Blocks[0].Bindings); got != 100_001 {
+		t.Fatalf("bindings = %d", got)
+	}
+	count := 0
+	Inspect(nf, func(e Expr) bool {
+		if _, ok := e.(*Call); ok {
+			count++
+		}
+		return true
+	})
+	if count != 100_000 {
+		t.Errorf("Inspect saw %d calls", count)
+	}
+	if m := (&Mutator{}).Function(nf); m != nf {
+		t.Errorf("no-op mutator must return the same function")
+	}
+}
