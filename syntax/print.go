@@ -1,8 +1,227 @@
 package syntax
 
-import "github.com/phasec/phasec/ir"
+import (
+	"strconv"
+	"strings"
 
-// STUB owned by the printer helper. Signature is the contract.
+	"github.com/phasec/phasec/ir"
+)
+
+// Printer: canonical TVMScript text of a module.
+//
+// The output is the classic Relax dialect TVM v0.23 prints (`mod.script()`),
+// and it is canonical: printing is a function of the module's structure, so
+// print(parse(print(m))) == print(m) byte for byte. What makes it so:
+//
+//   - Functions print in TVM's order (src/script/printer/ir/ir.cc,
+//     SortableFunction): PrimFuncs by name, then Relax functions by name, and
+//     a function called "main" last.
+//   - Attribute dictionaries print with sorted keys.
+//   - Every printed name is unique within its function (Python scoping: one
+//     namespace per def, nested defs included), derived deterministically
+//     from the name hint: the first "lv" prints as lv, the next as lv1, lv2,
+//     ... So all printed names are distinct, and re-parsing gives back hints
+//     that print unchanged.
+//   - Symbolic variables print where they are first used, and the
+//     declarations `n = T.int64()` are collected at the top of the function
+//     that first mentions them. In a signature a dimension that mentions one
+//     of the function's own symbolic variables prints as a string ("n"),
+//     because Python evaluates the signature before the body declares it.
+//   - Relax-level symbolic expressions (shapes, prim values, struct info)
+//     print in the canonical form ir.Simplify gives; TIR kernel expressions
+//     print as they are.
+//   - A binding's annotation is omitted exactly when it is structurally equal
+//     to its value's struct info, which is what the parser's inference gives
+//     back (so eliding it loses nothing).
+//
+// Simplification (documented): non-scalar constants print inline as
+// R.const(<nested list>, "dtype") instead of TVM's metadata section; TVM
+// accepts that spelling too (R.const takes anything numpy can convert).
+//
+// The printer never recurses over bindings or statements lists; recursion
+// depth follows expression and loop nesting only.
 
 // Print returns the canonical TVMScript text of mod.
-func Print(mod *ir.Module) string { return "" }
+func Print(mod *ir.Module) string {
+	p := &printer{mod: mod}
+	p.relaxPrimNameFn = p.relaxPrimName
+	p.tirNameFn = p.tirVarName
+	p.tirBufferFn = p.bufferName
+	p.module()
+	return string(p.out)
+}
+
+// printer accumulates output in out. Methods write directly to out; function
+// bodies are printed into a scratch buffer first so that the declarations
+// found while printing them can be placed above (see relaxFunc).
+type printer struct {
+	mod *ir.Module
+	out []byte
+	ind int // current indentation level (4 spaces each)
+	// fn is the innermost Relax function being printed, nil in TIR.
+	fn *relaxFrame
+	// tir is the PrimFunc being printed, nil in Relax.
+	tir *tirFrame
+	// sig is set while printing a Relax signature, where dimensions that
+	// mention the function's own symbolic variables print as strings;
+	// relaxPrimName sets sigOwn when it names such a variable.
+	sig, sigOwn bool
+	// relaxPrimNameFn and tirNameFn are the method values handed to
+	// ir.PrimFormat, bound once.
+	relaxPrimNameFn func(*ir.PrimVar) string
+	tirNameFn       func(*ir.PrimVar) string
+	tirBufferFn     func(*ir.Buffer) string
+}
+
+func (p *printer) str(s string) { p.out = append(p.out, s...) }
+func (p *printer) byte(c byte)  { p.out = append(p.out, c) }
+
+// line starts a new line at the current indentation.
+func (p *printer) line() {
+	for i := 0; i < p.ind; i++ {
+		p.out = append(p.out, "    "...)
+	}
+}
+
+func (p *printer) nl() { p.out = append(p.out, '\n') }
+
+// quote writes s as a double-quoted Python string literal. Go's escapes for
+// quotes, backslashes and control characters are also valid Python.
+func (p *printer) quote(s string) {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		p.out = append(p.out, '"')
+		p.out = append(p.out, s...)
+		p.out = append(p.out, '"')
+		return
+	}
+	p.out = strconv.AppendQuote(p.out, s)
+}
+
+const header = "# from tvm.script import ir as I\n" +
+	"# from tvm.script import tir as T\n" +
+	"# from tvm.script import relax as R\n\n"
+
+func (p *printer) module() {
+	p.str(header)
+	p.str("@I.ir_module\nclass Module:\n")
+	p.ind = 1
+	first := true
+	if len(p.mod.Attrs) > 0 {
+		p.line()
+		p.str("I.module_attrs(")
+		p.attrDict(p.mod.Attrs, "")
+		p.str(")\n")
+		first = false
+	}
+	for _, name := range functionOrder(p.mod) {
+		if !first {
+			p.nl()
+		}
+		first = false
+		f, _ := p.mod.Lookup(name)
+		switch f := f.(type) {
+		case *ir.Function:
+			p.relaxFunc(name, f, true)
+		case *ir.PrimFunc:
+			p.primFunc(name, f)
+		}
+	}
+	if first {
+		p.line()
+		p.str("pass\n")
+	}
+}
+
+// functionOrder is TVM's printing order: PrimFuncs, then Relax functions,
+// each sorted by name, with "main" last.
+func functionOrder(mod *ir.Module) []string {
+	var tir, relax []string
+	hasMain := false
+	for name, f := range mod.Functions() { // sorted by name
+		switch {
+		case name == "main":
+			hasMain = true
+		case isPrimFunc(f):
+			tir = append(tir, name)
+		default:
+			relax = append(relax, name)
+		}
+	}
+	order := append(tir, relax...)
+	if hasMain {
+		order = append(order, "main")
+	}
+	return order
+}
+
+func isPrimFunc(f ir.BaseFunc) bool {
+	_, ok := f.(*ir.PrimFunc)
+	return ok
+}
+
+// decorator writes "@prefix", or "@prefix(private=True, pure=False)" with the
+// options that apply.
+func (p *printer) decorator(prefix string, private, impure bool) {
+	p.line()
+	p.byte('@')
+	p.str(prefix)
+	if private || impure {
+		p.byte('(')
+		if private {
+			p.str("private=True")
+		}
+		if impure {
+			if private {
+				p.str(", ")
+			}
+			p.str("pure=False")
+		}
+		p.byte(')')
+	}
+	p.nl()
+}
+
+// visibleAttrs returns a function's attributes as printed: global_symbol is
+// hidden when it equals the function's name. private reports a top-level
+// function without a global_symbol.
+func visibleAttrs(name string, attrs ir.Attrs, topLevel bool) (shown ir.Attrs, private bool) {
+	sym, ok := attrs.String(ir.AttrGlobalSymbol)
+	switch {
+	case !ok:
+		return attrs, topLevel
+	case sym == name:
+		return attrs.Without(ir.AttrGlobalSymbol), false
+	}
+	return attrs, false
+}
+
+// isIdent reports whether s is usable as a Python identifier as is.
+func isIdent(s string) bool {
+	if s == "" || pythonKeywords[s] {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+var pythonKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(`False None True and as assert async await break class
+		continue def del elif else except finally for from global if import in is lambda
+		nonlocal not or pass raise return try while with yield`) {
+		m[k] = true
+	}
+	return m
+}()

@@ -1,0 +1,70 @@
+package syntax
+
+import (
+	"strconv"
+)
+
+// nameSpace hands out the printed names of one Python function scope (a
+// top-level def with everything nested in it). Names are derived from hints:
+// the first use of a hint prints as is, later ones get the smallest numeric
+// suffix not yet taken (lv, lv1, lv2, ...), as TVM's GenerateUniqueName does.
+// next remembers, per hint, where to resume counting, so a module where
+// 100 000 vars are all called "lv" is still printed in linear time.
+type nameSpace struct {
+	used map[string]bool
+	next map[string]int
+}
+
+func newNameSpace() *nameSpace {
+	ns := &nameSpace{used: map[string]bool{}, next: map[string]int{}}
+	for _, r := range reservedNames {
+		ns.used[r] = true
+	}
+	return ns
+}
+
+// Names the printed text itself uses at module or function level.
+var reservedNames = []string{"I", "R", "T", "cls", "Module", "metadata", "range"}
+
+// fresh returns a new unique name for hint.
+func (ns *nameSpace) fresh(hint string) string {
+	base := sanitizeName(hint)
+	if !ns.used[base] {
+		ns.used[base] = true
+		return base
+	}
+	for i := max(ns.next[base], 1); ; i++ {
+		cand := base + strconv.Itoa(i)
+		if !ns.used[cand] {
+			ns.used[cand] = true
+			ns.next[base] = i + 1
+			return cand
+		}
+	}
+}
+
+// sanitizeName makes hint a valid identifier: characters other than letters,
+// digits and '_' become '_', a leading digit gets a "v_" prefix, a keyword a
+// "_" suffix, and an empty hint is "v".
+func sanitizeName(hint string) string {
+	if isIdent(hint) {
+		return hint
+	}
+	if hint == "" {
+		return "v"
+	}
+	b := []byte(hint)
+	for i, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	s := string(b)
+	if s[0] >= '0' && s[0] <= '9' {
+		s = "v_" + s
+	}
+	if pythonKeywords[s] {
+		s += "_"
+	}
+	return s
+}

@@ -1,0 +1,542 @@
+package syntax
+
+import (
+	"strconv"
+
+	"github.com/phasec/phasec/ir"
+)
+
+// Relax functions, bindings and expressions.
+
+// relaxScope is the state a top-level Relax function shares with the
+// functions nested in it: one Python namespace.
+type relaxScope struct {
+	ns    *nameSpace
+	vars  map[*ir.Var]string
+	prims map[*ir.PrimVar]primDecl
+	// usesCls is set when a global reference (cls.f) is printed, so the
+	// top-level function gets its "cls = Module" line.
+	usesCls bool
+	// voidUsed holds the void-valued vars that are referenced: their
+	// bindings cannot print as bare call statements.
+	voidUsed map[*ir.Var]bool
+}
+
+type primDecl struct {
+	name  string
+	owner *relaxFrame
+}
+
+// relaxFrame is one (possibly nested) Relax function being printed.
+type relaxFrame struct {
+	parent *relaxFrame
+	sc     *relaxScope
+	// decls are the symbolic variables this function declares at the top of
+	// its body, in order of first use.
+	decls []*ir.PrimVar
+}
+
+func (p *printer) relaxFunc(name string, f *ir.Function, topLevel bool) {
+	frame := &relaxFrame{parent: p.fn}
+	if topLevel {
+		frame.sc = &relaxScope{
+			ns:       newNameSpace(),
+			vars:     map[*ir.Var]string{},
+			prims:    map[*ir.PrimVar]primDecl{},
+			voidUsed: usedVoidVars(f),
+		}
+	} else {
+		frame.sc = p.fn.sc
+	}
+	p.fn = frame
+	defer func() { p.fn = frame.parent }()
+
+	attrs, private := visibleAttrs(name, f.Attrs, topLevel)
+	p.decorator("R.function", private, !f.Pure)
+	p.line()
+	p.str("def ")
+	p.str(name)
+	p.byte('(')
+	p.sig = true
+	for i, v := range f.Params {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.str(p.defineVar(v))
+		p.str(": ")
+		p.sinfo(v.StructInfo())
+	}
+	p.str(") -> ")
+	ret := f.Ret
+	if ret == nil && f.Body != nil {
+		ret = f.Body.StructInfo()
+	}
+	p.sinfo(ret)
+	p.sig = false
+	p.str(":\n")
+
+	// The body goes to a scratch buffer first: printing it may declare
+	// symbolic variables (and set usesCls), which print above it.
+	saved := p.out
+	p.out = nil
+	p.ind++
+	p.body(f.Body)
+	body := p.out
+	p.out = saved
+	for _, v := range frame.decls {
+		p.line()
+		p.str(frame.sc.prims[v].name)
+		p.str(" = T.")
+		p.str(v.Type.String())
+		p.str("()\n")
+	}
+	if len(attrs) > 0 {
+		p.line()
+		p.str("R.func_attr(")
+		p.attrDict(attrs, "")
+		p.str(")\n")
+	}
+	if topLevel && frame.sc.usesCls {
+		p.line()
+		p.str("cls = Module\n")
+	}
+	p.out = append(p.out, body...)
+	p.ind--
+}
+
+// defineVar gives v its unique printed name.
+func (p *printer) defineVar(v *ir.Var) string {
+	name := p.fn.sc.ns.fresh(v.Name)
+	p.fn.sc.vars[v] = name
+	return name
+}
+
+// varName is the printed name of a use of v. A var used before (or without)
+// its definition is ill-formed; it still gets a name, which the parser will
+// report as undefined.
+func (p *printer) varName(v *ir.Var) string {
+	if p.fn == nil {
+		return sanitizeName(v.Name)
+	}
+	if name, ok := p.fn.sc.vars[v]; ok {
+		return name
+	}
+	return p.defineVar(v)
+}
+
+// relaxPrimName names a symbolic variable, declaring it in the current
+// function on first use. In a signature it records in sigOwn whether the
+// variable belongs to the function being printed.
+func (p *printer) relaxPrimName(v *ir.PrimVar) string {
+	f := p.fn
+	if f == nil {
+		return sanitizeName(v.Name)
+	}
+	if d, ok := f.sc.prims[v]; ok {
+		if d.owner == f {
+			p.sigOwn = true
+		}
+		return d.name
+	}
+	name := f.sc.ns.fresh(v.Name)
+	f.sc.prims[v] = primDecl{name: name, owner: f}
+	f.decls = append(f.decls, v)
+	p.sigOwn = true
+	return name
+}
+
+func (p *printer) body(e ir.Expr) {
+	result := e
+	if seq, ok := e.(*ir.SeqExpr); ok {
+		p.blocks(seq.Blocks)
+		result = seq.Body
+	}
+	p.line()
+	p.str("return ")
+	p.expr(result)
+	p.nl()
+}
+
+func (p *printer) blocks(blocks []*ir.BindingBlock) {
+	for _, b := range blocks {
+		if !b.Dataflow {
+			for _, bd := range b.Bindings {
+				p.binding(bd, false)
+			}
+			continue
+		}
+		p.line()
+		p.str("with R.dataflow():\n")
+		p.ind++
+		var outputs []string
+		for _, bd := range b.Bindings {
+			p.binding(bd, true)
+			if v := bd.BoundVar(); !v.Dataflow {
+				outputs = append(outputs, p.fn.sc.vars[v])
+			}
+		}
+		p.line()
+		p.str("R.output(")
+		for i, o := range outputs {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.str(o)
+		}
+		p.str(")\n")
+		p.ind--
+	}
+}
+
+func (p *printer) binding(b ir.Binding, inDataflow bool) {
+	switch b := b.(type) {
+	case *ir.VarBinding:
+		switch v := b.Value.(type) {
+		case *ir.If:
+			p.ifBinding(b.Var, v)
+			return
+		case *ir.Function:
+			p.relaxFunc(p.defineVar(b.Var), v, false)
+			return
+		}
+		if !inDataflow && isVoid(b.Var.StructInfo()) && isVoid(b.Value.StructInfo()) && !p.fn.sc.voidUsed[b.Var] {
+			// A void call statement: TVM prints it bare, and the parser
+			// turns a bare call back into a "_" binding.
+			p.line()
+			p.expr(b.Value)
+			p.nl()
+			return
+		}
+		p.line()
+		p.str(p.defineVar(b.Var))
+		if needAnnotation(b.Var.StructInfo(), b.Value.StructInfo()) {
+			p.str(": ")
+			p.sinfo(b.Var.StructInfo())
+		}
+		p.str(" = ")
+		p.expr(b.Value)
+		p.nl()
+	case *ir.MatchCast:
+		p.line()
+		p.str(p.defineVar(b.Var))
+		if needAnnotation(b.Var.StructInfo(), b.SInfo) {
+			p.str(": ")
+			p.sinfo(b.Var.StructInfo())
+		}
+		p.str(" = R.match_cast(")
+		p.expr(b.Value)
+		p.str(", ")
+		p.sinfo(b.SInfo)
+		p.str(")\n")
+	}
+}
+
+// ifBinding prints "v = If(c, a, b)" as a Python if statement whose branches
+// both end by binding v.
+func (p *printer) ifBinding(v *ir.Var, e *ir.If) {
+	name := p.defineVar(v)
+	ann := needAnnotation(v.StructInfo(), e.StructInfo())
+	p.line()
+	p.str("if ")
+	p.expr(e.Cond)
+	p.str(":\n")
+	p.ind++
+	p.branch(e.Then, name, v, ann)
+	p.ind--
+	p.line()
+	p.str("else:\n")
+	p.ind++
+	p.branch(e.Else, name, v, ann)
+	p.ind--
+}
+
+func (p *printer) branch(e ir.Expr, name string, v *ir.Var, ann bool) {
+	result := e
+	if seq, ok := e.(*ir.SeqExpr); ok {
+		p.blocks(seq.Blocks)
+		result = seq.Body
+	}
+	p.line()
+	p.str(name)
+	if ann {
+		p.str(": ")
+		p.sinfo(v.StructInfo())
+	}
+	p.str(" = ")
+	p.expr(result)
+	p.nl()
+}
+
+// needAnnotation reports whether a binding must spell its var's struct info:
+// exactly when it differs from what the value's inference gives.
+func needAnnotation(varInfo, valueInfo ir.StructInfo) bool {
+	switch {
+	case varInfo == nil:
+		return false
+	case valueInfo == nil:
+		return true
+	case varInfo == valueInfo:
+		return false
+	}
+	return !ir.StructuralEqual(varInfo, valueInfo, ir.EqualOptions{})
+}
+
+func isVoid(s ir.StructInfo) bool {
+	t, ok := s.(*ir.TupleInfo)
+	return ok && len(t.Fields) == 0
+}
+
+func (p *printer) expr(e ir.Expr) {
+	switch x := e.(type) {
+	case *ir.Var:
+		p.str(p.varName(x))
+	case *ir.GlobalVar:
+		if p.fn != nil {
+			p.fn.sc.usesCls = true
+		}
+		p.str("cls.")
+		p.str(x.Name)
+	case *ir.ExternFunc:
+		p.str("R.ExternFunc(")
+		p.quote(x.Symbol)
+		p.byte(')')
+	case *ir.Op:
+		p.str(ir.OpPath(x))
+	case *ir.Constant:
+		p.constant(x)
+	case *ir.ShapeExpr:
+		p.str("R.shape([")
+		p.relaxPrims(x.Values)
+		p.str("])")
+	case *ir.PrimValue:
+		p.str("R.prim_value(")
+		p.relaxPrim(x.Value)
+		p.byte(')')
+	case *ir.StringImm:
+		p.str("R.str(")
+		p.quote(x.Value)
+		p.byte(')')
+	case *ir.DataTypeImm:
+		p.str("R.dtype(")
+		p.quote(x.Value.String())
+		p.byte(')')
+	case *ir.Tuple:
+		p.byte('(')
+		p.exprList(x.Fields)
+		if len(x.Fields) == 1 {
+			p.byte(',')
+		}
+		p.byte(')')
+	case *ir.TupleGetItem:
+		p.expr(x.Tuple)
+		p.byte('[')
+		p.out = strconv.AppendInt(p.out, int64(x.Index), 10)
+		p.byte(']')
+	case *ir.Call:
+		p.call(x)
+	case nil:
+		p.str("None")
+	default:
+		// If, SeqExpr and Function only occur as binding values or
+		// bodies in normalized IR; elsewhere they have no spelling.
+		p.str("<unprintable ")
+		p.str(ir.FormatExpr(e, nil))
+		p.byte('>')
+	}
+}
+
+func (p *printer) exprList(l []ir.Expr) {
+	for i, a := range l {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.expr(a)
+	}
+}
+
+func (p *printer) call(c *ir.Call) {
+	switch op := c.Op.(type) {
+	case *ir.Op:
+		p.opCall(op, c)
+	case *ir.ExternFunc:
+		// A call of an extern function is what R.call_packed builds.
+		p.str("R.call_packed(")
+		p.quote(op.Symbol)
+		for _, a := range c.Args {
+			p.str(", ")
+			p.expr(a)
+		}
+		if len(c.SInfoArgs) > 0 {
+			p.str(", ")
+			p.sinfoArgs(c.SInfoArgs)
+		}
+		p.byte(')')
+	default:
+		p.expr(c.Op)
+		p.byte('(')
+		p.exprList(c.Args)
+		p.byte(')')
+	}
+}
+
+// opCall prints a call of a registered op, guided by its schema: argument
+// parameters positionally (an extern callee as its string), attributes as
+// keywords in schema order, and the explicit output struct info. The
+// call_tir family prints as TVM does: callee and argument tuple positionally,
+// then out_sinfo=, attributes (inplace_indices=), and the optional trailing
+// arguments by keyword (tir_vars=).
+func (p *printer) opCall(op *ir.Op, c *ir.Call) {
+	p.str(ir.OpPath(op))
+	p.byte('(')
+	argParams := op.ArgParams()
+	externPos := -1
+	if i := op.ExternCalleeParam(); i >= 0 {
+		externPos = op.ArgPosition(op.Params[i].Name)
+	} else if len(op.Params) == 0 && (op.Category == ir.CatPacked || op.Category == ir.CatCall) {
+		externPos = 0 // no schema: the call_* family takes its callee first
+	}
+	dps := op.SInfoArgs == ir.OutSInfo
+	sep := false
+	comma := func() {
+		if sep {
+			p.str(", ")
+		}
+		sep = true
+	}
+	nPos := len(c.Args)
+	if dps && nPos > 2 {
+		nPos = 2
+	}
+	for i := 0; i < nPos; i++ {
+		comma()
+		if ef, ok := c.Args[i].(*ir.ExternFunc); ok && i == externPos {
+			p.quote(ef.Symbol)
+			continue
+		}
+		p.expr(c.Args[i])
+	}
+	if dps && len(c.SInfoArgs) > 0 {
+		comma()
+		p.str("out_sinfo=")
+		if len(c.SInfoArgs) == 1 {
+			if t, ok := c.SInfoArgs[0].(*ir.TupleInfo); ok && len(t.Fields) > 0 {
+				p.byte('[')
+				p.sinfoList(t.Fields)
+				p.byte(']')
+			} else {
+				p.sinfo(c.SInfoArgs[0])
+			}
+		} else {
+			p.byte('[')
+			p.sinfoList(c.SInfoArgs)
+			p.byte(']')
+		}
+	}
+	p.callAttrs(op, c.Attrs, comma)
+	for i := nPos; i < len(c.Args); i++ {
+		comma()
+		if i < len(argParams) {
+			p.str(argParams[i].Name)
+		} else {
+			p.str("arg")
+			p.out = strconv.AppendInt(p.out, int64(i), 10)
+		}
+		p.byte('=')
+		p.expr(c.Args[i])
+	}
+	if !dps && len(c.SInfoArgs) > 0 {
+		comma()
+		p.sinfoArgs(c.SInfoArgs)
+	}
+	p.byte(')')
+}
+
+// callAttrs prints a call's attributes as keywords: schema attributes in
+// schema order, then any others in sorted order.
+func (p *printer) callAttrs(op *ir.Op, attrs ir.Attrs, comma func()) {
+	if len(attrs) == 0 {
+		return
+	}
+	done := 0
+	for _, prm := range op.Params {
+		if !prm.Kind.IsAttr() {
+			continue
+		}
+		v, ok := attrs[prm.Name]
+		if !ok {
+			continue
+		}
+		comma()
+		p.str(prm.Name)
+		p.byte('=')
+		p.attrValue(v)
+		done++
+	}
+	if done == len(attrs) {
+		return
+	}
+	for _, k := range attrs.Keys() {
+		if i := op.ParamIndex(k); i >= 0 && op.Params[i].Kind.IsAttr() {
+			continue
+		}
+		comma()
+		p.str(k)
+		p.byte('=')
+		p.attrValue(attrs[k])
+	}
+}
+
+func (p *printer) sinfoArgs(l []ir.StructInfo) {
+	p.str("sinfo_args=(")
+	p.sinfoList(l)
+	if len(l) == 1 {
+		p.byte(',')
+	}
+	p.byte(')')
+}
+
+// usedVoidVars returns the void-typed vars referenced anywhere in f
+// (nested functions included).
+func usedVoidVars(f *ir.Function) map[*ir.Var]bool {
+	used := map[*ir.Var]bool{}
+	var visit func(e ir.Expr)
+	visit = func(e ir.Expr) {
+		switch x := e.(type) {
+		case *ir.Var:
+			if isVoid(x.StructInfo()) {
+				used[x] = true
+			}
+		case *ir.Tuple:
+			for _, f := range x.Fields {
+				visit(f)
+			}
+		case *ir.TupleGetItem:
+			visit(x.Tuple)
+		case *ir.Call:
+			visit(x.Op)
+			for _, a := range x.Args {
+				visit(a)
+			}
+		case *ir.If:
+			visit(x.Cond)
+			visit(x.Then)
+			visit(x.Else)
+		case *ir.SeqExpr:
+			for _, b := range x.Blocks {
+				for _, bd := range b.Bindings {
+					switch bd := bd.(type) {
+					case *ir.VarBinding:
+						visit(bd.Value)
+					case *ir.MatchCast:
+						visit(bd.Value)
+					}
+				}
+			}
+			visit(x.Body)
+		case *ir.Function:
+			visit(x.Body)
+		}
+	}
+	visit(f.Body)
+	return used
+}

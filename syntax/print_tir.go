@@ -1,0 +1,557 @@
+package syntax
+
+import (
+	"strconv"
+
+	"github.com/phasec/phasec/ir"
+)
+
+// TIR PrimFuncs.
+//
+// Layout (TVM's tir/function.cc printer): the decorator, the signature with
+// T.Buffer parameters for buffers of constant shape and T.handle for the
+// others, T.func_attr, then per T.handle parameter the declarations of the
+// symbolic variables its shape introduces followed by its T.match_buffer.
+// An implicit root block prints as the comment TVM prints for it, with its
+// buffers as T.alloc_buffer lines at function level. Perfectly nested
+// serial loops starting at 0 print as one `for i, j in T.grid(...)`.
+
+type tirFrame struct {
+	ns   *nameSpace
+	vars map[*ir.PrimVar]string
+	bufs map[*ir.Buffer]string
+	// loops maps the variables of the enclosing loops to their extents
+	// (T.axis.remap needs both).
+	loops map[*ir.PrimVar]ir.PrimExpr
+	// collecting: newly named variables are declared (pending) instead of
+	// merely named; used while printing match_buffer shapes.
+	collecting bool
+	pending    []*ir.PrimVar
+}
+
+func (p *printer) primFunc(name string, f *ir.PrimFunc) {
+	t := &tirFrame{
+		ns:    newNameSpace(),
+		vars:  map[*ir.PrimVar]string{},
+		bufs:  map[*ir.Buffer]string{},
+		loops: map[*ir.PrimVar]ir.PrimExpr{},
+	}
+	p.tir = t
+	defer func() { p.tir = nil }()
+
+	attrs, private := visibleAttrs(name, f.Attrs, true)
+	p.decorator("T.prim_func", private, false)
+	p.line()
+	p.str("def ")
+	p.str(name)
+	p.byte('(')
+	var matched []*ir.PrimVar
+	for i, v := range f.Params {
+		if i > 0 {
+			p.str(", ")
+		}
+		buf := f.BufferMap[v]
+		switch {
+		case buf != nil && constantShape(buf):
+			bname := p.defineBuffer(buf)
+			t.vars[v] = bname
+			p.str(bname)
+			p.str(": T.Buffer(")
+			p.bufferShapeDType(buf)
+			p.byte(')')
+		case buf != nil:
+			p.str(p.defineTIRVar(v))
+			p.str(": T.handle")
+			matched = append(matched, v)
+		default:
+			p.str(p.defineTIRVar(v))
+			p.str(": ")
+			p.tirType(v.Type)
+		}
+	}
+	p.byte(')')
+	if !f.Ret.IsVoid() {
+		p.str(" -> ")
+		p.tirType(f.Ret)
+	}
+	p.str(":\n")
+	p.ind++
+	if len(attrs) > 0 {
+		p.line()
+		p.str("T.func_attr(")
+		p.attrDict(attrs, "")
+		p.str(")\n")
+	}
+	for _, v := range matched {
+		buf := f.BufferMap[v]
+		// Print the match_buffer line aside, collecting the symbolic
+		// variables its shape introduces, which are declared first.
+		saved := p.out
+		p.out = nil
+		t.collecting = true
+		p.line()
+		p.str(p.defineBuffer(buf))
+		p.str(" = T.match_buffer(")
+		p.str(t.vars[v])
+		p.str(", ")
+		p.bufferShapeDType(buf)
+		p.str(")\n")
+		t.collecting = false
+		decl := p.out
+		p.out = saved
+		for _, sv := range t.pending {
+			p.line()
+			p.str(t.vars[sv])
+			p.str(" = ")
+			p.tirType(sv.Type)
+			p.str("()\n")
+		}
+		t.pending = t.pending[:0]
+		p.out = append(p.out, decl...)
+	}
+	body := f.Body
+	if br, ok := body.(*ir.BlockRealize); ok && isImplicitRoot(br) {
+		p.line()
+		p.str("# with T.block(\"root\"):\n")
+		p.allocBuffers(br.Block.AllocBuffers)
+		body = br.Block.Body
+	}
+	p.stmt(body)
+	p.ind--
+}
+
+// isImplicitRoot reports whether br is the root block the parser wraps a
+// PrimFunc body in: named "root", with no iteration variables, regions,
+// init, predicate or annotations.
+func isImplicitRoot(br *ir.BlockRealize) bool {
+	b := br.Block
+	return b.Name == "root" && len(b.IterVars) == 0 && len(b.Reads) == 0 && len(b.Writes) == 0 &&
+		b.Init == nil && br.Predicate == nil && len(b.Annotations) == 0
+}
+
+func constantShape(b *ir.Buffer) bool {
+	for _, d := range b.Shape {
+		if _, ok := d.(*ir.IntImm); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *printer) tirType(t ir.DataType) {
+	p.str("T.")
+	p.str(t.String())
+}
+
+func (p *printer) defineTIRVar(v *ir.PrimVar) string {
+	name := p.tir.ns.fresh(v.Name)
+	p.tir.vars[v] = name
+	return name
+}
+
+func (p *printer) defineBuffer(b *ir.Buffer) string {
+	name := p.tir.ns.fresh(b.Name)
+	p.tir.bufs[b] = name
+	return name
+}
+
+// tirVarName names a use of v. A variable with no definition in sight gets
+// a fresh name (declared, when printing a match_buffer shape).
+func (p *printer) tirVarName(v *ir.PrimVar) string {
+	t := p.tir
+	if t == nil {
+		return sanitizeName(v.Name)
+	}
+	if name, ok := t.vars[v]; ok {
+		return name
+	}
+	name := p.defineTIRVar(v)
+	if t.collecting {
+		t.pending = append(t.pending, v)
+	}
+	return name
+}
+
+func (p *printer) bufferName(b *ir.Buffer) string {
+	if p.tir == nil {
+		return sanitizeName(b.Name)
+	}
+	if name, ok := p.tir.bufs[b]; ok {
+		return name
+	}
+	return p.defineBuffer(b)
+}
+
+// bufferShapeDType writes `(d0, d1), "dtype"` and a non-global scope.
+func (p *printer) bufferShapeDType(b *ir.Buffer) {
+	p.byte('(')
+	for i, d := range b.Shape {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.tirPrim(d)
+	}
+	if len(b.Shape) == 1 {
+		p.byte(',')
+	}
+	p.str("), ")
+	p.quote(b.DType.String())
+	if b.Scope != "" && b.Scope != "global" {
+		p.str(", scope=")
+		p.quote(b.Scope)
+	}
+}
+
+func (p *printer) allocBuffers(bufs []*ir.Buffer) {
+	for _, b := range bufs {
+		p.line()
+		p.str(p.defineBuffer(b))
+		p.str(" = T.alloc_buffer(")
+		p.bufferShapeDType(b)
+		p.str(")\n")
+	}
+}
+
+// tirPrim writes a TIR expression as is (no simplification): int32
+// literals bare, other literals with their type constructor.
+func (p *printer) tirPrim(e ir.PrimExpr) {
+	switch x := e.(type) {
+	case *ir.IntImm:
+		if x.Type == ir.Int32 {
+			p.out = strconv.AppendInt(p.out, x.Value, 10)
+			return
+		}
+	case *ir.PrimVar:
+		p.str(p.tirVarName(x))
+		return
+	}
+	p.str(ir.PrimFormat{VarName: p.tirNameFn, BufferName: p.tirBufferFn, BareInt: ir.Int32}.Format(e))
+}
+
+func (p *printer) tirPrims(l []ir.PrimExpr) {
+	for i, e := range l {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.tirPrim(e)
+	}
+}
+
+// stmt prints s; sequences are iterated, recursion follows nesting only.
+func (p *printer) stmt(s ir.Stmt) {
+	switch x := s.(type) {
+	case nil:
+		p.line()
+		p.str("T.evaluate(0)\n")
+	case *ir.SeqStmt:
+		if len(x.Stmts) == 0 {
+			p.stmt(nil)
+		}
+		for _, c := range x.Stmts {
+			p.stmt(c)
+		}
+	case *ir.For:
+		p.forLoop(x)
+	case *ir.BlockRealize:
+		p.blockRealize(x)
+	case *ir.BufferStore:
+		p.line()
+		p.str(p.bufferName(x.Buffer))
+		p.byte('[')
+		if len(x.Indices) == 0 {
+			p.str("()")
+		}
+		p.tirPrims(x.Indices)
+		p.str("] = ")
+		p.tirPrim(x.Value)
+		p.nl()
+	case *ir.IfThenElse:
+		p.line()
+		p.str("if ")
+		p.tirPrim(x.Cond)
+		p.str(":\n")
+		p.ind++
+		p.stmt(x.Then)
+		p.ind--
+		if x.Else != nil {
+			p.line()
+			p.str("else:\n")
+			p.ind++
+			p.stmt(x.Else)
+			p.ind--
+		}
+	case *ir.LetStmt:
+		p.line()
+		p.str(p.defineTIRVar(x.Var))
+		p.str(": ")
+		p.tirType(x.Var.Type)
+		p.str(" = ")
+		p.tirPrim(x.Value)
+		p.nl()
+		p.stmt(x.Body)
+	case *ir.Evaluate:
+		p.line()
+		if c, ok := x.Value.(*ir.PrimCall); ok && c.Op == "ret" && len(c.Args) == 1 {
+			p.str("T.ret(")
+			p.tirPrim(c.Args[0])
+		} else {
+			p.str("T.evaluate(")
+			p.tirPrim(x.Value)
+		}
+		p.str(")\n")
+	default:
+		p.line()
+		p.str("<unprintable statement>\n")
+	}
+}
+
+// gridLoop reports whether f can be part of a T.grid nest.
+func gridLoop(f *ir.For) bool {
+	return f.Kind == ir.ForSerial && isZero(f.Min) && len(f.Annotations) == 0 && f.ThreadTag == ""
+}
+
+func isZero(e ir.PrimExpr) bool {
+	v, ok := ir.IntValue(e)
+	return ok && v == 0
+}
+
+func (p *printer) forLoop(f *ir.For) {
+	loops := []*ir.For{f}
+	if gridLoop(f) {
+		for {
+			inner, ok := loops[len(loops)-1].Body.(*ir.For)
+			if !ok || !gridLoop(inner) || mentionsLoopVar(inner.Extent, loops) {
+				break
+			}
+			loops = append(loops, inner)
+		}
+	}
+	p.line()
+	p.str("for ")
+	for i, l := range loops {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.str(p.defineTIRVar(l.Var))
+		p.tir.loops[l.Var] = l.Extent
+	}
+	p.str(" in ")
+	switch {
+	case len(loops) > 1:
+		p.str("T.grid(")
+		for i, l := range loops {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.tirPrim(l.Extent)
+		}
+		p.byte(')')
+	case gridLoop(f):
+		p.str("range(")
+		p.tirPrim(f.Extent)
+		p.byte(')')
+	default:
+		if f.Kind == ir.ForSerial && len(f.Annotations) == 0 {
+			p.str("range(")
+		} else {
+			p.str("T.")
+			p.str(f.Kind.String())
+			p.byte('(')
+		}
+		if isZero(f.Min) {
+			p.tirPrim(f.Extent)
+		} else {
+			p.tirPrim(f.Min)
+			p.str(", ")
+			p.tirPrim(ir.Simplify(ir.Add(f.Min, f.Extent)))
+		}
+		if f.Kind == ir.ForThreadBinding {
+			p.str(", thread=")
+			p.quote(f.ThreadTag)
+		}
+		if len(f.Annotations) > 0 {
+			p.str(", annotations=")
+			p.attrDict(f.Annotations, "")
+		}
+		p.byte(')')
+	}
+	p.str(":\n")
+	p.ind++
+	p.stmt(loops[len(loops)-1].Body)
+	p.ind--
+	for _, l := range loops {
+		delete(p.tir.loops, l.Var)
+	}
+}
+
+func mentionsLoopVar(e ir.PrimExpr, loops []*ir.For) bool {
+	return primMentions(e, func(v *ir.PrimVar) bool {
+		for _, l := range loops {
+			if l.Var == v {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// primMentions reports whether e mentions a variable satisfying pred.
+func primMentions(e ir.PrimExpr, pred func(*ir.PrimVar) bool) bool {
+	switch x := e.(type) {
+	case *ir.PrimVar:
+		return pred(x)
+	case *ir.Binary:
+		return primMentions(x.A, pred) || primMentions(x.B, pred)
+	case *ir.Not:
+		return primMentions(x.A, pred)
+	case *ir.Select:
+		return primMentions(x.Cond, pred) || primMentions(x.True, pred) || primMentions(x.False, pred)
+	case *ir.Cast:
+		return primMentions(x.Value, pred)
+	case *ir.PrimCall:
+		for _, a := range x.Args {
+			if primMentions(a, pred) {
+				return true
+			}
+		}
+	case *ir.BufferLoad:
+		for _, a := range x.Indices {
+			if primMentions(a, pred) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *printer) blockRealize(br *ir.BlockRealize) {
+	b := br.Block
+	p.line()
+	p.str("with T.block(")
+	p.quote(b.Name)
+	p.str("):\n")
+	p.ind++
+	if len(b.IterVars) > 0 {
+		if p.remappable(br) {
+			p.line()
+			for i, iv := range b.IterVars {
+				if i > 0 {
+					p.str(", ")
+				}
+				p.str(p.defineTIRVar(iv.Var))
+			}
+			p.str(" = T.axis.remap(\"")
+			for _, iv := range b.IterVars {
+				p.str(iv.Kind.String())
+			}
+			p.str("\", [")
+			p.tirPrims(br.IterValues)
+			p.str("])\n")
+		} else {
+			for i, iv := range b.IterVars {
+				p.line()
+				p.str(p.defineTIRVar(iv.Var))
+				if iv.Kind == ir.IterReduce {
+					p.str(" = T.axis.reduce(")
+				} else {
+					p.str(" = T.axis.spatial(")
+				}
+				if isZero(iv.Dom.Min) {
+					p.tirPrim(iv.Dom.Extent)
+				} else {
+					p.byte('(')
+					p.tirPrim(iv.Dom.Min)
+					p.str(", ")
+					p.tirPrim(ir.Simplify(ir.Add(iv.Dom.Min, iv.Dom.Extent)))
+					p.byte(')')
+				}
+				p.str(", ")
+				if i < len(br.IterValues) {
+					p.tirPrim(br.IterValues[i])
+				}
+				p.str(")\n")
+			}
+		}
+	}
+	if br.Predicate != nil {
+		p.line()
+		p.str("T.where(")
+		p.tirPrim(br.Predicate)
+		p.str(")\n")
+	}
+	p.regions("T.reads(", b.Reads)
+	p.regions("T.writes(", b.Writes)
+	if len(b.Annotations) > 0 {
+		p.line()
+		p.str("T.block_attr(")
+		p.attrDict(b.Annotations, "")
+		p.str(")\n")
+	}
+	p.allocBuffers(b.AllocBuffers)
+	if b.Init != nil {
+		p.line()
+		p.str("with T.init():\n")
+		p.ind++
+		p.stmt(b.Init)
+		p.ind--
+	}
+	p.stmt(b.Body)
+	p.ind--
+}
+
+// remappable reports whether every iteration variable of br is bound to an
+// enclosing loop's variable over that loop's whole range, which is what
+// T.axis.remap declares.
+func (p *printer) remappable(br *ir.BlockRealize) bool {
+	if len(br.IterValues) != len(br.Block.IterVars) {
+		return false
+	}
+	for i, iv := range br.Block.IterVars {
+		lv, ok := br.IterValues[i].(*ir.PrimVar)
+		if !ok || lv.Type != iv.Var.Type || !isZero(iv.Dom.Min) {
+			return false
+		}
+		ext, ok := p.tir.loops[lv]
+		if !ok || !samePrim(ext, iv.Dom.Extent) {
+			return false
+		}
+	}
+	return true
+}
+
+func samePrim(a, b ir.PrimExpr) bool {
+	if a == b {
+		return true
+	}
+	if x, ok := a.(*ir.IntImm); ok {
+		y, ok := b.(*ir.IntImm)
+		return ok && x.Type == y.Type && x.Value == y.Value
+	}
+	return ir.StructuralEqual(a, b, ir.EqualOptions{})
+}
+
+func (p *printer) regions(head string, regions []ir.BufferRegion) {
+	p.line()
+	p.str(head)
+	for i, r := range regions {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.str(p.bufferName(r.Buffer))
+		p.byte('[')
+		for j, rg := range r.Region {
+			if j > 0 {
+				p.str(", ")
+			}
+			if v, ok := ir.IntValue(rg.Extent); ok && v == 1 {
+				p.tirPrim(rg.Min)
+				continue
+			}
+			p.tirPrim(rg.Min)
+			p.byte(':')
+			p.tirPrim(ir.Simplify(ir.Add(rg.Min, rg.Extent)))
+		}
+		p.byte(']')
+	}
+	p.str(")\n")
+}
