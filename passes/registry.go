@@ -263,13 +263,24 @@ func (r *Registration) build(opts Options) *Pass {
 
 // ValidateRegistry checks the registry as a whole: every Requires name is
 // registered and the requirement graph is acyclic.
-func ValidateRegistry() error {
-	regs := Registered()
+func ValidateRegistry() error { return validateRegistrations(Registered()) }
+
+// validateRegistrations checks a set of registrations sorted by name.
+func validateRegistrations(regs []*Registration) error {
+	byName := map[string]*Registration{}
+	var names []string
+	for _, r := range regs {
+		byName[r.Info.Name] = r
+		names = append(names, r.Info.Name)
+	}
 	var errs []string
 	for _, r := range regs {
+		if err := r.Info.validate(); err != nil {
+			errs = append(errs, err.Error())
+		}
 		for _, req := range r.Info.Requires {
-			if _, ok := Lookup(req); !ok {
-				errs = append(errs, fmt.Sprintf("pass %s: %v", r.Info.Name, unknownName("required pass", req, PassNames())))
+			if byName[req] == nil {
+				errs = append(errs, fmt.Sprintf("pass %s: %v", r.Info.Name, unknownName("required pass", req, names)))
 			}
 		}
 	}
@@ -284,8 +295,7 @@ func ValidateRegistry() error {
 	visit = func(name string, path []string) []string {
 		colour[name] = grey
 		path = append(path, name)
-		r, _ := Lookup(name)
-		if r != nil {
+		if r := byName[name]; r != nil {
 			for _, req := range r.Info.Requires {
 				switch colour[req] {
 				case grey:

@@ -1,0 +1,189 @@
+package passes
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/phase"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/name.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from golden:\n%s", name, UnifiedDiff("want", "got", string(want), got, 2))
+	}
+}
+
+// fakeClock advances one millisecond per reading, so durations are
+// deterministic: a pass body with no nested hooks takes exactly 1ms.
+func fakeClock() func() time.Time {
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		t = t.Add(time.Millisecond)
+		return t
+	}
+}
+
+// genModule builds nFuncs Relax functions f000.. each with one dataflow
+// block of n bindings chaining calls to an extern, plus one PrimFunc.
+func genModule(nFuncs, n int) *ir.Module {
+	m := ir.NewModule()
+	ext := ir.NewExternFunc("ext")
+	for i := range nFuncs {
+		x := ir.NewVar("x", ir.TensorInfoNDim(ir.Float32, 1))
+		var binds []ir.Binding
+		var prev ir.Expr = x
+		for j := range n {
+			var v *ir.Var
+			if j == n-1 {
+				v = ir.NewVar(fmt.Sprintf("gv%d", j), nil)
+			} else {
+				v = ir.NewDataflowVar(fmt.Sprintf("lv%d", j), nil)
+			}
+			binds = append(binds, ir.NewVarBinding(v, ir.NewCall(ext, prev)))
+			prev = v
+		}
+		body := &ir.SeqExpr{Blocks: []*ir.BindingBlock{{Bindings: binds, Dataflow: true}}, Body: prev}
+		f := &ir.Function{Params: []*ir.Var{x}, Body: body, Pure: true, Attrs: ir.Attrs{}}
+		m.Set(fmt.Sprintf("f%03d", i), f)
+	}
+	m.Set("kernel", &ir.PrimFunc{Body: &ir.SeqStmt{Stmts: []ir.Stmt{&ir.Evaluate{Value: ir.I64(0)}}}, Attrs: ir.Attrs{}})
+	return m
+}
+
+// testPrint is a compact, printer-independent rendering for instrument
+// goldens: functions, their attributes and their bindings.
+func testPrint(m *ir.Module) string {
+	var b strings.Builder
+	if ph, _ := phase.Recorded(m); ph != phase.None {
+		fmt.Fprintf(&b, "phase %v\n", ph)
+	}
+	for name, f := range m.Functions() {
+		fmt.Fprintf(&b, "%s", name)
+		for _, k := range f.FuncAttrs().Keys() {
+			fmt.Fprintf(&b, " %s=%v", k, f.FuncAttrs()[k])
+		}
+		b.WriteString(":\n")
+		fn, ok := f.(*ir.Function)
+		if !ok {
+			continue
+		}
+		for _, blk := range fn.Body.(*ir.SeqExpr).Blocks {
+			kind := "block"
+			if blk.Dataflow {
+				kind = "dataflow"
+			}
+			fmt.Fprintf(&b, "  %s:", kind)
+			for _, bind := range blk.Bindings {
+				fmt.Fprintf(&b, " %s", bind.BoundVar().Name)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// withAttr returns f with attribute key=value (a changed function).
+func withAttr(f *ir.Function, key string, value any) *ir.Function {
+	c := *f
+	c.Attrs = f.Attrs.With(key, value)
+	return &c
+}
+
+// Test passes with real contracts, registered for this package's tests.
+func init() {
+	noop := func(env *Env, mod *ir.Module) (*ir.Module, error) { return mod, nil }
+	RegisterModulePass(Info{Name: "TNoop", Doc: "does nothing", OptLevel: 0}, noop)
+	RegisterModulePass(Info{Name: "TO1", Doc: "opt level 1 no-op", OptLevel: 1}, noop)
+	RegisterModulePass(Info{Name: "TO3", Doc: "opt level 3 no-op", OptLevel: 3}, noop)
+	RegisterFunctionPass(Info{Name: "TMark", Doc: "marks every function with attribute marked", OptLevel: 0}, true,
+		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
+			return withAttr(f, "marked", true), nil
+		})
+	RegisterFunctionPass(Info{Name: "TToNonDataflow", Doc: "turns dataflow blocks into plain blocks",
+		Establishes: phase.Of(phase.NoDataflow)}, false,
+		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
+			seq := f.Body.(*ir.SeqExpr)
+			c := *seq
+			c.Blocks = nil
+			for _, b := range seq.Blocks {
+				nb := *b
+				nb.Dataflow = false
+				c.Blocks = append(c.Blocks, &nb)
+			}
+			nf := *f
+			nf.Body = &c
+			return &nf, nil
+		})
+	RegisterModulePass(Info{Name: "TO3ToNonDataflow", Doc: "opt-level-3 pass establishing NoDataflow",
+		OptLevel: 3, Establishes: phase.Of(phase.NoDataflow)}, noop)
+	RegisterModulePass(Info{Name: "TNeedsNoDataflow", Doc: "needs NoDataflow",
+		RequiresProps: phase.Of(phase.NoDataflow)}, noop)
+	RegisterModulePass(Info{Name: "TAddsDataflow", Doc: "invalidates NoDataflow",
+		Invalidates: phase.Of(phase.NoDataflow)}, noop)
+	RegisterModulePass(Info{Name: "TLowerBarrier", Doc: "moves the module to phase lower", AlwaysRun: true,
+		Leaves: phase.Lower}, noop)
+	RegisterModulePass(Info{Name: "TAcceptsLower", Doc: "accepts only phase lower",
+		Accepts: []phase.Phase{phase.Lower}}, noop)
+	RegisterModulePass(Info{Name: "TPrereq", Doc: "requires TMark to have run", Requires: []string{"TMark"}}, noop)
+	RegisterModulePass(Info{Name: "TFail", Doc: "always fails"},
+		func(env *Env, mod *ir.Module) (*ir.Module, error) { return nil, errors.New("boom") })
+	RegisterModulePass(Info{Name: "TPanic", Doc: "always panics"},
+		func(env *Env, mod *ir.Module) (*ir.Module, error) { panic("kaboom") })
+	RegisterFunctionPass(Info{Name: "TPanicParallel", Doc: "panics in one function, in parallel"}, true,
+		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
+			if name == "f001" {
+				panic("kaboom in " + name)
+			}
+			return f, nil
+		})
+	RegisterModulePass(Info{Name: "TMutate", Doc: "illegally edits its input"},
+		func(env *Env, mod *ir.Module) (*ir.Module, error) {
+			mod.Remove("kernel")
+			return mod, nil
+		})
+	Register(Registration{
+		Info: Info{Name: "TOpts", Doc: "a pass with options"},
+		Options: []Option{
+			{Name: "max_depth", Type: Int, Default: 8, Doc: "maximum depth"},
+			{Name: "emit_err_ctx", Type: Bool, Default: true, Doc: "emit error context"},
+			{Name: "mode", Type: String, Default: "fast", Doc: "mode"},
+			{Name: "ratio", Type: Float, Default: 0.5, Doc: "ratio"},
+		},
+		New: func(o Options) *Pass {
+			return NewModulePass(Info{}, func(env *Env, mod *ir.Module) (*ir.Module, error) {
+				c := mod.Clone()
+				c.Attrs = c.Attrs.With("opts", fmt.Sprintf("%d,%v,%s,%g", o.Int("max_depth"), o.Bool("emit_err_ctx"), o.String("mode"), o.Float("ratio")))
+				return c, nil
+			})
+		},
+	})
+	RegisterConfig(ConfigKey{Name: "test.depth", Type: Int, Default: 3, Doc: "a test config key"})
+	RegisterModulePass(Info{Name: "TReadConfig", Doc: "records config test.depth in an attribute"},
+		func(env *Env, mod *ir.Module) (*ir.Module, error) {
+			c := mod.Clone()
+			c.Attrs = c.Attrs.With("depth", env.Config("test.depth"))
+			return c, nil
+		})
+}
