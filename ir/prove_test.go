@@ -61,8 +61,8 @@ func TestConstBounds(t *testing.T) {
 		{Add(n, m), -3, 15},
 		{Sub(n, m), -5, 13},
 		{Mul(n, m), -30, 50},
-		{Mul(m, m), 0, 25},       // a square is non-negative (via the canonical form)
-		{Sub(n, n), 0, 0},        // the canonical form cancels
+		{Mul(m, m), 0, 25}, // a square is non-negative (via the canonical form)
+		{Sub(n, n), 0, 0},  // the canonical form cancels
 		{FloorDiv(n, i64(3)), 0, 3},
 		{FloorDiv(m, i64(2)), -2, 2},
 		{FloorDiv(m, i64(-2)), -3, 1},
