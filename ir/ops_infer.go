@@ -215,17 +215,56 @@ func broadcastDims(op *Op, a, b []PrimExpr) (out []PrimExpr, known bool, err err
 	return out, known, nil
 }
 
-// shapeProduct is the simplified product of dims (1 for a scalar).
+// shapeProduct is the simplified product of dims (1 for a scalar). Constant
+// factors are folded here so static element counts are always constants.
 func shapeProduct(dims []PrimExpr) PrimExpr {
-	var p PrimExpr = I64(1)
-	for i, d := range dims {
-		if i == 0 {
-			p = d
+	c := int64(1)
+	var sym PrimExpr
+	for _, d := range dims {
+		if v, ok := IntValue(d); ok {
+			c *= v
+			continue
+		}
+		if sym == nil {
+			sym = d
 		} else {
-			p = Mul(p, d)
+			sym = Mul(sym, d)
 		}
 	}
-	return Simplify(p)
+	switch {
+	case sym == nil:
+		return I64(c)
+	case c == 1:
+		return Simplify(sym)
+	}
+	return Simplify(Mul(sym, I64(c)))
+}
+
+// addDims and floorDivDims fold constant operands themselves, so static
+// shapes stay constant whatever the simplifier does.
+func addDims(a, b PrimExpr) PrimExpr {
+	x, ok1 := IntValue(a)
+	y, ok2 := IntValue(b)
+	if ok1 && ok2 {
+		return I64(x + y)
+	}
+	return Simplify(Add(a, b))
+}
+
+func floorDivDims(a, b PrimExpr) PrimExpr {
+	x, ok1 := IntValue(a)
+	y, ok2 := IntValue(b)
+	if ok1 && ok2 && y != 0 {
+		q := x / y
+		if x%y != 0 && (x < 0) != (y < 0) {
+			q--
+		}
+		return I64(q)
+	}
+	if ok2 && y == 1 {
+		return a
+	}
+	return Simplify(FloorDiv(a, b))
 }
 
 // unifyDType is the common dtype of two operands of an arithmetic op; void

@@ -129,7 +129,7 @@ func reshapeTarget(op *Op, call *Call) (t *TensorInfo, dims []PrimExpr, ndim int
 		}
 	}
 	resolved := append([]PrimExpr(nil), dims...)
-	resolved[inferAt] = Simplify(FloorDiv(oldN, restN))
+	resolved[inferAt] = floorDivDims(oldN, restN)
 	return t, resolved, ndim, nil, nil
 }
 
@@ -430,7 +430,7 @@ func addDim(sum, d PrimExpr) PrimExpr {
 	if sum == nil {
 		return d
 	}
-	return Add(sum, d)
+	return addDims(sum, d)
 }
 
 func newSplitOp() *Op {
@@ -501,7 +501,7 @@ func inferSplit(op *Op, call *Call) (StructInfo, error) {
 		if l, ok := IntValue(length); ok && l%sections != 0 {
 			return nil, opErrorf(op, "axis %d of length %d does not split into %d equal sections", a, l, sections)
 		}
-		each := Simplify(FloorDiv(length, I64(sections)))
+		each := floorDivDims(length, I64(sections))
 		for i := range fields {
 			fields[i] = part(each)
 		}
