@@ -1,0 +1,153 @@
+package format
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phasec/phasec/diag"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func sample() (diag.List, Tool) {
+	l := diag.List{
+		{Span: diag.Span{File: "models/mlp.tvms", Line: 4, Col: 9, EndLine: 6, EndCol: 22}, Code: "WF030",
+			Msg: "dataflow block at main:4 is not allowed in phase lower", Hint: "run ToNonDataflow, or the lower barrier",
+			Path: "main.body.blocks[0]"},
+		{Span: diag.Span{File: "a,b:c.tvms", Line: 2, Col: 1}, Code: "WF001",
+			Msg: "variable x is used before it is defined\nsecond line 100%", Path: "f.body.blocks[0].bindings[1].value"},
+		{Span: diag.Span{File: "bad.tvms", Line: 3, Col: 7}, Msg: `unexpected token "<"`},
+		{Span: diag.Span{File: "mod.tvms"}, Severity: diag.Warning, Code: "WF020", Msg: "module phase attribute: unknown phase"},
+	}
+	tool := Tool{Name: "phasec", Version: "0.1.0-test", Rules: []Rule{
+		{ID: "WF001", Title: "every variable is defined before use", Hint: "define it", Property: "WellFormed"},
+		{ID: "WF020", Title: "the phase attribute names a phase", Property: "WellFormed"},
+		{ID: "WF030", Title: "no dataflow blocks remain", Hint: "run ToNonDataflow, or the lower barrier", Property: "NoDataflow"},
+	}}
+	return l, tool
+}
+
+func TestGolden(t *testing.T) {
+	l, tool := sample()
+	for _, f := range []Format{Text, JSON, GitHub, SARIF} {
+		t.Run(f.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Write(&buf, f, l, tool); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", f.String()+".golden")
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if buf.String() != string(want) {
+				t.Errorf("output differs from %s (rerun with -update if intended):\n%s", golden, buf.String())
+			}
+		})
+	}
+}
+
+func TestTextLine(t *testing.T) {
+	l, _ := sample()
+	if got, want := TextLine(l[0]), "models/mlp.tvms:4:9: error WF030: dataflow block at main:4 is not allowed in phase lower: run ToNonDataflow, or the lower barrier"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got, want := TextLine(l[2]), `bad.tvms:3:7: error: unexpected token "<"`; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestGitHubEscapes(t *testing.T) {
+	l, _ := sample()
+	got := GitHubLine(l[1])
+	want := "::error file=a%2Cb%3Ac.tvms,line=2,col=1,title=WF001::variable x is used before it is defined%0Asecond line 100%25"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if strings.Count(got, "\n") != 0 {
+		t.Error("a workflow command must be one line")
+	}
+}
+
+func TestJSONLinesDecode(t *testing.T) {
+	l, tool := sample()
+	var buf bytes.Buffer
+	if err := Write(&buf, JSON, l, tool); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&buf)
+	n := 0
+	for sc.Scan() {
+		var d jsonDiag
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("line %d: %v", n+1, err)
+		}
+		if d.Message != l[n].Msg || d.Code != l[n].Code || d.File != l[n].Span.File {
+			t.Errorf("line %d decodes to %+v", n+1, d)
+		}
+		n++
+	}
+	if n != len(l) {
+		t.Errorf("%d lines, want one per diagnostic (%d)", n, len(l))
+	}
+}
+
+func TestSARIFStructure(t *testing.T) {
+	l, tool := sample()
+	var buf bytes.Buffer
+	if err := Write(&buf, SARIF, l, tool); err != nil {
+		t.Fatal(err)
+	}
+	var doc sarifLog
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Version != "2.1.0" || len(doc.Runs) != 1 || doc.Runs[0].Tool.Driver.Name != "phasec" {
+		t.Fatalf("bad envelope: %+v", doc)
+	}
+	run := doc.Runs[0]
+	if len(run.Results) != len(l) {
+		t.Fatalf("%d results, want %d", len(run.Results), len(l))
+	}
+	for i, r := range run.Results {
+		if r.RuleID != "" {
+			if r.RuleIndex == nil || run.Tool.Driver.Rules[*r.RuleIndex].ID != r.RuleID {
+				t.Errorf("result %d: ruleIndex does not point at %s", i, r.RuleID)
+			}
+		}
+		if len(r.Locations) != 1 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI != l[i].Span.File {
+			t.Errorf("result %d: location %+v", i, r.Locations)
+		}
+	}
+	if reg := run.Results[0].Locations[0].PhysicalLocation.Region; reg == nil || reg.StartLine != 4 || reg.StartColumn != 9 {
+		t.Errorf("region %+v", reg)
+	}
+	if run.Results[3].Locations[0].PhysicalLocation.Region != nil {
+		t.Error("a span without a line must have no region")
+	}
+	if run.Results[3].Level != "warning" {
+		t.Errorf("level %q", run.Results[3].Level)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, f := range []Format{Text, JSON, GitHub, SARIF} {
+		if g, err := Parse(f.String()); err != nil || g != f {
+			t.Errorf("Parse(%q) = %v, %v", f.String(), g, err)
+		}
+	}
+	if _, err := Parse("xml"); err == nil {
+		t.Error("Parse(xml) succeeded")
+	}
+}
