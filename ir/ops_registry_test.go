@@ -1,0 +1,270 @@
+package ir
+
+import (
+	"regexp"
+	"testing"
+)
+
+func TestRegistryCompleteness(t *testing.T) {
+	name := regexp.MustCompile(`^relax\.([a-z]+\.)?[a-z][a-z0-9_]*$`)
+	for _, op := range Ops() {
+		t.Run(op.Name, func(t *testing.T) {
+			if !name.MatchString(op.Name) {
+				t.Errorf("bad op name %q", op.Name)
+			}
+			if op.Doc == "" {
+				t.Error("missing Doc")
+			}
+			if op.Infer == nil {
+				t.Error("missing Infer")
+			}
+			if op.Legalize != nil {
+				t.Error("Legalize is the lower package's to fill")
+			}
+			if got, ok := OpByPath(OpPath(op)); !ok || got != op {
+				t.Errorf("OpByPath(%q) does not give the op back", OpPath(op))
+			}
+			seen := map[string]bool{}
+			variadic := false
+			for i, p := range op.Params {
+				if seen[p.Name] {
+					t.Errorf("parameter %s repeated", p.Name)
+				}
+				seen[p.Name] = true
+				if op.ParamIndex(p.Name) != i {
+					t.Errorf("ParamIndex(%s) = %d, want %d", p.Name, op.ParamIndex(p.Name), i)
+				}
+				if variadic && !p.Kind.IsAttr() {
+					t.Errorf("argument parameter %s follows a variadic one", p.Name)
+				}
+				if p.Variadic {
+					if p.Kind.IsAttr() || p.Default != nil {
+						t.Errorf("variadic parameter %s must be an argument without default", p.Name)
+					}
+					variadic = true
+				}
+				if err := defaultMatchesKind(p); err != "" {
+					t.Errorf("parameter %s: %s", p.Name, err)
+				}
+			}
+			// Required argument parameters come before optional ones, so
+			// omitted arguments are always trailing.
+			optional := false
+			for _, p := range op.ArgParams() {
+				if !p.Required() {
+					optional = true
+				} else if optional {
+					t.Errorf("required argument %s follows an optional one", p.Name)
+				}
+			}
+		})
+	}
+}
+
+// defaultMatchesKind checks a parameter's Default against its kind.
+func defaultMatchesKind(p Param) string {
+	if p.Default == nil {
+		return ""
+	}
+	ok := false
+	switch p.Kind {
+	case ArgExpr:
+		_, ok = p.Default.(Expr)
+	case ArgPrimValue:
+		_, ok = p.Default.(*PrimValue)
+	case ArgStr:
+		_, ok = p.Default.(*StringImm)
+	case ArgDType:
+		_, ok = p.Default.(*DataTypeImm)
+	case ArgShape:
+		_, ok = p.Default.(*ShapeExpr)
+	case ArgTuple:
+		_, ok = p.Default.(*Tuple)
+	case AttrInt:
+		_, ok = p.Default.(int64)
+	case AttrInts:
+		_, ok = attrAsInts(p.Default)
+		_, isList := p.Default.([]any)
+		ok = ok && isList
+	case AttrBool:
+		_, ok = p.Default.(bool)
+	case AttrFloat:
+		_, ok = p.Default.(float64)
+	case AttrStr:
+		_, ok = p.Default.(string)
+	case AttrDType:
+		_, ok = p.Default.(DataType)
+	case AttrAny:
+		ok = true
+	}
+	if !ok {
+		return "default does not match its kind"
+	}
+	if p.Kind.IsAttr() {
+		if cv, err := p.CoerceAttr(p.Default); err != nil || !attrValueEqual(cv, p.Default) {
+			return "default is not in canonical form"
+		}
+	}
+	return ""
+}
+
+func TestOpPurityAndCategory(t *testing.T) {
+	cases := []struct {
+		op   *Op
+		pure bool
+		cat  OpCategory
+	}{
+		{OpCallTIR, true, CatCall},
+		{OpCallTIRInplace, true, CatCall},
+		{OpCallDPSPacked, true, CatCall},
+		{OpCallPacked, false, CatPacked},
+		{OpCallPurePacked, true, CatPacked},
+		{OpCallBuiltinWithCtx, false, CatPacked},
+		{OpMakeClosure, true, CatClosure},
+		{OpInvokeClosure, false, CatClosure},
+		{OpInvokePureClosure, true, CatClosure},
+		{OpNullValue, true, CatMisc},
+		{OpPrint, false, CatMisc},
+		{OpAssert, false, CatMisc},
+		{OpShapeOf, true, CatShape},
+		{OpTensorToShape, true, CatShape},
+		{OpShapeToTensor, true, CatShape},
+		{OpReshape, true, CatShape},
+		{OpBuiltinAllocTensor, true, CatBuiltin},
+		{OpMemAllocStorage, true, CatMemory},
+		{OpMemAllocTensor, true, CatMemory},
+		{OpMemKillStorage, false, CatMemory},
+		{OpMemKillTensor, false, CatMemory},
+		{OpVMAllocStorage, true, CatVM},
+		{OpVMAllocTensor, true, CatVM},
+		{OpVMKillObject, false, CatVM},
+		{OpVMCallTIRDyn, false, CatVM},
+		{OpTensorAdd, true, CatTensor},
+		{OpLess, true, CatTensor},
+		{OpExp, true, CatTensor},
+		{OpNNRelu, true, CatTensor},
+		{OpMatmul, true, CatTensor},
+		{OpSum, true, CatTensor},
+		{OpNNLayerNorm, true, CatTensor},
+		{OpConcat, true, CatTensor},
+		{OpFull, true, CatTensor},
+	}
+	for _, c := range cases {
+		if c.op.Pure != c.pure || c.op.Category != c.cat {
+			t.Errorf("%s: pure=%v category=%d, want pure=%v category=%d", c.op.Name, c.op.Pure, c.op.Category, c.pure, c.cat)
+		}
+	}
+	// Every op outside the low-level families is a pure tensor op.
+	for _, op := range Ops() {
+		if op.Category == CatTensor && !op.Pure {
+			t.Errorf("%s: tensor ops are pure", op.Name)
+		}
+	}
+}
+
+func TestOpPathsAndSchemaLookups(t *testing.T) {
+	if got := OpPath(OpNNRelu); got != "R.nn.relu" {
+		t.Errorf("OpPath(relu) = %q", got)
+	}
+	if got := OpPath(OpMemAllocStorage); got != "R.memory.alloc_storage" {
+		t.Errorf("OpPath(alloc_storage) = %q", got)
+	}
+	if _, ok := OpByPath("relax.add"); ok {
+		t.Error("OpByPath accepted a registry name")
+	}
+	if _, ok := OpByPath("R.no_such_op"); ok {
+		t.Error("OpByPath found an unknown op")
+	}
+	if i := OpSum.ParamIndex("keepdims"); i != 2 {
+		t.Errorf("sum keepdims index %d", i)
+	}
+	if i := OpSum.ParamIndex("nope"); i != -1 {
+		t.Errorf("unknown parameter index %d", i)
+	}
+	if p := OpCallTIRInplace.ArgPosition("tir_vars"); p != 2 {
+		t.Errorf("call_tir_inplace tir_vars at Args[%d], want 2 (attrs are skipped)", p)
+	}
+	if p := OpSum.ArgPosition("axis"); p != -1 {
+		t.Errorf("an attribute has no argument position, got %d", p)
+	}
+	if i := OpCallPacked.ExternCalleeParam(); i != 0 {
+		t.Errorf("call_packed extern callee param %d", i)
+	}
+	if i := OpTensorAdd.ExternCalleeParam(); i != -1 {
+		t.Errorf("add has no extern callee, got %d", i)
+	}
+	scope := OpBuiltinAllocTensor.Params[3]
+	a, b := scope.NewDefaultArg(), scope.NewDefaultArg()
+	if a == b || a.(*StringImm).Value != "global" {
+		t.Error("NewDefaultArg must return a fresh R.str(\"global\")")
+	}
+}
+
+func TestCoerceAttr(t *testing.T) {
+	cases := []struct {
+		p    Param
+		in   any
+		want any
+		err  bool
+	}{
+		{Param{Name: "axis", Kind: AttrInt}, 3, int64(3), false},
+		{Param{Name: "axis", Kind: AttrInts}, 1, []any{int64(1)}, false},
+		{Param{Name: "axis", Kind: AttrInts}, []int{1, 2}, []any{int64(1), int64(2)}, false},
+		{Param{Name: "axis", Kind: AttrInts}, "x", nil, true},
+		{Param{Name: "eps", Kind: AttrFloat}, 1, float64(1), false},
+		{Param{Name: "dtype", Kind: AttrDType}, "float16", Float16, false},
+		{Param{Name: "dtype", Kind: AttrDType}, "float17", nil, true},
+		{Param{Name: "k", Kind: AttrBool}, 1, nil, true},
+		{Param{Name: "s", Kind: AttrAny}, []int{2, 5}, []any{int64(2), int64(5)}, false},
+		{Param{Name: "s", Kind: AttrAny}, nil, nil, false},
+	}
+	for _, c := range cases {
+		got, err := c.p.CoerceAttr(c.in)
+		if (err != nil) != c.err || (!c.err && !attrValueEqual(got, c.want)) {
+			t.Errorf("CoerceAttr(%s, %#v) = %#v, %v", c.p.Name, c.in, got, err)
+		}
+	}
+}
+
+func TestSchemaNormalize(t *testing.T) {
+	x := tensorVar("x", Float32, 2, 3)
+	// A pass-built call gets its defaults; a parsed one keeps its values.
+	got, err := OpSum.Normalize(nil, opCall(OpSum, nil, x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.(*Call)
+	if v, ok := c.Attrs["keepdims"]; !ok || v != false {
+		t.Errorf("keepdims default not filled: %#v", c.Attrs)
+	}
+	if _, ok := c.Attrs["axis"]; ok {
+		t.Error("axis=None must stay absent")
+	}
+	if again, _ := OpSum.Normalize(nil, c); again != c {
+		t.Error("normalizing a canonical call should return it unchanged")
+	}
+	got, _ = OpSum.Normalize(nil, opCall(OpSum, Attrs{"axis": nil, "keepdims": true}, x))
+	if _, ok := got.(*Call).Attrs["axis"]; ok {
+		t.Error("an explicit None for a None-default attribute must become absent")
+	}
+	got, _ = OpSum.Normalize(nil, opCall(OpSum, Attrs{"axis": 1}, x))
+	if v := got.(*Call).Attrs["axis"]; !attrValueEqual(v, []any{int64(1)}) {
+		t.Errorf("axis=1 not canonicalized: %#v", v)
+	}
+	got, _ = OpConcat.Normalize(nil, opCall(OpConcat, Attrs{"axis": nil}, NewTuple(x)))
+	if v, ok := got.(*Call).Attrs["axis"]; !ok || v != nil {
+		t.Error("concat axis=None differs from the default and must be kept")
+	}
+	if _, err := OpSum.Normalize(nil, opCall(OpSum, Attrs{"keepdims": 3}, x)); err == nil {
+		t.Error("a badly typed attribute must be an error")
+	}
+	got, _ = OpBuiltinAllocTensor.Normalize(nil, NewCall(OpBuiltinAllocTensor, shapeLit(2), NewDataTypeImm(Float32), primLit(0)))
+	args := got.(*Call).Args
+	if len(args) != 4 || args[3].(*StringImm).Value != "global" {
+		t.Errorf("storage_scope default not filled: %d args", len(args))
+	}
+	got, _ = OpMemAllocTensor.Normalize(nil, NewCall(OpMemAllocTensor, NewVar("s", Object()), primLit(0), shapeLit(2), NewDataTypeImm(Float32)))
+	if args := got.(*Call).Args; len(args) != 5 {
+		t.Errorf("runtime_device_index default not filled: %d args", len(args))
+	}
+}
