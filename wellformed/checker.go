@@ -19,6 +19,9 @@ type checker struct {
 	props phase.Set
 	phase phase.Phase // for messages; None when checking bare properties
 	infer bool
+	// noHooks skips the op hooks (Normalize, Validate, Infer) and call
+	// re-derivation; only the benchmark sets it, to measure the walk alone.
+	noHooks bool
 
 	violated phase.Set
 	diags    diag.List

@@ -280,53 +280,83 @@ func argsHaveInfo(call *ir.Call) bool {
 }
 
 func (c *checker) opCall(op *ir.Op, call *ir.Call, span diag.Span) {
-	name := ir.OpPath(op)
-	switch op.Category {
-	case ir.CatTensor:
-		c.report(ruleTensorOp, span, "high-level op %s at %s is not allowed", name, c.where(span))
-	case ir.CatCall:
-		c.report(ruleCallTIR, span, "%s at %s is not allowed", name, c.where(span))
+	// Rules are tested with c.on before their messages are built: most calls
+	// violate some phase's rule that is not being checked, and formatting
+	// arguments would cost an allocation per call.
+	switch {
+	case op.Category == ir.CatTensor && c.on(ruleTensorOp):
+		c.report(ruleTensorOp, span, "high-level op %s at %s is not allowed", ir.OpPath(op), c.where(span))
+	case op.Category == ir.CatCall && c.on(ruleCallTIR):
+		c.report(ruleCallTIR, span, "%s at %s is not allowed", ir.OpPath(op), c.where(span))
 	}
-	if purityOverrides[op] {
-		c.report(rulePurityOverride, span, "purity override %s at %s is not allowed", name, c.where(span))
+	if purityOverrides[op] && c.on(rulePurityOverride) {
+		c.report(rulePurityOverride, span, "purity override %s at %s is not allowed", ir.OpPath(op), c.where(span))
 	}
-	if !vmCodegenOps[op] {
-		c.report(ruleNotVMLegal, span, "op %s at %s is not allowed (VM codegen cannot handle it)", name, c.where(span))
+	if !vmCodegenOps[op] && c.on(ruleNotVMLegal) {
+		c.report(ruleNotVMLegal, span, "op %s at %s is not allowed (VM codegen cannot handle it)", ir.OpPath(op), c.where(span))
 	}
 	if !argsHaveInfo(call) {
 		return
 	}
+	if c.noHooks {
+		return
+	}
 	if op.Normalize != nil && (c.on(ruleOpNormalizeFails) || c.on(ruleNotCanonical)) {
-		norm, err := c.runHook(op, "Normalize", func() (ir.Expr, error) { return op.Normalize(c.ctx, call) })
+		norm, err := c.normalizeHook(op, call)
 		if err != nil {
-			c.report(ruleOpNormalizeFails, span, "call to %s at %s is rejected by its normalizer: %v", name, c.where(span), err)
+			c.report(ruleOpNormalizeFails, span, "call to %s at %s is rejected by its normalizer: %v", ir.OpPath(op), c.where(span), err)
 			return
 		}
 		if norm != ir.Expr(call) {
 			c.report(ruleNotCanonical, span, "call to %s at %s is not in canonical form (its normalizer rewrites it to %s)",
-				name, c.where(span), ir.FormatExpr(norm, nil))
+				ir.OpPath(op), c.where(span), ir.FormatExpr(norm, nil))
 		}
 	}
 	if op.Validate != nil && c.on(ruleOpValidate) {
-		if _, err := c.runHook(op, "Validate", func() (ir.Expr, error) { return nil, op.Validate(c.ctx, call) }); err != nil {
-			c.report(ruleOpValidate, span, "call to %s at %s is invalid: %v", name, c.where(span), err)
+		if err := c.validateHook(op, call); err != nil {
+			c.report(ruleOpValidate, span, "call to %s at %s is invalid: %v", ir.OpPath(op), c.where(span), err)
 		}
 	}
 	if op.Infer != nil && c.on(ruleCallInfo) {
-		var inferred ir.StructInfo
-		_, err := c.runHook(op, "Infer", func() (ir.Expr, error) {
-			var err error
-			inferred, err = op.Infer(c.ctx, call)
-			return nil, err
-		})
-		c.checkCallInfo(call, name, inferred, err, span)
+		inferred, err := c.inferHook(op, call)
+		c.checkCallInfo(call, op, inferred, err, span)
+	}
+}
+
+// The hook wrappers turn a panic in an op hook (a bug in the hook, triggered
+// by this input) into an error, so the user still gets a positioned
+// diagnostic. Separate functions keep the common path free of closures.
+
+func (c *checker) normalizeHook(op *ir.Op, call *ir.Call) (_ ir.Expr, err error) {
+	defer recoverHook(&err, op.Name, "Normalize")
+	return op.Normalize(c.ctx, call)
+}
+
+func (c *checker) validateHook(op *ir.Op, call *ir.Call) (err error) {
+	defer recoverHook(&err, op.Name, "Validate")
+	return op.Validate(c.ctx, call)
+}
+
+func (c *checker) inferHook(op *ir.Op, call *ir.Call) (_ ir.StructInfo, err error) {
+	defer recoverHook(&err, op.Name, "Infer")
+	return op.Infer(c.ctx, call)
+}
+
+func (c *checker) deriveHook(fi *ir.FuncInfo, call *ir.Call) (_ ir.StructInfo, err error) {
+	defer recoverHook(&err, "ir", "DeriveCallRetStructInfo")
+	return ir.DeriveCallRetStructInfo(fi, call, c.ctx)
+}
+
+func recoverHook(err *error, owner, hook string) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("internal error: %s %s panicked: %v", owner, hook, r)
 	}
 }
 
 // calleeInfo re-derives the return info of a call to a function value with a
 // known signature (a global function, or a closure variable).
 func (c *checker) calleeInfo(call *ir.Call, span diag.Span) {
-	if !c.on(ruleCallInfo) || call.StructInfo() == nil || !argsHaveInfo(call) {
+	if c.noHooks || !c.on(ruleCallInfo) || call.StructInfo() == nil || !argsHaveInfo(call) {
 		return
 	}
 	var fi *ir.FuncInfo
@@ -345,40 +375,22 @@ func (c *checker) calleeInfo(call *ir.Call, span diag.Span) {
 			c.calleeName(call), c.where(span), len(call.Args), len(fi.Params))
 		return
 	}
-	var inferred ir.StructInfo
-	_, err := c.runHook(nil, "DeriveCallRetStructInfo", func() (ir.Expr, error) {
-		var err error
-		inferred, err = ir.DeriveCallRetStructInfo(fi, call, c.ctx)
-		return nil, err
-	})
-	c.checkCallInfo(call, c.calleeName(call), inferred, err, span)
+	inferred, err := c.deriveHook(fi, call)
+	c.checkCallInfo(call, nil, inferred, err, span)
 }
 
-func (c *checker) checkCallInfo(call *ir.Call, name string, inferred ir.StructInfo, err error, span diag.Span) {
+// checkCallInfo reports a failed inference, or an annotation the inferred
+// struct info proves wrong (FailL0; unprovable differences are allowed).
+func (c *checker) checkCallInfo(call *ir.Call, op *ir.Op, inferred ir.StructInfo, err error, span diag.Span) {
 	if err != nil {
-		c.report(ruleCallInfo, span, "struct info of call to %s at %s cannot be inferred: %v", name, c.where(span), err)
+		c.report(ruleCallInfo, span, "struct info of call to %s at %s cannot be inferred: %v", c.calleeName(call), c.where(span), err)
 		return
 	}
 	if annotated := call.StructInfo(); annotated != nil && inferred != nil &&
 		ir.StructInfoBaseCheck(annotated, inferred) == ir.FailL0 {
 		c.report(ruleCallInfo, span, "call to %s at %s has struct info %s, but its arguments give %s",
-			name, c.where(span), c.fmtInfo(annotated), c.fmtInfo(inferred))
+			c.calleeName(call), c.where(span), c.fmtInfo(annotated), c.fmtInfo(inferred))
 	}
-}
-
-// runHook calls an op hook, turning a panic (a bug in the hook, triggered by
-// this input) into an error so the user still gets a positioned diagnostic.
-func (c *checker) runHook(op *ir.Op, hook string, f func() (ir.Expr, error)) (e ir.Expr, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			name := "ir"
-			if op != nil {
-				name = op.Name
-			}
-			err = fmt.Errorf("internal error: %s %s panicked: %v", name, hook, r)
-		}
-	}()
-	return f()
 }
 
 // kernelWrites checks a direct (destination-passing) call of a PrimFunc: no
