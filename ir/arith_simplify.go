@@ -18,6 +18,7 @@ type simplifier struct {
 	atomIndex map[string]int32
 	varIDs    map[*PrimVar]int
 	bufIDs    map[*Buffer]int
+	varAtoms  map[*PrimVar]int32 // fast path around intern's key strings
 }
 
 func newSimplifier(an *Analyzer) *simplifier {
@@ -26,6 +27,7 @@ func newSimplifier(an *Analyzer) *simplifier {
 		atomIndex: map[string]int32{},
 		varIDs:    map[*PrimVar]int{},
 		bufIDs:    map[*Buffer]int{},
+		varAtoms:  map[*PrimVar]int32{},
 	}
 }
 
@@ -38,8 +40,15 @@ func isPolyType(t DataType) bool { return t.IsInteger() && t.Lanes <= 1 }
 func isSignedPoly(t DataType) bool { return t.IsInt() && t.Lanes <= 1 }
 
 func (s *simplifier) simplify(e PrimExpr) PrimExpr {
-	if e == nil {
+	switch x := e.(type) {
+	case nil:
 		return nil
+	case *PrimVar:
+		return e // keeps spans and identity of leaves
+	case *IntImm:
+		if storedInt(x.Type, x.Value) == x.Value {
+			return e
+		}
 	}
 	if isPolyType(e.DType()) {
 		return s.toExpr(s.poly(e))
@@ -48,32 +57,40 @@ func (s *simplifier) simplify(e PrimExpr) PrimExpr {
 }
 
 // poly converts an integer expression into canonical polynomial form.
+//
+// It avoids Binary.DType, which walks the left spine: operand types are
+// read from the operands' polys instead, so a long left-nested sum costs
+// linear time.
 func (s *simplifier) poly(e PrimExpr) *poly {
-	dt := e.DType()
 	switch e := e.(type) {
 	case *IntImm:
-		return s.constPoly(dt, e.Value)
+		return s.constPoly(e.Type, e.Value)
 	case *PrimVar:
-		return s.atomPoly(e)
-	case *Binary:
-		if e.A.DType() != dt || e.B.DType() != dt {
-			return s.atomPoly(s.rebuildBinary(e))
+		if id, ok := s.varAtoms[e]; ok {
+			return &poly{dt: e.Type, terms: []term{{mono: []int32{id}, coef: 1}}}
 		}
+		p := s.atomPoly(e)
+		s.varAtoms[e] = p.terms[0].mono[0]
+		return p
+	case *Binary:
 		switch e.Op {
-		case OpAdd, OpSub:
-			c := int64(1)
-			if e.Op == OpSub {
-				c = -1
-			}
-			return s.addScaled(s.poly(e.A), s.poly(e.B), c)
-		case OpMul:
+		case OpAdd, OpSub, OpMul, OpDiv, OpMod, OpFloorDiv, OpFloorMod:
 			a, b := s.poly(e.A), s.poly(e.B)
-			if p, ok := s.mul(a, b); ok {
-				return p
+			if a.dt != b.dt || !isPolyType(a.dt) {
+				return s.atomPoly(s.rebuildBinary(e))
 			}
-			return s.atomPoly(Mul(s.toExpr(a), s.toExpr(b)))
-		case OpDiv, OpMod, OpFloorDiv, OpFloorMod:
-			return s.divMod(e.Op, s.poly(e.A), s.poly(e.B))
+			switch e.Op {
+			case OpAdd:
+				return s.addScaled(a, b, 1)
+			case OpSub:
+				return s.addScaled(a, b, -1)
+			case OpMul:
+				if p, ok := s.mul(a, b); ok {
+					return p
+				}
+				return s.atomPoly(Mul(s.toExpr(a), s.toExpr(b)))
+			}
+			return s.divMod(e.Op, a, b)
 		case OpMin, OpMax:
 			return s.minMax(e)
 		}
@@ -102,6 +119,7 @@ func (s *simplifier) poly(e PrimExpr) *poly {
 		return s.atomPoly(&Cast{Type: e.Type, Value: v})
 	}
 	// Calls, loads and anything else: canonical children, opaque node.
+	dt := e.DType()
 	r := s.other(e)
 	if isPolyType(r.DType()) {
 		if c, ok := r.(*IntImm); ok {
@@ -331,11 +349,11 @@ func (s *simplifier) truncModPoly(a *poly, c int64) *poly {
 // operand provably dominates, sorts the rest (constants last) and rebuilds
 // a left-nested chain.
 func (s *simplifier) minMax(e *Binary) *poly {
-	op, dt := e.Op, e.DType()
+	op := e.Op
 	var ops []*poly
 	var collect func(x PrimExpr, canonical bool)
 	collect = func(x PrimExpr, canonical bool) {
-		if b, ok := x.(*Binary); ok && b.Op == op && b.A.DType() == dt && b.B.DType() == dt {
+		if b, ok := x.(*Binary); ok && b.Op == op {
 			collect(b.A, canonical)
 			collect(b.B, canonical)
 			return
@@ -350,6 +368,12 @@ func (s *simplifier) minMax(e *Binary) *poly {
 		ops = append(ops, p)
 	}
 	collect(e, false)
+	dt := ops[0].dt
+	for _, p := range ops {
+		if p.dt != dt || !isPolyType(dt) {
+			return s.atomPoly(s.rebuildBinary(e))
+		}
+	}
 
 	alive := make([]bool, len(ops))
 	for i := range alive {

@@ -221,6 +221,13 @@ func TestSimplifyReturnsUnchangedNonIntegerNodes(t *testing.T) {
 	if Simplify(e) != e {
 		t.Fatal("an already simple call was rebuilt")
 	}
+	n, c := SymVar("n"), I64(5)
+	if Simplify(n) != PrimExpr(n) || Simplify(c) != PrimExpr(c) {
+		t.Fatal("leaves were rebuilt")
+	}
+	if got := Simplify(NewInt(Int8, 200)); FormatTIR(got, nil) != "T.int8(-56)" {
+		t.Fatalf("out-of-range int8 literal not wrapped: %s", FormatTIR(got, nil))
+	}
 }
 
 // --- differential testing against an evaluator ---
