@@ -97,6 +97,18 @@ func (a *Analyzer) CanProveEqual(x, y PrimExpr) bool {
 	if x == y {
 		return true
 	}
+	// Fast paths for the common shape-dimension comparisons.
+	switch xv := x.(type) {
+	case *IntImm:
+		if yv, ok := y.(*IntImm); ok {
+			return xv.Value == yv.Value && (xv.Type == yv.Type || (xv.Type.IsInteger() && yv.Type.IsInteger()))
+		}
+	case *PrimVar:
+		switch y.(type) {
+		case *PrimVar, *IntImm:
+			return false
+		}
+	}
 	tx, ty := x.DType(), y.DType()
 	s := newSimplifier(a)
 	if isPolyType(tx) && tx == ty {

@@ -225,3 +225,14 @@ func TestSetBoundsReplacesAndAssumeNonNegativeIntersects(t *testing.T) {
 		t.Fatalf("int32 bounds not clipped to the type: [%d, %d]", lo, hi)
 	}
 }
+
+func BenchmarkCanProveEqualShapeDims(b *testing.B) {
+	n := SymVar("n")
+	x, y := Add(Mul(n, i64(2)), i64(2)), Mul(Add(n, i64(1)), i64(2))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !CanProveEqual(x, y) || CanProveEqual(n, i64(4)) || !CanProveEqual(i64(4), i64(4)) {
+			b.Fatal("wrong answer")
+		}
+	}
+}
