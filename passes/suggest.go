@@ -55,3 +55,12 @@ func editDistance(a, b []rune) int {
 	}
 	return prev[len(b)]
 }
+
+// UnknownPass returns nil when name is a registered pass, else the
+// "unknown pass" error with the closest registered name.
+func UnknownPass(name string) error {
+	if _, ok := Lookup(name); ok {
+		return nil
+	}
+	return unknownName("pass", name, PassNames())
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/wellformed"
+)
+
+const optUsage = "[--passes SPEC] [--opt-level N] [--disable A,B] [--require A,B] [--config key=value]... " +
+	"[--print-before-all] [--print-after-all] [--print-before A,B] [--print-after A,B] [--print-changed[=diff]] " +
+	"[--dump-dir DIR] [--time-passes] [--verify-each] [--record FILE.jsonl] [--summary] [--bisect-limit N] " +
+	"[--run-prerequisites] [-o OUT] FILE"
+
+func init() {
+	register(&command{
+		name:    "opt",
+		summary: "run a pass pipeline on a module, checked against the pass contracts first",
+		usage:   optUsage,
+		run:     runOpt,
+	})
+}
+
+// listFlag is a comma-separated list flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			*l = append(*l, x)
+		}
+	}
+	return nil
+}
+
+// repeatFlag collects every occurrence.
+type repeatFlag []string
+
+func (r *repeatFlag) String() string     { return strings.Join(*r, " ") }
+func (r *repeatFlag) Set(s string) error { *r = append(*r, s); return nil }
+
+// changedFlag is --print-changed or --print-changed=diff.
+type changedFlag struct{ on, diff bool }
+
+func (c *changedFlag) IsBoolFlag() bool { return true }
+func (c *changedFlag) String() string {
+	if c.diff {
+		return "diff"
+	}
+	return fmt.Sprint(c.on)
+}
+func (c *changedFlag) Set(s string) error {
+	switch s {
+	case "true":
+		c.on, c.diff = true, false
+	case "false":
+		c.on, c.diff = false, false
+	case "diff":
+		c.on, c.diff = true, true
+	default:
+		return fmt.Errorf("want --print-changed or --print-changed=diff, got %q", s)
+	}
+	return nil
+}
+
+func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("opt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec opt %s\n", optUsage); fs.PrintDefaults() }
+	var (
+		spec                                   = fs.String("passes", "", "the pipeline, e.g. Normalize,seq(A,B),C{key=value}")
+		optLevel                               = fs.Int("opt-level", passes.DefaultOptLevel, "opt level 0..3 gating optional passes")
+		disable, require, printBefore, printAf listFlag
+		configs                                repeatFlag
+		changed                                changedFlag
+		printBeforeAll                         = fs.Bool("print-before-all", false, "print the module before every pass (stderr)")
+		printAfterAll                          = fs.Bool("print-after-all", false, "print the module after every pass (stderr)")
+		dumpDir                                = fs.String("dump-dir", "", "write NNN_<phase>_<pass>.tvms files into `DIR`")
+		timePasses                             = fs.Bool("time-passes", false, "print the pass timing tree (stderr)")
+		verifyEach                             = fs.Bool("verify-each", false, "check well-formedness and claimed properties after every pass that changed the module")
+		record                                 = fs.String("record", "", "write a JSON-lines run record to `FILE`")
+		summary                                = fs.Bool("summary", false, "print a per-pass summary table (stderr)")
+		bisectLimit                            = fs.Int("bisect-limit", -1, "run only the first `N` optional passes")
+		prereqs                                = fs.Bool("run-prerequisites", false, "run missing Requires prerequisites automatically")
+		outPath                                = fs.String("o", "", "write the result to `OUT` instead of stdout")
+	)
+	fs.Var(&disable, "disable", "passes never to run (`A,B`)")
+	fs.Var(&require, "require", "passes always to run (`A,B`)")
+	fs.Var(&printBefore, "print-before", "print the module before the named passes (`A,B`)")
+	fs.Var(&printAf, "print-after", "print the module after the named passes (`A,B`)")
+	fs.Var(&configs, "config", "set a registered config key (`key=value`), repeatable")
+	fs.Var(&changed, "print-changed", "print the module after each pass that changed it; =diff prints a unified diff")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "phasec opt: want exactly one FILE (or -), got %d\nusage: phasec opt %s\n", fs.NArg(), optUsage)
+		return 2
+	}
+
+	// Everything that can be a usage error is checked before reading input.
+	pipeline, errs := passes.ParseAndBuild("--passes", *spec)
+	if *spec == "" {
+		pipeline, errs = passes.Sequential("pipeline"), nil
+	}
+	if errs != nil {
+		printDiags(stderr, errs)
+		return 2
+	}
+	pc := passes.NewPassContext()
+	pc.OptLevel = *optLevel
+	pc.Required, pc.Disabled = require, disable
+	pc.RunPrerequisites = *prereqs
+	pc.Warn = func(d *diag.Diagnostic) { fmt.Fprintln(stderr, d) }
+	for _, kv := range configs {
+		k, v, err := passes.ParseConfig(kv)
+		if err != nil {
+			fmt.Fprintf(stderr, "phasec opt: --config: %v\n", err)
+			return 2
+		}
+		if pc.Config == nil {
+			pc.Config = map[string]any{}
+		}
+		pc.Config[k] = v
+	}
+	for _, n := range append(append([]string(nil), printBefore...), printAf...) {
+		if _, ok := passes.Lookup(n); !ok {
+			fmt.Fprintf(stderr, "phasec opt: --print-before/--print-after: %v\n", passes.UnknownPass(n))
+			return 2
+		}
+	}
+	if errs := pc.Validate(); errs.HasErrors() {
+		printDiags(stderr, errs)
+		return 2
+	}
+
+	src, name, err := readInput(fs.Arg(0), stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "phasec opt: %v\n", err)
+		return 1
+	}
+	mod, perrs := syntax.Parse(name, src)
+	printDiags(stderr, perrs) // warnings, or the errors below
+	if perrs.HasErrors() || mod == nil {
+		return 1
+	}
+
+	var timing *passes.Timing
+	var sum *passes.Summary
+	var recordFile *os.File
+	if *printBeforeAll || *printAfterAll {
+		pc.Instruments = append(pc.Instruments, &passes.PrintIR{W: stderr, Before: *printBeforeAll, After: *printAfterAll})
+	}
+	if len(printBefore) > 0 {
+		pc.Instruments = append(pc.Instruments, &passes.PrintIR{W: stderr, Before: true, Passes: printBefore})
+	}
+	if len(printAf) > 0 {
+		pc.Instruments = append(pc.Instruments, &passes.PrintIR{W: stderr, After: true, Passes: printAf})
+	}
+	if changed.on {
+		pc.Instruments = append(pc.Instruments, &passes.PrintChanged{W: stderr, Diff: changed.diff})
+	}
+	if *dumpDir != "" {
+		pc.Instruments = append(pc.Instruments, &passes.DumpDir{Dir: *dumpDir})
+	}
+	if *bisectLimit >= 0 {
+		pc.Instruments = append(pc.Instruments, &passes.Bisect{Limit: *bisectLimit, W: stderr})
+	}
+	if *verifyEach {
+		pc.Instruments = append(pc.Instruments, &passes.VerifyEach{Check: func(m *ir.Module, _ phase.Phase, props phase.Set) diag.List {
+			return wellformed.CheckProperties(m, props)
+		}})
+	}
+	if *record != "" {
+		recordFile, err = os.Create(*record)
+		if err != nil {
+			fmt.Fprintf(stderr, "phasec opt: %v\n", err)
+			return 1
+		}
+		defer recordFile.Close()
+		pc.Instruments = append(pc.Instruments, &passes.RunRecord{W: recordFile})
+	}
+	if *timePasses {
+		timing = &passes.Timing{}
+		pc.Instruments = append(pc.Instruments, timing)
+	}
+	if *summary {
+		sum = &passes.Summary{}
+		pc.Instruments = append(pc.Instruments, sum)
+	}
+
+	out, err := pc.Run(context.Background(), pipeline, mod)
+	if timing != nil {
+		fmt.Fprint(stderr, timing.Report())
+	}
+	if sum != nil {
+		fmt.Fprint(stderr, sum.Table())
+	}
+	if err != nil {
+		if l, ok := err.(diag.List); ok {
+			printDiags(stderr, l)
+		} else {
+			fmt.Fprintf(stderr, "phasec opt: %v\n", err)
+		}
+		return 1
+	}
+	text := syntax.Print(out)
+	if *outPath != "" {
+		if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
+			fmt.Fprintf(stderr, "phasec opt: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprint(stdout, text)
+	return 0
+}
+
+// readInput reads FILE, or stdin for "-".
+func readInput(path string, stdin io.Reader) ([]byte, string, error) {
+	if path == "-" {
+		b, err := io.ReadAll(stdin)
+		return b, "<stdin>", err
+	}
+	b, err := os.ReadFile(path)
+	return b, path, err
+}
+
+func printDiags(w io.Writer, l diag.List) {
+	for _, d := range l {
+		fmt.Fprintln(w, d)
+	}
+}
