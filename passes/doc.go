@@ -57,5 +57,5 @@
 // (function passes do when no function changed) is unchanged without
 // hashing; otherwise one ir.StructuralHash of the output decides, the input's
 // hash being remembered from the previous pass. Hashes are computed only
-// when an instrument or trace callback is installed.
+// when an installed instrument needs them (is not ChangeBlind).
 package passes

@@ -19,6 +19,8 @@ type DumpDir struct {
 	n     int
 }
 
+func (*DumpDir) ChangeBlind() {}
+
 func (*DumpDir) Name() string { return "dump-dir" }
 
 func (d *DumpDir) EnterContext(*PassContext) error {

@@ -29,6 +29,8 @@ type PrintIR struct {
 	Print         Printer
 }
 
+func (*PrintIR) ChangeBlind() {}
+
 func (*PrintIR) Name() string { return "print-ir" }
 
 func (p *PrintIR) selected(ev *Event) bool {

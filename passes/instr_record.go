@@ -188,6 +188,8 @@ type Bisect struct {
 	n     int
 }
 
+func (*Bisect) ChangeBlind() {}
+
 func (*Bisect) Name() string { return "bisect" }
 
 func (b *Bisect) EnterContext(*PassContext) error {

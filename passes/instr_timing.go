@@ -26,6 +26,8 @@ type timingNode struct {
 	children []*timingNode
 }
 
+func (*Timing) ChangeBlind() {}
+
 func (*Timing) Name() string { return "timing" }
 
 func (t *Timing) EnterContext(*PassContext) error {

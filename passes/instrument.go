@@ -34,6 +34,12 @@ type Instrument interface {
 	AfterPassFailed(ev *Event) error
 }
 
+// ChangeBlind is implemented by instruments that never read Event.Changed
+// or the hashes. When every installed instrument is ChangeBlind the runner
+// skips structural hashing altogether (Changed is then true whenever a pass
+// returned a new module pointer).
+type ChangeBlind interface{ ChangeBlind() }
+
 // BaseInstrument implements every hook as a no-op.
 type BaseInstrument struct{}
 

@@ -61,8 +61,12 @@ func (pc *PassContext) Run(ctx context.Context, p *Pass, mod *ir.Module) (*ir.Mo
 // Execute runs p without the static check (Run = Validate + Check +
 // Execute); props is what holds of mod (see StartState).
 func (pc *PassContext) Execute(ctx context.Context, p *Pass, mod *ir.Module, props phase.Set) (*ir.Module, error) {
-	r := &runner{ctx: ctx, pc: pc, ran: map[string]bool{}, props: props,
-		track: len(pc.Instruments) > 0 || pc.Trace != nil}
+	r := &runner{ctx: ctx, pc: pc, ran: map[string]bool{}, props: props}
+	for _, in := range pc.Instruments {
+		if _, blind := in.(ChangeBlind); !blind {
+			r.track = true
+		}
+	}
 	var entered []Instrument
 	var runErr error
 	for _, in := range pc.Instruments {
@@ -96,7 +100,7 @@ type runner struct {
 	ran   map[string]bool
 	seq   int
 	props phase.Set
-	// track: instruments or a trace are installed, so events need hashes.
+	// track: some instrument reads Event.Changed or hashes.
 	track bool
 	// The last hashed module and its hash: modules are immutable, so the
 	// output hash of one pass is the input hash of the next.
