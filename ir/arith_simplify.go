@@ -74,7 +74,9 @@ func (s *simplifier) poly(e PrimExpr) *poly {
 		return p
 	case *Binary:
 		switch e.Op {
-		case OpAdd, OpSub, OpMul, OpDiv, OpMod, OpFloorDiv, OpFloorMod:
+		case OpAdd, OpSub:
+			return s.sumPoly(e)
+		case OpMul, OpDiv, OpMod, OpFloorDiv, OpFloorMod:
 			a, b := s.poly(e.A), s.poly(e.B)
 			if a.dt != b.dt || !isPolyType(a.dt) {
 				return s.atomPoly(s.rebuildBinary(e))
@@ -136,6 +138,117 @@ func (s *simplifier) poly(e PrimExpr) *poly {
 		}
 	}
 	return s.atomPoly(r)
+}
+
+// sumPoly canonicalizes a chain of + and - in one pass: it walks the left
+// spine iteratively (sums are the expressions that grow long) and adds all
+// summands into one accumulator instead of building a poly per operator.
+func (s *simplifier) sumPoly(e *Binary) *poly {
+	type part struct {
+		x    PrimExpr
+		sign int64
+	}
+	var parts []part
+	var cur PrimExpr = e
+	for {
+		b, ok := cur.(*Binary)
+		if !ok || (b.Op != OpAdd && b.Op != OpSub) {
+			parts = append(parts, part{cur, 1})
+			break
+		}
+		sign := int64(1)
+		if b.Op == OpSub {
+			sign = -1
+		}
+		parts = append(parts, part{b.B, sign})
+		cur = b.A
+	}
+	if len(parts) <= 4 { // short sums: merging sorted polys beats hashing
+		first := s.poly(parts[len(parts)-1].x)
+		for i := len(parts) - 2; i >= 0; i-- {
+			p := s.poly(parts[i].x)
+			if p.dt != first.dt || !isPolyType(p.dt) {
+				return s.atomPoly(s.rebuildBinary(e))
+			}
+			first = s.addScaled(first, p, parts[i].sign)
+		}
+		if !isPolyType(first.dt) {
+			return s.atomPoly(s.rebuildBinary(e))
+		}
+		return first
+	}
+	acc := polyAcc{s: s}
+	for i := len(parts) - 1; i >= 0; i-- { // left to right: atoms are met in source order
+		p := s.poly(parts[i].x)
+		if i == len(parts)-1 {
+			acc.dt = p.dt
+		}
+		if p.dt != acc.dt || !isPolyType(p.dt) {
+			return s.atomPoly(s.rebuildBinary(e))
+		}
+		acc.add(p, parts[i].sign)
+	}
+	return acc.result()
+}
+
+// polyAcc sums polys with one map lookup per term.
+type polyAcc struct {
+	s      *simplifier
+	dt     DataType
+	k      int64
+	terms  []term
+	single map[int32]int  // one-atom monomial -> index in terms
+	multi  map[string]int // longer monomials, keyed by their atom ids
+}
+
+func (a *polyAcc) add(p *poly, sign int64) {
+	a.k = wrapInt(a.dt, a.k+sign*p.k)
+	for _, t := range p.terms {
+		var idx int
+		var ok bool
+		if len(t.mono) == 1 {
+			if a.single == nil {
+				a.single = map[int32]int{}
+			}
+			idx, ok = a.single[t.mono[0]]
+			if !ok {
+				a.single[t.mono[0]] = len(a.terms)
+			}
+		} else {
+			if a.multi == nil {
+				a.multi = map[string]int{}
+			}
+			key := monoKey(t.mono)
+			idx, ok = a.multi[key]
+			if !ok {
+				a.multi[key] = len(a.terms)
+			}
+		}
+		if ok {
+			a.terms[idx].coef = wrapInt(a.dt, a.terms[idx].coef+sign*t.coef)
+		} else {
+			a.terms = append(a.terms, term{t.mono, wrapInt(a.dt, sign*t.coef)})
+		}
+	}
+}
+
+func monoKey(m []int32) string {
+	b := make([]byte, 0, 4*len(m))
+	for _, id := range m {
+		b = append(b, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+	}
+	return string(b)
+}
+
+func (a *polyAcc) result() *poly {
+	out := &poly{dt: a.dt, k: a.k, terms: a.terms[:0]}
+	for _, t := range a.terms {
+		if t.coef != 0 {
+			out.terms = append(out.terms, t)
+		}
+	}
+	sort.Slice(out.terms, func(i, j int) bool { return a.s.monoCompare(out.terms[i].mono, out.terms[j].mono) < 0 })
+	return out
 }
 
 // rebuildBinary simplifies both operands of a binary node the polynomial

@@ -455,3 +455,31 @@ func BenchmarkSimplifySum100(b *testing.B) {
 		Simplify(e)
 	}
 }
+
+// Long sums take the accumulator path; they must agree with evaluation and
+// cancel like short ones.
+func TestSimplifyLongSums(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	vars := []*PrimVar{SymVar("a"), SymVar("b"), SymVar("c")}
+	g := &exprGen{r: r, vars: vars}
+	for range 200 {
+		var e PrimExpr = g.gen(2)
+		for range 3 + r.Intn(20) {
+			if r.Intn(2) == 0 {
+				e = Add(e, g.gen(2))
+			} else {
+				e = Sub(e, g.gen(2))
+			}
+		}
+		s := Simplify(e)
+		checkAgainstEval(t, e, s, vars, r, -9, 9)
+		if !CanProveEqual(Sub(e, s), i64(0)) {
+			t.Fatalf("%s - its canonical form is not 0", FormatPrim(e, nil))
+		}
+	}
+	a, b := vars[0], vars[1]
+	e := Sub(Add(Add(Add(Add(Mul(a, b), a), i64(3)), Mul(b, a)), Mul(i64(2), b)), Add(a, Mul(i64(2), Mul(a, b))))
+	if got := FormatPrim(Simplify(e), nil); got != "b * 2 + 3" {
+		t.Fatalf("long sum = %s, want b * 2 + 3", got)
+	}
+}
