@@ -1,18 +1,64 @@
 // Package syntax reads and writes phasec's text IR: TVMScript in the
 // classic Relax dialect that TVM v0.23 prints.
+//
+// # Parsing
+//
+// Parse runs in three stages:
+//
+//  1. lexing (lexer.go, indent.go): a participle regexp lexer for the
+//     Python subset, wrapped by an indentation-aware lexer that emits
+//     NEWLINE / INDENT / DEDENT;
+//  2. parsing (grammar.go): participle grammar structs, whose EBNF is kept
+//     as the golden testdata/grammar.ebnf; operator precedence is applied by
+//     precedence climbing when the tree is converted (build_ast.go);
+//  3. building (build*.go): the syntax tree becomes an ir.Module. R.* names
+//     resolve against the op registry (ir.OpByPath) and its schemas, TIR
+//     names against a table of intrinsics; every Relax binding goes through
+//     the normalizing ir.Builder, so every expression has struct info.
+//
+// # Diagnostics
+//
+// A syntax error stops parsing with one positioned diagnostic (participle
+// reports the furthest failure only). Errors found while building are
+// collected at statement granularity: a failed statement is skipped and the
+// next one converted, so one run reports several independent errors (sorted,
+// de-duplicated, at most maxErrors). Unknown names come with the closest
+// known one ("did you mean R.nn.relu?"). FormatDiagnostics renders a list
+// with the source line and a caret.
+//
+// Parse never panics on any input: a panic escaping the builder is a bug in
+// phasec, recovered at the API boundary and reported as one diagnostic with
+// code CodeInternal.
 package syntax
 
 import (
+	"fmt"
+	"runtime/debug"
+
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 )
 
-// STUB owned by the parser helper. Signature is the contract.
-
 // Parse parses a TVMScript module. On error it returns the diagnostics
 // (sorted, de-duplicated) and possibly a partial module.
-func Parse(filename string, src []byte) (*ir.Module, diag.List) {
-	var l diag.List
-	l.Add(diag.Span{File: filename, Line: 1, Col: 1}, "", "parser not implemented yet")
-	return nil, l
+func Parse(filename string, src []byte) (mod *ir.Module, diags diag.List) {
+	defer func() {
+		if r := recover(); r != nil {
+			mod = nil
+			diags = append(diags, &diag.Diagnostic{
+				Span: diag.Span{File: filename, Line: 1, Col: 1}, Severity: diag.Error, Code: CodeInternal,
+				Msg: fmt.Sprintf("internal error in the parser (a bug in phasec, not in the input): %v\n%s", r, debug.Stack()),
+			})
+		}
+	}()
+	tree, err := fileParser.ParseBytes(filename, src)
+	if err != nil {
+		return nil, diag.List{syntaxDiagnostic(filename, err)}
+	}
+	bd := newBuilder(filename)
+	mod = bd.buildFile(tree)
+	if len(bd.diags) > 0 {
+		return mod, finish(bd.diags)
+	}
+	return mod, nil
 }

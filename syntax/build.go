@@ -1,0 +1,502 @@
+package syntax
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+)
+
+// This file drives the conversion of the syntax tree into an ir.Module:
+// module structure, name scopes, error recovery and attribute literals.
+//
+// Error recovery works at statement granularity. A conversion step that
+// finds a problem reports it with fail, which records the diagnostic and
+// unwinds (panics with bailout) to the nearest statement boundary; the
+// statement loop recovers and goes on with the next statement. A name whose
+// definition failed is "poisoned": later uses of it are silently skipped, so
+// one mistake gives one diagnostic, not a cascade. Every Relax function is
+// built with its own ir.Builder, so a failure can never leave a builder's
+// scopes unbalanced for the next function.
+
+// bailout unwinds a failed statement; see fail.
+type bailout struct{}
+
+// symbol is what a name means in a scope.
+type symbol struct {
+	relax  *ir.Var
+	prim   *ir.PrimVar
+	buf    *ir.Buffer
+	module bool // "cls = Module": an alias of the module being defined
+	poison bool // its definition failed; uses are skipped silently
+	loop   *loopInfo
+}
+
+// loopInfo records a TIR loop variable's domain, for T.axis.remap.
+type loopInfo struct {
+	min, extent ir.PrimExpr
+}
+
+type scope struct {
+	parent *scope
+	names  map[string]*symbol
+}
+
+// builder converts one file.
+type builder struct {
+	file  string
+	diags diag.List
+	conv  converter
+
+	mod      *ir.Module
+	modName  string          // the class name of the module ("Module")
+	funcs    map[string]bool // module function names -> true for Relax, false for TIR
+	metadata map[string][]*ast
+
+	scope *scope
+	// intType is the type of an integer literal in the current prim
+	// context: int64 in Relax shapes, int32 in TIR bodies.
+	intType ir.DataType
+	// sigDefines lets string dimensions ("n") define new symbolic
+	// variables: true while converting function signatures and match_cast
+	// struct info.
+	sigDefines bool
+	// rb is the ir.Builder of the Relax function being built.
+	rb *ir.Builder
+	// tir holds the state of the PrimFunc being built, or nil.
+	tir *tirState
+}
+
+func newBuilder(file string) *builder {
+	bd := &builder{file: file, funcs: map[string]bool{}, intType: ir.Int64}
+	bd.conv.diags = &bd.diags
+	bd.scope = &scope{names: map[string]*symbol{}}
+	return bd
+}
+
+// fail reports a diagnostic and abandons the current statement.
+func (bd *builder) fail(sp diag.Span, format string, args ...any) {
+	bd.errorf(sp, format, args...)
+	panic(bailout{})
+}
+
+// skip abandons the current statement without a new diagnostic (the cause
+// was reported already).
+func (bd *builder) skip() { panic(bailout{}) }
+
+func (bd *builder) errorf(sp diag.Span, format string, args ...any) {
+	bd.diags.Add(sp, "", format, args...)
+}
+
+// try runs f, recovering a bailout; it reports whether f completed.
+func (bd *builder) try(f func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, is := r.(bailout); !is {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+// Scopes.
+
+func (bd *builder) push() { bd.scope = &scope{parent: bd.scope, names: map[string]*symbol{}} }
+func (bd *builder) pop()  { bd.scope = bd.scope.parent }
+
+func (bd *builder) define(name string, s *symbol) {
+	if name == "_" {
+		return
+	}
+	bd.scope.names[name] = s
+}
+
+func (bd *builder) lookup(name string) *symbol {
+	for s := bd.scope; s != nil; s = s.parent {
+		if sym, ok := s.names[name]; ok {
+			return sym
+		}
+	}
+	return nil
+}
+
+// visibleNames lists every name in scope, for suggestions.
+func (bd *builder) visibleNames() []string {
+	seen := map[string]bool{}
+	for s := bd.scope; s != nil; s = s.parent {
+		for n := range s.names {
+			seen[n] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// undefined reports an unknown name with the closest visible one.
+func (bd *builder) undefined(a *ast, what string) {
+	bd.fail(a.Span, "undefined %s %s%s", what, a.Name, didYouMean(a.Name, bd.visibleNames(), ""))
+}
+
+// Module structure.
+
+// buildFile converts the top-level statements: an @I.ir_module class (the
+// usual case), or bare decorated functions forming an anonymous module.
+func (bd *builder) buildFile(f *fileNode) *ir.Module {
+	bd.mod = ir.NewModule()
+	bd.mod.Source = bd.file
+	var funcs []*stmtNode
+	var body []*stmtNode
+	sawModule := false
+	for _, st := range f.Stmts {
+		switch {
+		case st.Decorated != nil && st.Decorated.Class != nil:
+			if sawModule {
+				bd.errorf(spanOf(st.Pos, st.Pos), "expected one @I.ir_module class per file, found a second class %s", st.Decorated.Class.Name)
+				continue
+			}
+			sawModule = true
+			bd.try(func() { bd.checkModuleDecorators(st.Decorated) })
+			bd.modName = st.Decorated.Class.Name
+			body = suiteStmts(st.Decorated.Class.Body)
+		case st.Class != nil:
+			bd.errorf(spanOf(st.Pos, st.Pos), "expected @I.ir_module before class %s", st.Class.Name)
+		case st.Decorated != nil && st.Decorated.Def != nil:
+			funcs = append(funcs, st)
+		case st.Simple != nil && st.Simple.Expr != nil && bd.isMetadata(st.Simple.Expr):
+			bd.try(func() { bd.collectMetadata(st.Simple.Expr) })
+		default:
+			bd.errorf(spanOf(st.Pos, st.Pos), "expected an @I.ir_module class or a decorated function at top level, found %s", stmtKind(st))
+		}
+	}
+	if sawModule && len(funcs) > 0 {
+		bd.errorf(spanOf(funcs[0].Pos, funcs[0].Pos), "expected functions inside the @I.ir_module class, found one outside it")
+	}
+	body = append(body, funcs...)
+	bd.buildModuleBody(body)
+	return bd.mod
+}
+
+func suiteStmts(s *suiteNode) []*stmtNode {
+	if s == nil {
+		return nil
+	}
+	if s.Simple != nil {
+		return []*stmtNode{{Pos: s.Simple.Pos, EndPos: s.Simple.EndPos, Simple: s.Simple}}
+	}
+	return s.Stmts
+}
+
+func stmtKind(st *stmtNode) string {
+	switch {
+	case st.Decorated != nil, st.Def != nil:
+		return "a function definition"
+	case st.Class != nil:
+		return "a class"
+	case st.If != nil:
+		return "an if statement"
+	case st.For != nil:
+		return "a for loop"
+	case st.With != nil:
+		return "a with statement"
+	case st.Simple != nil && st.Simple.Return != nil:
+		return "a return statement"
+	case st.Simple != nil && st.Simple.Pass:
+		return "pass"
+	}
+	return "an expression statement"
+}
+
+func (bd *builder) checkModuleDecorators(d *decoratedNode) {
+	for _, dec := range d.Decorators {
+		a := bd.conv.expr(dec)
+		name, _ := a.Dotted()
+		if name == "I.ir_module" || name == "tvm.script.ir_module" || name == "ir_module" {
+			continue
+		}
+		bd.fail(a.Span, "expected @I.ir_module on class %s, found @%s", d.Class.Name, describeOrName(a))
+	}
+}
+
+func describeOrName(a *ast) string {
+	if d, ok := a.Dotted(); ok {
+		return d
+	}
+	if c := a.callee(); c != "" {
+		return c + "(...)"
+	}
+	return a.describe()
+}
+
+// funcDecl is a module function before its body is converted.
+type funcDecl struct {
+	st      *stmtNode
+	def     *defNode
+	relax   bool
+	private bool
+	pure    bool
+	span    diag.Span
+	sig     *relaxSig // Relax: the converted signature
+}
+
+func (bd *builder) buildModuleBody(body []*stmtNode) {
+	var decls []*funcDecl
+	for _, st := range body {
+		switch {
+		case st.Decorated != nil && st.Decorated.Def != nil:
+			var d *funcDecl
+			if bd.try(func() { d = bd.funcDecorators(st.Decorated) }) {
+				if _, dup := bd.funcs[d.def.Name]; dup {
+					bd.errorf(spanOf(d.def.Pos, d.def.Pos), "duplicate function %s in the module", d.def.Name)
+					continue
+				}
+				bd.funcs[d.def.Name] = d.relax
+				decls = append(decls, d)
+			}
+		case st.Def != nil:
+			bd.errorf(spanOf(st.Pos, st.Pos), "expected @R.function or @T.prim_func before def %s", st.Def.Name)
+		case st.Simple != nil && st.Simple.Pass:
+		case st.Simple != nil && st.Simple.Expr != nil:
+			bd.try(func() { bd.moduleStmt(st.Simple.Expr) })
+		default:
+			bd.errorf(spanOf(st.Pos, st.Pos), "expected a function definition or I.module_attrs in the module body, found %s", stmtKind(st))
+		}
+	}
+	// PrimFuncs first: Relax functions resolve call_tir callees' signatures
+	// through the module. Relax functions are added as signatures first, so
+	// calls between them infer, then replaced as their bodies are built.
+	for _, d := range decls {
+		if !d.relax {
+			bd.try(func() { bd.buildPrimFunc(d) })
+		}
+	}
+	for _, d := range decls {
+		if d.relax {
+			bd.try(func() { bd.declareRelaxFunc(d) })
+		}
+	}
+	for _, d := range decls {
+		if d.relax {
+			bd.try(func() { bd.buildRelaxFunc(d) })
+		}
+	}
+}
+
+func (bd *builder) funcDecorators(dn *decoratedNode) *funcDecl {
+	d := &funcDecl{def: dn.Def, pure: true, span: spanOf(dn.Def.Pos, dn.Def.Pos)}
+	if len(dn.Decorators) != 1 {
+		bd.fail(spanOf(dn.Pos, dn.Pos), "expected one decorator on def %s, found %d", dn.Def.Name, len(dn.Decorators))
+	}
+	a := bd.conv.expr(dn.Decorators[0])
+	name, ok := a.Dotted()
+	var call *ast
+	if !ok && a.Kind == aCall {
+		call = a
+		name, ok = a.X.Dotted()
+	}
+	switch name {
+	case "R.function":
+		d.relax = true
+	case "T.prim_func":
+	default:
+		bd.fail(a.Span, "expected @R.function or @T.prim_func on def %s, found @%s%s", dn.Def.Name, describeOrName(a),
+			didYouMean(name, []string{"R.function", "T.prim_func"}, "@"))
+	}
+	if call != nil {
+		for i, kw := range call.Keywords {
+			v := call.Items[i]
+			switch {
+			case kw == "private":
+				d.private = bd.boolLiteral(v)
+			case kw == "pure" && d.relax:
+				d.pure = bd.boolLiteral(v)
+			case kw == "check_well_formed":
+			case kw == "":
+				bd.fail(v.Span, "expected keyword arguments in @%s(...), found a positional argument", name)
+			default:
+				opts := []string{"private", "check_well_formed"}
+				if d.relax {
+					opts = append(opts, "pure")
+				}
+				bd.fail(v.Span, "unknown keyword %s in @%s(...)%s", kw, name, didYouMean(kw, opts, ""))
+			}
+		}
+	}
+	return d
+}
+
+func (bd *builder) boolLiteral(a *ast) bool {
+	if a.Kind == aConst && (a.Text == "True" || a.Text == "False") {
+		return a.Text == "True"
+	}
+	bd.fail(a.Span, "expected True or False, found %s", a.describe())
+	return false
+}
+
+// moduleStmt handles I.module_attrs / I.module_global_infos.
+func (bd *builder) moduleStmt(as *assignNode) {
+	if as.Value != nil || as.Annot != nil {
+		bd.fail(spanOf(as.Pos, as.Pos), "expected a function definition or I.module_attrs in the module body, found an assignment")
+	}
+	a := bd.conv.exprList(as.Target)
+	switch a.callee() {
+	case "I.module_attrs":
+		if len(a.Items) != 1 || a.Keywords[0] != "" {
+			bd.fail(a.Span, "expected I.module_attrs({...}) with one dict argument")
+		}
+		attrs := bd.attrDict(a.Items[0])
+		if bd.mod.Attrs == nil {
+			bd.mod.Attrs = ir.Attrs{}
+		}
+		maps.Copy(bd.mod.Attrs, attrs)
+	case "I.module_global_infos":
+		bd.fail(a.Span, "I.module_global_infos is not supported")
+	default:
+		bd.fail(a.Span, "expected a function definition or I.module_attrs in the module body, found %s", a.describe())
+	}
+}
+
+// Attribute literals.
+
+// attrDict converts a dict literal of attributes.
+func (bd *builder) attrDict(a *ast) ir.Attrs {
+	if a.Kind != aDict {
+		bd.fail(a.Span, "expected a dict of attributes, found %s", a.describe())
+	}
+	out := make(ir.Attrs, len(a.Items))
+	for i, k := range a.Items {
+		if k.Kind != aStr {
+			bd.fail(k.Span, "expected a string attribute key, found %s", k.describe())
+		}
+		out[k.Text] = bd.attrValue(a.Values[i])
+	}
+	return out
+}
+
+// attrValue converts an attribute value: str, bool, int, float, None, a list
+// or dict of these, or a TIR constant such as T.int64(8).
+func (bd *builder) attrValue(a *ast) any {
+	switch a.Kind {
+	case aStr:
+		return a.Text
+	case aConst:
+		switch a.Text {
+		case "True":
+			return true
+		case "False":
+			return false
+		}
+		return nil
+	case aInt, aFloat:
+		return bd.number(a, false)
+	case aUnary:
+		if a.Name == "-" && (a.X.Kind == aInt || a.X.Kind == aFloat) {
+			return bd.number(a.X, true)
+		}
+	case aList, aTuple:
+		out := make([]any, len(a.Items))
+		for i, it := range a.Items {
+			out[i] = bd.attrValue(it)
+		}
+		return out
+	case aDict:
+		return bd.attrDict(a)
+	case aCall, aName, aBinary:
+		saved := bd.intType
+		bd.intType = ir.Int64
+		defer func() { bd.intType = saved }()
+		return bd.prim(a)
+	}
+	bd.fail(a.Span, "expected an attribute value (string, bool, number, list or dict), found %s", a.describe())
+	return nil
+}
+
+// number parses an int or float literal (negated when neg) as int64 or
+// float64.
+func (bd *builder) number(a *ast, neg bool) any {
+	text := a.Text
+	if neg {
+		text = "-" + text
+	}
+	if a.Kind == aInt {
+		v, err := strconv.ParseInt(text, 0, 64)
+		if err != nil {
+			bd.fail(a.Span, "integer literal %s out of range", text)
+		}
+		return v
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		bd.fail(a.Span, "bad float literal %s", text)
+	}
+	return v
+}
+
+// Metadata section.
+
+// isMetadata recognizes the trailing "metadata = {...}" section.
+func (bd *builder) isMetadata(as *assignNode) bool {
+	if as.Value == nil || len(as.Target.Items) != 1 {
+		return false
+	}
+	t := as.Target.Items[0]
+	return len(t.Tail) == 0 && len(t.Left.Prefix) == 0 && len(t.Left.Primary.Trailers) == 0 &&
+		t.Left.Primary.Atom.Name != nil && *t.Left.Primary.Atom.Name == "metadata"
+}
+
+// collectMetadata records the metadata section: a dict from a kind
+// ("relax.expr.Constant") to a list of values, each written as R.const(...).
+// The entries are converted lazily where they are referenced.
+func (bd *builder) collectMetadata(as *assignNode) {
+	v := bd.conv.exprList(as.Value)
+	if v.Kind != aDict {
+		bd.fail(v.Span, "expected the metadata section to be a dict {kind: [values]}, found %s", v.describe())
+	}
+	bd.metadata = map[string][]*ast{}
+	for i, k := range v.Items {
+		if k.Kind != aStr || (v.Values[i].Kind != aList && v.Values[i].Kind != aTuple) {
+			bd.fail(k.Span, "expected metadata entries \"kind\": [values], found %s", k.describe())
+		}
+		bd.metadata[k.Text] = v.Values[i].Items
+	}
+}
+
+// metadataConstant resolves metadata["relax.expr.Constant"][i].
+func (bd *builder) metadataConstant(a *ast) ir.Expr {
+	kind, idx := a.X.Items, a.Items
+	if len(kind) != 1 || kind[0].Kind != aStr || len(idx) != 1 || idx[0].Kind != aInt {
+		bd.fail(a.Span, "expected metadata[\"relax.expr.Constant\"][index], found %s", a.describe())
+	}
+	if kind[0].Text != "relax.expr.Constant" {
+		bd.fail(kind[0].Span, "unsupported metadata kind %q (only \"relax.expr.Constant\")", kind[0].Text)
+	}
+	if bd.metadata == nil {
+		bd.fail(a.Span, "metadata[...] used but the file has no metadata section (print with show_meta=True)")
+	}
+	i, err := strconv.Atoi(idx[0].Text)
+	entries := bd.metadata[kind[0].Text]
+	if err != nil || i < 0 || i >= len(entries) {
+		bd.fail(idx[0].Span, "metadata index %s out of range (the section has %d constants)", idx[0].Text, len(entries))
+	}
+	e := entries[i]
+	if e.callee() != "R.const" {
+		bd.fail(e.Span, "expected R.const(...) in the metadata section, found %s", e.describe())
+	}
+	c := bd.constant(e)
+	c.SetSpan(a.Span)
+	return c
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,280 @@
+package syntax
+
+import (
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+)
+
+// Relax functions: signatures, bodies (bindings, dataflow blocks, if/else,
+// local functions, return) and Relax expressions.
+
+// relaxSig is a converted Relax signature.
+type relaxSig struct {
+	params []*ir.Var
+	ret    ir.StructInfo
+	syms   map[string]*ir.PrimVar // symbolic variables the signature defines
+}
+
+// relaxSignature converts parameters and the return annotation. String
+// dimensions define symbolic variables at their first use.
+func (bd *builder) relaxSignature(def *defNode) *relaxSig {
+	sig := &relaxSig{syms: map[string]*ir.PrimVar{}}
+	bd.push()
+	defer bd.pop()
+	saved := bd.sigDefines
+	bd.sigDefines = true
+	defer func() { bd.sigDefines = saved }()
+	seen := map[string]bool{}
+	for _, p := range def.Params {
+		sp := spanOf(p.Pos, p.EndPos)
+		if p.Annot == nil {
+			bd.fail(sp, "expected a struct info annotation on parameter %s (x: R.Tensor(...)), found none", p.Name)
+		}
+		if p.Default != nil {
+			bd.fail(sp, "default values of parameters are not supported (parameter %s)", p.Name)
+		}
+		if seen[p.Name] {
+			bd.fail(sp, "duplicate parameter %s", p.Name)
+		}
+		seen[p.Name] = true
+		si := bd.sinfo(bd.conv.expr(p.Annot))
+		v := ir.NewVar(p.Name, si)
+		v.SetSpan(sp)
+		sig.params = append(sig.params, v)
+	}
+	if def.Ret != nil {
+		sig.ret = bd.sinfo(bd.conv.expr(def.Ret))
+	}
+	for n, s := range bd.scope.names {
+		if s.prim != nil {
+			sig.syms[n] = s.prim
+		}
+	}
+	return sig
+}
+
+func (bd *builder) declareRelaxFunc(d *funcDecl) {
+	sig := bd.relaxSignature(d.def)
+	d.sig = sig
+	f := &ir.Function{Params: sig.params, Ret: sig.ret, Pure: d.pure, Body: ir.NewTuple()}
+	f.SetSpan(d.span)
+	bd.mod.Set(d.def.Name, f)
+}
+
+func (bd *builder) buildRelaxFunc(d *funcDecl) {
+	if d.sig == nil {
+		return // the signature failed and was reported
+	}
+	f := bd.relaxFunction(d.def, d.sig, d.pure)
+	if !d.private {
+		f.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, d.def.Name)
+	}
+	bd.mod.Set(d.def.Name, f)
+}
+
+// relaxFunction builds a function body with a fresh ir.Builder (so that a
+// failure inside cannot unbalance an enclosing builder) and normalizes it.
+func (bd *builder) relaxFunction(def *defNode, sig *relaxSig, pure bool) *ir.Function {
+	savedRB := bd.rb
+	rb := ir.NewBuilder(bd.mod)
+	bd.rb = rb
+	bd.push()
+	defer func() {
+		bd.pop()
+		bd.rb = savedRB
+		bd.diags = append(bd.diags, rb.Diagnostics()...)
+	}()
+	for n, v := range sig.syms {
+		bd.define(n, &symbol{prim: v})
+	}
+	for _, p := range sig.params {
+		bd.define(p.Name, &symbol{relax: p})
+	}
+	fs := &funcState{}
+	rb.BeginScope(sig.params)
+	body := bd.relaxBody(suiteStmts(def.Body), fs, nil)
+	if body.result == nil {
+		bd.fail(spanOf(def.Pos, def.EndPos), "expected def %s to end with a return statement, found none", def.Name)
+	}
+	seq := rb.FinishScope(body.blocks, body.result)
+	f := &ir.Function{Params: sig.params, Body: seq, Ret: sig.ret, Pure: pure, Attrs: fs.attrs}
+	f.SetSpan(spanOf(def.Pos, def.Pos))
+	nf, ok := rb.Normalize(f).(*ir.Function)
+	if !ok {
+		bd.fail(spanOf(def.Pos, def.Pos), "internal: normalizing function %s did not give a function", def.Name)
+	}
+	return nf
+}
+
+// funcState is per-function state of the body conversion.
+type funcState struct {
+	attrs ir.Attrs
+}
+
+// bodyResult is what a statement list produced: its binding blocks and the
+// value it ends with (a return value, or an if branch's last binding).
+type bodyResult struct {
+	blocks     []*ir.BindingBlock
+	result     ir.Expr
+	resultName string
+	resultAnn  ir.StructInfo
+	resultSpan diag.Span
+}
+
+// branchTail is non-nil when converting an if branch: the last statement
+// must bind a value, which becomes the branch's result instead of a binding.
+type branchTail struct{}
+
+// relaxBody converts a statement list. In a function (branch == nil) it
+// must end with return; in an if branch it must end with an assignment whose
+// value becomes the branch result.
+func (bd *builder) relaxBody(stmts []*stmtNode, fs *funcState, branch *branchTail) *bodyResult {
+	res := &bodyResult{}
+	rb := bd.rb
+	rb.BeginBlock(false)
+	endBlock := func() {
+		if blk := rb.EndBlock(); len(blk.Bindings) > 0 {
+			res.blocks = append(res.blocks, blk)
+		}
+	}
+	for i, st := range stmts {
+		last := i == len(stmts)-1
+		if res.result != nil && st.Simple != nil && st.Simple.Return != nil {
+			bd.errorf(spanOf(st.Pos, st.Pos), "expected one return statement, found a second one")
+			continue
+		}
+		if res.result != nil {
+			bd.errorf(spanOf(st.Pos, st.Pos), "expected the function to end at its return statement, found %s after it", stmtKind(st))
+			break
+		}
+		switch {
+		case st.With != nil && isDataflowWith(bd.conv.expr(st.With.Item)):
+			endBlock()
+			if blk := bd.dataflowBlock(st.With, fs); blk != nil {
+				res.blocks = append(res.blocks, blk)
+			}
+			rb.BeginBlock(false)
+		case branch != nil && last:
+			bd.try(func() { bd.branchResult(st, res) })
+		case st.Simple != nil && st.Simple.Return != nil:
+			if branch != nil {
+				bd.errorf(spanOf(st.Pos, st.Pos), "expected the if branch to end by binding a value, found a return statement")
+				continue
+			}
+			bd.try(func() {
+				r := st.Simple.Return
+				if r.Value == nil {
+					bd.fail(spanOf(st.Pos, st.EndPos), "expected a value after return, found none")
+				}
+				a := bd.conv.exprList(r.Value)
+				res.result = bd.relaxExpr(a)
+				res.resultSpan = a.Span
+			})
+			if res.result == nil {
+				// Keep going so later statements are still checked, but
+				// remember that the function has a (failed) return.
+				res.result = ir.NewTuple()
+			}
+		default:
+			bd.try(func() { bd.relaxStmt(st, fs, nil) })
+		}
+	}
+	endBlock()
+	return res
+}
+
+// branchResult converts the last statement of an if branch.
+func (bd *builder) branchResult(st *stmtNode, res *bodyResult) {
+	sp := spanOf(st.Pos, st.EndPos)
+	if st.Simple == nil || st.Simple.Expr == nil || st.Simple.Expr.Value == nil {
+		bd.fail(sp, "expected the if branch to end by binding a value (name = ...), found %s", stmtKind(st))
+	}
+	as := st.Simple.Expr
+	target := bd.conv.exprList(as.Target)
+	if target.Kind != aName {
+		bd.fail(target.Span, "expected a name as the target of the branch result, found %s", target.describe())
+	}
+	res.resultName = target.Name
+	res.resultSpan = sp
+	if as.Annot != nil {
+		res.resultAnn = bd.sinfo(bd.conv.expr(as.Annot))
+	}
+	res.result = bd.relaxExpr(bd.conv.exprList(as.Value))
+}
+
+func isDataflowWith(a *ast) bool { return a.callee() == "R.dataflow" }
+
+// dataflowBlock converts "with R.dataflow(): ... R.output(a, b)". The
+// output names are known before the block is converted so their bindings
+// get non-dataflow vars; the block's other names go out of scope after it.
+func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
+	rb := bd.rb
+	stmts := suiteStmts(w.Body)
+	outputs := map[string]diag.Span{}
+	var outputOrder []string
+	outputAt := -1
+	for i, st := range stmts {
+		if st.Simple == nil || st.Simple.Expr == nil || st.Simple.Expr.Value != nil {
+			continue
+		}
+		a := bd.conv.exprList(st.Simple.Expr.Target)
+		if a.callee() != "R.output" {
+			continue
+		}
+		if outputAt >= 0 {
+			bd.errorf(a.Span, "expected one R.output(...) per dataflow block, found a second one")
+			continue
+		}
+		outputAt = i
+		for j, it := range a.Items {
+			if it.Kind != aName || a.Keywords[j] != "" {
+				bd.errorf(it.Span, "expected variable names in R.output(...), found %s", it.describe())
+				continue
+			}
+			outputs[it.Name] = it.Span
+			outputOrder = append(outputOrder, it.Name)
+		}
+	}
+	if w.As != nil {
+		bd.errorf(spanOf(w.Pos, w.Pos), "expected \"with R.dataflow():\", found \"with R.dataflow() as ...\"")
+	}
+	if outputAt >= 0 && outputAt != len(stmts)-1 {
+		bd.errorf(spanOf(stmts[outputAt].Pos, stmts[outputAt].Pos), "expected R.output(...) to be the last statement of the dataflow block")
+	}
+	bd.push()
+	rb.BeginBlock(true)
+	df := &dataflowState{outputs: outputs}
+	for i, st := range stmts {
+		if i == outputAt {
+			continue
+		}
+		bd.try(func() { bd.relaxStmt(st, fs, df) })
+	}
+	blk := rb.EndBlock()
+	inner := bd.scope
+	bd.pop()
+	for _, n := range outputOrder {
+		if s, ok := inner.names[n]; ok {
+			bd.define(n, s)
+		} else if bd.lookup(n) == nil {
+			bd.errorf(outputs[n], "undefined variable %s in R.output%s", n, didYouMean(n, keysOf(inner.names), ""))
+		}
+	}
+	if len(blk.Bindings) == 0 {
+		return nil
+	}
+	return blk
+}
+
+// dataflowState carries the output names of the dataflow block being built.
+type dataflowState struct {
+	outputs map[string]diag.Span
+}
+
+func keysOf(m map[string]*symbol) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,535 @@
+package syntax
+
+import (
+	"strings"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+)
+
+// TIR PrimFuncs: parameters (T.Buffer, T.handle + T.match_buffer, scalars),
+// loops, blocks, stores, lets, if/else and evaluation statements.
+
+// tirState is the state of the PrimFunc being built.
+type tirState struct {
+	params    []*ir.PrimVar
+	bufferMap map[*ir.PrimVar]*ir.Buffer
+	attrs     ir.Attrs
+	rootAlloc []*ir.Buffer
+	// allocs is where T.alloc_buffer puts buffers: the innermost block's
+	// list, or rootAlloc at function level.
+	allocs *[]*ir.Buffer
+	depth  int // statement nesting (0: function body)
+}
+
+func (bd *builder) buildPrimFunc(d *funcDecl) {
+	st := &tirState{bufferMap: map[*ir.PrimVar]*ir.Buffer{}}
+	st.allocs = &st.rootAlloc
+	savedInt, savedTIR := bd.intType, bd.tir
+	bd.intType, bd.tir = ir.Int32, st
+	bd.push()
+	defer func() {
+		bd.pop()
+		bd.intType, bd.tir = savedInt, savedTIR
+	}()
+	def := d.def
+	for _, p := range def.Params {
+		bd.try(func() { bd.tirParam(p, st) })
+	}
+	ret := ir.Void
+	if def.Ret != nil {
+		ret = bd.tirType(bd.conv.expr(def.Ret), true)
+	}
+	body := bd.tirStmts(suiteStmts(def.Body))
+	if len(st.rootAlloc) > 0 {
+		// Buffers allocated at function level live in an implicit root block.
+		blk := &ir.Block{Name: "root", Body: body, AllocBuffers: st.rootAlloc}
+		blk.Reads, blk.Writes = []ir.BufferRegion{}, []ir.BufferRegion{}
+		body = &ir.BlockRealize{IterValues: []ir.PrimExpr{}, Block: blk}
+	}
+	f := &ir.PrimFunc{Params: st.params, BufferMap: st.bufferMap, Body: body, Ret: ret, Attrs: st.attrs}
+	f.SetSpan(d.span)
+	if !d.private {
+		f.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, def.Name)
+	}
+	bd.mod.Set(def.Name, f)
+}
+
+// tirType converts a type annotation: T.int64, T.float32(), T.handle, None.
+func (bd *builder) tirType(a *ast, allowVoid bool) ir.DataType {
+	if allowVoid && isNone(a) {
+		return ir.Void
+	}
+	name, ok := a.Dotted()
+	if !ok && a.Kind == aCall && len(a.Items) == 0 {
+		name, ok = a.X.Dotted()
+	}
+	if t, found := strings.CutPrefix(name, "T."); ok && found {
+		if dt, err := ir.ParseDataType(t); err == nil && t != "" && t != "void" {
+			return dt
+		}
+		bd.fail(a.Span, "unknown TIR type %s%s", name, didYouMean(name, primTypeNames(), ""))
+	}
+	bd.fail(a.Span, "expected a TIR type such as T.int64 or T.handle, found %s", a.describe())
+	return ir.Void
+}
+
+func primTypeNames() []string {
+	out := make([]string, 0, len(knownDTypes))
+	for _, d := range knownDTypes {
+		out = append(out, "T."+d)
+	}
+	return append(out, "T.Buffer")
+}
+
+func (bd *builder) tirParam(p *paramNode, st *tirState) {
+	sp := spanOf(p.Pos, p.EndPos)
+	if p.Annot == nil {
+		bd.fail(sp, "expected a type on parameter %s (T.Buffer(...), T.handle or T.int64), found none", p.Name)
+	}
+	if bd.lookup(p.Name) != nil {
+		bd.fail(sp, "duplicate parameter %s", p.Name)
+	}
+	a := bd.conv.expr(p.Annot)
+	if c := a.callee(); c == "T.Buffer" || c == "tirx.Buffer" {
+		saved := bd.sigDefines
+		bd.sigDefines = true
+		buf := bd.bufferDecl(a, p.Name)
+		bd.sigDefines = saved
+		h := ir.NewPrimVar(p.Name, ir.Handle)
+		h.SetSpan(sp)
+		st.params = append(st.params, h)
+		st.bufferMap[h] = buf
+		bd.define(p.Name, &symbol{buf: buf})
+		return
+	}
+	dt := bd.tirType(a, false)
+	v := ir.NewPrimVar(p.Name, dt)
+	v.SetSpan(sp)
+	st.params = append(st.params, v)
+	bd.define(p.Name, &symbol{prim: v})
+}
+
+// bufferDecl converts the arguments of T.Buffer / T.match_buffer (after the
+// handle) / T.alloc_buffer: shape (a tuple or one int), dtype (default
+// float32), scope; layout keywords that do not change the model are
+// accepted and ignored.
+func (bd *builder) bufferDecl(a *ast, name string) *ir.Buffer {
+	args := a.Items
+	kws := a.Keywords
+	if c := a.callee(); c == "T.match_buffer" {
+		args, kws = args[1:], kws[1:]
+	}
+	var shape, dtype, scope *ast
+	pos := 0
+	for i, it := range args {
+		switch kw := kws[i]; kw {
+		case "":
+			switch pos {
+			case 0:
+				shape = it
+			case 1:
+				dtype = it
+			default:
+				bd.fail(it.Span, "%s takes at most 2 positional arguments (shape, dtype)", a.callee())
+			}
+			pos++
+		case "shape":
+			shape = it
+		case "dtype":
+			dtype = it
+		case "scope":
+			scope = it
+		case "align", "offset_factor", "buffer_type", "axis_separators":
+		case "data", "strides", "elem_offset":
+			if !isNone(it) {
+				bd.fail(it.Span, "%s= is not supported on buffers", kw)
+			}
+		default:
+			bd.fail(it.Span, "unknown keyword %s in %s(...)%s", kw, a.callee(),
+				didYouMean(kw, []string{"shape", "dtype", "scope", "align", "offset_factor", "buffer_type", "data", "strides", "elem_offset", "axis_separators"}, ""))
+		}
+	}
+	if shape == nil {
+		bd.fail(a.Span, "missing required argument shape of %s", a.callee())
+	}
+	var dims []ir.PrimExpr
+	switch shape.Kind {
+	case aTuple, aList:
+		for _, it := range shape.Items {
+			dims = append(dims, bd.tirDim(it))
+		}
+	default:
+		dims = []ir.PrimExpr{bd.tirDim(shape)}
+	}
+	if dims == nil {
+		dims = []ir.PrimExpr{}
+	}
+	dt := ir.Float32
+	if dtype != nil {
+		dt = bd.dtypeLiteral(dtype)
+	}
+	buf := ir.NewBuffer(name, dims, dt)
+	if scope != nil {
+		if scope.Kind != aStr {
+			bd.fail(scope.Span, "expected a scope string, found %s", scope.describe())
+		}
+		if scope.Text != "global" {
+			buf.Scope = scope.Text
+		}
+	}
+	buf.SetSpan(a.Span)
+	return buf
+}
+
+// tirDim converts a buffer dimension in the TIR context (int literals are
+// int32).
+func (bd *builder) tirDim(a *ast) ir.PrimExpr {
+	if a.Kind == aStr {
+		return bd.dim(a)
+	}
+	return bd.prim(a)
+}
+
+// tirStmts converts a statement list. A let ("x = value") scopes over the
+// rest of the list; nested lets are folded iteratively, so deep chains do
+// not recurse.
+func (bd *builder) tirStmts(stmts []*stmtNode) ir.Stmt {
+	type letFrame struct {
+		before []ir.Stmt
+		let    *ir.LetStmt
+	}
+	var frames []letFrame
+	var cur []ir.Stmt
+	bd.push()
+	defer bd.pop()
+	for _, st := range stmts {
+		bd.try(func() {
+			s, let := bd.tirStmt(st)
+			if let != nil {
+				frames = append(frames, letFrame{before: cur, let: let})
+				cur = nil
+				return
+			}
+			if s != nil {
+				cur = append(cur, s)
+			}
+		})
+	}
+	body := seqOf(cur)
+	for i := len(frames) - 1; i >= 0; i-- {
+		frames[i].let.Body = body
+		body = seqOf(append(frames[i].before, frames[i].let))
+	}
+	return body
+}
+
+func seqOf(stmts []ir.Stmt) ir.Stmt {
+	if len(stmts) == 1 {
+		return stmts[0]
+	}
+	if stmts == nil {
+		stmts = []ir.Stmt{}
+	}
+	return &ir.SeqStmt{Stmts: stmts}
+}
+
+// tirStmt converts one statement. Declarations (symbolic variables,
+// buffers, attributes) yield nothing; a let yields the LetStmt whose body
+// the caller fills.
+func (bd *builder) tirStmt(st *stmtNode) (ir.Stmt, *ir.LetStmt) {
+	sp := spanOf(st.Pos, st.EndPos)
+	switch {
+	case st.Simple != nil && st.Simple.Pass:
+		return nil, nil
+	case st.Simple != nil && st.Simple.Return != nil:
+		bd.fail(sp, "expected T.ret(value) to return from a PrimFunc, found return")
+	case st.Simple != nil:
+		return bd.tirSimple(st.Simple.Expr, sp)
+	case st.For != nil:
+		return bd.tirFor(st.For), nil
+	case st.If != nil:
+		return bd.tirIf(st.If), nil
+	case st.With != nil:
+		return bd.tirWith(st.With), nil
+	}
+	bd.fail(sp, "expected a TIR statement, found %s", stmtKind(st))
+	return nil, nil
+}
+
+func (bd *builder) tirBody(s *suiteNode) ir.Stmt {
+	bd.tir.depth++
+	defer func() { bd.tir.depth-- }()
+	return bd.tirStmts(suiteStmts(s))
+}
+
+func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, *ir.LetStmt) {
+	st := bd.tir
+	target := bd.conv.exprList(as.Target)
+	if as.Value == nil {
+		if as.Annot != nil {
+			bd.fail(sp, "expected \"= value\" after the annotation")
+		}
+		return bd.tirExprStmt(target), nil
+	}
+	value := bd.conv.exprList(as.Value)
+	if target.Kind == aIndex {
+		buf := bd.bufferOf(target.X)
+		idx := bd.indices(target, buf)
+		v := bd.adapt(bd.prim(value), isLiteral(value), buf.DType)
+		s := &ir.BufferStore{Buffer: buf, Indices: idx, Value: v}
+		s.SetSpan(sp)
+		return s, nil
+	}
+	if target.Kind == aTuple {
+		bd.fail(target.Span, "tuple assignment is only allowed with T.axis.remap inside a block")
+	}
+	if target.Kind != aName {
+		bd.fail(target.Span, "expected a name or a buffer element as the assignment target, found %s", target.describe())
+	}
+	name := target.Name
+	ok := false
+	defer func() {
+		if !ok {
+			bd.define(name, &symbol{poison: true})
+		}
+	}()
+	switch c := value.callee(); {
+	case c == "T.match_buffer":
+		if st.depth > 0 {
+			bd.fail(value.Span, "T.match_buffer is only allowed at the top of a PrimFunc body")
+		}
+		if len(value.Items) < 2 {
+			bd.fail(value.Span, "expected T.match_buffer(handle, shape, dtype)")
+		}
+		h := value.Items[0]
+		if h.Kind != aName {
+			bd.fail(h.Span, "expected a handle parameter, found %s", h.describe())
+		}
+		var param *ir.PrimVar
+		for _, p := range st.params {
+			if p.Name == h.Name && p.Type.IsHandle() && st.bufferMap[p] == nil {
+				param = p
+			}
+		}
+		if param == nil {
+			bd.fail(h.Span, "expected a T.handle parameter not yet bound to a buffer, found %s", h.Name)
+		}
+		buf := bd.bufferDecl(value, name)
+		st.bufferMap[param] = buf
+		bd.define(name, &symbol{buf: buf})
+		ok = true
+		return nil, nil
+	case c == "T.alloc_buffer" || c == "T.sblock_alloc_buffer" || c == "T.decl_buffer":
+		buf := bd.bufferDecl(value, name)
+		*st.allocs = append(*st.allocs, buf)
+		bd.define(name, &symbol{buf: buf})
+		ok = true
+		return nil, nil
+	case strings.HasPrefix(c, "T.axis."):
+		bd.fail(value.Span, "%s is only allowed at the top of a T.block", c)
+	}
+	if dt, isDecl := symDecl(value); isDecl {
+		v := ir.NewPrimVar(name, dt)
+		v.SetSpan(target.Span)
+		bd.define(name, &symbol{prim: v})
+		ok = true
+		return nil, nil
+	}
+	// A let: x = value, or x: T.int32 = value.
+	val := bd.prim(value)
+	dt := val.DType()
+	if as.Annot != nil {
+		dt = bd.tirType(bd.conv.expr(as.Annot), false)
+		val = bd.adapt(val, isLiteral(value), dt)
+		if val.DType() != dt {
+			val = castTo(dt, val)
+		}
+	}
+	v := ir.NewPrimVar(name, dt)
+	v.SetSpan(target.Span)
+	let := &ir.LetStmt{Var: v, Value: val}
+	let.SetSpan(sp)
+	bd.define(name, &symbol{prim: v})
+	ok = true
+	return nil, let
+}
+
+// tirExprStmt converts a statement without a target.
+func (bd *builder) tirExprStmt(a *ast) ir.Stmt {
+	st := bd.tir
+	switch c := a.callee(); c {
+	case "T.func_attr":
+		if st.depth > 0 {
+			bd.fail(a.Span, "T.func_attr is only allowed at the top of a PrimFunc body")
+		}
+		if len(a.Items) != 1 {
+			bd.fail(a.Span, "expected T.func_attr({...}) with one dict argument")
+		}
+		attrs := bd.attrDict(a.Items[0])
+		if st.attrs == nil {
+			st.attrs = ir.Attrs{}
+		}
+		for k, v := range attrs {
+			st.attrs[k] = v
+		}
+		return nil
+	case "T.evaluate":
+		if len(a.Items) != 1 {
+			bd.fail(a.Span, "T.evaluate takes 1 argument, found %d", len(a.Items))
+		}
+		e := &ir.Evaluate{Value: bd.prim(a.Items[0])}
+		e.SetSpan(a.Span)
+		return e
+	case "T.reads", "T.writes", "T.block_attr", "T.sblock_attr", "T.where":
+		bd.fail(a.Span, "%s is only allowed at the top of a T.block", c)
+	}
+	if a.Kind == aStr {
+		return nil // a docstring
+	}
+	if a.Kind != aCall {
+		bd.fail(a.Span, "expected a statement, found %s", a.describe())
+	}
+	e := &ir.Evaluate{Value: bd.prim(a)}
+	e.SetSpan(a.Span)
+	return e
+}
+
+// loopKinds maps loop constructors to For kinds.
+var loopKinds = map[string]ir.ForKind{
+	"range": ir.ForSerial, "T.serial": ir.ForSerial, "T.parallel": ir.ForParallel,
+	"T.vectorized": ir.ForVectorized, "T.unroll": ir.ForUnrolled, "T.thread_binding": ir.ForThreadBinding,
+}
+
+func (bd *builder) tirFor(n *forNode) ir.Stmt {
+	iter := bd.conv.expr(n.Iter)
+	c := iter.callee()
+	var targets []*ast
+	for _, t := range n.Targets {
+		x := bd.conv.expr(t)
+		if x.Kind != aName {
+			bd.fail(x.Span, "expected a loop variable name, found %s", x.describe())
+		}
+		targets = append(targets, x)
+	}
+	type loop struct {
+		v           *ir.PrimVar
+		min, extent ir.PrimExpr
+		kind        ir.ForKind
+		tag         string
+		ann         ir.Attrs
+	}
+	var loops []loop
+	if c == "T.grid" {
+		if len(iter.Items) != len(targets) {
+			bd.fail(iter.Span, "T.grid has %s but the loop has %s", plural(len(iter.Items), "extent"), plural(len(targets), "variable"))
+		}
+		for i, it := range iter.Items {
+			if iter.Keywords[i] != "" {
+				bd.fail(it.Span, "unknown keyword %s in T.grid(...)", iter.Keywords[i])
+			}
+			ext := bd.prim(it)
+			loops = append(loops, loop{min: ir.NewInt(ext.DType(), 0), extent: ext})
+		}
+	} else {
+		kind, ok := loopKinds[c]
+		if !ok {
+			bd.fail(iter.Span, "expected range(...), T.grid, T.serial, T.parallel, T.vectorized, T.unroll or T.thread_binding, found %s%s",
+				describeOrName(iter), didYouMean(c, []string{"range", "T.grid", "T.serial", "T.parallel", "T.vectorized", "T.unroll", "T.thread_binding"}, ""))
+		}
+		if len(targets) != 1 {
+			bd.fail(iter.Span, "expected one loop variable for %s, found %d", c, len(targets))
+		}
+		l := loop{kind: kind}
+		var bounds []*ast
+		for i, it := range iter.Items {
+			switch kw := iter.Keywords[i]; kw {
+			case "":
+				bounds = append(bounds, it)
+			case "thread":
+				if it.Kind != aStr || kind != ir.ForThreadBinding {
+					bd.fail(it.Span, "thread= is a string and only allowed in T.thread_binding")
+				}
+				l.tag = it.Text
+			case "annotations":
+				l.ann = bd.attrDict(it)
+			default:
+				bd.fail(it.Span, "unknown keyword %s in %s(...)%s", kw, c, didYouMean(kw, []string{"thread", "annotations"}, ""))
+			}
+		}
+		switch len(bounds) {
+		case 1:
+			ext := bd.prim(bounds[0])
+			l.min, l.extent = ir.NewInt(ext.DType(), 0), ext
+		case 2:
+			lo, hi := bd.operands(bounds[0], bounds[1])
+			l.min, l.extent = lo, extentOf(lo, hi)
+		default:
+			bd.fail(iter.Span, "%s takes 1 or 2 bounds, found %d", c, len(bounds))
+		}
+		if kind == ir.ForThreadBinding && l.tag == "" {
+			bd.fail(iter.Span, "T.thread_binding needs thread=\"...\"")
+		}
+		loops = append(loops, l)
+	}
+	bd.push()
+	defer bd.pop()
+	for i := range loops {
+		v := ir.NewPrimVar(targets[i].Name, loops[i].extent.DType())
+		v.SetSpan(targets[i].Span)
+		loops[i].v = v
+		bd.define(targets[i].Name, &symbol{prim: v, loop: &loopInfo{min: loops[i].min, extent: loops[i].extent}})
+	}
+	body := bd.tirBody(n.Body)
+	for i := len(loops) - 1; i >= 0; i-- {
+		l := loops[i]
+		f := &ir.For{Var: l.v, Min: l.min, Extent: l.extent, Kind: l.kind, ThreadTag: l.tag, Body: body, Annotations: l.ann}
+		f.SetSpan(spanOf(n.Pos, n.Pos))
+		body = f
+	}
+	return body
+}
+
+// extentOf is hi - lo, folded when both are constants.
+func extentOf(lo, hi ir.PrimExpr) ir.PrimExpr {
+	a, ok1 := ir.IntValue(lo)
+	b, ok2 := ir.IntValue(hi)
+	if ok1 && ok2 {
+		return ir.NewInt(hi.DType(), b-a)
+	}
+	if ok1 && a == 0 {
+		return hi
+	}
+	return ir.Simplify(ir.Sub(hi, lo))
+}
+
+func (bd *builder) tirIf(n *ifNode) ir.Stmt {
+	cond := bd.prim(bd.conv.expr(n.Cond))
+	s := &ir.IfThenElse{Cond: cond, Then: bd.tirBody(n.Then)}
+	s.SetSpan(spanOf(n.Pos, n.Pos))
+	tail := s
+	for _, el := range n.Elifs {
+		next := &ir.IfThenElse{Cond: bd.prim(bd.conv.expr(el.Cond)), Then: bd.tirBody(el.Body)}
+		next.SetSpan(spanOf(el.Pos, el.Pos))
+		tail.Else = next
+		tail = next
+	}
+	if n.Else != nil {
+		tail.Else = bd.tirBody(n.Else)
+	}
+	return s
+}
+
+func (bd *builder) tirWith(w *withNode) ir.Stmt {
+	a := bd.conv.expr(w.Item)
+	switch c := a.callee(); c {
+	case "T.block", "T.sblock":
+		return bd.tirBlock(a, w)
+	case "T.init":
+		bd.fail(a.Span, "with T.init() is only allowed directly inside a T.block")
+	default:
+		bd.fail(a.Span, "expected \"with T.block(...)\" in a PrimFunc, found \"with %s\"%s", describeOrName(a),
+			didYouMean(c, []string{"T.block", "T.init"}, ""))
+	}
+	return nil
+}

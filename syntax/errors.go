@@ -1,0 +1,175 @@
+package syntax
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+	"github.com/phasec/phasec/diag"
+)
+
+// maxErrors bounds the diagnostics of one Parse; further ones are replaced
+// by a single "too many errors" note.
+const maxErrors = 20
+
+// CodeInternal marks a diagnostic that reports a bug in phasec itself (a
+// recovered panic), never a problem in the input.
+const CodeInternal = "internal"
+
+// FormatDiagnostics renders each diagnostic as "file:line:col: error: msg"
+// followed by the offending source line and a caret under the column (a run
+// of carets when the span's end is on the same line). src is the text the
+// diagnostics refer to; diagnostics without a valid position render alone.
+func FormatDiagnostics(list diag.List, src []byte) string {
+	lines := strings.Split(string(src), "\n")
+	var b strings.Builder
+	for _, d := range list {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+		sp := d.Span
+		if !sp.IsValid() || sp.Line > len(lines) {
+			continue
+		}
+		line := strings.TrimRight(lines[sp.Line-1], "\r")
+		b.WriteString("    ")
+		b.WriteString(strings.ReplaceAll(line, "\t", " "))
+		b.WriteByte('\n')
+		col := max(sp.Col, 1)
+		width := 1
+		if sp.EndLine == sp.Line && sp.EndCol > col {
+			width = sp.EndCol - col
+		}
+		if col-1 > len(line) {
+			col = len(line) + 1
+		}
+		width = max(1, min(width, len(line)-(col-1)))
+		b.WriteString("    ")
+		b.WriteString(strings.Repeat(" ", col-1))
+		b.WriteString(strings.Repeat("^", width))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// finish sorts and de-duplicates diagnostics and bounds their number.
+func finish(list diag.List) diag.List {
+	list = list.Dedup()
+	if len(list) > maxErrors {
+		extra := len(list) - maxErrors
+		last := list[maxErrors-1]
+		list = list[:maxErrors]
+		list = append(list, &diag.Diagnostic{Span: last.Span, Severity: diag.Note,
+			Msg: fmt.Sprintf("too many errors (%d more not shown)", extra)})
+	}
+	return list
+}
+
+// syntaxDiagnostic converts participle's single furthest-failure error into
+// a positioned diagnostic saying what was expected and what was found.
+func syntaxDiagnostic(filename string, err error) *diag.Diagnostic {
+	d := &diag.Diagnostic{Severity: diag.Error, Span: diag.Span{File: filename, Line: 1, Col: 1}}
+	var ute *participle.UnexpectedTokenError
+	var perr participle.Error
+	switch {
+	case errors.As(err, &ute):
+		d.Span = posSpan(filename, ute.Unexpected.Pos, len(ute.Unexpected.Value))
+		found := describeToken(ute.Unexpected)
+		if ute.Expect != "" {
+			d.Msg = fmt.Sprintf("syntax error: expected %s, found %s", ute.Expect, found)
+		} else if m := ute.Message(); strings.Contains(m, "(expected ") {
+			exp := m[strings.Index(m, "(expected ")+len("(expected ") : len(m)-1]
+			d.Msg = fmt.Sprintf("syntax error: expected %s, found %s", exp, found)
+		} else {
+			d.Msg = fmt.Sprintf("syntax error: unexpected %s", found)
+		}
+	case errors.As(err, &perr):
+		d.Span = posSpan(filename, perr.Position(), 1)
+		msg := perr.Message()
+		if strings.HasPrefix(msg, "invalid input text") {
+			msg = "unexpected character: " + strings.TrimPrefix(msg, "invalid input text ")
+		}
+		d.Msg = "syntax error: " + msg
+	default:
+		d.Msg = "syntax error: " + err.Error()
+	}
+	return d
+}
+
+func posSpan(filename string, p lexer.Position, width int) diag.Span {
+	line, col := p.Line, p.Column
+	if line == 0 {
+		line, col = 1, 1
+	}
+	return diag.Span{File: filename, Line: line, Col: col, EndLine: line, EndCol: col + max(width, 1)}
+}
+
+func describeToken(t lexer.Token) string {
+	switch {
+	case t.EOF():
+		return "end of file"
+	case t.Value == "\n":
+		return "end of line"
+	case t.Value == "<indent>":
+		return "an indented block (unexpected indent)"
+	case t.Value == "<dedent>":
+		return "the end of the indented block"
+	}
+	return fmt.Sprintf("%q", t.Value)
+}
+
+// suggest returns the candidate closest to name by edit distance, or "" when
+// none is close enough to be a plausible typo.
+func suggest(name string, candidates []string) string {
+	best, bestDist := "", -1
+	for _, c := range candidates {
+		if c == name {
+			continue
+		}
+		d := editDistance(name, c)
+		if bestDist < 0 || d < bestDist || (d == bestDist && c < best) {
+			best, bestDist = c, d
+		}
+	}
+	limit := max(1, (len(name)+2)/3)
+	if bestDist < 0 || bestDist > limit {
+		return ""
+	}
+	return best
+}
+
+// didYouMean formats a suggestion as a message suffix.
+func didYouMean(name string, candidates []string, prefix string) string {
+	if s := suggest(name, candidates); s != "" {
+		return fmt.Sprintf(" (did you mean %s%s?)", prefix, s)
+	}
+	return ""
+}
+
+// editDistance is the Damerau-Levenshtein (optimal string alignment)
+// distance, so a swapped pair of letters ("rleu") costs one edit.
+func editDistance(a, b string) int {
+	n, m := len(a), len(b)
+	prev2 := make([]int, m+1)
+	prev := make([]int, m+1)
+	cur := make([]int, m+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= n; i++ {
+		cur[0] = i
+		for j := 1; j <= m; j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[m]
+}

@@ -1,0 +1,241 @@
+package syntax
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The participle grammar of the Python subset TVMScript uses. Each struct is
+// one production; the golden testdata/grammar.ebnf is parser.String().
+//
+// Expressions are parsed flat (operand (binop operand)*) and precedence is
+// applied afterwards by precedence climbing in build_ast.go, with Python's
+// table: or < and < not < comparisons < | < ^ < & < shifts < + - <
+// * / // % < unary - + ~ < **. A layered grammar (one struct per level) would
+// cost participle ten reflective struct allocations per leaf.
+
+// fileNode is a whole source file.
+type fileNode struct {
+	Pos   lexer.Position
+	Stmts []*stmtNode `parser:"@@*"`
+}
+
+// stmtNode is one statement; exactly one field is set.
+type stmtNode struct {
+	Pos       lexer.Position
+	EndPos    lexer.Position
+	Decorated *decoratedNode `parser:"  @@"`
+	Class     *classNode     `parser:"| @@"`
+	Def       *defNode       `parser:"| @@"`
+	If        *ifNode        `parser:"| @@"`
+	For       *forNode       `parser:"| @@"`
+	With      *withNode      `parser:"| @@"`
+	Simple    *simpleNode    `parser:"| @@"`
+}
+
+type decoratedNode struct {
+	Pos        lexer.Position
+	Decorators []*exprNode `parser:"( '@' @@ NEWLINE )+"`
+	Class      *classNode  `parser:"( @@"`
+	Def        *defNode    `parser:"| @@ )"`
+}
+
+type classNode struct {
+	Pos   lexer.Position
+	Name  string      `parser:"'class' @Name"`
+	Bases []*exprNode `parser:"( '(' ( @@ ( ',' @@ )* )? ')' )?"`
+	Body  *suiteNode  `parser:"':' @@"`
+}
+
+type defNode struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string       `parser:"'def' @Name '('"`
+	Params []*paramNode `parser:"( @@ ( ',' @@ )* ','? )? ')'"`
+	Ret    *exprNode    `parser:"( '->' @@ )?"`
+	Body   *suiteNode   `parser:"':' @@"`
+}
+
+type paramNode struct {
+	Pos     lexer.Position
+	EndPos  lexer.Position
+	Name    string    `parser:"@Name"`
+	Annot   *exprNode `parser:"( ':' @@ )?"`
+	Default *exprNode `parser:"( '=' @@ )?"`
+}
+
+// suiteNode is an indented block, or a simple statement on the same line.
+type suiteNode struct {
+	Pos    lexer.Position
+	Stmts  []*stmtNode `parser:"  NEWLINE INDENT @@+ DEDENT"`
+	Simple *simpleNode `parser:"| @@"`
+}
+
+type ifNode struct {
+	Pos   lexer.Position
+	Cond  *exprNode   `parser:"'if' @@ ':'"`
+	Then  *suiteNode  `parser:"@@"`
+	Elifs []*elifNode `parser:"@@*"`
+	Else  *suiteNode  `parser:"( 'else' ':' @@ )?"`
+}
+
+type elifNode struct {
+	Pos  lexer.Position
+	Cond *exprNode  `parser:"'elif' @@ ':'"`
+	Body *suiteNode `parser:"@@"`
+}
+
+type forNode struct {
+	Pos     lexer.Position
+	Targets []*exprNode `parser:"'for' @@ ( ',' @@ )* ','?"`
+	Iter    *exprNode   `parser:"'in' @@ ':'"`
+	Body    *suiteNode  `parser:"@@"`
+}
+
+type withNode struct {
+	Pos  lexer.Position
+	Item *exprNode  `parser:"'with' @@"`
+	As   *exprNode  `parser:"( 'as' @@ )?"`
+	Body *suiteNode `parser:"':' @@"`
+}
+
+// simpleNode is a one-line statement.
+type simpleNode struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Return *returnNode `parser:"( @@"`
+	Pass   bool        `parser:"| @'pass'"`
+	Expr   *assignNode `parser:"| @@ ) NEWLINE"`
+}
+
+type returnNode struct {
+	Pos   lexer.Position
+	Value *exprListNode `parser:"'return' @@?"`
+}
+
+// assignNode is an expression statement, "targets = value", or
+// "target: annotation = value".
+type assignNode struct {
+	Pos    lexer.Position
+	Target *exprListNode `parser:"@@"`
+	Annot  *exprNode     `parser:"( ':' @@ )?"`
+	Value  *exprListNode `parser:"( '=' @@ )?"`
+}
+
+// exprListNode is "a, b, c": a tuple without parentheses when it has a comma.
+type exprListNode struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Items  []*exprNode `parser:"@@ ( ',' @@ )*"`
+	Comma  bool        `parser:"@','?"`
+}
+
+// exprNode is a flat operator expression; see build_ast.go for precedence.
+type exprNode struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Left   *unaryNode  `parser:"@@"`
+	Tail   []*binaryOp `parser:"@@*"`
+}
+
+type binaryOp struct {
+	Pos   lexer.Position
+	Op    string     `parser:"@( 'or' | 'and' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '|' | '^' | '&' | '<<' | '>>' | '+' | '-' | '*' | '/' | '//' | '%' | '**' )"`
+	Right *unaryNode `parser:"@@"`
+}
+
+type unaryNode struct {
+	Pos     lexer.Position
+	Prefix  []string     `parser:"@( 'not' | '-' | '+' | '~' )*"`
+	Primary *primaryNode `parser:"@@"`
+}
+
+type primaryNode struct {
+	Pos      lexer.Position
+	EndPos   lexer.Position
+	Atom     *atomNode      `parser:"@@"`
+	Trailers []*trailerNode `parser:"@@*"`
+}
+
+type trailerNode struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Attr   *string      `parser:"  '.' @Name"`
+	Call   bool         `parser:"| ( @'('"`
+	Args   []*argNode   `parser:"    ( @@ ( ',' @@ )* ','? )? ')' )"`
+	Index  []*subscript `parser:"| ( '[' @@ ( ',' @@ )*"`
+	Comma  bool         `parser:"    @','? ']' )"`
+}
+
+type argNode struct {
+	Pos     lexer.Position
+	Keyword *string   `parser:"( @Name '=' )?"`
+	Star    string    `parser:"@( '**' | '*' )?"`
+	Value   *exprNode `parser:"@@"`
+}
+
+// subscript is an index or a slice lo:hi.
+type subscript struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Lower  *exprNode `parser:"( @@"`
+	Slice  bool      `parser:"  ( @':'"`
+	Upper  *exprNode `parser:"    @@? )?"`
+	Colon  bool      `parser:"| @':'"`
+	Upper2 *exprNode `parser:"  @@? )"`
+}
+
+type atomNode struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   *string   `parser:"  @Name"`
+	Float  *string   `parser:"| @Float"`
+	Int    *string   `parser:"| @Int"`
+	Str    []string  `parser:"| @String+"`
+	Const  *string   `parser:"| @( 'True' | 'False' | 'None' )"`
+	Paren  *seqNode  `parser:"| @@"`
+	List   *listNode `parser:"| @@"`
+	Dict   *dictNode `parser:"| @@"`
+}
+
+type seqNode struct {
+	Pos   lexer.Position
+	Open  bool        `parser:"@'('"`
+	Items []*exprNode `parser:"( @@ ( ',' @@ )* )?"`
+	Comma bool        `parser:"@','? ')'"`
+}
+
+type listNode struct {
+	Pos   lexer.Position
+	Open  bool        `parser:"@'['"`
+	Items []*exprNode `parser:"( @@ ( ',' @@ )* ','? )? ']'"`
+}
+
+type dictNode struct {
+	Pos     lexer.Position
+	Open    bool         `parser:"@'{'"`
+	Entries []*dictEntry `parser:"( @@ ( ',' @@ )* ','? )? '}'"`
+}
+
+type dictEntry struct {
+	Pos   lexer.Position
+	Key   *exprNode `parser:"@@ ':'"`
+	Value *exprNode `parser:"@@"`
+}
+
+// exprRoot parses one expression: the contents of a string dimension such
+// as "n * 2 + 1" in a signature.
+type exprRoot struct {
+	Expr *exprNode `parser:"@@ NEWLINE?"`
+}
+
+var parserOptions = []participle.Option{
+	participle.Lexer(pythonLexer),
+	participle.UseLookahead(2),
+}
+
+// fileParser parses whole files; exprParser parses string dimensions.
+var (
+	fileParser = participle.MustBuild[fileNode](parserOptions...)
+	exprParser = participle.MustBuild[exprRoot](parserOptions...)
+)
