@@ -50,7 +50,11 @@ func (p *printer) attrValue(v any) {
 	case string:
 		p.quote(x)
 	case ir.DataType:
-		p.quote(x.String())
+		if x.IsVoid() {
+			p.str(`"void"`) // DataType.String() spells Void as ""
+		} else {
+			p.quote(x.String())
+		}
 	case ir.PrimExpr:
 		if p.tir != nil {
 			p.tirPrim(x)

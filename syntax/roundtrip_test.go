@@ -1,0 +1,171 @@
+package syntax
+
+import (
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/phasec/phasec/ir"
+)
+
+// The corpus lives in the repository's testdata/ (recursively); the
+// negative files under testdata/errors/ belong to the diagnostics tests.
+const corpusRoot = "../testdata"
+
+// minCorpusFiles guards against the corpus silently shrinking (or the walk
+// silently finding nothing).
+const minCorpusFiles = 40
+
+func init() {
+	// Shared by every golden test of the package; defined once.
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files instead of comparing")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// corpusFiles returns the positive corpus: every .tvms file under
+// testdata/ except testdata/errors/.
+func corpusFiles(t testing.TB) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(corpusRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path == filepath.Join(corpusRoot, "errors") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".tvms") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func parseOrFail(t *testing.T, name string, src []byte) *ir.Module {
+	t.Helper()
+	mod, diags := Parse(name, src)
+	if diags.HasErrors() || mod == nil {
+		t.Fatalf("parse %s:\n%s", name, FormatDiagnostics(diags, src))
+	}
+	return mod
+}
+
+// TestRoundTrip checks, for every corpus file x, that
+// parse(print(parse(x))) is structurally equal to parse(x) and that
+// printing is idempotent: print(parse(print(parse(x)))) == print(parse(x)).
+func TestRoundTrip(t *testing.T) {
+	files := corpusFiles(t)
+	if len(files) < minCorpusFiles {
+		t.Errorf("corpus has %d files, want at least %d", len(files), minCorpusFiles)
+	}
+	for _, path := range files {
+		rel, _ := filepath.Rel(corpusRoot, path)
+		t.Run(rel, func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m1 := parseOrFail(t, path, src)
+			text1 := Print(m1)
+			m2, diags := Parse(path+" (printed)", []byte(text1))
+			if diags.HasErrors() || m2 == nil {
+				t.Fatalf("printed text does not parse:\n%s\n--- printed:\n%s", FormatDiagnostics(diags, []byte(text1)), numbered(text1))
+			}
+			if d := ir.Diff(m1, m2, ir.EqualOptions{}); d != nil {
+				t.Errorf("parse(print(m)) differs from m: %s\n--- printed:\n%s", d, numbered(text1))
+			}
+			if text2 := Print(m2); text2 != text1 {
+				t.Errorf("printing is not idempotent:\n%s", firstLineDiff(text1, text2))
+			}
+		})
+	}
+}
+
+// goldenFiles are corpus files whose canonical print is checked in
+// syntax/testdata/print/<name>.golden (regenerate with -update).
+var goldenFiles = []string{
+	"models/mlp.tvms",
+	"relax_if_local_function.tvms",
+	"relax_struct_info_forms.tvms",
+	"relax_expression_dims.tvms",
+	"relax_tvm_script_decorator.tvms",
+	"lowered_legalized_symbolic.tvms",
+	"lowered_memory_keyword_args.tvms",
+	"lowered_vm_shape_lowered.tvms",
+	"tir_softmax.tvms",
+	"tir_regions_inferred.tvms",
+}
+
+func TestPrintGolden(t *testing.T) {
+	for _, name := range goldenFiles {
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(corpusRoot, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Print(parseOrFail(t, name, src))
+			golden := filepath.Join("testdata", "print", strings.ReplaceAll(strings.TrimSuffix(name, ".tvms"), "/", "_")+".golden")
+			if updateGolden() {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from the golden file:\n%s", name, firstLineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// numbered prefixes each line with its number, for failure messages.
+func numbered(s string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(s, "\n") {
+		b.WriteString(strings.Repeat(" ", max(0, 3-len(strconv.Itoa(i+1)))))
+		b.WriteString(strconv.Itoa(i + 1))
+		b.WriteString("  ")
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// firstLineDiff shows the first differing line of want and got.
+func firstLineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl
+		}
+	}
+	return "(no line differs)"
+}
