@@ -311,7 +311,11 @@ func blockKind(b *ir.BindingBlock) string {
 }
 
 func (c *checker) block(b *ir.BindingBlock) {
-	span := spanOr(b.Span(), c.anchor)
+	span := b.Span()
+	if !span.IsValid() && len(b.Bindings) > 0 && b.Bindings[0] != nil {
+		span = b.Bindings[0].Span() // a block without a position is where its first binding is
+	}
+	span = spanOr(span, c.anchor)
 	if b.Dataflow {
 		c.report(ruleDataflowBlock, span, "dataflow block at %s is not allowed", c.where(span))
 	}

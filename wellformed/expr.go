@@ -293,7 +293,7 @@ func (c *checker) opCall(op *ir.Op, call *ir.Call, span diag.Span) {
 		c.report(rulePurityOverride, span, "purity override %s at %s is not allowed", ir.OpPath(op), c.where(span))
 	}
 	if !vmCodegenOps[op] && c.on(ruleNotVMLegal) {
-		c.report(ruleNotVMLegal, span, "op %s at %s is not allowed (VM codegen cannot handle it)", ir.OpPath(op), c.where(span))
+		c.report(ruleNotVMLegal, span, "op %s at %s, which VM codegen cannot handle, is not allowed", ir.OpPath(op), c.where(span))
 	}
 	if !argsHaveInfo(call) {
 		return

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const checkData = "testdata/check"
+
+func TestCheckExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"clean file", []string{"testdata/check/clean.tvms"}, 0},
+		{"recorded phase verified", []string{"testdata/check/violations.tvms"}, 1},
+		{"untagged is structural only", []string{"testdata/check/untagged.tvms"}, 0},
+		{"untagged against a phase", []string{"--phase", "lower", "testdata/check/untagged.tvms"}, 1},
+		{"explicit phase overrides the record", []string{"--phase", "optimize", "testdata/check/violations.tvms"}, 0},
+		{"unparsable", []string{"testdata/check/broken/syntax_error.tvms"}, 2},
+		{"unreadable", []string{"testdata/check/does_not_exist.tvms"}, 2},
+		{"directory with a broken file", []string{checkData}, 2},
+		{"no paths", nil, 2},
+		{"bad phase", []string{"--phase", "lowered", "testdata/check/clean.tvms"}, 2},
+		{"bad format", []string{"--format", "xml", "testdata/check/clean.tvms"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", append([]string{"check"}, tc.args...)...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			if tc.code == 0 && out != "" {
+				t.Errorf("clean check printed:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestCheckFormats pins each output format for a file with violations.
+func TestCheckFormats(t *testing.T) {
+	for _, f := range []string{"text", "json", "github", "sarif"} {
+		t.Run(f, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "check", "--format", f, "testdata/check/violations.tvms")
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
+			}
+			compareGolden(t, filepath.Join(checkData, "golden", "violations."+f), out)
+		})
+	}
+}
+
+func TestCheckTextLines(t *testing.T) {
+	_, out, _ := runCLI(t, "", "check", "testdata/check/violations.tvms")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) == 0 {
+		t.Fatal("no output")
+	}
+	for _, l := range lines {
+		// file:line:col: error WFnnn: message
+		if !strings.HasPrefix(l, "testdata/check/violations.tvms:") || !strings.Contains(l, ": error WF0") {
+			t.Errorf("not a text diagnostic: %q", l)
+		}
+	}
+	if !strings.Contains(out, "is not allowed in phase lower: run ToNonDataflow, or the lower barrier") {
+		t.Errorf("dataflow violation missing or unexplained:\n%s", out)
+	}
+}
+
+func TestCheckJSONOnePerLine(t *testing.T) {
+	_, out, _ := runCLI(t, "", "check", "--format", "json", "testdata/check/violations.tvms")
+	sc := bufio.NewScanner(strings.NewReader(out))
+	n := 0
+	for sc.Scan() {
+		var d map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("line %d is not a JSON object: %v", n+1, err)
+		}
+		for _, k := range []string{"file", "line", "col", "severity", "code", "message", "path"} {
+			if _, ok := d[k]; !ok {
+				t.Errorf("line %d lacks %q: %s", n+1, k, sc.Text())
+			}
+		}
+		n++
+	}
+	if n == 0 {
+		t.Error("no diagnostics")
+	}
+}
+
+func TestCheckParseErrorsArePrinted(t *testing.T) {
+	for _, f := range []string{"text", "github"} {
+		code, out, _ := runCLI(t, "", "check", "--format", f, "testdata/check/broken/syntax_error.tvms")
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2", f, code)
+		}
+		if !strings.Contains(out, "syntax_error.tvms") || !strings.Contains(out, "8") {
+			t.Errorf("%s: parse diagnostic not printed with its position:\n%s", f, out)
+		}
+	}
+	code, out, _ := runCLI(t, "", "check", "testdata/check/does_not_exist.tvms")
+	if code != 2 || !strings.Contains(out, "does_not_exist.tvms: error: cannot read") {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+func TestCheckDirectoryRecurses(t *testing.T) {
+	_, out, _ := runCLI(t, "", "check", checkData)
+	for _, want := range []string{"violations.tvms:", "broken/syntax_error.tvms:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("directory check did not reach %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "clean.tvms") {
+		t.Errorf("clean file reported:\n%s", out)
+	}
+}

@@ -1,0 +1,218 @@
+package wellformed
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/syntax"
+)
+
+// Files under testdata/wellformed/: pass/ holds modules tagged with a phase
+// that must check clean; fail/ holds negative modules whose expected
+// diagnostics are written inline at the offending line:
+//
+//	lv = R.call_packed(...)  # want "WF007: impure call"
+//
+// Each quoted string is a regexp matched against "CODE: message" of a
+// diagnostic on that line. Diagnostics without a position (module-level) are
+// expected with "# want-module". Expectations are checked both ways: a missing
+// diagnostic and an unexpected one both fail.
+
+const wfTestdata = "../testdata/wellformed"
+
+// expectation is one "# want" regexp at a line (0 for want-module).
+type expectation struct {
+	line int
+	rx   *regexp.Regexp
+	hit  bool
+}
+
+var wantRx = regexp.MustCompile(`#\s*want(-module)?((?:\s+"(?:[^"\\]|\\.)*")+)\s*$`)
+var quotedRx = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// parseWants extracts the expectations of a file; ok is false when the file
+// has none (it is not a negative file).
+func parseWants(src []byte) ([]*expectation, error) {
+	var wants []*expectation
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	for line := 1; sc.Scan(); line++ {
+		m := wantRx.FindStringSubmatch(sc.Text())
+		if m == nil {
+			if strings.Contains(sc.Text(), "# want") {
+				return nil, fmt.Errorf("line %d: malformed want comment", line)
+			}
+			continue
+		}
+		at := line
+		if m[1] != "" {
+			at = 0
+		}
+		for _, q := range quotedRx.FindAllString(m[2], -1) {
+			s, err := strconv.Unquote(q)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", line, err)
+			}
+			rx, err := regexp.Compile(s)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", line, err)
+			}
+			wants = append(wants, &expectation{line: at, rx: rx})
+		}
+	}
+	return wants, sc.Err()
+}
+
+// matchWants checks diagnostics against expectations both ways.
+func matchWants(t *testing.T, file string, l diag.List, wants []*expectation) {
+	t.Helper()
+	for _, d := range l {
+		line := 0
+		if d.Span.IsValid() {
+			line = d.Span.Line
+		}
+		text := d.Code + ": " + d.Msg
+		matched := false
+		for _, w := range wants {
+			if w.line == line && w.rx.MatchString(text) {
+				w.hit, matched = true, true
+			}
+		}
+		if !matched {
+			t.Errorf("%s:%d: unexpected diagnostic %s", file, line, text)
+		}
+	}
+	for _, w := range wants {
+		if !w.hit {
+			t.Errorf("%s:%d: no diagnostic matching %q", file, w.line, w.rx)
+		}
+	}
+}
+
+func tvmsFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "errors" && path != root {
+			return filepath.SkipDir // parse-error corpus
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".tvms") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	return files
+}
+
+func TestTestdataPass(t *testing.T) {
+	files := tvmsFiles(t, filepath.Join(wfTestdata, "pass"))
+	if len(files) == 0 {
+		t.Fatal("no positive files")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod, perrs := syntax.Parse(file, src)
+			if perrs.HasErrors() {
+				t.Fatalf("parse:\n%s", perrs.Error())
+			}
+			p, l := CheckRecorded(mod)
+			if p == phase.None {
+				t.Fatalf("positive files must record their phase")
+			}
+			if len(l) != 0 {
+				t.Errorf("phase %v:\n%s", p, l.Error())
+			}
+			if inferred := Infer(mod); !inferred.Contains(p.Invariants()) {
+				t.Errorf("Infer = %v lacks %v, the invariants of its phase %v", inferred, p.Invariants().Minus(inferred), p)
+			}
+		})
+	}
+}
+
+func TestTestdataFail(t *testing.T) {
+	files := tvmsFiles(t, filepath.Join(wfTestdata, "fail"))
+	if len(files) == 0 {
+		t.Fatal("no negative files")
+	}
+	covered := map[string]bool{}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wants, err := parseWants(src)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if len(wants) == 0 {
+				t.Fatalf("negative file without # want expectations")
+			}
+			mod, perrs := syntax.Parse(file, src)
+			if perrs.HasErrors() {
+				t.Fatalf("parse:\n%s", perrs.Error())
+			}
+			_, l := CheckRecorded(mod)
+			matchWants(t, file, l, wants)
+			for _, d := range l {
+				covered[d.Code] = true
+			}
+		})
+	}
+	// Every phase invariant has a negative text file.
+	for _, p := range phase.Properties() {
+		if p == phase.WellFormed || p == phase.Normalized {
+			continue // hand-built IR tests cover what text cannot express
+		}
+		if !slices.ContainsFunc(RulesFor(p), func(r Rule) bool { return covered[r.Code] }) {
+			t.Errorf("no negative file exercises property %v", p)
+		}
+	}
+}
+
+// TestTestdataCorpusPhases runs the checker over every .tvms file of the
+// repository's testdata (except the parse-error corpus and negative files):
+// a file tagged with a phase must pass that phase's check, and every file
+// must be structurally well formed.
+func TestTestdataCorpusPhases(t *testing.T) {
+	for _, file := range tvmsFiles(t, "../testdata") {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wants, _ := parseWants(src); len(wants) > 0 {
+			continue
+		}
+		t.Run(strings.TrimPrefix(file, "../testdata/"), func(t *testing.T) {
+			mod, perrs := syntax.Parse(file, src)
+			if perrs.HasErrors() {
+				t.Fatalf("parse:\n%s", perrs.Error())
+			}
+			p, l := CheckRecorded(mod)
+			if len(l) != 0 {
+				t.Errorf("phase %v:\n%s", p, l.Error())
+			}
+		})
+	}
+}
