@@ -66,36 +66,54 @@ func Diff(a, b any, opts EqualOptions) *Mismatch {
 }
 
 // bimap pairs variables of the left and right sides bijectively.
-type bimap[T comparable] struct {
-	l, r map[T]T
-}
-
-func newBimap[T comparable]() bimap[T] {
-	return bimap[T]{l: map[T]T{}, r: map[T]T{}}
+type bimap[T any] struct {
+	l, r ptrMap[T, *T]
 }
 
 func (m *bimap[T]) reset() {
-	clear(m.l)
-	clear(m.r)
+	m.l.reset()
+	m.r.reset()
 }
 
 // pair records a↔b; it fails when either is already paired with another.
-func (m *bimap[T]) pair(a, b T) bool {
-	if x, ok := m.l[a]; ok {
+func (m *bimap[T]) pair(a, b *T) bool {
+	if x, ok := m.l.get(a); ok {
 		return x == b
 	}
-	if _, ok := m.r[b]; ok {
+	if _, ok := m.r.get(b); ok {
 		return false
 	}
-	m.l[a] = b
-	m.r[b] = a
+	m.l.set(a, b)
+	m.r.set(b, a)
 	return true
 }
 
-func (m *bimap[T]) unpair(a T) {
-	if b, ok := m.l[a]; ok {
-		delete(m.l, a)
-		delete(m.r, b)
+// define pairs a↔b at a definition site: the fast path of pair for Relax
+// vars, which are normally met first at their definition. It assigns first
+// and checks afterwards, saving two probes per binding; a failure leaves the
+// maps inconsistent, which is fine because Relax variable mismatches end
+// the comparison.
+func (m *bimap[T]) define(a, b *T) bool {
+	oldB, hadL := m.l.set(a, b)
+	oldA, hadR := m.r.set(b, a)
+	if !hadL && !hadR {
+		return true
+	}
+	return hadL && hadR && oldB == b && oldA == a
+}
+
+// presize makes room for n pairs in empty maps.
+func (m *bimap[T]) presize(n int) {
+	if m.l.len() == 0 {
+		m.l.reserve(n)
+		m.r.reserve(n)
+	}
+}
+
+func (m *bimap[T]) unpair(a *T) {
+	if b, ok := m.l.get(a); ok {
+		m.l.delete(a)
+		m.r.delete(b)
 	}
 }
 
@@ -116,9 +134,9 @@ const (
 type eqState struct {
 	opts  EqualOptions
 	quiet bool // StructuralEqual: no mismatch report needed
-	vars  bimap[*Var]
-	prims bimap[*PrimVar]
-	bufs  bimap[*Buffer]
+	vars  bimap[Var]
+	prims bimap[PrimVar]
+	bufs  bimap[Buffer]
 	// defining is set while comparing struct info that defines the
 	// symbolic variables it mentions first.
 	defining bool
@@ -129,15 +147,16 @@ type eqState struct {
 	logging bool
 	path    []pathSeg
 	mm      *Mismatch
+	// lastL, lastR is the last pair of definition struct infos found
+	// equal. Pairings only grow, so the pair stays equal; vars commonly
+	// share struct info objects, which makes this a cheap hit.
+	lastL, lastR StructInfo
 }
 
 func newEqState(opts EqualOptions, quiet bool) *eqState {
 	return &eqState{
 		opts:  opts,
 		quiet: quiet,
-		vars:  newBimap[*Var](),
-		prims: newBimap[*PrimVar](),
-		bufs:  newBimap[*Buffer](),
 		path:  make([]pathSeg, 0, 32),
 	}
 }
@@ -147,6 +166,7 @@ func (e *eqState) resetVars() {
 	e.prims.reset()
 	e.bufs.reset()
 	e.defining = false
+	e.lastL, e.lastR = nil, nil
 }
 
 func (e *eqState) root(name string)  { e.path = append(e.path, pathSeg{kind: segRoot, name: name}) }

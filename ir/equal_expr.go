@@ -183,13 +183,13 @@ func (e *eqState) call(a, b *Call) bool {
 
 // useVar compares two variable uses: paired variables, or free ones.
 func (e *eqState) useVar(a, b *Var) bool {
-	if m, ok := e.vars.l[a]; ok {
+	if m, ok := e.vars.l.get(a); ok {
 		if m == b {
 			return true
 		}
 		return e.varMismatch(a, b)
 	}
-	if _, ok := e.vars.r[b]; ok {
+	if _, ok := e.vars.r.get(b); ok {
 		return e.varMismatch(a, b)
 	}
 	if !e.opts.MapFreeVars {
@@ -216,11 +216,11 @@ func (e *eqState) varMismatch(a, b *Var) bool {
 // info; defining says whether symbolic variables first met there are
 // defined (parameters, match_cast).
 func (e *eqState) defineVar(a, b *Var, defining bool) bool {
-	if a.Dataflow != b.Dataflow || !e.vars.pair(a, b) {
+	if a.Dataflow != b.Dataflow || !e.vars.define(a, b) {
 		return e.varMismatch(a, b)
 	}
 	sa, sb := a.StructInfo(), b.StructInfo()
-	if sa == nil && sb == nil {
+	if sa == nil && sb == nil || sa == e.lastL && sb == e.lastR {
 		return true
 	}
 	e.field("struct_info")
@@ -231,11 +231,25 @@ func (e *eqState) defineVar(a, b *Var, defining bool) bool {
 	if !ok {
 		return false
 	}
+	e.lastL, e.lastR = sa, sb
 	e.pop()
 	return true
 }
 
+// countDefs estimates the variables a function defines (parameters and
+// top-level bindings) to size the variable maps once.
+func countDefs(f *Function) int {
+	n := len(f.Params)
+	if s, ok := f.Body.(*SeqExpr); ok {
+		for _, b := range s.Blocks {
+			n += len(b.Bindings)
+		}
+	}
+	return n
+}
+
 func (e *eqState) function(a, b *Function) bool {
+	e.vars.presize(countDefs(a))
 	e.field("params")
 	if len(a.Params) != len(b.Params) {
 		return e.failStr(countOf(len(a.Params), "params"), countOf(len(b.Params), "params"))

@@ -23,10 +23,14 @@ func StructuralHash(x any) uint64 {
 
 type hasher struct {
 	h     uint64
-	vars  map[*Var]uint32
-	prims map[*PrimVar]uint32
-	bufs  map[*Buffer]uint32
+	vars  ptrMap[Var, uint32]
+	prims ptrMap[PrimVar, uint32]
+	bufs  ptrMap[Buffer, uint32]
 	next  uint32 // ordinal of the next variable met
+	// lastS, lastSH cache the sub-hash of the last definition struct info
+	// that introduced no new variables: its hash cannot change later.
+	lastS  StructInfo
+	lastSH uint64
 }
 
 const hashSeed = 0x243f6a8885a308d3
@@ -86,19 +90,15 @@ const (
 )
 
 func newHasher() *hasher {
-	return &hasher{
-		h:     hashSeed,
-		vars:  map[*Var]uint32{},
-		prims: map[*PrimVar]uint32{},
-		bufs:  map[*Buffer]uint32{},
-	}
+	return &hasher{h: hashSeed}
 }
 
 func (h *hasher) resetVars() {
-	clear(h.vars)
-	clear(h.prims)
-	clear(h.bufs)
+	h.vars.reset()
+	h.prims.reset()
+	h.bufs.reset()
 	h.next = 0
+	h.lastS = nil
 }
 
 func (h *hasher) mix(x uint64) {
@@ -253,20 +253,30 @@ func (h *hasher) attrValue(v any) {
 // symbolic variables their struct info defines.
 func (h *hasher) defineVar(v *Var) {
 	h.mix(tagVarDef)
-	if _, ok := h.vars[v]; !ok {
-		h.vars[v] = h.next
+	if _, ok := h.vars.get(v); !ok {
+		h.vars.set(v, h.next)
 		h.next++
 	}
 	h.mixBool(v.Dataflow)
-	h.sinfo(v.StructInfo())
+	s := v.StructInfo()
+	if s != nil && s == h.lastS {
+		h.mix(h.lastSH)
+		return
+	}
+	before := h.next
+	sh := h.sub(func() { h.sinfo(s) })
+	if h.next == before {
+		h.lastS, h.lastSH = s, sh
+	}
+	h.mix(sh)
 }
 
 func (h *hasher) useVar(v *Var) {
 	h.mix(tagVarUse)
-	ord, ok := h.vars[v]
+	ord, ok := h.vars.get(v)
 	if !ok {
 		ord = h.next
-		h.vars[v] = ord
+		h.vars.set(v, ord)
 		h.next++
 	}
 	h.mix(uint64(ord))
@@ -361,6 +371,9 @@ func (h *hasher) ndarray(a *NDArray) {
 }
 
 func (h *hasher) function(f *Function) {
+	if h.vars.len() == 0 {
+		h.vars.reserve(countDefs(f))
+	}
 	h.mix(tagFunction + uint64(len(f.Params))<<8)
 	for _, p := range f.Params {
 		h.defineVar(p)
@@ -452,10 +465,10 @@ func (h *hasher) sinfo(s StructInfo) {
 // PrimExpr.
 
 func (h *hasher) primVarOrd(v *PrimVar) uint32 {
-	ord, ok := h.prims[v]
+	ord, ok := h.prims.get(v)
 	if !ok {
 		ord = h.next
-		h.prims[v] = ord
+		h.prims.set(v, ord)
 		h.next++
 	}
 	return ord
@@ -567,8 +580,8 @@ func (h *hasher) definePrim(v *PrimVar) {
 
 func (h *hasher) defineBuffer(b *Buffer) {
 	h.mix(tagBuffer)
-	if _, ok := h.bufs[b]; !ok {
-		h.bufs[b] = h.next
+	if _, ok := h.bufs.get(b); !ok {
+		h.bufs.set(b, h.next)
 		h.next++
 	}
 	h.mixDType(b.DType)
@@ -582,10 +595,10 @@ func (h *hasher) defineBuffer(b *Buffer) {
 
 func (h *hasher) useBuffer(b *Buffer) {
 	h.mix(tagBuffer)
-	ord, ok := h.bufs[b]
+	ord, ok := h.bufs.get(b)
 	if !ok {
 		ord = h.next
-		h.bufs[b] = ord
+		h.bufs.set(b, ord)
 		h.next++
 	}
 	h.mix(uint64(ord))
