@@ -63,7 +63,9 @@ func (c *checker) expr(e ir.Expr) {
 
 func (c *checker) useVar(v *ir.Var) {
 	info := c.lookupVar(v)
-	span := spanOr(v.Span(), c.anchor)
+	// A Var node is shared by its definition and every use, so its own span
+	// is the definition; a use is reported where the enclosing binding is.
+	span := c.anchor
 	switch {
 	case info == nil:
 		c.report(ruleUndefinedVar, span, "variable %s is used before it is defined", v.Name)
@@ -283,16 +285,23 @@ func (c *checker) opCall(op *ir.Op, call *ir.Call, span diag.Span) {
 	// Rules are tested with c.on before their messages are built: most calls
 	// violate some phase's rule that is not being checked, and formatting
 	// arguments would cost an allocation per call.
+	// specific: a rule of an earlier phase already explains why the op must
+	// go (and names the pass that removes it), so the generic BuiltinsLowered
+	// diagnostic would only repeat it. Infer still records the property.
+	specific := false
 	switch {
 	case op.Category == ir.CatTensor && c.on(ruleTensorOp):
 		c.report(ruleTensorOp, span, "high-level op %s at %s is not allowed", ir.OpPath(op), c.where(span))
+		specific = true
 	case op.Category == ir.CatCall && c.on(ruleCallTIR):
 		c.report(ruleCallTIR, span, "%s at %s is not allowed", ir.OpPath(op), c.where(span))
+		specific = true
 	}
 	if purityOverrides[op] && c.on(rulePurityOverride) {
 		c.report(rulePurityOverride, span, "purity override %s at %s is not allowed", ir.OpPath(op), c.where(span))
+		specific = true
 	}
-	if !vmCodegenOps[op] && c.on(ruleNotVMLegal) {
+	if !vmCodegenOps[op] && c.on(ruleNotVMLegal) && (c.infer || !specific) {
 		c.report(ruleNotVMLegal, span, "op %s at %s, which VM codegen cannot handle, is not allowed", ir.OpPath(op), c.where(span))
 	}
 	if !argsHaveInfo(call) {

@@ -1,6 +1,7 @@
 package wellformed
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -430,18 +431,20 @@ func TestCheckRecorded(t *testing.T) {
 
 func TestAllViolationsCollectedSortedDeduped(t *testing.T) {
 	x := newVar("x", f32(4), 1)
-	a := newVar("a", f32(4), 7)
-	b := newVar("b", f32(4), 3)
-	y := newVar("y", ir.NewTupleInfo(f32(4), f32(4)), 2)
-	// Both a and b are undefined; a is reported twice at the same place.
-	body := seqOf(x, block(false, 2, bind(y, tuple(a, b)), bind(newVar("z", ir.NewTupleInfo(f32(4)), 8), tuple(a))))
+	a := newVar("a", f32(4), 30)
+	b := newVar("b", f32(4), 40)
+	y := newVar("y", ir.NewTupleInfo(f32(4), f32(4), f32(4)), 2)
+	z := newVar("z", ir.NewTupleInfo(f32(4)), 8)
+	// Undefined a and b are reported where they are used: a twice in one
+	// binding (one diagnostic after de-duplication), b once, a again later.
+	body := seqOf(x, block(false, 2, bind(z, tuple(a)), bind(y, tuple(a, b, a))))
 	f := withAttr(function([]*ir.Var{x}, f32(4), body, 1), ir.AttrGlobalSymbol, "main")
 	got := Check(single(f), phase.None)
-	var lines []int
+	var where []string
 	for _, d := range got {
-		lines = append(lines, d.Span.Line)
+		where = append(where, fmt.Sprintf("%d:%s", d.Span.Line, strings.Fields(d.Msg)[1]))
 	}
-	if !slices.Equal(lines, []int{3, 7}) {
-		t.Errorf("lines = %v, want [3 7] (sorted, a deduplicated)\n%s", lines, got.Error())
+	if want := []string{"2:a", "2:b", "8:a"}; !slices.Equal(where, want) {
+		t.Errorf("diagnostics at %v, want %v (sorted, de-duplicated)\n%s", where, want, got.Error())
 	}
 }

@@ -71,7 +71,8 @@ func (c *checker) prim(e ir.PrimExpr, span diag.Span) {
 	switch e := e.(type) {
 	case *ir.PrimVar:
 		if !c.symVisible(e) {
-			c.report(ruleUndefinedSymVar, spanOr(e.Span(), span), "symbolic variable %s %s", e.Name, c.symProblem(e))
+			// e's own span is its declaration; report the use.
+			c.report(ruleUndefinedSymVar, span, "symbolic variable %s %s", e.Name, c.symProblem(e))
 		}
 	case *ir.Binary:
 		c.prim(e.A, span)
