@@ -181,9 +181,8 @@ func (bd *builder) matchCastArgs(a *ast) (ir.Expr, ir.StructInfo) {
 // that name is bound to the If expression.
 func (bd *builder) relaxIf(n *ifNode, fs *funcState, df *dataflowState) {
 	sp := spanOf(n.Pos, n.Pos)
-	if df != nil {
-		bd.fail(sp, "if statements are not allowed inside a dataflow block")
-	}
+	// An if inside a dataflow block is accepted here: it is a
+	// well-formedness error the checker reports with its own rule.
 	if len(n.Elifs) > 0 {
 		bd.fail(spanOf(n.Elifs[0].Pos, n.Elifs[0].Pos), "elif is not supported in Relax functions; nest an if inside else")
 	}
@@ -207,6 +206,10 @@ func (bd *builder) relaxIf(n *ifNode, fs *funcState, df *dataflowState) {
 	ife.SetSpan(sp)
 	v := ir.NewVar(then.resultName, ann)
 	v.SetSpan(then.resultSpan)
+	if df != nil {
+		_, out := df.outputs[then.resultName]
+		v.Dataflow = !out
+	}
 	bind := ir.NewVarBinding(v, ife)
 	bind.SetSpan(sp)
 	bd.rb.EmitBinding(bind)

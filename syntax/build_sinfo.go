@@ -237,7 +237,7 @@ func (bd *builder) shapeInfo(a *ast) ir.StructInfo {
 func (bd *builder) primInfo(a *ast) ir.StructInfo {
 	args := bd.callArgs(a, "dtype", "value")
 	if v := args["value"]; v != nil {
-		val := bd.primInt64(v)
+		val := bd.dim(v)
 		if d := args["dtype"]; d != nil {
 			if dt := bd.dtypeLiteral(d); dt != val.DType() {
 				bd.fail(d.Span, "R.Prim dtype %s contradicts the value's %s", dt, val.DType())
