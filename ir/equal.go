@@ -50,7 +50,13 @@ type Mismatch struct {
 	Left, Right string // the differing parts, printed
 }
 
-func (m *Mismatch) String() string { return m.Path + ": " + m.Left + " vs " + m.Right }
+func (m *Mismatch) String() string {
+	if m.Path == "" {
+		// The compared values themselves differ.
+		return m.Left + " vs " + m.Right
+	}
+	return m.Path + ": " + m.Left + " vs " + m.Right
+}
 
 // Diff returns the first structural difference, or nil when equal.
 func Diff(a, b any, opts EqualOptions) *Mismatch {

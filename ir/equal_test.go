@@ -254,6 +254,29 @@ func equalCases() []equalCase {
 		{name: "TIR loop var width", a: loopFunc(loopSpec{}), b: loopFunc(loopSpec{loopType: Int32}), path: "params[0].buffer"},
 		{name: "TIR constant", a: loopFunc(loopSpec{}), b: loopFunc(loopSpec{scale: 3}), path: "body.body.block.body.value"},
 
+		// Expression kinds.
+		{name: "tuple index", a: &TupleGetItem{Tuple: x, Index: 0}, b: &TupleGetItem{Tuple: x, Index: 1}, path: ""},
+		{name: "tuple fields", a: NewTuple(x, NewTuple(y, x)), b: NewTuple(x, NewTuple(y, y)), path: "fields[1].fields[1]"},
+		{name: "constants equal", a: &Constant{Data: NewScalarArray(Float32, 1.5)}, b: &Constant{Data: NewScalarArray(Float32, 1.5)}, equal: true},
+		{name: "constants differ", a: &Constant{Data: NewScalarArray(Float32, 1.5)}, b: &Constant{Data: NewScalarArray(Float32, 2)}},
+		{name: "constant dtypes differ", a: &Constant{Data: NewScalarArray(Float32, 1)}, b: &Constant{Data: NewScalarArray(Float64, 1)}},
+		{name: "globals by name", a: NewCall(NewGlobalVar("f"), x), b: NewCall(NewGlobalVar("f"), x), equal: true},
+		{name: "globals differ", a: NewCall(NewGlobalVar("f"), x), b: NewCall(NewGlobalVar("g"), x), path: "op"},
+		{name: "extern symbols", a: NewCall(NewExternFunc("f"), x), b: NewCall(NewExternFunc("g"), x), path: "op"},
+		{name: "sinfo args", a: &Call{Op: NewExternFunc("f"), Args: []Expr{x}, SInfoArgs: []StructInfo{f32T(I64(2))}},
+			b: &Call{Op: NewExternFunc("f"), Args: []Expr{x}, SInfoArgs: []StructInfo{f32T(I64(3))}}, path: "sinfo_args[0]"},
+		{name: "call attrs", a: &Call{Op: add, Args: []Expr{x, y}, Attrs: Attrs{"axis": int64(1)}},
+			b: &Call{Op: add, Args: []Expr{x, y}, Attrs: Attrs{"axis": int64(1)}}, equal: true},
+		{name: "if branches", a: &If{Cond: x, Then: &SeqExpr{Body: y}, Else: &SeqExpr{Body: x}},
+			b: &If{Cond: x, Then: &SeqExpr{Body: y}, Else: &SeqExpr{Body: y}}, path: "else.body"},
+		{name: "prim values", a: NewPrimValue(Mul(I64(2), n)), b: NewPrimValue(Add(n, n)), equal: true},
+		{name: "string imms", a: NewStringImm("a"), b: NewStringImm("b")},
+		{name: "binding kinds", a: NewVarBinding(NewVar("v", nil), x), b: NewMatchCast(NewVar("v", nil), x, Object())},
+		{name: "shape var tensors mapped",
+			a:    &TensorInfo{Shape: NewVar("s", ShapeInfoNDim(1)), DType: Float32, NDim: 1},
+			b:    &TensorInfo{Shape: NewVar("t", ShapeInfoNDim(1)), DType: Float32, NDim: 1},
+			opts: EqualOptions{MapFreeVars: true}, equal: true},
+
 		// Other entry points.
 		{name: "prim exprs", a: Mul(I64(4), Mul(I64(2), n)), b: Mul(I64(8), n), equal: true},
 		{name: "binding blocks", a: chainFunc(chainSpec{}).Body.(*SeqExpr).Blocks[0],
@@ -343,23 +366,24 @@ func TestDiffReport(t *testing.T) {
 	}
 }
 
-// TestEqualNoRecursionOverBindings compares functions with many bindings;
-// a recursion per binding would show as a deep stack, which the runtime
-// tolerates, so this mainly guards time: 200k bindings must compare quickly.
+// TestEqualLongFunctions compares functions of 100k bindings, differing
+// only in the last one: the comparison must get there (no recursion per
+// binding, no quadratic work) and point at it.
 func TestEqualLongFunctions(t *testing.T) {
-	a, b := benchFunc(200000, "a"), benchFunc(200000, "b")
+	const n = 100000
+	a, b := benchFunc(n, "a"), benchFunc(n, "b")
 	if d := Diff(a, b, EqualOptions{}); d != nil {
 		t.Fatalf("long chains differ: %v", d)
 	}
 	if StructuralHash(a) != StructuralHash(b) {
 		t.Fatalf("long chains hash differently")
 	}
-	c := benchFunc(200000, "c")
-	last := c.Body.(*SeqExpr).Blocks[0].Bindings[199999].(*VarBinding)
+	c := benchFunc(n, "c")
+	last := c.Body.(*SeqExpr).Blocks[0].Bindings[n-1].(*VarBinding)
 	call := last.Value.(*Call)
 	last.Value = NewCall(call.Op, call.Args[1], call.Args[0])
 	d := Diff(a, c, EqualOptions{})
-	if d == nil || d.Path != fmt.Sprintf("body.blocks[0].bindings[%d].value.args[0]", 199999) {
+	if d == nil || d.Path != fmt.Sprintf("body.blocks[0].bindings[%d].value.args[0]", n-1) {
 		t.Fatalf("late difference: %v", d)
 	}
 }
