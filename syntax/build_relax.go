@@ -96,6 +96,9 @@ func (bd *builder) relaxFunction(def *defNode, sig *relaxSig, pure bool) *ir.Fun
 	if body.result == nil {
 		bd.fail(spanOf(def.Pos, def.EndPos), "expected def %s to end with a return statement, found none", def.Name)
 	}
+	if body.failed {
+		bd.skip() // normalizing a placeholder result would only add noise
+	}
 	seq := rb.FinishScope(body.blocks, body.result)
 	f := &ir.Function{Params: sig.params, Body: seq, Ret: sig.ret, Pure: pure, Attrs: fs.attrs}
 	f.SetSpan(spanOf(def.Pos, def.Pos))
@@ -119,6 +122,7 @@ type bodyResult struct {
 	resultName string
 	resultAnn  ir.StructInfo
 	resultSpan diag.Span
+	failed     bool // the return value failed to convert (reported)
 }
 
 // branchTail is non-nil when converting an if branch: the last statement
@@ -173,7 +177,7 @@ func (bd *builder) relaxBody(stmts []*stmtNode, fs *funcState, branch *branchTai
 			if res.result == nil {
 				// Keep going so later statements are still checked, but
 				// remember that the function has a (failed) return.
-				res.result = ir.NewTuple()
+				res.result, res.failed = ir.NewTuple(), true
 			}
 		default:
 			bd.try(func() { bd.relaxStmt(st, fs, nil) })

@@ -90,6 +90,12 @@ func (bd *builder) tirParam(p *paramNode, st *tirState) {
 	if bd.lookup(p.Name) != nil {
 		bd.fail(sp, "duplicate parameter %s", p.Name)
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			bd.define(p.Name, &symbol{poison: true})
+		}
+	}()
 	a := bd.conv.expr(p.Annot)
 	if c := a.callee(); c == "T.Buffer" || c == "tirx.Buffer" {
 		saved := bd.sigDefines
@@ -101,6 +107,7 @@ func (bd *builder) tirParam(p *paramNode, st *tirState) {
 		st.params = append(st.params, h)
 		st.bufferMap[h] = buf
 		bd.define(p.Name, &symbol{buf: buf})
+		ok = true
 		return
 	}
 	dt := bd.tirType(a, false)
@@ -108,6 +115,7 @@ func (bd *builder) tirParam(p *paramNode, st *tirState) {
 	v.SetSpan(sp)
 	st.params = append(st.params, v)
 	bd.define(p.Name, &symbol{prim: v})
+	ok = true
 }
 
 // bufferDecl converts the arguments of T.Buffer / T.match_buffer (after the

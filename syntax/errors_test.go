@@ -1,0 +1,150 @@
+package syntax
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/phasec/phasec/diag"
+)
+
+// expectation is one inline `# error: "regexp"` annotation.
+type expectation struct {
+	line    int
+	re      *regexp.Regexp
+	matched bool
+}
+
+var errorAnnotation = regexp.MustCompile(`error: "((?:[^"\\]|\\.)*)"`)
+
+// parseExpectations collects the `# error: "rx"` annotations of src by line
+// (several may share a line).
+func parseExpectations(t *testing.T, src string) []*expectation {
+	t.Helper()
+	var out []*expectation
+	for i, line := range strings.Split(src, "\n") {
+		hash := strings.Index(line, "# error:")
+		if hash < 0 {
+			continue
+		}
+		for _, m := range errorAnnotation.FindAllStringSubmatch(line[hash:], -1) {
+			rx := strings.ReplaceAll(m[1], `\"`, `"`)
+			re, err := regexp.Compile(rx)
+			if err != nil {
+				t.Fatalf("line %d: bad expectation regexp %q: %v", i+1, rx, err)
+			}
+			out = append(out, &expectation{line: i + 1, re: re})
+		}
+	}
+	return out
+}
+
+// TestErrorCorpus checks the negative corpus both ways: every diagnostic
+// must match an expectation on its line, and every expectation must be met.
+func TestErrorCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "errors", "*.tvms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("negative corpus has %d files, want at least 10", len(files))
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := parseExpectations(t, string(src))
+			if len(want) == 0 {
+				t.Fatal("no # error: annotations")
+			}
+			_, diags := Parse(path, src)
+			for _, d := range diags {
+				if d.Code == CodeInternal {
+					t.Errorf("internal error: %s", d.Msg)
+					continue
+				}
+				found := false
+				for _, w := range want {
+					if w.line == d.Span.Line && w.re.MatchString(d.Msg) {
+						w.matched, found = true, true
+					}
+				}
+				if !found {
+					t.Errorf("%s:%d: unexpected diagnostic: %s", filepath.Base(path), d.Span.Line, d.Msg)
+				}
+			}
+			for _, w := range want {
+				if !w.matched {
+					t.Errorf("%s:%d: missing diagnostic matching %q", filepath.Base(path), w.line, w.re)
+				}
+			}
+		})
+	}
+}
+
+func TestFormatDiagnostics(t *testing.T) {
+	src := "a = 1\nb = R.nn.rleu(x)\n"
+	list := diag.List{{Span: diag.Span{File: "f.tvms", Line: 2, Col: 5, EndLine: 2, EndCol: 14}, Msg: "unknown operator R.nn.rleu"}}
+	got := FormatDiagnostics(list, []byte(src))
+	want := "f.tvms:2:5: error: unknown operator R.nn.rleu\n" +
+		"    b = R.nn.rleu(x)\n" +
+		"        ^^^^^^^^^\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	// Positions past the end of the line, and unknown positions, do not panic.
+	list = diag.List{{Span: diag.Span{Line: 1, Col: 99}, Msg: "m"}, {Msg: "no position"}, {Span: diag.Span{Line: 50, Col: 1}, Msg: "late"}}
+	got = FormatDiagnostics(list, []byte(src))
+	if !strings.Contains(got, "    a = 1\n         ^\n") || !strings.Contains(got, "no position") {
+		t.Errorf("got:\n%s", got)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	cands := []string{"R.nn.relu", "R.nn.gelu", "R.nn.silu", "R.add", "R.multiply"}
+	tests := []struct{ name, want string }{
+		{"R.nn.rleu", "R.nn.relu"}, // a transposition is one edit
+		{"R.nn.rel", "R.nn.relu"},
+		{"R.ad", "R.add"},
+		{"R.totally_else", ""},
+		{"R.add", ""}, // the name itself is never suggested
+	}
+	for _, tc := range tests {
+		if got := suggest(tc.name, cands); got != tc.want {
+			t.Errorf("suggest(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if d := editDistance("kitten", "sitting"); d != 3 {
+		t.Errorf("editDistance = %d", d)
+	}
+}
+
+// TestManyErrorsBounded: independent errors are all reported (sorted), up to
+// maxErrors plus one "too many errors" note.
+func TestManyErrorsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(header + "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((4,), \"float32\")) -> R.Tensor((4,), \"float32\"):\n")
+	const n = 30
+	for i := range n {
+		fmt.Fprintf(&b, "        y%d = R.add(x, undefined%d)\n", i, i)
+	}
+	b.WriteString("        return x\n")
+	_, diags := Parse("many.tvms", []byte(b.String()))
+	if len(diags) != maxErrors+1 {
+		t.Fatalf("got %d diagnostics, want %d", len(diags), maxErrors+1)
+	}
+	for i := 1; i < maxErrors; i++ {
+		if diags[i-1].Span.Line >= diags[i].Span.Line {
+			t.Errorf("diagnostics not sorted: %v then %v", diags[i-1].Span, diags[i].Span)
+		}
+	}
+	last := diags[maxErrors]
+	if last.Severity != diag.Note || !strings.Contains(last.Msg, fmt.Sprintf("%d more", n-maxErrors)) {
+		t.Errorf("last diagnostic %s", last)
+	}
+}
