@@ -11,11 +11,16 @@ import "unsafe"
 // the address itself (Go's heap does not move objects), so variables
 // allocated one after another land in neighbouring slots and the recent
 // definitions most uses refer to stay in cache. Linear probing, load factor
-// at most 1/2, deletion by backward shift.
+// at most 1/2, deletion by backward shift. Keys and values share a slot so
+// a probe touches one cache line.
 type ptrMap[K any, V any] struct {
-	keys []*K
-	vals []V
-	n    int
+	slots []ptrSlotKV[K, V]
+	n     int
+}
+
+type ptrSlotKV[K any, V any] struct {
+	k *K
+	v V
 }
 
 func ptrSlot[K any](k *K, mask int) int {
@@ -29,16 +34,15 @@ func (m *ptrMap[K, V]) reserve(n int) {
 	for size < 2*n {
 		size *= 2
 	}
-	if size <= len(m.keys) {
+	if size <= len(m.slots) {
 		return
 	}
-	old, oldVals := m.keys, m.vals
-	m.keys = make([]*K, size)
-	m.vals = make([]V, size)
+	old := m.slots
+	m.slots = make([]ptrSlotKV[K, V], size)
 	m.n = 0
-	for i, k := range old {
-		if k != nil {
-			m.set(k, oldVals[i])
+	for _, s := range old {
+		if s.k != nil {
+			m.set(s.k, s.v)
 		}
 	}
 }
@@ -49,12 +53,11 @@ func (m *ptrMap[K, V]) reset() {
 	if m.n == 0 {
 		return
 	}
-	if len(m.keys) > 1024 {
-		m.keys, m.vals, m.n = nil, nil, 0
+	if len(m.slots) > 1024 {
+		m.slots, m.n = nil, 0
 		return
 	}
-	clear(m.keys)
-	clear(m.vals)
+	clear(m.slots)
 	m.n = 0
 }
 
@@ -65,11 +68,11 @@ func (m *ptrMap[K, V]) get(k *K) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := ptrSlot(k, mask); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		switch s := &m.slots[i]; s.k {
 		case k:
-			return m.vals[i], true
+			return s.v, true
 		case nil:
 			var zero V
 			return zero, false
@@ -80,19 +83,18 @@ func (m *ptrMap[K, V]) get(k *K) (V, bool) {
 // set stores k→v; when k was already present it returns the replaced value
 // and true.
 func (m *ptrMap[K, V]) set(k *K, v V) (V, bool) {
-	if 2*(m.n+1) > len(m.keys) {
+	if 2*(m.n+1) > len(m.slots) {
 		m.reserve(m.n + 1)
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := ptrSlot(k, mask); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		switch s := &m.slots[i]; s.k {
 		case k:
-			old := m.vals[i]
-			m.vals[i] = v
+			old := s.v
+			s.v = v
 			return old, true
 		case nil:
-			m.keys[i] = k
-			m.vals[i] = v
+			s.k, s.v = k, v
 			m.n++
 			var zero V
 			return zero, false
@@ -104,24 +106,23 @@ func (m *ptrMap[K, V]) delete(k *K) {
 	if m.n == 0 {
 		return
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	i := ptrSlot(k, mask)
-	for m.keys[i] != k {
-		if m.keys[i] == nil {
+	for m.slots[i].k != k {
+		if m.slots[i].k == nil {
 			return
 		}
 		i = (i + 1) & mask
 	}
 	// Backward shift: move later entries of the probe run into the hole
 	// unless their home slot lies cyclically in (hole, j].
-	var zero V
-	for j := (i + 1) & mask; m.keys[j] != nil; j = (j + 1) & mask {
-		home := ptrSlot(m.keys[j], mask)
+	for j := (i + 1) & mask; m.slots[j].k != nil; j = (j + 1) & mask {
+		home := ptrSlot(m.slots[j].k, mask)
 		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-			m.keys[i], m.vals[i] = m.keys[j], m.vals[j]
+			m.slots[i] = m.slots[j]
 			i = j
 		}
 	}
-	m.keys[i], m.vals[i] = nil, zero
+	m.slots[i] = ptrSlotKV[K, V]{}
 	m.n--
 }
