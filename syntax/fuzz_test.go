@@ -1,0 +1,66 @@
+package syntax
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParse: Parse must never panic (an internal-error diagnostic is how a
+// recovered panic shows up) and never hang, whatever the input. When it
+// succeeds, printing the module must not panic either.
+//
+//	go test ./syntax -run='^$' -fuzz=FuzzParse -fuzztime=20s
+func FuzzParse(f *testing.F) {
+	for _, path := range append(corpusFiles(f), errorFiles(f)...) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	f.Add([]byte("@I.ir_module\nclass M:\n    @R.function\n    def f(x: R.Tensor((\"n\",), \"float32\")):\n        return x\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		done := make(chan struct{})
+		var diagsMsg string
+		go func() {
+			defer close(done)
+			mod, diags := Parse("fuzz.tvms", src)
+			for _, d := range diags {
+				if d.Code == CodeInternal {
+					diagsMsg = d.Msg
+				}
+			}
+			if mod != nil && len(diags) == 0 {
+				_ = Print(mod)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Parse did not finish in 10s on %q", truncate(string(src)))
+		}
+		if diagsMsg != "" {
+			t.Fatalf("internal error on %q:\n%s", truncate(string(src)), diagsMsg)
+		}
+	})
+}
+
+func errorFiles(t testing.TB) []string {
+	var out []string
+	entries, _ := os.ReadDir("../testdata/errors")
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tvms") {
+			out = append(out, "../testdata/errors/"+e.Name())
+		}
+	}
+	return out
+}
+
+func truncate(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
