@@ -1,0 +1,173 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+)
+
+// CallTIRRewriteInfo declares CallTIRRewrite (§3.14).
+var CallTIRRewriteInfo = passes.Info{
+	Name:          "CallTIRRewrite",
+	Doc:           "rewrite call_tir, call_tir_inplace and call_dps_packed into explicit output allocations and direct DPS calls",
+	OptLevel:      0,
+	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow, phase.PurityRelaxed),
+	Establishes:   phase.Of(phase.NoCallTIR, phase.ExplicitMemory),
+}
+
+// DiagUnknownOutputShape is reported for a DPS call whose output tensor has
+// no known shape: there is nothing to allocate.
+const DiagUnknownOutputShape = "LOW001"
+
+func init() {
+	passes.RegisterModulePass(CallTIRRewriteInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		out, errs := CallTIRRewrite(mod)
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+}
+
+// CallTIRRewrite switches every Relax function of mod to destination-passing
+// style. For each binding v = call_tir(f, (args...), out_sinfo=outs) it
+// emits, in order,
+//
+//	alloc  = R.builtin.alloc_tensor(shape, dtype, R.prim_value(0), R.str("global"))  # per output
+//	_      = f(args..., alloc...)                        # or R.vm.call_tir_dyn(f, (args..., alloc..., tir_vars))
+//	v      = alloc                                        # or (alloc, alloc1, ...)
+//
+// call_tir_inplace reuses the input argument inplace_indices[i] for output i
+// instead of allocating (-1 allocates), and call_dps_packed calls its
+// ExternFunc the same way. An output whose shape is unknown cannot be
+// allocated and is reported (DiagUnknownOutputShape). The input module is
+// not modified; functions without DPS calls are shared.
+func CallTIRRewrite(mod *ir.Module) (*ir.Module, diag.List) {
+	rw := ir.NewRewriter(mod)
+	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
+		c, ok := value.(*ir.Call)
+		if !ok || !isDPSCall(c) {
+			return false
+		}
+		if res := emitDPS(rw.B, c, bind.Span()); res != nil {
+			rw.ReEmit(bind, res)
+			return true
+		}
+		return false
+	}
+	return rw.Module(mod)
+}
+
+func isDPSCall(c *ir.Call) bool {
+	return c.Op == ir.OpCallTIR || c.Op == ir.OpCallTIRInplace || c.Op == ir.OpCallDPSPacked
+}
+
+// emitDPS emits the allocations and the direct call for c and returns what
+// the original binding now binds, or nil (after reporting) when c cannot be
+// rewritten.
+func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
+	if len(c.Args) < 2 {
+		return nil // malformed: the checker reports it
+	}
+	if c.Span().IsValid() {
+		span = c.Span()
+	}
+	args := argFields(c.Args[1])
+	var inplace []int64
+	if c.Op == ir.OpCallTIRInplace {
+		idx, ok := attrInts(c.Attrs["inplace_indices"])
+		if !ok {
+			b.Errorf(span, DiagUnknownOutputShape, "R.call_tir_inplace: inplace_indices must be a list of ints")
+			return nil
+		}
+		inplace = idx
+	}
+	outs := c.SInfoArgs
+	if len(outs) == 1 {
+		if t, ok := outs[0].(*ir.TupleInfo); ok {
+			outs = t.Fields
+		}
+	}
+	results := make([]ir.Expr, len(outs))
+	for i, o := range outs {
+		if i < len(inplace) && inplace[i] >= 0 && int(inplace[i]) < len(args) {
+			results[i] = args[inplace[i]]
+			continue
+		}
+		t, ok := o.(*ir.TensorInfo)
+		var dims []ir.PrimExpr
+		if ok {
+			dims, ok = t.Dims()
+		}
+		if !ok {
+			b.Errorf(span, DiagUnknownOutputShape, "%s: output %d has struct info %s without a known shape, so it cannot be allocated",
+				opName(c), i, ir.FormatStructInfo(o, nil))
+			return nil
+		}
+		alloc := &ir.Call{Op: ir.OpBuiltinAllocTensor, Args: []ir.Expr{
+			ir.NewShapeExpr(dims...), ir.NewDataTypeImm(t.DType), ir.NewPrimValue(ir.I64(0)), ir.NewStringImm("global"),
+		}}
+		alloc.SetSpan(span)
+		results[i] = b.Emit(alloc, "alloc")
+	}
+	callArgs := append(append([]ir.Expr(nil), args...), results...)
+	var call *ir.Call
+	if len(c.Args) > 2 {
+		call = &ir.Call{Op: ir.OpVMCallTIRDyn, Args: []ir.Expr{c.Args[0], ir.NewTuple(append(callArgs, c.Args[2])...)}}
+	} else {
+		call = &ir.Call{Op: c.Args[0], Args: callArgs}
+	}
+	call.SetSpan(span)
+	b.Emit(call, "_")
+	if len(results) == 1 {
+		return results[0]
+	}
+	return ir.NewTuple(results...)
+}
+
+// argFields returns the elements of a DPS argument list (an in-line tuple
+// once normalized; a bare value otherwise).
+func argFields(e ir.Expr) []ir.Expr {
+	if t, ok := e.(*ir.Tuple); ok {
+		return t.Fields
+	}
+	return []ir.Expr{e}
+}
+
+func opName(c *ir.Call) string {
+	if o, ok := c.Op.(*ir.Op); ok {
+		return o.Name
+	}
+	return fmt.Sprint(c.Op)
+}
+
+// attrInts reads an int-list attribute in any of the forms the parser and
+// the op schemas produce.
+func attrInts(v any) ([]int64, bool) {
+	switch v := v.(type) {
+	case []int64:
+		return v, true
+	case int64:
+		return []int64{v}, true
+	case []any:
+		out := make([]int64, len(v))
+		for i, x := range v {
+			n, ok := x.(int64)
+			if !ok {
+				return nil, false
+			}
+			out[i] = n
+		}
+		return out, true
+	case []int:
+		out := make([]int64, len(v))
+		for i, x := range v {
+			out[i] = int64(x)
+		}
+		return out, true
+	}
+	return nil, false
+}

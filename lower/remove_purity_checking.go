@@ -1,0 +1,77 @@
+package lower
+
+import (
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+)
+
+// RemovePurityCheckingInfo declares RemovePurityChecking (§3.13).
+var RemovePurityCheckingInfo = passes.Info{
+	Name:          "RemovePurityChecking",
+	Doc:           "mark pure functions relax.force_pure and unwrap call_pure_packed and invoke_pure_closure",
+	OptLevel:      0,
+	Requires:      nil,
+	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow),
+	Establishes:   phase.Of(phase.PurityRelaxed),
+}
+
+func init() {
+	passes.RegisterFunctionPass(RemovePurityCheckingInfo, true, func(_ *passes.Env, _ *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
+		return RemovePurityChecking(f), nil
+	})
+}
+
+// RemovePurityChecking returns f with relax.force_pure set on it and on
+// every pure local function, R.call_pure_packed(f, a...) replaced by the
+// direct call f(a...) (same sinfo_args) and R.invoke_pure_closure by
+// R.invoke_closure. Struct info is unchanged: the unwrapped calls return
+// what their sinfo_args declare, as before. f itself is returned when
+// nothing changes.
+func RemovePurityChecking(f *ir.Function) *ir.Function {
+	m := &ir.Mutator{
+		KeepStructInfo: true,
+		PostExpr: func(e ir.Expr) ir.Expr {
+			switch e := e.(type) {
+			case *ir.Call:
+				return unwrapPureCall(e)
+			case *ir.Function:
+				return forcePure(e)
+			}
+			return e
+		},
+	}
+	return forcePure(m.Function(f))
+}
+
+// unwrapPureCall replaces a pure override by the call it wraps.
+func unwrapPureCall(c *ir.Call) ir.Expr {
+	var n *ir.Call
+	switch c.Op {
+	case ir.OpCallPurePacked:
+		if len(c.Args) == 0 {
+			return c // malformed; the checker reports it
+		}
+		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
+	case ir.OpInvokePureClosure:
+		n = &ir.Call{Op: ir.OpInvokeClosure, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
+	default:
+		return c
+	}
+	n.SetSpan(c.Span())
+	n.SetStructInfo(c.StructInfo())
+	return n
+}
+
+// forcePure sets relax.force_pure on a pure function that lacks it.
+func forcePure(f *ir.Function) *ir.Function {
+	if !f.Pure {
+		return f
+	}
+	if forced, _ := f.Attrs.Bool(ir.AttrForcePure); forced {
+		return f
+	}
+	n := *f
+	n.Attrs = f.Attrs.With(ir.AttrForcePure, true)
+	return &n
+}
