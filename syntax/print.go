@@ -104,12 +104,12 @@ func (p *printer) quote(s string) {
 	p.out = strconv.AppendQuote(p.out, s)
 }
 
-const header = "# from tvm.script import ir as I\n" +
+const scriptHeader = "# from tvm.script import ir as I\n" +
 	"# from tvm.script import tir as T\n" +
 	"# from tvm.script import relax as R\n\n"
 
 func (p *printer) module() {
-	p.str(header)
+	p.str(scriptHeader)
 	p.str("@I.ir_module\nclass Module:\n")
 	p.ind = 1
 	first := true
@@ -204,16 +204,23 @@ func visibleAttrs(name string, attrs ir.Attrs, topLevel bool) (shown ir.Attrs, p
 
 // isIdent reports whether s is usable as a Python identifier as is.
 func isIdent(s string) bool {
-	if s == "" || pythonKeywords[s] {
+	if s == "" {
 		return false
 	}
+	digits := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+		if c >= '0' && c <= '9' {
+			if i == 0 {
+				return false
+			}
+			digits = true
+		} else if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
 			return false
 		}
 	}
-	return true
+	// No keyword has a digit; most generated names (lv12) do, and skip the lookup.
+	return digits || !pythonKeywords[s]
 }
 
 var pythonKeywords = func() map[string]bool {

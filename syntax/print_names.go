@@ -15,8 +15,11 @@ type nameSpace struct {
 	next map[string]int
 }
 
-func newNameSpace() *nameSpace {
-	ns := &nameSpace{used: map[string]bool{}, next: map[string]int{}}
+func newNameSpace() *nameSpace { return newNameSpaceSized(0) }
+
+// newNameSpaceSized returns a name space expecting about n names.
+func newNameSpaceSized(n int) *nameSpace {
+	ns := &nameSpace{used: make(map[string]bool, n+len(reservedNames)), next: map[string]int{}}
 	for _, r := range reservedNames {
 		ns.used[r] = true
 	}

@@ -39,9 +39,10 @@ type relaxFrame struct {
 func (p *printer) relaxFunc(name string, f *ir.Function, topLevel bool) {
 	frame := &relaxFrame{parent: p.fn}
 	if topLevel {
+		nvars := countVars(f)
 		frame.sc = &relaxScope{
-			ns:       newNameSpace(),
-			vars:     map[*ir.Var]string{},
+			ns:       newNameSpaceSized(nvars),
+			vars:     make(map[*ir.Var]string, nvars),
 			prims:    map[*ir.PrimVar]primDecl{},
 			voidUsed: usedVoidVars(f),
 		}
@@ -78,7 +79,7 @@ func (p *printer) relaxFunc(name string, f *ir.Function, topLevel bool) {
 	// The body goes to a scratch buffer first: printing it may declare
 	// symbolic variables (and set usesCls), which print above it.
 	saved := p.out
-	p.out = nil
+	p.out = make([]byte, 0, bytesPerBinding*countVars(f))
 	p.ind++
 	p.body(f.Body)
 	body := p.out
@@ -388,7 +389,6 @@ func (p *printer) call(c *ir.Call) {
 func (p *printer) opCall(op *ir.Op, c *ir.Call) {
 	p.str(ir.OpPath(op))
 	p.byte('(')
-	argParams := op.ArgParams()
 	externPos := -1
 	if i := op.ExternCalleeParam(); i >= 0 {
 		externPos = op.ArgPosition(op.Params[i].Name)
@@ -433,6 +433,10 @@ func (p *printer) opCall(op *ir.Op, c *ir.Call) {
 		}
 	}
 	p.callAttrs(op, c.Attrs, comma)
+	var argParams []ir.Param
+	if nPos < len(c.Args) {
+		argParams = op.ArgParams()
+	}
 	for i := nPos; i < len(c.Args); i++ {
 		comma()
 		if i < len(argParams) {
@@ -493,6 +497,22 @@ func (p *printer) sinfoArgs(l []ir.StructInfo) {
 		p.byte(',')
 	}
 	p.byte(')')
+}
+
+// bytesPerBinding is a typical printed binding's size (a call with a few
+// operands), to size the body buffer once.
+const bytesPerBinding = 48
+
+// countVars estimates the names a function defines (its top-level
+// parameters and bindings), to size the name tables once.
+func countVars(f *ir.Function) int {
+	n := len(f.Params)
+	if seq, ok := f.Body.(*ir.SeqExpr); ok {
+		for _, b := range seq.Blocks {
+			n += len(b.Bindings)
+		}
+	}
+	return n
 }
 
 // usedVoidVars returns the void-typed vars referenced anywhere in f

@@ -2,7 +2,6 @@ package syntax
 
 import (
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,8 +11,8 @@ import (
 	"github.com/phasec/phasec/ir"
 )
 
-// The corpus lives in the repository's testdata/ (recursively); the
-// negative files under testdata/errors/ belong to the diagnostics tests.
+// The corpus lives in the repository's testdata/ (recursively; corpusFiles
+// in parse_test.go skips the negative files under testdata/errors/).
 const corpusRoot = "../testdata"
 
 // minCorpusFiles guards against the corpus silently shrinking (or the walk
@@ -30,29 +29,6 @@ func init() {
 func updateGolden() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
-}
-
-// corpusFiles returns the positive corpus: every .tvms file under
-// testdata/ except testdata/errors/.
-func corpusFiles(t testing.TB) []string {
-	t.Helper()
-	var files []string
-	err := filepath.WalkDir(corpusRoot, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path == filepath.Join(corpusRoot, "errors") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".tvms") {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }
 
 func parseOrFail(t *testing.T, name string, src []byte) *ir.Module {
