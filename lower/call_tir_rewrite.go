@@ -41,7 +41,9 @@ func init() {
 //	v      = alloc                                        # or (alloc, alloc1, ...)
 //
 // call_tir_inplace reuses the input argument inplace_indices[i] for output i
-// instead of allocating (-1 allocates), and call_dps_packed calls its
+// instead of allocating (-1 allocates); only the allocated outputs are
+// passed after the inputs, as the kernel writes the others in place.
+// call_dps_packed calls its
 // ExternFunc the same way. An output whose shape is unknown cannot be
 // allocated and is reported (DiagUnknownOutputShape). The input module is
 // not modified; functions without DPS calls are shared.
@@ -92,6 +94,7 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 		}
 	}
 	results := make([]ir.Expr, len(outs))
+	var fresh []ir.Expr // the allocated outputs, passed after the inputs
 	for i, o := range outs {
 		if i < len(inplace) && inplace[i] >= 0 && int(inplace[i]) < len(args) {
 			results[i] = args[inplace[i]]
@@ -112,11 +115,15 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 		}}
 		alloc.SetSpan(span)
 		results[i] = b.Emit(alloc, "alloc")
+		fresh = append(fresh, results[i])
 	}
-	callArgs := append(append([]ir.Expr(nil), args...), results...)
+	callArgs := append(append([]ir.Expr(nil), args...), fresh...)
 	var call *ir.Call
 	if len(c.Args) > 2 {
 		call = &ir.Call{Op: ir.OpVMCallTIRDyn, Args: []ir.Expr{c.Args[0], ir.NewTuple(append(callArgs, c.Args[2])...)}}
+	} else if _, extern := c.Args[0].(*ir.ExternFunc); extern {
+		// A direct ExternFunc call is R.call_packed in phasec's IR.
+		call = &ir.Call{Op: ir.OpCallPacked, Args: append([]ir.Expr{c.Args[0]}, callArgs...)}
 	} else {
 		call = &ir.Call{Op: c.Args[0], Args: callArgs}
 	}

@@ -24,7 +24,8 @@ func init() {
 
 // RemovePurityChecking returns f with relax.force_pure set on it and on
 // every pure local function, R.call_pure_packed(f, a...) replaced by the
-// direct call f(a...) (same sinfo_args) and R.invoke_pure_closure by
+// impure packed call R.call_packed(f, a...) (same sinfo_args; TVM's direct
+// ExternFunc call) and R.invoke_pure_closure by
 // R.invoke_closure. Struct info is unchanged: the unwrapped calls return
 // what their sinfo_args declare, as before. f itself is returned when
 // nothing changes.
@@ -52,7 +53,9 @@ func unwrapPureCall(c *ir.Call) ir.Expr {
 		if len(c.Args) == 0 {
 			return c // malformed; the checker reports it
 		}
-		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
+		// TVM's Call(f, a...) with f an ExternFunc is R.call_packed(f, a...)
+		// in phasec's IR (the form the parser builds for it).
+		n = &ir.Call{Op: ir.OpCallPacked, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
 	case ir.OpInvokePureClosure:
 		n = &ir.Call{Op: ir.OpInvokeClosure, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
 	default:
