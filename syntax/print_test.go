@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/irgen"
 )
 
 // Printer unit tests on modules built directly with the ir API, so they do
@@ -322,5 +323,27 @@ func TestPrintConstants(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
+	}
+}
+
+// Modules built by code (not parsed) print to text that parses back to a
+// structurally equal module.
+func TestPrintBuiltModulesParseBack(t *testing.T) {
+	mods := map[string]*ir.Module{
+		"reference": referenceModule(t),
+		"chain":     irgen.MustNormalize(irgen.Chain(50)),
+		"multifunc": irgen.MustNormalize(irgen.MultiFunc(4, 10)),
+	}
+	for name, mod := range mods {
+		t.Run(name, func(t *testing.T) {
+			text := Print(mod)
+			back, diags := Parse(name, []byte(text))
+			if diags.HasErrors() {
+				t.Fatalf("%s\n%s", FormatDiagnostics(diags, []byte(text)), text)
+			}
+			if d := ir.Diff(mod, back, ir.EqualOptions{}); d != nil {
+				t.Errorf("%s\n%s", d, text)
+			}
+		})
 	}
 }
