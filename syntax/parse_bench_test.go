@@ -1,0 +1,115 @@
+package syntax
+
+import (
+	"fmt"
+	"go/parser"
+	"go/token"
+	"strings"
+	"testing"
+)
+
+// genModule returns a module whose main function has n bindings in one
+// dataflow block (a chain of adds, multiplies and reshapes), and a Go file
+// of similar size for the go/parser baseline.
+func genModule(n int) string {
+	var b strings.Builder
+	b.WriteString(header + "@I.ir_module\nclass Module:\n    @R.function\n")
+	b.WriteString("    def main(x: R.Tensor((\"n\", 16), dtype=\"float32\"), y: R.Tensor((\"n\", 16), dtype=\"float32\")) -> R.Tensor((\"n\", 16), dtype=\"float32\"):\n")
+	b.WriteString("        n = T.int64()\n        with R.dataflow():\n            lv0 = R.add(x, y)\n")
+	for i := 1; i < n; i++ {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "            lv%d = R.add(lv%d, x)\n", i, i-1)
+		case 1:
+			fmt.Fprintf(&b, "            lv%d: R.Tensor((n, 16), dtype=\"float32\") = R.multiply(lv%d, y)\n", i, i-1)
+		default:
+			fmt.Fprintf(&b, "            lv%d = R.nn.relu(lv%d)\n", i, i-1)
+		}
+	}
+	fmt.Fprintf(&b, "            gv = R.add(lv%d, x)\n            R.output(gv)\n        return gv\n", n-1)
+	return b.String()
+}
+
+func genGo(n int) string {
+	var b strings.Builder
+	b.WriteString("package p\n\nfunc main(x, y []float32) []float32 {\n\tlv0 := add(x, y)\n")
+	for i := 1; i < n; i++ {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "\tlv%d := add(lv%d, x)\n", i, i-1)
+		case 1:
+			fmt.Fprintf(&b, "\tvar lv%d Tensor[float32, Shape[N, Sixteen]] = multiply(lv%d, y)\n", i, i-1)
+		default:
+			fmt.Fprintf(&b, "\tlv%d := nn.relu(lv%d)\n", i, i-1)
+		}
+	}
+	fmt.Fprintf(&b, "\treturn add(lv%d, x)\n}\n", n-1)
+	return b.String()
+}
+
+// BenchmarkParse compares, at 10k and 100k bindings: the whole Parse
+// (lex + participle + build + normalize), the participle stage alone, the
+// lexer alone, and go/parser on a Go file of similar size.
+func BenchmarkParse(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		src := []byte(genModule(n))
+		goSrc := []byte(genGo(n))
+		b.Run(fmt.Sprintf("Parse/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, d := Parse("bench.tvms", src); len(d) > 0 {
+					b.Fatal(d)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("Participle/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := fileParser.ParseBytes("bench.tvms", src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("Lex/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				lx, err := pythonLexer.LexBytes("bench.tvms", src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					tok, err := lx.Next()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if tok.EOF() {
+						break
+					}
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("GoParser/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(goSrc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parser.ParseFile(token.NewFileSet(), "bench.go", goSrc, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestGeneratedModuleParses keeps the benchmark input honest.
+func TestGeneratedModuleParses(t *testing.T) {
+	mod := mustParse(t, genModule(50))
+	if got := len(bindings(t, mod, "main")); got != 51 {
+		t.Errorf("%d bindings, want 51", got)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "g.go", genGo(50), 0); err != nil {
+		t.Fatal(err)
+	}
+}
