@@ -1,0 +1,224 @@
+package barrier
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/wellformed"
+
+	// The lowering passes the barriers run register themselves.
+	_ "github.com/phasec/phasec/lower"
+)
+
+// Barrier is a phase transition: the passes it runs and the phase it leaves
+// the module in.
+type Barrier struct {
+	// Name is the pipeline step name ("lower").
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// From are the phases accepted (empty: any well-formed module).
+	From []phase.Phase
+	// To is the phase recorded when every invariant holds.
+	To phase.Phase
+	// Steps are the passes, in order, implemented and pending.
+	Steps []Step
+}
+
+// The barriers, in pipeline order.
+var (
+	CanonicalizeBarrier = &Barrier{Name: "canonicalize", To: phase.Ingest, Steps: canonicalizeSteps,
+		Doc: "barrier: normalize and lambda-lift any well-formed module, then check the ingest invariants"}
+	LowerBarrier = &Barrier{Name: "lower", From: []phase.Phase{phase.Ingest, phase.Optimize, phase.Lower}, To: phase.Lower, Steps: lowerSteps,
+		Doc: "barrier: run the lowering passes on an ingest/optimize module, then check the lower invariants"}
+	BuildBarrier = &Barrier{Name: "build", From: []phase.Phase{phase.Lower, phase.Build}, To: phase.Build, Steps: buildSteps,
+		Doc: "barrier: run the builtin-lowering passes on a lower module, then check the build invariants"}
+)
+
+// Barriers returns the barriers in pipeline order.
+func Barriers() []*Barrier { return []*Barrier{CanonicalizeBarrier, LowerBarrier, BuildBarrier} }
+
+// Canonicalize takes any well-formed module to phase Ingest.
+func Canonicalize(mod *ir.Module) (*ir.Module, error) {
+	return CanonicalizeBarrier.Run(context.Background(), mod)
+}
+
+// Lower takes an Ingest or Optimize module to phase Lower.
+func Lower(mod *ir.Module) (*ir.Module, error) { return LowerBarrier.Run(context.Background(), mod) }
+
+// Build takes a Lower module to phase Build.
+func Build(mod *ir.Module) (*ir.Module, error) { return BuildBarrier.Run(context.Background(), mod) }
+
+// Info is the barrier's pass contract: it accepts its From phases, always
+// runs, and leaves the module in its To phase.
+func (b *Barrier) Info() passes.Info {
+	in := passes.Info{Name: b.Name, Doc: b.Doc, AlwaysRun: true, Accepts: b.From, Leaves: b.To}
+	if len(b.From) == 0 {
+		in.RequiresProps = phase.Of(phase.WellFormed)
+	}
+	return in
+}
+
+// Run runs the barrier's implemented passes in order, then checks the
+// invariants of b.To. It returns the module with its phase recorded, or an
+// *Error. The input is not modified.
+func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
+	return b.run(ctx, mod, 0)
+}
+
+func (b *Barrier) run(ctx context.Context, mod *ir.Module, parallelism int) (*ir.Module, error) {
+	_, props, err := passes.StartState(mod)
+	if err != nil {
+		return nil, err
+	}
+	pc := &passes.PassContext{OptLevel: 3, Parallelism: parallelism}
+	out, last := mod, ""
+	for _, s := range b.Steps {
+		if !s.Implemented() {
+			continue
+		}
+		p, err := passes.New(s.Pass, nil)
+		if err != nil {
+			return nil, err
+		}
+		next, err := pc.Execute(ctx, p, out, props)
+		if err != nil {
+			return nil, &Error{Barrier: b, LastPass: s.Pass, Failed: true, Err: err}
+		}
+		_, props = p.Info().Apply(phase.None, props)
+		out, last = next, s.Pass
+	}
+	if errs := wellformed.Check(out, b.To); errs.HasErrors() {
+		return nil, b.failure(out, last, errs)
+	}
+	return phase.Record(out, b.To), nil
+}
+
+// Error is a barrier that could not establish its phase.
+type Error struct {
+	Barrier *Barrier
+	// LastPass is the last pass that ran ("" when none did).
+	LastPass string
+	// Failed: LastPass itself failed (Err); otherwise the passes ran and
+	// the phase check found Diags.
+	Failed bool
+	Err    error
+	// Missing are the target phase's properties that do not hold, each
+	// with the pass that would establish it.
+	Missing []Missing
+	// Diags are the checker's diagnostics, led by one summary diagnostic
+	// (code BAR001) without a position; hints name the missing passes.
+	Diags diag.List
+}
+
+// Missing is a property the barrier could not establish.
+type Missing struct {
+	Property phase.Property
+	// By is the pass that establishes it ("" when none is known).
+	By string
+	// Implemented: By is registered (the barrier ran it, or it belongs to
+	// an earlier barrier).
+	Implemented bool
+	// Barrier is the barrier whose sequence holds By.
+	Barrier string
+}
+
+// Reason says why the property is missing, e.g. "Legalized:
+// LegalizeOps is not implemented yet".
+func (m Missing) Reason() string {
+	switch {
+	case m.By == "":
+		return m.Property.String() + ": no pass establishes it"
+	case !m.Implemented:
+		return m.Property.String() + ": " + m.By + " is not implemented yet"
+	}
+	return m.Property.String() + ": " + m.By + " (in the " + m.Barrier + " barrier) did not establish it"
+}
+
+// CodeBarrier is the code of a barrier's summary diagnostic.
+const CodeBarrier = "BAR001"
+
+func (e *Error) Error() string {
+	if e.Failed {
+		return fmt.Sprintf("%s barrier: pass %s failed: %v", e.Barrier.Name, e.LastPass, e.Err)
+	}
+	return e.Diags.Error()
+}
+
+// Unwrap exposes the diagnostics (or the failed pass's error).
+func (e *Error) Unwrap() error {
+	if e.Failed {
+		return e.Err
+	}
+	return e.Diags
+}
+
+// provider finds the step (in any barrier) establishing p.
+func provider(p phase.Property) (Step, *Barrier, bool) {
+	for _, b := range Barriers() {
+		for _, s := range b.Steps {
+			if s.Info().Establishes.Has(p) {
+				return s, b, true
+			}
+		}
+	}
+	return Step{}, nil, false
+}
+
+func (b *Barrier) failure(out *ir.Module, last string, errs diag.List) *Error {
+	e := &Error{Barrier: b, LastPass: last}
+	missing := b.To.Invariants().Minus(wellformed.Infer(out))
+	hints := map[phase.Property]string{}
+	var reasons []string
+	for _, p := range missing.List() {
+		m := Missing{Property: p}
+		if s, pb, ok := provider(p); ok {
+			m.By, m.Implemented, m.Barrier = s.Pass, s.Implemented(), pb.Name
+			if !m.Implemented {
+				hints[p] = s.Pass + " is not implemented yet"
+			} else if pb != b {
+				hints[p] = "run " + s.Pass + ", or the " + pb.Name + " barrier, first"
+			}
+		}
+		e.Missing = append(e.Missing, m)
+		reasons = append(reasons, m.Reason())
+	}
+	after := "before any pass ran"
+	if last != "" {
+		after = "after " + last
+	}
+	summary := &diag.Diagnostic{Span: diag.Span{File: out.Source}, Severity: diag.Error, Code: CodeBarrier,
+		Msg: fmt.Sprintf("%s barrier: the module is not in phase %v %s: missing %s", b.Name, b.To, after, strings.Join(reasons, "; "))}
+	if len(reasons) == 0 {
+		summary.Msg = fmt.Sprintf("%s barrier: the module is not well-formed %s", b.Name, after)
+	}
+	e.Diags = append(diag.List{summary}, errs...)
+	for i, d := range e.Diags[1:] {
+		r, ok := wellformed.LookupRule(d.Code)
+		if !ok {
+			continue
+		}
+		if h, ok := hints[r.Property]; ok {
+			c := *d
+			c.Hint = h
+			e.Diags[i+1] = &c
+		}
+	}
+	return e
+}
+
+func init() {
+	for _, b := range Barriers() {
+		info := b.Info()
+		passes.Register(passes.Registration{Info: info, New: func(passes.Options) *passes.Pass {
+			return passes.NewModulePass(info, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+				return b.run(env.Context(), mod, env.PassContext().Parallelism)
+			})
+		}})
+	}
+}
