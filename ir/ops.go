@@ -479,7 +479,7 @@ func normalizeArgTuple(op *Op, call *Call, pos int) (Expr, error) {
 func newMakeClosureOp() *Op {
 	op := &Op{
 		Name:     "relax.make_closure",
-		Doc:      "Builds a closure from a global function and the values it captures (its leading parameters).",
+		Doc:      "Builds a closure from a global function and the values it captures (its trailing parameters, as LambdaLift appends them and the VM binds them last).",
 		Pure:     true,
 		Category: CatClosure,
 		Params: []Param{
@@ -506,7 +506,7 @@ func newMakeClosureOp() *Op {
 		case len(fi.Params) < len(captured):
 			return nil, opErrorf(op, "captures %d values but the function takes %d parameters", len(captured), len(fi.Params))
 		}
-		rest := append([]StructInfo(nil), fi.Params[len(captured):]...)
+		rest := append([]StructInfo(nil), fi.Params[:len(fi.Params)-len(captured)]...)
 		return NewFuncInfo(rest, fi.Ret, fi.Pure), nil
 	}
 	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }

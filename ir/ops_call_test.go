@@ -68,7 +68,7 @@ func TestInferCallFamily(t *testing.T) {
 		{"builtin_with_ctx void", NewCall(OpCallBuiltinWithCtx, NewExternFunc("vm.builtin.f"), NewTuple(x)), VoidInfo(), ""},
 		{"builtin_with_ctx sinfo", withSInfo(NewCall(OpCallBuiltinWithCtx, NewExternFunc("vm.builtin.f"), NewTuple(x)), out), out, ""},
 		{"make_closure", NewCall(OpMakeClosure, NewGlobalVar("main"), NewTuple(x)),
-			NewFuncInfo([]StructInfo{tinfo(Float32, 4)}, tinfo(Float32, 2, 3), true), ""},
+			NewFuncInfo([]StructInfo{tinfo(Float32, 2, 3)}, tinfo(Float32, 2, 3), true), ""},
 		{"make_closure too many", NewCall(OpMakeClosure, NewGlobalVar("main"), NewTuple(x, x, x)), nil, "captures 3 values but the function takes 2"},
 		{"make_closure unknown", NewCall(OpMakeClosure, NewGlobalVar("nowhere"), NewTuple()), OpaqueFuncInfo(Object(), false), ""},
 		{"invoke_closure", withSInfo(NewCall(OpInvokeClosure, clo, NewTuple(tensorVar("a", Float32, 4))), tinfo(Float32, 4)), tinfo(Float32, 4), ""},
