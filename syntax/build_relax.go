@@ -66,7 +66,7 @@ func (bd *builder) buildRelaxFunc(d *funcDecl) {
 		return // the signature failed and was reported
 	}
 	f := bd.relaxFunction(d.def, d.sig, d.pure)
-	if !d.private {
+	if _, has := f.Attrs[ir.AttrGlobalSymbol]; !d.private && !has {
 		f.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, d.def.Name)
 	}
 	bd.mod.Set(d.def.Name, f)

@@ -49,7 +49,7 @@ func (bd *builder) buildPrimFunc(d *funcDecl) {
 	}
 	f := &ir.PrimFunc{Params: st.params, BufferMap: st.bufferMap, Body: body, Ret: ret, Attrs: st.attrs}
 	f.SetSpan(d.span)
-	if !d.private {
+	if _, has := f.Attrs[ir.AttrGlobalSymbol]; !d.private && !has {
 		f.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, def.Name)
 	}
 	bd.mod.Set(def.Name, f)
