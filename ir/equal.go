@@ -16,7 +16,10 @@ import (
 // variables of their shapes), alloc_buffers, loop vars, let vars and block
 // iteration vars. A variable used without a definition is free: free
 // variables are equal only when they are the same variable, unless
-// EqualOptions.MapFreeVars lets them pair up (consistently).
+// EqualOptions.MapFreeVars lets them pair up (consistently). A binding var
+// is defined after its value, except a var bound to a local function: it is
+// in scope in the function's own body (recursion), so, as in TVM, it is
+// defined first.
 //
 // Modules compare attributes, then functions matched by global name. Attrs
 // compare as dictionaries. Integer symbolic expressions that differ as

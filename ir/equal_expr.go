@@ -331,17 +331,12 @@ func (e *eqState) binding(a, b Binding) bool {
 		if !ok {
 			return e.failStr(describe(a), describe(b))
 		}
-		e.field("value")
-		if !e.expr(x.Value, y.Value) {
-			return false
+		if bindsFunction(x) || bindsFunction(y) {
+			// The var is in scope in its own value (recursion): pair it
+			// first, as TVM does.
+			return e.bindingVar(x.Var, y.Var) && e.bindingValue(x.Value, y.Value)
 		}
-		e.pop()
-		e.field("var")
-		if !e.defineVar(x.Var, y.Var, false) {
-			return false
-		}
-		e.pop()
-		return true
+		return e.bindingValue(x.Value, y.Value) && e.bindingVar(x.Var, y.Var)
 	case *MatchCast:
 		y, ok := b.(*MatchCast)
 		if !ok {
@@ -369,6 +364,31 @@ func (e *eqState) binding(a, b Binding) bool {
 		return true
 	}
 	return e.failStr(describe(a), describe(b))
+}
+
+// bindsFunction reports whether b binds a local function, whose body may
+// refer to b.Var: the var is defined before its value.
+func bindsFunction(b *VarBinding) bool {
+	_, ok := b.Value.(*Function)
+	return ok
+}
+
+func (e *eqState) bindingValue(a, b Expr) bool {
+	e.field("value")
+	if !e.expr(a, b) {
+		return false
+	}
+	e.pop()
+	return true
+}
+
+func (e *eqState) bindingVar(a, b *Var) bool {
+	e.field("var")
+	if !e.defineVar(a, b, false) {
+		return false
+	}
+	e.pop()
+	return true
 }
 
 func ndarrayEqual(a, b *NDArray) bool {

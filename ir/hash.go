@@ -396,6 +396,13 @@ func (h *hasher) binding(b Binding) {
 	switch x := b.(type) {
 	case *VarBinding:
 		h.mix(tagVarBinding)
+		if bindsFunction(x) {
+			// Same order as the comparison: a local function may call
+			// itself, so its var is numbered before the body.
+			h.defineVar(x.Var)
+			h.expr(x.Value)
+			return
+		}
 		h.expr(x.Value)
 		h.defineVar(x.Var)
 	case *MatchCast:
