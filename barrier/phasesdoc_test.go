@@ -1,0 +1,22 @@
+package barrier_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/phasec/phasec/barrier"
+)
+
+// TestPhasesMDInSync fails when the committed PHASES.md differs from the
+// generated one. It lives here, not in cmd/phasec, because this test binary
+// registers exactly the passes the CLI does (the CLI's tests register
+// test-only passes).
+func TestPhasesMDInSync(t *testing.T) {
+	want, err := os.ReadFile("../PHASES.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := barrier.PhasesDoc(); got != string(want) {
+		t.Fatalf("PHASES.md is out of date: run `go run ./cmd/phasec doc phases`\n%s", unified(string(want), got))
+	}
+}
