@@ -1,0 +1,77 @@
+package barrier_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/phasec/phasec/barrier"
+	"github.com/phasec/phasec/passes/passtest"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/syntax"
+)
+
+func TestLowerGolden(t *testing.T) {
+	passtest.Run(t, "../testdata/passes/barriers/lower", "canonicalize,lower")
+}
+
+func TestRefusedStatically(t *testing.T) {
+	passtest.Run(t, "../testdata/passes/barriers/refused", "lower,canonicalize")
+}
+
+func parse(t *testing.T, path string) []byte {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// TestGoFunctions drives the barriers as Go functions: each records its
+// phase on success and never modifies its input; a failure is an *Error
+// naming the last pass and the missing properties with their passes.
+func TestGoFunctions(t *testing.T) {
+	path := "../testdata/models/mlp_legalized.tvms"
+	mod, errs := syntax.Parse(path, parse(t, path))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	before := syntax.Print(mod)
+	ing, err := barrier.Canonicalize(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := phase.Recorded(ing); p != phase.Ingest {
+		t.Errorf("canonicalize recorded %v", p)
+	}
+	low, err := barrier.Lower(ing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := phase.Recorded(low); p != phase.Lower {
+		t.Errorf("lower recorded %v", p)
+	}
+	_, err = barrier.Build(low)
+	var be *barrier.Error
+	if !errors.As(err, &be) {
+		t.Fatalf("build: got %v, want a *barrier.Error", err)
+	}
+	if be.LastPass != "AttachGlobalSymbol" || be.Failed {
+		t.Errorf("build error: last pass %q failed=%v", be.LastPass, be.Failed)
+	}
+	got := map[phase.Property]string{}
+	for _, m := range be.Missing {
+		if m.Implemented {
+			t.Errorf("missing %v attributed to implemented %s", m.Property, m.By)
+		}
+		got[m.Property] = m.By
+	}
+	want := map[phase.Property]string{phase.BuiltinsLowered: "LowerRuntimeBuiltin", phase.ShapesLowered: "VMShapeLower"}
+	if len(got) != len(want) || got[phase.BuiltinsLowered] != want[phase.BuiltinsLowered] || got[phase.ShapesLowered] != want[phase.ShapesLowered] {
+		t.Errorf("missing = %v, want %v", got, want)
+	}
+	if syntax.Print(mod) != before {
+		t.Error("a barrier modified its input")
+	}
+}
