@@ -426,6 +426,21 @@ func newPackedOp(name, doc string, pure bool) *Op {
 		}
 		return infoBySInfoArgs(call, Object()), nil
 	}
+	if !pure {
+		// R.call_packed("f", args...) is sugar: its canonical form is a
+		// direct call of the ExternFunc, as in TVM, so there is one
+		// spelling of an impure packed call (RemovePurityChecking produces
+		// the same form from call_pure_packed).
+		op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) {
+			callee, ok := call.Args[0].(*ExternFunc)
+			if !ok {
+				return call, nil
+			}
+			direct := &Call{Op: callee, Args: call.Args[1:], SInfoArgs: call.SInfoArgs}
+			direct.SetSpan(call.Span())
+			return direct, nil
+		}
+	}
 	return op
 }
 
