@@ -122,8 +122,9 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 	if len(c.Args) > 2 {
 		call = &ir.Call{Op: ir.OpVMCallTIRDyn, Args: []ir.Expr{c.Args[0], ir.NewTuple(append(callArgs, c.Args[2])...)}}
 	} else if _, extern := c.Args[0].(*ir.ExternFunc); extern {
-		// A direct ExternFunc call is R.call_packed in phasec's IR.
-		call = &ir.Call{Op: ir.OpCallPacked, Args: append([]ir.Expr{c.Args[0]}, callArgs...)}
+		// call_dps_packed becomes a direct call of the extern function
+		// returning void (it prints as R.call_packed).
+		call = &ir.Call{Op: c.Args[0], Args: callArgs, SInfoArgs: []ir.StructInfo{ir.VoidInfo()}}
 	} else {
 		call = &ir.Call{Op: c.Args[0], Args: callArgs}
 	}

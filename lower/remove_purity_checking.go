@@ -53,9 +53,9 @@ func unwrapPureCall(c *ir.Call) ir.Expr {
 		if len(c.Args) == 0 {
 			return c // malformed; the checker reports it
 		}
-		// TVM's Call(f, a...) with f an ExternFunc is R.call_packed(f, a...)
-		// in phasec's IR (the form the parser builds for it).
-		n = &ir.Call{Op: ir.OpCallPacked, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
+		// call_pure_packed(f, a...) becomes the direct call f(a...), as in
+		// TVM; with f an ExternFunc it prints as R.call_packed.
+		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
 	case ir.OpInvokePureClosure:
 		n = &ir.Call{Op: ir.OpInvokeClosure, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
 	default:

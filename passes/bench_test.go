@@ -99,7 +99,10 @@ func TestUnchangedDetectionCost(t *testing.T) {
 	hashModule = func(m *ir.Module) uint64 { hashes++; return old(m) }
 	defer func() { hashModule = old }()
 	pc := NewPassContext()
-	v := &VerifyEach{Check: func(*ir.Module, phase.Phase, phase.Set) diag.List { t.Error("verified an unchanged module"); return nil }}
+	v := &VerifyEach{Check: func(*ir.Module, phase.Phase, phase.Set) diag.List {
+		t.Error("verified an unchanged module")
+		return nil
+	}}
 	pc.Instruments = []Instrument{&Timing{}, v, &PrintChanged{W: new(discard), Print: func(m *ir.Module) string { prints++; return "" }}}
 	if _, err := pc.Execute(context.Background(), benchPipeline(true), benchModule(1000), 0); err != nil {
 		t.Fatal(err)
