@@ -68,15 +68,24 @@ func (b *Barrier) Info() passes.Info {
 // invariants of b.To. It returns the module with its phase recorded, or an
 // *Error. The input is not modified.
 func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
-	return b.run(ctx, mod, 0)
-}
-
-func (b *Barrier) run(ctx context.Context, mod *ir.Module, parallelism int) (*ir.Module, error) {
 	_, props, err := passes.StartState(mod)
 	if err != nil {
 		return nil, err
 	}
-	pc := &passes.PassContext{OptLevel: 3, Parallelism: parallelism}
+	pc := &passes.PassContext{OptLevel: 3}
+	return b.run(mod, func(p *passes.Pass, m *ir.Module) (*ir.Module, error) {
+		out, err := pc.Execute(ctx, p, m, props)
+		if err == nil {
+			_, props = p.Info().Apply(phase.None, props)
+		}
+		return out, err
+	})
+}
+
+// run runs the implemented steps through exec, then checks the invariants
+// of b.To. As a pipeline step, exec is Env.Run, so instruments (timing,
+// printing, dumps) see every pass the barrier runs.
+func (b *Barrier) run(mod *ir.Module, exec func(*passes.Pass, *ir.Module) (*ir.Module, error)) (*ir.Module, error) {
 	out, last := mod, ""
 	for _, s := range b.Steps {
 		if !s.Implemented() {
@@ -86,11 +95,10 @@ func (b *Barrier) run(ctx context.Context, mod *ir.Module, parallelism int) (*ir
 		if err != nil {
 			return nil, err
 		}
-		next, err := pc.Execute(ctx, p, out, props)
+		next, err := exec(p, out)
 		if err != nil {
 			return nil, &Error{Barrier: b, LastPass: s.Pass, Failed: true, Err: err}
 		}
-		_, props = p.Info().Apply(phase.None, props)
 		out, last = next, s.Pass
 	}
 	if errs := wellformed.Check(out, b.To); errs.HasErrors() {
@@ -217,7 +225,7 @@ func init() {
 		info := b.Info()
 		passes.Register(passes.Registration{Info: info, New: func(passes.Options) *passes.Pass {
 			return passes.NewModulePass(info, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				return b.run(env.Context(), mod, env.PassContext().Parallelism)
+				return b.run(mod, env.Run)
 			})
 		}})
 	}

@@ -98,6 +98,7 @@ const (
 	Required                       // in PassContext.Required
 	AlwaysRuns                     // Info.AlwaysRun
 	Prerequisite                   // a Requires of another pass (Reason.Of)
+	PartOf                         // run by another pass through Env.Run (Reason.Of names it)
 	// Skipped:
 	Disabled      // in PassContext.Disabled
 	BelowOptLevel // Info.OptLevel > PassContext.OptLevel
@@ -114,7 +115,7 @@ type Reason struct {
 }
 
 // Ran reports whether the reason is one for running.
-func (r Reason) Ran() bool { return r.Kind <= Prerequisite }
+func (r Reason) Ran() bool { return r.Kind <= PartOf }
 
 func (r Reason) String() string {
 	switch r.Kind {
@@ -126,6 +127,8 @@ func (r Reason) String() string {
 		return "always runs"
 	case Prerequisite:
 		return "prerequisite of " + r.Of
+	case PartOf:
+		return "part of " + r.Of
 	case Disabled:
 		return "disabled"
 	case BelowOptLevel:

@@ -3,6 +3,7 @@ package passes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/phasec/phasec/ir"
@@ -130,6 +131,29 @@ type Env struct {
 	ctx  context.Context
 	pc   *PassContext
 	info *Info
+	// r and depth locate the running pass in its run, for Run; r is nil
+	// when a pass function is called outside PassContext.Run.
+	r     *runner
+	depth int
+}
+
+// Run runs p on mod as part of the running pass (a barrier runs its
+// sequence this way): instruments see p nested one level below the running
+// pass, with the reason "part of <pass>", and a disabled p is skipped. The
+// opt level does not gate p: the running pass decided to run it.
+func (e *Env) Run(p *Pass, mod *ir.Module) (*ir.Module, error) {
+	if e.r == nil {
+		pc := e.pc
+		if pc == nil {
+			pc = &PassContext{}
+		}
+		return pc.Execute(e.ctx, p, mod, 0)
+	}
+	why := Reason{Kind: PartOf, Of: e.info.Name}
+	if slices.Contains(e.pc.Disabled, p.info.Name) {
+		why = Reason{Kind: Disabled}
+	}
+	return e.r.step(p, mod, e.depth+1, why)
 }
 
 // Context returns the run's context.Context; long passes poll Err.
