@@ -139,7 +139,11 @@ func (s *flowState) whyNotRun(req string) string {
 // the missing properties (or move the module to an accepted phase), and the
 // earlier pipeline passes gated off that would have.
 func (s *flowState) providers(missing phase.Set, phases []phase.Phase) string {
-	var names []string
+	// Prefer providers that accept the module as it will be; list the
+	// others (with the phases they accept) only when none does, so an
+	// ingest module missing NoDataflow is pointed at ToNonDataflow or the
+	// lower barrier, not at the build barrier.
+	var names, later []string
 	for _, r := range Registered() {
 		gives := r.Info.Establishes
 		if r.Info.Leaves != Unchanged {
@@ -150,8 +154,15 @@ func (s *flowState) providers(missing phase.Set, phases []phase.Phase) string {
 			if r.Info.Leaves != Unchanged {
 				what = "phase " + r.Info.Leaves.String() + " " + what
 			}
-			names = append(names, r.Info.Name+" "+what)
+			if r.Info.AcceptsPhase(s.ph) && s.props.Union(missing).Contains(r.Info.Needs()) {
+				names = append(names, r.Info.Name+" "+what)
+			} else {
+				later = append(later, fmt.Sprintf("%s %s (accepts %s)", r.Info.Name, what, phaseList(r.Info.Accepts)))
+			}
 		}
+	}
+	if len(names) == 0 {
+		names = later
 	}
 	var hint []string
 	if len(names) > 0 {
