@@ -1,14 +1,9 @@
 package syntax
 
-import (
-	"io"
-	"strings"
+import "github.com/alecthomas/participle/v2/lexer"
 
-	"github.com/alecthomas/participle/v2/lexer"
-)
-
-// indentLexer wraps a base lexer and makes Python's layout explicit, the way
-// starlark-go's scanner does:
+// The scanner makes Python's layout explicit, the way starlark-go's scanner
+// does:
 //
 //   - NEWLINE ends every logical line; blank and comment-only lines produce
 //     nothing;
@@ -22,153 +17,84 @@ import (
 //     ambiguous);
 //   - EOF closes the last line and emits the pending DEDENTs, so the grammar
 //     never needs "DEDENT | EOF".
-type indentLexer struct {
-	base    lexer.Definition
-	symbols map[string]lexer.TokenType
-	// Types of the base tokens the wrapper interprets.
-	nl, ws, comment lexer.TokenType
-	// Types of the synthesized tokens.
-	newline, indent, dedent lexer.TokenType
+type layoutState struct {
+	atLineStart bool  // no significant token seen on this line yet
+	indentWidth int   // bytes of leading blanks of the current line
+	indentTab   bool  // the leading blanks contain a tab or form feed
+	depth       int   // bracket nesting
+	stack       []int // open indentation columns (0-based); stack[0] == 0
 }
 
-func newIndentLexer(base lexer.Definition) *indentLexer {
-	bs := base.Symbols()
-	syms := make(map[string]lexer.TokenType, len(bs)+3)
-	lowest := lexer.TokenType(0)
-	for k, v := range bs {
-		syms[k] = v
-		lowest = min(lowest, v)
+// Values of the synthesized tokens (describeToken shows them to users).
+const (
+	newlineValue = "\n"
+	indentValue  = "<indent>"
+	dedentValue  = "<dedent>"
+)
+
+// lineBreak handles a line break at p; it returns a NEWLINE token when the
+// break ends a logical line.
+func (s *scanner) lineBreak(p lexer.Position) (lexer.Token, bool) {
+	s.indentWidth, s.indentTab = 0, false
+	if s.depth > 0 || s.atLineStart {
+		return lexer.Token{}, false
 	}
-	d := &indentLexer{base: base, symbols: syms, nl: bs["NL"], ws: bs["WS"], comment: bs["Comment"]}
-	d.newline, d.indent, d.dedent = lowest-1, lowest-2, lowest-3
-	syms[tokNewline], syms[tokIndent], syms[tokDedent] = d.newline, d.indent, d.dedent
-	return d
+	s.atLineStart = true
+	return lexer.Token{Type: typeNewline, Value: newlineValue, Pos: p}, true
 }
 
-// Symbols implements lexer.Definition.
-func (d *indentLexer) Symbols() map[string]lexer.TokenType { return d.symbols }
-
-// Lex implements lexer.Definition.
-func (d *indentLexer) Lex(filename string, r io.Reader) (lexer.Lexer, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
+// endOfInput closes the last line and queues the pending DEDENTs before EOF.
+func (s *scanner) endOfInput() {
+	p := s.pos(len(s.src))
+	s.done, s.eof = true, lexer.Token{Type: lexer.EOF, Pos: p}
+	if !s.atLineStart {
+		s.pending = append(s.pending, lexer.Token{Type: typeNewline, Value: newlineValue, Pos: p})
 	}
-	return d.LexString(filename, string(b))
-}
-
-// LexBytes implements lexer.BytesDefinition.
-func (d *indentLexer) LexBytes(filename string, src []byte) (lexer.Lexer, error) {
-	return d.LexString(filename, string(src))
-}
-
-// LexString implements lexer.StringDefinition.
-func (d *indentLexer) LexString(filename string, src string) (lexer.Lexer, error) {
-	var inner lexer.Lexer
-	var err error
-	if sd, ok := d.base.(lexer.StringDefinition); ok {
-		inner, err = sd.LexString(filename, src)
-	} else {
-		inner, err = d.base.Lex(filename, strings.NewReader(src))
+	for len(s.stack) > 1 {
+		s.stack = s.stack[:len(s.stack)-1]
+		s.pending = append(s.pending, lexer.Token{Type: typeDedent, Value: dedentValue, Pos: p})
 	}
-	if err != nil {
-		return nil, err
+}
+
+// significant updates the layout for a significant token: the first one of
+// a line queues INDENT/DEDENT tokens (the caller then queues tok after them);
+// brackets change the nesting depth.
+func (s *scanner) significant(tok lexer.Token) error {
+	if s.atLineStart && s.depth == 0 {
+		if err := s.layout(tok); err != nil {
+			return err
+		}
 	}
-	return &indentState{def: d, inner: inner, atLineStart: true, stack: []int{0}}, nil
-}
-
-type indentState struct {
-	def         *indentLexer
-	inner       lexer.Lexer
-	pending     []lexer.Token // synthesized tokens not yet returned, in order
-	atLineStart bool          // no significant token seen on this line yet
-	lineIndent  string        // leading blanks of the current line
-	depth       int           // bracket nesting
-	stack       []int         // open indentation columns (0-based); stack[0] == 0
-	done        bool          // EOF reached and flushed
-	eof         lexer.Token
-}
-
-// Next implements lexer.Lexer.
-func (s *indentState) Next() (lexer.Token, error) {
-	for {
-		if len(s.pending) > 0 {
-			t := s.pending[0]
-			s.pending = s.pending[1:]
-			return t, nil
-		}
-		if s.done {
-			return s.eof, nil
-		}
-		tok, err := s.inner.Next()
-		if err != nil {
-			return tok, err
-		}
-		d := s.def
-		switch tok.Type {
-		case d.ws:
-			if s.atLineStart {
-				s.lineIndent += tok.Value
-			}
-			continue
-		case d.comment:
-			continue
-		case d.nl:
-			if s.depth > 0 || s.atLineStart {
-				s.lineIndent = ""
-				continue
-			}
-			s.atLineStart, s.lineIndent = true, ""
-			return lexer.Token{Type: d.newline, Value: "\n", Pos: tok.Pos}, nil
-		case lexer.EOF:
-			s.done, s.eof = true, tok
-			if !s.atLineStart {
-				s.pending = append(s.pending, lexer.Token{Type: d.newline, Value: "\n", Pos: tok.Pos})
-			}
-			for len(s.stack) > 1 {
-				s.stack = s.stack[:len(s.stack)-1]
-				s.pending = append(s.pending, lexer.Token{Type: d.dedent, Value: "<dedent>", Pos: tok.Pos})
-			}
-			continue
-		}
-		if s.atLineStart && s.depth == 0 {
-			if err := s.layout(tok); err != nil {
-				return tok, err
-			}
-		}
-		s.atLineStart = false
-		switch tok.Value {
-		case "(", "[", "{":
+	s.atLineStart = false
+	if tok.Type == typeOp && len(tok.Value) == 1 {
+		switch tok.Value[0] {
+		case '(', '[', '{':
 			s.depth++
-		case ")", "]", "}":
+		case ')', ']', '}':
 			if s.depth > 0 {
 				s.depth--
 			}
 		}
-		if len(s.pending) > 0 {
-			s.pending = append(s.pending, tok)
-			continue
-		}
-		return tok, nil
 	}
+	return nil
 }
 
 // layout compares the indentation of the line starting with tok against the
 // stack and queues INDENT/DEDENT tokens.
-func (s *indentState) layout(tok lexer.Token) error {
-	if strings.ContainsAny(s.lineIndent, "\t\f") {
+func (s *scanner) layout(tok lexer.Token) error {
+	if s.indentTab {
 		return &lexer.Error{Msg: "tab in indentation (indent with spaces)", Pos: tok.Pos}
 	}
-	col := len(s.lineIndent)
+	col := s.indentWidth
 	top := s.stack[len(s.stack)-1]
 	switch {
 	case col > top:
 		s.stack = append(s.stack, col)
-		s.pending = append(s.pending, lexer.Token{Type: s.def.indent, Value: "<indent>", Pos: tok.Pos})
+		s.pending = append(s.pending, lexer.Token{Type: typeIndent, Value: indentValue, Pos: tok.Pos})
 	case col < top:
 		for col < s.stack[len(s.stack)-1] {
 			s.stack = s.stack[:len(s.stack)-1]
-			s.pending = append(s.pending, lexer.Token{Type: s.def.dedent, Value: "<dedent>", Pos: tok.Pos})
+			s.pending = append(s.pending, lexer.Token{Type: typeDedent, Value: dedentValue, Pos: tok.Pos})
 		}
 		if col != s.stack[len(s.stack)-1] {
 			return &lexer.Error{Msg: "unindent does not match any outer indentation level", Pos: tok.Pos}

@@ -1,6 +1,8 @@
 package syntax
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -108,4 +110,108 @@ func TestLexerErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// regexpRules are the token rules of the regexp lexer the scanner replaced
+// (participle's lexer.MustSimple, tried in order). They serve as an
+// executable specification: the scanner must produce the same significant
+// tokens, with the same types and positions.
+var regexpRules = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `#[^\n]*`},
+	{Name: "String", Pattern: `"""(?s:.*?)"""|'''(?s:.*?)'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'`},
+	{Name: "Float", Pattern: `(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+`},
+	{Name: "Int", Pattern: `0[xX][0-9a-fA-F]+|\d+`},
+	{Name: "Keyword", Pattern: `(?:def|class|if|elif|else|for|in|with|as|return|and|or|not|pass|True|False|None|lambda|is)\b`},
+	{Name: "Name", Pattern: `[A-Za-z_]\w*`},
+	{Name: "Op", Pattern: `\*\*|//|->|==|!=|<=|>=|<<|>>|[-+*/%@<>=()\[\]{},:.;~&|^]`},
+	{Name: "NL", Pattern: `\r?\n`},
+	{Name: "WS", Pattern: `[ \t\f]+|\\\r?\n`},
+})
+
+// significantTokens renders the tokens of lx other than layout, blanks and
+// comments as "Type:value@line:col" lines.
+func significantTokens(lx lexer.Lexer, def lexer.Definition) ([]string, error) {
+	names := lexer.SymbolsByRune(def)
+	var out []string
+	for {
+		tok, err := lx.Next()
+		if err != nil {
+			return out, err
+		}
+		if tok.EOF() {
+			return append(out, fmt.Sprintf("EOF@%d:%d", tok.Pos.Line, tok.Pos.Column)), nil
+		}
+		switch names[tok.Type] {
+		case "Comment", "NL", "WS", tokNewline, tokIndent, tokDedent:
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s:%s@%d:%d/%d", names[tok.Type], tok.Value, tok.Pos.Line, tok.Pos.Column, tok.Pos.Offset))
+	}
+}
+
+// checkAgainstRegexpRules compares the scanner with regexpRules on src: when
+// the regexp lexer accepts src, the scanner yields the same tokens (or
+// stops with a layout error); when it rejects src, so does the scanner.
+func checkAgainstRegexpRules(t *testing.T, name, src string) {
+	t.Helper()
+	ref, _ := regexpRules.LexString("t", src)
+	want, refErr := significantTokens(ref, regexpRules)
+	lx, _ := pythonLexer.LexString("t", src)
+	got, err := significantTokens(lx, pythonLexer)
+	if err != nil && refErr == nil {
+		if msg := err.Error(); !strings.Contains(msg, "indent") {
+			t.Errorf("%s: scanner error %v, regexp lexer accepts", name, err)
+		}
+		return
+	}
+	if refErr != nil {
+		if err == nil {
+			t.Errorf("%s: regexp lexer error %v, scanner accepts", name, refErr)
+		}
+		return
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Errorf("%s: token %d: scanner %s, regexp lexer %s", name, i, got[i], want[i])
+				return
+			}
+		}
+		t.Errorf("%s: %d tokens, regexp lexer %d", name, len(got), len(want))
+	}
+}
+
+var lexerEdgeCases = []string{
+	"x = 1\n", "a.5 1..2 3.e5 .5e-3 1e 1e+ 0x 0xg 0X1f 007 1_000\n",
+	"define is_ in_ x_in isnot is not None True_\n", `s = "a\"b" + 'c\'d' + "é" + x` + "\n",
+	"t = '''a\nb''' + y\nz\n", "# comment é\nx # é\n", "a = 1 + \\\n  2\n", "a\r\nb\r\n",
+	"a ** b // c -> d == e != f <= g >= h << i >> j ; k ~ l & m | n ^ o % p @ q\n",
+	"f(é)\n", "x = \"unterminated\n", "x = '''never closed\n", "a = $\n", "a = 1 !\n", "\\x\n", "a\rb\n",
+	"  \t x\n", "x = \"é\" + y  # after a wide string\n", `"\` + "\n", "1.5.5\n", "..\n",
+}
+
+func TestLexerMatchesRegexpRules(t *testing.T) {
+	for i, src := range lexerEdgeCases {
+		checkAgainstRegexpRules(t, fmt.Sprintf("edge case %d %q", i, src), src)
+	}
+	for _, path := range append(corpusFiles(t), errorFiles(t)...) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAgainstRegexpRules(t, path, string(src))
+	}
+	checkAgainstRegexpRules(t, "generated module", genModule(200))
+}
+
+// FuzzLexer runs the differential check on arbitrary input.
+//
+//	go test ./syntax -run='^$' -fuzz=FuzzLexer -fuzztime=20s
+func FuzzLexer(f *testing.F) {
+	for _, src := range lexerEdgeCases {
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checkAgainstRegexpRules(t, "fuzz input", src)
+	})
 }
