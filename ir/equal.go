@@ -3,6 +3,7 @@ package ir
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Structural equality: alpha-equivalence of IR values.
@@ -44,6 +45,7 @@ type EqualOptions struct {
 // StructInfo, PrimExpr, Stmt, Binding, *BindingBlock) up to alpha-equivalence.
 func StructuralEqual(a, b any, opts EqualOptions) bool {
 	e := newEqState(opts, true)
+	defer e.release()
 	return e.top(a, b)
 }
 
@@ -64,6 +66,7 @@ func (m *Mismatch) String() string {
 // Diff returns the first structural difference, or nil when equal.
 func Diff(a, b any, opts EqualOptions) *Mismatch {
 	e := newEqState(opts, false)
+	defer e.release()
 	if e.top(a, b) {
 		return nil
 	}
@@ -77,6 +80,11 @@ func Diff(a, b any, opts EqualOptions) *Mismatch {
 // bimap pairs variables of the left and right sides bijectively.
 type bimap[T any] struct {
 	l, r ptrMap[T, *T]
+}
+
+func (m *bimap[T]) recycle() {
+	m.l.recycle()
+	m.r.recycle()
 }
 
 func (m *bimap[T]) reset() {
@@ -162,12 +170,24 @@ type eqState struct {
 	lastL, lastR StructInfo
 }
 
+// eqStates recycles comparison states, whose variable tables are large for
+// long functions: allocating them per comparison would make the garbage
+// collector rescan the (large) live IR every few comparisons.
+var eqStates = sync.Pool{New: func() any { return &eqState{path: make([]pathSeg, 0, 32)} }}
+
 func newEqState(opts EqualOptions, quiet bool) *eqState {
-	return &eqState{
-		opts:  opts,
-		quiet: quiet,
-		path:  make([]pathSeg, 0, 32),
-	}
+	e := eqStates.Get().(*eqState)
+	e.opts, e.quiet = opts, quiet
+	return e
+}
+
+// release empties e and returns it to the pool, keeping only its storage.
+func (e *eqState) release() {
+	e.vars.recycle()
+	e.prims.recycle()
+	e.bufs.recycle()
+	*e = eqState{vars: e.vars, prims: e.prims, bufs: e.bufs, path: e.path[:0], primLog: e.primLog[:0]}
+	eqStates.Put(e)
 }
 
 func (e *eqState) resetVars() {
@@ -178,11 +198,25 @@ func (e *eqState) resetVars() {
 	e.lastL, e.lastR = nil, nil
 }
 
-func (e *eqState) root(name string)  { e.path = append(e.path, pathSeg{kind: segRoot, name: name}) }
-func (e *eqState) field(name string) { e.path = append(e.path, pathSeg{kind: segField, name: name}) }
-func (e *eqState) index(i int)       { e.path = append(e.path, pathSeg{kind: segIndex, index: i}) }
-func (e *eqState) key(k string)      { e.path = append(e.path, pathSeg{kind: segKey, name: k}) }
-func (e *eqState) pop()              { e.path = e.path[:len(e.path)-1] }
+// The path is kept only for Diff: StructuralEqual (quiet) reports nothing,
+// and pushing a segment per node is a fifth of its work.
+
+func (e *eqState) root(name string)  { e.push(pathSeg{kind: segRoot, name: name}) }
+func (e *eqState) field(name string) { e.push(pathSeg{kind: segField, name: name}) }
+func (e *eqState) index(i int)       { e.push(pathSeg{kind: segIndex, index: i}) }
+func (e *eqState) key(k string)      { e.push(pathSeg{kind: segKey, name: k}) }
+
+func (e *eqState) push(s pathSeg) {
+	if !e.quiet {
+		e.path = append(e.path, s)
+	}
+}
+
+func (e *eqState) pop() {
+	if !e.quiet {
+		e.path = e.path[:len(e.path)-1]
+	}
+}
 
 func (e *eqState) renderPath() string {
 	var b strings.Builder

@@ -61,6 +61,24 @@ func (m *ptrMap[K, V]) reset() {
 	m.n = 0
 }
 
+// maxRecycledSlots bounds the table kept for reuse by later comparisons
+// (8 MiB at 16 bytes a slot: functions of up to about 260k bindings).
+const maxRecycledSlots = 1 << 19
+
+// recycle empties the table for a later comparison, keeping its storage
+// unless it is huge. Clearing costs no more than filling it did: tables are
+// sized for the function that used them.
+func (m *ptrMap[K, V]) recycle() {
+	if len(m.slots) > maxRecycledSlots {
+		m.slots, m.n = nil, 0
+		return
+	}
+	if m.n > 0 {
+		clear(m.slots)
+		m.n = 0
+	}
+}
+
 func (m *ptrMap[K, V]) len() int { return m.n }
 
 func (m *ptrMap[K, V]) get(k *K) (V, bool) {

@@ -48,3 +48,63 @@ func TestPtrMapAgainstMap(t *testing.T) {
 		t.Fatalf("reset left entries")
 	}
 }
+
+// TestPtrMapRecycle checks that a recycled table is empty but keeps its
+// storage, unless it is too large to keep.
+func TestPtrMapRecycle(t *testing.T) {
+	vars := make([]*PrimVar, 5000)
+	var m ptrMap[PrimVar, int]
+	for i := range vars {
+		vars[i] = SymVar("v")
+		m.set(vars[i], i)
+	}
+	size := len(m.slots)
+	m.recycle()
+	if m.len() != 0 || len(m.slots) != size {
+		t.Fatalf("recycle: len %d, %d slots; want 0, %d", m.len(), len(m.slots), size)
+	}
+	for _, v := range vars {
+		if _, ok := m.get(v); ok {
+			t.Fatalf("recycled table still maps %p", v)
+		}
+	}
+	m.reserve(maxRecycledSlots)
+	m.set(vars[0], 0)
+	m.recycle()
+	if m.len() != 0 || m.slots != nil {
+		t.Fatalf("a table of more than %d slots was kept", maxRecycledSlots)
+	}
+}
+
+// TestRecycledStatesStartClean runs comparisons and hashes that stop
+// half-way (leaving variable pairs and ordinals behind) before ones whose
+// result depends on starting from empty tables.
+func TestRecycledStatesStartClean(t *testing.T) {
+	add := MustOp("relax.add")
+	x, y, p, q := NewVar("x", nil), NewVar("y", nil), NewVar("p", nil), NewVar("q", nil)
+	mapFree := EqualOptions{MapFreeVars: true}
+	for range 3 {
+		// Pairs x↔p before failing on y vs p.
+		if Diff(NewCall(add, x, y), NewCall(add, p, p), mapFree) == nil {
+			t.Fatal("add(x, y) equal to add(p, p)")
+		}
+		if StructuralEqual(NewCall(add, x, y), NewCall(add, p, p), mapFree) {
+			t.Fatal("add(x, y) equal to add(p, p)")
+		}
+		// Correct only if x↔p is gone.
+		if d := Diff(NewCall(add, x, y), NewCall(add, q, p), mapFree); d != nil {
+			t.Fatalf("add(x, y) vs add(q, p): %v", d)
+		}
+		if !StructuralEqual(NewCall(add, x, y), NewCall(add, q, p), mapFree) {
+			t.Fatal("add(x, y) not equal to add(q, p)")
+		}
+	}
+	// Hashes number free variables in the order first met, from zero, so
+	// add(x, y) and add(y, x) hash alike unless x and y keep the ordinals
+	// of the previous hash.
+	for range 3 {
+		if a, b := StructuralHash(NewCall(add, x, y)), StructuralHash(NewCall(add, y, x)); a != b {
+			t.Fatalf("hash depends on the previous hash: %x vs %x", a, b)
+		}
+	}
+}

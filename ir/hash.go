@@ -3,6 +3,7 @@ package ir
 import (
 	"math"
 	"math/bits"
+	"sync"
 )
 
 // StructuralHash hashes an IR value consistently with StructuralEqual
@@ -16,9 +17,11 @@ import (
 // depend on names without breaking alpha-equivalence. Constants hash at most
 // their first 4 KiB of data (equality still compares all of it).
 func StructuralHash(x any) uint64 {
-	h := newHasher()
+	h := hashers.Get().(*hasher)
 	h.top(x)
-	return fmix(h.h)
+	r := fmix(h.h)
+	h.release()
+	return r
 }
 
 type hasher struct {
@@ -89,8 +92,20 @@ const (
 	tagUnknown
 )
 
+// hashers recycles hashers and their variable tables (see eqStates).
+var hashers = sync.Pool{New: func() any { return newHasher() }}
+
 func newHasher() *hasher {
 	return &hasher{h: hashSeed}
+}
+
+// release empties h and returns it to the pool, keeping only its tables.
+func (h *hasher) release() {
+	h.vars.recycle()
+	h.prims.recycle()
+	h.bufs.recycle()
+	*h = hasher{h: hashSeed, vars: h.vars, prims: h.prims, bufs: h.bufs}
+	hashers.Put(h)
 }
 
 func (h *hasher) resetVars() {
