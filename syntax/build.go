@@ -444,9 +444,8 @@ func (bd *builder) isMetadata(as *assignNode) bool {
 	if as.Value == nil || len(as.Target.Items) != 1 {
 		return false
 	}
-	t := as.Target.Items[0]
-	return len(t.Tail) == 0 && len(t.Left.Prefix) == 0 && len(t.Left.Primary.Trailers) == 0 &&
-		t.Left.Primary.Atom.Name != nil && *t.Left.Primary.Atom.Name == "metadata"
+	t := as.Target.Items[0].tree
+	return t.Kind == aName && !t.Paren && t.Name == "metadata"
 }
 
 // collectMetadata records the metadata section: a dict from a kind

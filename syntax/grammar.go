@@ -8,11 +8,8 @@ import (
 // The participle grammar of the Python subset TVMScript uses. Each struct is
 // one production; the golden testdata/grammar.ebnf is parser.String().
 //
-// Expressions are parsed flat (operand (binop operand)*) and precedence is
-// applied afterwards by precedence climbing in build_ast.go, with Python's
-// table: or < and < not < comparisons < | < ^ < & < shifts < + - <
-// * / // % < unary - + ~ < **. A layered grammar (one struct per level) would
-// cost participle ten reflective struct allocations per leaf.
+// Expressions (exprNode, exprListNode) are hand-written participle.Parseable
+// productions, see grammar_expr.go.
 
 // fileNode is a whole source file.
 type fileNode struct {
@@ -120,107 +117,6 @@ type assignNode struct {
 	Target *exprListNode `parser:"@@"`
 	Annot  *exprNode     `parser:"( ':' @@ )?"`
 	Value  *exprListNode `parser:"( '=' @@ )?"`
-}
-
-// exprListNode is "a, b, c": a tuple without parentheses when it has a comma.
-type exprListNode struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
-	Items  []*exprNode `parser:"@@ ( ',' @@ )*"`
-	Comma  bool        `parser:"@','?"`
-}
-
-// exprNode is a flat operator expression; see build_ast.go for precedence.
-type exprNode struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
-	Left   *unaryNode  `parser:"@@"`
-	Tail   []*binaryOp `parser:"@@*"`
-}
-
-type binaryOp struct {
-	Pos   lexer.Position
-	Op    string     `parser:"@( 'or' | 'and' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '|' | '^' | '&' | '<<' | '>>' | '+' | '-' | '*' | '/' | '//' | '%' | '**' )"`
-	Right *unaryNode `parser:"@@"`
-}
-
-type unaryNode struct {
-	Pos     lexer.Position
-	Prefix  []string     `parser:"@( 'not' | '-' | '+' | '~' )*"`
-	Primary *primaryNode `parser:"@@"`
-}
-
-type primaryNode struct {
-	Pos      lexer.Position
-	EndPos   lexer.Position
-	Atom     *atomNode      `parser:"@@"`
-	Trailers []*trailerNode `parser:"@@*"`
-}
-
-type trailerNode struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
-	Attr   *string      `parser:"  '.' @Name"`
-	Call   bool         `parser:"| ( @'('"`
-	Args   []*argNode   `parser:"    ( @@ ( ',' @@ )* ','? )? ')' )"`
-	Index  []*subscript `parser:"| ( '[' @@ ( ',' @@ )*"`
-	Comma  bool         `parser:"    @','? ']' )"`
-}
-
-type argNode struct {
-	Pos     lexer.Position
-	Keyword *string   `parser:"( @Name '=' )?"`
-	Star    string    `parser:"@( '**' | '*' )?"`
-	Value   *exprNode `parser:"@@"`
-}
-
-// subscript is an index or a slice lo:hi.
-type subscript struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
-	Lower  *exprNode `parser:"( @@"`
-	Slice  bool      `parser:"  ( @':'"`
-	Upper  *exprNode `parser:"    @@? )?"`
-	Colon  bool      `parser:"| @':'"`
-	Upper2 *exprNode `parser:"  @@? )"`
-}
-
-type atomNode struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
-	Name   *string   `parser:"  @Name"`
-	Float  *string   `parser:"| @Float"`
-	Int    *string   `parser:"| @Int"`
-	Str    []string  `parser:"| @String+"`
-	Const  *string   `parser:"| @( 'True' | 'False' | 'None' )"`
-	Paren  *seqNode  `parser:"| @@"`
-	List   *listNode `parser:"| @@"`
-	Dict   *dictNode `parser:"| @@"`
-}
-
-type seqNode struct {
-	Pos   lexer.Position
-	Open  bool        `parser:"@'('"`
-	Items []*exprNode `parser:"( @@ ( ',' @@ )* )?"`
-	Comma bool        `parser:"@','? ')'"`
-}
-
-type listNode struct {
-	Pos   lexer.Position
-	Open  bool        `parser:"@'['"`
-	Items []*exprNode `parser:"( @@ ( ',' @@ )* ','? )? ']'"`
-}
-
-type dictNode struct {
-	Pos     lexer.Position
-	Open    bool         `parser:"@'{'"`
-	Entries []*dictEntry `parser:"( @@ ( ',' @@ )* ','? )? '}'"`
-}
-
-type dictEntry struct {
-	Pos   lexer.Position
-	Key   *exprNode `parser:"@@ ':'"`
-	Value *exprNode `parser:"@@"`
 }
 
 // exprRoot parses one expression: the contents of a string dimension such

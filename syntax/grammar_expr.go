@@ -1,0 +1,521 @@
+package syntax
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+	"github.com/phasec/phasec/diag"
+)
+
+// Expressions are participle.Parseable productions: exprNode and
+// exprListNode parse themselves from participle's PeekingLexer by recursive
+// descent with precedence climbing and build the ast directly. Expressions
+// are most of the tokens of a module, and participle's generic machinery
+// (a branch context per alternative, a reflective struct per production,
+// deferred captures) cost ~700 allocations per binding when they were
+// grammar structs; here a leaf costs one ast.
+//
+// Every choice is made on the next token (two for "name =" keyword
+// arguments), so there is no backtracking. The grammar, in participle's
+// EBNF notation (kept in testdata/grammar.ebnf beside the generated part):
+const exprGrammar = `exprListNode = exprNode ("," exprNode)* ","? .
+exprNode = Binary .
+Binary = Unary (BinaryOp Unary)* .   # precedence climbing, Python's table
+BinaryOp = "or" | "and" | "==" | "!=" | "<=" | ">=" | "<" | ">" | "|" | "^" | "&" | "<<" | ">>" | "+" | "-" | "*" | "/" | "//" | "%" | "**" .
+Unary = ("not" | "-" | "+" | "~") Unary | Primary .
+Primary = Atom Trailer* .
+Atom = <name> | <float> | <int> | <string>+ | "True" | "False" | "None" | Paren | List | Dict .
+Paren = "(" (exprNode ("," exprNode)*)? ","? ")" .
+List = "[" (exprNode ("," exprNode)* ","?)? "]" .
+Dict = "{" (DictEntry ("," DictEntry)* ","?)? "}" .
+DictEntry = exprNode ":" exprNode .
+Trailer = "." <name> | "(" (Arg ("," Arg)* ","?)? ")" | "[" Subscript ("," Subscript)* ","? "]" .
+Arg = (<name> "=")? ("**" | "*")? exprNode .
+Subscript = exprNode (":" exprNode?)? | ":" exprNode? .`
+
+// Operator precedence, Python's table (higher binds tighter): or < and <
+// not < comparisons < | < ^ < & < shifts < + - < * / // % < unary - + ~ <
+// **.
+const (
+	precOr = 1 + iota
+	precAnd
+	precNot
+	precCmp
+	precBitOr
+	precBitXor
+	precBitAnd
+	precShift
+	precAdd
+	precMul
+	precUnary
+	precPow
+)
+
+// binaryPrec returns the precedence of tok as a binary operator, or 0.
+func binaryPrec(tok *lexer.Token) int {
+	switch tok.Type {
+	case typeOp:
+		switch tok.Value {
+		case "==", "!=", "<", "<=", ">", ">=":
+			return precCmp
+		case "|":
+			return precBitOr
+		case "^":
+			return precBitXor
+		case "&":
+			return precBitAnd
+		case "<<", ">>":
+			return precShift
+		case "+", "-":
+			return precAdd
+		case "*", "/", "//", "%":
+			return precMul
+		case "**":
+			return precPow
+		}
+	case typeKeyword:
+		switch tok.Value {
+		case "or":
+			return precOr
+		case "and":
+			return precAnd
+		}
+	}
+	return 0
+}
+
+// startsExpr reports whether tok can begin an expression.
+func startsExpr(tok *lexer.Token) bool {
+	switch tok.Type {
+	case typeName, typeInt, typeFloat, typeString:
+		return true
+	case typeKeyword:
+		switch tok.Value {
+		case "True", "False", "None", "not":
+			return true
+		}
+	case typeOp:
+		switch tok.Value {
+		case "(", "[", "{", "-", "+", "~":
+			return true
+		}
+	}
+	return false
+}
+
+func isOp(tok *lexer.Token, op string) bool { return tok.Type == typeOp && tok.Value == op }
+
+// exprNode is one expression.
+type exprNode struct {
+	tree *ast
+	// problems are diagnostics that do not stop parsing (a star argument, a
+	// bad string literal); the converter reports them when the expression
+	// is used.
+	problems []exprProblem
+}
+
+type exprProblem struct {
+	span diag.Span
+	msg  string
+}
+
+// Parse implements participle.Parseable.
+func (n *exprNode) Parse(lex *lexer.PeekingLexer) error {
+	if !startsExpr(lex.Peek()) {
+		return participle.NextMatch
+	}
+	p := exprReader{lex: lex}
+	t, err := p.expr()
+	if err != nil {
+		return err
+	}
+	n.tree, n.problems = t, p.problems
+	return nil
+}
+
+// exprListNode is "a, b, c": a tuple without parentheses when it has a comma.
+type exprListNode struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Items  []*exprNode
+	Comma  bool // a trailing comma
+}
+
+// Parse implements participle.Parseable.
+func (n *exprListNode) Parse(lex *lexer.PeekingLexer) error {
+	if !startsExpr(lex.Peek()) {
+		return participle.NextMatch
+	}
+	n.Pos = lex.Peek().Pos
+	for {
+		p := exprReader{lex: lex}
+		t, err := p.expr()
+		if err != nil {
+			return err
+		}
+		n.Items = append(n.Items, &exprNode{tree: t, problems: p.problems})
+		if !isOp(lex.Peek(), ",") {
+			break
+		}
+		lex.Next()
+		if !startsExpr(lex.Peek()) {
+			n.Comma = true
+			break
+		}
+	}
+	n.EndPos = lex.Peek().Pos
+	return nil
+}
+
+// exprReader parses expressions from participle's token stream. A node's
+// span runs from its first token to the token after it (participle's
+// Pos/EndPos convention, which the other productions follow too).
+type exprReader struct {
+	lex      *lexer.PeekingLexer
+	problems []exprProblem
+}
+
+func (p *exprReader) problem(sp diag.Span, msg string) {
+	p.problems = append(p.problems, exprProblem{sp, msg})
+}
+
+// unexpected is the syntax error for tok where expect was needed.
+func unexpected(tok *lexer.Token, expect string) error {
+	return &participle.UnexpectedTokenError{Unexpected: *tok, Expect: expect}
+}
+
+// expect consumes the operator op or fails with "expected want".
+func (p *exprReader) expect(op, want string) error {
+	tok := p.lex.Peek()
+	if !isOp(tok, op) {
+		return unexpected(tok, want)
+	}
+	p.lex.Next()
+	return nil
+}
+
+// next is the position of the next token: the end of the node just read.
+func (p *exprReader) next() lexer.Position { return p.lex.Peek().Pos }
+
+func (p *exprReader) expr() (*ast, error) { return p.binary(precOr) }
+
+// binary is precedence climbing: it reads operands joined by operators
+// binding at least as tight as minPrec.
+func (p *exprReader) binary(minPrec int) (*ast, error) {
+	left, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		op := p.lex.Peek()
+		prec := binaryPrec(op)
+		if prec == 0 || prec < minPrec {
+			return left, nil
+		}
+		p.lex.Next()
+		var right *ast
+		if prec == precPow {
+			right, err = p.binary(precUnary) // right associative; allows 2 ** -1
+		} else {
+			right, err = p.binary(prec + 1)
+		}
+		if err != nil {
+			return nil, err
+		}
+		left = &ast{Kind: aBinary, Name: op.Value, X: left, Y: right, Span: joinSpan(left.Span, right.Span)}
+	}
+}
+
+func (p *exprReader) unary() (*ast, error) {
+	op := p.lex.Peek()
+	prec := 0
+	switch {
+	case op.Type == typeKeyword && op.Value == "not":
+		prec = precCmp
+	case op.Type == typeOp && (op.Value == "-" || op.Value == "+" || op.Value == "~"):
+		prec = precUnary
+	default:
+		return p.primary()
+	}
+	p.lex.Next()
+	x, err := p.binary(prec)
+	if err != nil {
+		return nil, err
+	}
+	return &ast{Kind: aUnary, Name: op.Value, X: x, Span: joinSpan(spanOf(op.Pos, op.Pos), x.Span)}, nil
+}
+
+func (p *exprReader) primary() (*ast, error) {
+	start := p.next()
+	e, err := p.atom()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		tok := p.lex.Peek()
+		if tok.Type != typeOp {
+			return e, nil
+		}
+		switch tok.Value {
+		case ".":
+			p.lex.Next()
+			name := p.lex.Peek()
+			if name.Type != typeName {
+				return nil, unexpected(name, `a name after "."`)
+			}
+			p.lex.Next()
+			e = &ast{Kind: aAttr, X: e, Name: name.Value, Span: spanOf(start, p.next())}
+		case "(":
+			if e, err = p.call(e, start); err != nil {
+				return nil, err
+			}
+		case "[":
+			if e, err = p.index(e, start); err != nil {
+				return nil, err
+			}
+		default:
+			return e, nil
+		}
+	}
+}
+
+// call reads the argument list of fn(...).
+func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
+	p.lex.Next() // (
+	call := &ast{Kind: aCall, X: fn}
+	for !isOp(p.lex.Peek(), ")") {
+		tok := p.lex.Peek()
+		argStart := tok.Pos
+		kw := ""
+		if tok.Type == typeName {
+			cp := p.lex.MakeCheckpoint()
+			p.lex.Next()
+			if isOp(p.lex.Peek(), "=") {
+				p.lex.Next()
+				kw = tok.Value
+			} else {
+				p.lex.LoadCheckpoint(cp)
+			}
+		}
+		if star := p.lex.Peek(); isOp(star, "*") || isOp(star, "**") {
+			p.lex.Next()
+			p.problem(spanOf(argStart, argStart), "expected an argument, found "+star.Value+" (star arguments are not supported)")
+		}
+		if !startsExpr(p.lex.Peek()) {
+			return nil, unexpected(p.lex.Peek(), `an argument or ")"`)
+		}
+		v, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		call.Items = append(call.Items, v)
+		call.Keywords = append(call.Keywords, kw)
+		if !isOp(p.lex.Peek(), ",") {
+			break
+		}
+		p.lex.Next()
+	}
+	if err := p.expect(")", `"," or ")"`); err != nil {
+		return nil, err
+	}
+	call.Span = spanOf(start, p.next())
+	return call, nil
+}
+
+// index reads the subscripts of x[...].
+func (p *exprReader) index(x *ast, start lexer.Position) (*ast, error) {
+	p.lex.Next() // [
+	idx := &ast{Kind: aIndex, X: x}
+	comma := false
+	for {
+		s, err := p.subscript()
+		if err != nil {
+			return nil, err
+		}
+		idx.Items = append(idx.Items, s)
+		if !isOp(p.lex.Peek(), ",") {
+			break
+		}
+		p.lex.Next()
+		if isOp(p.lex.Peek(), "]") {
+			comma = true
+			break
+		}
+	}
+	if err := p.expect("]", `"," or "]"`); err != nil {
+		return nil, err
+	}
+	idx.Span = spanOf(start, p.next())
+	if comma && len(idx.Items) == 1 {
+		idx.Items = []*ast{{Kind: aTuple, Items: idx.Items, Span: idx.Items[0].Span}}
+	}
+	return idx, nil
+}
+
+// subscript reads an index or a slice lo:hi (either bound may be absent).
+func (p *exprReader) subscript() (*ast, error) {
+	start := p.next()
+	var lo, hi *ast
+	var err error
+	if !isOp(p.lex.Peek(), ":") {
+		if !startsExpr(p.lex.Peek()) {
+			return nil, unexpected(p.lex.Peek(), "an index")
+		}
+		if lo, err = p.expr(); err != nil {
+			return nil, err
+		}
+		if !isOp(p.lex.Peek(), ":") {
+			return lo, nil
+		}
+	}
+	p.lex.Next() // :
+	if startsExpr(p.lex.Peek()) {
+		if hi, err = p.expr(); err != nil {
+			return nil, err
+		}
+	}
+	return &ast{Kind: aSlice, X: lo, Y: hi, Span: spanOf(start, p.next())}, nil
+}
+
+func (p *exprReader) atom() (*ast, error) {
+	tok := p.lex.Peek()
+	switch tok.Type {
+	case typeName, typeInt, typeFloat:
+		p.lex.Next()
+		a := &ast{Span: spanOf(tok.Pos, p.next())}
+		switch tok.Type {
+		case typeName:
+			a.Kind, a.Name = aName, tok.Value
+		case typeInt:
+			a.Kind, a.Text = aInt, tok.Value
+		default:
+			a.Kind, a.Text = aFloat, tok.Value
+		}
+		return a, nil
+	case typeString:
+		return p.strings(), nil
+	case typeKeyword:
+		switch tok.Value {
+		case "True", "False", "None":
+			p.lex.Next()
+			return &ast{Kind: aConst, Text: tok.Value, Span: spanOf(tok.Pos, p.next())}, nil
+		}
+	case typeOp:
+		switch tok.Value {
+		case "(":
+			return p.paren()
+		case "[":
+			p.lex.Next()
+			items, _, err := p.items("]")
+			if err != nil {
+				return nil, err
+			}
+			return &ast{Kind: aList, Items: items, Span: spanOf(tok.Pos, p.next())}, nil
+		case "{":
+			return p.dict()
+		}
+	}
+	return nil, unexpected(tok, "an expression")
+}
+
+// strings reads adjacent string literals, which concatenate.
+func (p *exprReader) strings() *ast {
+	first := p.lex.Next()
+	text, err := unquote(first.Value)
+	if err != nil {
+		p.problem(spanOf(first.Pos, first.Pos), "bad string literal "+first.Value+": "+err.Error())
+	}
+	for p.lex.Peek().Type == typeString {
+		tok := p.lex.Next()
+		v, err := unquote(tok.Value)
+		if err != nil {
+			p.problem(spanOf(first.Pos, first.Pos), "bad string literal "+tok.Value+": "+err.Error())
+		}
+		text += v
+	}
+	return &ast{Kind: aStr, Text: text, Span: spanOf(first.Pos, p.next())}
+}
+
+// items reads "e1, e2, ..." up to and including the closing bracket; a
+// trailing comma is allowed and reported.
+func (p *exprReader) items(closing string) ([]*ast, bool, error) {
+	var items []*ast
+	comma := false
+	for !isOp(p.lex.Peek(), closing) {
+		if !startsExpr(p.lex.Peek()) {
+			return nil, false, unexpected(p.lex.Peek(), `an expression or "`+closing+`"`)
+		}
+		e, err := p.expr()
+		if err != nil {
+			return nil, false, err
+		}
+		items = append(items, e)
+		if !isOp(p.lex.Peek(), ",") {
+			break
+		}
+		p.lex.Next()
+		comma = true
+	}
+	if err := p.expect(closing, `"," or "`+closing+`"`); err != nil {
+		return nil, false, err
+	}
+	return items, comma, nil
+}
+
+// paren reads (), (e), (e,) and (e1, e2, ...). A single parenthesized value
+// keeps its own span and is marked Paren.
+func (p *exprReader) paren() (*ast, error) {
+	open := p.lex.Next()
+	if isOp(p.lex.Peek(), ",") { // "(,)": reported, read as an empty tuple
+		p.lex.Next()
+		if err := p.expect(")", `")"`); err != nil {
+			return nil, err
+		}
+		sp := spanOf(open.Pos, p.next())
+		p.problem(sp, `expected an expression before ",", found ","`)
+		return &ast{Kind: aTuple, Span: sp}, nil
+	}
+	items, comma, err := p.items(")")
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 1 && !comma {
+		items[0].Paren = true
+		return items[0], nil
+	}
+	return &ast{Kind: aTuple, Items: items, Span: spanOf(open.Pos, p.next())}, nil
+}
+
+func (p *exprReader) dict() (*ast, error) {
+	open := p.lex.Next()
+	d := &ast{Kind: aDict}
+	for !isOp(p.lex.Peek(), "}") {
+		if !startsExpr(p.lex.Peek()) {
+			return nil, unexpected(p.lex.Peek(), `a dict entry or "}"`)
+		}
+		k, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(":", `":"`); err != nil {
+			return nil, err
+		}
+		if !startsExpr(p.lex.Peek()) {
+			return nil, unexpected(p.lex.Peek(), "an expression")
+		}
+		v, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		d.Items = append(d.Items, k)
+		d.Values = append(d.Values, v)
+		if !isOp(p.lex.Peek(), ",") {
+			break
+		}
+		p.lex.Next()
+	}
+	if err := p.expect("}", `"," or "}"`); err != nil {
+		return nil, err
+	}
+	d.Span = spanOf(open.Pos, p.next())
+	return d, nil
+}
