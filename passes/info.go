@@ -67,6 +67,10 @@ func (in *Info) Apply(p phase.Phase, props phase.Set) (phase.Phase, phase.Set) {
 	if in.Leaves != Unchanged {
 		p = in.Leaves
 		props = props.Union(p.Invariants())
+	} else {
+		// A pass that may break an invariant of the recorded phase leaves
+		// the module in the latest phase it still satisfies.
+		p = phase.Demote(p, in.Invalidates.Minus(in.Establishes))
 	}
 	return p, props
 }

@@ -202,3 +202,29 @@ func TestOptionsReachPass(t *testing.T) {
 		t.Errorf("options seen by the pass: %q", got)
 	}
 }
+
+// A pass that may break an invariant of the recorded phase demotes the
+// module to the latest phase it still satisfies, both in the static check
+// and in the module it produces.
+func TestInvalidatingPassDemotesPhase(t *testing.T) {
+	p, errs := ParseAndBuild("--passes", "TLowerBarrier,TAddsDataflow")
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	out, err := NewPassContext().Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ph, _ := phase.Recorded(out); ph != phase.Optimize {
+		t.Errorf("phase after a pass invalidating NoDataflow in phase lower: %v, want optimize", ph)
+	}
+
+	p, errs = ParseAndBuild("--passes", "TLowerBarrier,TAddsDataflow,TAcceptsLower")
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	_, err = NewPassContext().Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize))
+	if err == nil || !strings.Contains(err.Error(), "TAcceptsLower accepts phase lower but would get a module in phase optimize") {
+		t.Errorf("static check after a demotion: %v", err)
+	}
+}

@@ -280,7 +280,14 @@ func (r *runner) settlePhase(p *Pass, in, out *ir.Module, before phase.Phase) (*
 	case want == Unchanged && got != before:
 		return nil, &PassError{Pass: p.info.Name, Phase: before,
 			Err: fmt.Errorf("pass changed the module's phase from %v to %v but declares Leaves: Unchanged", before, got)}
-	case want == Unchanged, got == want:
+	case want == Unchanged:
+		// A pass that may break an invariant of the recorded phase demotes
+		// the module's claim (Info.Apply computes the same phase).
+		if demoted := phase.Demote(got, p.info.Invalidates.Minus(p.info.Establishes)); demoted != got {
+			return phase.Record(out, demoted), nil
+		}
+		return out, nil
+	case got == want:
 		return out, nil
 	case got == before:
 		return phase.Record(out, want), nil

@@ -210,3 +210,16 @@ func Record(m *ir.Module, p Phase) *ir.Module {
 	}
 	return c
 }
+
+// Demote returns the latest phase no later than p whose invariants do not
+// include any property in lost: where a module in phase p stands after a
+// pass that may break lost. It returns None when even Ingest's invariants
+// are affected.
+func Demote(p Phase, lost Set) Phase {
+	for q := p; q > None; q-- {
+		if q.Invariants().Intersect(lost).IsEmpty() {
+			return q
+		}
+	}
+	return None
+}

@@ -1,0 +1,85 @@
+package phase
+
+import (
+	"testing"
+
+	"github.com/phasec/phasec/ir"
+)
+
+func TestInvariantsGrow(t *testing.T) {
+	prev := Set(0)
+	for _, p := range Phases() {
+		inv := p.Invariants()
+		if !inv.Contains(prev) {
+			t.Errorf("%v drops invariants of the phase before it: %v not in %v", p, prev, inv)
+		}
+		if !inv.Has(WellFormed) {
+			t.Errorf("%v does not require WellFormed", p)
+		}
+		prev = inv
+	}
+	if !Optimize.Invariants().Contains(Ingest.Invariants()) || !Ingest.Invariants().Contains(Optimize.Invariants()) {
+		t.Error("optimize must hold exactly ingest's invariants")
+	}
+}
+
+func TestDemote(t *testing.T) {
+	tests := []struct {
+		p    Phase
+		lost Set
+		want Phase
+	}{
+		{Build, 0, Build},
+		{Build, Of(GlobalSymbols), Lower},
+		{Build, Of(NoDataflow), Optimize},
+		{Lower, Of(NoDataflow), Optimize},
+		{Lower, Of(Normalized), None},
+		{Ingest, Of(BuiltinsLowered), Ingest},
+		{None, Of(Normalized), None},
+	}
+	for _, tt := range tests {
+		if got := Demote(tt.p, tt.lost); got != tt.want {
+			t.Errorf("Demote(%v, %v) = %v, want %v", tt.p, tt.lost, got, tt.want)
+		}
+	}
+}
+
+func TestParseAndRecord(t *testing.T) {
+	for _, p := range Phases() {
+		q, err := Parse(p.String())
+		if err != nil || q != p {
+			t.Errorf("Parse(%q) = %v, %v", p.String(), q, err)
+		}
+		m := Record(ir.NewModule(), p)
+		if got, err := Recorded(m); err != nil || got != p {
+			t.Errorf("Recorded(Record(%v)) = %v, %v", p, got, err)
+		}
+	}
+	if _, err := Parse("none"); err == nil {
+		t.Error(`Parse("none") must fail: none is not a phase a module can claim`)
+	}
+	if _, err := Parse("lowered"); err == nil {
+		t.Error(`Parse("lowered") must fail`)
+	}
+	bad := ir.NewModule()
+	bad.Attrs = ir.Attrs{ir.AttrPhase: int64(3)}
+	if _, err := Recorded(bad); err == nil {
+		t.Error("a non-string phase attribute must be an error")
+	}
+	if got, _ := Recorded(Record(Record(ir.NewModule(), Lower), None)); got != None {
+		t.Errorf("Record(None) kept phase %v", got)
+	}
+}
+
+func TestPropertyNames(t *testing.T) {
+	for _, p := range Properties() {
+		q, ok := ParseProperty(p.String())
+		if !ok || q != p {
+			t.Errorf("ParseProperty(%q) = %v, %v", p.String(), q, ok)
+		}
+	}
+	s := Of(NoDataflow, Normalized)
+	if s.String() != "{Normalized, NoDataflow}" || s.Len() != 2 {
+		t.Errorf("set formatting %q len %d", s.String(), s.Len())
+	}
+}
