@@ -21,13 +21,13 @@ type fileNode struct {
 type stmtNode struct {
 	Pos       lexer.Position
 	EndPos    lexer.Position
-	Decorated *decoratedNode `parser:"  @@"`
+	Simple    *simpleNode    `parser:"  @@"`
+	Decorated *decoratedNode `parser:"| @@"`
 	Class     *classNode     `parser:"| @@"`
 	Def       *defNode       `parser:"| @@"`
 	If        *ifNode        `parser:"| @@"`
 	For       *forNode       `parser:"| @@"`
 	With      *withNode      `parser:"| @@"`
-	Simple    *simpleNode    `parser:"| @@"`
 }
 
 type decoratedNode struct {
@@ -96,38 +96,20 @@ type withNode struct {
 	Body *suiteNode `parser:"':' @@"`
 }
 
-// simpleNode is a one-line statement.
-type simpleNode struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
-	Return *returnNode `parser:"( @@"`
-	Pass   bool        `parser:"| @'pass'"`
-	Expr   *assignNode `parser:"| @@ ) NEWLINE"`
-}
-
-type returnNode struct {
-	Pos   lexer.Position
-	Value *exprListNode `parser:"'return' @@?"`
-}
-
-// assignNode is an expression statement, "targets = value", or
-// "target: annotation = value".
-type assignNode struct {
-	Pos    lexer.Position
-	Target *exprListNode `parser:"@@"`
-	Annot  *exprNode     `parser:"( ':' @@ )?"`
-	Value  *exprListNode `parser:"( '=' @@ )?"`
-}
-
 // exprRoot parses one expression: the contents of a string dimension such
 // as "n * 2 + 1" in a signature.
 type exprRoot struct {
 	Expr *exprNode `parser:"@@ NEWLINE?"`
 }
 
+// parserLookahead is how far participle may advance into an alternative
+// and still try the next one: one token, for the optional trailing comma
+// of "( ',' @@ )* ','?" lists.
+const parserLookahead = 1
+
 var parserOptions = []participle.Option{
 	participle.Lexer(pythonLexer),
-	participle.UseLookahead(2),
+	participle.UseLookahead(parserLookahead),
 }
 
 // fileParser parses whole files; exprParser parses string dimensions.

@@ -215,3 +215,52 @@ func FuzzLexer(f *testing.F) {
 		checkAgainstRegexpRules(t, "fuzz input", src)
 	})
 }
+
+// TestPeekingLexerHandover: the PeekingLexer built over the scanned tokens
+// behaves like lexer.Upgrade over the same scanner (the fast path sets an
+// unexported participle field; this pins it to the participle version).
+func TestPeekingLexerHandover(t *testing.T) {
+	if !tokensSettable {
+		t.Fatal("lexer.PeekingLexer has no tokens []lexer.Token field: participle changed; parse falls back to lexer.Upgrade")
+	}
+	src := []byte(genModule(30))
+	fast, err := lexTokens("h.tvms", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lx, _ := pythonLexer.LexBytes("h.tvms", src)
+	slow, err := lexer.Upgrade(lx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comparePeekingLexers(t, fast, slow)
+	// The fallback for another participle version replays the tokens
+	// through lexer.Upgrade.
+	tokensSettable = false
+	replayed, err := lexTokens("h.tvms", src)
+	tokensSettable = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	lx, _ = pythonLexer.LexBytes("h.tvms", src)
+	slow, _ = lexer.Upgrade(lx)
+	comparePeekingLexers(t, replayed, slow)
+	if _, err := lexTokens("h.tvms", []byte("a = $\n")); err == nil {
+		t.Error("lexTokens accepted a bad character")
+	}
+}
+
+func comparePeekingLexers(t *testing.T, fast, slow *lexer.PeekingLexer) {
+	t.Helper()
+	for i := 0; ; i++ {
+		a, b := fast.Peek(), slow.Peek()
+		if *a != *b || fast.Cursor() != slow.Cursor() || fast.RawCursor() != slow.RawCursor() {
+			t.Fatalf("token %d: handover %v at %d, Upgrade %v at %d", i, *a, fast.Cursor(), *b, slow.Cursor())
+		}
+		if a.EOF() {
+			break
+		}
+		fast.Next()
+		slow.Next()
+	}
+}

@@ -67,7 +67,7 @@ func BenchmarkParse(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := fileParser.ParseBytes("bench.tvms", src); err != nil {
+				if _, err := parseTree("bench.tvms", src); err != nil {
 					b.Fatal(err)
 				}
 			}
