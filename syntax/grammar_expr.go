@@ -182,7 +182,17 @@ func (n *exprListNode) parse(lex *lexer.PeekingLexer) error {
 		if err != nil {
 			return err
 		}
-		n.Items = append(n.Items, &exprNode{tree: t, problems: p.problems})
+		if n.Items == nil {
+			// Most lists have one item: allocate it with its slice.
+			one := &struct {
+				node  exprNode
+				items [1]*exprNode
+			}{node: exprNode{tree: t, problems: p.problems}}
+			one.items[0] = &one.node
+			n.Items = one.items[:1:1]
+		} else {
+			n.Items = append(n.Items, &exprNode{tree: t, problems: p.problems})
+		}
 		if !isOp(lex.Peek(), ",") {
 			break
 		}
@@ -311,7 +321,9 @@ func (p *exprReader) primary() (*ast, error) {
 // call reads the argument list of fn(...).
 func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
 	p.lex.Next() // (
-	call := &ast{Kind: aCall, X: fn}
+	// Calls rarely have more than four arguments: one allocation each for
+	// the arguments and their keywords.
+	call := &ast{Kind: aCall, X: fn, Items: make([]*ast, 0, 4), Keywords: make([]string, 0, 4)}
 	for !isOp(p.lex.Peek(), ")") {
 		tok := p.lex.Peek()
 		argStart := tok.Pos
@@ -468,7 +480,7 @@ func (p *exprReader) strings() *ast {
 // items reads "e1, e2, ..." up to and including the closing bracket; a
 // trailing comma is allowed and reported.
 func (p *exprReader) items(closing string) ([]*ast, bool, error) {
-	var items []*ast
+	items := make([]*ast, 0, 4)
 	comma := false
 	for !isOp(p.lex.Peek(), closing) {
 		if !startsExpr(p.lex.Peek()) {

@@ -67,7 +67,14 @@ func (n *simpleNode) parse(lex *lexer.PeekingLexer) error {
 		lex.Next()
 		n.Pass = true
 	case startsExpr(tok):
-		as := &assignNode{Pos: tok.Pos, Target: &exprListNode{}}
+		// One allocation for the parts of an assignment.
+		parts := &struct {
+			as            assignNode
+			target, value exprListNode
+			annot         exprNode
+		}{}
+		as := &parts.as
+		as.Pos, as.Target = tok.Pos, &parts.target
 		n.Expr = as
 		if err := as.Target.parse(lex); err != nil {
 			return err
@@ -77,7 +84,7 @@ func (n *simpleNode) parse(lex *lexer.PeekingLexer) error {
 			if !startsExpr(lex.Peek()) {
 				return unexpected(lex.Peek(), "a type annotation")
 			}
-			as.Annot = &exprNode{}
+			as.Annot = &parts.annot
 			if err := as.Annot.parse(lex); err != nil {
 				return err
 			}
@@ -90,7 +97,7 @@ func (n *simpleNode) parse(lex *lexer.PeekingLexer) error {
 			if !startsExpr(lex.Peek()) {
 				return unexpected(lex.Peek(), "an expression")
 			}
-			as.Value = &exprListNode{}
+			as.Value = &parts.value
 			if err := as.Value.parse(lex); err != nil {
 				return err
 			}

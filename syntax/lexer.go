@@ -48,10 +48,15 @@ const (
 	tokDedent  = "DEDENT"
 )
 
-var keywords = map[string]bool{
-	"def": true, "class": true, "if": true, "elif": true, "else": true, "for": true, "in": true,
-	"with": true, "as": true, "return": true, "and": true, "or": true, "not": true, "pass": true,
-	"True": true, "False": true, "None": true, "lambda": true, "is": true,
+// isKeyword reports whether an identifier is a keyword (its own token type,
+// so that a <name> in the grammar never swallows "in" or "else").
+func isKeyword(s string) bool {
+	switch s {
+	case "def", "class", "if", "elif", "else", "for", "in", "with", "as", "return", "and", "or", "not",
+		"pass", "True", "False", "None", "lambda", "is":
+		return true
+	}
+	return false
 }
 
 // pyLexer is the lexer.Definition of the scanner.
@@ -221,7 +226,7 @@ func (s *scanner) token() (lexer.Token, error) {
 			j++
 		}
 		typ = typeName
-		if keywords[src[i:j]] {
+		if isKeyword(src[i:j]) {
 			typ = typeKeyword
 		}
 	case isDigit(c) || (c == '.' && j < len(src) && isDigit(src[j])):
