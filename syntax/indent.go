@@ -32,15 +32,16 @@ const (
 	dedentValue  = "<dedent>"
 )
 
-// lineBreak handles a line break at p; it returns a NEWLINE token when the
-// break ends a logical line.
-func (s *scanner) lineBreak(p lexer.Position) (lexer.Token, bool) {
+// lineBreak handles a line break at p; when the break ends a logical line
+// it stores a NEWLINE token in *t and returns true.
+func (s *scanner) lineBreak(t *lexer.Token, p lexer.Position) bool {
 	s.indentWidth, s.indentTab = 0, false
 	if s.depth > 0 || s.atLineStart {
-		return lexer.Token{}, false
+		return false
 	}
 	s.atLineStart = true
-	return lexer.Token{Type: typeNewline, Value: newlineValue, Pos: p}, true
+	*t = lexer.Token{Type: typeNewline, Value: newlineValue, Pos: p}
+	return true
 }
 
 // endOfInput closes the last line and queues the pending DEDENTs before EOF.
@@ -59,7 +60,7 @@ func (s *scanner) endOfInput() {
 // significant updates the layout for a significant token: the first one of
 // a line queues INDENT/DEDENT tokens (the caller then queues tok after them);
 // brackets change the nesting depth.
-func (s *scanner) significant(tok lexer.Token) error {
+func (s *scanner) significant(tok *lexer.Token) error {
 	if s.atLineStart && s.depth == 0 {
 		if err := s.layout(tok); err != nil {
 			return err
@@ -81,7 +82,7 @@ func (s *scanner) significant(tok lexer.Token) error {
 
 // layout compares the indentation of the line starting with tok against the
 // stack and queues INDENT/DEDENT tokens.
-func (s *scanner) layout(tok lexer.Token) error {
+func (s *scanner) layout(tok *lexer.Token) error {
 	if s.indentTab {
 		return &lexer.Error{Msg: "tab in indentation (indent with spaces)", Pos: tok.Pos}
 	}

@@ -85,15 +85,19 @@ func parseTree(filename string, src []byte) (*fileNode, error) {
 
 // lexTokens scans src completely into a PeekingLexer.
 func lexTokens(filename string, src []byte) (*lexer.PeekingLexer, error) {
-	lx, _ := pythonLexer.LexBytes(filename, src)
+	s := newScanner(filename, string(src))
 	toks := make([]lexer.Token, 0, len(src)/3+16)
 	for {
-		tok, err := lx.Next()
-		if err != nil {
+		if len(toks) < cap(toks) {
+			toks = toks[:len(toks)+1]
+		} else {
+			toks = append(toks, lexer.Token{})
+		}
+		t := &toks[len(toks)-1]
+		if err := s.scan(t); err != nil {
 			return nil, err
 		}
-		toks = append(toks, tok)
-		if tok.EOF() {
+		if t.EOF() {
 			return peekingLexerOf(toks)
 		}
 	}
