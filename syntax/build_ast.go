@@ -33,6 +33,7 @@ const (
 // ast is one expression of the syntax tree.
 type ast struct {
 	Kind     astKind
+	Paren    bool // written in parentheses (a parenthesized single value)
 	Span     diag.Span
 	Name     string // aName, aAttr: the identifier; aBinary, aUnary: the operator
 	Text     string // literal text or string value
@@ -40,7 +41,6 @@ type ast struct {
 	Items    []*ast
 	Values   []*ast
 	Keywords []string
-	Paren    bool // written in parentheses (a parenthesized single value)
 }
 
 // spanOf converts participle positions to a diag.Span.

@@ -159,7 +159,10 @@ func checkAgainstRegexpRules(t *testing.T, name, src string) {
 	lx, _ := pythonLexer.LexString("t", src)
 	got, err := significantTokens(lx, pythonLexer)
 	if err != nil && refErr == nil {
-		if msg := err.Error(); !strings.Contains(msg, "indent") {
+		// Deliberate differences: layout errors, and an unclosed triple
+		// quote (the regexp lexer read it as adjacent short strings; Python
+		// reports it, and so does the scanner).
+		if msg := err.Error(); !strings.Contains(msg, "indent") && !strings.Contains(msg, "unterminated triple-quoted") {
 			t.Errorf("%s: scanner error %v, regexp lexer accepts", name, err)
 		}
 		return
