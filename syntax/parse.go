@@ -5,16 +5,25 @@
 //
 // Parse runs in three stages:
 //
-//  1. lexing (lexer.go, indent.go): a participle regexp lexer for the
-//     Python subset, wrapped by an indentation-aware lexer that emits
-//     NEWLINE / INDENT / DEDENT;
-//  2. parsing (grammar.go): participle grammar structs, whose EBNF is kept
-//     as the golden testdata/grammar.ebnf; operator precedence is applied by
-//     precedence climbing when the tree is converted (build_ast.go);
+//  1. lexing (lexer.go, indent.go): a hand-written scanner for the Python
+//     subset with the indentation logic fused in (NEWLINE / INDENT /
+//     DEDENT), filling a presized token slice that participle reads;
+//  2. parsing: participle with the grammar structs of grammar.go for the
+//     statement skeleton (decorators, classes, defs, if/for/with, suites),
+//     whose EBNF is kept as the golden testdata/grammar.ebnf. The hot
+//     productions, simple statements and expressions (grammar_simple.go,
+//     grammar_expr.go), are participle.Parseable types written by hand:
+//     decided by the next token, no backtracking, operator precedence by
+//     precedence climbing, building the expression tree (build_ast.go)
+//     directly;
 //  3. building (build*.go): the syntax tree becomes an ir.Module. R.* names
 //     resolve against the op registry (ir.OpByPath) and its schemas, TIR
 //     names against a table of intrinsics; every Relax binding goes through
 //     the normalizing ir.Builder, so every expression has struct info.
+//
+// Throughput (BenchmarkParse, 2-core Zen 4, 100k bindings): Parse ~6 MB/s,
+// lexing + participle ~10 MB/s, lexing alone ~85 MB/s; go/parser on Go
+// source of the same shape ~16 MB/s.
 //
 // # Diagnostics
 //
