@@ -110,23 +110,7 @@ func (m *Mutator) inherit(n, old *exprBase) {
 	}
 }
 
-func (m *Mutator) exprs(in []Expr) ([]Expr, bool) {
-	var out []Expr
-	for i, e := range in {
-		n := m.Expr(e)
-		if n != e && out == nil {
-			out = make([]Expr, len(in))
-			copy(out, in[:i])
-		}
-		if out != nil {
-			out[i] = n
-		}
-	}
-	if out == nil {
-		return in, false
-	}
-	return out, true
-}
+func (m *Mutator) exprs(in []Expr) ([]Expr, bool) { return mapList(in, m.Expr) }
 
 func (m *Mutator) sinfo(s StructInfo) StructInfo {
 	if m.StructInfo == nil || s == nil {
@@ -139,21 +123,7 @@ func (m *Mutator) sinfos(in []StructInfo) ([]StructInfo, bool) {
 	if m.StructInfo == nil {
 		return in, false
 	}
-	var out []StructInfo
-	for i, s := range in {
-		n := m.StructInfo(s)
-		if n != s && out == nil {
-			out = make([]StructInfo, len(in))
-			copy(out, in[:i])
-		}
-		if out != nil {
-			out[i] = n
-		}
-	}
-	if out == nil {
-		return in, false
-	}
-	return out, true
+	return mapList(in, m.StructInfo)
 }
 
 // defVar applies DefVar at a definition and records the remapping.
@@ -174,26 +144,13 @@ func (m *Mutator) defVar(v *Var) *Var {
 
 // Function rewrites a function: parameters (DefVar), body, return info.
 func (m *Mutator) Function(f *Function) *Function {
-	var params []*Var
-	for i, p := range f.Params {
-		n := m.defVar(p)
-		if n != p && params == nil {
-			params = make([]*Var, len(f.Params))
-			copy(params, f.Params[:i])
-		}
-		if params != nil {
-			params[i] = n
-		}
-	}
+	params, pch := mapList(f.Params, m.defVar)
 	body := m.Expr(f.Body)
 	ret := m.sinfo(f.Ret)
-	if params == nil && body == f.Body && ret == f.Ret {
+	if !pch && body == f.Body && ret == f.Ret {
 		return f
 	}
-	sameSig := params == nil && ret == f.Ret
-	if params == nil {
-		params = f.Params
-	}
+	sameSig := !pch && ret == f.Ret
 	n := &Function{Params: params, Body: body, Ret: ret, Pure: f.Pure, Attrs: f.Attrs}
 	n.span = f.span
 	if m.KeepStructInfo && sameSig {
@@ -203,23 +160,11 @@ func (m *Mutator) Function(f *Function) *Function {
 }
 
 func (m *Mutator) seq(s *SeqExpr) Expr {
-	var blocks []*BindingBlock
-	for i, blk := range s.Blocks {
-		n := m.Block(blk)
-		if n != blk && blocks == nil {
-			blocks = make([]*BindingBlock, 0, len(s.Blocks))
-			blocks = append(blocks, s.Blocks[:i]...)
-		}
-		if blocks != nil && len(n.Bindings) > 0 {
-			blocks = append(blocks, n)
-		}
-	}
+	// A rewritten block left without bindings is dropped.
+	blocks, bch := mapFilterList(s.Blocks, m.Block, hasBindings)
 	body := m.Expr(s.Body)
-	if blocks == nil && body == s.Body {
+	if !bch && body == s.Body {
 		return s
-	}
-	if blocks == nil {
-		blocks = s.Blocks
 	}
 	n := &SeqExpr{Blocks: blocks, Body: body}
 	m.inherit(&n.exprBase, &s.exprBase)
@@ -228,22 +173,17 @@ func (m *Mutator) seq(s *SeqExpr) Expr {
 
 // Block rewrites the bindings of a block in order (iteratively).
 func (m *Mutator) Block(blk *BindingBlock) *BindingBlock {
-	var binds []Binding
-	for i, bind := range blk.Bindings {
-		n := m.Bind(bind)
-		if n != bind && binds == nil {
-			binds = make([]Binding, 0, len(blk.Bindings))
-			binds = append(binds, blk.Bindings[:i]...)
-		}
-		if binds != nil && n != nil {
-			binds = append(binds, n)
-		}
-	}
-	if binds == nil {
+	binds, ch := mapFilterList(blk.Bindings, m.Bind, isBinding)
+	if !ch {
 		return blk
 	}
 	return &BindingBlock{Bindings: binds, Dataflow: blk.Dataflow, span: blk.span}
 }
+
+func hasBindings(blk *BindingBlock) bool { return len(blk.Bindings) > 0 }
+
+// isBinding is false for a binding the Binding hook dropped (nil).
+func isBinding(b Binding) bool { return b != nil }
 
 // Bind rewrites one binding (its value, var and, for MatchCast, target
 // info), then applies the Binding hook. It may return nil (dropped).

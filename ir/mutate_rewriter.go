@@ -118,25 +118,16 @@ func (rw *Rewriter) scopeBody(body Expr) Expr {
 
 // blocks rewrites a list of blocks, each into a block of its own kind.
 func (rw *Rewriter) blocks(in []*BindingBlock) ([]*BindingBlock, bool) {
-	var out []*BindingBlock
-	for i, blk := range in {
-		rw.B.beginBlockLike(blk)
-		for _, bind := range blk.Bindings {
-			rw.binding(bind)
-		}
-		n := rw.B.endBlockLike(blk)
-		if n != blk && out == nil {
-			out = make([]*BindingBlock, i, len(in))
-			copy(out, in[:i])
-		}
-		if out != nil {
-			out = append(out, n)
-		}
+	return mapList(in, rw.block)
+}
+
+// block re-emits a block's bindings into a block of the same kind.
+func (rw *Rewriter) block(blk *BindingBlock) *BindingBlock {
+	rw.B.beginBlockLike(blk)
+	for _, bind := range blk.Bindings {
+		rw.binding(bind)
 	}
-	if out == nil {
-		return in, false
-	}
-	return out, true
+	return rw.B.endBlockLike(blk)
 }
 
 func (rw *Rewriter) binding(bind Binding) {
@@ -241,20 +232,4 @@ func (rw *Rewriter) Expr(e Expr) Expr {
 	return out
 }
 
-func (rw *Rewriter) exprs(in []Expr) ([]Expr, bool) {
-	var out []Expr
-	for i, e := range in {
-		n := rw.Expr(e)
-		if n != e && out == nil {
-			out = make([]Expr, len(in))
-			copy(out, in[:i])
-		}
-		if out != nil {
-			out[i] = n
-		}
-	}
-	if out == nil {
-		return in, false
-	}
-	return out, true
-}
+func (rw *Rewriter) exprs(in []Expr) ([]Expr, bool) { return mapList(in, rw.Expr) }

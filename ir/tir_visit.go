@@ -212,23 +212,7 @@ func (m *TIRMutator) Prim(e PrimExpr) PrimExpr {
 }
 
 // prims rewrites a list, copying it only when an element changes.
-func (m *TIRMutator) prims(in []PrimExpr) ([]PrimExpr, bool) {
-	var out []PrimExpr
-	for i, e := range in {
-		n := m.Prim(e)
-		if n != e && out == nil {
-			out = make([]PrimExpr, len(in))
-			copy(out, in[:i])
-		}
-		if out != nil {
-			out[i] = n
-		}
-	}
-	if out == nil {
-		return in, false
-	}
-	return out, true
-}
+func (m *TIRMutator) prims(in []PrimExpr) ([]PrimExpr, bool) { return mapList(in, m.Prim) }
 
 func (m *TIRMutator) buffer(b *Buffer) *Buffer {
 	if m.Buffer == nil || b == nil {
@@ -246,24 +230,15 @@ func (m *TIRMutator) bindVar(v *PrimVar) *PrimVar {
 
 func (m *TIRMutator) region(r BufferRegion) (BufferRegion, bool) {
 	buf := m.buffer(r.Buffer)
-	var rg []Range
-	for i, x := range r.Region {
-		lo, ext := m.Prim(x.Min), m.Prim(x.Extent)
-		if (lo != x.Min || ext != x.Extent) && rg == nil {
-			rg = make([]Range, len(r.Region))
-			copy(rg, r.Region[:i])
-		}
-		if rg != nil {
-			rg[i] = Range{Min: lo, Extent: ext}
-		}
-	}
-	if rg == nil && buf == r.Buffer {
+	rg, ch := mapList(r.Region, m.rangeOf)
+	if !ch && buf == r.Buffer {
 		return r, false
 	}
-	if rg == nil {
-		rg = r.Region
-	}
 	return BufferRegion{Buffer: buf, Region: rg}, true
+}
+
+func (m *TIRMutator) rangeOf(r Range) Range {
+	return Range{Min: m.Prim(r.Min), Extent: m.Prim(r.Extent)}
 }
 
 func (m *TIRMutator) regions(in []BufferRegion) ([]BufferRegion, bool) {
@@ -308,18 +283,7 @@ func (m *TIRMutator) Stmt(s Stmt) Stmt {
 			out = n
 		}
 	case *SeqStmt:
-		var stmts []Stmt
-		for i, st := range s.Stmts {
-			n := m.Stmt(st)
-			if n != st && stmts == nil {
-				stmts = make([]Stmt, len(s.Stmts))
-				copy(stmts, s.Stmts[:i])
-			}
-			if stmts != nil {
-				stmts[i] = n
-			}
-		}
-		if stmts != nil {
+		if stmts, ch := mapList(s.Stmts, m.Stmt); ch {
 			n := &SeqStmt{Stmts: stmts}
 			n.span = s.span
 			out = n
@@ -369,48 +333,28 @@ func (m *TIRMutator) Stmt(s Stmt) Stmt {
 }
 
 func (m *TIRMutator) block(s *Block) Stmt {
-	var ivs []*IterVar
-	for i, iv := range s.IterVars {
-		v, lo, ext := m.bindVar(iv.Var), m.Prim(iv.Dom.Min), m.Prim(iv.Dom.Extent)
-		if (v != iv.Var || lo != iv.Dom.Min || ext != iv.Dom.Extent) && ivs == nil {
-			ivs = make([]*IterVar, len(s.IterVars))
-			copy(ivs, s.IterVars[:i])
-		}
-		if ivs != nil {
-			if v == iv.Var && lo == iv.Dom.Min && ext == iv.Dom.Extent {
-				ivs[i] = iv
-			} else {
-				ivs[i] = &IterVar{Var: v, Dom: Range{Min: lo, Extent: ext}, Kind: iv.Kind}
-			}
-		}
-	}
+	ivs, ich := mapList(s.IterVars, m.iterVar)
 	reads, rch := m.regions(s.Reads)
 	writes, wch := m.regions(s.Writes)
-	var allocs []*Buffer
-	for i, buf := range s.AllocBuffers {
-		n := m.buffer(buf)
-		if n != buf && allocs == nil {
-			allocs = make([]*Buffer, len(s.AllocBuffers))
-			copy(allocs, s.AllocBuffers[:i])
-		}
-		if allocs != nil {
-			allocs[i] = n
-		}
-	}
+	allocs, ach := mapList(s.AllocBuffers, m.buffer)
 	init, body := m.Stmt(s.Init), m.Stmt(s.Body)
-	if ivs == nil && !rch && !wch && allocs == nil && init == s.Init && body == s.Body {
+	if !ich && !rch && !wch && !ach && init == s.Init && body == s.Body {
 		return s
 	}
 	n := *s
-	if ivs != nil {
-		n.IterVars = ivs
-	}
-	n.Reads, n.Writes = reads, writes
-	if allocs != nil {
-		n.AllocBuffers = allocs
-	}
+	n.IterVars, n.Reads, n.Writes, n.AllocBuffers = ivs, reads, writes, allocs
 	n.Init, n.Body = init, body
 	return &n
+}
+
+// iterVar rewrites a block iteration variable, returning iv itself when
+// neither its variable nor its domain changed.
+func (m *TIRMutator) iterVar(iv *IterVar) *IterVar {
+	v, lo, ext := m.bindVar(iv.Var), m.Prim(iv.Dom.Min), m.Prim(iv.Dom.Extent)
+	if v == iv.Var && lo == iv.Dom.Min && ext == iv.Dom.Extent {
+		return iv
+	}
+	return &IterVar{Var: v, Dom: Range{Min: lo, Extent: ext}, Kind: iv.Kind}
 }
 
 // PrimFunc rewrites a PrimFunc's body and buffer map (through Buffer);
