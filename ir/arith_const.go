@@ -121,22 +121,13 @@ func foldIntBinary(op BinaryOp, t DataType, a, b int64) (v int64, ok bool) {
 		return min(a, b), true
 	case OpMax:
 		return max(a, b), true
-	case OpEQ:
-		return b2i(a == b), true
-	case OpNE:
-		return b2i(a != b), true
-	case OpLT:
-		return b2i(a < b), true
-	case OpLE:
-		return b2i(a <= b), true
-	case OpGT:
-		return b2i(a > b), true
-	case OpGE:
-		return b2i(a >= b), true
 	case OpAnd:
 		return b2i(a != 0 && b != 0), true
 	case OpOr:
 		return b2i(a != 0 || b != 0), true
+	}
+	if r, ok := compareConsts(op, a, b); ok {
+		return b2i(r), true
 	}
 	return 0, false
 }
@@ -162,22 +153,13 @@ func foldUintBinary(op BinaryOp, t DataType, a, b uint64) (int64, bool) {
 		return res(min(a, b))
 	case OpMax:
 		return res(max(a, b))
-	case OpEQ:
-		return b2i(a == b), true
-	case OpNE:
-		return b2i(a != b), true
-	case OpLT:
-		return b2i(a < b), true
-	case OpLE:
-		return b2i(a <= b), true
-	case OpGT:
-		return b2i(a > b), true
-	case OpGE:
-		return b2i(a >= b), true
 	case OpAnd:
 		return b2i(a != 0 && b != 0), true
 	case OpOr:
 		return b2i(a != 0 || b != 0), true
+	}
+	if r, ok := compareConsts(op, a, b); ok {
+		return b2i(r), true
 	}
 	return 0, false
 }
@@ -214,20 +196,31 @@ func foldFloatBinary(op BinaryOp, t DataType, a, b float64) (PrimExpr, bool) {
 			return nil, false
 		}
 		return round(math.Max(a, b)), true
-	case OpEQ:
-		return NewBool(a == b), true
-	case OpNE:
-		return NewBool(a != b), true
-	case OpLT:
-		return NewBool(a < b), true
-	case OpLE:
-		return NewBool(a <= b), true
-	case OpGT:
-		return NewBool(a > b), true
-	case OpGE:
-		return NewBool(a >= b), true
+	}
+	if r, ok := compareConsts(op, a, b); ok {
+		return NewBool(r), true
 	}
 	return nil, false
+}
+
+// compareConsts folds a comparison operator (==, !=, <, <=, >, >=) over two
+// constants; ok is false for any other operator.
+func compareConsts[T int64 | uint64 | float64](op BinaryOp, a, b T) (res, ok bool) {
+	switch op {
+	case OpEQ:
+		return a == b, true
+	case OpNE:
+		return a != b, true
+	case OpLT:
+		return a < b, true
+	case OpLE:
+		return a <= b, true
+	case OpGT:
+		return a > b, true
+	case OpGE:
+		return a >= b, true
+	}
+	return false, false
 }
 
 // castConst converts constant c to type t. ok is false for conversions the
