@@ -141,7 +141,7 @@ func (s *scanner) Next() (lexer.Token, error) {
 }
 
 // scan stores the next token in *t. Tokens are 64 bytes; filling them in
-// place (lexTokens passes the slot of the token slice) instead of
+// place instead of
 // returning them by value made the scanner ~1.5x faster.
 func (s *scanner) scan(t *lexer.Token) error {
 	for {

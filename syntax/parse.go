@@ -42,9 +42,7 @@ package syntax
 
 import (
 	"fmt"
-	"reflect"
 	"runtime/debug"
-	"unsafe"
 
 	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/phasec/phasec/diag"
@@ -75,15 +73,9 @@ func Parse(filename string, src []byte) (mod *ir.Module, diags diag.List) {
 	return mod, nil
 }
 
-// parseTree runs the scanner and participle over src.
-//
-// participle's own entry points collect the tokens with lexer.Upgrade,
-// which appends them one by one: for a large module the slice is
-// reallocated and copied dozens of times (Go grows large slices by 1.25x),
-// about five times the final size in all, and that was a third of the
-// participle stage. Here the tokens go into a slice sized from the source
-// length (one token per three bytes, measured on printed modules) and are
-// handed to participle as a PeekingLexer.
+// parseTree runs the scanner and participle over src. The scanner is
+// participle's lexer.Lexer; lexer.Upgrade buffers its tokens for the
+// grammar's lookahead.
 func parseTree(filename string, src []byte) (*fileNode, error) {
 	peek, err := lexTokens(filename, src)
 	if err != nil {
@@ -94,58 +86,5 @@ func parseTree(filename string, src []byte) (*fileNode, error) {
 
 // lexTokens scans src completely into a PeekingLexer.
 func lexTokens(filename string, src []byte) (*lexer.PeekingLexer, error) {
-	s := newScanner(filename, string(src))
-	toks := make([]lexer.Token, 0, len(src)/3+16)
-	for {
-		if len(toks) < cap(toks) {
-			toks = toks[:len(toks)+1]
-		} else {
-			toks = append(toks, lexer.Token{})
-		}
-		t := &toks[len(toks)-1]
-		if err := s.scan(t); err != nil {
-			return nil, err
-		}
-		if t.EOF() {
-			return peekingLexerOf(toks)
-		}
-	}
-}
-
-// tokensField locates the token slice inside lexer.PeekingLexer (an
-// unexported field, found by name and type so that a different participle
-// version falls back to lexer.Upgrade instead of misbehaving).
-var tokensField = func() (offset uintptr, ok bool) {
-	f, ok := reflect.TypeFor[lexer.PeekingLexer]().FieldByName("tokens")
-	if !ok || f.Type != reflect.TypeFor[[]lexer.Token]() || len(f.Index) != 1 {
-		return 0, false
-	}
-	return f.Offset, true
-}
-
-var tokensOffset, tokensSettable = tokensField()
-
-// peekingLexerOf returns a PeekingLexer over toks (which end with EOF),
-// equivalent to lexer.Upgrade over the same stream without elided types.
-func peekingLexerOf(toks []lexer.Token) (*lexer.PeekingLexer, error) {
-	if !tokensSettable {
-		return lexer.Upgrade(&tokenReplay{toks: toks})
-	}
-	p := &lexer.PeekingLexer{}
-	*(*[]lexer.Token)(unsafe.Add(unsafe.Pointer(p), tokensOffset)) = toks
-	return p, nil
-}
-
-// tokenReplay is a lexer.Lexer over tokens already scanned.
-type tokenReplay struct {
-	toks []lexer.Token
-	next int
-}
-
-func (r *tokenReplay) Next() (lexer.Token, error) {
-	t := r.toks[r.next]
-	if r.next < len(r.toks)-1 {
-		r.next++
-	}
-	return t, nil
+	return lexer.Upgrade(newScanner(filename, string(src)))
 }
