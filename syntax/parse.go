@@ -7,7 +7,7 @@
 //
 //  1. lexing (lexer.go, indent.go): a hand-written scanner for the Python
 //     subset with the indentation logic fused in (NEWLINE / INDENT /
-//     DEDENT), filling a presized token slice that participle reads;
+//     DEDENT), the lexer.Lexer participle reads through lexer.Upgrade;
 //  2. parsing: participle with the grammar structs of grammar.go for the
 //     statement skeleton (decorators, classes, defs, if/for/with, suites),
 //     whose EBNF is kept as the golden testdata/grammar.ebnf. The hot
@@ -21,9 +21,10 @@
 //     names against a table of intrinsics; every Relax binding goes through
 //     the normalizing ir.Builder, so every expression has struct info.
 //
-// Throughput (BenchmarkParse, 2-core Zen 4, 100k bindings): Parse ~6 MB/s,
-// lexing + participle ~10 MB/s, lexing alone ~85 MB/s; go/parser on Go
-// source of the same shape ~16 MB/s.
+// Throughput (BenchmarkParse, 2-core machine, 100k bindings, one run): Parse
+// ~4 MB/s, lexing + participle ~6 MB/s, lexing alone ~85 MB/s; go/parser on
+// Go source of the same shape ~16 MB/s. lexer.Upgrade's one-by-one appends
+// of 64-byte tokens are about half of the participle stage.
 //
 // # Diagnostics
 //
