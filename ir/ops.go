@@ -570,10 +570,7 @@ func newShapeOfOp() *Op {
 		Params: []Param{{Name: "expr", Kind: ArgExpr}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -591,10 +588,7 @@ func newTensorToShapeOp() *Op {
 		Params: []Param{{Name: "expr", Kind: ArgExpr}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}

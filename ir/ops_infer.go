@@ -113,6 +113,16 @@ func tensorArg(op *Op, call *Call, i int) (*TensorInfo, error) {
 	return t, nil
 }
 
+// firstTensorArg checks the call's arity against op's schema and returns
+// the struct info of its first argument, which must be a tensor: the
+// preamble of most tensor inference rules.
+func firstTensorArg(op *Op, call *Call) (*TensorInfo, error) {
+	if err := opCheckArity(op, call); err != nil {
+		return nil, err
+	}
+	return tensorArg(op, call, 0)
+}
+
 // tensorDims returns the known dimensions of t.
 func tensorDims(t *TensorInfo) ([]PrimExpr, bool) { return t.Dims() }
 

@@ -81,10 +81,7 @@ func hasMinusOne(dims []PrimExpr) bool {
 // constants are an error, while unprovable symbolic counts are accepted
 // (the run-time reshape checks them).
 func reshapeTarget(op *Op, call *Call) (t *TensorInfo, dims []PrimExpr, ndim int, shape Expr, err error) {
-	if err = opCheckArity(op, call); err != nil {
-		return
-	}
-	if t, err = tensorArg(op, call, 0); err != nil {
+	if t, err = firstTensorArg(op, call); err != nil {
 		return
 	}
 	if dims, ndim, shape, err = shapeArg(op, call, 1); err != nil || dims == nil {
@@ -142,10 +139,7 @@ func newPermuteDimsOp() *Op {
 		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "axes", Kind: AttrInts, Optional: true}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -196,10 +190,7 @@ func newExpandDimsOp() *Op {
 		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "axis", Kind: AttrInts}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -246,10 +237,7 @@ func newSqueezeOp() *Op {
 		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "axis", Kind: AttrInts, Optional: true}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -311,10 +299,7 @@ func newFlattenOp() *Op {
 		Params: []Param{{Name: "x", Kind: ArgExpr}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -449,10 +434,7 @@ func newSplitOp() *Op {
 }
 
 func inferSplit(op *Op, call *Call) (StructInfo, error) {
-	if err := opCheckArity(op, call); err != nil {
-		return nil, err
-	}
-	t, err := tensorArg(op, call, 0)
+	t, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err
 	}
@@ -570,10 +552,7 @@ func primTupleArg(op *Op, call *Call, i int) ([]PrimExpr, error) {
 }
 
 func inferStridedSlice(op *Op, call *Call) (StructInfo, error) {
-	if err := opCheckArity(op, call); err != nil {
-		return nil, err
-	}
-	t, err := tensorArg(op, call, 0)
+	t, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err
 	}
@@ -706,10 +685,7 @@ func newTakeOp() *Op {
 		},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -765,10 +741,7 @@ func newBroadcastToOp() *Op {
 		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "shape", Kind: ArgShape}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}

@@ -23,10 +23,7 @@ func newSoftmaxOp(name, doc string) *Op {
 		},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -88,10 +85,7 @@ func newRMSNormOp() *Op {
 // per normalized axis, matching the data's dimension there, and the data's
 // dtype. The result has the data's struct info.
 func inferNorm(op *Op, call *Call, nTensors int) (StructInfo, error) {
-	if err := opCheckArity(op, call); err != nil {
-		return nil, err
-	}
-	data, err := tensorArg(op, call, 0)
+	data, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err
 	}

@@ -27,10 +27,7 @@ func newReduceOp(name, doc string) *Op {
 }
 
 func inferReduce(op *Op, call *Call) (StructInfo, error) {
-	if err := opCheckArity(op, call); err != nil {
-		return nil, err
-	}
-	t, err := tensorArg(op, call, 0)
+	t, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err
 	}

@@ -37,10 +37,7 @@ func newMatmulOp() *Op {
 }
 
 func inferMatmul(op *Op, call *Call) (StructInfo, error) {
-	if err := opCheckArity(op, call); err != nil {
-		return nil, err
-	}
-	a, err := tensorArg(op, call, 0)
+	a, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +108,7 @@ func newAsTypeOp() *Op {
 		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "dtype", Kind: AttrDType}},
 	}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
@@ -205,10 +199,7 @@ func newLikeOp(name, doc string, withFill bool) *Op {
 	params = append(params, Param{Name: "dtype", Kind: AttrDType, Default: Void})
 	op := &Op{Name: name, Doc: doc, Pure: true, Category: CatTensor, Params: params}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}

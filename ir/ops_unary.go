@@ -23,10 +23,7 @@ func newUnaryOp(name, param, doc string, floatOnly bool) *Op {
 	op := &Op{Name: name, Doc: doc, Pure: true, Category: CatTensor,
 		Params: []Param{{Name: param, Kind: ArgExpr}}}
 	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
-		if err := opCheckArity(op, call); err != nil {
-			return nil, err
-		}
-		t, err := tensorArg(op, call, 0)
+		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
