@@ -76,16 +76,20 @@ type Diagnostic struct {
 	Path     string // path to the offending IR node, e.g. "main.body.blocks[0]"; may be empty
 }
 
+// Head formats what precedes the message, "file:line:col: error CODE", so
+// that every one-line rendering of a diagnostic starts the same way.
+func (d *Diagnostic) Head() string {
+	head := d.Span.String() + ": " + d.Severity.String()
+	if d.Code != "" {
+		head += " " + d.Code
+	}
+	return head
+}
+
 // String formats the diagnostic as "file:line:col: error CODE: msg".
 func (d *Diagnostic) String() string {
 	var b strings.Builder
-	b.WriteString(d.Span.String())
-	b.WriteString(": ")
-	b.WriteString(d.Severity.String())
-	if d.Code != "" {
-		b.WriteString(" ")
-		b.WriteString(d.Code)
-	}
+	b.WriteString(d.Head())
 	b.WriteString(": ")
 	b.WriteString(d.Msg)
 	if d.Hint != "" {

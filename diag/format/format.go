@@ -62,11 +62,11 @@ func Write(w io.Writer, f Format, l diag.List, tool Tool) error {
 	case JSON:
 		return writeJSON(w, l)
 	case GitHub:
-		return writeGitHub(w, l)
+		return writeLines(w, l, GitHubLine)
 	case SARIF:
 		return writeSARIF(w, l, tool)
 	}
-	return writeText(w, l)
+	return writeLines(w, l, TextLine)
 }
 
 // message is the diagnostic's text with its hint: "msg: hint".
@@ -78,23 +78,12 @@ func message(d *diag.Diagnostic) string {
 }
 
 // TextLine formats one diagnostic as "file:line:col: error WF017: message".
-func TextLine(d *diag.Diagnostic) string {
-	var b strings.Builder
-	b.WriteString(d.Span.String())
-	b.WriteString(": ")
-	b.WriteString(d.Severity.String())
-	if d.Code != "" {
-		b.WriteString(" ")
-		b.WriteString(d.Code)
-	}
-	b.WriteString(": ")
-	b.WriteString(message(d))
-	return b.String()
-}
+func TextLine(d *diag.Diagnostic) string { return d.Head() + ": " + message(d) }
 
-func writeText(w io.Writer, l diag.List) error {
+// writeLines writes one line per diagnostic, formatted by line.
+func writeLines(w io.Writer, l diag.List, line func(*diag.Diagnostic) string) error {
 	for _, d := range l {
-		if _, err := fmt.Fprintln(w, TextLine(d)); err != nil {
+		if _, err := fmt.Fprintln(w, line(d)); err != nil {
 			return err
 		}
 	}
@@ -170,15 +159,6 @@ func GitHubLine(d *diag.Diagnostic) string {
 	b.WriteString("::")
 	b.WriteString(ghData.Replace(message(d)))
 	return b.String()
-}
-
-func writeGitHub(w io.Writer, l diag.List) error {
-	for _, d := range l {
-		if _, err := fmt.Fprintln(w, GitHubLine(d)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // SARIF 2.1.0, the subset code scanning reads.
