@@ -1,9 +1,6 @@
 package ir
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // FormatStructInfo prints s as TVMScript (R.Tensor((n, 4), dtype="float32")).
 //
@@ -33,143 +30,178 @@ func FormatStructInfo(s StructInfo, name func(*PrimVar) string) string {
 // FormatStructInfoWith is FormatStructInfo with a namer for Relax vars (a
 // tensor's shape var); a nil namer uses Var.Name.
 func FormatStructInfoWith(s StructInfo, prim func(*PrimVar) string, rvar func(*Var) string) string {
-	var b strings.Builder
-	p := sinfoPrinter{b: &b, prim: prim, rvar: rvar}
-	p.print(s)
-	return b.String()
+	return string(SInfoFormat{Spell: namers{prim, rvar}}.Append(nil, s))
 }
 
-type sinfoPrinter struct {
-	b    *strings.Builder
-	prim func(*PrimVar) string
-	rvar func(*Var) string
+// SInfoSpeller spells the parts of struct info that a printer names its own
+// way; the forms around them are SInfoFormat's.
+type SInfoSpeller interface {
+	// AppendDim appends a dimension of a shape or a prim value.
+	AppendDim(b []byte, e PrimExpr) []byte
+	// AppendShape appends a tensor's shape given by an expression other
+	// than a literal ShapeExpr (usually a shape var).
+	AppendShape(b []byte, e Expr) []byte
 }
 
-func (p *sinfoPrinter) dims(vals []PrimExpr) {
-	for i, v := range vals {
-		if i > 0 {
-			p.b.WriteString(", ")
-		}
-		p.b.WriteString(FormatPrim(v, p.prim))
+// SInfoFormat prints struct info in the forms of FormatStructInfo, with
+// dimensions and shape expressions spelled by Spell.
+type SInfoFormat struct {
+	Spell SInfoSpeller // nil: FormatPrim and FormatExpr with plain names
+	// Missing spells an absent (nil) struct info; "" means "None".
+	Missing string
+}
+
+// Append appends s to b.
+func (f SInfoFormat) Append(b []byte, s StructInfo) []byte {
+	if f.Spell == nil {
+		f.Spell = namers{}
 	}
-}
-
-func (p *sinfoPrinter) print(s StructInfo) {
-	b := p.b
 	switch x := s.(type) {
 	case nil:
-		b.WriteString("None")
+		if f.Missing == "" {
+			return append(b, "None"...)
+		}
+		return append(b, f.Missing...)
 	case *ObjectInfo:
-		b.WriteString("R.Object")
+		b = append(b, "R.Object"...)
 	case *PrimInfo:
 		if x.Value != nil {
-			b.WriteString("R.Prim(value=")
-			b.WriteString(FormatPrim(x.Value, p.prim))
-			b.WriteString(")")
+			b = append(b, "R.Prim(value="...)
+			b = f.Spell.AppendDim(b, x.Value)
 		} else {
-			b.WriteString("R.Prim(")
-			b.WriteString(strconv.Quote(x.DType.String()))
-			b.WriteString(")")
+			b = append(b, "R.Prim("...)
+			b = strconv.AppendQuote(b, x.DType.String())
 		}
+		b = append(b, ')')
 	case *ShapeInfo:
 		if x.Known() {
-			b.WriteString("R.Shape([")
-			p.dims(x.Values)
-			b.WriteString("])")
+			b = append(b, "R.Shape(["...)
+			b = f.dims(b, x.Values)
+			b = append(b, "])"...)
 		} else {
-			b.WriteString("R.Shape(ndim=")
-			b.WriteString(strconv.Itoa(x.NDim))
-			b.WriteString(")")
+			b = append(b, "R.Shape(ndim="...)
+			b = strconv.AppendInt(b, int64(x.NDim), 10)
+			b = append(b, ')')
 		}
 	case *TensorInfo:
-		var args []string
-		switch sh := x.Shape.(type) {
-		case *ShapeExpr:
-			var t strings.Builder
-			q := sinfoPrinter{b: &t, prim: p.prim, rvar: p.rvar}
-			t.WriteString("(")
-			q.dims(sh.Values)
-			if len(sh.Values) == 1 {
-				t.WriteString(",")
+		b = append(b, "R.Tensor"...)
+		hasShape := x.Shape != nil
+		hasDType := !x.DType.IsVoid()
+		hasNDim := !hasShape && x.NDim >= 0
+		if !hasShape && !hasDType && !hasNDim {
+			return b
+		}
+		b = append(b, '(')
+		if hasShape {
+			if sh, ok := x.Shape.(*ShapeExpr); ok {
+				b = append(b, '(')
+				b = f.dims(b, sh.Values)
+				if len(sh.Values) == 1 {
+					b = append(b, ',')
+				}
+				b = append(b, ')')
+			} else {
+				b = f.Spell.AppendShape(b, x.Shape)
 			}
-			t.WriteString(")")
-			args = append(args, t.String())
-		case *Var:
-			args = append(args, p.varName(sh))
-		case nil:
-		default:
-			args = append(args, FormatExpr(sh, p.rvar))
 		}
-		if !x.DType.IsVoid() {
-			args = append(args, "dtype="+strconv.Quote(x.DType.String()))
+		if hasDType {
+			if hasShape {
+				b = append(b, ", "...)
+			}
+			b = append(b, "dtype="...)
+			b = strconv.AppendQuote(b, x.DType.String())
 		}
-		if x.Shape == nil && x.NDim >= 0 {
-			args = append(args, "ndim="+strconv.Itoa(x.NDim))
+		if hasNDim {
+			if hasDType {
+				b = append(b, ", "...)
+			}
+			b = append(b, "ndim="...)
+			b = strconv.AppendInt(b, int64(x.NDim), 10)
 		}
-		b.WriteString("R.Tensor")
-		if len(args) > 0 {
-			b.WriteString("(")
-			b.WriteString(strings.Join(args, ", "))
-			b.WriteString(")")
-		}
+		b = append(b, ')')
 	case *TupleInfo:
-		b.WriteString("R.Tuple")
+		b = append(b, "R.Tuple"...)
 		if len(x.Fields) > 0 {
-			b.WriteString("(")
-			p.list(x.Fields)
-			b.WriteString(")")
+			b = append(b, '(')
+			b = f.list(b, x.Fields)
+			b = append(b, ')')
 		}
 	case *FuncInfo:
-		b.WriteString("R.Callable(")
+		b = append(b, "R.Callable("...)
 		if x.Opaque {
-			sep := ""
+			hasRet := false
 			if _, obj := x.Ret.(*ObjectInfo); x.Ret != nil && !obj {
-				b.WriteString("ret=")
-				p.print(x.Ret)
-				sep = ", "
+				b = append(b, "ret="...)
+				b = f.Append(b, x.Ret)
+				hasRet = true
 			}
 			if !x.Pure {
-				b.WriteString(sep)
-				b.WriteString("purity=False")
+				if hasRet {
+					b = append(b, ", "...)
+				}
+				b = append(b, "purity=False"...)
 			}
-			b.WriteString(")")
-			return
+			return append(b, ')')
 		}
-		b.WriteString("(")
-		p.list(x.Params)
+		b = append(b, '(')
+		b = f.list(b, x.Params)
 		if len(x.Params) == 1 {
-			b.WriteString(",")
+			b = append(b, ',')
 		}
-		b.WriteString("), ")
+		b = append(b, "), "...)
 		ret := x.Ret
 		if ret == nil {
 			ret = Object()
 		}
-		p.print(ret)
+		b = f.Append(b, ret)
 		if x.Pure {
-			b.WriteString(", True)")
+			b = append(b, ", True)"...)
 		} else {
-			b.WriteString(", False)")
+			b = append(b, ", False)"...)
 		}
-	default:
-		b.WriteString("<unknown struct info>")
 	}
+	return b
 }
 
-func (p *sinfoPrinter) list(l []StructInfo) {
-	for i, f := range l {
+func (f SInfoFormat) dims(b []byte, vals []PrimExpr) []byte {
+	for i, v := range vals {
 		if i > 0 {
-			p.b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		p.print(f)
+		b = f.Spell.AppendDim(b, v)
 	}
+	return b
 }
 
-func (p *sinfoPrinter) varName(v *Var) string {
-	if p.rvar != nil {
-		return p.rvar(v)
+func (f SInfoFormat) list(b []byte, l []StructInfo) []byte {
+	for i, s := range l {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = f.Append(b, s)
 	}
-	return v.Name
+	return b
+}
+
+// namers is the SInfoSpeller of FormatStructInfoWith: dimensions by
+// FormatPrim, a shape var by its name, other shapes by FormatExpr.
+type namers struct {
+	prim func(*PrimVar) string
+	rvar func(*Var) string
+}
+
+func (n namers) AppendDim(b []byte, e PrimExpr) []byte {
+	return append(b, FormatPrim(e, n.prim)...)
+}
+
+func (n namers) AppendShape(b []byte, e Expr) []byte {
+	if v, ok := e.(*Var); ok {
+		if n.rvar != nil {
+			return append(b, n.rvar(v)...)
+		}
+		return append(b, v.Name...)
+	}
+	return append(b, FormatExpr(e, n.rvar)...)
 }
 
 func (s *ObjectInfo) String() string { return FormatStructInfo(s, nil) }

@@ -8,118 +8,19 @@ import (
 
 // Struct info and Relax-level symbolic expressions.
 //
-// The struct info forms are those of ir.FormatStructInfo (TVM's
-// struct_info.cc printer); this writer differs only in how dimensions are
-// spelled: symbolic variables take their unique printed names and are
-// declared on first use, and in a signature a dimension mentioning one of the
-// function's own symbolic variables is quoted ("n").
+// Struct info prints through ir.SInfoFormat (TVM's struct_info.cc forms);
+// the printer only spells the dimensions and shape expressions: symbolic
+// variables take their unique printed names and are declared on first use,
+// and in a signature a dimension mentioning one of the function's own
+// symbolic variables is quoted ("n"). A missing struct info prints as
+// R.Object.
 
 // sinfo writes s.
 func (p *printer) sinfo(s ir.StructInfo) {
-	switch x := s.(type) {
-	case nil, *ir.ObjectInfo:
-		p.str("R.Object")
-	case *ir.PrimInfo:
-		if x.Value != nil {
-			p.str("R.Prim(value=")
-			p.relaxPrim(x.Value)
-		} else {
-			p.str("R.Prim(")
-			p.quote(x.DType.String())
-		}
-		p.byte(')')
-	case *ir.ShapeInfo:
-		if x.Known() {
-			p.str("R.Shape([")
-			p.relaxPrims(x.Values)
-			p.str("])")
-		} else {
-			p.str("R.Shape(ndim=")
-			p.out = strconv.AppendInt(p.out, int64(x.NDim), 10)
-			p.byte(')')
-		}
-	case *ir.TensorInfo:
-		p.str("R.Tensor")
-		hasShape := x.Shape != nil
-		hasDType := !x.DType.IsVoid()
-		hasNDim := !hasShape && x.NDim >= 0
-		if !hasShape && !hasDType && !hasNDim {
-			return
-		}
-		p.byte('(')
-		sep := false
-		if hasShape {
-			switch sh := x.Shape.(type) {
-			case *ir.ShapeExpr:
-				p.byte('(')
-				p.relaxPrims(sh.Values)
-				if len(sh.Values) == 1 {
-					p.byte(',')
-				}
-				p.byte(')')
-			default:
-				p.expr(sh)
-			}
-			sep = true
-		}
-		if hasDType {
-			if sep {
-				p.str(", ")
-			}
-			p.str("dtype=")
-			p.quote(x.DType.String())
-			sep = true
-		}
-		if hasNDim {
-			if sep {
-				p.str(", ")
-			}
-			p.str("ndim=")
-			p.out = strconv.AppendInt(p.out, int64(x.NDim), 10)
-		}
-		p.byte(')')
-	case *ir.TupleInfo:
-		p.str("R.Tuple")
-		if len(x.Fields) > 0 {
-			p.byte('(')
-			p.sinfoList(x.Fields)
-			p.byte(')')
-		}
-	case *ir.FuncInfo:
-		p.str("R.Callable(")
-		if x.Opaque {
-			sep := false
-			if _, obj := x.Ret.(*ir.ObjectInfo); x.Ret != nil && !obj {
-				p.str("ret=")
-				p.sinfo(x.Ret)
-				sep = true
-			}
-			if !x.Pure {
-				if sep {
-					p.str(", ")
-				}
-				p.str("purity=False")
-			}
-			p.byte(')')
-			return
-		}
-		p.byte('(')
-		p.sinfoList(x.Params)
-		if len(x.Params) == 1 {
-			p.byte(',')
-		}
-		p.str("), ")
-		p.sinfo(x.Ret)
-		if x.Pure {
-			p.str(", True)")
-		} else {
-			p.str(", False)")
-		}
-	default:
-		p.str("R.Object")
-	}
+	p.out = ir.SInfoFormat{Spell: p, Missing: "R.Object"}.Append(p.out, s)
 }
 
+// sinfoList writes l separated by commas.
 func (p *printer) sinfoList(l []ir.StructInfo) {
 	for i, s := range l {
 		if i > 0 {
@@ -127,6 +28,20 @@ func (p *printer) sinfoList(l []ir.StructInfo) {
 		}
 		p.sinfo(s)
 	}
+}
+
+// AppendDim implements ir.SInfoSpeller with relaxPrim.
+func (p *printer) AppendDim(b []byte, e ir.PrimExpr) []byte {
+	p.out = b
+	p.relaxPrim(e)
+	return p.out
+}
+
+// AppendShape implements ir.SInfoSpeller with the expression printer.
+func (p *printer) AppendShape(b []byte, e ir.Expr) []byte {
+	p.out = b
+	p.expr(e)
+	return p.out
 }
 
 func (p *printer) relaxPrims(l []ir.PrimExpr) {
