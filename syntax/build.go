@@ -69,6 +69,11 @@ type builder struct {
 	rb *ir.Builder
 	// tir holds the state of the PrimFunc being built, or nil.
 	tir *tirState
+	// neutral maps the line of each pass that syntax error recovery put in
+	// place of broken text to the names that text bound (recover_build.go);
+	// nil when the file parsed at once. neutralSeen counts those met.
+	neutral     map[int][]string
+	neutralSeen int
 }
 
 func newBuilder(file string) *builder {
@@ -261,6 +266,7 @@ func (bd *builder) buildModuleBody(body []*stmtNode) {
 		case st.Def != nil:
 			bd.errorf(spanOf(st.Pos, st.Pos), "expected @R.function or @T.prim_func before def %s", st.Def.Name)
 		case st.Simple != nil && st.Simple.Pass:
+			bd.neutralizedPass(st, false)
 		case st.Simple != nil && st.Simple.Expr != nil:
 			bd.try(func() { bd.moduleStmt(st.Simple.Expr) })
 		default:

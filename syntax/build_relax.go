@@ -92,8 +92,12 @@ func (bd *builder) relaxFunction(def *defNode, sig *relaxSig, pure bool) *ir.Fun
 	}
 	fs := &funcState{}
 	rb.BeginScope(sig.params)
+	neutralBefore := bd.neutralSeen
 	body := bd.relaxBody(suiteStmts(def.Body), fs, nil)
 	if body.result == nil {
+		if bd.neutralSeen > neutralBefore {
+			bd.skip() // the return may be what syntax recovery neutralized
+		}
 		bd.fail(spanOf(def.Pos, def.EndPos), "expected def %s to end with a return statement, found none", def.Name)
 	}
 	if body.failed {
@@ -189,6 +193,9 @@ func (bd *builder) relaxBody(stmts []*stmtNode, fs *funcState, branch *branchTai
 
 // branchResult converts the last statement of an if branch.
 func (bd *builder) branchResult(st *stmtNode, res *bodyResult) {
+	if bd.neutralizedPass(st, true) {
+		bd.skip()
+	}
 	sp := spanOf(st.Pos, st.EndPos)
 	if st.Simple == nil || st.Simple.Expr == nil || st.Simple.Expr.Value == nil {
 		bd.fail(sp, "expected the if branch to end by binding a value (name = ...), found %s", stmtKind(st))

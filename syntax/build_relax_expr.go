@@ -116,6 +116,9 @@ func (bd *builder) globalRef(a *ast) ir.Expr {
 		bd.fail(a.Span, "expected a Relax value, found %s", describeOrName(a))
 	}
 	if _, ok := bd.funcs[a.Name]; !ok {
+		if bd.poisonedFunc(a.Name) {
+			bd.skip()
+		}
 		bd.fail(a.Span, "undefined module function %s%s", a.Name, didYouMean(a.Name, sortedKeys(bd.funcs), a.X.Name+"."))
 	}
 	return ir.NewGlobalVar(a.Name)

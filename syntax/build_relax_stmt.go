@@ -12,6 +12,7 @@ func (bd *builder) relaxStmt(st *stmtNode, fs *funcState, df *dataflowState) {
 	sp := spanOf(st.Pos, st.EndPos)
 	switch {
 	case st.Simple != nil && st.Simple.Pass:
+		bd.neutralizedPass(st, df != nil)
 	case st.Simple != nil && st.Simple.Expr != nil:
 		as := st.Simple.Expr
 		if as.Value == nil {

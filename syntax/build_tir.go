@@ -249,6 +249,7 @@ func (bd *builder) tirStmt(st *stmtNode) (ir.Stmt, *ir.LetStmt) {
 	sp := spanOf(st.Pos, st.EndPos)
 	switch {
 	case st.Simple != nil && st.Simple.Pass:
+		bd.neutralizedPass(st, false)
 		return nil, nil
 	case st.Simple != nil && st.Simple.Return != nil:
 		bd.fail(sp, "expected T.ret(value) to return from a PrimFunc, found return")

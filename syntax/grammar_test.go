@@ -144,7 +144,7 @@ func TestExpressionSyntaxErrors(t *testing.T) {
 	for _, tc := range tests {
 		col := 9 + strings.Index(tc.line, "|")
 		line := strings.Replace(tc.line, "|", "", 1)
-		src := pre + "        " + line + "\n        return y\n"
+		src := pre + "        " + line + "\n        return x\n"
 		_, diags := Parse("e.tvms", []byte(src))
 		if len(diags) != 1 {
 			t.Errorf("%s: %d diagnostics, want 1:\n%s", line, len(diags), FormatDiagnostics(diags, []byte(src)))

@@ -63,11 +63,21 @@ func Parse(filename string, src []byte) (mod *ir.Module, diags diag.List) {
 		}
 	}()
 	tree, err := parseTree(filename, src)
+	var rec *recovery
 	if err != nil {
-		return nil, diag.List{syntaxDiagnostic(filename, err)}
+		// Only now, with a syntax error in hand, does recovery cost anything.
+		if tree, rec = recoverSyntax(filename, src, err); tree == nil {
+			return nil, finish(rec.diags)
+		}
 	}
 	bd := newBuilder(filename)
+	if rec != nil {
+		bd.neutral = rec.poison
+	}
 	mod = bd.buildFile(tree)
+	if rec != nil {
+		return mod, finish(append(rec.diags, rec.keep(bd.diags)...))
+	}
 	if len(bd.diags) > 0 {
 		return mod, finish(bd.diags)
 	}
