@@ -631,21 +631,7 @@ func (s *simplifier) other(e PrimExpr) PrimExpr {
 }
 
 func (s *simplifier) simplifyList(xs []PrimExpr) ([]PrimExpr, bool) {
-	var out []PrimExpr
-	for i, x := range xs {
-		y := s.simplify(x)
-		if y != x && out == nil {
-			out = make([]PrimExpr, len(xs))
-			copy(out, xs[:i])
-		}
-		if out != nil {
-			out[i] = y
-		}
-	}
-	if out == nil {
-		return xs, false
-	}
-	return out, true
+	return mapList(xs, s.simplify)
 }
 
 var negatedCompare = [...]BinaryOp{

@@ -47,21 +47,7 @@ func substPrim(e PrimExpr, m map[*PrimVar]PrimExpr) PrimExpr {
 }
 
 func substList(xs []PrimExpr, m map[*PrimVar]PrimExpr) ([]PrimExpr, bool) {
-	var out []PrimExpr
-	for i, x := range xs {
-		y := substPrim(x, m)
-		if y != x && out == nil {
-			out = make([]PrimExpr, len(xs))
-			copy(out, xs[:i])
-		}
-		if out != nil {
-			out[i] = y
-		}
-	}
-	if out == nil {
-		return xs, false
-	}
-	return out, true
+	return mapList(xs, func(x PrimExpr) PrimExpr { return substPrim(x, m) })
 }
 
 // PrimVarsIn returns the variables e mentions, in first-occurrence order
