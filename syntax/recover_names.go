@@ -123,11 +123,19 @@ func boundNames(toks []string) []string {
 }
 
 // plainNames returns the identifiers of toks[from:to] that stand alone:
-// not part of a dotted path, a call or a subscript (A[i] = v binds nothing).
+// outside brackets, not part of a dotted path, a call or a subscript
+// (A[i] = v binds nothing).
 func plainNames(toks []string, from, to int) []string {
 	var out []string
+	depth := 0
 	for i := from; i < to && i < len(toks); i++ {
-		if !isBindable(toks[i]) || (i > 0 && toks[i-1] == ".") {
+		switch toks[i] {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		}
+		if depth != 0 || !isBindable(toks[i]) || (i > 0 && toks[i-1] == ".") {
 			continue
 		}
 		if i+1 < len(toks) {
