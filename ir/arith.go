@@ -9,8 +9,13 @@ package ir
 // sum-of-products form (`4 * (2 * n)` and `8 * n` both give `n * 8`); other
 // expressions come back with simplified children and folded constants.
 // Simplify never edits e; unchanged non-integer nodes are returned as is.
-func Simplify(e PrimExpr) PrimExpr { return NewAnalyzer().Simplify(e) }
+func Simplify(e PrimExpr) PrimExpr { return noAssumptions.Simplify(e) }
 
 // CanProveEqual reports whether a and b are provably equal for every value
 // of their variables (integers: the canonical form of a - b is 0).
-func CanProveEqual(a, b PrimExpr) bool { return NewAnalyzer().CanProveEqual(a, b) }
+func CanProveEqual(a, b PrimExpr) bool { return noAssumptions.CanProveEqual(a, b) }
+
+// noAssumptions is the analyzer of the package-level entry points. A nil
+// *Analyzer knows nothing and is never written to, so sharing it costs no
+// allocation per call.
+var noAssumptions *Analyzer

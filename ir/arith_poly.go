@@ -69,6 +69,9 @@ func (s *simplifier) intern(e PrimExpr) int32 {
 	id := int32(len(s.atoms))
 	_, isVar := e.(*PrimVar)
 	s.atoms = append(s.atoms, atomInfo{expr: e, isVar: isVar, text: FormatPrim(e, nil)})
+	if s.atomIndex == nil {
+		s.atomIndex = map[string]int32{}
+	}
 	s.atomIndex[key] = id
 	return id
 }
@@ -324,6 +327,9 @@ func (s *simplifier) key(e PrimExpr) string {
 func (s *simplifier) varID(v *PrimVar) int {
 	id, ok := s.varIDs[v]
 	if !ok {
+		if s.varIDs == nil {
+			s.varIDs = map[*PrimVar]int{}
+		}
 		id = len(s.varIDs)
 		s.varIDs[v] = id
 	}
@@ -387,6 +393,9 @@ func (s *simplifier) writeKey(sb *strings.Builder, e PrimExpr) {
 	case *BufferLoad:
 		id, ok := s.bufIDs[e.Buffer]
 		if !ok {
+			if s.bufIDs == nil {
+				s.bufIDs = map[*Buffer]int{}
+			}
 			id = len(s.bufIDs)
 			s.bufIDs[e.Buffer] = id
 		}

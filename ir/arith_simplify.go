@@ -21,14 +21,11 @@ type simplifier struct {
 	varAtoms  map[*PrimVar]int32 // fast path around intern's key strings
 }
 
+// newSimplifier returns an empty simplifier. Its maps are made on first
+// write (reads of nil maps are fine): most calls meet a handful of atoms or
+// none, and four map headers per call dominated normalization's allocations.
 func newSimplifier(an *Analyzer) *simplifier {
-	return &simplifier{
-		an:        an,
-		atomIndex: map[string]int32{},
-		varIDs:    map[*PrimVar]int{},
-		bufIDs:    map[*Buffer]int{},
-		varAtoms:  map[*PrimVar]int32{},
-	}
+	return &simplifier{an: an}
 }
 
 // isPolyType reports whether expressions of type t get the polynomial
@@ -70,6 +67,9 @@ func (s *simplifier) poly(e PrimExpr) *poly {
 			return &poly{dt: e.Type, terms: []term{{mono: []int32{id}, coef: 1}}}
 		}
 		p := s.atomPoly(e)
+		if s.varAtoms == nil {
+			s.varAtoms = map[*PrimVar]int32{}
+		}
 		s.varAtoms[e] = p.terms[0].mono[0]
 		return p
 	case *Binary:

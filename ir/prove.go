@@ -60,7 +60,23 @@ func (a *Analyzer) varInterval(v *PrimVar) interval {
 // Simplify returns the canonical form of e, using the known bounds to
 // decide comparisons, min/max and divisions (min(n, 16) is n when n ≤ 16).
 func (a *Analyzer) Simplify(e PrimExpr) PrimExpr {
+	if isCanonicalLeaf(e) { // most shape dimensions: no simplifier needed
+		return e
+	}
 	return newSimplifier(a).simplify(e)
+}
+
+// isCanonicalLeaf reports whether e is its own canonical form without
+// looking further: a variable, or a constant whose value its type can hold
+// (the cases simplify returns as is).
+func isCanonicalLeaf(e PrimExpr) bool {
+	switch x := e.(type) {
+	case *PrimVar:
+		return true
+	case *IntImm:
+		return storedInt(x.Type, x.Value) == x.Value
+	}
+	return false
 }
 
 // ConstBounds returns bounds of the integer (or bool) expression e, by
