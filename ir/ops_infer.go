@@ -93,12 +93,12 @@ func fmtDType(t DataType) string {
 
 // opArgName is the schema name of argument position i (for messages).
 func opArgName(op *Op, i int) string {
-	params := op.ArgParams()
-	switch {
-	case i < len(params):
-		return params[i].Name
-	case len(params) > 0 && params[len(params)-1].Variadic:
-		return params[len(params)-1].Name
+	n := op.argParamCount()
+	if p, ok := op.argParam(i); ok {
+		return p.Name
+	}
+	if last, ok := op.argParam(n - 1); ok && last.Variadic {
+		return last.Name
 	}
 	return "argument " + strconv.Itoa(i)
 }

@@ -59,6 +59,35 @@ func (op *Op) ArgParams() []Param {
 	return out
 }
 
+// argParamCount is len(op.ArgParams()) without building the list.
+func (op *Op) argParamCount() int {
+	n := 0
+	for _, p := range op.Params {
+		if !p.Kind.IsAttr() {
+			n++
+		}
+	}
+	return n
+}
+
+// argParam is op.ArgParams()[i] without building the list (ok false when i
+// is out of range).
+func (op *Op) argParam(i int) (Param, bool) {
+	if i < 0 {
+		return Param{}, false
+	}
+	for _, p := range op.Params {
+		if p.Kind.IsAttr() {
+			continue
+		}
+		if i == 0 {
+			return p, true
+		}
+		i--
+	}
+	return Param{}, false
+}
+
 // ArgPosition returns the position in Call.Args of the argument parameter
 // called name, or -1 (unknown name or an attribute).
 func (op *Op) ArgPosition(name string) int {
@@ -350,9 +379,8 @@ func opOptArg(op *Op, call *Call, i int) Expr {
 	if i < len(call.Args) {
 		return call.Args[i]
 	}
-	params := op.ArgParams()
-	if i < len(params) {
-		if d, ok := params[i].Default.(Expr); ok {
+	if p, ok := op.argParam(i); ok {
+		if d, ok := p.Default.(Expr); ok {
 			return d
 		}
 	}
@@ -366,10 +394,10 @@ func opOptArg(op *Op, call *Call, i int) Expr {
 // call itself when nothing changes.
 func normalizeSchema(op *Op, call *Call) (*Call, error) {
 	var newArgs []Expr
-	params := op.ArgParams()
-	if len(call.Args) < len(params) {
-		for i := len(call.Args); i < len(params); i++ {
-			d := params[i].NewDefaultArg()
+	if n := op.argParamCount(); len(call.Args) < n {
+		for i := len(call.Args); i < n; i++ {
+			p, _ := op.argParam(i)
+			d := p.NewDefaultArg()
 			if d == nil {
 				break
 			}
