@@ -132,11 +132,34 @@ func newTensor(dtype DataType, dims []PrimExpr, known bool, ndim int) *TensorInf
 	if !known {
 		return TensorInfoNDim(dtype, ndim)
 	}
-	out := make([]PrimExpr, len(dims))
+	a := &knownTensorAlloc{}
+	var out []PrimExpr
+	if len(dims) <= len(a.dims) {
+		out = a.dims[:len(dims):len(dims)] // non-nil even for rank 0, as TensorInfoOf
+	} else {
+		out = make([]PrimExpr, len(dims))
+	}
 	for i, d := range dims {
 		out[i] = Simplify(d)
 	}
-	return TensorInfoOf(dtype, out...)
+	// What TensorInfoOf(dtype, out...) builds, in one allocation.
+	a.sinfo = ShapeInfo{Values: out, NDim: len(out)}
+	a.shape.Values = out
+	a.shape.SetStructInfo(&a.sinfo)
+	a.info = TensorInfo{Shape: &a.shape, DType: dtype, NDim: len(out)}
+	return &a.info
+}
+
+// knownTensorAlloc holds a known-shape inference result: the TensorInfo,
+// its ShapeExpr, the ShapeExpr's ShapeInfo and, up to rank 4, the
+// dimensions. Inference builds one per call, and as four separate objects
+// they were most of normalization's allocations. The parts live and die
+// together, so sharing one allocation retains nothing extra.
+type knownTensorAlloc struct {
+	info  TensorInfo
+	shape ShapeExpr
+	sinfo ShapeInfo
+	dims  [4]PrimExpr
 }
 
 // withDType returns t's shape with another dtype.
