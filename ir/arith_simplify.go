@@ -55,9 +55,9 @@ func (s *simplifier) simplify(e PrimExpr) PrimExpr {
 
 // poly converts an integer expression into canonical polynomial form.
 //
-// It avoids Binary.DType, which walks the left spine: operand types are
-// read from the operands' polys instead, so a long left-nested sum costs
-// linear time.
+// Operand types are read from the operands' polys rather than from
+// Binary.DType, which walks the left spine of Binary literals not built by
+// NewBinary, so a long left-nested sum costs linear time either way.
 func (s *simplifier) poly(e PrimExpr) *poly {
 	switch e := e.(type) {
 	case *IntImm:

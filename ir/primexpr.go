@@ -97,18 +97,43 @@ func (op BinaryOp) IsCompare() bool { return op >= OpEQ && op <= OpGE }
 // IsLogical reports whether op is "and" or "or".
 func (op BinaryOp) IsLogical() bool { return op == OpAnd || op == OpOr }
 
-// Binary is a binary arithmetic, comparison or logical expression.
+// Binary is a binary arithmetic, comparison or logical expression. Build
+// it with NewBinary (or Add, Sub, ...), which records its type so DType is
+// O(1); a Binary literal is still correct but computes its type on demand.
 type Binary struct {
 	primBase
 	Op   BinaryOp
 	A, B PrimExpr
+	dt   DataType // set by NewBinary; Void in a literal (computed by DType)
 }
 
+// DType is the recorded type, or for a Binary literal the type of its left
+// operand (Bool of the same lanes for comparisons and logical operators).
 func (e *Binary) DType() DataType {
-	if e.Op.IsCompare() || e.Op.IsLogical() {
-		return Bool.WithLanes(int(max(e.A.DType().Lanes, 1)))
+	if !e.dt.IsVoid() {
+		return e.dt
 	}
-	return e.A.DType()
+	return binaryDType(e.Op, e.A)
+}
+
+// binaryDType is the type of op applied to a left operand a. It follows the
+// left spine iteratively through untyped literals of arithmetic operators,
+// so a long left-nested chain never recurses.
+func binaryDType(op BinaryOp, a PrimExpr) DataType {
+	for !op.IsCompare() && !op.IsLogical() {
+		b, ok := a.(*Binary)
+		if !ok || !b.dt.IsVoid() {
+			break
+		}
+		op, a = b.Op, b.A
+	}
+	if a == nil {
+		return Void
+	}
+	if op.IsCompare() || op.IsLogical() {
+		return Bool.WithLanes(int(max(a.DType().Lanes, 1)))
+	}
+	return a.DType()
 }
 
 // Not is logical negation.
@@ -183,7 +208,9 @@ func NewPrimVar(name string, t DataType) *PrimVar { return &PrimVar{Name: name, 
 func SymVar(name string) *PrimVar { return NewPrimVar(name, Int64) }
 
 // NewBinary builds a binary expression without simplifying it.
-func NewBinary(op BinaryOp, a, b PrimExpr) *Binary { return &Binary{Op: op, A: a, B: b} }
+func NewBinary(op BinaryOp, a, b PrimExpr) *Binary {
+	return &Binary{Op: op, A: a, B: b, dt: binaryDType(op, a)}
+}
 
 // Add, Sub, Mul, FloorDiv, FloorMod, Min and Max build unsimplified nodes.
 func Add(a, b PrimExpr) PrimExpr      { return NewBinary(OpAdd, a, b) }
