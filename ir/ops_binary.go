@@ -79,7 +79,8 @@ func inferBinary(op *Op, call *Call, compare bool) (StructInfo, error) {
 	if !okA || !okB {
 		return TensorInfoNDim(dtype, ndim), nil
 	}
-	dims, known, err := broadcastDims(op, da, db)
+	var scratch [4]PrimExpr
+	dims, known, err := broadcastDims(op, da, db, scratch[:])
 	if err != nil {
 		return nil, err
 	}

@@ -215,10 +215,15 @@ func isOne(d PrimExpr) bool {
 // broadcastDims applies numpy broadcasting to two known shapes. known is
 // false when a pair of symbolic dimensions cannot be proven equal (the
 // result is then rank-only); a pair of distinct constants (neither 1) is an
-// error.
-func broadcastDims(op *Op, a, b []PrimExpr) (out []PrimExpr, known bool, err error) {
+// error. The result is written to scratch when it fits (callers pass a
+// stack array, newTensor copies the dims out), else to a new slice.
+func broadcastDims(op *Op, a, b, scratch []PrimExpr) (out []PrimExpr, known bool, err error) {
 	n := max(len(a), len(b))
-	out = make([]PrimExpr, n)
+	if n <= cap(scratch) {
+		out = scratch[:n]
+	} else {
+		out = make([]PrimExpr, n)
+	}
 	known = true
 	for i := 1; i <= n; i++ {
 		var da, db PrimExpr

@@ -85,7 +85,8 @@ func inferMatmul(op *Op, call *Call) (StructInfo, error) {
 	if dimsProvablyDiffer(k1, k2) {
 		return nil, opErrorf(op, "reduction dims %s and %s differ", fmtDim(k1), fmtDim(k2))
 	}
-	batch, known, err := broadcastDims(op, da[:len(da)-2], db[:len(db)-2])
+	var scratch [6]PrimExpr // batch dims and the two matrix dims
+	batch, known, err := broadcastDims(op, da[:len(da)-2], db[:len(db)-2], scratch[:])
 	if err != nil {
 		return nil, err
 	}
