@@ -28,11 +28,18 @@
 //
 // # Diagnostics
 //
-// A syntax error stops parsing with one positioned diagnostic (participle
-// reports the furthest failure only). Errors found while building are
-// collected at statement granularity: a failed statement is skipped and the
-// next one converted, so one run reports several independent errors (sorted,
-// de-duplicated, at most maxErrors). Unknown names come with the closest
+// participle reports only its furthest failure, so syntax errors are
+// recovered by re-parsing (recover.go): the diagnostic is recorded, the
+// logical line it is on (every physical line of a bracketed statement) is
+// replaced by an indentation-preserving pass, or the whole block when the
+// line is a block header or decorator, and the text is parsed again. Other
+// lines keep their positions, so every diagnostic points at the original
+// text; the names the dropped text bound are poisoned in the builder. Each
+// round drops at least one new line and the rounds are bounded, and valid
+// input never enters recovery. Errors found while building are collected
+// at statement granularity too: a failed statement is skipped and the next
+// one converted. So one run reports several independent errors, syntax and
+// semantic (sorted, de-duplicated, at most maxErrors). Unknown names come with the closest
 // known one ("did you mean R.nn.relu?"). FormatDiagnostics renders a list
 // with the source line and a caret.
 //
