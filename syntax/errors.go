@@ -94,8 +94,32 @@ func syntaxDiagnostic(filename string, err error) *diag.Diagnostic {
 	default:
 		d.Msg = "syntax error: " + err.Error()
 	}
+	d.Msg = productionNames.Replace(d.Msg)
 	return d
 }
+
+// productionNames spells participle's grammar production names, which its
+// "expected" lists mention, the way a user reads them. (The wording avoids
+// "indent": recovery treats messages about indentation as layout errors.)
+var productionNames = strings.NewReplacer(
+	`":" SuiteNode`, `":" and a block`,
+	"StmtNode+ <dedent>", "a statement",
+	"StmtNode+", "a statement",
+	"SuiteNode", "a block",
+	"StmtNode", "a statement",
+	"DecoratedNode", "a decorated def or class",
+	"ClassNode", "a class",
+	"DefNode", "a def",
+	"ParamNode", "a parameter",
+	"ElifNode", "elif",
+	"ForNode", "a for loop",
+	"WithNode", "a with block",
+	"IfNode", "an if statement",
+	"AssignNode", "an assignment",
+	"ListNode", "a list",
+	"FileNode", "a module",
+	"<dedent>", "the end of the block",
+)
 
 func posSpan(filename string, p lexer.Position, width int) diag.Span {
 	line, col := p.Line, p.Column
