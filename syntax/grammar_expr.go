@@ -212,6 +212,25 @@ func (n *exprListNode) parse(lex *lexer.PeekingLexer) error {
 type exprReader struct {
 	lex      *lexer.PeekingLexer
 	problems []exprProblem
+	// depth counts the open binary calls plus the operators and trailers
+	// chained inside them, so it bounds the depth of the ast being built.
+	depth int
+}
+
+// maxExprDepth bounds the nesting of one expression (parentheses,
+// brackets, calls, unary and chained binary operators, trailers). Parsing,
+// building and every later pass recurse on expression depth; without a
+// bound, deep enough input overflows the goroutine stack, which is fatal
+// rather than a panic. Printed TVMScript nests a few levels.
+const maxExprDepth = 1000
+
+// deeper enters one more level, failing at the next token past the bound.
+func (p *exprReader) deeper() error {
+	p.depth++
+	if p.depth > maxExprDepth {
+		return participle.Errorf(p.next(), "expression nested too deeply (more than %d levels of parentheses, brackets, calls and operators)", maxExprDepth)
+	}
+	return nil
 }
 
 func (p *exprReader) problem(sp diag.Span, msg string) {
@@ -241,6 +260,16 @@ func (p *exprReader) expr() (*ast, error) { return p.binary(precOr) }
 // binary is precedence climbing: it reads operands joined by operators
 // binding at least as tight as minPrec.
 func (p *exprReader) binary(minPrec int) (*ast, error) {
+	entry := p.depth
+	t, err := p.climb(minPrec)
+	p.depth = entry
+	return t, err
+}
+
+func (p *exprReader) climb(minPrec int) (*ast, error) {
+	if err := p.deeper(); err != nil {
+		return nil, err
+	}
 	left, err := p.unary()
 	if err != nil {
 		return nil, err
@@ -252,6 +281,9 @@ func (p *exprReader) binary(minPrec int) (*ast, error) {
 			return left, nil
 		}
 		p.lex.Next()
+		if err := p.deeper(); err != nil {
+			return nil, err
+		}
 		var right *ast
 		if prec == precPow {
 			right, err = p.binary(precUnary) // right associative; allows 2 ** -1
@@ -294,6 +326,12 @@ func (p *exprReader) primary() (*ast, error) {
 		tok := p.lex.Peek()
 		if tok.Type != typeOp {
 			return e, nil
+		}
+		switch tok.Value {
+		case ".", "(", "[":
+			if err := p.deeper(); err != nil {
+				return nil, err
+			}
 		}
 		switch tok.Value {
 		case ".":
