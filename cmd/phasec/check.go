@@ -42,6 +42,9 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0 // -h asked for the usage, as with opt and passes
+		}
 		return 2
 	}
 	if fl.NArg() == 0 {
@@ -119,7 +122,8 @@ func readError(file string, err error) *diag.Diagnostic {
 }
 
 // collectFiles expands the arguments: a file stands for itself (whatever its
-// extension), a directory for every .tvms file below it, in lexical order.
+// extension), a directory for every .tvms file below it, in lexical order;
+// a directory without any is an error.
 func collectFiles(paths []string) ([]string, diag.List) {
 	var files []string
 	var errs diag.List
@@ -146,6 +150,10 @@ func collectFiles(paths []string) ([]string, diag.List) {
 		})
 		if err != nil {
 			errs = append(errs, readError(p, err))
+		}
+		if len(found) == 0 {
+			// A mistyped directory must not pass as a clean check.
+			errs = append(errs, &diag.Diagnostic{Span: diag.Span{File: p}, Severity: diag.Error, Msg: "no .tvms files in this directory"})
 		}
 		slices.Sort(found)
 		files = append(files, found...)

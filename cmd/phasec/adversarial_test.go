@@ -1,0 +1,99 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAdversarialInputs: hostile arguments and input get a clear diagnostic
+// and the documented exit code (0 ok, 1 failure, 2 usage or unreadable
+// input where the command says so), never a panic or a Go stack trace.
+func TestAdversarialInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	module := func(value string) string {
+		return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n" +
+			"        y = " + value + "\n        return y\n"
+	}
+	model := "../../testdata/models/mlp_legalized.tvms"
+	empty := write("empty.tvms", "")
+	garbage := write("garbage.tvms", "\x00\xff\xfe\x01@I.ir_module\x00class \x80\x81:\n\t\t\x00")
+	deepParens := write("parens.tvms", module(strings.Repeat("(", 10000)+"x"+strings.Repeat(")", 10000)))
+	deepBrackets := write("brackets.tvms", module(strings.Repeat("[", 10000)+"x"+strings.Repeat("]", 10000)))
+	longLine := write("long.tvms", module("x"+strings.Repeat(" ", 1<<20)))
+	emptyDir := filepath.Join(dir, "nothing")
+	if err := os.Mkdir(emptyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	blocker := write("not_a_dir", "a file where --dump-dir wants a directory")
+
+	tests := []struct {
+		name   string
+		args   []string
+		stdin  string
+		code   int
+		stderr string // a fragment the diagnostic must contain ("" = not checked)
+	}{
+		{"unknown flag before command", []string{"--bogus"}, "", 2, `unknown command "--bogus"`},
+		{"fmt unknown flag", []string{"fmt", "--bogus"}, "", 2, "flag provided but not defined: -bogus"},
+		{"fmt -h is not an error", []string{"fmt", "-h"}, "", 0, "usage: phasec fmt"},
+		{"check -h is not an error", []string{"check", "-h"}, "", 0, "usage: phasec check"},
+		{"equal -h is not an error", []string{"equal", "-h"}, "", 0, "usage: phasec equal"},
+		{"passes bad flag shows phasec usage", []string{"passes", "--bogus"}, "", 2, "usage: phasec passes"},
+		{"doc bad flag shows phasec usage", []string{"doc", "phases", "--bogus"}, "", 2, "usage: phasec doc phases"},
+		{"fmt missing file", []string{"fmt", filepath.Join(dir, "missing.tvms")}, "", 1, "no such file or directory"},
+		{"fmt directory", []string{"fmt", dir}, "", 1, "is a directory"},
+		{"fmt empty file is an empty module", []string{"fmt", empty}, "", 0, ""},
+		{"fmt binary garbage", []string{"fmt", garbage}, "", 1, "syntax error"},
+		{"fmt garbage on stdin", []string{"fmt", "-"}, "\x00\x01\x02\xff", 1, "syntax error"},
+		{"fmt 10000 nested parentheses", []string{"fmt", deepParens}, "", 1, "nested too deeply"},
+		{"fmt 10000 nested brackets", []string{"fmt", deepBrackets}, "", 1, "nested too deeply"},
+		{"fmt 1 MiB line", []string{"fmt", longLine}, "", 0, ""},
+		{"check missing file", []string{"check", filepath.Join(dir, "missing.tvms")}, "", 2, "cannot read"},
+		{"check binary garbage", []string{"check", garbage}, "", 2, "syntax error"},
+		{"check nesting", []string{"check", deepParens}, "", 2, ""}, // diagnostics go to stdout
+		{"check directory without modules", []string{"check", emptyDir}, "", 2, ""},
+		{"check --format nope", []string{"check", "--format", "nope", model}, "", 2, `unknown format "nope"`},
+		{"equal - -", []string{"equal", "-", "-"}, "", 2, "only one of A and B may be -"},
+		{"equal one file", []string{"equal", model}, "", 2, "usage: phasec equal"},
+		{"equal missing file", []string{"equal", filepath.Join(dir, "missing.tvms"), model}, "", 2, "no such file"},
+		{"opt unknown pass", []string{"opt", "--passes", "Nope", model}, "", 2, `unknown pass "Nope"`},
+		{"opt unknown option", []string{"opt", "--passes", "canonicalize{bogus=1}", model}, "", 2, `unknown option "bogus"`},
+		{"opt malformed pipeline", []string{"opt", "--passes", "seq(", model}, "", 2, "expected a pass name"},
+		{"opt --config unknown key", []string{"opt", "--passes", "canonicalize", "--config", "nope=1", model}, "", 2, `unknown config key "nope"`},
+		{"opt --config without =", []string{"opt", "--passes", "canonicalize", "--config", "nope", model}, "", 2, "want key=value"},
+		{"opt --bisect-limit -1 is no limit", []string{"opt", "--passes", "canonicalize", "--bisect-limit", "-1", model}, "", 0, ""},
+		{"opt --bisect-limit not a number", []string{"opt", "--passes", "canonicalize", "--bisect-limit", "x", model}, "", 2, "invalid value"},
+		{"opt --dump-dir over a file", []string{"opt", "--passes", "canonicalize", "--dump-dir", blocker, model}, "", 1, "not a directory"},
+		{"opt --opt-level out of range", []string{"opt", "--passes", "canonicalize", "--opt-level", "9", model}, "", 2, "outside 0..3"},
+		{"opt empty stdin", []string{"opt", "--passes", "canonicalize", "-"}, "", 0, ""},
+		{"opt directory", []string{"opt", "--passes", "canonicalize", dir}, "", 1, "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.stdin, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstderr:\n%.2000s", code, tt.code, errOut)
+			}
+			if tt.stderr != "" && !strings.Contains(errOut, tt.stderr) && !strings.Contains(out, tt.stderr) {
+				t.Errorf("output lacks %q\nstderr:\n%.2000s", tt.stderr, errOut)
+			}
+			if tt.code != 0 && strings.TrimSpace(errOut+out) == "" {
+				t.Errorf("exit %d without any diagnostic", code)
+			}
+			for _, trace := range []string{"goroutine ", "panic:", "runtime error", "internal error"} {
+				if strings.Contains(errOut, trace) || strings.Contains(out, trace) {
+					t.Errorf("output contains %q:\n%.2000s", trace, errOut+out)
+				}
+			}
+		})
+	}
+}
