@@ -28,6 +28,7 @@ func runDoc(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doc phases", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "PHASES.md", "write to `FILE` (- for stdout)")
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			return 0

@@ -36,6 +36,9 @@ func runEqual(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var files []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return 0 // -h asked for the usage, as with opt and passes
+			}
 			return 2
 		}
 		if fs.NArg() == 0 {

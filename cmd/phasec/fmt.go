@@ -25,6 +25,9 @@ func runFmt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, "usage: phasec fmt [FILE|-]") }
 	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0 // -h asked for the usage, as with opt and passes
+		}
 		return 2
 	}
 	if fs.NArg() > 1 {

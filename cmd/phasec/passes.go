@@ -45,6 +45,7 @@ func runPasses(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("passes", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: phasec passes [--json]"); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
