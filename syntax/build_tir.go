@@ -286,6 +286,11 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, *ir.LetStmt
 		buf := bd.bufferOf(target.X)
 		idx := bd.indices(target, buf)
 		v := bd.adapt(bd.prim(value), isLiteral(value), buf.DType)
+		if vt := v.DType(); vt != buf.DType && vt.IsScalar() && buf.DType.IsScalar() && !buf.DType.IsHandle() && !buf.DType.IsVoid() {
+			// TVM rejects this store too; accepting it let T.int32(5) into
+			// an int64 buffer print as a bare 5 that re-parses as int64.
+			bd.errorf(value.Span, "cannot store a value of dtype %s into buffer %s of dtype %s (convert it with T.Cast)", vt, buf.Name, buf.DType)
+		}
 		s := &ir.BufferStore{Buffer: buf, Indices: idx, Value: v}
 		s.SetSpan(sp)
 		return s, nil
