@@ -379,9 +379,13 @@ func (b *Builder) normalizeFunction(f *Function) Expr {
 	body := b.normalizeScope(f.Body, f.Params, true)
 	ret := f.Ret
 	bodyInfo := infoOrObject(body)
+	// After an error, R.Object stands in for what could not be inferred:
+	// comparing the return annotation with it would only add noise.
+	_, bodyFailed := bodyInfo.(*ObjectInfo)
+	bodyFailed = bodyFailed && len(b.errs) > 0
 	if ret == nil {
 		ret = bodyInfo
-	} else if StructInfoBaseCheck(ret, bodyInfo) < FailL2 {
+	} else if !bodyFailed && StructInfoBaseCheck(ret, bodyInfo) < FailL2 {
 		span := f.Span()
 		if !span.IsValid() {
 			span = body.Span()

@@ -89,7 +89,7 @@ func reshapeTarget(op *Op, call *Call) (t *TensorInfo, dims []PrimExpr, ndim int
 	}
 	inferAt := -1
 	for i, d := range dims {
-		v, ok := IntValue(d)
+		v, ok := IntValue(Simplify(d)) // a folded overflow is as negative as a literal
 		switch {
 		case !ok || v >= 0:
 		case v == -1 && inferAt < 0:

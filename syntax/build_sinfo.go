@@ -157,6 +157,12 @@ func (bd *builder) dims(a *ast) []ir.PrimExpr {
 	out := make([]ir.PrimExpr, len(a.Items))
 	for i, it := range a.Items {
 		out[i] = bd.dim(it)
+		// A shape annotation describes real extents: a constant negative
+		// one (written, or folded from an overflowing expression) can hold
+		// of no value.
+		if v, ok := ir.IntValue(ir.Simplify(out[i])); ok && v < 0 {
+			bd.fail(it.Span, "dimension %d is negative (%d): a shape's extents are at least 0", i, v)
+		}
 	}
 	return out
 }
