@@ -35,7 +35,6 @@ type checker struct {
 	dataflow  bool   // the current binding sits in a dataflow block
 	anchor    diag.Span
 	path      []pathSeg
-	dfVars    []bool            // by var ID: the variable is a dataflow var
 	primWrite map[string][]bool // PrimFunc name -> params it writes
 }
 
@@ -52,7 +51,7 @@ func newChecker(mod *ir.Module, props phase.Set, p phase.Phase, infer bool) *che
 		props:  props.With(phase.WellFormed),
 		phase:  p,
 		infer:  infer,
-		scopes: newScopes(),
+		scopes: newScopes(countVars(mod)),
 	}
 }
 
@@ -234,14 +233,13 @@ func (c *checker) funcLabel(nested bool) string {
 
 func (c *checker) defineParam(p *ir.Var, fnSpan diag.Span) {
 	span := spanOr(p.Span(), fnSpan)
-	if prev := c.defineVar(p, true); prev != nil {
+	if _, prev, redefined := c.defineVar(p, true); redefined {
 		if prev.param {
 			c.report(ruleSharedParam, span, "parameter %s is already a parameter of another function (or twice of this one)", p.Name)
 		} else {
 			c.report(ruleRedefinedVar, span, "variable %s is defined more than once", p.Name)
 		}
 	}
-	c.noteDataflow(p)
 	if p.Dataflow {
 		c.report(ruleDataflowVarDef, span, "parameter %s is a dataflow variable; dataflow variables are defined only in dataflow blocks", p.Name)
 	}
@@ -250,15 +248,6 @@ func (c *checker) defineParam(p *ir.Var, fnSpan diag.Span) {
 		return
 	}
 	c.sinfo(p.StructInfo(), true, span)
-}
-
-// noteDataflow records whether the just-defined variable is a dataflow var.
-func (c *checker) noteDataflow(v *ir.Var) {
-	id := c.varID[v]
-	for int(id) >= len(c.dfVars) {
-		c.dfVars = append(c.dfVars, false)
-	}
-	c.dfVars[id] = v.Dataflow
 }
 
 // scopedSeq checks a SeqExpr that opens a scope (function body or If branch).
@@ -328,7 +317,7 @@ func (c *checker) block(b *ir.BindingBlock) {
 		c.pop()
 	}
 	if b.Dataflow {
-		c.dropDataflow(m, func(id int32) bool { return c.dfVars[id] })
+		c.dropDataflow(m)
 	}
 	c.dataflow, c.anchor = saveDF, saveAnchor
 }
@@ -362,9 +351,9 @@ func (c *checker) binding(bd ir.Binding, blockSpan diag.Span) {
 			c.defineBound(v, span)
 		default:
 			c.expr(val)
-			c.defineBound(v, span)
+			id := c.defineBound(v, span)
 			if _, ok := val.(*ir.Constant); ok {
-				c.vars[c.varID[v]].constBound = true
+				c.vars[id].constBound = true
 			}
 		}
 		c.pop()
@@ -402,14 +391,16 @@ func (c *checker) binding(bd ir.Binding, blockSpan diag.Span) {
 	}
 }
 
-func (c *checker) defineBound(v *ir.Var, span diag.Span) {
-	if prev := c.defineVar(v, false); prev != nil {
+// defineBound defines a binding's variable and returns its ID.
+func (c *checker) defineBound(v *ir.Var, span diag.Span) int32 {
+	id, _, redefined := c.defineVar(v, false)
+	if redefined {
 		c.report(ruleRedefinedVar, span, "variable %s is defined more than once", v.Name)
 	}
-	c.noteDataflow(v)
 	if v.Dataflow && !c.dataflow {
 		c.report(ruleDataflowVarDef, span, "dataflow variable %s is defined outside a dataflow block", v.Name)
 	}
+	return id
 }
 
 // boundInfo checks a binding variable's own struct info (present, and its

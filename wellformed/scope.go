@@ -19,8 +19,9 @@ const (
 )
 
 type varInfo struct {
-	state varState
-	param bool
+	state    varState
+	param    bool
+	dataflow bool // a dataflow var: it ends with its dataflow block
 	// constBound: the variable is bound to a Constant (so a kernel writing
 	// it writes the constant pool).
 	constBound bool
@@ -54,8 +55,16 @@ type scopes struct {
 	nextFrame int32
 }
 
-func newScopes() scopes {
-	return scopes{varID: map[*ir.Var]int32{}, symID: map[*ir.PrimVar]int32{}}
+// newScopes returns empty scopes with room for about nvars variables, so a
+// large module's walk does not rehash the ID map while it grows (a growing
+// map costs both the rehashing and the garbage of every outgrown table).
+func newScopes(nvars int) scopes {
+	return scopes{
+		varID:    make(map[*ir.Var]int32, nvars),
+		vars:     make([]varInfo, 0, nvars),
+		varStack: make([]int32, 0, nvars),
+		symID:    map[*ir.PrimVar]int32{},
+	}
 }
 
 // mark is a scope boundary: the lengths of both definition stacks.
@@ -87,29 +96,29 @@ func (s *scopes) lookupVar(v *ir.Var) *varInfo {
 	return &s.vars[id]
 }
 
-// defineVar brings v into scope. It returns the previous info when v was
-// already defined somewhere (a violation the caller reports), else nil.
-func (s *scopes) defineVar(v *ir.Var, param bool) (prev *varInfo) {
-	id, ok := s.varID[v]
-	if ok {
-		old := s.vars[id]
-		prev = &old
+// defineVar brings v into scope and returns its ID. redefined reports that v
+// was already defined somewhere (a violation the caller reports); prev is
+// then its info before this definition.
+func (s *scopes) defineVar(v *ir.Var, param bool) (id int32, prev varInfo, redefined bool) {
+	id, redefined = s.varID[v]
+	if redefined {
+		prev = s.vars[id]
 	} else {
 		id = int32(len(s.vars))
 		s.varID[v] = id
 		s.vars = append(s.vars, varInfo{})
 	}
-	s.vars[id] = varInfo{state: varInScope, param: param}
+	s.vars[id] = varInfo{state: varInScope, param: param, dataflow: v.Dataflow}
 	s.varStack = append(s.varStack, id)
-	return prev
+	return id, prev, redefined
 }
 
 // dropDataflow ends the dataflow variables defined since m (the end of a
 // dataflow block); the block's outputs stay in scope.
-func (s *scopes) dropDataflow(m mark, isDataflow func(id int32) bool) {
+func (s *scopes) dropDataflow(m mark) {
 	for _, id := range s.varStack[m.vars:] {
-		if s.vars[id].state == varInScope && isDataflow(id) {
-			s.vars[id].state = varDropped
+		if info := &s.vars[id]; info.state == varInScope && info.dataflow {
+			info.state = varDropped
 		}
 	}
 }
@@ -152,4 +161,26 @@ func (s *scopes) symProblem(v *ir.PrimVar) string {
 		return "is defined in an enclosing function; a nested function must bind it through its own parameters"
 	}
 	return ""
+}
+
+// countVars estimates how many variables a check of mod defines: the
+// parameters and top-level bindings of its Relax functions. Nested scopes
+// (If branches, local functions) are not counted; they grow the tables.
+func countVars(mod *ir.Module) int {
+	n := 0
+	for _, f := range mod.Functions() {
+		fn, ok := f.(*ir.Function)
+		if !ok {
+			continue
+		}
+		n += len(fn.Params)
+		if seq, ok := fn.Body.(*ir.SeqExpr); ok {
+			for _, b := range seq.Blocks {
+				if b != nil {
+					n += len(b.Bindings)
+				}
+			}
+		}
+	}
+	return n
 }

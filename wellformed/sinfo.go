@@ -30,7 +30,6 @@ func (c *checker) sinfo(s ir.StructInfo, def bool, span diag.Span) {
 		case *ir.Var:
 			if def && c.lookupVar(sh) == nil {
 				c.defineVar(sh, false)
-				c.noteDataflow(sh)
 			} else {
 				c.useVar(sh)
 			}
