@@ -4,8 +4,8 @@ import "github.com/phasec/phasec/ir"
 
 // Scoping state with dense IDs. Every Relax Var and symbolic PrimVar gets an
 // index into a slice the first time the checker meets it; after that a use
-// costs one map lookup and a slice access, and popping a scope walks only the
-// variables the scope defined. The maps are built once per check and never
+// costs one table lookup (ptrIDs) and a slice access, and popping a scope walks only the
+// variables the scope defined. The tables are built once per check and never
 // shrink: a variable that went out of scope keeps its ID, so a second
 // definition anywhere in the module is still caught (SSA by identity).
 
@@ -43,11 +43,11 @@ type symSave struct {
 }
 
 type scopes struct {
-	varID    map[*ir.Var]int32
+	varID    ptrIDs[ir.Var]
 	vars     []varInfo
 	varStack []int32 // variables in definition order, popped per scope
 
-	symID    map[*ir.PrimVar]int32
+	symID    ptrIDs[ir.PrimVar]
 	syms     []symInfo
 	symStack []symSave
 
@@ -59,12 +59,12 @@ type scopes struct {
 // large module's walk does not rehash the ID map while it grows (a growing
 // map costs both the rehashing and the garbage of every outgrown table).
 func newScopes(nvars int) scopes {
-	return scopes{
-		varID:    make(map[*ir.Var]int32, nvars),
+	s := scopes{
 		vars:     make([]varInfo, 0, nvars),
 		varStack: make([]int32, 0, nvars),
-		symID:    map[*ir.PrimVar]int32{},
 	}
+	s.varID.reserve(nvars)
+	return s
 }
 
 // mark is a scope boundary: the lengths of both definition stacks.
@@ -89,7 +89,7 @@ func (s *scopes) pop(m mark) {
 
 // lookupVar returns the variable's info, or nil if it was never defined.
 func (s *scopes) lookupVar(v *ir.Var) *varInfo {
-	id, ok := s.varID[v]
+	id, ok := s.varID.get(v)
 	if !ok {
 		return nil
 	}
@@ -100,12 +100,10 @@ func (s *scopes) lookupVar(v *ir.Var) *varInfo {
 // was already defined somewhere (a violation the caller reports); prev is
 // then its info before this definition.
 func (s *scopes) defineVar(v *ir.Var, param bool) (id int32, prev varInfo, redefined bool) {
-	id, redefined = s.varID[v]
+	id, redefined = s.varID.getOrAdd(v, int32(len(s.vars)))
 	if redefined {
 		prev = s.vars[id]
 	} else {
-		id = int32(len(s.vars))
-		s.varID[v] = id
 		s.vars = append(s.vars, varInfo{})
 	}
 	s.vars[id] = varInfo{state: varInScope, param: param, dataflow: v.Dataflow}
@@ -133,16 +131,14 @@ func (s *scopes) enterFunction() (outer int32) {
 
 // symVisible reports whether v is defined in the current function and scope.
 func (s *scopes) symVisible(v *ir.PrimVar) bool {
-	id, ok := s.symID[v]
+	id, ok := s.symID.get(v)
 	return ok && s.syms[id].inScope && s.syms[id].frame == s.frame
 }
 
 // defineSym makes v visible in the current scope.
 func (s *scopes) defineSym(v *ir.PrimVar) {
-	id, ok := s.symID[v]
+	id, ok := s.symID.getOrAdd(v, int32(len(s.syms)))
 	if !ok {
-		id = int32(len(s.syms))
-		s.symID[v] = id
 		s.syms = append(s.syms, symInfo{})
 	}
 	s.symStack = append(s.symStack, symSave{id: id, prev: s.syms[id]})
@@ -151,7 +147,7 @@ func (s *scopes) defineSym(v *ir.PrimVar) {
 
 // symProblem explains why v is not visible ("" when it is).
 func (s *scopes) symProblem(v *ir.PrimVar) string {
-	id, ok := s.symID[v]
+	id, ok := s.symID.get(v)
 	switch {
 	case !ok:
 		return "is used before it is defined"
