@@ -159,9 +159,36 @@ func copyLeafOrTuple(e Expr) Expr {
 // single integer becomes a one-element list), bool, float64 (integers are
 // accepted), string, DataType (a dtype string is parsed). nil stays nil
 // (None). AttrAny values are returned with integers widened to int64.
+//
+// A value that already has the canonical type is returned as is (the same
+// interface value): normalization and the well-formedness checker coerce
+// every attribute of every call, and re-boxing a DataType, string or int64
+// would allocate each time.
 func (p Param) CoerceAttr(v any) (any, error) {
 	if v == nil {
 		return nil, nil
+	}
+	switch v.(type) {
+	case int64:
+		if p.Kind == AttrInt || p.Kind == AttrAny {
+			return v, nil
+		}
+	case bool:
+		if p.Kind == AttrBool {
+			return v, nil
+		}
+	case float64:
+		if p.Kind == AttrFloat {
+			return v, nil
+		}
+	case string:
+		if p.Kind == AttrStr {
+			return v, nil
+		}
+	case DataType:
+		if p.Kind == AttrDType {
+			return v, nil
+		}
 	}
 	bad := func() (any, error) {
 		return nil, fmt.Errorf("attribute %s: %v (%T) is not %s", p.Name, v, v, attrKindNames[p.Kind-AttrInt])
