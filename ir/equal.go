@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"github.com/phasec/phasec/internal/ptrmap"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,29 +80,29 @@ func Diff(a, b any, opts EqualOptions) *Mismatch {
 
 // bimap pairs variables of the left and right sides bijectively.
 type bimap[T any] struct {
-	l, r ptrMap[T, *T]
+	l, r ptrmap.Map[T, *T]
 }
 
 func (m *bimap[T]) recycle() {
-	m.l.recycle()
-	m.r.recycle()
+	m.l.Recycle()
+	m.r.Recycle()
 }
 
 func (m *bimap[T]) reset() {
-	m.l.reset()
-	m.r.reset()
+	m.l.Reset()
+	m.r.Reset()
 }
 
 // pair records a↔b; it fails when either is already paired with another.
 func (m *bimap[T]) pair(a, b *T) bool {
-	if x, ok := m.l.get(a); ok {
+	if x, ok := m.l.Get(a); ok {
 		return x == b
 	}
-	if _, ok := m.r.get(b); ok {
+	if _, ok := m.r.Get(b); ok {
 		return false
 	}
-	m.l.set(a, b)
-	m.r.set(b, a)
+	m.l.Set(a, b)
+	m.r.Set(b, a)
 	return true
 }
 
@@ -111,8 +112,8 @@ func (m *bimap[T]) pair(a, b *T) bool {
 // maps inconsistent, which is fine because Relax variable mismatches end
 // the comparison.
 func (m *bimap[T]) define(a, b *T) bool {
-	oldB, hadL := m.l.set(a, b)
-	oldA, hadR := m.r.set(b, a)
+	oldB, hadL := m.l.Set(a, b)
+	oldA, hadR := m.r.Set(b, a)
 	if !hadL && !hadR {
 		return true
 	}
@@ -121,16 +122,16 @@ func (m *bimap[T]) define(a, b *T) bool {
 
 // presize makes room for n pairs in empty maps.
 func (m *bimap[T]) presize(n int) {
-	if m.l.len() == 0 {
-		m.l.reserve(n)
-		m.r.reserve(n)
+	if m.l.Len() == 0 {
+		m.l.Reserve(n)
+		m.r.Reserve(n)
 	}
 }
 
 func (m *bimap[T]) unpair(a *T) {
-	if b, ok := m.l.get(a); ok {
-		m.l.delete(a)
-		m.r.delete(b)
+	if b, ok := m.l.Get(a); ok {
+		m.l.Delete(a)
+		m.r.Delete(b)
 	}
 }
 

@@ -183,13 +183,13 @@ func (e *eqState) call(a, b *Call) bool {
 
 // useVar compares two variable uses: paired variables, or free ones.
 func (e *eqState) useVar(a, b *Var) bool {
-	if m, ok := e.vars.l.get(a); ok {
+	if m, ok := e.vars.l.Get(a); ok {
 		if m == b {
 			return true
 		}
 		return e.varMismatch(a, b)
 	}
-	if _, ok := e.vars.r.get(b); ok {
+	if _, ok := e.vars.r.Get(b); ok {
 		return e.varMismatch(a, b)
 	}
 	if !e.opts.MapFreeVars {

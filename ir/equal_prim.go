@@ -65,10 +65,10 @@ func canonicalizable(p PrimExpr) bool {
 // primVar compares two variable occurrences: paired, defined here (inside
 // a defining region or when mapping free variables), or the same free var.
 func (e *eqState) primVar(a, b *PrimVar) bool {
-	if m, ok := e.prims.l.get(a); ok {
+	if m, ok := e.prims.l.Get(a); ok {
 		return m == b
 	}
-	if _, ok := e.prims.r.get(b); ok {
+	if _, ok := e.prims.r.Get(b); ok {
 		return false
 	}
 	if a.Type != b.Type {

@@ -72,10 +72,10 @@ func (e *eqState) bufferLayout(a, b *Buffer) bool {
 
 // useBufferQuiet compares buffer uses: paired, or free.
 func (e *eqState) useBufferQuiet(a, b *Buffer) bool {
-	if m, ok := e.bufs.l.get(a); ok {
+	if m, ok := e.bufs.l.Get(a); ok {
 		return m == b
 	}
-	if _, ok := e.bufs.r.get(b); ok {
+	if _, ok := e.bufs.r.Get(b); ok {
 		return false
 	}
 	if !e.opts.MapFreeVars {

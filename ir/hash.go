@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"github.com/phasec/phasec/internal/ptrmap"
 	"math"
 	"math/bits"
 	"sync"
@@ -26,9 +27,9 @@ func StructuralHash(x any) uint64 {
 
 type hasher struct {
 	h     uint64
-	vars  ptrMap[Var, uint32]
-	prims ptrMap[PrimVar, uint32]
-	bufs  ptrMap[Buffer, uint32]
+	vars  ptrmap.Map[Var, uint32]
+	prims ptrmap.Map[PrimVar, uint32]
+	bufs  ptrmap.Map[Buffer, uint32]
 	next  uint32 // ordinal of the next variable met
 	// lastS, lastSH cache the sub-hash of the last definition struct info
 	// that introduced no new variables: its hash cannot change later.
@@ -101,17 +102,17 @@ func newHasher() *hasher {
 
 // release empties h and returns it to the pool, keeping only its tables.
 func (h *hasher) release() {
-	h.vars.recycle()
-	h.prims.recycle()
-	h.bufs.recycle()
+	h.vars.Recycle()
+	h.prims.Recycle()
+	h.bufs.Recycle()
 	*h = hasher{h: hashSeed, vars: h.vars, prims: h.prims, bufs: h.bufs}
 	hashers.Put(h)
 }
 
 func (h *hasher) resetVars() {
-	h.vars.reset()
-	h.prims.reset()
-	h.bufs.reset()
+	h.vars.Reset()
+	h.prims.Reset()
+	h.bufs.Reset()
 	h.next = 0
 	h.lastS = nil
 }
@@ -268,8 +269,8 @@ func (h *hasher) attrValue(v any) {
 // symbolic variables their struct info defines.
 func (h *hasher) defineVar(v *Var) {
 	h.mix(tagVarDef)
-	if _, ok := h.vars.get(v); !ok {
-		h.vars.set(v, h.next)
+	if _, ok := h.vars.Get(v); !ok {
+		h.vars.Set(v, h.next)
 		h.next++
 	}
 	h.mixBool(v.Dataflow)
@@ -288,10 +289,10 @@ func (h *hasher) defineVar(v *Var) {
 
 func (h *hasher) useVar(v *Var) {
 	h.mix(tagVarUse)
-	ord, ok := h.vars.get(v)
+	ord, ok := h.vars.Get(v)
 	if !ok {
 		ord = h.next
-		h.vars.set(v, ord)
+		h.vars.Set(v, ord)
 		h.next++
 	}
 	h.mix(uint64(ord))
@@ -386,8 +387,8 @@ func (h *hasher) ndarray(a *NDArray) {
 }
 
 func (h *hasher) function(f *Function) {
-	if h.vars.len() == 0 {
-		h.vars.reserve(countDefs(f))
+	if h.vars.Len() == 0 {
+		h.vars.Reserve(countDefs(f))
 	}
 	h.mix(tagFunction + uint64(len(f.Params))<<8)
 	for _, p := range f.Params {
@@ -487,10 +488,10 @@ func (h *hasher) sinfo(s StructInfo) {
 // PrimExpr.
 
 func (h *hasher) primVarOrd(v *PrimVar) uint32 {
-	ord, ok := h.prims.get(v)
+	ord, ok := h.prims.Get(v)
 	if !ok {
 		ord = h.next
-		h.prims.set(v, ord)
+		h.prims.Set(v, ord)
 		h.next++
 	}
 	return ord
@@ -602,8 +603,8 @@ func (h *hasher) definePrim(v *PrimVar) {
 
 func (h *hasher) defineBuffer(b *Buffer) {
 	h.mix(tagBuffer)
-	if _, ok := h.bufs.get(b); !ok {
-		h.bufs.set(b, h.next)
+	if _, ok := h.bufs.Get(b); !ok {
+		h.bufs.Set(b, h.next)
 		h.next++
 	}
 	h.mixDType(b.DType)
@@ -617,10 +618,10 @@ func (h *hasher) defineBuffer(b *Buffer) {
 
 func (h *hasher) useBuffer(b *Buffer) {
 	h.mix(tagBuffer)
-	ord, ok := h.bufs.get(b)
+	ord, ok := h.bufs.Get(b)
 	if !ok {
 		ord = h.next
-		h.bufs.set(b, ord)
+		h.bufs.Set(b, ord)
 		h.next++
 	}
 	h.mix(uint64(ord))

@@ -1,11 +1,14 @@
 package wellformed
 
-import "github.com/phasec/phasec/ir"
+import (
+	"github.com/phasec/phasec/internal/ptrmap"
+	"github.com/phasec/phasec/ir"
+)
 
 // Scoping state with dense IDs. Every Relax Var and symbolic PrimVar gets an
 // index into a slice the first time the checker meets it; after that a use
-// costs one table lookup (ptrIDs) and a slice access, and popping a scope walks only the
-// variables the scope defined. The tables are built once per check and never
+// costs one table lookup (ptrmap.Map) and a slice access, and popping a
+// scope walks only the variables the scope defined. The tables are built once per check and never
 // shrink: a variable that went out of scope keeps its ID, so a second
 // definition anywhere in the module is still caught (SSA by identity).
 
@@ -43,11 +46,11 @@ type symSave struct {
 }
 
 type scopes struct {
-	varID    ptrIDs[ir.Var]
+	varID    ptrmap.Map[ir.Var, int32]
 	vars     []varInfo
 	varStack []int32 // variables in definition order, popped per scope
 
-	symID    ptrIDs[ir.PrimVar]
+	symID    ptrmap.Map[ir.PrimVar, int32]
 	syms     []symInfo
 	symStack []symSave
 
@@ -63,7 +66,7 @@ func newScopes(nvars int) scopes {
 		vars:     make([]varInfo, 0, nvars),
 		varStack: make([]int32, 0, nvars),
 	}
-	s.varID.reserve(nvars)
+	s.varID.Reserve(nvars)
 	return s
 }
 
@@ -89,7 +92,7 @@ func (s *scopes) pop(m mark) {
 
 // lookupVar returns the variable's info, or nil if it was never defined.
 func (s *scopes) lookupVar(v *ir.Var) *varInfo {
-	id, ok := s.varID.get(v)
+	id, ok := s.varID.Get(v)
 	if !ok {
 		return nil
 	}
@@ -100,7 +103,7 @@ func (s *scopes) lookupVar(v *ir.Var) *varInfo {
 // was already defined somewhere (a violation the caller reports); prev is
 // then its info before this definition.
 func (s *scopes) defineVar(v *ir.Var, param bool) (id int32, prev varInfo, redefined bool) {
-	id, redefined = s.varID.getOrAdd(v, int32(len(s.vars)))
+	id, redefined = s.varID.GetOrSet(v, int32(len(s.vars)))
 	if redefined {
 		prev = s.vars[id]
 	} else {
@@ -131,13 +134,13 @@ func (s *scopes) enterFunction() (outer int32) {
 
 // symVisible reports whether v is defined in the current function and scope.
 func (s *scopes) symVisible(v *ir.PrimVar) bool {
-	id, ok := s.symID.get(v)
+	id, ok := s.symID.Get(v)
 	return ok && s.syms[id].inScope && s.syms[id].frame == s.frame
 }
 
 // defineSym makes v visible in the current scope.
 func (s *scopes) defineSym(v *ir.PrimVar) {
-	id, ok := s.symID.getOrAdd(v, int32(len(s.syms)))
+	id, ok := s.symID.GetOrSet(v, int32(len(s.syms)))
 	if !ok {
 		s.syms = append(s.syms, symInfo{})
 	}
@@ -147,7 +150,7 @@ func (s *scopes) defineSym(v *ir.PrimVar) {
 
 // symProblem explains why v is not visible ("" when it is).
 func (s *scopes) symProblem(v *ir.PrimVar) string {
-	id, ok := s.symID.get(v)
+	id, ok := s.symID.Get(v)
 	switch {
 	case !ok:
 		return "is used before it is defined"

@@ -1,0 +1,172 @@
+// Package ptrmap provides Map, an open-addressing hash table keyed by IR
+// node pointers, for the per-walk variable tables of structural equality,
+// hashing and the well-formedness checker.
+//
+// Why not a Go map: those walks insert one entry per binding and look up
+// one per use. Go's map hashes pointers randomly, so at 100k bindings every
+// access is a cache miss. Map derives the slot from the address itself
+// (Go's heap does not move objects), so variables allocated one after
+// another land in neighbouring slots and the recent definitions most uses
+// refer to stay in cache. Linear probing, load factor at most 1/2, deletion
+// by backward shift. Keys and values share a slot so a probe touches one
+// cache line. The zero Map is empty and ready to use.
+package ptrmap
+
+import "unsafe"
+
+// Map maps *K to V.
+type Map[K any, V any] struct {
+	slots []slot[K, V]
+	n     int
+}
+
+type slot[K any, V any] struct {
+	k *K
+	v V
+}
+
+func home[K any](k *K, mask int) int {
+	a := uintptr(unsafe.Pointer(k))
+	return int((a>>4)^(a>>22)) & mask
+}
+
+// Reserve makes room for n entries without regrowing.
+func (m *Map[K, V]) Reserve(n int) {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if size <= len(m.slots) {
+		return
+	}
+	old := m.slots
+	m.slots = make([]slot[K, V], size)
+	m.n = 0
+	for _, s := range old {
+		if s.k != nil {
+			m.Set(s.k, s.v)
+		}
+	}
+}
+
+// Reset empties the table; a large table is dropped rather than cleared, so
+// comparing many small functions after a large one stays cheap.
+func (m *Map[K, V]) Reset() {
+	if m.n == 0 {
+		return
+	}
+	if len(m.slots) > 1024 {
+		m.slots, m.n = nil, 0
+		return
+	}
+	clear(m.slots)
+	m.n = 0
+}
+
+// maxRecycledSlots bounds the table kept for reuse by later comparisons
+// (8 MiB at 16 bytes a slot: functions of up to about 260k bindings).
+const maxRecycledSlots = 1 << 19
+
+// Recycle empties the table for a later comparison, keeping its storage
+// unless it is huge. Clearing costs no more than filling it did: tables are
+// sized for the function that used them.
+func (m *Map[K, V]) Recycle() {
+	if len(m.slots) > maxRecycledSlots {
+		m.slots, m.n = nil, 0
+		return
+	}
+	if m.n > 0 {
+		clear(m.slots)
+		m.n = 0
+	}
+}
+
+// Len is the number of entries.
+func (m *Map[K, V]) Len() int { return m.n }
+
+// Get returns the value stored for k.
+func (m *Map[K, V]) Get(k *K) (V, bool) {
+	if m.n == 0 {
+		var zero V
+		return zero, false
+	}
+	mask := len(m.slots) - 1
+	for i := home(k, mask); ; i = (i + 1) & mask {
+		switch s := &m.slots[i]; s.k {
+		case k:
+			return s.v, true
+		case nil:
+			var zero V
+			return zero, false
+		}
+	}
+}
+
+// Set stores k→v; when k was already present it returns the replaced value
+// and true.
+func (m *Map[K, V]) Set(k *K, v V) (V, bool) {
+	sl, found := m.slotFor(k)
+	old := sl.v
+	sl.v = v
+	if !found {
+		var zero V
+		return zero, false
+	}
+	return old, true
+}
+
+// GetOrSet returns k's value and true when k is present; otherwise it
+// stores v for k and returns v and false. A definition is one probe
+// sequence, not a lookup followed by an insert.
+func (m *Map[K, V]) GetOrSet(k *K, v V) (V, bool) {
+	sl, found := m.slotFor(k)
+	if !found {
+		sl.v = v
+	}
+	return sl.v, found
+}
+
+// slotFor returns k's slot, claiming an empty one (counted, with a zero
+// value) when k is absent.
+func (m *Map[K, V]) slotFor(k *K) (sl *slot[K, V], found bool) {
+	if 2*(m.n+1) > len(m.slots) {
+		m.Reserve(m.n + 1)
+	}
+	mask := len(m.slots) - 1
+	for i := home(k, mask); ; i = (i + 1) & mask {
+		switch sl = &m.slots[i]; sl.k {
+		case k:
+			return sl, true
+		case nil:
+			sl.k = k
+			m.n++
+			return sl, false
+		}
+	}
+}
+
+// Delete removes k.
+func (m *Map[K, V]) Delete(k *K) {
+	if m.n == 0 {
+		return
+	}
+	mask := len(m.slots) - 1
+	i := home(k, mask)
+	for m.slots[i].k != k {
+		if m.slots[i].k == nil {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	// Backward shift: move later entries of the probe run into the hole
+	// unless their home slot lies cyclically in (hole, j].
+	for j := (i + 1) & mask; m.slots[j].k != nil; j = (j + 1) & mask {
+		h := home(m.slots[j].k, mask)
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			m.slots[i] = m.slots[j]
+			i = j
+		}
+	}
+	m.slots[i] = slot[K, V]{}
+	m.n--
+}
