@@ -264,7 +264,7 @@ type Want struct {
 	at   int // the line of the comment, for messages
 }
 
-var wantComment = regexp.MustCompile(`#\s*want\s+(.*)$`)
+var wantComment = regexp.MustCompile(`#\s*want\b(.*)$`)
 
 // ParseWants extracts the `# want "re"...` comments of src.
 func ParseWants(path string, src []byte) ([]*Want, []error) {
@@ -309,7 +309,7 @@ func ParseWants(path string, src []byte) ([]*Want, []error) {
 // matches a want when the want's regexp matches its formatted text
 // (severity, code, message and hint) and, for a positioned want, it sits
 // on the want's line of the want's file.
-func CheckWants(t *testing.T, diags diag.List, wants []*Want) {
+func CheckWants(t testing.TB, diags diag.List, wants []*Want) {
 	t.Helper()
 	used := make([]bool, len(wants))
 	for _, d := range diags {

@@ -1,0 +1,66 @@
+package diag
+
+import "testing"
+
+func TestSpanString(t *testing.T) {
+	tests := []struct {
+		s    Span
+		want string
+	}{
+		{Span{File: "m.tvms", Line: 3, Col: 7}, "m.tvms:3:7"},
+		{Span{Line: 3, Col: 7}, "<input>:3:7"},
+		{Span{File: "m.tvms"}, "m.tvms"},
+	}
+	for _, tt := range tests {
+		if got := tt.s.String(); got != tt.want {
+			t.Errorf("%#v.String() = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestDiagnosticString(t *testing.T) {
+	d := &Diagnostic{Span: Span{File: "m.tvms", Line: 2, Col: 5}, Code: "WF030", Msg: "dataflow block", Hint: "run ToNonDataflow"}
+	if got, want := d.String(), "m.tvms:2:5: error WF030: dataflow block (hint: run ToNonDataflow)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	w := &Diagnostic{Span: Span{File: "m.tvms", Line: 1, Col: 1}, Severity: Warning, Msg: "w"}
+	if got, want := w.String(), "m.tvms:1:1: warning: w"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestDedupSortsAndRemovesExactDuplicates: order is file, line, column,
+// code, message; only diagnostics equal in all of them collapse.
+func TestDedupSortsAndRemovesExactDuplicates(t *testing.T) {
+	var l List
+	l.Add(Span{File: "b", Line: 1, Col: 1}, "WF002", "x")
+	l.Add(Span{File: "a", Line: 9, Col: 1}, "WF001", "y")
+	l.Add(Span{File: "a", Line: 2, Col: 4}, "WF001", "z")
+	l.Add(Span{File: "a", Line: 2, Col: 4}, "WF001", "z")
+	l.Add(Span{File: "a", Line: 2, Col: 4}, "WF001", "other message")
+	got := l.Dedup()
+	want := []string{"a:2:4: error WF001: other message", "a:2:4: error WF001: z", "a:9:1: error WF001: y", "b:1:1: error WF002: x"}
+	if len(got) != len(want) {
+		t.Fatalf("Dedup kept %d diagnostics, want %d:\n%v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("[%d] = %q, want %q", i, got[i].String(), want[i])
+		}
+	}
+}
+
+func TestErrOnlyForErrors(t *testing.T) {
+	var l List
+	if l.Err() != nil {
+		t.Error("an empty list is an error")
+	}
+	l = append(l, &Diagnostic{Severity: Warning, Msg: "w"})
+	if l.Err() != nil || l.HasErrors() {
+		t.Error("a warning-only list is an error")
+	}
+	l.Add(Span{}, "", "e")
+	if l.Err() == nil || !l.HasErrors() {
+		t.Error("a list with an error is not an error")
+	}
+}
