@@ -199,6 +199,15 @@ func (c *checker) function(f *ir.Function, nested bool) {
 		c.defineParam(p, span)
 		c.pop()
 	}
+	// Symbolic variables the parameters define are visible in every
+	// parameter's annotation (as in TVM, (x: ("n * 2",), y: ("n",)) is fine).
+	for i, p := range f.Params {
+		if p != nil && p.StructInfo() != nil {
+			c.push("params", i)
+			c.useIn(p.StructInfo(), spanOr(p.Span(), span))
+			c.pop()
+		}
+	}
 	c.push("ret", -1)
 	if f.Ret == nil {
 		c.report(ruleRetMissing, span, "function %s has no return struct info", c.funcLabel(nested))
@@ -231,6 +240,8 @@ func (c *checker) funcLabel(nested bool) string {
 	return c.fnName
 }
 
+// defineParam defines a parameter and the symbolic variables its annotation
+// binds; the caller checks the annotation's uses once all are defined.
 func (c *checker) defineParam(p *ir.Var, fnSpan diag.Span) {
 	span := spanOr(p.Span(), fnSpan)
 	if _, prev, redefined := c.defineVar(p, true); redefined {
@@ -247,7 +258,7 @@ func (c *checker) defineParam(p *ir.Var, fnSpan diag.Span) {
 		c.report(ruleInfoMissing, span, "parameter %s without struct info is not allowed", p.Name)
 		return
 	}
-	c.sinfo(p.StructInfo(), true, span)
+	c.defineIn(p.StructInfo())
 }
 
 // scopedSeq checks a SeqExpr that opens a scope (function body or If branch).

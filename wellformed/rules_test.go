@@ -159,6 +159,14 @@ func ruleCases() []ruleCase {
 			body := seqOf(x, block(false, 3, bind(fv, inner)))
 			return single(withAttr(function([]*ir.Var{x, x2}, symTensor(n), body, 1), ir.AttrGlobalSymbol, "main"))
 		}, none, []string{"WF012"}},
+		{"WF012 not for a composite dimension before its definition", func() *ir.Module {
+			// main(x: R.Tensor(("n * 2",)), y: R.Tensor(("n",))): the
+			// parameters define n before any annotation's use is checked.
+			n := ir.SymVar("n")
+			x := newVar("x", symTensor(ir.Mul(n, ir.I64(2))), 1)
+			y := newVar("y", symTensor(n), 1)
+			return single(withAttr(function([]*ir.Var{x, y}, x.StructInfo(), seqOf(x), 1), ir.AttrGlobalSymbol, "main"))
+		}, none, nil},
 		{"WF013 missing return info", func() *ir.Module {
 			f := goodMain()
 			f.Ret = nil

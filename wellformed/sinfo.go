@@ -8,37 +8,78 @@ import (
 // sinfo checks the variables struct info mentions. In definition mode (a
 // parameter annotation or a match_cast target) a symbolic variable standing
 // alone as a dimension or prim value, and a shape Var standing as a tensor's
-// shape, are defined there; everything else must already be in scope.
+// shape, are defined there; everything else must already be in scope. As in
+// TVM, all definitions of a site come before its uses, so (n * 2, n) is fine.
 func (c *checker) sinfo(s ir.StructInfo, def bool, span diag.Span) {
+	if def {
+		c.defineIn(s)
+	}
+	c.useIn(s, span)
+}
+
+// defineIn defines the variables s binds at a definition site: symbolic
+// variables standing alone as a dimension or prim value, and a shape Var
+// standing as a tensor's shape. A callable's parameters bind variables only
+// for its own return type (useIn scopes them), so FuncInfo is skipped.
+func (c *checker) defineIn(s ir.StructInfo) {
+	switch s := s.(type) {
+	case *ir.PrimInfo:
+		c.defineDim(s.Value)
+	case *ir.ShapeInfo:
+		for _, v := range s.Values {
+			c.defineDim(v)
+		}
+	case *ir.TensorInfo:
+		switch sh := s.Shape.(type) {
+		case *ir.ShapeExpr:
+			for _, v := range sh.Values {
+				c.defineDim(v)
+			}
+		case *ir.Var:
+			if c.lookupVar(sh) == nil {
+				c.defineVar(sh, false)
+			}
+		}
+	case *ir.TupleInfo:
+		for _, f := range s.Fields {
+			c.defineIn(f)
+		}
+	}
+}
+
+func (c *checker) defineDim(e ir.PrimExpr) {
+	if v, ok := e.(*ir.PrimVar); ok && !c.symVisible(v) {
+		c.defineSym(v)
+	}
+}
+
+// useIn checks that every variable s mentions is in scope.
+func (c *checker) useIn(s ir.StructInfo, span diag.Span) {
 	switch s := s.(type) {
 	case nil, *ir.ObjectInfo:
 	case *ir.PrimInfo:
 		if s.Value != nil {
-			c.dim(s.Value, def, span)
+			c.prim(s.Value, span)
 		}
 	case *ir.ShapeInfo:
 		for _, v := range s.Values {
-			c.dim(v, def, span)
+			c.prim(v, span)
 		}
 	case *ir.TensorInfo:
 		switch sh := s.Shape.(type) {
 		case nil:
 		case *ir.ShapeExpr:
 			for _, v := range sh.Values {
-				c.dim(v, def, span)
+				c.prim(v, span)
 			}
 		case *ir.Var:
-			if def && c.lookupVar(sh) == nil {
-				c.defineVar(sh, false)
-			} else {
-				c.useVar(sh)
-			}
+			c.useVar(sh)
 		default:
 			c.report(ruleMalformed, span, "tensor shape is a %T; it must be R.shape or a shape variable", sh)
 		}
 	case *ir.TupleInfo:
 		for _, f := range s.Fields {
-			c.sinfo(f, def, span)
+			c.useIn(f, span)
 		}
 	case *ir.FuncInfo:
 		// A callable's parameter annotations define variables for its own
@@ -46,23 +87,15 @@ func (c *checker) sinfo(s ir.StructInfo, def bool, span diag.Span) {
 		m := c.mark()
 		if !s.Opaque {
 			for _, p := range s.Params {
-				c.sinfo(p, true, span)
+				c.defineIn(p)
+			}
+			for _, p := range s.Params {
+				c.useIn(p, span)
 			}
 		}
-		c.sinfo(s.Ret, false, span)
+		c.useIn(s.Ret, span)
 		c.scopes.pop(m)
 	}
-}
-
-// dim checks one dimension (or prim value) of struct info.
-func (c *checker) dim(e ir.PrimExpr, def bool, span diag.Span) {
-	if v, ok := e.(*ir.PrimVar); ok && def {
-		if !c.symVisible(v) {
-			c.defineSym(v)
-		}
-		return
-	}
-	c.prim(e, span)
 }
 
 // prim checks that every symbolic variable a PrimExpr uses is in scope.
