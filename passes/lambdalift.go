@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -208,6 +209,21 @@ func (l *lifter) liftLocal(v *ir.Var, fn *ir.Function, path []string, span diag.
 			l.closure[p] = pure
 		}
 	}
+	// Symbolic variables do not cross function boundaries: those the
+	// captured parameters' struct info uses where no parameter defines
+	// them (n in R.Tensor((n + 1,))) are passed in a leading R.Shape
+	// capture, which defines them.
+	var symCapture ir.Expr
+	if missing := undefinedSymVars(append(slices.Clip(fn.Params), params...)); len(missing) > 0 {
+		dims := make([]ir.PrimExpr, len(missing))
+		for i, m := range missing {
+			dims[i] = m
+		}
+		sp := ir.NewVar("shape", ir.ShapeInfoOf(dims...))
+		sp.SetSpan(fn.Span())
+		params = append([]*ir.Var{sp}, params...)
+		symCapture = ir.NewShapeExpr(dims...)
+	}
 	if len(caps) == 0 {
 		l.global[v] = gv
 	} else {
@@ -238,9 +254,12 @@ func (l *lifter) liftLocal(v *ir.Var, fn *ir.Function, path []string, span diag.
 	if len(caps) == 0 {
 		return nil
 	}
-	captured := make([]ir.Expr, len(caps))
-	for i, c := range caps {
-		captured[i] = l.expr(c, path)
+	var captured []ir.Expr
+	if symCapture != nil {
+		captured = append(captured, symCapture)
+	}
+	for _, c := range caps {
+		captured = append(captured, l.expr(c, path))
 	}
 	mk := ir.NewCall(ir.OpMakeClosure, gv, ir.NewTuple(captured...))
 	mk.SetSpan(span)
@@ -430,4 +449,64 @@ func (l *lifter) exprs(in []ir.Expr, path []string) ([]ir.Expr, bool) {
 		return in, false
 	}
 	return out, true
+}
+
+// undefinedSymVars lists, in order of first use, the symbolic variables
+// the struct info of params uses before (or without) a parameter defining
+// them, visiting the parameters in order as the checker does: a bare
+// variable in a shape position defines it, any other use needs it defined.
+// A callable's parameter annotations define variables for its own return
+// info only.
+func undefinedSymVars(params []*ir.Var) []*ir.PrimVar {
+	defined := map[*ir.PrimVar]bool{}
+	missing := map[*ir.PrimVar]bool{}
+	var out []*ir.PrimVar
+	dim := func(e ir.PrimExpr, def bool) {
+		if v, ok := e.(*ir.PrimVar); ok && def {
+			defined[v] = true
+			return
+		}
+		for _, v := range ir.PrimVarsIn(e) {
+			if !defined[v] && !missing[v] {
+				missing[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	var walk func(s ir.StructInfo, def bool)
+	walk = func(s ir.StructInfo, def bool) {
+		switch s := s.(type) {
+		case *ir.PrimInfo:
+			if s.Value != nil {
+				dim(s.Value, def)
+			}
+		case *ir.ShapeInfo:
+			for _, d := range s.Values {
+				dim(d, def)
+			}
+		case *ir.TensorInfo:
+			if sh, ok := s.Shape.(*ir.ShapeExpr); ok {
+				for _, d := range sh.Values {
+					dim(d, def)
+				}
+			}
+		case *ir.TupleInfo:
+			for _, f := range s.Fields {
+				walk(f, def)
+			}
+		case *ir.FuncInfo:
+			saved := maps.Clone(defined)
+			if !s.Opaque {
+				for _, p := range s.Params {
+					walk(p, true)
+				}
+			}
+			walk(s.Ret, false)
+			defined = saved
+		}
+	}
+	for _, p := range params {
+		walk(p.StructInfo(), true)
+	}
+	return out
 }
