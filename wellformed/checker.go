@@ -36,6 +36,10 @@ type checker struct {
 	anchor    diag.Span
 	path      []pathSeg
 	primWrite map[string][]bool // PrimFunc name -> params it writes
+	// symReported lists the out-of-scope symbolic variables reported in the
+	// current binding: its value and its variable's annotation usually
+	// mention the same ones, and one diagnostic per binding is enough.
+	symReported []*ir.PrimVar
 }
 
 // pathSeg is one step of the path to a node: ".name" or ".name[idx]".
@@ -203,12 +207,14 @@ func (c *checker) function(f *ir.Function, nested bool) {
 	// parameter's annotation (as in TVM, (x: ("n * 2",), y: ("n",)) is fine).
 	for i, p := range f.Params {
 		if p != nil && p.StructInfo() != nil {
+			c.symReported = c.symReported[:0]
 			c.push("params", i)
 			c.useIn(p.StructInfo(), spanOr(p.Span(), span))
 			c.pop()
 		}
 	}
 	c.push("ret", -1)
+	c.symReported = c.symReported[:0]
 	if f.Ret == nil {
 		c.report(ruleRetMissing, span, "function %s has no return struct info", c.funcLabel(nested))
 	} else {
@@ -340,6 +346,7 @@ func (c *checker) binding(bd ir.Binding, blockSpan diag.Span) {
 	}
 	span := spanOr(bd.Span(), blockSpan)
 	c.anchor = span
+	c.symReported = c.symReported[:0]
 	v := bd.BoundVar()
 	if v == nil {
 		c.report(ruleMalformed, span, "binding defines no variable")

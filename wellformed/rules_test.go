@@ -147,6 +147,18 @@ func ruleCases() []ruleCase {
 			body := seqOf(x, block(false, 2, bind(y, sh)))
 			return single(withAttr(function([]*ir.Var{x}, f32(4), body, 1), ir.AttrGlobalSymbol, "main"))
 		}, none, []string{"WF012"}},
+		{"WF012 once per binding", func() *ir.Module {
+			// y: R.Shape([n]) = R.shape([n]): the value (at its own column)
+			// and y's annotation both mention n.
+			n := ir.SymVar("n")
+			x := newVar("x", f32(4), 1)
+			sh := ir.NewShapeExpr(n)
+			sh.SetStructInfo(ir.ShapeInfoOf(n))
+			sh.SetSpan(diag.Span{File: testFile, Line: 2, Col: 21})
+			y := newVar("y", sh.StructInfo(), 2)
+			body := seqOf(x, block(false, 2, bind(y, sh)))
+			return single(withAttr(function([]*ir.Var{x}, f32(4), body, 1), ir.AttrGlobalSymbol, "main"))
+		}, none, []string{"WF012"}},
 		{"WF012 symbolic var leaks into nested function", func() *ir.Module {
 			n := ir.SymVar("n")
 			x := newVar("x", symTensor(n), 1)

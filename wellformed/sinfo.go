@@ -1,6 +1,8 @@
 package wellformed
 
 import (
+	"slices"
+
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 )
@@ -102,7 +104,8 @@ func (c *checker) useIn(s ir.StructInfo, span diag.Span) {
 func (c *checker) prim(e ir.PrimExpr, span diag.Span) {
 	switch e := e.(type) {
 	case *ir.PrimVar:
-		if !c.symVisible(e) {
+		if !c.symVisible(e) && !slices.Contains(c.symReported, e) {
+			c.symReported = append(c.symReported, e)
 			// e's own span is its declaration; report the use.
 			c.report(ruleUndefinedSymVar, span, "symbolic variable %s %s", e.Name, c.symProblem(e))
 		}
