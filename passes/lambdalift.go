@@ -228,6 +228,9 @@ func (l *lifter) liftLocal(v *ir.Var, fn *ir.Function, path []string, span diag.
 		l.global[v] = gv
 	} else {
 		l.selves = append(l.selves, self{v: v, gv: gv, params: params})
+		// Marked before the body is rewritten: a local function nested
+		// in this one may capture v and must invoke it as a closure.
+		l.closure[v] = fn.Pure
 	}
 	body := l.scope(fn.Body, append(slices.Clip(path), v.Name))
 	if len(caps) > 0 {
@@ -266,7 +269,7 @@ func (l *lifter) liftLocal(v *ir.Var, fn *ir.Function, path []string, span diag.
 	cv := ir.NewVar(v.Name, nil)
 	cv.SetSpan(v.Span())
 	l.rename[v] = cv
-	l.closure[v], l.closure[cv] = fn.Pure, fn.Pure
+	l.closure[cv] = fn.Pure
 	nb := ir.NewVarBinding(cv, mk)
 	nb.SetSpan(span)
 	return nb
