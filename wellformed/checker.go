@@ -369,10 +369,9 @@ func (c *checker) binding(bd ir.Binding, blockSpan diag.Span) {
 			c.defineBound(v, span)
 		default:
 			c.expr(val)
+			isConst := c.isConstant(val)
 			id := c.defineBound(v, span)
-			if _, ok := val.(*ir.Constant); ok {
-				c.vars[id].constBound = true
-			}
+			c.vars[id].constBound = isConst
 		}
 		c.pop()
 		c.boundInfo(v, span)
@@ -398,7 +397,9 @@ func (c *checker) binding(bd ir.Binding, blockSpan diag.Span) {
 			c.sinfo(bd.SInfo, true, span)
 		}
 		c.pop()
-		c.defineBound(v, span)
+		isConst := c.isConstant(bd.Value)
+		id := c.defineBound(v, span)
+		c.vars[id].constBound = isConst
 		c.boundInfo(v, span)
 		if bd.SInfo != nil && v.StructInfo() != nil && c.on(ruleBindingInfo) && !ir.IsBaseOf(v.StructInfo(), bd.SInfo) {
 			c.report(ruleBindingInfo, span, "match_cast target %s cannot be bound to %s of type %s",

@@ -413,19 +413,23 @@ func (c *checker) kernelWrites(name string, pf *ir.PrimFunc, call *ir.Call, span
 		if i >= len(written) || !written[i] {
 			continue
 		}
-		isConst := false
-		switch a := a.(type) {
-		case *ir.Constant:
-			isConst = true
-		case *ir.Var:
-			if info := c.lookupVar(a); info != nil {
-				isConst = info.constBound
-			}
-		}
-		if isConst {
+		if c.isConstant(a) {
 			c.report(ruleKernelWritesConst, span, "kernel %s at %s writing its argument %d, a constant, is not allowed", name, c.where(span), i)
 		}
 	}
+}
+
+// isConstant reports whether e is a constant: a Constant, or a variable
+// bound to one directly, through an alias or through a match_cast.
+func (c *checker) isConstant(e ir.Expr) bool {
+	switch e := e.(type) {
+	case *ir.Constant:
+		return true
+	case *ir.Var:
+		info := c.lookupVar(e)
+		return info != nil && info.constBound
+	}
+	return false
 }
 
 // writtenParams returns, per parameter of pf, whether its body stores into the

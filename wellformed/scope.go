@@ -25,8 +25,9 @@ type varInfo struct {
 	state    varState
 	param    bool
 	dataflow bool // a dataflow var: it ends with its dataflow block
-	// constBound: the variable is bound to a Constant (so a kernel writing
-	// it writes the constant pool).
+	// constBound: the variable is bound to a Constant, directly or through
+	// aliases and match_casts (so a kernel writing it writes the constant
+	// pool).
 	constBound bool
 }
 
