@@ -101,17 +101,23 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 			continue
 		}
 		t, ok := o.(*ir.TensorInfo)
-		var dims []ir.PrimExpr
+		var shape ir.Expr
 		if ok {
-			dims, ok = t.Dims()
+			if dims, known := t.Dims(); known {
+				shape = ir.NewShapeExpr(dims...)
+			} else if v, isVar := t.Shape.(*ir.Var); isVar {
+				// A shape variable whose values are unknown
+				// (R.Shape(ndim=1)) still names the runtime shape.
+				shape = v
+			}
 		}
-		if !ok {
+		if shape == nil {
 			b.Errorf(span, DiagUnknownOutputShape, "%s: output %d has struct info %s without a known shape, so it cannot be allocated",
 				opName(c), i, ir.FormatStructInfo(o, nil))
 			return nil
 		}
 		alloc := &ir.Call{Op: ir.OpBuiltinAllocTensor, Args: []ir.Expr{
-			ir.NewShapeExpr(dims...), ir.NewDataTypeImm(t.DType), ir.NewPrimValue(ir.I64(0)), ir.NewStringImm("global"),
+			shape, ir.NewDataTypeImm(t.DType), ir.NewPrimValue(ir.I64(0)), ir.NewStringImm("global"),
 		}}
 		alloc.SetSpan(span)
 		results[i] = b.Emit(alloc, "alloc")
