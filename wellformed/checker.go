@@ -151,13 +151,14 @@ func (c *checker) run() {
 }
 
 func (c *checker) checkPhaseAttr() {
-	if _, present := c.mod.Attrs[ir.AttrPhase]; !present {
+	v, present := c.mod.Attrs[ir.AttrPhase]
+	if !present {
 		return
 	}
 	if _, err := phase.Recorded(c.mod); err != nil {
 		c.path = c.path[:0]
 		c.anchor = diag.Span{File: c.mod.Source}
-		c.report(rulePhaseAttr, diag.Span{}, "module phase attribute: %v", err)
+		c.report(rulePhaseAttr, diag.Span{}, "module phase attribute %s: %v", ir.FormatAttrValue(v), err)
 	}
 }
 
