@@ -32,45 +32,56 @@ func init() {
 // and with a non-empty prefix the PrimFunc is renamed to its symbol and
 // every reference to it updated, so that a function's symbol always equals
 // its name (rule WF011). Existing symbols are overwritten, as in TVM
-// v0.20: afterwards every function is public. It fails when a prefixed
-// name collides with an existing function. mod itself is returned when
+// v0.20: afterwards every function is public. It fails when two functions
+// would end up with the same name (a prefixed name taken by a function
+// that keeps it). mod itself is returned when
 // every function already has its symbol.
 func AttachGlobalSymbol(mod *ir.Module) (*ir.Module, error) {
 	prefix, _ := mod.Attrs.String(AttrSystemLibPrefix)
-	out := mod.Clone()
-	changed := false
+	// Every function's new symbol (= its final name) first, so that a
+	// rename into a name another function is leaving is not a collision.
+	updated := map[string]ir.BaseFunc{} // final name -> function with its symbol
 	renames := map[string]string{}
+	final := map[string]string{} // final name -> original name
 	for name, f := range mod.Functions() {
+		sym := name
 		switch f := f.(type) {
 		case *ir.Function:
-			if s, _ := f.Attrs.String(ir.AttrGlobalSymbol); s == name {
-				continue
+			if s, _ := f.Attrs.String(ir.AttrGlobalSymbol); s != name {
+				n := *f
+				n.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, name)
+				updated[name] = &n
 			}
-			n := *f
-			n.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, name)
-			out.Set(name, &n)
-			changed = true
 		case *ir.PrimFunc:
-			sym := prefix + name
 			// Already symbolized (a second run must not prefix twice).
-			if s, _ := f.Attrs.String(ir.AttrGlobalSymbol); s == name && strings.HasPrefix(name, prefix) {
-				continue
-			}
-			n := *f
-			n.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, sym)
-			if sym != name {
-				if _, taken := mod.Lookup(sym); taken {
-					return nil, fmt.Errorf("PrimFunc %s: its symbol %s (system_lib_prefix %q) is already a function of the module", name, sym, prefix)
+			if s, _ := f.Attrs.String(ir.AttrGlobalSymbol); s != name || !strings.HasPrefix(name, prefix) {
+				sym = prefix + name
+				n := *f
+				n.Attrs = f.Attrs.With(ir.AttrGlobalSymbol, sym)
+				updated[sym] = &n
+				if sym != name {
+					renames[name] = sym
 				}
-				out.Remove(name)
-				renames[name] = sym
 			}
-			out.Set(sym, &n)
-			changed = true
 		}
+		if prev, taken := final[sym]; taken {
+			a, b := prev, name
+			if a > b {
+				a, b = b, a
+			}
+			return nil, fmt.Errorf("functions %s and %s would both be named %s (system_lib_prefix %q)", a, b, sym, prefix)
+		}
+		final[sym] = name
 	}
-	if !changed {
+	if len(updated) == 0 {
 		return mod, nil
+	}
+	out := mod.Clone()
+	for name := range renames {
+		out.Remove(name)
+	}
+	for name, f := range updated {
+		out.Set(name, f)
 	}
 	if len(renames) == 0 {
 		return out, nil
