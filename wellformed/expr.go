@@ -184,11 +184,11 @@ func (c *checker) call(call *ir.Call) {
 	}
 	c.pop()
 
-	kernelArg := op != nil && (op.Category == ir.CatCall || op.Category == ir.CatVM)
+	kernel := kernelArgIndex(call, op)
 	for i, a := range call.Args {
 		c.push("args", i)
 		c.operand(a, "argument")
-		if g, ok := a.(*ir.GlobalVar); ok && i == 0 && kernelArg {
+		if g, ok := a.(*ir.GlobalVar); ok && i == kernel {
 			c.global(g, true)
 		} else {
 			c.expr(a)
@@ -218,6 +218,32 @@ func (c *checker) call(call *ir.Call) {
 			}
 		}
 	}
+}
+
+// builtinCallTIRDyn is the VM builtin LowerRuntimeBuiltin calls in place of
+// R.vm.call_tir_dyn; its first argument is the kernel.
+const builtinCallTIRDyn = "vm.builtin.call_tir_dyn"
+
+// kernelArgIndex returns the index of the argument that is a kernel (a
+// PrimFunc reference) in call, or -1: the first argument of call_tir-family
+// and relax.vm ops and of the vm.builtin.call_tir_dyn extern, as
+// R.call_packed("vm.builtin.call_tir_dyn", kernel, ...) or its op form.
+func kernelArgIndex(call *ir.Call, op *ir.Op) int {
+	if op == nil {
+		if f, ok := call.Op.(*ir.ExternFunc); ok && f.Symbol == builtinCallTIRDyn {
+			return 0
+		}
+		return -1
+	}
+	switch {
+	case op.Category == ir.CatCall || op.Category == ir.CatVM:
+		return 0
+	case op == ir.OpCallPacked && len(call.Args) > 0:
+		if f, ok := call.Args[0].(*ir.ExternFunc); ok && f.Symbol == builtinCallTIRDyn {
+			return 1
+		}
+	}
+	return -1
 }
 
 func (c *checker) calleeName(call *ir.Call) string {

@@ -173,7 +173,7 @@ var catalogue = [numRules]Rule{
 	ruleNestedFunction: {Code: "WF027", Property: phase.NoNestedFunctions, Family: "functions",
 		Title: "no local functions or closures inside function bodies", Hint: hintLambdaLift},
 	rulePrimFuncValue: {Code: "WF028", Property: phase.PrimFuncsViaCallTIR, Family: "functions",
-		Title: "a PrimFunc is referenced only as the kernel of a call_tir-family call or as a direct (DPS) callee",
+		Title: "a PrimFunc is referenced only as a kernel (of a call_tir-family call or vm.builtin.call_tir_dyn) or as a direct (DPS) callee",
 		Hint:  "call the PrimFunc through R.call_tir; no pass rewrites a PrimFunc used as a value"},
 	ruleTensorOp: {Code: "WF029", Property: phase.Legalized, Family: "ops",
 		Title: "no high-level tensor ops remain", Hint: hintLegalize},
