@@ -43,7 +43,9 @@ func init() {
 // Capture: the Relax variables a local function uses but does not define
 // (except its own binding var, for recursion, and local functions already
 // lifted without captures, which became globals) are appended as trailing
-// parameters, in order of first use. With captures the binding becomes
+// parameters, in order of first use, led by an R.Shape parameter binding
+// the symbolic variables their struct info uses where no parameter defines
+// them (symbolic variables do not cross function boundaries). With captures the binding becomes
 // R.make_closure(gv, (captured...)) and every call through the closure
 // variable R.invoke_closure(var, (args...), sinfo_args=(ret,)), or
 // R.invoke_pure_closure when the local function was pure; a recursive call
