@@ -190,7 +190,7 @@ var catalogue = [numRules]Rule{
 		Title: "every buffer a kernel writes is an explicitly allocated tensor, never a constant",
 		Hint:  hintCallTIR},
 	ruleNotVMLegal: {Code: "WF035", Property: phase.BuiltinsLowered, Family: "ops",
-		Title: "only VM-codegen-legal ops remain (relax.vm.*, call_builtin_with_ctx, call_packed, null_value)",
+		Title: "only VM-codegen-legal ops remain (vm.alloc_storage, vm.alloc_tensor, vm.kill_object, call_builtin_with_ctx, call_packed, null_value)",
 		Hint:  hintBuiltins},
 	ruleSymbolicShape: {Code: "WF036", Property: phase.ShapesLowered, Family: "shape",
 		Title: "every ShapeExpr used as a value is constant", Hint: hintShapes},
