@@ -3,6 +3,7 @@ package syntax
 import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"unicode"
 )
 
 // Relax functions: signatures, bodies (bindings, dataflow blocks, if/else,
@@ -24,8 +25,18 @@ func (bd *builder) relaxSignature(def *defNode) *relaxSig {
 	saved := bd.sigDefines
 	bd.sigDefines = true
 	defer func() { bd.sigDefines = saved }()
+	// TVM defines every symbolic variable standing alone as a dimension of
+	// some parameter before it reads the others, so ("n * 2",) may come
+	// before ("n",).
+	annots := make([]*ast, len(def.Params))
+	for i, p := range def.Params {
+		if p.Annot != nil {
+			annots[i] = bd.conv.expr(p.Annot)
+			bd.predefineSymbolicDims(annots[i])
+		}
+	}
 	seen := map[string]bool{}
-	for _, p := range def.Params {
+	for i, p := range def.Params {
 		sp := spanOf(p.Pos, p.EndPos)
 		if p.Annot == nil {
 			bd.fail(sp, "expected a struct info annotation on parameter %s (x: R.Tensor(...)), found none", p.Name)
@@ -37,7 +48,7 @@ func (bd *builder) relaxSignature(def *defNode) *relaxSig {
 			bd.fail(sp, "duplicate parameter %s", p.Name)
 		}
 		seen[p.Name] = true
-		si := bd.sinfo(bd.conv.expr(p.Annot))
+		si := bd.sinfo(annots[i])
 		v := ir.NewVar(p.Name, si)
 		v.SetSpan(sp)
 		sig.params = append(sig.params, v)
@@ -51,6 +62,46 @@ func (bd *builder) relaxSignature(def *defNode) *relaxSig {
 		}
 	}
 	return sig
+}
+
+// predefineSymbolicDims defines the symbolic variables that stand alone as
+// string dimensions ("n") in the shapes of R.Tensor and R.Shape
+// annotations inside a, in the order they appear.
+func (bd *builder) predefineSymbolicDims(a *ast) {
+	if a == nil {
+		return
+	}
+	if c := a.callee(); a.Kind == aCall && (c == "R.Tensor" || c == "R.Shape") {
+		shape := a.kwarg("shape")
+		if shape == nil {
+			shape = a.kwarg("values")
+		}
+		if shape == nil && len(a.Items) > 0 && a.Keywords[0] == "" {
+			shape = a.Items[0]
+		}
+		if shape != nil && (shape.Kind == aTuple || shape.Kind == aList) {
+			for _, d := range shape.Items {
+				if d.Kind == aStr && isIdentifier(d.Text) && bd.lookup(d.Text) == nil {
+					v := ir.SymVar(d.Text)
+					v.SetSpan(d.Span)
+					bd.define(d.Text, &symbol{prim: v})
+				}
+			}
+		}
+	}
+	bd.predefineSymbolicDims(a.X)
+	for _, it := range a.Items {
+		bd.predefineSymbolicDims(it)
+	}
+}
+
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (bd *builder) declareRelaxFunc(d *funcDecl) {
