@@ -355,11 +355,11 @@ func (bd *builder) moduleStmt(as *assignNode) {
 		if len(a.Items) != 1 || a.Keywords[0] != "" {
 			bd.fail(a.Span, "expected I.module_attrs({...}) with one dict argument")
 		}
-		attrs := bd.attrDict(a.Items[0])
-		if bd.mod.Attrs == nil {
-			bd.mod.Attrs = ir.Attrs{}
+		if bd.mod.Attrs != nil {
+			bd.fail(a.Span, "duplicate I.module_attrs: a module has one attribute dictionary")
 		}
-		maps.Copy(bd.mod.Attrs, attrs)
+		bd.mod.Attrs = ir.Attrs{}
+		maps.Copy(bd.mod.Attrs, bd.attrDict(a.Items[0]))
 	case "I.module_global_infos":
 		bd.fail(a.Span, "I.module_global_infos is not supported")
 	default:
