@@ -26,6 +26,10 @@ var (
 	// OpCallPurePacked is R.call_pure_packed(func, *args, sinfo_args=...).
 	OpCallPurePacked = RegisterOp(newPackedOp("relax.call_pure_packed",
 		"Calls a packed function declared pure, so it may appear in dataflow blocks.", true))
+	// OpCallInplacePacked is R.call_inplace_packed(func, *args,
+	// inplace_indices=..., sinfo_args=...): a packed call declared pure
+	// that writes its results into the arguments inplace_indices name.
+	OpCallInplacePacked = RegisterOp(newInplacePackedOp())
 	// OpCallBuiltinWithCtx is R.call_builtin_with_ctx(func, args, sinfo_args=...).
 	OpCallBuiltinWithCtx = RegisterOp(newBuiltinWithCtxOp())
 	// OpMakeClosure is R.make_closure(func, args): func with captured args bound.
@@ -440,6 +444,31 @@ func newPackedOp(name, doc string, pure bool) *Op {
 			direct.SetSpan(call.Span())
 			return direct, nil
 		}
+	}
+	return op
+}
+
+func newInplacePackedOp() *Op {
+	op := newPackedOp("relax.call_inplace_packed",
+		"Calls a packed function declared pure that writes its results into the arguments inplace_indices names.", true)
+	op.Params = append(op.Params, Param{Name: "inplace_indices", Kind: AttrInts})
+	packedInfer := op.Infer
+	op.Infer = func(ctx *InferCtx, call *Call) (StructInfo, error) {
+		ret, err := packedInfer(ctx, call)
+		if err != nil {
+			return nil, err
+		}
+		idx, ok := call.Attrs["inplace_indices"].([]any)
+		if !ok || len(idx) == 0 {
+			return nil, opErrorf(op, "inplace_indices must be a non-empty list of argument positions")
+		}
+		nargs := int64(len(call.Args) - 1)
+		for _, v := range idx {
+			if i, ok := v.(int64); !ok || i < 0 || i >= nargs {
+				return nil, opErrorf(op, "inplace index %v is not the position of one of the %d arguments", v, nargs)
+			}
+		}
+		return ret, nil
 	}
 	return op
 }

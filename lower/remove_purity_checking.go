@@ -56,6 +56,13 @@ func unwrapPureCall(c *ir.Call) ir.Expr {
 		// call_pure_packed(f, a...) becomes the direct call f(a...), as in
 		// TVM; with f an ExternFunc it prints as R.call_packed.
 		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
+	case ir.OpCallInplacePacked:
+		if len(c.Args) == 0 {
+			return c // malformed; the checker reports it
+		}
+		// The in-place contract was only for the purity checker: the
+		// direct call writes the same arguments.
+		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
 	case ir.OpInvokePureClosure:
 		n = &ir.Call{Op: ir.OpInvokeClosure, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
 	default:

@@ -527,10 +527,4 @@ var vmCodegenOps = map[*ir.Op]bool{
 
 // purityOverrides are the ops that declare an impure callee pure;
 // RemovePurityChecking replaces them.
-var purityOverrides = func() map[*ir.Op]bool {
-	m := map[*ir.Op]bool{ir.OpCallPurePacked: true, ir.OpInvokePureClosure: true}
-	if op, ok := ir.LookupOp("relax.call_inplace_packed"); ok {
-		m[op] = true
-	}
-	return m
-}()
+var purityOverrides = map[*ir.Op]bool{ir.OpCallPurePacked: true, ir.OpCallInplacePacked: true, ir.OpInvokePureClosure: true}
