@@ -5,7 +5,8 @@
 //   - ToNonDataflow: dataflow blocks become plain blocks, dataflow vars
 //     plain vars (establishes NoDataflow).
 //   - RemovePurityChecking: relax.force_pure on every pure function, the
-//     pure overrides call_pure_packed / invoke_pure_closure unwrapped
+//     pure overrides call_pure_packed / call_inplace_packed /
+//     invoke_pure_closure unwrapped
 //     (requires NoDataflow, establishes PurityRelaxed).
 //   - CallTIRRewrite: call_tir / call_tir_inplace / call_dps_packed become
 //     explicit R.builtin.alloc_tensor outputs plus a direct DPS call, or

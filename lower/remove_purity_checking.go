@@ -9,7 +9,7 @@ import (
 // RemovePurityCheckingInfo declares RemovePurityChecking (§3.13).
 var RemovePurityCheckingInfo = passes.Info{
 	Name:          "RemovePurityChecking",
-	Doc:           "mark pure functions relax.force_pure and unwrap call_pure_packed and invoke_pure_closure",
+	Doc:           "mark pure functions relax.force_pure and unwrap the pure overrides (call_pure_packed, call_inplace_packed, invoke_pure_closure)",
 	OptLevel:      0,
 	Requires:      nil,
 	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow),
