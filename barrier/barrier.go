@@ -180,7 +180,15 @@ func provider(p phase.Property) (Step, *Barrier, bool) {
 
 func (b *Barrier) failure(out *ir.Module, last string, errs diag.List) *Error {
 	e := &Error{Barrier: b, LastPass: last}
-	missing := b.To.Invariants().Minus(wellformed.Infer(out))
+	// The properties that do not hold are those the checker's errors belong
+	// to: no second walk of the module is needed to find them.
+	var missing phase.Set
+	for _, d := range errs {
+		if r, ok := wellformed.LookupRule(d.Code); ok && d.Severity == diag.Error {
+			missing = missing.With(r.Property)
+		}
+	}
+	missing = missing.Intersect(b.To.Invariants())
 	hints := map[phase.Property]string{}
 	var reasons []string
 	for _, p := range missing.List() {
