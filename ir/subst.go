@@ -150,6 +150,7 @@ func substPrims(mut *TIRMutator, in []PrimExpr) ([]PrimExpr, bool) {
 }
 
 func substSInfo(mut *TIRMutator, s StructInfo) StructInfo {
+	sub := func(x StructInfo) StructInfo { return substSInfo(mut, x) }
 	switch s := s.(type) {
 	case *PrimInfo:
 		if s.Value == nil {
@@ -172,38 +173,15 @@ func substSInfo(mut *TIRMutator, s StructInfo) StructInfo {
 			}
 		}
 	case *TupleInfo:
-		var fields []StructInfo
-		for i, f := range s.Fields {
-			n := substSInfo(mut, f)
-			if n != f && fields == nil {
-				fields = make([]StructInfo, len(s.Fields))
-				copy(fields, s.Fields[:i])
-			}
-			if fields != nil {
-				fields[i] = n
-			}
-		}
-		if fields != nil {
+		if fields, ch := mapList(s.Fields, sub); ch {
 			return &TupleInfo{Fields: fields}
 		}
 	case *FuncInfo:
-		var params []StructInfo
-		for i, p := range s.Params {
-			n := substSInfo(mut, p)
-			if n != p && params == nil {
-				params = make([]StructInfo, len(s.Params))
-				copy(params, s.Params[:i])
-			}
-			if params != nil {
-				params[i] = n
-			}
-		}
+		params, pch := mapList(s.Params, sub)
 		ret := substSInfo(mut, s.Ret)
-		if params != nil || ret != s.Ret {
+		if pch || ret != s.Ret {
 			n := *s
-			if params != nil {
-				n.Params = params
-			}
+			n.Params = params
 			n.Ret = ret
 			return &n
 		}
