@@ -241,16 +241,16 @@ func (fr *blockFrame) append(bind Binding) {
 // dataflow block) named name.
 func (b *Builder) Emit(value Expr, name string) *Var {
 	fr := b.mustBlock("Emit")
-	return b.emitFresh(fr, value, name, fr.dataflow)
+	return b.emitFresh(value, name, fr.dataflow)
 }
 
 // EmitOutput is Emit with a non-dataflow var: an output of a dataflow block.
 func (b *Builder) EmitOutput(value Expr, name string) *Var {
-	fr := b.mustBlock("EmitOutput")
-	return b.emitFresh(fr, value, name, false)
+	b.mustBlock("EmitOutput")
+	return b.emitFresh(value, name, false)
 }
 
-func (b *Builder) emitFresh(fr *blockFrame, value Expr, name string, dataflow bool) *Var {
+func (b *Builder) emitFresh(value Expr, name string, dataflow bool) *Var {
 	v := &Var{Name: name, Dataflow: dataflow}
 	bind := &VarBinding{Var: v, Value: value}
 	bind.span = value.Span()

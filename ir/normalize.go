@@ -108,7 +108,7 @@ func (b *Builder) NormalizeArgument(e Expr) Expr {
 	if fr.dataflow {
 		name = "lv"
 	}
-	v := b.emitFresh(fr, post, name, fr.dataflow)
+	v := b.emitFresh(post, name, fr.dataflow)
 	if fr.memo == nil {
 		fr.memo = map[Expr]*Var{}
 	}
@@ -119,21 +119,7 @@ func (b *Builder) NormalizeArgument(e Expr) Expr {
 // normalizeArgs normalizes each operand, copying the slice only when one
 // changes.
 func (b *Builder) normalizeArgs(args []Expr) ([]Expr, bool) {
-	var out []Expr
-	for i, a := range args {
-		n := b.NormalizeArgument(a)
-		if n != a && out == nil {
-			out = make([]Expr, len(args))
-			copy(out, args[:i])
-		}
-		if out != nil {
-			out[i] = n
-		}
-	}
-	if out == nil {
-		return args, false
-	}
-	return out, true
+	return mapList(args, b.NormalizeArgument)
 }
 
 func (b *Builder) normalizeTuple(t *Tuple) Expr {
