@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,7 +163,7 @@ func (bd *builder) relaxIndex(a *ast) ir.Expr {
 
 func describeIndex(a *ast) string {
 	if len(a.Items) != 1 {
-		return plural(len(a.Items), "index") + "es"
+		return fmt.Sprintf("%d indices", len(a.Items))
 	}
 	return a.Items[0].describe()
 }

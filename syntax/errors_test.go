@@ -148,3 +148,17 @@ func TestManyErrorsBounded(t *testing.T) {
 		t.Errorf("last diagnostic %s", last)
 	}
 }
+
+// TestTupleIndexCount: a tuple subscript with several indices names their
+// count ("2 indices").
+func TestTupleIndexCount(t *testing.T) {
+	src := header + `@R.function
+def f(x: R.Tuple(R.Tensor((2,), "float32"), R.Tensor((2,), "float32"))):
+    y = x[0, 1]
+    return x
+`
+	_, diags := Parse("t.tvms", []byte(src))
+	if len(diags) != 1 || !strings.HasSuffix(diags[0].Msg, "found 2 indices") {
+		t.Errorf("got %v, want one diagnostic ending in \"found 2 indices\"", diags)
+	}
+}
