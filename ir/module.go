@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/phasec/phasec/diag"
@@ -33,17 +34,7 @@ func NewModule() *Module { return &Module{funcs: map[string]BaseFunc{}} }
 // Clone returns a shallow copy: a new function table and attribute map
 // sharing the (immutable) functions.
 func (m *Module) Clone() *Module {
-	c := &Module{funcs: make(map[string]BaseFunc, len(m.funcs)), Source: m.Source}
-	for k, v := range m.funcs {
-		c.funcs[k] = v
-	}
-	if m.Attrs != nil {
-		c.Attrs = make(Attrs, len(m.Attrs))
-		for k, v := range m.Attrs {
-			c.Attrs[k] = v
-		}
-	}
-	return c
+	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), Source: m.Source}
 }
 
 // Len is the number of functions.
@@ -84,12 +75,7 @@ func (m *Module) Remove(name string) { delete(m.funcs, name) }
 
 // Names returns the function names in sorted order.
 func (m *Module) Names() []string {
-	names := make([]string, 0, len(m.funcs))
-	for k := range m.funcs {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(m.funcs))
 }
 
 // Functions iterates over (name, function) in sorted name order.

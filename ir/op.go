@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/phasec/phasec/diag"
 )
@@ -179,14 +180,6 @@ func Ops() []*Op {
 	for _, op := range opRegistry {
 		ops = append(ops, op)
 	}
-	slices.SortFunc(ops, func(a, b *Op) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ops, func(a, b *Op) int { return strings.Compare(a.Name, b.Name) })
 	return ops
 }
