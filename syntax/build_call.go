@@ -1,7 +1,6 @@
 package syntax
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
@@ -522,5 +521,3 @@ func (bd *builder) sinfoList(a *ast) []ir.StructInfo {
 	}
 	return []ir.StructInfo{bd.sinfo(a)}
 }
-
-var _ = fmt.Sprint

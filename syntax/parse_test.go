@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 )
 
@@ -481,5 +480,3 @@ func TestParseNoPanicOnGarbage(t *testing.T) {
 		}
 	}
 }
-
-var _ = diag.Error
