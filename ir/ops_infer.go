@@ -123,9 +123,6 @@ func firstTensorArg(op *Op, call *Call) (*TensorInfo, error) {
 	return tensorArg(op, call, 0)
 }
 
-// tensorDims returns the known dimensions of t.
-func tensorDims(t *TensorInfo) ([]PrimExpr, bool) { return t.Dims() }
-
 // newTensor builds a result tensor: a known shape when known is true (the
 // dims are simplified), else rank-only.
 func newTensor(dtype DataType, dims []PrimExpr, known bool, ndim int) *TensorInfo {

@@ -401,19 +401,6 @@ func opCheckArity(op *Op, call *Call) error {
 	return nil
 }
 
-// opOptArg returns argument i, its schema default when absent, or nil.
-func opOptArg(op *Op, call *Call, i int) Expr {
-	if i < len(call.Args) {
-		return call.Args[i]
-	}
-	if p, ok := op.argParam(i); ok {
-		if d, ok := p.Default.(Expr); ok {
-			return d
-		}
-	}
-	return nil
-}
-
 // normalizeSchema is the generic canonical form of a call: omitted trailing
 // arguments with a default are filled in, and attributes are coerced to
 // their canonical types with defaults filled in, so that a call built by a
