@@ -67,7 +67,7 @@ func (ss Steps) String() string {
 // (e.g. "--passes"); positions are columns on line 1.
 func ParsePipeline(file, text string) (Steps, diag.List) {
 	p := &pipeParser{file: file, src: text}
-	steps := p.pipeline(0)
+	steps := p.pipeline()
 	if p.errs == nil {
 		p.skipSpace()
 		if p.pos < len(p.src) {
@@ -128,12 +128,12 @@ func (p *pipeParser) ident() (string, int) {
 	return p.src[start:p.pos], start
 }
 
-// pipeline parses steps until the end or a closing parenthesis; depth is
-// the seq nesting (bounded by the text, recursion follows nesting only).
-func (p *pipeParser) pipeline(depth int) Steps {
+// pipeline parses steps until the end or a closing parenthesis; recursion
+// follows seq nesting only.
+func (p *pipeParser) pipeline() Steps {
 	var steps Steps
 	for p.errs == nil {
-		s := p.step(depth)
+		s := p.step()
 		if s == nil {
 			return nil
 		}
@@ -146,7 +146,7 @@ func (p *pipeParser) pipeline(depth int) Steps {
 	return nil
 }
 
-func (p *pipeParser) step(depth int) *Step {
+func (p *pipeParser) step() *Step {
 	name, at := p.ident()
 	if name == "" {
 		p.errorf(p.pos, "expected a pass name, found %s", p.describe())
@@ -161,7 +161,7 @@ func (p *pipeParser) step(depth int) *Step {
 		}
 		p.pos++
 		s.IsSeq = true
-		s.Children = p.pipeline(depth + 1)
+		s.Children = p.pipeline()
 		if p.errs != nil {
 			return nil
 		}

@@ -206,7 +206,7 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 	}
 	ev.Duration = r.pc.now().Sub(start)
 	if err == nil && p.kind != KindSequential {
-		out, err = r.settlePhase(p, mod, out, ph)
+		out, err = r.settlePhase(p, out, ph)
 	}
 	if err != nil {
 		ev.Err = err
@@ -270,7 +270,7 @@ func (r *runner) invoke(p *Pass, mod *ir.Module, ph phase.Phase, depth int) (out
 
 // settlePhase enforces Info.Leaves: the output must record that phase; when
 // the pass left the phase as it was, the framework records it.
-func (r *runner) settlePhase(p *Pass, in, out *ir.Module, before phase.Phase) (*ir.Module, error) {
+func (r *runner) settlePhase(p *Pass, out *ir.Module, before phase.Phase) (*ir.Module, error) {
 	got, err := phase.Recorded(out)
 	if err != nil {
 		return nil, &PassError{Pass: p.info.Name, Phase: before, Err: err}
