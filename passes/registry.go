@@ -284,7 +284,8 @@ func validateRegistrations(regs []*Registration) error {
 			}
 		}
 	}
-	// Depth-first search for a cycle, iteratively coloured.
+	// Depth-first search for a cycle (white: unseen, grey: on the current
+	// path, black: done); recursion follows Requires chains only.
 	const (
 		white = iota
 		grey
