@@ -18,8 +18,8 @@
 // Every pass is registered in package passes with its contract, so the
 // static pipeline check enforces the ordering the passes rely on (§4.6):
 // CallTIRRewrite before ToNonDataflow is refused before any IR is touched.
-// The reasons behind each requirement are data too (Reasons), read by the
-// PHASES.md generator.
+// The reason behind each requirement is data too (requirementReasons in
+// package barrier), read by the PHASES.md generator.
 //
 // The passes never edit their input: they rebuild what changes
 // (copy-on-write through ir.Mutator or ir.Rewriter) and re-normalize it, so

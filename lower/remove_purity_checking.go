@@ -11,7 +11,6 @@ var RemovePurityCheckingInfo = passes.Info{
 	Name:          "RemovePurityChecking",
 	Doc:           "mark pure functions relax.force_pure and unwrap the pure overrides (call_pure_packed, call_inplace_packed, invoke_pure_closure)",
 	OptLevel:      0,
-	Requires:      nil,
 	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow),
 	Establishes:   phase.Of(phase.PurityRelaxed),
 }
@@ -49,19 +48,14 @@ func RemovePurityChecking(f *ir.Function) *ir.Function {
 func unwrapPureCall(c *ir.Call) ir.Expr {
 	var n *ir.Call
 	switch c.Op {
-	case ir.OpCallPurePacked:
+	case ir.OpCallPurePacked, ir.OpCallInplacePacked:
 		if len(c.Args) == 0 {
 			return c // malformed; the checker reports it
 		}
-		// call_pure_packed(f, a...) becomes the direct call f(a...), as in
-		// TVM; with f an ExternFunc it prints as R.call_packed.
-		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
-	case ir.OpCallInplacePacked:
-		if len(c.Args) == 0 {
-			return c // malformed; the checker reports it
-		}
-		// The in-place contract was only for the purity checker: the
-		// direct call writes the same arguments.
+		// op(f, a...) becomes the direct call f(a...), as in TVM; with f an
+		// ExternFunc it prints as R.call_packed. The in-place contract was
+		// only for the purity checker: the direct call writes the same
+		// arguments.
 		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
 	case ir.OpInvokePureClosure:
 		n = &ir.Call{Op: ir.OpInvokeClosure, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
