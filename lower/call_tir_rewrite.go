@@ -22,6 +22,10 @@ var CallTIRRewriteInfo = passes.Info{
 // no known shape: there is nothing to allocate.
 const DiagUnknownOutputShape = "LOW001"
 
+// DiagBadInplaceIndices is reported for a call_tir_inplace whose
+// inplace_indices attribute is not a list of ints.
+const DiagBadInplaceIndices = "LOW002"
+
 func init() {
 	passes.RegisterModulePass(CallTIRRewriteInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
 		out, errs := CallTIRRewrite(mod)
@@ -82,7 +86,7 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 	if c.Op == ir.OpCallTIRInplace {
 		idx, ok := attrInts(c.Attrs["inplace_indices"])
 		if !ok {
-			b.Errorf(span, DiagUnknownOutputShape, "R.call_tir_inplace: inplace_indices must be a list of ints")
+			b.Errorf(span, DiagBadInplaceIndices, "R.call_tir_inplace: inplace_indices must be a list of ints")
 			return nil
 		}
 		inplace = idx
