@@ -112,13 +112,13 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	// Everything that can be a usage error is checked before reading input.
-	pipeline, errs := passes.ParseAndBuild("--passes", *spec)
-	if *spec == "" {
-		pipeline, errs = passes.Sequential("pipeline"), nil
-	}
-	if errs != nil {
-		printDiags(stderr, errs)
-		return 2
+	pipeline := passes.Sequential("pipeline")
+	if *spec != "" {
+		var errs diag.List
+		if pipeline, errs = passes.ParseAndBuild("--passes", *spec); errs != nil {
+			printDiags(stderr, errs)
+			return 2
+		}
 	}
 	pc := passes.NewPassContext()
 	pc.OptLevel = *optLevel
@@ -137,8 +137,8 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		pc.Config[k] = v
 	}
 	for _, n := range append(append([]string(nil), printBefore...), printAf...) {
-		if _, ok := passes.Lookup(n); !ok {
-			fmt.Fprintf(stderr, "phasec opt: --print-before/--print-after: %v\n", passes.UnknownPass(n))
+		if err := passes.UnknownPass(n); err != nil {
+			fmt.Fprintf(stderr, "phasec opt: --print-before/--print-after: %v\n", err)
 			return 2
 		}
 	}
