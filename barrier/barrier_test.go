@@ -3,12 +3,14 @@ package barrier_test
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/wellformed"
 )
 
 func TestLowerGolden(t *testing.T) {
@@ -73,5 +75,34 @@ func TestGoFunctions(t *testing.T) {
 	}
 	if syntax.Print(mod) != before {
 		t.Error("a barrier modified its input")
+	}
+}
+
+// TestHintNamesEarlierBarrier: a module that claims phase lower but still
+// calls call_tir fails the build barrier, and the diagnostics of the
+// property an earlier barrier establishes point at that barrier's pass.
+func TestHintNamesEarlierBarrier(t *testing.T) {
+	path := "../testdata/passes/CallTIRRewrite/call_tir.tvms"
+	src := strings.Replace(string(parse(t, path)), "class Module:\n", "class Module:\n    I.module_attrs({\"phase\": \"lower\"})\n", 1)
+	mod, errs := syntax.Parse(path, []byte(src))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	_, err := barrier.Build(mod)
+	var be *barrier.Error
+	if !errors.As(err, &be) {
+		t.Fatalf("build: got %v, want a *barrier.Error", err)
+	}
+	hinted := 0
+	for _, d := range be.Diags[1:] {
+		if r, ok := wellformed.LookupRule(d.Code); ok && r.Property == phase.NoCallTIR {
+			if want := "run CallTIRRewrite, or the lower barrier, first"; d.Hint != want {
+				t.Errorf("%s: hint %q, want %q", d, d.Hint, want)
+			}
+			hinted++
+		}
+	}
+	if hinted == 0 {
+		t.Fatalf("no NoCallTIR diagnostic in:\n%s", be.Diags)
 	}
 }
