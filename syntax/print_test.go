@@ -347,3 +347,21 @@ func TestPrintBuiltModulesParseBack(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintTriangularLoopsNotGrid: an inner loop whose extent uses an outer
+// loop's variable stays nested; T.grid would read it before it is bound.
+func TestPrintTriangularLoopsNotGrid(t *testing.T) {
+	mod := mustParse(t, header+`@I.ir_module
+class Module:
+    @T.prim_func
+    def tri(A: T.Buffer((4, 4), "float32")):
+        for i in range(4):
+            for j in range(i):
+                A[i, j] = T.float32(0)
+`)
+	got := Print(mod)
+	want := "        for i in range(4):\n            for j in range(i):\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("got:\n%s\nwant the loops nested:\n%s", got, want)
+	}
+}

@@ -385,43 +385,13 @@ func (p *printer) forLoop(f *ir.For) {
 }
 
 func mentionsLoopVar(e ir.PrimExpr, loops []*ir.For) bool {
-	return primMentions(e, func(v *ir.PrimVar) bool {
+	found := false
+	ir.VisitPrimVars(e, func(v *ir.PrimVar) {
 		for _, l := range loops {
-			if l.Var == v {
-				return true
-			}
+			found = found || l.Var == v
 		}
-		return false
 	})
-}
-
-// primMentions reports whether e mentions a variable satisfying pred.
-func primMentions(e ir.PrimExpr, pred func(*ir.PrimVar) bool) bool {
-	switch x := e.(type) {
-	case *ir.PrimVar:
-		return pred(x)
-	case *ir.Binary:
-		return primMentions(x.A, pred) || primMentions(x.B, pred)
-	case *ir.Not:
-		return primMentions(x.A, pred)
-	case *ir.Select:
-		return primMentions(x.Cond, pred) || primMentions(x.True, pred) || primMentions(x.False, pred)
-	case *ir.Cast:
-		return primMentions(x.Value, pred)
-	case *ir.PrimCall:
-		for _, a := range x.Args {
-			if primMentions(a, pred) {
-				return true
-			}
-		}
-	case *ir.BufferLoad:
-		for _, a := range x.Indices {
-			if primMentions(a, pred) {
-				return true
-			}
-		}
-	}
-	return false
+	return found
 }
 
 func (p *printer) blockRealize(br *ir.BlockRealize) {
