@@ -66,7 +66,10 @@ func PrimVarsIn(e PrimExpr) []*PrimVar {
 	return out
 }
 
-// VisitPrimVars calls f for every variable occurrence in e, left to right.
+// VisitPrimVars calls f for every variable occurrence in e, left to right
+// (a BufferLoad's index variables, not its buffer's data handle). It is
+// InspectPrim specialised to variables: hashing calls it on every
+// expression, and a direct walk avoids a callback per node.
 func VisitPrimVars(e PrimExpr, f func(*PrimVar)) {
 	switch e := e.(type) {
 	case *PrimVar:

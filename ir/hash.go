@@ -504,7 +504,7 @@ func (h *hasher) prim(p PrimExpr) {
 	}
 	// Number variables in the order the comparison meets them (as written),
 	// then hash the canonical form.
-	walkPrimVars(p, func(v *PrimVar) { h.primVarOrd(v) })
+	VisitPrimVars(p, func(v *PrimVar) { h.primVarOrd(v) })
 	if canonicalizable(p) {
 		p = Simplify(p)
 	}

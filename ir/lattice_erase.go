@@ -141,7 +141,7 @@ func (e *eraser) dims(vals []PrimExpr) (out []PrimExpr, changed, ok bool) {
 func (e *eraser) prim(p PrimExpr) (PrimExpr, bool) {
 	substitute := false
 	undefined := false
-	walkPrimVars(p, func(v *PrimVar) {
+	VisitPrimVars(p, func(v *PrimVar) {
 		if _, ok := e.primMap[v]; ok {
 			substitute = true
 		} else if e.primInScope == nil || !e.primInScope(v) {
@@ -158,32 +158,4 @@ func (e *eraser) prim(p PrimExpr) (PrimExpr, bool) {
 		return e.primMap[v], true
 	}
 	return Simplify(SubstitutePrim(p, e.primMap)), true
-}
-
-// walkPrimVars calls f on every variable occurrence in p (including buffer
-// data handles of loads). Recursion depth is the expression's nesting depth.
-func walkPrimVars(p PrimExpr, f func(*PrimVar)) {
-	switch x := p.(type) {
-	case *PrimVar:
-		f(x)
-	case *Binary:
-		walkPrimVars(x.A, f)
-		walkPrimVars(x.B, f)
-	case *Not:
-		walkPrimVars(x.A, f)
-	case *Select:
-		walkPrimVars(x.Cond, f)
-		walkPrimVars(x.True, f)
-		walkPrimVars(x.False, f)
-	case *Cast:
-		walkPrimVars(x.Value, f)
-	case *PrimCall:
-		for _, a := range x.Args {
-			walkPrimVars(a, f)
-		}
-	case *BufferLoad:
-		for _, a := range x.Indices {
-			walkPrimVars(a, f)
-		}
-	}
 }
