@@ -81,18 +81,13 @@ func (s *simplifier) poly(e PrimExpr) *poly {
 			if a.dt != b.dt || !isPolyType(a.dt) {
 				return s.atomPoly(s.rebuildBinary(e))
 			}
-			switch e.Op {
-			case OpAdd:
-				return s.addScaled(a, b, 1)
-			case OpSub:
-				return s.addScaled(a, b, -1)
-			case OpMul:
-				if p, ok := s.mul(a, b); ok {
-					return p
-				}
-				return s.atomPoly(Mul(s.toExpr(a), s.toExpr(b)))
+			if e.Op != OpMul {
+				return s.divMod(e.Op, a, b)
 			}
-			return s.divMod(e.Op, a, b)
+			if p, ok := s.mul(a, b); ok {
+				return p
+			}
+			return s.atomPoly(Mul(s.toExpr(a), s.toExpr(b)))
 		case OpMin, OpMax:
 			return s.minMax(e)
 		}
