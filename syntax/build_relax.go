@@ -1,9 +1,12 @@
 package syntax
 
 import (
+	"maps"
+	"slices"
+	"unicode"
+
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
-	"unicode"
 )
 
 // Relax functions: signatures, bodies (bindings, dataflow blocks, if/else,
@@ -319,7 +322,7 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 		if s, ok := inner.names[n]; ok {
 			bd.define(n, s)
 		} else if bd.lookup(n) == nil {
-			bd.errorf(outputs[n], "undefined variable %s in R.output%s", n, didYouMean(n, keysOf(inner.names), ""))
+			bd.errorf(outputs[n], "undefined variable %s in R.output%s", n, didYouMean(n, slices.Sorted(maps.Keys(inner.names)), ""))
 		}
 	}
 	if len(blk.Bindings) == 0 {
@@ -331,12 +334,4 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 // dataflowState carries the output names of the dataflow block being built.
 type dataflowState struct {
 	outputs map[string]diag.Span
-}
-
-func keysOf(m map[string]*symbol) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

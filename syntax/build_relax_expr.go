@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,18 +121,9 @@ func (bd *builder) globalRef(a *ast) ir.Expr {
 		if bd.poisonedFunc(a.Name) {
 			bd.skip()
 		}
-		bd.fail(a.Span, "undefined module function %s%s", a.Name, didYouMean(a.Name, sortedKeys(bd.funcs), a.X.Name+"."))
+		bd.fail(a.Span, "undefined module function %s%s", a.Name, didYouMean(a.Name, slices.Sorted(maps.Keys(bd.funcs)), a.X.Name+"."))
 	}
 	return ir.NewGlobalVar(a.Name)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // literalValue wraps a number in R.prim_value: int64 for integers, float32
