@@ -54,18 +54,8 @@ func (e *eraser) erase(s StructInfo) StructInfo {
 	case *TensorInfo:
 		return e.tensor(x)
 	case *TupleInfo:
-		var fields []StructInfo
-		for i, f := range x.Fields {
-			g := e.erase(f)
-			if g != f && fields == nil {
-				fields = make([]StructInfo, len(x.Fields))
-				copy(fields, x.Fields[:i])
-			}
-			if fields != nil {
-				fields[i] = g
-			}
-		}
-		if fields == nil {
+		fields, changed := mapList(x.Fields, e.erase)
+		if !changed {
 			return x
 		}
 		return NewTupleInfo(fields...)
