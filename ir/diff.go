@@ -3,7 +3,6 @@ package ir
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
 )
 
@@ -46,17 +45,17 @@ func describe(x any) string {
 func describeStmt(s Stmt) string {
 	switch v := s.(type) {
 	case *For:
-		return "for " + primVarDesc(v.Var) + " in T." + v.Kind.String() + "(" + formatPrimOrNil(v.Extent) + ")"
+		return "for " + primVarDesc(v.Var) + " in T." + v.Kind.String() + "(" + FormatPrim(v.Extent, nil) + ")"
 	case *BufferStore:
-		return bufferDesc(v.Buffer) + "[...] = " + formatPrimOrNil(v.Value)
+		return bufferDesc(v.Buffer) + "[...] = " + FormatPrim(v.Value, nil)
 	case *SeqStmt:
 		return fmt.Sprintf("sequence of %d statements", len(v.Stmts))
 	case *IfThenElse:
-		return "if " + formatPrimOrNil(v.Cond)
+		return "if " + FormatPrim(v.Cond, nil)
 	case *LetStmt:
-		return primVarDesc(v.Var) + " = " + formatPrimOrNil(v.Value)
+		return primVarDesc(v.Var) + " = " + FormatPrim(v.Value, nil)
 	case *Evaluate:
-		return "T.evaluate(" + formatPrimOrNil(v.Value) + ")"
+		return "T.evaluate(" + FormatPrim(v.Value, nil) + ")"
 	case *BlockRealize:
 		if v.Block != nil {
 			return describeStmt(v.Block)
@@ -110,7 +109,7 @@ func bufferDesc(b *Buffer) string {
 		if i > 0 {
 			s += ", "
 		}
-		s += formatPrimOrNil(d)
+		s += FormatPrim(d, nil)
 	}
 	if len(b.Shape) == 1 {
 		s += ","
@@ -128,8 +127,6 @@ func pyBool(b bool) string {
 	}
 	return "False"
 }
-
-func sortStrings(s []string) { slices.Sort(s) }
 
 // attrsDeepEqual compares attribute values of types the Attrs contract does
 // not list (defensive; such values should not occur).

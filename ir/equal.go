@@ -2,6 +2,7 @@ package ir
 
 import (
 	"github.com/phasec/phasec/internal/ptrmap"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,7 +332,7 @@ func (e *eqState) module(a, b *Module) bool {
 		}
 	}
 	if len(names) != len(a.funcs) {
-		sortStrings(names)
+		slices.Sort(names)
 	}
 	for _, n := range names {
 		fa, okA := a.funcs[n]
@@ -391,7 +392,7 @@ func (e *eqState) dict(a, b Attrs) bool {
 			keys = append(keys, k)
 		}
 	}
-	sortStrings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
 		va, okA := a[k]
 		vb, okB := b[k]

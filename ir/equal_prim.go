@@ -12,7 +12,7 @@ func (e *eqState) prim(a, b PrimExpr) bool {
 	if e.primQuiet(a, b) {
 		return true
 	}
-	return e.fail(func() string { return formatPrimOrNil(a) }, func() string { return formatPrimOrNil(b) })
+	return e.fail(func() string { return FormatPrim(a, nil) }, func() string { return FormatPrim(b, nil) })
 }
 
 // primQuiet compares without recording a mismatch (the caller reports the
@@ -152,11 +152,4 @@ func (e *eqState) primRaw(a, b PrimExpr) bool {
 		return b == nil
 	}
 	return false
-}
-
-func formatPrimOrNil(p PrimExpr) string {
-	if p == nil {
-		return "None"
-	}
-	return FormatPrim(p, nil)
 }
