@@ -87,6 +87,20 @@ func ruleCases() []ruleCase {
 			body := seqOf(lv, block(true, 2, bind(lv, tuple(x))))
 			return single(withAttr(function([]*ir.Var{x}, lv.StructInfo(), body, 1), ir.AttrGlobalSymbol, "main"))
 		}, none, []string{"WF004"}},
+		{"WF004 dataflow var in a later dataflow block", func() *ir.Module {
+			// The second dataflow block is a dataflow context, but lv ended
+			// with the first.
+			x := newVar("x", f32(4), 1)
+			lv := newDFVar("lv", ir.NewTupleInfo(f32(4)), 2)
+			y := newVar("y", ir.NewTupleInfo(f32(4)), 3)
+			z := newVar("z", ir.NewTupleInfo(f32(4)), 4)
+			lv2 := newDFVar("lv2", ir.NewTupleInfo(ir.NewTupleInfo(f32(4))), 5)
+			body := seqOf(z,
+				block(true, 2, bind(lv, tuple(x)), bind(y, tuple(x))),
+				block(false, 4, bind(z, tuple(x))),
+				block(true, 5, bind(lv2, tuple(lv))))
+			return single(withAttr(function([]*ir.Var{x}, z.StructInfo(), body, 1), ir.AttrGlobalSymbol, "main"))
+		}, none, []string{"WF004"}},
 		{"WF005 dataflow var outside block", func() *ir.Module {
 			x := newVar("x", f32(4), 1)
 			lv := newDFVar("lv", ir.NewTupleInfo(f32(4)), 3)
@@ -466,5 +480,22 @@ func TestAllViolationsCollectedSortedDeduped(t *testing.T) {
 	}
 	if want := []string{"2:a", "2:b", "8:a"}; !slices.Equal(where, want) {
 		t.Errorf("diagnostics at %v, want %v (sorted, de-duplicated)\n%s", where, want, got.Error())
+	}
+}
+
+// TestSpecificRuleSuppressesNotVMLegal checks that an op an earlier phase's
+// rule already rejects (naming the pass that removes it) gets no second,
+// generic WF035, while Infer still finds BuiltinsLowered violated.
+func TestSpecificRuleSuppressesNotVMLegal(t *testing.T) {
+	x := newVar("x", f32(4), 1)
+	f, _ := oneBinding(false, callWith(f32(4), opTestTensor, x), f32(4))
+	f.Params[0] = x
+	mod := single(withAttr(f, ir.AttrForcePure, true))
+	got := codes(Check(mod, phase.Build))
+	if !slices.Contains(got, "WF029") || slices.Contains(got, "WF035") {
+		t.Errorf("codes = %v, want WF029 and no WF035", got)
+	}
+	if Infer(mod).Has(phase.BuiltinsLowered) {
+		t.Errorf("Infer claims BuiltinsLowered for a module with a tensor op")
 	}
 }
