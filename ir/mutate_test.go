@@ -71,6 +71,9 @@ func TestMutatorDefVarRemapsUses(t *testing.T) {
 	if nf.Params[0] != x2 {
 		t.Fatal("param not replaced")
 	}
+	if nf.Body == f.Body || nf.Body.StructInfo() != f.Body.StructInfo() {
+		t.Errorf("KeepStructInfo: the rebuilt body keeps the old body's struct info")
+	}
 	Inspect(nf, func(e Expr) bool {
 		if e == x {
 			t.Errorf("a use of the old param survived")
@@ -266,6 +269,11 @@ func TestBindAndSymbolicSubstitution(t *testing.T) {
 	tup := NewTupleInfo(s, NewPrimInfo(Int64))
 	if ti := SubstituteSymVars(tup, map[*PrimVar]PrimExpr{d: I64(1)}).(*TupleInfo); ti.Fields[1] != tup.Fields[1] {
 		t.Errorf("unchanged tuple fields are shared")
+	}
+	fi := NewFuncInfo([]StructInfo{s, NewPrimInfo(Int64)}, s, true)
+	if got, want := sinfoString(SubstituteSymVars(fi, map[*PrimVar]PrimExpr{d: I64(3)})),
+		sinfoString(NewFuncInfo([]StructInfo{f32(I64(3), I64(6)), NewPrimInfo(Int64)}, f32(I64(3), I64(6)), true)); got != want {
+		t.Errorf("SubstituteSymVars(callable) = %s, want %s", got, want)
 	}
 	if defs := DefinableSymVars(NewTupleInfo(s, ShapeInfoOf(d, I64(1)), PrimInfoOf(d))); len(defs) != 1 || defs[0] != d {
 		t.Errorf("DefinableSymVars = %v; d*2 defines nothing and d is listed once", defs)

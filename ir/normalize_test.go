@@ -30,6 +30,11 @@ var (
 		Normalize: func(_ *InferCtx, c *Call) (Expr, error) {
 			return NewCall(testAdd, c.Args[0], c.Args[0]), nil
 		}})
+	// test.spin's Normalize hook always returns a new call to itself: it
+	// never reaches a fixpoint.
+	testSpin = RegisterOp(&Op{Name: "test.spin", Pure: true,
+		Infer:     func(*InferCtx, *Call) (StructInfo, error) { return Object(), nil },
+		Normalize: func(_ *InferCtx, c *Call) (Expr, error) { return NewCall(c.Op, c.Args...), nil }})
 	// test.checked(a) infers like its argument; Validate rejects rank 0.
 	testChecked = RegisterOp(&Op{Name: "test.checked", Pure: true,
 		Infer: func(_ *InferCtx, c *Call) (StructInfo, error) { return c.Args[0].StructInfo(), nil },
@@ -305,6 +310,7 @@ func TestNormalizeInferenceFailuresAreDiagnostics(t *testing.T) {
 		{"validate", DiagValidate, "rank-0 tensors are not accepted", NewCall(testChecked, s)},
 		{"not callable", DiagInference, "is not callable", NewCall(x, x)},
 		{"unknown global", DiagUndefined, "unknown global function @nowhere", NewCall(NewGlobalVar("nowhere"), x)},
+		{"no fixpoint", DiagInternal, "Normalize hook of test.spin does not reach a fixpoint", NewCall(testSpin, x)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -429,6 +435,35 @@ func TestNormalizeCallsThroughModule(t *testing.T) {
 	if fi.Pure || !fi.Opaque {
 		t.Errorf("ExternFunc info must be opaque and impure")
 	}
+}
+
+func TestNormalizeTupleGetItemInfo(t *testing.T) {
+	x := NewVar("x", f32(I64(4)))
+	p := NewVar("p", NewPrimInfo(Int64))
+	tup := NewVar("t", NewTupleInfo(x.StructInfo(), p.StructInfo()))
+	b := NewBuilder(nil)
+	b.BeginScope([]*Var{x, p, tup})
+	b.BeginBlock(false)
+	for i, want := range []StructInfo{x.StructInfo(), p.StructInfo()} {
+		if got := b.Emit(&TupleGetItem{Tuple: tup, Index: i}, "v").StructInfo(); got != want {
+			t.Errorf("t[%d] = %s, want the field's info %s", i, sinfoString(got), sinfoString(want))
+		}
+	}
+	noDiags(t, b.Diagnostics())
+	for _, g := range []*TupleGetItem{{Tuple: tup, Index: 2}, {Tuple: x, Index: 0}} {
+		g.SetSpan(span(3))
+		nerr := len(b.Diagnostics())
+		v := b.Emit(g, "bad")
+		d := b.Diagnostics()[nerr:]
+		if len(d) != 1 || d[0].Code != DiagInference || d[0].Span != span(3) {
+			t.Errorf("%s: want one positioned %s, got %v", FormatExpr(g, nil), DiagInference, d)
+		}
+		if _, ok := v.StructInfo().(*ObjectInfo); !ok {
+			t.Errorf("%s: a bad projection gets R.Object, got %s", FormatExpr(g, nil), sinfoString(v.StructInfo()))
+		}
+	}
+	b.EndBlock()
+	b.EndScope()
 }
 
 func TestNormalizeLeafInfo(t *testing.T) {
