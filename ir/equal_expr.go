@@ -61,13 +61,8 @@ func (e *eqState) expr(a, b Expr) bool {
 		return true
 	case *ShapeExpr:
 		y, ok := b.(*ShapeExpr)
-		if !ok || len(x.Values) != len(y.Values) {
+		if !ok || !e.primsQuiet(x.Values, y.Values) {
 			return e.exprMismatch(a, b)
-		}
-		for i := range x.Values {
-			if !e.primQuiet(x.Values[i], y.Values[i]) {
-				return e.exprMismatch(a, b)
-			}
 		}
 		return true
 	case *PrimValue:

@@ -44,6 +44,20 @@ func (e *eqState) primQuiet(a, b PrimExpr) bool {
 	return ok
 }
 
+// primsQuiet compares two dimension lists quietly: equal lengths and
+// pairwise primQuiet.
+func (e *eqState) primsQuiet(a, b []PrimExpr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !e.primQuiet(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func (e *eqState) undoPrims(mark int) {
 	for _, v := range e.primLog[mark:] {
 		e.prims.unpair(v)

@@ -32,13 +32,8 @@ func (e *eqState) sinfo(a, b StructInfo) bool {
 		return true
 	case *ShapeInfo:
 		y, ok := b.(*ShapeInfo)
-		if !ok || x.NDim != y.NDim || x.Known() != y.Known() || len(x.Values) != len(y.Values) {
+		if !ok || x.NDim != y.NDim || x.Known() != y.Known() || !e.primsQuiet(x.Values, y.Values) {
 			return e.sinfoMismatch(a, b)
-		}
-		for i := range x.Values {
-			if !e.primQuiet(x.Values[i], y.Values[i]) {
-				return e.sinfoMismatch(a, b)
-			}
 		}
 		return true
 	case *TensorInfo:
@@ -101,13 +96,8 @@ func (e *eqState) tensorShape(a, b *TensorInfo) bool {
 		return true
 	case *ShapeExpr:
 		y, ok := b.Shape.(*ShapeExpr)
-		if !ok || len(x.Values) != len(y.Values) {
+		if !ok || !e.primsQuiet(x.Values, y.Values) {
 			return e.sinfoMismatch(a, b)
-		}
-		for i := range x.Values {
-			if !e.primQuiet(x.Values[i], y.Values[i]) {
-				return e.sinfoMismatch(a, b)
-			}
 		}
 		return true
 	case *Var:

@@ -59,15 +59,7 @@ func (e *eqState) defineBuffer(a, b *Buffer) bool {
 }
 
 func (e *eqState) bufferLayout(a, b *Buffer) bool {
-	if a.DType != b.DType || a.Scope != b.Scope || len(a.Shape) != len(b.Shape) {
-		return false
-	}
-	for i := range a.Shape {
-		if !e.primQuiet(a.Shape[i], b.Shape[i]) {
-			return false
-		}
-	}
-	return true
+	return a.DType == b.DType && a.Scope == b.Scope && e.primsQuiet(a.Shape, b.Shape)
 }
 
 // useBufferQuiet compares buffer uses: paired, or free.
