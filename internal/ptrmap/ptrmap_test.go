@@ -98,3 +98,30 @@ func TestRecycle(t *testing.T) {
 		t.Fatalf("a table of more than %d slots was kept", maxRecycledSlots)
 	}
 }
+
+// TestDeleteAcrossTheEnd deletes the head of a probe run that wraps past
+// the table's last slot. Homes 15, 15, 15 fill slots 15, 0, 1: both later
+// entries must shift back, or the one behind the hole is lost. Homes 14,
+// 15, 15 fill slots 14, 15, 0: nothing may move into slot 14, before the
+// others' home. Homes 15, 0: the entry in slot 0 is at home and stays.
+func TestDeleteAcrossTheEnd(t *testing.T) {
+	for _, homes := range [][]int{{15, 15, 15}, {14, 15, 15}, {15, 0}} {
+		var m Map[node, int]
+		m.Reserve(1) // 16 slots
+		keys := make([]*node, 0, len(homes))
+		for len(keys) < len(homes) {
+			if k := new(node); home(k, 15) == homes[len(keys)] {
+				keys = append(keys, k)
+			}
+		}
+		for i, k := range keys {
+			m.Set(k, i)
+		}
+		m.Delete(keys[0])
+		for i := 1; i < len(keys); i++ {
+			if v, ok := m.Get(keys[i]); !ok || v != i {
+				t.Errorf("homes %v, after deleting the first: Get(key %d) = %d,%v", homes, i, v, ok)
+			}
+		}
+	}
+}
