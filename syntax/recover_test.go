@@ -187,6 +187,24 @@ func TestRecoveryKeepsPositions(t *testing.T) {
 	}
 }
 
+// TestRecoveryHidesItsOwnText: the pass that replaces a broken top-level
+// def is recovery's text, so the builder's complaint about a pass at top
+// level is dropped; the syntax error is the only diagnostic.
+func TestRecoveryHidesItsOwnText(t *testing.T) {
+	src := header + `@R.function
+def f(x: R.Tensor((2,), "float32") -> R.Tensor((2,), "float32"):
+    return x
+
+@R.function
+def g(x: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
+    return x
+`
+	_, diags := Parse("p.tvms", []byte(src))
+	if len(diags) != 1 || diags[0].Span.Line != 6 || !strings.HasPrefix(diags[0].Msg, "syntax error") {
+		t.Errorf("got %v, want only the syntax error on line 6", diags)
+	}
+}
+
 // TestRecoveryBounded: many syntax errors stop at maxErrors plus a note,
 // sorted.
 func TestRecoveryBounded(t *testing.T) {
