@@ -41,8 +41,8 @@ type expectation struct {
 var wantRx = regexp.MustCompile(`#\s*want(-module)?((?:\s+"(?:[^"\\]|\\.)*")+)\s*$`)
 var quotedRx = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
-// parseWants extracts the expectations of a file; ok is false when the file
-// has none (it is not a negative file).
+// parseWants extracts the expectations of a file; a file without any is not
+// a negative file.
 func parseWants(src []byte) ([]*expectation, error) {
 	var wants []*expectation
 	sc := bufio.NewScanner(bytes.NewReader(src))
