@@ -44,10 +44,7 @@ func CheckProperties(mod *ir.Module, props phase.Set) diag.List {
 // Infer returns the set of properties mod's content satisfies.
 // phase.WellFormed is in the set exactly when no structural rule is violated.
 func Infer(mod *ir.Module) phase.Set {
-	var all phase.Set
-	for _, p := range phase.Properties() {
-		all = all.With(p)
-	}
+	all := phase.Of(phase.Properties()...)
 	c := newChecker(mod, all, phase.None, true)
 	c.run()
 	return all.Minus(c.violated)
