@@ -1,7 +1,8 @@
 package ir
 
 // Substitution helpers: Relax variables by expressions (Bind), symbolic
-// variables by PrimExprs in struct info, expressions and functions.
+// variables by PrimExprs in struct info, expressions and functions (all on
+// top of SubstitutePrim).
 
 // Bind replaces every use of a variable in m by its mapped expression
 // throughout e (copy-on-write; e itself when no mapped var occurs). When e
@@ -100,30 +101,13 @@ func SymVarsInStructInfo(s StructInfo) []*PrimVar {
 	return out
 }
 
-// symSubst is a TIRMutator replacing mapped variables, simplifying only the
-// expressions that changed.
-func symSubst(m map[*PrimVar]PrimExpr) *TIRMutator {
-	return &TIRMutator{PostPrim: func(e PrimExpr) PrimExpr {
-		if v, ok := e.(*PrimVar); ok {
-			if r, ok := m[v]; ok {
-				return r
-			}
-		}
-		return e
-	}}
-}
-
 // SubstituteSymVarsPrim replaces the mapped symbolic variables in e and
 // simplifies the result when anything changed (e itself otherwise).
 func SubstituteSymVarsPrim(e PrimExpr, m map[*PrimVar]PrimExpr) PrimExpr {
-	if len(m) == 0 || e == nil {
-		return e
+	if n := SubstitutePrim(e, m); n != e {
+		return Simplify(n)
 	}
-	n := symSubst(m).Prim(e)
-	if n == e {
-		return e
-	}
-	return Simplify(n)
+	return e
 }
 
 // SubstituteSymVars replaces the mapped symbolic variables throughout s
@@ -133,11 +117,13 @@ func SubstituteSymVars(s StructInfo, m map[*PrimVar]PrimExpr) StructInfo {
 	if len(m) == 0 || s == nil {
 		return s
 	}
-	return substSInfo(symSubst(m), s)
+	return substSInfo(m, s)
 }
 
-func substPrims(mut *TIRMutator, in []PrimExpr) ([]PrimExpr, bool) {
-	out, changed := mut.prims(in)
+// substPrims substitutes in a list of dimensions, simplifying those that
+// changed (in itself when none did).
+func substPrims(m map[*PrimVar]PrimExpr, in []PrimExpr) ([]PrimExpr, bool) {
+	out, changed := mapList(in, func(e PrimExpr) PrimExpr { return SubstitutePrim(e, m) })
 	if !changed {
 		return in, false
 	}
@@ -149,23 +135,23 @@ func substPrims(mut *TIRMutator, in []PrimExpr) ([]PrimExpr, bool) {
 	return out, true
 }
 
-func substSInfo(mut *TIRMutator, s StructInfo) StructInfo {
-	sub := func(x StructInfo) StructInfo { return substSInfo(mut, x) }
+func substSInfo(m map[*PrimVar]PrimExpr, s StructInfo) StructInfo {
+	sub := func(x StructInfo) StructInfo { return substSInfo(m, x) }
 	switch s := s.(type) {
 	case *PrimInfo:
 		if s.Value == nil {
 			return s
 		}
-		if v := mut.Prim(s.Value); v != s.Value {
-			return &PrimInfo{DType: s.DType, Value: Simplify(v)}
+		if v := SubstituteSymVarsPrim(s.Value, m); v != s.Value {
+			return &PrimInfo{DType: s.DType, Value: v}
 		}
 	case *ShapeInfo:
-		if vals, ch := substPrims(mut, s.Values); ch {
+		if vals, ch := substPrims(m, s.Values); ch {
 			return &ShapeInfo{Values: vals, NDim: s.NDim}
 		}
 	case *TensorInfo:
 		if se, ok := s.Shape.(*ShapeExpr); ok {
-			if vals, ch := substPrims(mut, se.Values); ch {
+			if vals, ch := substPrims(m, se.Values); ch {
 				ns := NewShapeExpr(vals...)
 				ns.span = se.span
 				ns.sinfo = ShapeInfoOf(vals...)
@@ -178,7 +164,7 @@ func substSInfo(mut *TIRMutator, s StructInfo) StructInfo {
 		}
 	case *FuncInfo:
 		params, pch := mapList(s.Params, sub)
-		ret := substSInfo(mut, s.Ret)
+		ret := substSInfo(m, s.Ret)
 		if pch || ret != s.Ret {
 			n := *s
 			n.Params = params
@@ -199,8 +185,7 @@ func SubstituteSymVarsInExpr(e Expr, m map[*PrimVar]PrimExpr) Expr {
 	if len(m) == 0 {
 		return e
 	}
-	prim := symSubst(m)
-	sinfo := func(s StructInfo) StructInfo { return substSInfo(prim, s) }
+	sinfo := func(s StructInfo) StructInfo { return substSInfo(m, s) }
 	mut := &Mutator{
 		StructInfo: sinfo,
 		DefVar: func(v *Var) *Var {
@@ -219,14 +204,14 @@ func SubstituteSymVarsInExpr(e Expr, m map[*PrimVar]PrimExpr) Expr {
 		PostExpr: func(x Expr) Expr {
 			switch x := x.(type) {
 			case *ShapeExpr:
-				if vals, ch := substPrims(prim, x.Values); ch {
+				if vals, ch := substPrims(m, x.Values); ch {
 					n := NewShapeExpr(vals...)
 					n.span = x.span
 					return n
 				}
 			case *PrimValue:
-				if v := prim.Prim(x.Value); v != x.Value {
-					n := NewPrimValue(Simplify(v))
+				if v := SubstituteSymVarsPrim(x.Value, m); v != x.Value {
+					n := NewPrimValue(v)
 					n.span = x.span
 					return n
 				}
