@@ -29,15 +29,21 @@ func NewScalarArray(dtype DataType, v float64) *NDArray {
 	return a
 }
 
-// NewNDArray returns a zero-filled array.
+// maxElements bounds the size of an array NewNDArray makes.
+const maxElements = 1 << 31
+
+// NewNDArray returns a zero-filled array. A negative dimension, or more than
+// 2^31 elements, is an error.
 func NewNDArray(dtype DataType, shape []int64) (*NDArray, error) {
-	a := &NDArray{DType: dtype, Shape: shape}
-	n := a.NumElements()
-	if n < 0 || n > 1<<31 {
-		return nil, fmt.Errorf("bad constant shape %v", shape)
+	n := int64(1)
+	for _, d := range shape {
+		// Checked per dimension so the product cannot wrap around.
+		if d < 0 || (d > 0 && n > maxElements/d) {
+			return nil, fmt.Errorf("bad constant shape %v", shape)
+		}
+		n *= d
 	}
-	a.Data = make([]byte, n*int64(dtype.Bytes()))
-	return a, nil
+	return &NDArray{DType: dtype, Shape: shape, Data: make([]byte, n*int64(dtype.Bytes()))}, nil
 }
 
 // Float returns element i converted to float64.
