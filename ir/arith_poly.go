@@ -61,14 +61,27 @@ func (s *simplifier) atomPoly(e PrimExpr) *poly {
 }
 
 // intern returns the dense id of atom e, creating it on first sight.
+// Variables, the common atoms, are found by pointer and named by Name,
+// without building a key or printing them.
 func (s *simplifier) intern(e PrimExpr) int32 {
+	if v, ok := e.(*PrimVar); ok {
+		if id, ok := s.varAtoms[v]; ok {
+			return id
+		}
+		id := int32(len(s.atoms))
+		s.atoms = append(s.atoms, atomInfo{expr: v, isVar: true, text: v.Name})
+		if s.varAtoms == nil {
+			s.varAtoms = map[*PrimVar]int32{}
+		}
+		s.varAtoms[v] = id
+		return id
+	}
 	key := s.key(e)
 	if id, ok := s.atomIndex[key]; ok {
 		return id
 	}
 	id := int32(len(s.atoms))
-	_, isVar := e.(*PrimVar)
-	s.atoms = append(s.atoms, atomInfo{expr: e, isVar: isVar, text: FormatPrim(e, nil)})
+	s.atoms = append(s.atoms, atomInfo{expr: e, text: FormatPrim(e, nil)})
 	if s.atomIndex == nil {
 		s.atomIndex = map[string]int32{}
 	}

@@ -18,7 +18,7 @@ type simplifier struct {
 	atomIndex map[string]int32
 	varIDs    map[*PrimVar]int
 	bufIDs    map[*Buffer]int
-	varAtoms  map[*PrimVar]int32 // fast path around intern's key strings
+	varAtoms  map[*PrimVar]int32 // variable atoms, found without key strings
 }
 
 // newSimplifier returns an empty simplifier. Its maps are made on first
@@ -63,15 +63,7 @@ func (s *simplifier) poly(e PrimExpr) *poly {
 	case *IntImm:
 		return s.constPoly(e.Type, e.Value)
 	case *PrimVar:
-		if id, ok := s.varAtoms[e]; ok {
-			return &poly{dt: e.Type, terms: []term{{mono: []int32{id}, coef: 1}}}
-		}
-		p := s.atomPoly(e)
-		if s.varAtoms == nil {
-			s.varAtoms = map[*PrimVar]int32{}
-		}
-		s.varAtoms[e] = p.terms[0].mono[0]
-		return p
+		return s.atomPoly(e)
 	case *Binary:
 		switch e.Op {
 		case OpAdd, OpSub:
