@@ -224,12 +224,7 @@ func (e *eqState) renderPath() string {
 	var b strings.Builder
 	for i, s := range e.path {
 		switch s.kind {
-		case segRoot:
-			if i > 0 {
-				b.WriteString(".")
-			}
-			b.WriteString(s.name)
-		case segField:
+		case segRoot, segField:
 			if i > 0 {
 				b.WriteString(".")
 			}
