@@ -143,57 +143,10 @@ func describeToken(t lexer.Token) string {
 	return fmt.Sprintf("%q", t.Value)
 }
 
-// suggest returns the candidate closest to name by edit distance, or "" when
-// none is close enough to be a plausible typo.
-func suggest(name string, candidates []string) string {
-	best, bestDist := "", -1
-	for _, c := range candidates {
-		if c == name {
-			continue
-		}
-		d := editDistance(name, c)
-		if bestDist < 0 || d < bestDist || (d == bestDist && c < best) {
-			best, bestDist = c, d
-		}
-	}
-	limit := max(1, (len(name)+2)/3)
-	if bestDist < 0 || bestDist > limit {
-		return ""
-	}
-	return best
-}
-
 // didYouMean formats a suggestion as a message suffix.
 func didYouMean(name string, candidates []string, prefix string) string {
-	if s := suggest(name, candidates); s != "" {
+	if s := diag.Closest(name, candidates); s != "" {
 		return fmt.Sprintf(" (did you mean %s%s?)", prefix, s)
 	}
 	return ""
-}
-
-// editDistance is the Damerau-Levenshtein (optimal string alignment)
-// distance, so a swapped pair of letters ("rleu") costs one edit.
-func editDistance(a, b string) int {
-	n, m := len(a), len(b)
-	prev2 := make([]int, m+1)
-	prev := make([]int, m+1)
-	cur := make([]int, m+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= n; i++ {
-		cur[0] = i
-		for j := 1; j <= m; j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[m]
 }

@@ -105,25 +105,6 @@ func TestFormatDiagnostics(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	cands := []string{"R.nn.relu", "R.nn.gelu", "R.nn.silu", "R.add", "R.multiply"}
-	tests := []struct{ name, want string }{
-		{"R.nn.rleu", "R.nn.relu"}, // a transposition is one edit
-		{"R.nn.rel", "R.nn.relu"},
-		{"R.ad", "R.add"},
-		{"R.totally_else", ""},
-		{"R.add", ""}, // the name itself is never suggested
-	}
-	for _, tc := range tests {
-		if got := suggest(tc.name, cands); got != tc.want {
-			t.Errorf("suggest(%q) = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	if d := editDistance("kitten", "sitting"); d != 3 {
-		t.Errorf("editDistance = %d", d)
-	}
-}
-
 // TestManyErrorsBounded: independent errors are all reported (sorted), up to
 // maxErrors plus one "too many errors" note.
 func TestManyErrorsBounded(t *testing.T) {
