@@ -63,6 +63,10 @@ func (a Attrs) Int(key string) (int64, bool) {
 	return i, ok
 }
 
+// Ints returns the integer-list attribute key (as op schemas store
+// AttrInts parameters), if present.
+func (a Attrs) Ints(key string) ([]int64, bool) { return attrAsInts(a[key]) }
+
 // Well-known attribute keys.
 const (
 	AttrGlobalSymbol     = "global_symbol"       // public name of a function

@@ -84,7 +84,7 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 	args := argFields(c.Args[1])
 	var inplace []int64
 	if c.Op == ir.OpCallTIRInplace {
-		idx, ok := attrInts(c.Attrs["inplace_indices"])
+		idx, ok := c.Attrs.Ints("inplace_indices")
 		if !ok {
 			b.Errorf(span, DiagBadInplaceIndices, "R.call_tir_inplace: inplace_indices must be a list of ints")
 			return nil
@@ -160,32 +160,4 @@ func opName(c *ir.Call) string {
 		return o.Name
 	}
 	return fmt.Sprint(c.Op)
-}
-
-// attrInts reads an int-list attribute in any of the forms the parser and
-// the op schemas produce.
-func attrInts(v any) ([]int64, bool) {
-	switch v := v.(type) {
-	case []int64:
-		return v, true
-	case int64:
-		return []int64{v}, true
-	case []any:
-		out := make([]int64, len(v))
-		for i, x := range v {
-			n, ok := x.(int64)
-			if !ok {
-				return nil, false
-			}
-			out[i] = n
-		}
-		return out, true
-	case []int:
-		out := make([]int64, len(v))
-		for i, x := range v {
-			out[i] = int64(x)
-		}
-		return out, true
-	}
-	return nil, false
 }
