@@ -147,15 +147,9 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	src, name, err := readInput(fs.Arg(0), stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "phasec opt: %v\n", err)
-		return 1
-	}
-	mod, perrs := syntax.Parse(name, src)
-	printDiags(stderr, perrs) // warnings, or the errors below
-	if perrs.HasErrors() || mod == nil {
-		return 1
+	mod, code := parseInput(fs.Arg(0), stdin, stderr)
+	if mod == nil {
+		return code
 	}
 
 	var timing *passes.Timing
@@ -185,6 +179,7 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}})
 	}
 	if *record != "" {
+		var err error
 		recordFile, err = os.Create(*record)
 		if err != nil {
 			fmt.Fprintf(stderr, "phasec opt: %v\n", err)
