@@ -167,7 +167,7 @@ func (m *TIRMutator) Prim(e PrimExpr) PrimExpr {
 	case *Binary:
 		a, b := m.Prim(e.A), m.Prim(e.B)
 		if a != e.A || b != e.B {
-			n := &Binary{Op: e.Op, A: a, B: b}
+			n := NewBinary(e.Op, a, b) // records the type, so DType stays O(1)
 			n.span = e.span
 			out = n
 		}
