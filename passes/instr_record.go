@@ -102,6 +102,7 @@ type summaryRow struct {
 	changed bool
 	delta   int
 	dur     string
+	stats   []Stat
 }
 
 func (*Summary) Name() string { return "summary" }
@@ -121,7 +122,7 @@ func (s *Summary) AfterPass(ev *Event) error {
 		return nil
 	}
 	s.rows = append(s.rows, summaryRow{name: ev.Info.Name, depth: ev.Depth, why: ev.Why, ran: true,
-		changed: ev.Changed, delta: s.sizes.of(ev.After) - s.sizes.of(ev.Before), dur: ms(ev.Duration)})
+		changed: ev.Changed, delta: s.sizes.of(ev.After) - s.sizes.of(ev.Before), dur: ms(ev.Duration), stats: ev.Stats})
 	return nil
 }
 
@@ -172,6 +173,16 @@ func (s *Summary) Table() string {
 			} else {
 				fmt.Fprintf(&b, "%-*s  ", widths[i], c)
 			}
+		}
+		b.WriteByte('\n')
+	}
+	for _, r := range s.rows {
+		if len(r.stats) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s:", r.name)
+		for _, st := range r.stats {
+			fmt.Fprintf(&b, " %s=%d", st.Name, st.Value)
 		}
 		b.WriteByte('\n')
 	}

@@ -79,6 +79,8 @@ type Event struct {
 	Duration time.Duration
 	// Err is the pass's failure, for AfterPassFailed.
 	Err error
+	// Stats are the statistics the pass reported (Env.Stat), in order.
+	Stats []Stat
 }
 
 // Name is the pass name.

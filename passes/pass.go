@@ -135,6 +135,7 @@ type Env struct {
 	// when a pass function is called outside PassContext.Run.
 	r     *runner
 	depth int
+	ev    *Event // the running pass's event, which collects its statistics
 }
 
 // Run runs p on mod as part of the running pass (a barrier runs its
@@ -154,6 +155,21 @@ func (e *Env) Run(p *Pass, mod *ir.Module) (*ir.Module, error) {
 		why = Reason{Kind: Disabled}
 	}
 	return e.r.step(p, mod, e.depth+1, why)
+}
+
+// Stat records a statistic of the running pass (a count, a byte size),
+// shown by instruments such as Summary. Outside PassContext.Run it does
+// nothing.
+func (e *Env) Stat(name string, value int64) {
+	if e.ev != nil {
+		e.ev.Stats = append(e.ev.Stats, Stat{Name: name, Value: value})
+	}
+}
+
+// Stat is one statistic a pass reported.
+type Stat struct {
+	Name  string
+	Value int64
 }
 
 // Context returns the run's context.Context; long passes poll Err.

@@ -202,7 +202,7 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 			return nil, err
 		}
 	} else {
-		out, err = r.invoke(p, mod, ph, depth)
+		out, err = r.invoke(p, mod, ph, depth, ev)
 	}
 	ev.Duration = r.pc.now().Sub(start)
 	if err == nil && p.kind != KindSequential {
@@ -242,13 +242,13 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 
 // invoke runs a non-sequential pass body, recovering a panic into a
 // PassError that names the pass and the phase.
-func (r *runner) invoke(p *Pass, mod *ir.Module, ph phase.Phase, depth int) (out *ir.Module, err error) {
+func (r *runner) invoke(p *Pass, mod *ir.Module, ph phase.Phase, depth int, ev *Event) (out *ir.Module, err error) {
 	defer func() {
 		if rec := recover(); rec != nil {
 			out, err = nil, &PassError{Pass: p.info.Name, Phase: ph, Err: fmt.Errorf("%v", rec), Panic: true, Stack: debug.Stack()}
 		}
 	}()
-	env := &Env{ctx: r.ctx, pc: r.pc, info: &p.info, r: r, depth: depth}
+	env := &Env{ctx: r.ctx, pc: r.pc, info: &p.info, r: r, depth: depth, ev: ev}
 	switch p.kind {
 	case KindModule:
 		out, err = p.module(env, mod)

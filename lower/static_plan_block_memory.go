@@ -1,0 +1,281 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+)
+
+// StaticPlanBlockMemoryInfo declares StaticPlanBlockMemory
+// (TVM's src/relax/transform/static_plan_block_memory.cc).
+var StaticPlanBlockMemoryInfo = passes.Info{
+	Name:          "StaticPlanBlockMemory",
+	Doc:           "plan tensor storage statically (memory.alloc_storage/alloc_tensor), reusing freed storage",
+	OptLevel:      0,
+	RequiresProps: phase.Of(phase.NoCallTIR, phase.ExplicitMemory),
+}
+
+// Planner selects how StaticPlanBlockMemory places planned_tensors.
+type Planner string
+
+const (
+	// PlannerTVM is TVM's algorithm: one storage per reused token, every
+	// tensor at offset 0 of its storage.
+	PlannerTVM Planner = "tvm"
+	// PlannerOffsets places constant-size tensors at offsets in one arena
+	// per reuse class (see plan_offsets.go).
+	PlannerOffsets Planner = "offsets"
+)
+
+// PlanStats summarizes a plan. Byte counts cover constant-size planned
+// tensors; symbolic ones are counted in Dynamic.
+type PlanStats struct {
+	Tensors    int   // allocations planned
+	Dynamic    int   // of which of symbolic size
+	Unplanned  int   // builtin.alloc_tensor left for LowerAllocTensor
+	Storages   int   // storages of TVM's plan (constant size)
+	TVMBytes   int64 // bytes TVM's plan allocates
+	ArenaBytes int64 // bytes the offsets planner's arenas take
+	LowerBound int64 // sum over functions and reuse classes of the peak of live bytes
+}
+
+func (s *PlanStats) add(o PlanStats) {
+	s.Tensors += o.Tensors
+	s.Dynamic += o.Dynamic
+	s.Unplanned += o.Unplanned
+	s.Storages += o.Storages
+	s.TVMBytes += o.TVMBytes
+	s.ArenaBytes += o.ArenaBytes
+	s.LowerBound += o.LowerBound
+}
+
+func init() {
+	passes.Register(passes.Registration{
+		Info: StaticPlanBlockMemoryInfo,
+		Options: []passes.Option{{
+			Name: "planner", Type: passes.String, Default: string(PlannerTVM),
+			Doc: "tvm: TVM's storage-token reuse; offsets: tensors at offsets in one arena per reuse class",
+		}},
+		New: func(opts passes.Options) *passes.Pass {
+			planner := Planner(opts.String("planner"))
+			return passes.NewModulePass(passes.Info{}, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+				if planner != PlannerTVM && planner != PlannerOffsets {
+					return nil, fmt.Errorf("StaticPlanBlockMemory: unknown planner %q (want tvm or offsets)", planner)
+				}
+				out, st, errs := StaticPlanBlockMemory(mod, planner)
+				if err := errs.Err(); err != nil {
+					return nil, err
+				}
+				env.Stat("planned_tensors", int64(st.Tensors))
+				env.Stat("symbolic_tensors", int64(st.Dynamic))
+				env.Stat("unplanned_allocs", int64(st.Unplanned))
+				env.Stat("tvm_bytes", st.TVMBytes)
+				env.Stat("offsets_bytes", st.ArenaBytes)
+				env.Stat("lower_bound_bytes", st.LowerBound)
+				return out, nil
+			})
+		},
+	})
+}
+
+// StaticPlanBlockMemory plans the storage of every Relax function of mod
+// (TVM's StaticPlanBlockMemory; the algorithm is described in
+// plan_tokens.go). A planned R.builtin.alloc_tensor becomes
+//
+//	storage = R.memory.alloc_storage(R.shape([bytes]), R.prim_value(0), R.str("global"), R.dtype("float32"))
+//	alloc = R.memory.alloc_tensor(storage, R.prim_value(0), R.shape([2, 4]), R.dtype("float32"), R.prim_value(0))
+//
+// the alloc_storage emitted where its storage is first used. Allocations
+// that escape (returned, passed to Relax functions or ops, used across
+// blocks) stay builtin.alloc_tensor for LowerAllocTensor; with the function
+// attribute relax.memory_plan_dynamic_func_output (removed by the pass),
+// those whose symbolic shape has a constant upper bound get a storage of
+// the bound's size instead. Sizes use the upper bounds of the
+// tir_var_upper_bound attribute. With PlannerOffsets, constant-size tensors
+// are placed at offsets in one arena per reuse class, bound at the top of
+// the function.
+//
+//	phasec opt --passes StaticPlanBlockMemory testdata/passes/StaticPlanBlockMemory/chain.tvms
+//	phasec opt --passes 'StaticPlanBlockMemory{planner=offsets}' --summary testdata/passes/StaticPlanBlockMemory/chain.tvms
+//
+// Malformed bound attributes, negative or overflowing sizes and allocations
+// whose dtype disagrees with their struct info are reported with their
+// position.
+func StaticPlanBlockMemory(mod *ir.Module, planner Planner) (*ir.Module, PlanStats, diag.List) {
+	var errs diag.List
+	var stats PlanStats
+	rw := ir.NewRewriter(mod)
+	out := mod.Clone()
+	for _, name := range mod.Names() {
+		fn := mod.Func(name)
+		if fn == nil {
+			continue
+		}
+		bounds := newUpperBounds(fn, fn.Span(), &errs)
+		p := newFuncPlan(mod, fn, bounds, &errs)
+		p.initFunction()
+		p.allocFunction()
+		arenas, st := p.summarize()
+		stats.add(st)
+		planDyn := false
+		if v, ok := fn.Attrs[AttrPlanDynamicOutput]; ok {
+			planDyn = v == true || v == int64(1)
+		}
+		nf := rewritePlanned(rw, p, planner, arenas, planDyn)
+		if _, ok := fn.Attrs[AttrPlanDynamicOutput]; ok {
+			nf = withAttrs(nf, nf.Attrs.Without(AttrPlanDynamicOutput))
+		}
+		if nf != fn {
+			out.Set(name, nf)
+		}
+	}
+	errs = append(errs, rw.B.Diagnostics()...)
+	errs.Sort()
+	return out, stats, errs
+}
+
+// summarize computes the statistics of a function's plan and, for every
+// reuse class of constant-size tensors, the offsets planner's arena.
+func (p *funcPlan) summarize() ([]*arena, PlanStats) {
+	var st PlanStats
+	planned := p.planned()
+	st.Tensors = len(planned)
+	seen := map[*token]bool{}
+	for _, tk := range planned {
+		if tk.size < 0 {
+			st.Dynamic++
+			continue
+		}
+		if s := tk.storage; !seen[s] {
+			seen[s] = true
+			st.Storages++
+			st.TVMBytes += s.size
+		}
+	}
+	for c, tk := range p.allocs {
+		_ = c
+		if tk.discarded {
+			st.Unplanned++
+		}
+	}
+	keys, by := classTokens(planned)
+	arenas := make([]*arena, 0, len(keys))
+	for _, k := range keys {
+		tks := by[k]
+		st.LowerBound += liveLowerBound(tks)
+		size := placeClass(tks)
+		st.ArenaBytes += size
+		a := &arena{key: k, size: size, dev: tks[0].dev}
+		for _, tk := range tks {
+			tk.arena = a
+		}
+		arenas = append(arenas, a)
+	}
+	return arenas, st
+}
+
+// rewritePlanned rewrites one function's planned allocations.
+func rewritePlanned(rw *ir.Rewriter, p *funcPlan, planner Planner, arenas []*arena, planDyn bool) *ir.Function {
+	fn := p.fn
+	if len(p.allocs) == 0 && !planDyn {
+		return fn
+	}
+	if planner == PlannerOffsets && len(arenas) > 0 {
+		fn = prependArenas(fn, arenas)
+	}
+	storageVar := map[*token]*ir.Var{}
+	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
+		vb, ok := bind.(*ir.VarBinding)
+		if !ok {
+			return false
+		}
+		c, ok := vb.Value.(*ir.Call)
+		if !ok || c.Op != ir.OpBuiltinAllocTensor {
+			return false
+		}
+		ti, ok := c.StructInfo().(*ir.TensorInfo)
+		if !ok {
+			return false
+		}
+		shape, ok := ti.Shape.(*ir.ShapeExpr)
+		if !ok {
+			return false
+		}
+		var storage *ir.Var
+		var offset int64
+		proto := p.allocs[c]
+		switch {
+		case proto != nil && !proto.discarded && proto.storage != nil:
+			if planner == PlannerOffsets && proto.arena != nil {
+				storage, offset = proto.arena.v, proto.offset
+				break
+			}
+			st := proto.storage
+			storage = storageVar[st]
+			if storage == nil {
+				storage = rw.B.Emit(allocStorageCall(st.bytes, c.Args[2], st.scope, st.dtype), "storage")
+				storageVar[st] = storage
+			}
+		case planDyn && !isStaticShape(shape.Values):
+			var errs diag.List
+			bytes, size, ok := p.tokenBytes(shape.Values, ti.DType, vb.Span())
+			if !ok || size < 0 || len(errs) > 0 {
+				return false
+			}
+			scope := "global"
+			if s, ok := c.Args[3].(*ir.StringImm); ok {
+				scope = s.Value
+			}
+			storage = rw.B.Emit(allocStorageCall(bytes, c.Args[2], scope, ti.DType), "storage")
+		default:
+			return false
+		}
+		rw.ReEmit(bind, ir.NewCall(ir.OpMemAllocTensor, storage, ir.NewPrimValue(ir.I64(offset)), shape, ir.NewDataTypeImm(ti.DType)))
+		return true
+	}
+	defer func() { rw.Binding = nil }()
+	return rw.Function(fn)
+}
+
+func allocStorageCall(bytes ir.PrimExpr, dev ir.Expr, scope string, dtype ir.DataType) *ir.Call {
+	return ir.NewCall(ir.OpMemAllocStorage, ir.NewShapeExpr(bytes), dev, ir.NewStringImm(scope), ir.NewDataTypeImm(dtype))
+}
+
+func isStaticShape(dims []ir.PrimExpr) bool {
+	for _, d := range dims {
+		if _, ok := d.(*ir.IntImm); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// prependArenas returns fn with a first block binding one alloc_storage
+// per arena, so every planned tensor, wherever it sits, can name it.
+func prependArenas(fn *ir.Function, arenas []*arena) *ir.Function {
+	seq, ok := fn.Body.(*ir.SeqExpr)
+	if !ok {
+		return fn
+	}
+	blk := &ir.BindingBlock{}
+	for _, a := range arenas {
+		a.v = ir.NewVar("storage", nil)
+		blk.Bindings = append(blk.Bindings, ir.NewVarBinding(a.v, allocStorageCall(ir.I64(a.size), a.dev, a.key.scope, a.key.dtype)))
+	}
+	nseq := &ir.SeqExpr{Blocks: append([]*ir.BindingBlock{blk}, seq.Blocks...), Body: seq.Body}
+	nseq.SetSpan(seq.Span())
+	nf := &ir.Function{Params: fn.Params, Body: nseq, Ret: fn.Ret, Pure: fn.Pure, Attrs: fn.Attrs}
+	nf.SetSpan(fn.Span())
+	return nf
+}
+
+// withAttrs returns a copy of fn with attrs.
+func withAttrs(fn *ir.Function, attrs ir.Attrs) *ir.Function {
+	nf := &ir.Function{Params: fn.Params, Body: fn.Body, Ret: fn.Ret, Pure: fn.Pure, Attrs: attrs}
+	nf.SetSpan(fn.Span())
+	nf.SetStructInfo(fn.StructInfo())
+	return nf
+}
