@@ -13,3 +13,9 @@ func TestStaticPlanBlockMemoryGolden(t *testing.T) {
 func TestStaticPlanBlockMemoryOffsetsGolden(t *testing.T) {
 	passtest.Run(t, "../testdata/passes/StaticPlanBlockMemory/offsets", "StaticPlanBlockMemory{planner=offsets}")
 }
+
+func TestMemoryLoweringGolden(t *testing.T) {
+	for _, pass := range []string{"LowerAllocTensor", "KillAfterLastUse", "LowerRuntimeBuiltin"} {
+		t.Run(pass, func(t *testing.T) { passtest.Run(t, "../testdata/passes/"+pass, pass) })
+	}
+}

@@ -1,0 +1,101 @@
+package lower
+
+import (
+	"math"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+)
+
+// LowerAllocTensorInfo declares LowerAllocTensor
+// (TVM's src/relax/transform/lower_alloc_tensor.cc).
+var LowerAllocTensorInfo = passes.Info{
+	Name:          "LowerAllocTensor",
+	Doc:           "lower the remaining builtin.alloc_tensor to memory.alloc_storage + memory.alloc_tensor",
+	OptLevel:      0,
+	RequiresProps: phase.Of(phase.ExplicitMemory),
+}
+
+func init() {
+	passes.RegisterModulePass(LowerAllocTensorInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		out, errs := LowerAllocTensor(mod)
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+}
+
+// LowerAllocTensor turns every R.builtin.alloc_tensor(shape, dtype, dev,
+// scope) left after memory planning into a storage of its own:
+//
+//	storage = R.memory.alloc_storage(R.shape([bytes]), dev, scope, R.dtype("uint8"))
+//	alloc = R.memory.alloc_tensor(storage, R.prim_value(0), shape, dtype)
+//
+// bytes being the element size times the dimensions (symbolic when the
+// shape is), the shape a ShapeExpr or a var whose struct info holds the
+// values. A shape without known values, a negative dimension or a byte
+// count overflowing int64 is reported at the allocation.
+//
+//	phasec opt --passes LowerAllocTensor testdata/passes/LowerAllocTensor/basic.tvms
+func LowerAllocTensor(mod *ir.Module) (*ir.Module, diag.List) {
+	rw := ir.NewRewriter(mod)
+	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
+		c, ok := value.(*ir.Call)
+		if !ok || c.Op != ir.OpBuiltinAllocTensor || len(c.Args) < 4 {
+			return false
+		}
+		span := bind.Span()
+		if c.Span().IsValid() {
+			span = c.Span()
+		}
+		var dims []ir.PrimExpr
+		switch s := c.Args[0].(type) {
+		case *ir.ShapeExpr:
+			dims = s.Values
+		default:
+			if si, ok := s.StructInfo().(*ir.ShapeInfo); ok && si.Known() {
+				dims = si.Values
+			}
+		}
+		dt, ok := c.Args[1].(*ir.DataTypeImm)
+		if dims == nil || !ok {
+			rw.B.Errorf(span, DiagAllocSize, "R.builtin.alloc_tensor: the shape must be a ShapeExpr or a var with known shape values")
+			return false
+		}
+		nbytes, ok := allocBytes(rw.B, dims, dt.Value, span)
+		if !ok {
+			return false
+		}
+		scope := c.Args[3]
+		storage := rw.B.Emit(ir.NewCall(ir.OpMemAllocStorage, ir.NewShapeExpr(nbytes), c.Args[2], scope, ir.NewDataTypeImm(ir.UInt8)), "storage")
+		rw.ReEmit(bind, ir.NewCall(ir.OpMemAllocTensor, storage, ir.NewPrimValue(ir.I64(0)), c.Args[0], dt))
+		return true
+	}
+	return rw.Module(mod)
+}
+
+// allocBytes is TVM's nbytes: the element size times each dimension in
+// turn, constants folded as they meet.
+func allocBytes(b *ir.Builder, dims []ir.PrimExpr, dt ir.DataType, span diag.Span) (ir.PrimExpr, bool) {
+	var acc ir.PrimExpr = ir.I64(int64(dt.Bytes()))
+	for i, d := range dims {
+		c, isConst := ir.IntValue(d)
+		if isConst && c < 0 {
+			b.Errorf(span, DiagAllocSize, "R.builtin.alloc_tensor: dimension %d is %d, a negative size", i, c)
+			return nil, false
+		}
+		if a, ok := ir.IntValue(acc); ok && isConst {
+			if c != 0 && a > math.MaxInt64/c {
+				b.Errorf(span, DiagAllocSize, "R.builtin.alloc_tensor: the size in bytes of shape %s overflows int64", formatDims(dims))
+				return nil, false
+			}
+			acc = ir.I64(a * c)
+			continue
+		}
+		acc = ir.Mul(acc, d)
+	}
+	return acc, true
+}

@@ -1,0 +1,153 @@
+package lower
+
+import (
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+)
+
+// LowerRuntimeBuiltinInfo declares LowerRuntimeBuiltin (formerly
+// VMBuiltinLower; TVM's src/relax/backend/vm/lower_runtime_builtin.cc).
+var LowerRuntimeBuiltinInfo = passes.Info{
+	Name:          "LowerRuntimeBuiltin",
+	Doc:           "lower memory, closure, reshape and shape ops to VM builtins",
+	OptLevel:      0,
+	RequiresProps: phase.Of(phase.NoCallTIR, phase.ExplicitMemory),
+	Establishes:   phase.Of(phase.BuiltinsLowered),
+}
+
+// DiagUnloweredAlloc: a builtin.alloc_tensor reached LowerRuntimeBuiltin.
+const DiagUnloweredAlloc = "LOW013"
+
+// DiagBuiltinArgs: an op whose arguments LowerRuntimeBuiltin cannot lower.
+const DiagBuiltinArgs = "LOW014"
+
+func init() {
+	passes.RegisterModulePass(LowerRuntimeBuiltinInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		out, errs := LowerRuntimeBuiltin(mod)
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+}
+
+// The vm.builtin packed functions the lowered calls name.
+const (
+	builtinCallTIRDyn    = "vm.builtin.call_tir_dyn"
+	builtinReshape       = "vm.builtin.reshape"
+	builtinShapeOf       = "vm.builtin.shape_of"
+	builtinTensorToShape = "vm.builtin.tensor_to_shape"
+	builtinMakeClosure   = "vm.builtin.make_closure"
+	builtinInvokeClosure = "vm.builtin.invoke_closure"
+)
+
+// LowerRuntimeBuiltin rewrites the ops the VM has no instruction for into
+// what CodeGenVM accepts, bottom-up:
+//
+//	R.vm.call_tir_dyn(f, (a...))            R.call_packed("vm.builtin.call_tir_dyn", f, a..., sinfo_args=(R.Tuple,))
+//	R.reshape(x, shape)                     R.call_packed("vm.builtin.reshape", x, shape, sinfo_args=(<its struct info>,))
+//	R.shape_of(x)                           R.call_packed("vm.builtin.shape_of", x, ...)
+//	R.tensor_to_shape(x)                    R.call_packed("vm.builtin.tensor_to_shape", x, ...)
+//	R.make_closure(f, (c...))               R.call_packed("vm.builtin.make_closure", f, c..., sinfo_args=(R.Object,))
+//	R.invoke_closure(g, (a...), sinfo_args) R.call_builtin_with_ctx("vm.builtin.invoke_closure", (g, a...), sinfo_args)
+//	R.memory.alloc_storage(n, dev, scope, dt) R.vm.alloc_storage(n, dev, R.dtype("uint8"), scope)
+//	R.memory.alloc_tensor(s, off, shape, dt)  R.vm.alloc_tensor(s, off, shape, dt)
+//	R.memory.kill_storage(x), kill_tensor(x)  R.vm.kill_object(x)
+//
+// A reshape whose shape is a var is given the ShapeExpr the var is bound to
+// (reported when it is not bound to one). R.builtin.alloc_tensor is an
+// error: LowerAllocTensor must run first.
+//
+//	phasec opt --passes LowerRuntimeBuiltin testdata/passes/LowerRuntimeBuiltin/basic.tvms
+func LowerRuntimeBuiltin(mod *ir.Module) (*ir.Module, diag.List) {
+	rw := ir.NewRewriter(mod)
+	bound := map[*ir.Var]ir.Expr{}
+	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
+		if vb, ok := bind.(*ir.VarBinding); ok {
+			bound[vb.Var] = vb.Value
+		}
+		c, ok := value.(*ir.Call)
+		if !ok {
+			return false
+		}
+		span := bind.Span()
+		if c.Span().IsValid() {
+			span = c.Span()
+		}
+		if n := lowerBuiltinCall(rw.B, c, bound, span); n != nil {
+			rw.ReEmit(bind, n)
+			return true
+		}
+		return false
+	}
+	return rw.Module(mod)
+}
+
+func packed(name string, sinfo ir.StructInfo, args ...ir.Expr) *ir.Call {
+	return &ir.Call{Op: ir.NewExternFunc(name), Args: args, SInfoArgs: []ir.StructInfo{sinfo}}
+}
+
+// lowerBuiltinCall returns the lowered form of c, or nil when c stays.
+func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]ir.Expr, span diag.Span) ir.Expr {
+	op, ok := c.Op.(*ir.Op)
+	if !ok {
+		return nil
+	}
+	switch op {
+	case ir.OpVMCallTIRDyn:
+		if len(c.Args) != 2 {
+			return nil
+		}
+		return packed(builtinCallTIRDyn, ir.VoidInfo(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
+	case ir.OpReshape:
+		if len(c.Args) != 2 {
+			return nil
+		}
+		shape := c.Args[1]
+		if v, ok := shape.(*ir.Var); ok {
+			se, isShape := bound[v].(*ir.ShapeExpr)
+			if !isShape {
+				b.Errorf(span, DiagBuiltinArgs, "R.reshape: the shape %s must be a ShapeExpr or a var bound to one", v.Name)
+				return nil
+			}
+			shape = se
+		}
+		return packed(builtinReshape, c.StructInfo(), c.Args[0], shape)
+	case ir.OpShapeOf:
+		return packed(builtinShapeOf, c.StructInfo(), c.Args...)
+	case ir.OpTensorToShape:
+		return packed(builtinTensorToShape, c.StructInfo(), c.Args...)
+	case ir.OpMakeClosure:
+		if len(c.Args) != 2 {
+			return nil
+		}
+		return packed(builtinMakeClosure, ir.Object(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
+	case ir.OpInvokeClosure:
+		if len(c.Args) != 2 || len(c.SInfoArgs) == 0 {
+			return nil
+		}
+		args := ir.NewTuple(append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
+		return &ir.Call{Op: ir.OpCallBuiltinWithCtx, Args: []ir.Expr{ir.NewExternFunc(builtinInvokeClosure), args}, SInfoArgs: c.SInfoArgs[:1]}
+	case ir.OpBuiltinAllocTensor:
+		b.Errorf(span, DiagUnloweredAlloc, "R.builtin.alloc_tensor reached LowerRuntimeBuiltin: run LowerAllocTensor first")
+		return nil
+	case ir.OpMemAllocStorage:
+		if len(c.Args) != 4 {
+			return nil
+		}
+		return ir.NewCall(ir.OpVMAllocStorage, c.Args[0], c.Args[1], ir.NewDataTypeImm(ir.UInt8), c.Args[2])
+	case ir.OpMemAllocTensor:
+		if len(c.Args) < 4 {
+			return nil
+		}
+		return ir.NewCall(ir.OpVMAllocTensor, c.Args[0], c.Args[1], c.Args[2], c.Args[3])
+	case ir.OpMemKillStorage, ir.OpMemKillTensor:
+		if len(c.Args) != 1 {
+			return nil
+		}
+		return ir.NewCall(ir.OpVMKillObject, c.Args[0])
+	}
+	return nil
+}
