@@ -3,3 +3,8 @@ module github.com/phasec/phasec
 go 1.26.0
 
 require github.com/alecthomas/participle/v2 v2.1.4
+
+require (
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
