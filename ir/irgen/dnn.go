@@ -157,7 +157,9 @@ func Transformer(layers int, opts DNNOptions) *ir.Module {
 	x := d.param("x", act(width)...)
 	cur := x
 	for l := 0; l < layers; l++ {
-		w := func(name string, dims ...int64) *ir.Var { return d.param(fmt.Sprintf("%s%d", name, l), i64s(dims...)...) }
+		w := func(name string, dims ...int64) *ir.Var {
+			return d.param(fmt.Sprintf("%s%d", name, l), i64s(dims...)...)
+		}
 		wq, wk, wv, wo := w("wq", width, width), w("wk", width, width), w("wv", width, width), w("wo", width, width)
 		w1, w2 := w("w_up", width, 4*width), w("w_down", 4*width, width)
 		ln1 := d.op(act(width), cur)
