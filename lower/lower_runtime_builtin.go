@@ -63,10 +63,10 @@ const (
 //	phasec opt --passes LowerRuntimeBuiltin testdata/passes/LowerRuntimeBuiltin/basic.tvms
 func LowerRuntimeBuiltin(mod *ir.Module) (*ir.Module, diag.List) {
 	rw := ir.NewRewriter(mod)
-	bound := map[*ir.Var]ir.Expr{}
+	bound := map[*ir.Var]*ir.ShapeExpr{} // shape vars, for reshape
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
-		if vb, ok := bind.(*ir.VarBinding); ok {
-			bound[vb.Var] = vb.Value
+		if se, ok := value.(*ir.ShapeExpr); ok {
+			bound[bind.BoundVar()] = se
 		}
 		c, ok := value.(*ir.Call)
 		if !ok {
@@ -90,7 +90,7 @@ func packed(name string, sinfo ir.StructInfo, args ...ir.Expr) *ir.Call {
 }
 
 // lowerBuiltinCall returns the lowered form of c, or nil when c stays.
-func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]ir.Expr, span diag.Span) ir.Expr {
+func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr, span diag.Span) ir.Expr {
 	op, ok := c.Op.(*ir.Op)
 	if !ok {
 		return nil
@@ -107,8 +107,8 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]ir.Expr, span
 		}
 		shape := c.Args[1]
 		if v, ok := shape.(*ir.Var); ok {
-			se, isShape := bound[v].(*ir.ShapeExpr)
-			if !isShape {
+			se := bound[v]
+			if se == nil {
 				b.Errorf(span, DiagBuiltinArgs, "R.reshape: the shape %s must be a ShapeExpr or a var bound to one", v.Name)
 				return nil
 			}

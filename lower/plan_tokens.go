@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 )
 
@@ -85,8 +86,8 @@ type funcPlan struct {
 	fn     *ir.Function
 	mod    *ir.Module
 	bounds *upperBounds
-	vars   map[*ir.Var]toks
-	allocs map[*ir.Call]*token // planned alloc_tensor call -> its prototype
+	vars   ptrmap.Map[ir.Var, toks]
+	allocs ptrmap.Map[ir.Call, *token] // alloc_tensor call -> its prototype
 	protos []*token            // in program order
 	errs   *diag.List
 
@@ -105,14 +106,15 @@ type classKey struct {
 }
 
 func newFuncPlan(mod *ir.Module, fn *ir.Function, bounds *upperBounds, errs *diag.List) *funcPlan {
-	return &funcPlan{fn: fn, mod: mod, bounds: bounds, vars: map[*ir.Var]toks{}, allocs: map[*ir.Call]*token{}, errs: errs}
+	return &funcPlan{fn: fn, mod: mod, bounds: bounds, errs: errs}
 }
 
 // exprToks returns the tokens e holds.
 func (p *funcPlan) exprToks(e ir.Expr) toks {
 	switch e := e.(type) {
 	case *ir.Var:
-		return p.vars[e]
+		t, _ := p.vars.Get(e)
+		return t
 	case *ir.Tuple:
 		fields := make([]toks, len(e.Fields))
 		for i, f := range e.Fields {
@@ -171,12 +173,12 @@ func (p *funcPlan) initSeq(seq *ir.SeqExpr) toks {
 		for _, bind := range blk.Bindings {
 			switch b := bind.(type) {
 			case *ir.VarBinding:
-				p.vars[b.Var] = p.initValue(blk, b.Value, b)
+				p.vars.Set(b.Var, p.initValue(blk, b.Value, b))
 			case *ir.MatchCast:
 				// The cast var names the same tensor. (TVM gives it no
 				// tokens, so a use through it is not counted and the
 				// storage can be reused while it is live; phasec aliases.)
-				p.vars[b.Var] = p.exprToks(b.Value)
+				p.vars.Set(b.Var, p.exprToks(b.Value))
 			}
 		}
 	}
@@ -204,9 +206,7 @@ func (p *funcPlan) initValue(blk *ir.BindingBlock, value ir.Expr, bind *ir.VarBi
 				t.each(func(tk *token) { tk.refs++ })
 			}
 		default:
-			if v, ok := e.Op.(*ir.Var); ok { // a closure call
-				p.vars[v].discard()
-			}
+			p.exprToks(e.Op).discard() // a closure call
 			for _, a := range e.Args {
 				p.exprToks(a).discard()
 			}
@@ -228,7 +228,7 @@ func (p *funcPlan) initValue(blk *ir.BindingBlock, value ir.Expr, bind *ir.VarBi
 		// per call).
 		ir.Inspect(e, func(x ir.Expr) bool {
 			if v, ok := x.(*ir.Var); ok {
-				p.vars[v].discard()
+				p.exprToks(v).discard()
 			}
 			return true
 		})
@@ -285,7 +285,7 @@ func (p *funcPlan) createToken(blk *ir.BindingBlock, c *ir.Call, bind *ir.VarBin
 		scope = s.Value
 	}
 	tk := &token{bytes: bytes, size: size, dtype: dt.Value, scope: scope, dev: c.Args[2], block: blk, storageID: -1, end: -1}
-	p.allocs[c] = tk
+	p.allocs.Set(c, tk)
 	p.protos = append(p.protos, tk)
 	return toks{leaf: tk}
 }
@@ -424,7 +424,7 @@ func (p *funcPlan) allocSeq(seq *ir.SeqExpr) {
 			switch e := vb.Value.(type) {
 			case *ir.Call:
 				if e.Op == ir.OpBuiltinAllocTensor {
-					proto := p.allocs[e]
+					proto, _ := p.allocs.Get(e)
 					if proto == nil || proto.discarded {
 						continue
 					}

@@ -155,8 +155,7 @@ func (p *funcPlan) summarize() ([]*arena, PlanStats) {
 			st.TVMBytes += s.size
 		}
 	}
-	for c, tk := range p.allocs {
-		_ = c
+	for _, tk := range p.protos {
 		if tk.discarded {
 			st.Unplanned++
 		}
@@ -180,7 +179,7 @@ func (p *funcPlan) summarize() ([]*arena, PlanStats) {
 // rewritePlanned rewrites one function's planned allocations.
 func rewritePlanned(rw *ir.Rewriter, p *funcPlan, planner Planner, arenas []*arena, planDyn bool) *ir.Function {
 	fn := p.fn
-	if len(p.allocs) == 0 && !planDyn {
+	if len(p.protos) == 0 && !planDyn {
 		return fn
 	}
 	if planner == PlannerOffsets && len(arenas) > 0 {
@@ -206,7 +205,7 @@ func rewritePlanned(rw *ir.Rewriter, p *funcPlan, planner Planner, arenas []*are
 		}
 		var storage *ir.Var
 		var offset int64
-		proto := p.allocs[c]
+		proto, _ := p.allocs.Get(c)
 		switch {
 		case proto != nil && !proto.discarded && proto.storage != nil:
 			if planner == PlannerOffsets && proto.arena != nil {
