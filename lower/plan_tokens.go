@@ -88,7 +88,7 @@ type funcPlan struct {
 	bounds *upperBounds
 	vars   ptrmap.Map[ir.Var, toks]
 	allocs ptrmap.Map[ir.Call, *token] // alloc_tensor call -> its prototype
-	protos []*token            // in program order
+	protos []*token                    // in program order
 	errs   *diag.List
 
 	// allocate walk
