@@ -1,9 +1,16 @@
 package lower_test
 
 import (
+	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/passes/passtest"
+	"github.com/phasec/phasec/syntax"
 )
 
 func TestStaticPlanBlockMemoryGolden(t *testing.T) {
@@ -18,4 +25,29 @@ func TestMemoryLoweringGolden(t *testing.T) {
 	for _, pass := range []string{"LowerAllocTensor", "KillAfterLastUse", "LowerRuntimeBuiltin"} {
 		t.Run(pass, func(t *testing.T) { passtest.Run(t, "../testdata/passes/"+pass, pass) })
 	}
+}
+
+// TestAllocDTypeDisagrees builds what the parser refuses: an alloc_tensor
+// of float32 bound to a var annotated int32. The planner reports it at the
+// allocation instead of planning 4-byte elements for a wrong dtype.
+func TestAllocDTypeDisagrees(t *testing.T) {
+	src, err := os.ReadFile("../testdata/passes/StaticPlanBlockMemory/chain.tvms")
+	require.NoError(t, err)
+	mod, diags := syntax.Parse("chain.tvms", src)
+	require.Empty(t, diags)
+	bind := mod.Func("main").Body.(*ir.SeqExpr).Blocks[0].Bindings[0].(*ir.VarBinding)
+	require.Equal(t, ir.OpBuiltinAllocTensor, bind.Value.(*ir.Call).Op)
+	bind.Var.SetStructInfo(ir.TensorInfoOf(ir.Int32, ir.I64(2), ir.I64(4)))
+	_, _, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerTVM)
+	// The re-emitting builder also reports the annotation (NORM002).
+	var found *diag.Diagnostic
+	for _, d := range errs {
+		if d.Code == lower.DiagAllocDType {
+			require.Nil(t, found, "reported twice")
+			found = d
+		}
+	}
+	require.NotNil(t, found, "got %v", errs)
+	require.Contains(t, found.Msg, "alloc_tensor of dtype float32 is bound to alloc annotated R.Tensor((2, 4), dtype=\"int32\")")
+	require.Equal(t, 24, found.Span.Line)
 }
