@@ -147,6 +147,11 @@ func init() {
 	RegisterModulePass(Info{Name: "TAcceptsLower", Doc: "accepts only phase lower",
 		Accepts: []phase.Phase{phase.Lower}}, noop)
 	RegisterModulePass(Info{Name: "TPrereq", Doc: "requires TMark to have run", Requires: []string{"TMark"}}, noop)
+	RegisterModulePass(Info{Name: "TStats", Doc: "reports two statistics"}, func(env *Env, mod *ir.Module) (*ir.Module, error) {
+		env.Stat("planned", 3)
+		env.Stat("bytes", 4096)
+		return mod, nil
+	})
 	RegisterModulePass(Info{Name: "TFail", Doc: "always fails"},
 		func(env *Env, mod *ir.Module) (*ir.Module, error) { return nil, errors.New("boom") })
 	RegisterModulePass(Info{Name: "TPanic", Doc: "always panics"},

@@ -121,6 +121,22 @@ func TestSummaryGolden(t *testing.T) {
 	golden(t, "summary", s.Table())
 }
 
+// TestSummaryStats: statistics a pass reports with Env.Stat reach the
+// event and are listed under the summary table, per pass, in order.
+func TestSummaryStats(t *testing.T) {
+	s := &Summary{}
+	if err := runGolden(t, "TNoop,TStats", s); err != nil {
+		t.Fatal(err)
+	}
+	table := s.Table()
+	if !strings.HasSuffix(table, "\nTStats: planned=3 bytes=4096\n") {
+		t.Errorf("summary does not end with TStats' statistics:\n%s", table)
+	}
+	if strings.Contains(table, "TNoop:") {
+		t.Errorf("a pass without statistics got a statistics line:\n%s", table)
+	}
+}
+
 func TestBisectGolden(t *testing.T) {
 	var out bytes.Buffer
 	var ran []string
