@@ -9,7 +9,7 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// AttachGlobalSymbolInfo declares AttachGlobalSymbol (§3.22).
+// AttachGlobalSymbolInfo declares AttachGlobalSymbol (TVM's src/relax/transform/attach_global_symbol.cc).
 var AttachGlobalSymbolInfo = passes.Info{
 	Name:        "AttachGlobalSymbol",
 	Doc:         "give every function a global_symbol: its name, with the module's system_lib_prefix for PrimFuncs",

@@ -9,7 +9,7 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// CallTIRRewriteInfo declares CallTIRRewrite (§3.14).
+// CallTIRRewriteInfo declares CallTIRRewrite (TVM's src/relax/transform/call_tir_rewrite.cc).
 var CallTIRRewriteInfo = passes.Info{
 	Name:          "CallTIRRewrite",
 	Doc:           "rewrite call_tir, call_tir_inplace and call_dps_packed into explicit output allocations and direct DPS calls",

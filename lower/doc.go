@@ -1,6 +1,8 @@
 // Package lower holds the lowering passes that take a module from the
-// Ingest/Optimize phases towards Lower and Build (relax-semantics.md §3.12,
-// §3.13, §3.14, §3.22):
+// Ingest/Optimize phases towards Lower and Build, after TVM's
+// src/relax/transform/{to_non_dataflow,remove_purity_checking,call_tir_rewrite,
+// static_plan_block_memory,lower_alloc_tensor,kill_after_last_use,attach_global_symbol}.cc
+// and src/relax/backend/vm/lower_runtime_builtin.cc:
 //
 //   - ToNonDataflow: dataflow blocks become plain blocks, dataflow vars
 //     plain vars (establishes NoDataflow).
@@ -12,11 +14,30 @@
 //     explicit R.builtin.alloc_tensor outputs plus a direct DPS call, or
 //     R.vm.call_tir_dyn when tir_vars are given (requires NoDataflow and
 //     PurityRelaxed, establishes NoCallTIR and ExplicitMemory).
+//   - StaticPlanBlockMemory: storage tokens, block-local reuse by reuse
+//     class (storage scope and dtype) within TVM's size window, sizes bounded
+//     by tir_var_upper_bound; planned allocations become
+//     R.memory.alloc_storage + R.memory.alloc_tensor. Option
+//     planner=offsets places tensors at offsets in one arena per reuse class
+//     instead; the plan's bytes, the other planner's and the lower bound
+//     (peak live bytes) are pass statistics (--summary).
+//   - LowerAllocTensor: the remaining R.builtin.alloc_tensor get a uint8
+//     storage each.
+//   - KillAfterLastUse: R.memory.kill_tensor / kill_storage / R.vm.kill_object
+//     after each value's last use, after removing trivial bindings.
+//   - LowerRuntimeBuiltin: memory ops to R.vm.*, reshape, shape_of,
+//     tensor_to_shape, call_tir_dyn and closures to vm.builtin packed calls
+//     (establishes BuiltinsLowered).
 //   - AttachGlobalSymbol: global_symbol on every function (establishes
 //     GlobalSymbols).
 //
+// Memory planning (plan_tokens.go, plan_bounds.go, plan_offsets.go) walks
+// bindings in loops; recursion follows If nesting only, and its per-var
+// tables are address-keyed ptrmaps, so 100k-binding functions plan in
+// linear time.
+//
 // Every pass is registered in package passes with its contract, so the
-// static pipeline check enforces the ordering the passes rely on (§4.6):
+// static pipeline check enforces the ordering the passes rely on (PHASES.md lists them):
 // CallTIRRewrite before ToNonDataflow is refused before any IR is touched.
 // The reason behind each requirement is data too (requirementReasons in
 // package barrier), read by the PHASES.md generator.

@@ -6,7 +6,7 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// RemovePurityCheckingInfo declares RemovePurityChecking (§3.13).
+// RemovePurityCheckingInfo declares RemovePurityChecking (TVM's src/relax/transform/remove_purity_checking.cc).
 var RemovePurityCheckingInfo = passes.Info{
 	Name:          "RemovePurityChecking",
 	Doc:           "mark pure functions relax.force_pure and unwrap the pure overrides (call_pure_packed, call_inplace_packed, invoke_pure_closure)",

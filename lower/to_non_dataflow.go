@@ -6,7 +6,7 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// ToNonDataflowInfo declares ToNonDataflow (relax-semantics.md §3.12).
+// ToNonDataflowInfo declares ToNonDataflow (TVM's src/relax/transform/to_non_dataflow.cc).
 var ToNonDataflowInfo = passes.Info{
 	Name:          "ToNonDataflow",
 	Doc:           "turn dataflow blocks into plain binding blocks and dataflow vars into plain vars",
