@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/passes/passtest"
@@ -39,15 +38,9 @@ func TestAllocDTypeDisagrees(t *testing.T) {
 	require.Equal(t, ir.OpBuiltinAllocTensor, bind.Value.(*ir.Call).Op)
 	bind.Var.SetStructInfo(ir.TensorInfoOf(ir.Int32, ir.I64(2), ir.I64(4)))
 	_, _, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerTVM)
-	// The re-emitting builder also reports the annotation (NORM002).
-	var found *diag.Diagnostic
-	for _, d := range errs {
-		if d.Code == lower.DiagAllocDType {
-			require.Nil(t, found, "reported twice")
-			found = d
-		}
-	}
-	require.NotNil(t, found, "got %v", errs)
+	require.Len(t, errs, 1, "got %v", errs)
+	found := errs[0]
+	require.Equal(t, lower.DiagAllocDType, found.Code)
 	require.Contains(t, found.Msg, "alloc_tensor of dtype float32 is bound to alloc annotated R.Tensor((2, 4), dtype=\"int32\")")
 	require.Equal(t, 24, found.Span.Line)
 }

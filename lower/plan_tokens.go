@@ -130,6 +130,14 @@ func (p *funcPlan) exprToks(e ir.Expr) toks {
 	return toks{}
 }
 
+// setToks records what v holds; vars holding nothing (most of them: kernel
+// calls' void results) are not stored.
+func (p *funcPlan) setToks(v *ir.Var, t toks) {
+	if t.leaf != nil || t.tuple {
+		p.vars.Set(v, t)
+	}
+}
+
 // isAliasOp reports the ops whose result shares its input's storage.
 func isAliasOp(op ir.Expr) bool {
 	o, ok := op.(*ir.Op)
@@ -173,12 +181,12 @@ func (p *funcPlan) initSeq(seq *ir.SeqExpr) toks {
 		for _, bind := range blk.Bindings {
 			switch b := bind.(type) {
 			case *ir.VarBinding:
-				p.vars.Set(b.Var, p.initValue(blk, b.Value, b))
+				p.setToks(b.Var, p.initValue(blk, b.Value, b))
 			case *ir.MatchCast:
 				// The cast var names the same tensor. (TVM gives it no
 				// tokens, so a use through it is not counted and the
 				// storage can be reused while it is live; phasec aliases.)
-				p.vars.Set(b.Var, p.exprToks(b.Value))
+				p.setToks(b.Var, p.exprToks(b.Value))
 			}
 		}
 	}

@@ -107,7 +107,7 @@ func init() {
 func StaticPlanBlockMemory(mod *ir.Module, planner Planner) (*ir.Module, PlanStats, diag.List) {
 	var errs diag.List
 	var stats PlanStats
-	rw := ir.NewRewriter(mod)
+	b := ir.NewBuilder(mod)
 	out := mod.Clone()
 	for _, name := range mod.Names() {
 		fn := mod.Func(name)
@@ -124,7 +124,7 @@ func StaticPlanBlockMemory(mod *ir.Module, planner Planner) (*ir.Module, PlanSta
 		if v, ok := fn.Attrs[AttrPlanDynamicOutput]; ok {
 			planDyn = v == true || v == int64(1)
 		}
-		nf := rewritePlanned(rw, p, planner, arenas, planDyn)
+		nf := rewritePlanned(b, p, planner, arenas, planDyn)
 		if _, ok := fn.Attrs[AttrPlanDynamicOutput]; ok {
 			nf = withAttrs(nf, nf.Attrs.Without(AttrPlanDynamicOutput))
 		}
@@ -132,7 +132,7 @@ func StaticPlanBlockMemory(mod *ir.Module, planner Planner) (*ir.Module, PlanSta
 			out.Set(name, nf)
 		}
 	}
-	errs = append(errs, rw.B.Diagnostics()...)
+	errs = append(errs, b.Diagnostics()...)
 	errs.Sort()
 	return out, stats, errs
 }
@@ -176,67 +176,180 @@ func (p *funcPlan) summarize() ([]*arena, PlanStats) {
 	return arenas, st
 }
 
+// planRewriter splices a function's plan into its blocks: planned
+// alloc_tensor bindings get a new value (same var, same struct info) and,
+// where a storage is first used, an alloc_storage binding before them.
+// Nothing else is re-emitted, so the cost is one pass over the bindings
+// plus the new calls' normalization.
+type planRewriter struct {
+	b          *ir.Builder
+	p          *funcPlan
+	planner    Planner
+	planDyn    bool
+	storageVar map[*token]*ir.Var
+}
+
 // rewritePlanned rewrites one function's planned allocations.
-func rewritePlanned(rw *ir.Rewriter, p *funcPlan, planner Planner, arenas []*arena, planDyn bool) *ir.Function {
+func rewritePlanned(b *ir.Builder, p *funcPlan, planner Planner, arenas []*arena, planDyn bool) *ir.Function {
 	fn := p.fn
-	if len(p.protos) == 0 && !planDyn {
+	seq, ok := fn.Body.(*ir.SeqExpr)
+	if !ok || (len(p.protos) == 0 && !planDyn) {
 		return fn
 	}
-	if planner == PlannerOffsets && len(arenas) > 0 {
-		fn = prependArenas(fn, arenas)
+	r := &planRewriter{b: b, p: p, planner: planner, planDyn: planDyn, storageVar: map[*token]*ir.Var{}}
+	var head []ir.Binding
+	if planner == PlannerOffsets {
+		for _, a := range arenas {
+			a.v = ir.NewVar("storage", ir.Object())
+			head = append(head, ir.NewVarBinding(a.v, r.norm(allocStorageCall(ir.I64(a.size), a.dev, a.key.scope, a.key.dtype))))
+		}
 	}
-	storageVar := map[*token]*ir.Var{}
-	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
-		vb, ok := bind.(*ir.VarBinding)
-		if !ok {
-			return false
+	nseq := r.seq(seq, head)
+	if nseq == seq {
+		return fn
+	}
+	return withBody(fn, nseq)
+}
+
+func (r *planRewriter) norm(c *ir.Call) ir.Expr { return r.b.Normalize(c) }
+
+// seq rewrites a scope; head bindings go first (the offsets arenas).
+func (r *planRewriter) seq(seq *ir.SeqExpr, head []ir.Binding) *ir.SeqExpr {
+	var blocks []*ir.BindingBlock
+	for i, blk := range seq.Blocks {
+		var nb *ir.BindingBlock
+		if i == 0 {
+			nb = r.block(blk, head)
+		} else {
+			nb = r.block(blk, nil)
 		}
-		c, ok := vb.Value.(*ir.Call)
-		if !ok || c.Op != ir.OpBuiltinAllocTensor {
-			return false
+		if nb != blk && blocks == nil {
+			blocks = append(make([]*ir.BindingBlock, 0, len(seq.Blocks)), seq.Blocks[:i]...)
 		}
-		ti, ok := c.StructInfo().(*ir.TensorInfo)
-		if !ok {
-			return false
+		if blocks != nil {
+			blocks = append(blocks, nb)
 		}
-		shape, ok := ti.Shape.(*ir.ShapeExpr)
-		if !ok {
-			return false
+	}
+	if blocks == nil {
+		return seq
+	}
+	out := &ir.SeqExpr{Blocks: blocks, Body: seq.Body}
+	out.SetSpan(seq.Span())
+	out.SetStructInfo(seq.StructInfo())
+	return out
+}
+
+func (r *planRewriter) block(blk *ir.BindingBlock, head []ir.Binding) *ir.BindingBlock {
+	var out []ir.Binding
+	if len(head) > 0 {
+		out = append(make([]ir.Binding, 0, len(blk.Bindings)+len(head)), head...)
+	}
+	for i, bind := range blk.Bindings {
+		repl := r.binding(bind)
+		if repl != nil && out == nil {
+			out = append(make([]ir.Binding, 0, len(blk.Bindings)+8), blk.Bindings[:i]...)
 		}
-		var storage *ir.Var
-		var offset int64
-		proto, _ := p.allocs.Get(c)
 		switch {
-		case proto != nil && !proto.discarded && proto.storage != nil:
-			if planner == PlannerOffsets && proto.arena != nil {
-				storage, offset = proto.arena.v, proto.offset
-				break
-			}
-			st := proto.storage
-			storage = storageVar[st]
-			if storage == nil {
-				storage = rw.B.Emit(allocStorageCall(st.bytes, c.Args[2], st.scope, st.dtype), "storage")
-				storageVar[st] = storage
-			}
-		case planDyn && !isStaticShape(shape.Values):
-			var errs diag.List
-			bytes, size, ok := p.tokenBytes(shape.Values, ti.DType, vb.Span())
-			if !ok || size < 0 || len(errs) > 0 {
-				return false
-			}
-			scope := "global"
-			if s, ok := c.Args[3].(*ir.StringImm); ok {
-				scope = s.Value
-			}
-			storage = rw.B.Emit(allocStorageCall(bytes, c.Args[2], scope, ti.DType), "storage")
-		default:
-			return false
+		case repl != nil:
+			out = append(out, repl...)
+		case out != nil:
+			out = append(out, bind)
 		}
-		rw.ReEmit(bind, ir.NewCall(ir.OpMemAllocTensor, storage, ir.NewPrimValue(ir.I64(offset)), shape, ir.NewDataTypeImm(ti.DType)))
-		return true
 	}
-	defer func() { rw.Binding = nil }()
-	return rw.Function(fn)
+	if out == nil {
+		return blk
+	}
+	nb := &ir.BindingBlock{Bindings: out, Dataflow: blk.Dataflow}
+	nb.SetSpan(blk.Span())
+	return nb
+}
+
+// binding returns the bindings replacing bind, or nil to keep it.
+func (r *planRewriter) binding(bind ir.Binding) []ir.Binding {
+	vb, ok := bind.(*ir.VarBinding)
+	if !ok {
+		return nil
+	}
+	switch v := vb.Value.(type) {
+	case *ir.If:
+		then, els := r.branch(v.Then), r.branch(v.Else)
+		if then == v.Then && els == v.Else {
+			return nil
+		}
+		n := &ir.If{Cond: v.Cond, Then: then, Else: els}
+		n.SetSpan(v.Span())
+		n.SetStructInfo(v.StructInfo())
+		return []ir.Binding{rebind(vb, n)}
+	case *ir.Call:
+		if v.Op == ir.OpBuiltinAllocTensor {
+			return r.alloc(vb, v)
+		}
+	}
+	return nil
+}
+
+func (r *planRewriter) branch(e ir.Expr) ir.Expr {
+	if s, ok := e.(*ir.SeqExpr); ok {
+		return r.seq(s, nil)
+	}
+	return e
+}
+
+func rebind(vb *ir.VarBinding, value ir.Expr) *ir.VarBinding {
+	nb := ir.NewVarBinding(vb.Var, value)
+	nb.SetSpan(vb.Span())
+	return nb
+}
+
+// alloc rewrites one builtin.alloc_tensor binding.
+func (r *planRewriter) alloc(vb *ir.VarBinding, c *ir.Call) []ir.Binding {
+	ti, ok := c.StructInfo().(*ir.TensorInfo)
+	if !ok {
+		return nil
+	}
+	shape, ok := ti.Shape.(*ir.ShapeExpr)
+	if !ok {
+		return nil
+	}
+	var out []ir.Binding
+	newStorage := func(bytes ir.PrimExpr, scope string, dtype ir.DataType) *ir.Var {
+		v := ir.NewVar("storage", ir.Object())
+		nb := ir.NewVarBinding(v, r.norm(allocStorageCall(bytes, c.Args[2], scope, dtype)))
+		nb.SetSpan(vb.Span())
+		out = append(out, nb)
+		return v
+	}
+	var storage *ir.Var
+	var offset int64
+	proto, _ := r.p.allocs.Get(c)
+	switch {
+	case proto != nil && !proto.discarded && proto.storage != nil:
+		if r.planner == PlannerOffsets && proto.arena != nil {
+			storage, offset = proto.arena.v, proto.offset
+			break
+		}
+		st := proto.storage
+		storage = r.storageVar[st]
+		if storage == nil {
+			storage = newStorage(st.bytes, st.scope, st.dtype)
+			r.storageVar[st] = storage
+		}
+	case r.planDyn && !isStaticShape(shape.Values):
+		var errs diag.List
+		bounded := newFuncPlan(r.p.mod, r.p.fn, r.p.bounds, &errs)
+		bytes, size, ok := bounded.tokenBytes(shape.Values, ti.DType, vb.Span())
+		if !ok || size < 0 {
+			return nil
+		}
+		scope := "global"
+		if s, ok := c.Args[3].(*ir.StringImm); ok {
+			scope = s.Value
+		}
+		storage = newStorage(bytes, scope, ti.DType)
+	default:
+		return nil
+	}
+	return append(out, rebind(vb, r.norm(ir.NewCall(ir.OpMemAllocTensor, storage, ir.NewPrimValue(ir.I64(offset)), shape, ir.NewDataTypeImm(ti.DType)))))
 }
 
 func allocStorageCall(bytes ir.PrimExpr, dev ir.Expr, scope string, dtype ir.DataType) *ir.Call {
@@ -252,28 +365,17 @@ func isStaticShape(dims []ir.PrimExpr) bool {
 	return true
 }
 
-// prependArenas returns fn with a first block binding one alloc_storage
-// per arena, so every planned tensor, wherever it sits, can name it.
-func prependArenas(fn *ir.Function, arenas []*arena) *ir.Function {
-	seq, ok := fn.Body.(*ir.SeqExpr)
-	if !ok {
-		return fn
-	}
-	blk := &ir.BindingBlock{}
-	for _, a := range arenas {
-		a.v = ir.NewVar("storage", nil)
-		blk.Bindings = append(blk.Bindings, ir.NewVarBinding(a.v, allocStorageCall(ir.I64(a.size), a.dev, a.key.scope, a.key.dtype)))
-	}
-	nseq := &ir.SeqExpr{Blocks: append([]*ir.BindingBlock{blk}, seq.Blocks...), Body: seq.Body}
-	nseq.SetSpan(seq.Span())
-	nf := &ir.Function{Params: fn.Params, Body: nseq, Ret: fn.Ret, Pure: fn.Pure, Attrs: fn.Attrs}
-	nf.SetSpan(fn.Span())
-	return nf
-}
-
 // withAttrs returns a copy of fn with attrs.
 func withAttrs(fn *ir.Function, attrs ir.Attrs) *ir.Function {
 	nf := &ir.Function{Params: fn.Params, Body: fn.Body, Ret: fn.Ret, Pure: fn.Pure, Attrs: attrs}
+	nf.SetSpan(fn.Span())
+	nf.SetStructInfo(fn.StructInfo())
+	return nf
+}
+
+// withBody returns a copy of fn with body (of the same struct info).
+func withBody(fn *ir.Function, body ir.Expr) *ir.Function {
+	nf := &ir.Function{Params: fn.Params, Body: body, Ret: fn.Ret, Pure: fn.Pure, Attrs: fn.Attrs}
 	nf.SetSpan(fn.Span())
 	nf.SetStructInfo(fn.StructInfo())
 	return nf
