@@ -14,7 +14,7 @@ var KillAfterLastUseInfo = passes.Info{
 	Name:          "KillAfterLastUse",
 	Doc:           "release tensors and storage after their last use (memory.kill_*, vm.kill_object)",
 	OptLevel:      0,
-	RequiresProps: phase.Of(phase.ExplicitMemory),
+	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow, phase.PurityRelaxed, phase.ExplicitMemory),
 }
 
 func init() {

@@ -15,7 +15,7 @@ var LowerAllocTensorInfo = passes.Info{
 	Name:          "LowerAllocTensor",
 	Doc:           "lower the remaining builtin.alloc_tensor to memory.alloc_storage + memory.alloc_tensor",
 	OptLevel:      0,
-	RequiresProps: phase.Of(phase.ExplicitMemory),
+	RequiresProps: phase.Of(phase.Normalized, phase.ExplicitMemory),
 }
 
 func init() {

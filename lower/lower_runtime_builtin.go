@@ -13,7 +13,7 @@ var LowerRuntimeBuiltinInfo = passes.Info{
 	Name:          "LowerRuntimeBuiltin",
 	Doc:           "lower memory, closure, reshape and shape ops to VM builtins",
 	OptLevel:      0,
-	RequiresProps: phase.Of(phase.NoCallTIR, phase.ExplicitMemory),
+	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow, phase.PurityRelaxed, phase.NoCallTIR, phase.ExplicitMemory),
 	Establishes:   phase.Of(phase.BuiltinsLowered),
 }
 

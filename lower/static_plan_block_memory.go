@@ -15,7 +15,7 @@ var StaticPlanBlockMemoryInfo = passes.Info{
 	Name:          "StaticPlanBlockMemory",
 	Doc:           "plan tensor storage statically (memory.alloc_storage/alloc_tensor), reusing freed storage",
 	OptLevel:      0,
-	RequiresProps: phase.Of(phase.NoCallTIR, phase.ExplicitMemory),
+	RequiresProps: phase.Of(phase.Normalized, phase.NoCallTIR, phase.ExplicitMemory),
 }
 
 // Planner selects how StaticPlanBlockMemory places planned_tensors.
