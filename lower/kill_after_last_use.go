@@ -45,39 +45,176 @@ func init() {
 //
 //	phasec opt --passes KillAfterLastUse testdata/passes/KillAfterLastUse/basic.tvms
 func KillAfterLastUse(mod *ir.Module) (*ir.Module, diag.List) {
-	rw := ir.NewRewriter(mod)
+	b := ir.NewBuilder(mod)
 	out := mod.Clone()
 	for _, name := range mod.Names() {
 		fn := mod.Func(name)
 		if fn == nil {
 			continue
 		}
-		redirect, pairs := trivialBindings(fn)
-		lu := collectLastUses(fn, redirect)
-		for _, p := range pairs {
-			rw.Remap(p[0], p[1])
+		seq, ok := fn.Body.(*ir.SeqExpr)
+		if !ok {
+			continue
 		}
-		rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
-			if _, trivial := redirect.Get(bind.BoundVar()); trivial {
-				return true // dropped: its uses now name the source
-			}
-			rw.ReEmit(bind, value)
-			id, ok := lu.ids.Get(bind.BoundVar())
-			if !ok {
-				return true
-			}
-			for _, k := range lu.kills[id] {
-				rw.B.Emit(ir.NewCall(k.op, k.v), "_")
-			}
-			return true
-		}
-		if nf := rw.Function(fn); nf != fn {
-			out.Set(name, nf)
+		redirect := trivialBindings(fn)
+		k := &killSplicer{b: b, redirect: redirect, lu: collectLastUses(fn, redirect)}
+		if nseq := k.seq(seq); nseq != seq {
+			out.Set(name, withBody(fn, nseq))
 		}
 	}
-	errs := rw.B.Diagnostics()
+	errs := b.Diagnostics()
 	errs.Sort()
 	return out, errs
+}
+
+// killSplicer rewrites a function in place of a Rewriter: trivial bindings
+// are dropped, uses of their vars replaced by the sources (of identical
+// struct info, so nothing else changes), and kills inserted after each
+// last use. Only the new kill calls are normalized.
+type killSplicer struct {
+	b        *ir.Builder
+	redirect *ptrmap.Map[ir.Var, *ir.Var]
+	lu       *lastUses
+}
+
+func (k *killSplicer) seq(seq *ir.SeqExpr) *ir.SeqExpr {
+	changed := false
+	blocks := make([]*ir.BindingBlock, 0, len(seq.Blocks))
+	for _, blk := range seq.Blocks {
+		nb := k.block(blk)
+		changed = changed || nb != blk
+		if len(nb.Bindings) > 0 {
+			blocks = append(blocks, nb)
+		}
+	}
+	body := k.subst(seq.Body)
+	if !changed && body == seq.Body {
+		return seq
+	}
+	out := &ir.SeqExpr{Blocks: blocks, Body: body}
+	out.SetSpan(seq.Span())
+	out.SetStructInfo(seq.StructInfo())
+	return out
+}
+
+func (k *killSplicer) block(blk *ir.BindingBlock) *ir.BindingBlock {
+	var out []ir.Binding
+	started := func(i int) {
+		if out == nil {
+			out = append(make([]ir.Binding, 0, len(blk.Bindings)+len(blk.Bindings)/2), blk.Bindings[:i]...)
+		}
+	}
+	for i, bind := range blk.Bindings {
+		v := bind.BoundVar()
+		if _, trivial := k.redirect.Get(v); trivial {
+			started(i)
+			continue
+		}
+		nb := k.binding(bind)
+		id, ok := k.lu.ids.Get(v)
+		var kills []kill
+		if ok {
+			kills = k.lu.kills[id]
+		}
+		if nb != bind || len(kills) > 0 {
+			started(i)
+		}
+		if out == nil {
+			continue
+		}
+		out = append(out, nb)
+		for _, kl := range kills {
+			kv := ir.NewVar("_", nil)
+			kb := ir.NewVarBinding(kv, k.b.Normalize(ir.NewCall(kl.op, kl.v)))
+			kv.SetStructInfo(kb.Value.StructInfo())
+			kb.SetSpan(bind.Span())
+			out = append(out, kb)
+		}
+	}
+	if out == nil {
+		return blk
+	}
+	nb := &ir.BindingBlock{Bindings: out, Dataflow: blk.Dataflow}
+	nb.SetSpan(blk.Span())
+	return nb
+}
+
+func (k *killSplicer) binding(bind ir.Binding) ir.Binding {
+	switch b := bind.(type) {
+	case *ir.VarBinding:
+		if nv := k.subst(b.Value); nv != b.Value {
+			return rebind(b, nv)
+		}
+	case *ir.MatchCast:
+		if nv := k.subst(b.Value); nv != b.Value {
+			nb := ir.NewMatchCast(b.Var, nv, b.SInfo)
+			nb.SetSpan(b.Span())
+			return nb
+		}
+	}
+	return bind
+}
+
+// subst replaces redirected vars in e. The replacements have the struct
+// info of what they replace, so rebuilt nodes keep theirs. Local functions
+// are left alone: trivialBindings keeps every var they use.
+func (k *killSplicer) subst(e ir.Expr) ir.Expr {
+	switch x := e.(type) {
+	case *ir.Var:
+		if src, ok := k.redirect.Get(x); ok {
+			return src
+		}
+	case *ir.Tuple:
+		if fields, ch := k.substList(x.Fields); ch {
+			n := ir.NewTuple(fields...)
+			return keepInfo(n, x)
+		}
+	case *ir.TupleGetItem:
+		if t := k.subst(x.Tuple); t != x.Tuple {
+			return keepInfo(&ir.TupleGetItem{Tuple: t, Index: x.Index}, x)
+		}
+	case *ir.Call:
+		op := k.subst(x.Op)
+		if args, ch := k.substList(x.Args); ch || op != x.Op {
+			return keepInfo(&ir.Call{Op: op, Args: args, Attrs: x.Attrs, SInfoArgs: x.SInfoArgs}, x)
+		}
+	case *ir.If:
+		cond, then, els := k.subst(x.Cond), k.subst(x.Then), k.subst(x.Else)
+		if cond != x.Cond || then != x.Then || els != x.Else {
+			return keepInfo(&ir.If{Cond: cond, Then: then, Else: els}, x)
+		}
+	case *ir.SeqExpr:
+		return k.seq(x)
+	}
+	return e
+}
+
+func (k *killSplicer) substList(in []ir.Expr) ([]ir.Expr, bool) {
+	var out []ir.Expr
+	for i, e := range in {
+		n := k.subst(e)
+		if n != e && out == nil {
+			out = append(make([]ir.Expr, 0, len(in)), in[:i]...)
+		}
+		if out != nil {
+			out = append(out, n)
+		}
+	}
+	if out == nil {
+		return in, false
+	}
+	return out, true
+}
+
+// keepInfo gives n the span and struct info of old.
+func keepInfo[T interface {
+	ir.Expr
+	SetSpan(diag.Span)
+	SetStructInfo(ir.StructInfo)
+}](n T, old ir.Expr) ir.Expr {
+	n.SetSpan(old.Span())
+	n.SetStructInfo(old.StructInfo())
+	return n
 }
 
 // trivialBindings finds the bindings TVM's CanonicalizeBindings removes
@@ -85,61 +222,109 @@ func KillAfterLastUse(mod *ir.Module) (*ir.Module, diag.List) {
 // of vars, a match_cast whose struct info the value already has) and maps
 // each bound var to its ultimate source. A binding whose var would change
 // struct info or dataflow-ness is kept.
-func trivialBindings(fn *ir.Function) (*ptrmap.Map[ir.Var, *ir.Var], [][2]*ir.Var) {
-	var pairs [][2]*ir.Var
-	redirect := &ptrmap.Map[ir.Var, *ir.Var]{}
-	tuples := map[*ir.Var]*ir.Tuple{}
-	resolve := func(v *ir.Var) *ir.Var {
-		if s, ok := redirect.Get(v); ok {
-			return s
-		}
-		return v
+func trivialBindings(fn *ir.Function) *ptrmap.Map[ir.Var, *ir.Var] {
+	t := &trivialScan{redirect: &ptrmap.Map[ir.Var, *ir.Var]{}, tuples: map[*ir.Var]*ir.Tuple{}, inLocal: varsInLocalFunctions(fn)}
+	if seq, ok := fn.Body.(*ir.SeqExpr); ok {
+		t.seq(seq)
 	}
-	ir.Inspect(fn.Body, func(e ir.Expr) bool {
-		seq, ok := e.(*ir.SeqExpr)
-		if !ok {
-			return true
-		}
-		for _, blk := range seq.Blocks {
-			for _, bind := range blk.Bindings {
-				v := bind.BoundVar()
-				var src *ir.Var
-				switch b := bind.(type) {
-				case *ir.VarBinding:
-					switch x := b.Value.(type) {
-					case *ir.Var:
-						src = x
-					case *ir.Tuple:
-						tuples[v] = x
-					case *ir.TupleGetItem:
-						if tv, ok := x.Tuple.(*ir.Var); ok {
-							if t := tuples[resolve(tv)]; t != nil && x.Index >= 0 && x.Index < len(t.Fields) {
-								src, _ = t.Fields[x.Index].(*ir.Var)
-							}
+	return t.redirect
+}
+
+type trivialScan struct {
+	redirect *ptrmap.Map[ir.Var, *ir.Var]
+	tuples   map[*ir.Var]*ir.Tuple
+	inLocal  map[*ir.Var]bool
+}
+
+func (t *trivialScan) resolve(v *ir.Var) *ir.Var {
+	if s, ok := t.redirect.Get(v); ok {
+		return s
+	}
+	return v
+}
+
+func (t *trivialScan) seq(seq *ir.SeqExpr) {
+	for _, blk := range seq.Blocks {
+		for _, bind := range blk.Bindings {
+			v := bind.BoundVar()
+			var src *ir.Var
+			switch b := bind.(type) {
+			case *ir.VarBinding:
+				switch x := b.Value.(type) {
+				case *ir.Var:
+					src = x
+				case *ir.Tuple:
+					t.tuples[v] = x
+				case *ir.TupleGetItem:
+					if tv, ok := x.Tuple.(*ir.Var); ok {
+						if tup := t.tuples[t.resolve(tv)]; tup != nil && x.Index >= 0 && x.Index < len(tup.Fields) {
+							src, _ = tup.Fields[x.Index].(*ir.Var)
 						}
 					}
-				case *ir.MatchCast:
-					if x, ok := b.Value.(*ir.Var); ok && x.StructInfo() != nil && ir.StructuralEqual(b.SInfo, x.StructInfo(), ir.EqualOptions{}) {
-						src = x
+				case *ir.If:
+					for _, br := range []ir.Expr{x.Then, x.Else} {
+						if s, ok := br.(*ir.SeqExpr); ok {
+							t.seq(s)
+						}
 					}
 				}
-				if src == nil {
+			case *ir.MatchCast:
+				if x, ok := b.Value.(*ir.Var); ok && x.StructInfo() != nil && ir.StructuralEqual(b.SInfo, x.StructInfo(), ir.EqualOptions{}) {
+					src = x
+				}
+			}
+			if src == nil || t.inLocal[v] {
+				continue
+			}
+			src = t.resolve(src)
+			if v.Dataflow != src.Dataflow || !ir.StructuralEqual(v.StructInfo(), src.StructInfo(), ir.EqualOptions{}) {
+				continue
+			}
+			t.redirect.Set(v, src)
+			if tup, ok := t.tuples[src]; ok {
+				t.tuples[v] = tup
+			}
+		}
+	}
+}
+
+// varsInLocalFunctions returns the vars the local functions of fn (bound
+// in its blocks, at any If depth) refer to: none once LambdaLift has run.
+func varsInLocalFunctions(fn *ir.Function) map[*ir.Var]bool {
+	var out map[*ir.Var]bool
+	var scan func(seq *ir.SeqExpr)
+	scan = func(seq *ir.SeqExpr) {
+		for _, blk := range seq.Blocks {
+			for _, bind := range blk.Bindings {
+				vb, ok := bind.(*ir.VarBinding)
+				if !ok {
 					continue
 				}
-				src = resolve(src)
-				if v.Dataflow != src.Dataflow || !ir.StructuralEqual(v.StructInfo(), src.StructInfo(), ir.EqualOptions{}) {
-					continue
-				}
-				redirect.Set(v, src)
-				pairs = append(pairs, [2]*ir.Var{v, src})
-				if t, ok := tuples[src]; ok {
-					tuples[v] = t
+				switch x := vb.Value.(type) {
+				case *ir.Function:
+					ir.Inspect(x, func(e ir.Expr) bool {
+						if v, ok := e.(*ir.Var); ok {
+							if out == nil {
+								out = map[*ir.Var]bool{}
+							}
+							out[v] = true
+						}
+						return true
+					})
+				case *ir.If:
+					for _, br := range []ir.Expr{x.Then, x.Else} {
+						if s, ok := br.(*ir.SeqExpr); ok {
+							scan(s)
+						}
+					}
 				}
 			}
 		}
-		return true
-	})
-	return redirect, pairs
+	}
+	if seq, ok := fn.Body.(*ir.SeqExpr); ok {
+		scan(seq)
+	}
+	return out
 }
 
 type kill struct {
