@@ -58,7 +58,8 @@ func KillAfterLastUse(mod *ir.Module) (*ir.Module, diag.List) {
 		}
 		redirect := trivialBindings(fn)
 		k := &killSplicer{b: b, redirect: redirect, lu: collectLastUses(fn, redirect)}
-		if nseq := k.seq(seq); nseq != seq {
+		sp := &splicer{binding: k.binding, result: k.subst}
+		if nseq := sp.seq(seq, nil); nseq != seq {
 			out.Set(name, withBody(fn, nseq))
 		}
 	}
@@ -67,97 +68,58 @@ func KillAfterLastUse(mod *ir.Module) (*ir.Module, diag.List) {
 	return out, errs
 }
 
-// killSplicer rewrites a function in place of a Rewriter: trivial bindings
-// are dropped, uses of their vars replaced by the sources (of identical
-// struct info, so nothing else changes), and kills inserted after each
-// last use. Only the new kill calls are normalized.
+// killSplicer decides, per binding, what KillAfterLastUse splices in its
+// place: nothing for a trivial binding (its uses now name the source), the
+// binding with redirected vars substituted (of identical struct info, so
+// nothing else changes), then the kills of the values it used last. Only
+// the new kill calls are normalized.
 type killSplicer struct {
 	b        *ir.Builder
 	redirect *ptrmap.Map[ir.Var, *ir.Var]
 	lu       *lastUses
 }
 
-func (k *killSplicer) seq(seq *ir.SeqExpr) *ir.SeqExpr {
-	changed := false
-	blocks := make([]*ir.BindingBlock, 0, len(seq.Blocks))
-	for _, blk := range seq.Blocks {
-		nb := k.block(blk)
-		changed = changed || nb != blk
-		if len(nb.Bindings) > 0 {
-			blocks = append(blocks, nb)
-		}
+func (k *killSplicer) binding(bind ir.Binding) ([]ir.Binding, bool) {
+	v := bind.BoundVar()
+	if _, trivial := k.redirect.Get(v); trivial {
+		return []ir.Binding{}, true
 	}
-	body := k.subst(seq.Body)
-	if !changed && body == seq.Body {
-		return seq
-	}
-	out := &ir.SeqExpr{Blocks: blocks, Body: body}
-	out.SetSpan(seq.Span())
-	out.SetStructInfo(seq.StructInfo())
-	return out
-}
-
-func (k *killSplicer) block(blk *ir.BindingBlock) *ir.BindingBlock {
-	var out []ir.Binding
-	started := func(i int) {
-		if out == nil {
-			out = append(make([]ir.Binding, 0, len(blk.Bindings)+len(blk.Bindings)/2), blk.Bindings[:i]...)
-		}
-	}
-	for i, bind := range blk.Bindings {
-		v := bind.BoundVar()
-		if _, trivial := k.redirect.Get(v); trivial {
-			started(i)
-			continue
-		}
-		nb := k.binding(bind)
-		id, ok := k.lu.ids.Get(v)
-		var kills []kill
-		if ok {
-			kills = k.lu.kills[id]
-		}
-		if nb != bind || len(kills) > 0 {
-			started(i)
-		}
-		if out == nil {
-			continue
-		}
-		out = append(out, nb)
-		for _, kl := range kills {
-			kv := ir.NewVar("_", nil)
-			kb := ir.NewVarBinding(kv, k.b.Normalize(ir.NewCall(kl.op, kl.v)))
-			kv.SetStructInfo(kb.Value.StructInfo())
-			kb.SetSpan(bind.Span())
-			out = append(out, kb)
-		}
-	}
-	if out == nil {
-		return blk
-	}
-	nb := &ir.BindingBlock{Bindings: out, Dataflow: blk.Dataflow}
-	nb.SetSpan(blk.Span())
-	return nb
-}
-
-func (k *killSplicer) binding(bind ir.Binding) ir.Binding {
+	nb := bind
 	switch b := bind.(type) {
 	case *ir.VarBinding:
 		if nv := k.subst(b.Value); nv != b.Value {
-			return rebind(b, nv)
+			nb = rebind(b, nv)
 		}
 	case *ir.MatchCast:
 		if nv := k.subst(b.Value); nv != b.Value {
-			nb := ir.NewMatchCast(b.Var, nv, b.SInfo)
-			nb.SetSpan(b.Span())
-			return nb
+			mc := ir.NewMatchCast(b.Var, nv, b.SInfo)
+			mc.SetSpan(b.Span())
+			nb = mc
 		}
 	}
-	return bind
+	var kills []kill
+	if id, ok := k.lu.ids.Get(v); ok {
+		kills = k.lu.kills[id]
+	}
+	if nb == bind && len(kills) == 0 {
+		return nil, false
+	}
+	out := make([]ir.Binding, 0, 1+len(kills))
+	out = append(out, nb)
+	for _, kl := range kills {
+		kv := ir.NewVar("_", nil)
+		kb := ir.NewVarBinding(kv, k.b.Normalize(ir.NewCall(kl.op, kl.v)))
+		kv.SetStructInfo(kb.Value.StructInfo())
+		kb.SetSpan(bind.Span())
+		out = append(out, kb)
+	}
+	return out, true
 }
 
 // subst replaces redirected vars in e. The replacements have the struct
-// info of what they replace, so rebuilt nodes keep theirs. Local functions
-// are left alone: trivialBindings keeps every var they use.
+// info of what they replace, so rebuilt nodes keep theirs. An If's
+// branches were spliced already; local functions are left alone
+// (trivialBindings keeps every var they use).
 func (k *killSplicer) subst(e ir.Expr) ir.Expr {
 	switch x := e.(type) {
 	case *ir.Var:
@@ -179,12 +141,9 @@ func (k *killSplicer) subst(e ir.Expr) ir.Expr {
 			return keepInfo(&ir.Call{Op: op, Args: args, Attrs: x.Attrs, SInfoArgs: x.SInfoArgs}, x)
 		}
 	case *ir.If:
-		cond, then, els := k.subst(x.Cond), k.subst(x.Then), k.subst(x.Else)
-		if cond != x.Cond || then != x.Then || els != x.Else {
-			return keepInfo(&ir.If{Cond: cond, Then: then, Else: els}, x)
+		if cond := k.subst(x.Cond); cond != x.Cond {
+			return keepInfo(&ir.If{Cond: cond, Then: x.Then, Else: x.Else}, x)
 		}
-	case *ir.SeqExpr:
-		return k.seq(x)
 	}
 	return e
 }

@@ -41,11 +41,15 @@ func init() {
 //
 //	phasec opt --passes LowerAllocTensor testdata/passes/LowerAllocTensor/basic.tvms
 func LowerAllocTensor(mod *ir.Module) (*ir.Module, diag.List) {
-	rw := ir.NewRewriter(mod)
-	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
-		c, ok := value.(*ir.Call)
+	b := ir.NewBuilder(mod)
+	sp := &splicer{binding: func(bind ir.Binding) ([]ir.Binding, bool) {
+		vb, ok := bind.(*ir.VarBinding)
+		if !ok {
+			return nil, false
+		}
+		c, ok := vb.Value.(*ir.Call)
 		if !ok || c.Op != ir.OpBuiltinAllocTensor || len(c.Args) < 4 {
-			return false
+			return nil, false
 		}
 		span := bind.Span()
 		if c.Span().IsValid() {
@@ -61,20 +65,35 @@ func LowerAllocTensor(mod *ir.Module) (*ir.Module, diag.List) {
 			}
 		}
 		dt, ok := c.Args[1].(*ir.DataTypeImm)
-		if dims == nil || !ok {
-			rw.B.Errorf(span, DiagAllocSize, "R.builtin.alloc_tensor: the shape must be a ShapeExpr or a var with known shape values")
-			return false
+		ti, isTensor := c.StructInfo().(*ir.TensorInfo)
+		if dims == nil || !ok || !isTensor {
+			b.Errorf(span, DiagAllocSize, "R.builtin.alloc_tensor: the shape must be a ShapeExpr or a var with known shape values")
+			return nil, false
 		}
-		nbytes, ok := allocBytes(rw.B, dims, dt.Value, span)
+		nbytes, ok := allocBytes(b, dims, dt.Value, span)
 		if !ok {
-			return false
+			return nil, false
 		}
-		scope := c.Args[3]
-		storage := rw.B.Emit(ir.NewCall(ir.OpMemAllocStorage, ir.NewShapeExpr(nbytes), c.Args[2], scope, ir.NewDataTypeImm(ir.UInt8)), "storage")
-		rw.ReEmit(bind, ir.NewCall(ir.OpMemAllocTensor, storage, ir.NewPrimValue(ir.I64(0)), c.Args[0], dt))
-		return true
+		storage := ir.NewVar("storage", ir.Object())
+		sb := ir.NewVarBinding(storage, memAllocStorage(b, nbytes, c.Args[2], c.Args[3], ir.UInt8))
+		sb.SetSpan(vb.Span())
+		return []ir.Binding{sb, rebind(vb, memAllocTensor(b, storage, 0, c.Args[0], ti))}, true
+	}}
+	out := mod.Clone()
+	for _, name := range mod.Names() {
+		fn := mod.Func(name)
+		if fn == nil {
+			continue
+		}
+		if seq, ok := fn.Body.(*ir.SeqExpr); ok {
+			if nseq := sp.seq(seq, nil); nseq != seq {
+				out.Set(name, withBody(fn, nseq))
+			}
+		}
 	}
-	return rw.Module(mod)
+	errs := b.Diagnostics()
+	errs.Sort()
+	return out, errs
 }
 
 // allocBytes is TVM's nbytes: the element size times each dimension in

@@ -173,6 +173,14 @@ func (p *funcPlan) initFunction() {
 		p.exprToks(p.fn.Body).discard()
 		return
 	}
+	n := 0
+	for _, blk := range seq.Blocks {
+		n += len(blk.Bindings)
+	}
+	// Typically a third of the bindings are allocations and a third
+	// aliases of them; sizing the tables once avoids rehashing.
+	p.vars.Reserve(n * 2 / 3)
+	p.allocs.Reserve(n / 3)
 	p.initSeq(seq).discard() // the function's result escapes
 }
 

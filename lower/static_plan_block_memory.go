@@ -179,8 +179,7 @@ func (p *funcPlan) summarize() ([]*arena, PlanStats) {
 // planRewriter splices a function's plan into its blocks: planned
 // alloc_tensor bindings get a new value (same var, same struct info) and,
 // where a storage is first used, an alloc_storage binding before them.
-// Nothing else is re-emitted, so the cost is one pass over the bindings
-// plus the new calls' normalization.
+// Nothing else is re-emitted.
 type planRewriter struct {
 	b          *ir.Builder
 	p          *funcPlan
@@ -201,104 +200,26 @@ func rewritePlanned(b *ir.Builder, p *funcPlan, planner Planner, arenas []*arena
 	if planner == PlannerOffsets {
 		for _, a := range arenas {
 			a.v = ir.NewVar("storage", ir.Object())
-			head = append(head, ir.NewVarBinding(a.v, r.norm(allocStorageCall(ir.I64(a.size), a.dev, a.key.scope, a.key.dtype))))
+			head = append(head, ir.NewVarBinding(a.v, memAllocStorage(b, ir.I64(a.size), a.dev, ir.NewStringImm(a.key.scope), a.key.dtype)))
 		}
 	}
-	nseq := r.seq(seq, head)
+	sp := &splicer{binding: func(bind ir.Binding) ([]ir.Binding, bool) {
+		vb, ok := bind.(*ir.VarBinding)
+		if !ok {
+			return nil, false
+		}
+		c, ok := vb.Value.(*ir.Call)
+		if !ok || c.Op != ir.OpBuiltinAllocTensor {
+			return nil, false
+		}
+		repl := r.alloc(vb, c)
+		return repl, repl != nil
+	}}
+	nseq := sp.seq(seq, head)
 	if nseq == seq {
 		return fn
 	}
 	return withBody(fn, nseq)
-}
-
-func (r *planRewriter) norm(c *ir.Call) ir.Expr { return r.b.Normalize(c) }
-
-// seq rewrites a scope; head bindings go first (the offsets arenas).
-func (r *planRewriter) seq(seq *ir.SeqExpr, head []ir.Binding) *ir.SeqExpr {
-	var blocks []*ir.BindingBlock
-	for i, blk := range seq.Blocks {
-		var nb *ir.BindingBlock
-		if i == 0 {
-			nb = r.block(blk, head)
-		} else {
-			nb = r.block(blk, nil)
-		}
-		if nb != blk && blocks == nil {
-			blocks = append(make([]*ir.BindingBlock, 0, len(seq.Blocks)), seq.Blocks[:i]...)
-		}
-		if blocks != nil {
-			blocks = append(blocks, nb)
-		}
-	}
-	if blocks == nil {
-		return seq
-	}
-	out := &ir.SeqExpr{Blocks: blocks, Body: seq.Body}
-	out.SetSpan(seq.Span())
-	out.SetStructInfo(seq.StructInfo())
-	return out
-}
-
-func (r *planRewriter) block(blk *ir.BindingBlock, head []ir.Binding) *ir.BindingBlock {
-	var out []ir.Binding
-	if len(head) > 0 {
-		out = append(make([]ir.Binding, 0, len(blk.Bindings)+len(head)), head...)
-	}
-	for i, bind := range blk.Bindings {
-		repl := r.binding(bind)
-		if repl != nil && out == nil {
-			out = append(make([]ir.Binding, 0, len(blk.Bindings)+8), blk.Bindings[:i]...)
-		}
-		switch {
-		case repl != nil:
-			out = append(out, repl...)
-		case out != nil:
-			out = append(out, bind)
-		}
-	}
-	if out == nil {
-		return blk
-	}
-	nb := &ir.BindingBlock{Bindings: out, Dataflow: blk.Dataflow}
-	nb.SetSpan(blk.Span())
-	return nb
-}
-
-// binding returns the bindings replacing bind, or nil to keep it.
-func (r *planRewriter) binding(bind ir.Binding) []ir.Binding {
-	vb, ok := bind.(*ir.VarBinding)
-	if !ok {
-		return nil
-	}
-	switch v := vb.Value.(type) {
-	case *ir.If:
-		then, els := r.branch(v.Then), r.branch(v.Else)
-		if then == v.Then && els == v.Else {
-			return nil
-		}
-		n := &ir.If{Cond: v.Cond, Then: then, Else: els}
-		n.SetSpan(v.Span())
-		n.SetStructInfo(v.StructInfo())
-		return []ir.Binding{rebind(vb, n)}
-	case *ir.Call:
-		if v.Op == ir.OpBuiltinAllocTensor {
-			return r.alloc(vb, v)
-		}
-	}
-	return nil
-}
-
-func (r *planRewriter) branch(e ir.Expr) ir.Expr {
-	if s, ok := e.(*ir.SeqExpr); ok {
-		return r.seq(s, nil)
-	}
-	return e
-}
-
-func rebind(vb *ir.VarBinding, value ir.Expr) *ir.VarBinding {
-	nb := ir.NewVarBinding(vb.Var, value)
-	nb.SetSpan(vb.Span())
-	return nb
 }
 
 // alloc rewrites one builtin.alloc_tensor binding.
@@ -314,7 +235,7 @@ func (r *planRewriter) alloc(vb *ir.VarBinding, c *ir.Call) []ir.Binding {
 	var out []ir.Binding
 	newStorage := func(bytes ir.PrimExpr, scope string, dtype ir.DataType) *ir.Var {
 		v := ir.NewVar("storage", ir.Object())
-		nb := ir.NewVarBinding(v, r.norm(allocStorageCall(bytes, c.Args[2], scope, dtype)))
+		nb := ir.NewVarBinding(v, memAllocStorage(r.b, bytes, c.Args[2], ir.NewStringImm(scope), dtype))
 		nb.SetSpan(vb.Span())
 		out = append(out, nb)
 		return v
@@ -349,12 +270,9 @@ func (r *planRewriter) alloc(vb *ir.VarBinding, c *ir.Call) []ir.Binding {
 	default:
 		return nil
 	}
-	return append(out, rebind(vb, r.norm(ir.NewCall(ir.OpMemAllocTensor, storage, ir.NewPrimValue(ir.I64(offset)), shape, ir.NewDataTypeImm(ti.DType)))))
+	return append(out, rebind(vb, memAllocTensor(r.b, storage, offset, shape, ti)))
 }
 
-func allocStorageCall(bytes ir.PrimExpr, dev ir.Expr, scope string, dtype ir.DataType) *ir.Call {
-	return ir.NewCall(ir.OpMemAllocStorage, ir.NewShapeExpr(bytes), dev, ir.NewStringImm(scope), ir.NewDataTypeImm(dtype))
-}
 
 func isStaticShape(dims []ir.PrimExpr) bool {
 	for _, d := range dims {
