@@ -273,7 +273,6 @@ func (r *planRewriter) alloc(vb *ir.VarBinding, c *ir.Call) []ir.Binding {
 	return append(out, rebind(vb, memAllocTensor(r.b, storage, offset, shape, ti)))
 }
 
-
 func isStaticShape(dims []ir.PrimExpr) bool {
 	for _, d := range dims {
 		if _, ok := d.(*ir.IntImm); !ok {
