@@ -199,3 +199,21 @@ func BenchmarkCompileScaling(b *testing.B) {
 		})
 	}
 }
+
+// TestPlanRandomDAGs checks both planners on pseudo-random DAGs: the
+// plans are valid (checkPlan), the offsets planner is never worse than
+// TVM's plan nor better than the lower bound.
+func TestPlanRandomDAGs(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		opts := irgen.DNNOptions{Batch: 8, Symbolic: seed%2 == 0}
+		in := lowered(t, irgen.RandomDAG(seed, 60, opts))
+		tvm, st, errs := lower.StaticPlanBlockMemory(in, lower.PlannerTVM)
+		require.Empty(t, errs)
+		offs, _, errs := lower.StaticPlanBlockMemory(in, lower.PlannerOffsets)
+		require.Empty(t, errs)
+		checkPlan(t, tvm.Func("main"))
+		checkPlan(t, offs.Func("main"))
+		require.LessOrEqual(t, st.LowerBound, st.ArenaBytes, "seed %d", seed)
+		require.LessOrEqual(t, st.ArenaBytes, st.TVMBytes, "seed %d", seed)
+	}
+}

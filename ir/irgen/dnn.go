@@ -200,3 +200,36 @@ func LegalizedChain(n int, opts DNNOptions) *ir.Module {
 	}
 	return d.finish(cur, tensor(dims...), opts)
 }
+
+// RandomDAG returns n call_tir bindings of a deterministic pseudo-random
+// DAG (seeded by seed): each kernel reads one to three of the eight most
+// recent tensors (or the input) and writes a float32 tensor of one of a
+// few sizes (16 to 4096 elements), so lifetimes overlap irregularly. For
+// property tests of memory planning.
+func RandomDAG(seed uint64, n int, opts DNNOptions) *ir.Module {
+	if n < 1 {
+		panic("irgen: a DAG needs at least one binding")
+	}
+	rng := seed*6364136223846793005 + 1442695040888963407
+	next := func(k int) int {
+		rng = rng*6364136223846793005 + 1442695040888963407
+		return int((rng >> 33) % uint64(k))
+	}
+	d := &dnnBuilder{mod: ir.NewModule()}
+	batch := batchDim(opts)
+	widths := []int64{16, 64, 256, 512, 4096}
+	x := d.param("x", batch, ir.I64(16))
+	recent := []ir.Expr{x}
+	var cur *ir.Var
+	var dims []ir.PrimExpr
+	for i := 0; i < n; i++ {
+		args := make([]ir.Expr, 1+next(3))
+		for j := range args {
+			args[j] = recent[len(recent)-1-next(min(len(recent), 8))]
+		}
+		dims = []ir.PrimExpr{batch, ir.I64(widths[next(len(widths))])}
+		cur = d.op(dims, args...)
+		recent = append(recent, cur)
+	}
+	return d.finish(cur, tensor(dims...), opts)
+}
