@@ -1,6 +1,7 @@
 package lower_test
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
 )
@@ -43,4 +45,17 @@ func TestAllocDTypeDisagrees(t *testing.T) {
 	require.Equal(t, lower.DiagAllocDType, found.Code)
 	require.Contains(t, found.Msg, "alloc_tensor of dtype float32 is bound to alloc annotated R.Tensor((2, 4), dtype=\"int32\")")
 	require.Equal(t, 24, found.Span.Line)
+}
+
+// TestUnknownPlanner: a planner option other than tvm and offsets fails
+// the pass with an error naming the value, before any IR is changed.
+func TestUnknownPlanner(t *testing.T) {
+	p, errs := passes.ParseAndBuild("--passes", "StaticPlanBlockMemory{planner=best}")
+	require.Empty(t, errs)
+	src, err := os.ReadFile("../testdata/passes/StaticPlanBlockMemory/chain.tvms")
+	require.NoError(t, err)
+	mod, diags := syntax.Parse("chain.tvms", src)
+	require.Empty(t, diags)
+	_, err = passes.NewPassContext().Run(context.Background(), p, mod)
+	require.ErrorContains(t, err, `unknown planner "best" (want tvm or offsets)`)
 }
