@@ -31,6 +31,7 @@ func planModels() []planModel {
 			planModel{"chain/" + suffix, true, func() *ir.Module { return irgen.LegalizedChain(64, opts) }},
 			planModel{"resnet/" + suffix, false, func() *ir.Module { return irgen.ResNet(4, 2, opts) }},
 			planModel{"transformer/" + suffix, false, func() *ir.Module { return irgen.Transformer(2, opts) }},
+			planModel{"randomdag/" + suffix, false, func() *ir.Module { return irgen.RandomDAG(7, 200, opts) }},
 		)
 	}
 	return out
