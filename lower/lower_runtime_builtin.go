@@ -62,8 +62,39 @@ const (
 //
 //	phasec opt --passes LowerRuntimeBuiltin testdata/passes/LowerRuntimeBuiltin/basic.tvms
 func LowerRuntimeBuiltin(mod *ir.Module) (*ir.Module, diag.List) {
+	b := ir.NewBuilder(mod)
 	rw := ir.NewRewriter(mod)
 	bound := map[*ir.Var]*ir.ShapeExpr{} // shape vars, for reshape
+	lower := func(bind ir.Binding, c *ir.Call, builder *ir.Builder) *ir.Call {
+		span := bind.Span()
+		if c.Span().IsValid() {
+			span = c.Span()
+		}
+		return lowerBuiltinCall(builder, c, bound, span)
+	}
+	// Every lowering but make_closure's keeps the call's struct info, so
+	// the lowered calls are spliced in without re-emitting the function.
+	sp := &splicer{binding: func(bind ir.Binding) ([]ir.Binding, bool) {
+		vb, ok := bind.(*ir.VarBinding)
+		if !ok {
+			return nil, false
+		}
+		if se, ok := vb.Value.(*ir.ShapeExpr); ok {
+			bound[vb.Var] = se
+		}
+		c, ok := vb.Value.(*ir.Call)
+		if !ok {
+			return nil, false
+		}
+		n := lower(bind, c, b)
+		if n == nil {
+			return nil, false
+		}
+		n.SetStructInfo(c.StructInfo())
+		return []ir.Binding{rebind(vb, b.Normalize(n))}, true
+	}}
+	// A function making closures goes through the Rewriter: the closure
+	// becomes an R.Object, and its uses are re-inferred.
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 		if se, ok := value.(*ir.ShapeExpr); ok {
 			bound[bind.BoundVar()] = se
@@ -72,17 +103,61 @@ func LowerRuntimeBuiltin(mod *ir.Module) (*ir.Module, diag.List) {
 		if !ok {
 			return false
 		}
-		span := bind.Span()
-		if c.Span().IsValid() {
-			span = c.Span()
-		}
-		if n := lowerBuiltinCall(rw.B, c, bound, span); n != nil {
-			rw.ReEmit(bind, n)
+		if n := lower(bind, c, rw.B); n != nil {
+			rw.ReEmit(bind, ir.Expr(n))
 			return true
 		}
 		return false
 	}
-	return rw.Module(mod)
+	out := mod.Clone()
+	for _, name := range mod.Names() {
+		fn := mod.Func(name)
+		if fn == nil {
+			continue
+		}
+		seq, ok := fn.Body.(*ir.SeqExpr)
+		if !ok {
+			continue
+		}
+		var nf *ir.Function
+		if makesClosures(seq) {
+			nf = rw.Function(fn)
+		} else if nseq := sp.seq(seq, nil); nseq != seq {
+			nf = withBody(fn, nseq)
+		}
+		if nf != nil && nf != fn {
+			out.Set(name, nf)
+		}
+	}
+	errs := append(b.Diagnostics(), rw.B.Diagnostics()...)
+	errs.Sort()
+	return out, errs
+}
+
+// makesClosures reports whether a scope (or an If branch in it) binds an
+// R.make_closure.
+func makesClosures(seq *ir.SeqExpr) bool {
+	for _, blk := range seq.Blocks {
+		for _, bind := range blk.Bindings {
+			vb, ok := bind.(*ir.VarBinding)
+			if !ok {
+				continue
+			}
+			switch x := vb.Value.(type) {
+			case *ir.Call:
+				if x.Op == ir.OpMakeClosure {
+					return true
+				}
+			case *ir.If:
+				for _, br := range []ir.Expr{x.Then, x.Else} {
+					if s, ok := br.(*ir.SeqExpr); ok && makesClosures(s) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 func packed(name string, sinfo ir.StructInfo, args ...ir.Expr) *ir.Call {
@@ -90,7 +165,7 @@ func packed(name string, sinfo ir.StructInfo, args ...ir.Expr) *ir.Call {
 }
 
 // lowerBuiltinCall returns the lowered form of c, or nil when c stays.
-func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr, span diag.Span) ir.Expr {
+func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr, span diag.Span) *ir.Call {
 	op, ok := c.Op.(*ir.Op)
 	if !ok {
 		return nil
