@@ -117,21 +117,27 @@ func signatureVars(fn *ir.Function) []*ir.PrimVar {
 // upper returns the upper bound of a dimension: a constant when the
 // analyzer bounds it (TVM's const_int_bound), else the maximum of its
 // interval over the bound vars when that exists (int_set), else the
-// dimension itself.
-func (ub *upperBounds) upper(d ir.PrimExpr) ir.PrimExpr {
+// dimension itself. overflow reports a bound beyond int64 (the analyzer
+// saturates, and a symbolic maximum that folds to a constant wrapped).
+func (ub *upperBounds) upper(d ir.PrimExpr) (bound ir.PrimExpr, overflow bool) {
 	if _, ok := d.(*ir.IntImm); ok {
-		return d
+		return d, false
 	}
 	if _, hi, ok := ub.an.ConstBounds(d); ok && hi != math.MaxInt64 {
-		return ir.I64(hi)
+		return ir.I64(hi), false
 	}
 	if len(ub.dom) == 0 {
-		return d
+		return d, false
 	}
 	if _, hi := ub.symRange(d); hi != nil {
-		return ub.an.Simplify(hi)
+		hi = ub.an.Simplify(hi)
+		if _, isConst := ir.IntValue(hi); isConst {
+			// Every var is bounded, yet the analyzer found no finite bound.
+			return nil, true
+		}
+		return hi, false
 	}
-	return d
+	return d, false
 }
 
 // symRange is a small symbolic interval analysis (TVM's int_set over the

@@ -313,7 +313,11 @@ func (p *funcPlan) tokenBytes(dims []ir.PrimExpr, dt ir.DataType, span diag.Span
 	coeff := int64(dt.Bytes())
 	var sym ir.PrimExpr
 	for i, d := range dims {
-		ub := p.bounds.upper(d)
+		ub, overflow := p.bounds.upper(d)
+		if overflow {
+			p.errs.Add(span, DiagAllocSize, "R.builtin.alloc_tensor: the upper bound of dimension %d (%s) overflows int64", i, ir.FormatPrim(d, nil))
+			return nil, 0, false
+		}
 		if c, ok := ir.IntValue(ub); ok {
 			if c < 0 {
 				p.errs.Add(span, DiagAllocSize, "R.builtin.alloc_tensor: dimension %d is %d, a negative size", i, c)
