@@ -1,0 +1,72 @@
+package lower_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/syntax"
+)
+
+// FuzzMemoryPasses runs the memory passes, each on its own and in the
+// build barrier's order, on every module the parser accepts: a pass may
+// refuse the module (contracts) or report diagnostics, but never panic
+// (the pass manager turns a panic into a PassError with Panic set) or
+// report an internal error.
+//
+//	go test ./lower -run='^$' -fuzz=FuzzMemoryPasses -fuzztime=1m
+func FuzzMemoryPasses(f *testing.F) {
+	for _, glob := range []string{"../testdata/passes/StaticPlanBlockMemory/*.tvms", "../testdata/passes/StaticPlanBlockMemory/offsets/*.tvms",
+		"../testdata/passes/LowerAllocTensor/*.tvms", "../testdata/passes/KillAfterLastUse/*.tvms",
+		"../testdata/passes/LowerRuntimeBuiltin/*.tvms", "../testdata/lowered_*.tvms"} {
+		paths, err := filepath.Glob(glob)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, p := range paths {
+			src, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(src)
+		}
+	}
+	pipelines := []string{
+		"StaticPlanBlockMemory", "StaticPlanBlockMemory{planner=offsets}", "LowerAllocTensor", "KillAfterLastUse", "LowerRuntimeBuiltin",
+		"StaticPlanBlockMemory{planner=offsets},LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin",
+	}
+	built := make([]*passes.Pass, len(pipelines))
+	for i, text := range pipelines {
+		p, errs := passes.ParseAndBuild("--passes", text)
+		if errs != nil {
+			f.Fatal(errs)
+		}
+		built[i] = p
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		mod, diags := syntax.Parse("fuzz.tvms", src)
+		if mod == nil || len(diags) > 0 {
+			return
+		}
+		for i, p := range built {
+			_, err := passes.NewPassContext().Run(context.Background(), p, mod)
+			var pe *passes.PassError
+			if errors.As(err, &pe) && pe.Panic {
+				t.Fatalf("%s panicked: %v\n%s", pipelines[i], pe.Err, pe.Stack)
+			}
+			var dl diag.List
+			if errors.As(err, &dl) {
+				for _, d := range dl {
+					if d.Code == ir.DiagInternal {
+						t.Fatalf("%s: internal error %v", pipelines[i], d)
+					}
+				}
+			}
+		}
+	})
+}
