@@ -15,11 +15,12 @@ import (
 // valid placement (its storages laid end to end). Symbolic-size tensors keep
 // TVM's per-token storages.
 
-// arenaAlign is the alignment of every offset in an arena: enough for any
-// element type (so a tensor at an offset is a valid view), and small enough
-// that small tensors do not pay for padding. Storages themselves are
+// minAlign is the least alignment of an offset in an arena: small enough
+// that small tensors do not pay for padding; a class whose element type is
+// wider (or not a power of two) aligns to a multiple of the element size,
+// so a tensor at an offset is a valid view. Storages themselves are
 // 64-byte aligned by the runtime.
-const arenaAlign = 16
+const minAlign = 16
 
 // arena is one reuse class's storage in the offsets planner.
 type arena struct {
@@ -29,7 +30,18 @@ type arena struct {
 	v    *ir.Var // the alloc_storage var, once emitted
 }
 
-func alignUp(n int64) int64 { return (n + arenaAlign - 1) / arenaAlign * arenaAlign }
+// classAlign is the offset alignment of a reuse class: the least common
+// multiple of minAlign and the element size.
+func classAlign(dt ir.DataType) int64 {
+	a, b := int64(minAlign), int64(max(dt.Bytes(), 1))
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+func alignUp(n, align int64) int64 { return (n + align - 1) / align * align }
 
 // classTokens groups the constant-size planned prototypes by reuse class,
 // classes in order of first appearance.
@@ -110,7 +122,7 @@ func overlapLists(tks []*token) [][]int {
 // greedyPlace places the tokens in the given order, each at the lowest
 // aligned offset free of the already placed tokens that overlap it, and
 // returns the offsets and the arena size.
-func greedyPlace(tks []*token, overlaps [][]int, order []int) ([]int64, int64) {
+func greedyPlace(tks []*token, overlaps [][]int, order []int, align int64) ([]int64, int64) {
 	const unplaced = -1
 	offsets := make([]int64, len(tks))
 	for i := range offsets {
@@ -140,7 +152,7 @@ func greedyPlace(tks []*token, overlaps [][]int, order []int) ([]int64, int64) {
 			if off+tks[i].size <= b.lo {
 				break
 			}
-			off = max(off, alignUp(b.hi))
+			off = max(off, alignUp(b.hi, align))
 		}
 		offsets[i] = off
 		total = max(total, off+tks[i].size)
@@ -151,6 +163,7 @@ func greedyPlace(tks []*token, overlaps [][]int, order []int) ([]int64, int64) {
 // placeClass assigns offsets to one reuse class's tokens and returns the
 // arena size. tvmLayout is the fallback: TVM's storages end to end.
 func placeClass(tks []*token) int64 {
+	align := classAlign(tks[0].dtype)
 	overlaps := overlapLists(tks)
 	bySize := make([]int, len(tks))
 	for i := range bySize {
@@ -166,11 +179,11 @@ func placeClass(tks []*token) int64 {
 		}
 		return tks[a].start - tks[b].start
 	})
-	best, bestSize := greedyPlace(tks, overlaps, bySize)
-	if offs, size := greedyPlace(tks, overlaps, byStart); size < bestSize {
+	best, bestSize := greedyPlace(tks, overlaps, bySize, align)
+	if offs, size := greedyPlace(tks, overlaps, byStart, align); size < bestSize {
 		best, bestSize = offs, size
 	}
-	if offs, size := tvmLayout(tks); size < bestSize {
+	if offs, size := tvmLayout(tks, align); size < bestSize {
 		best, bestSize = offs, size
 	}
 	for i, tk := range tks {
@@ -181,7 +194,7 @@ func placeClass(tks []*token) int64 {
 
 // tvmLayout places TVM's storages (of these tokens) end to end, each
 // prototype at its storage's offset.
-func tvmLayout(tks []*token) ([]int64, int64) {
+func tvmLayout(tks []*token, align int64) ([]int64, int64) {
 	base := map[*token]int64{}
 	var next int64
 	offsets := make([]int64, len(tks))
@@ -189,7 +202,7 @@ func tvmLayout(tks []*token) ([]int64, int64) {
 		st := tk.storage
 		off, ok := base[st]
 		if !ok {
-			off = alignUp(next)
+			off = alignUp(next, align)
 			base[st] = off
 			next = off + st.size
 		}

@@ -59,3 +59,43 @@ func TestUnknownPlanner(t *testing.T) {
 	_, err = passes.NewPassContext().Run(context.Background(), p, mod)
 	require.ErrorContains(t, err, `unknown planner "best" (want tvm or offsets)`)
 }
+
+// TestOffsetsAlignToElements: float32x3 elements are 12 bytes, so arena
+// offsets must be multiples of 48 (12 and the 16-byte minimum); the
+// padding makes the arena (b at 0, a and c at 48: 60 bytes) larger than
+// TVM's two storages (36 + 12 bytes), so the class keeps TVM's storages
+// and the plan is never worse than TVM's.
+func TestOffsetsAlignToElements(t *testing.T) {
+	const src = `# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def k(var_A: T.handle, var_B: T.handle):
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor((1,), dtype="float32x3")) -> R.Tensor((1,), dtype="float32x3"):
+        R.func_attr({"relax.force_pure": True})
+        cls = Module
+        a = R.builtin.alloc_tensor(R.shape([1]), R.dtype("float32x3"), R.prim_value(0), R.str("global"))
+        cls.k(x, a)
+        b = R.builtin.alloc_tensor(R.shape([3]), R.dtype("float32x3"), R.prim_value(0), R.str("global"))
+        cls.k(a, b)
+        c = R.builtin.alloc_tensor(R.shape([1]), R.dtype("float32x3"), R.prim_value(0), R.str("global"))
+        cls.k(b, c)
+        d = R.builtin.alloc_tensor(R.shape([1]), R.dtype("float32x3"), R.prim_value(0), R.str("global"))
+        cls.k(c, d)
+        return d
+`
+	mod, diags := syntax.Parse("align.tvms", []byte(src))
+	require.Empty(t, diags)
+	tvm, st, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerTVM)
+	require.Empty(t, errs)
+	require.Equal(t, lower.PlanStats{Tensors: 3, Unplanned: 1, Storages: 2, TVMBytes: 48, ArenaBytes: 48, LowerBound: 48}, st)
+	offs, _, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerOffsets)
+	require.Empty(t, errs)
+	require.Equal(t, syntax.Print(tvm), syntax.Print(offs), "the class falls back to TVM's storages")
+}

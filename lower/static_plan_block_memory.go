@@ -166,6 +166,13 @@ func (p *funcPlan) summarize() ([]*arena, PlanStats) {
 		tks := by[k]
 		st.LowerBound += liveLowerBound(tks)
 		size := placeClass(tks)
+		if tvm := storageBytes(tks); tvm < size {
+			// Alignment padding (element sizes that are not powers of
+			// two) can make the arena larger than TVM's storages: keep
+			// those for this class.
+			st.ArenaBytes += tvm
+			continue
+		}
 		st.ArenaBytes += size
 		a := &arena{key: k, size: size, dev: tks[0].dev}
 		for _, tk := range tks {
@@ -174,6 +181,19 @@ func (p *funcPlan) summarize() ([]*arena, PlanStats) {
 		arenas = append(arenas, a)
 	}
 	return arenas, st
+}
+
+// storageBytes is the size of TVM's storages holding tks.
+func storageBytes(tks []*token) int64 {
+	seen := map[*token]bool{}
+	var n int64
+	for _, tk := range tks {
+		if st := tk.storage; !seen[st] {
+			seen[st] = true
+			n += st.size
+		}
+	}
+	return n
 }
 
 // planRewriter splices a function's plan into its blocks: planned
