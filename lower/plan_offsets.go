@@ -10,10 +10,11 @@ import (
 // constant-size planned tensor of a function is placed at a byte offset in
 // one arena per reuse class, two tensors sharing bytes only when their
 // lifetimes (allocation to release, in binding order) do not overlap. The
-// placement is the better of two greedy orders (largest first, and by
-// allocation time), and never worse than TVM's own plan, which is itself a
-// valid placement (its storages laid end to end). Symbolic-size tensors keep
-// TVM's per-token storages.
+// placement is the best of two greedy orders (largest first, and by
+// allocation time) and TVM's own plan laid end to end in the arena; when
+// alignment padding still makes the arena larger than TVM's storages, the
+// class keeps TVM's storages, so the planner never takes more bytes than
+// TVM. Symbolic-size tensors keep TVM's per-token storages.
 
 // minAlign is the least alignment of an offset in an arena: small enough
 // that small tensors do not pay for padding; a class whose element type is
