@@ -29,6 +29,13 @@ import (
 //     use decrements the ref count of the storage, which is released at 0.
 //
 // Both walks iterate over bindings; recursion follows If nesting only.
+//
+// Deviations from TVM, each avoiding a wrong or ill-formed plan: a
+// match_cast var aliases its value (TVM gives it no tokens, so a use
+// through it does not keep the storage alive); storages created inside an
+// If branch are not reused outside it (TVM's output would name a variable
+// out of scope); an allocation whose struct info has no ShapeExpr, or
+// whose size is negative or overflows, is left unplanned (TVM aborts).
 
 // token is a storage token: a prototype (one per planned alloc_tensor)
 // and, once allocated, possibly the storage other prototypes reuse.
@@ -47,11 +54,9 @@ type token struct {
 	// Set by the allocate walk on prototypes.
 	storage    *token // the storage this prototype was given (itself when fresh)
 	start, end int    // binding indices of the allocation and the release
-	// Set on storages.
-	storageID int    // -1 for prototypes that reuse another token
-	branch    int    // the If branch the storage was created in (0: function level)
-	current   *token // the prototype currently occupying this storage
-	poolSeq   int    // insertion order in the pool (multimap order)
+	// Set on storages: the If branch the storage was created in (0:
+	// function level).
+	branch int
 
 	// Set by the offsets planner on prototypes of constant size.
 	arena  *arena
@@ -93,7 +98,6 @@ type funcPlan struct {
 
 	// allocate walk
 	pool     map[classKey]*classPool
-	nStorage int
 	index    int // binding counter
 	branchID int
 	branches []int
@@ -300,7 +304,7 @@ func (p *funcPlan) createToken(blk *ir.BindingBlock, c *ir.Call, bind *ir.VarBin
 	if s, ok := c.Args[3].(*ir.StringImm); ok {
 		scope = s.Value
 	}
-	tk := &token{bytes: bytes, size: size, dtype: dt.Value, scope: scope, dev: c.Args[2], block: blk, storageID: -1, end: -1}
+	tk := &token{bytes: bytes, size: size, dtype: dt.Value, scope: scope, dev: c.Args[2], block: blk, end: -1}
 	p.allocs.Set(c, tk)
 	p.protos = append(p.protos, tk)
 	return toks{leaf: tk}
@@ -355,8 +359,7 @@ func formatDims(dims []ir.PrimExpr) string {
 // size (-1 for symbolic ones) and then by release order, like TVM's
 // std::multimap<int64_t, StorageToken>.
 type classPool struct {
-	items []*token
-	seq   int
+	items []*token // sorted by size; equal sizes in release order
 }
 
 func (cp *classPool) lowerBound(size int64) int {
@@ -368,8 +371,6 @@ func (cp *classPool) upperBound(size int64) int {
 }
 
 func (cp *classPool) insert(tk *token) {
-	cp.seq++
-	tk.poolSeq = cp.seq
 	i := cp.upperBound(tk.size)
 	cp.items = append(cp.items, nil)
 	copy(cp.items[i+1:], cp.items[i:])
@@ -493,8 +494,6 @@ func (p *funcPlan) allocate(proto *token) {
 	st := p.requestReuse(proto)
 	if st == nil {
 		st = proto
-		st.storageID = p.nStorage
-		p.nStorage++
 		if len(p.branches) > 0 {
 			st.branch = p.branches[len(p.branches)-1]
 		}
@@ -502,7 +501,6 @@ func (p *funcPlan) allocate(proto *token) {
 		st.refs += proto.refs
 	}
 	proto.storage = st
-	st.current = proto
 }
 
 func (p *funcPlan) release(st *token) {
