@@ -34,8 +34,9 @@ import (
 // match_cast var aliases its value (TVM gives it no tokens, so a use
 // through it does not keep the storage alive); storages created inside an
 // If branch are not reused outside it (TVM's output would name a variable
-// out of scope); an allocation whose struct info has no ShapeExpr, or
-// whose size is negative or overflows, is left unplanned (TVM aborts).
+// out of scope); an allocation whose struct info has no ShapeExpr is left
+// unplanned, and one whose size is negative or overflows is reported
+// (TVM aborts on both).
 
 // token is a storage token: a prototype (one per planned alloc_tensor)
 // and, once allocated, possibly the storage other prototypes reuse.
