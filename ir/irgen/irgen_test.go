@@ -46,3 +46,27 @@ func TestDeterministic(t *testing.T) {
 		t.Errorf("two runs of Chain differ: %v", ir.Diff(a, b, ir.EqualOptions{}))
 	}
 }
+
+func TestDNNGeneratorsNormalize(t *testing.T) {
+	for _, sym := range []bool{false, true} {
+		opts := DNNOptions{Batch: 4, Symbolic: sym}
+		for name, gen := range map[string]func() *ir.Module{
+			"resnet":      func() *ir.Module { return ResNet(3, 2, opts) },
+			"transformer": func() *ir.Module { return Transformer(2, opts) },
+			"chain":       func() *ir.Module { return LegalizedChain(9, opts) },
+			"dag":         func() *ir.Module { return RandomDAG(3, 30, opts) },
+		} {
+			mod := MustNormalize(gen())
+			main := mod.Func("main")
+			if main == nil {
+				t.Fatalf("%s: no main", name)
+			}
+			if _, bounded := main.Attrs[ir.AttrTIRVarUpperBound]; bounded != sym {
+				t.Errorf("%s symbolic=%v: tir_var_upper_bound present=%v", name, sym, bounded)
+			}
+			if !ir.StructuralEqual(MustNormalize(gen()), mod, ir.EqualOptions{}) {
+				t.Errorf("%s: two runs differ", name)
+			}
+		}
+	}
+}
