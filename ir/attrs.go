@@ -65,7 +65,7 @@ func (a Attrs) Int(key string) (int64, bool) {
 
 // Ints returns the integer-list attribute key (as op schemas store
 // AttrInts parameters), if present.
-func (a Attrs) Ints(key string) ([]int64, bool) { return attrAsInts(a[key]) }
+func (a Attrs) Ints(key string) ([]int64, bool) { return AttrAsInts(a[key]) }
 
 // Well-known attribute keys.
 const (

@@ -6,7 +6,7 @@ package ir
 // fields, all optional; a zero Mutator is the identity.
 //
 //	m := &ir.Mutator{PostExpr: func(e ir.Expr) ir.Expr {
-//		if c, ok := e.(*ir.Call); ok && c.Op == ir.OpNullValue { ... return replacement }
+//		if c, ok := e.(*ir.Call); ok && c.Op == op.NullValue { ... return replacement }
 //		return e
 //	}}
 //	f2 := m.Function(f) // f2 == f when nothing matched

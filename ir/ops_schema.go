@@ -59,8 +59,8 @@ func (op *Op) ArgParams() []Param {
 	return out
 }
 
-// argParamCount is len(op.ArgParams()) without building the list.
-func (op *Op) argParamCount() int {
+// ArgParamCount is len(op.ArgParams()) without building the list.
+func (op *Op) ArgParamCount() int {
 	n := 0
 	for _, p := range op.Params {
 		if !p.Kind.IsAttr() {
@@ -70,9 +70,9 @@ func (op *Op) argParamCount() int {
 	return n
 }
 
-// argParam is op.ArgParams()[i] without building the list (ok false when i
+// ArgParam is op.ArgParams()[i] without building the list (ok false when i
 // is out of range).
-func (op *Op) argParam(i int) (Param, bool) {
+func (op *Op) ArgParam(i int) (Param, bool) {
 	if i < 0 {
 		return Param{}, false
 	}
@@ -108,13 +108,13 @@ func (op *Op) ArgPosition(name string) int {
 // literal form means an ExternFunc ("R.call_packed("f", ...)" passes
 // ExternFunc("f"), not R.str("f")). It returns -1 when there is none.
 func (op *Op) ExternCalleeParam() int {
-	if name, ok := op.Extra[extraExternCallee].(string); ok {
+	if name, ok := op.Extra[ExtraExternCallee].(string); ok {
 		return op.ParamIndex(name)
 	}
 	return -1
 }
 
-const extraExternCallee = "extern_callee"
+const ExtraExternCallee = "extern_callee"
 
 // Required reports whether the parameter must be given.
 func (p Param) Required() bool { return p.Default == nil && !p.Optional && !p.Variadic }
@@ -195,15 +195,15 @@ func (p Param) CoerceAttr(v any) (any, error) {
 	}
 	switch p.Kind {
 	case AttrInt:
-		if i, ok := attrAsInt(v); ok {
+		if i, ok := AttrAsInt(v); ok {
 			return i, nil
 		}
 		return bad()
 	case AttrInts:
-		if i, ok := attrAsInt(v); ok {
+		if i, ok := AttrAsInt(v); ok {
 			return []any{i}, nil
 		}
-		list, ok := attrAsInts(v)
+		list, ok := AttrAsInts(v)
 		if !ok {
 			return bad()
 		}
@@ -224,7 +224,7 @@ func (p Param) CoerceAttr(v any) (any, error) {
 		case float32:
 			return float64(x), nil
 		}
-		if i, ok := attrAsInt(v); ok {
+		if i, ok := AttrAsInt(v); ok {
 			return float64(i), nil
 		}
 		return bad()
@@ -246,10 +246,10 @@ func (p Param) CoerceAttr(v any) (any, error) {
 		}
 		return bad()
 	case AttrAny:
-		if i, ok := attrAsInt(v); ok {
+		if i, ok := AttrAsInt(v); ok {
 			return i, nil
 		}
-		if list, ok := attrAsInts(v); ok {
+		if list, ok := AttrAsInts(v); ok {
 			out := make([]any, len(list))
 			for i, x := range list {
 				out[i] = x
@@ -263,7 +263,7 @@ func (p Param) CoerceAttr(v any) (any, error) {
 
 var attrKindNames = [...]string{"an int", "a list of ints", "a bool", "a float", "a string", "a dtype", "a value"}
 
-func attrAsInt(v any) (int64, bool) {
+func AttrAsInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
 		return x, true
@@ -279,7 +279,7 @@ func attrAsInt(v any) (int64, bool) {
 	return 0, false
 }
 
-func attrAsInts(v any) ([]int64, bool) {
+func AttrAsInts(v any) ([]int64, bool) {
 	switch x := v.(type) {
 	case []int64:
 		return x, true
@@ -292,7 +292,7 @@ func attrAsInts(v any) ([]int64, bool) {
 	case []any:
 		out := make([]int64, len(x))
 		for i, e := range x {
-			n, ok := attrAsInt(e)
+			n, ok := AttrAsInt(e)
 			if !ok {
 				return nil, false
 			}
@@ -301,215 +301,4 @@ func attrAsInts(v any) ([]int64, bool) {
 		return out, true
 	}
 	return nil, false
-}
-
-// opAttr returns the attribute name of call, falling back on the schema
-// default when the call does not carry it (calls built by passes).
-func opAttr(op *Op, call *Call, name string) any {
-	if v, ok := call.Attrs[name]; ok {
-		return v
-	}
-	if i := op.ParamIndex(name); i >= 0 {
-		return op.Params[i].Default
-	}
-	return nil
-}
-
-func opAttrInt(op *Op, call *Call, name string) (int64, bool, error) {
-	v := opAttr(op, call, name)
-	if v == nil {
-		return 0, false, nil
-	}
-	i, ok := attrAsInt(v)
-	if !ok {
-		return 0, false, opErrorf(op, "attribute %s must be an int, got %v", name, v)
-	}
-	return i, true, nil
-}
-
-// opAttrInts reads a list-of-ints attribute; a single int is a list of one.
-// present is false for None.
-func opAttrInts(op *Op, call *Call, name string) (list []int64, present bool, err error) {
-	v := opAttr(op, call, name)
-	if v == nil {
-		return nil, false, nil
-	}
-	if i, ok := attrAsInt(v); ok {
-		return []int64{i}, true, nil
-	}
-	list, ok := attrAsInts(v)
-	if !ok {
-		return nil, false, opErrorf(op, "attribute %s must be a list of ints, got %v", name, v)
-	}
-	return list, true, nil
-}
-
-func opAttrBool(op *Op, call *Call, name string) (bool, error) {
-	v := opAttr(op, call, name)
-	if v == nil {
-		return false, nil
-	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, opErrorf(op, "attribute %s must be a bool, got %v", name, v)
-	}
-	return b, nil
-}
-
-func opAttrDType(op *Op, call *Call, name string) (DataType, error) {
-	v := opAttr(op, call, name)
-	switch x := v.(type) {
-	case nil:
-		return Void, nil
-	case DataType:
-		return x, nil
-	case string:
-		t, err := ParseDataType(x)
-		if err != nil {
-			return Void, opErrorf(op, "attribute %s: %v", name, err)
-		}
-		return t, nil
-	}
-	return Void, opErrorf(op, "attribute %s must be a dtype, got %v", name, v)
-}
-
-// opCheckArity checks the number of arguments against the schema: every
-// required argument parameter present, no extra ones unless variadic.
-func opCheckArity(op *Op, call *Call) error {
-	minArgs, maxArgs := 0, 0
-	variadic := false
-	for _, p := range op.Params {
-		if p.Kind.IsAttr() {
-			continue
-		}
-		if p.Variadic {
-			variadic = true
-			continue
-		}
-		maxArgs++
-		if p.Required() {
-			minArgs = maxArgs
-		}
-	}
-	n := len(call.Args)
-	switch {
-	case n < minArgs:
-		return opErrorf(op, "expects at least %d arguments, got %d", minArgs, n)
-	case !variadic && n > maxArgs:
-		return opErrorf(op, "expects at most %d arguments, got %d", maxArgs, n)
-	}
-	return nil
-}
-
-// normalizeSchema is the generic canonical form of a call: omitted trailing
-// arguments with a default are filled in, and attributes are coerced to
-// their canonical types with defaults filled in, so that a call built by a
-// pass and the same call parsed from text are structurally equal. It returns
-// call itself when nothing changes.
-func normalizeSchema(op *Op, call *Call) (*Call, error) {
-	var newArgs []Expr
-	if n := op.argParamCount(); len(call.Args) < n {
-		for i := len(call.Args); i < n; i++ {
-			p, _ := op.argParam(i)
-			d := p.NewDefaultArg()
-			if d == nil {
-				break
-			}
-			if newArgs == nil {
-				newArgs = append([]Expr(nil), call.Args...)
-			}
-			newArgs = append(newArgs, d)
-		}
-	}
-	var newAttrs Attrs
-	for _, p := range op.Params {
-		if !p.Kind.IsAttr() {
-			continue
-		}
-		v, present := call.Attrs[p.Name]
-		switch {
-		case present && v == nil && p.Default == nil:
-			// None for an attribute whose default is None: one canonical
-			// form, the absent key.
-			newAttrs = copyAttrsOnce(newAttrs, call.Attrs)
-			delete(newAttrs, p.Name)
-			continue
-		case !present && p.Default == nil:
-			continue
-		case !present:
-			v = p.Default
-		}
-		cv, err := p.CoerceAttr(v)
-		if err != nil {
-			return nil, opErrorf(op, "%v", err)
-		}
-		if present && attrValueEqual(v, cv) {
-			continue
-		}
-		newAttrs = copyAttrsOnce(newAttrs, call.Attrs)
-		newAttrs[p.Name] = cv
-	}
-	if newArgs == nil && newAttrs == nil {
-		return call, nil
-	}
-	out := *call
-	out.sinfo = nil
-	if newArgs != nil {
-		out.Args = newArgs
-	}
-	if newAttrs != nil {
-		out.Attrs = newAttrs
-	}
-	return &out, nil
-}
-
-// copyAttrsOnce returns dst, or a copy of src when dst is still nil.
-func copyAttrsOnce(dst, src Attrs) Attrs {
-	if dst != nil {
-		return dst
-	}
-	dst = make(Attrs, len(src)+1)
-	for k, x := range src {
-		dst[k] = x
-	}
-	return dst
-}
-
-// attrValueEqual compares canonical attribute values (scalars or []any).
-func attrValueEqual(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	la, okA := a.([]any)
-	lb, okB := b.([]any)
-	if okA != okB {
-		return false
-	}
-	if okA {
-		if len(la) != len(lb) {
-			return false
-		}
-		for i := range la {
-			if !attrValueEqual(la[i], lb[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	switch a.(type) {
-	case int64, bool, float64, string, DataType:
-		return a == b
-	}
-	return false
-}
-
-// schemaNormalize adapts normalizeSchema to the Op.Normalize hook.
-func schemaNormalize(op *Op) func(*InferCtx, *Call) (Expr, error) {
-	return func(_ *InferCtx, call *Call) (Expr, error) {
-		c, err := normalizeSchema(op, call)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
 }

@@ -56,8 +56,8 @@ func TestFormatStructInfo(t *testing.T) {
 
 func TestFormatExpr(t *testing.T) {
 	x, y := NewVar("x", nil), NewVar("y", nil)
-	add := MustOp("relax.add")
-	reshape := MustOp("relax.reshape")
+	add := testOp("relax.add")
+	reshape := testOp("relax.reshape")
 	cases := []struct {
 		in   Expr
 		want string
@@ -76,9 +76,9 @@ func TestFormatExpr(t *testing.T) {
 		{NewCall(NewGlobalVar("f"), x), "cls.f(x)"},
 		{&Call{Op: NewExternFunc("vm.builtin.print"), Args: []Expr{x}, SInfoArgs: []StructInfo{VoidInfo()}},
 			`R.call_packed("vm.builtin.print", x, sinfo_args=(R.Tuple,))`},
-		{&Call{Op: OpCallTIR, Args: []Expr{NewGlobalVar("k"), NewTuple(x)}, SInfoArgs: []StructInfo{TensorInfoOf(Float32, I64(4))}},
+		{&Call{Op: testOp("relax.call_tir"), Args: []Expr{NewGlobalVar("k"), NewTuple(x)}, SInfoArgs: []StructInfo{TensorInfoOf(Float32, I64(4))}},
 			`R.call_tir(cls.k, (x,), out_sinfo=R.Tensor((4,), dtype="float32"))`},
-		{&Call{Op: MustOp("relax.sum"), Args: []Expr{x}, Attrs: Attrs{"keepdims": false, "axis": []any{int64(1)}}},
+		{&Call{Op: testOp("relax.sum"), Args: []Expr{x}, Attrs: Attrs{"keepdims": false, "axis": []any{int64(1)}}},
 			`R.sum(x, axis=[1], keepdims=False)`},
 		{NewTuple(x, y), "(x, y)"},
 		{NewTuple(x), "(x,)"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 )
@@ -68,7 +69,7 @@ func CallTIRRewrite(mod *ir.Module) (*ir.Module, diag.List) {
 }
 
 func isDPSCall(c *ir.Call) bool {
-	return c.Op == ir.OpCallTIR || c.Op == ir.OpCallTIRInplace || c.Op == ir.OpCallDPSPacked
+	return c.Op == op.CallTIR || c.Op == op.CallTIRInplace || c.Op == op.CallDPSPacked
 }
 
 // emitDPS emits the allocations and the direct call for c and returns what
@@ -83,7 +84,7 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 	}
 	args := argFields(c.Args[1])
 	var inplace []int64
-	if c.Op == ir.OpCallTIRInplace {
+	if c.Op == op.CallTIRInplace {
 		idx, ok := c.Attrs.Ints("inplace_indices")
 		if !ok {
 			b.Errorf(span, DiagBadInplaceIndices, "R.call_tir_inplace: inplace_indices must be a list of ints")
@@ -120,7 +121,7 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 				opName(c), i, ir.FormatStructInfo(o, nil))
 			return nil
 		}
-		alloc := &ir.Call{Op: ir.OpBuiltinAllocTensor, Args: []ir.Expr{
+		alloc := &ir.Call{Op: op.BuiltinAllocTensor, Args: []ir.Expr{
 			shape, ir.NewDataTypeImm(t.DType), ir.NewPrimValue(ir.I64(0)), ir.NewStringImm("global"),
 		}}
 		alloc.SetSpan(span)
@@ -130,7 +131,7 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 	callArgs := append(append([]ir.Expr(nil), args...), fresh...)
 	var call *ir.Call
 	if len(c.Args) > 2 {
-		call = &ir.Call{Op: ir.OpVMCallTIRDyn, Args: []ir.Expr{c.Args[0], ir.NewTuple(append(callArgs, c.Args[2])...)}}
+		call = &ir.Call{Op: op.VMCallTIRDyn, Args: []ir.Expr{c.Args[0], ir.NewTuple(append(callArgs, c.Args[2])...)}}
 	} else if _, extern := c.Args[0].(*ir.ExternFunc); extern {
 		// call_dps_packed becomes a direct call of the extern function
 		// returning void (it prints as R.call_packed).

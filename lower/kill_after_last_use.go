@@ -4,6 +4,7 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 )
@@ -330,9 +331,9 @@ func collectLastUses(fn *ir.Function, redirect *ptrmap.Map[ir.Var, *ir.Var]) *la
 		op   *ir.Op
 		kind func(v *ir.Var, flags uint8) bool
 	}{
-		{ir.OpMemKillTensor, func(v *ir.Var, _ uint8) bool { _, ok := v.StructInfo().(*ir.TensorInfo); return ok }},
-		{ir.OpMemKillStorage, func(v *ir.Var, f uint8) bool { return f&isStorage != 0 && isObjectLike(v) }},
-		{ir.OpVMKillObject, func(v *ir.Var, f uint8) bool { return f&isStorage == 0 && isObjectLike(v) }},
+		{op.MemKillTensor, func(v *ir.Var, _ uint8) bool { _, ok := v.StructInfo().(*ir.TensorInfo); return ok }},
+		{op.MemKillStorage, func(v *ir.Var, f uint8) bool { return f&isStorage != 0 && isObjectLike(v) }},
+		{op.VMKillObject, func(v *ir.Var, f uint8) bool { return f&isStorage == 0 && isObjectLike(v) }},
 	} {
 		for id, v := range lu.vars {
 			b := lu.last[id]
@@ -388,7 +389,7 @@ func (lu *lastUses) seq(seq *ir.SeqExpr, scope int32, outer int32) {
 					flags |= isConstant
 				case *ir.Call:
 					switch x.Op {
-					case ir.OpMemKillTensor, ir.OpMemKillStorage, ir.OpVMKillObject:
+					case op.MemKillTensor, op.MemKillStorage, op.VMKillObject:
 						if len(x.Args) == 1 {
 							if kv, ok := x.Args[0].(*ir.Var); ok {
 								if src, ok := lu.redirect.Get(kv); ok {
@@ -399,7 +400,7 @@ func (lu *lastUses) seq(seq *ir.SeqExpr, scope int32, outer int32) {
 								}
 							}
 						}
-					case ir.OpMemAllocStorage, ir.OpVMAllocStorage:
+					case op.MemAllocStorage, op.VMAllocStorage:
 						flags |= isStorage
 					}
 				}

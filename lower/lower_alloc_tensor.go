@@ -5,6 +5,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 )
@@ -48,7 +49,7 @@ func LowerAllocTensor(mod *ir.Module) (*ir.Module, diag.List) {
 			return nil, false
 		}
 		c, ok := vb.Value.(*ir.Call)
-		if !ok || c.Op != ir.OpBuiltinAllocTensor || len(c.Args) < 4 {
+		if !ok || c.Op != op.BuiltinAllocTensor || len(c.Args) < 4 {
 			return nil, false
 		}
 		span := bind.Span()

@@ -3,6 +3,7 @@ package lower
 import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 )
@@ -145,7 +146,7 @@ func makesClosures(seq *ir.SeqExpr) bool {
 			}
 			switch x := vb.Value.(type) {
 			case *ir.Call:
-				if x.Op == ir.OpMakeClosure {
+				if x.Op == op.MakeClosure {
 					return true
 				}
 			case *ir.If:
@@ -166,17 +167,17 @@ func packed(name string, sinfo ir.StructInfo, args ...ir.Expr) *ir.Call {
 
 // lowerBuiltinCall returns the lowered form of c, or nil when c stays.
 func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr, span diag.Span) *ir.Call {
-	op, ok := c.Op.(*ir.Op)
+	o, ok := c.Op.(*ir.Op)
 	if !ok {
 		return nil
 	}
-	switch op {
-	case ir.OpVMCallTIRDyn:
+	switch o {
+	case op.VMCallTIRDyn:
 		if len(c.Args) != 2 {
 			return nil
 		}
 		return packed(builtinCallTIRDyn, ir.VoidInfo(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
-	case ir.OpReshape:
+	case op.Reshape:
 		if len(c.Args) != 2 {
 			return nil
 		}
@@ -190,39 +191,39 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 			shape = se
 		}
 		return packed(builtinReshape, c.StructInfo(), c.Args[0], shape)
-	case ir.OpShapeOf:
+	case op.ShapeOf:
 		return packed(builtinShapeOf, c.StructInfo(), c.Args...)
-	case ir.OpTensorToShape:
+	case op.TensorToShape:
 		return packed(builtinTensorToShape, c.StructInfo(), c.Args...)
-	case ir.OpMakeClosure:
+	case op.MakeClosure:
 		if len(c.Args) != 2 {
 			return nil
 		}
 		return packed(builtinMakeClosure, ir.Object(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
-	case ir.OpInvokeClosure:
+	case op.InvokeClosure:
 		if len(c.Args) != 2 || len(c.SInfoArgs) == 0 {
 			return nil
 		}
 		args := ir.NewTuple(append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
-		return &ir.Call{Op: ir.OpCallBuiltinWithCtx, Args: []ir.Expr{ir.NewExternFunc(builtinInvokeClosure), args}, SInfoArgs: c.SInfoArgs[:1]}
-	case ir.OpBuiltinAllocTensor:
+		return &ir.Call{Op: op.CallBuiltinWithCtx, Args: []ir.Expr{ir.NewExternFunc(builtinInvokeClosure), args}, SInfoArgs: c.SInfoArgs[:1]}
+	case op.BuiltinAllocTensor:
 		b.Errorf(span, DiagUnloweredAlloc, "R.builtin.alloc_tensor reached LowerRuntimeBuiltin: run LowerAllocTensor first")
 		return nil
-	case ir.OpMemAllocStorage:
+	case op.MemAllocStorage:
 		if len(c.Args) != 4 {
 			return nil
 		}
-		return ir.NewCall(ir.OpVMAllocStorage, c.Args[0], c.Args[1], ir.NewDataTypeImm(ir.UInt8), c.Args[2])
-	case ir.OpMemAllocTensor:
+		return ir.NewCall(op.VMAllocStorage, c.Args[0], c.Args[1], ir.NewDataTypeImm(ir.UInt8), c.Args[2])
+	case op.MemAllocTensor:
 		if len(c.Args) < 4 {
 			return nil
 		}
-		return ir.NewCall(ir.OpVMAllocTensor, c.Args[0], c.Args[1], c.Args[2], c.Args[3])
-	case ir.OpMemKillStorage, ir.OpMemKillTensor:
+		return ir.NewCall(op.VMAllocTensor, c.Args[0], c.Args[1], c.Args[2], c.Args[3])
+	case op.MemKillStorage, op.MemKillTensor:
 		if len(c.Args) != 1 {
 			return nil
 		}
-		return ir.NewCall(ir.OpVMKillObject, c.Args[0])
+		return ir.NewCall(op.VMKillObject, c.Args[0])
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package lower
 
-import "github.com/phasec/phasec/ir"
+import (
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
+)
 
 // The memory calls the allocation passes emit, built directly in normal
 // form with their struct info: the normalizer then only fills in the leaf
@@ -10,7 +13,7 @@ import "github.com/phasec/phasec/ir"
 
 // memAllocStorage is R.memory.alloc_storage(R.shape([bytes]), dev, scope, dtype): an R.Object.
 func memAllocStorage(b *ir.Builder, bytes ir.PrimExpr, dev, scope ir.Expr, dtype ir.DataType) ir.Expr {
-	c := ir.NewCall(ir.OpMemAllocStorage, ir.NewShapeExpr(bytes), dev, scope, ir.NewDataTypeImm(dtype))
+	c := ir.NewCall(op.MemAllocStorage, ir.NewShapeExpr(bytes), dev, scope, ir.NewDataTypeImm(dtype))
 	c.SetStructInfo(ir.Object())
 	return b.Normalize(c)
 }
@@ -20,7 +23,7 @@ func memAllocStorage(b *ir.Builder, bytes ir.PrimExpr, dev, scope ir.Expr, dtype
 // the canonical form spells it), of the struct info of the
 // builtin.alloc_tensor it replaces.
 func memAllocTensor(b *ir.Builder, storage *ir.Var, offset int64, shape ir.Expr, ti *ir.TensorInfo) ir.Expr {
-	c := ir.NewCall(ir.OpMemAllocTensor, storage, ir.NewPrimValue(ir.I64(offset)), shape, ir.NewDataTypeImm(ti.DType), ir.NewPrimValue(ir.I64(0)))
+	c := ir.NewCall(op.MemAllocTensor, storage, ir.NewPrimValue(ir.I64(offset)), shape, ir.NewDataTypeImm(ti.DType), ir.NewPrimValue(ir.I64(0)))
 	c.SetStructInfo(ti)
 	return b.Normalize(c)
 }

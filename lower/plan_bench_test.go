@@ -10,6 +10,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/op"
 )
 
 // planModel is one generated network for the planning measurements.
@@ -101,11 +102,11 @@ func checkPlan(t *testing.T, fn *ir.Function) {
 			}
 			if c, ok := vb.Value.(*ir.Call); ok {
 				switch c.Op {
-				case ir.OpMemAllocStorage:
+				case op.MemAllocStorage:
 					n, _ := ir.IntValue(c.Args[0].(*ir.ShapeExpr).Values[0])
 					size[vb.Var] = n
 					continue
-				case ir.OpMemAllocTensor:
+				case op.MemAllocTensor:
 					ti := vb.Var.StructInfo().(*ir.TensorInfo)
 					dims, _ := ti.Dims()
 					n := int64(ti.DType.Bytes())
@@ -153,7 +154,7 @@ func checkPlan(t *testing.T, fn *ir.Function) {
 
 func isReshape(e ir.Expr) bool {
 	c, ok := e.(*ir.Call)
-	return ok && c.Op == ir.OpReshape
+	return ok && c.Op == op.Reshape
 }
 
 // BenchmarkMemoryPlan reports, per generated network, the bytes of TVM's

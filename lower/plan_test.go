@@ -9,6 +9,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
@@ -37,7 +38,7 @@ func TestAllocDTypeDisagrees(t *testing.T) {
 	mod, diags := syntax.Parse("chain.tvms", src)
 	require.Empty(t, diags)
 	bind := mod.Func("main").Body.(*ir.SeqExpr).Blocks[0].Bindings[0].(*ir.VarBinding)
-	require.Equal(t, ir.OpBuiltinAllocTensor, bind.Value.(*ir.Call).Op)
+	require.Equal(t, op.BuiltinAllocTensor, bind.Value.(*ir.Call).Op)
 	bind.Var.SetStructInfo(ir.TensorInfoOf(ir.Int32, ir.I64(2), ir.I64(4)))
 	_, _, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerTVM)
 	require.Len(t, errs, 1, "got %v", errs)

@@ -7,6 +7,7 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 )
 
 // The storage-token analysis of StaticPlanBlockMemory, after TVM's
@@ -166,7 +167,7 @@ func (p *funcPlan) countsUses(c *ir.Call) bool {
 	case *ir.GlobalVar:
 		return p.mod.PrimFunc(op.Name) != nil
 	}
-	return c.Op == ir.OpVMCallTIRDyn
+	return c.Op == op.VMCallTIRDyn
 }
 
 // ---- walk 1: tokens, uses and escapes ----
@@ -210,7 +211,7 @@ func (p *funcPlan) initValue(blk *ir.BindingBlock, value ir.Expr, bind *ir.VarBi
 	switch e := value.(type) {
 	case *ir.Call:
 		switch {
-		case e.Op == ir.OpBuiltinAllocTensor:
+		case e.Op == op.BuiltinAllocTensor:
 			return p.createToken(blk, e, bind)
 		case isAliasOp(e.Op):
 			if len(e.Args) > 0 {
@@ -445,7 +446,7 @@ func (p *funcPlan) allocSeq(seq *ir.SeqExpr) {
 			}
 			switch e := vb.Value.(type) {
 			case *ir.Call:
-				if e.Op == ir.OpBuiltinAllocTensor {
+				if e.Op == op.BuiltinAllocTensor {
 					proto, _ := p.allocs.Get(e)
 					if proto == nil || proto.discarded {
 						continue

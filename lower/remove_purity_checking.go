@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 )
@@ -48,7 +49,7 @@ func RemovePurityChecking(f *ir.Function) *ir.Function {
 func unwrapPureCall(c *ir.Call) ir.Expr {
 	var n *ir.Call
 	switch c.Op {
-	case ir.OpCallPurePacked, ir.OpCallInplacePacked:
+	case op.CallPurePacked, op.CallInplacePacked:
 		if len(c.Args) == 0 {
 			return c // malformed; the checker reports it
 		}
@@ -57,8 +58,8 @@ func unwrapPureCall(c *ir.Call) ir.Expr {
 		// only for the purity checker: the direct call writes the same
 		// arguments.
 		n = &ir.Call{Op: c.Args[0], Args: c.Args[1:], SInfoArgs: c.SInfoArgs}
-	case ir.OpInvokePureClosure:
-		n = &ir.Call{Op: ir.OpInvokeClosure, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
+	case op.InvokePureClosure:
+		n = &ir.Call{Op: op.InvokeClosure, Args: c.Args, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}
 	default:
 		return c
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 )
@@ -229,7 +230,7 @@ func rewritePlanned(b *ir.Builder, p *funcPlan, planner Planner, arenas []*arena
 			return nil, false
 		}
 		c, ok := vb.Value.(*ir.Call)
-		if !ok || c.Op != ir.OpBuiltinAllocTensor {
+		if !ok || c.Op != op.BuiltinAllocTensor {
 			return nil, false
 		}
 		repl := r.alloc(vb, c)

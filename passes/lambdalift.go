@@ -8,6 +8,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/phase"
 )
 
@@ -266,7 +267,7 @@ func (l *lifter) liftLocal(v *ir.Var, fn *ir.Function, path []string, span diag.
 	for _, c := range caps {
 		captured = append(captured, l.expr(c, path))
 	}
-	mk := ir.NewCall(ir.OpMakeClosure, gv, ir.NewTuple(captured...))
+	mk := ir.NewCall(op.MakeClosure, gv, ir.NewTuple(captured...))
 	mk.SetSpan(span)
 	cv := ir.NewVar(v.Name, nil)
 	cv.SetSpan(v.Span())
@@ -331,7 +332,7 @@ func (l *lifter) variable(v *ir.Var) ir.Expr {
 	}
 	if s := l.top(); s != nil && v == s.v {
 		// The capturing function used as a value inside itself.
-		return ir.NewCall(ir.OpMakeClosure, s.gv, ir.NewTuple(varsToExprs(s.params)...))
+		return ir.NewCall(op.MakeClosure, s.gv, ir.NewTuple(varsToExprs(s.params)...))
 	}
 	if r, ok := l.rename[v]; ok {
 		return r
@@ -382,12 +383,12 @@ func (l *lifter) expr(e ir.Expr, path []string) ir.Expr {
 					return n
 				}
 			}
-			op := l.variable(v)
-			if cv, ok := op.(*ir.Var); ok {
+			callee := l.variable(v)
+			if cv, ok := callee.(*ir.Var); ok {
 				if pure, isClosure := l.closure[cv]; isClosure {
-					inv := ir.OpInvokeClosure
+					inv := op.InvokeClosure
 					if pure {
-						inv = ir.OpInvokePureClosure
+						inv = op.InvokePureClosure
 					}
 					var ret []ir.StructInfo
 					if s := e.StructInfo(); s != nil {
@@ -400,8 +401,8 @@ func (l *lifter) expr(e ir.Expr, path []string) ir.Expr {
 					return n
 				}
 			}
-			if op != ir.Expr(v) || ch {
-				n := &ir.Call{Op: op, Args: args, Attrs: e.Attrs, SInfoArgs: e.SInfoArgs}
+			if callee != ir.Expr(v) || ch {
+				n := &ir.Call{Op: callee, Args: args, Attrs: e.Attrs, SInfoArgs: e.SInfoArgs}
 				n.SetSpan(e.Span())
 				return n
 			}

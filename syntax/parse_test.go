@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 )
 
 // corpusFiles lists every .tvms file under ../testdata except the negative
@@ -217,7 +218,7 @@ class Module:
 		t.Errorf("match_cast uses a different n: %v", got)
 	}
 	call := valueOf(t, bs[0]).(*ir.Call)
-	if call.Op != ir.Expr(ir.OpCallTIR) || call.Args[0].(*ir.GlobalVar).Name != "exp" || len(call.SInfoArgs) != 1 {
+	if call.Op != ir.Expr(op.CallTIR) || call.Args[0].(*ir.GlobalVar).Name != "exp" || len(call.SInfoArgs) != 1 {
 		t.Errorf("call_tir: %+v", call)
 	}
 	if sp := bs[0].Span(); sp.Line != 21 || sp.Col != 13 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
+	"github.com/phasec/phasec/op"
 )
 
 // Printer unit tests on modules built directly with the ir API, so they do
@@ -62,7 +63,7 @@ func referenceModule(t *testing.T) *ir.Module {
 	lv := ir.NewDataflowVar("lv", nil)
 	gv := ir.NewVar("gv", f32(ir.I64(8)))
 	z := ir.NewVar("z", f32(ir.I64(8)))
-	callTIR := &ir.Call{Op: ir.OpCallTIR, Args: []ir.Expr{ir.NewGlobalVar("exp"), ir.NewTuple(x)},
+	callTIR := &ir.Call{Op: op.CallTIR, Args: []ir.Expr{ir.NewGlobalVar("exp"), ir.NewTuple(x)},
 		SInfoArgs: []ir.StructInfo{f32(ir.I64(2), ir.I64(4))}}
 	reshape := ir.NewCall(ir.MustOp("relax.reshape"), lv, ir.NewShapeExpr(ir.I64(8)))
 	body := &ir.SeqExpr{
@@ -180,7 +181,7 @@ func TestPrintAnnotationsAndVoidCalls(t *testing.T) {
 	x := ir.NewVar("x", f32(ir.I64(2), ir.I64(3)))
 	loose := ir.NewVar("loose", ir.TensorInfoNDim(ir.Float32, 2))
 	same := ir.NewVar("same", nil)
-	printCall := &ir.Call{Op: ir.OpCallPacked, Args: []ir.Expr{ir.NewExternFunc("my.print"), x},
+	printCall := &ir.Call{Op: op.CallPacked, Args: []ir.Expr{ir.NewExternFunc("my.print"), x},
 		SInfoArgs: []ir.StructInfo{ir.VoidInfo()}}
 	unused := ir.NewVar("_", nil)
 	blocks := []*ir.BindingBlock{{Bindings: []ir.Binding{

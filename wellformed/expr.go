@@ -5,6 +5,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 )
 
 // expr checks an expression. Recursion follows expression nesting only
@@ -228,17 +229,17 @@ const builtinCallTIRDyn = "vm.builtin.call_tir_dyn"
 // PrimFunc reference) in call, or -1: the first argument of call_tir-family
 // and relax.vm ops and of the vm.builtin.call_tir_dyn extern, as
 // R.call_packed("vm.builtin.call_tir_dyn", kernel, ...) or its op form.
-func kernelArgIndex(call *ir.Call, op *ir.Op) int {
-	if op == nil {
+func kernelArgIndex(call *ir.Call, o *ir.Op) int {
+	if o == nil {
 		if f, ok := call.Op.(*ir.ExternFunc); ok && f.Symbol == builtinCallTIRDyn {
 			return 0
 		}
 		return -1
 	}
 	switch {
-	case op.Category == ir.CatCall || op.Category == ir.CatVM:
+	case o.Category == ir.CatCall || o.Category == ir.CatVM:
 		return 0
-	case op == ir.OpCallPacked && len(call.Args) > 0:
+	case o == op.CallPacked && len(call.Args) > 0:
 		if f, ok := call.Args[0].(*ir.ExternFunc); ok && f.Symbol == builtinCallTIRDyn {
 			return 1
 		}
@@ -517,14 +518,14 @@ func walkStores(s ir.Stmt, f func(*ir.Buffer)) {
 // The ops VM codegen accepts as callees (relax-semantics.md §4.5), plus
 // call_packed, which the VM executes as an extern call.
 var vmCodegenOps = map[*ir.Op]bool{
-	ir.OpCallBuiltinWithCtx: true,
-	ir.OpVMAllocStorage:     true,
-	ir.OpVMAllocTensor:      true,
-	ir.OpVMKillObject:       true,
-	ir.OpNullValue:          true,
-	ir.OpCallPacked:         true,
+	op.CallBuiltinWithCtx: true,
+	op.VMAllocStorage:     true,
+	op.VMAllocTensor:      true,
+	op.VMKillObject:       true,
+	op.NullValue:          true,
+	op.CallPacked:         true,
 }
 
 // purityOverrides are the ops that declare an impure callee pure;
 // RemovePurityChecking replaces them.
-var purityOverrides = map[*ir.Op]bool{ir.OpCallPurePacked: true, ir.OpCallInplacePacked: true, ir.OpInvokePureClosure: true}
+var purityOverrides = map[*ir.Op]bool{op.CallPurePacked: true, op.CallInplacePacked: true, op.InvokePureClosure: true}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/phase"
 )
 
@@ -308,14 +309,14 @@ func ruleCases() []ruleCase {
 			phase.Of(phase.PurityRelaxed), []string{"WF031"}},
 		{"WF032 call_pure_packed", func() *ir.Module {
 			x := newVar("x", f32(4), 1)
-			f, _ := oneBinding(false, withSInfoArgs(callWith(ir.Object(), ir.OpCallPurePacked, extern("f"), x), ir.Object()), ir.Object())
+			f, _ := oneBinding(false, withSInfoArgs(callWith(ir.Object(), op.CallPurePacked, extern("f"), x), ir.Object()), ir.Object())
 			f.Params[0] = x
 			return single(withAttr(f, ir.AttrForcePure, true))
 		}, phase.Of(phase.PurityRelaxed), []string{"WF032"}},
 		{"WF033 call_tir", func() *ir.Module {
 			x := newVar("x", f32(4), 1)
 			g := ir.NewGlobalVar("kernel")
-			f, _ := oneBinding(false, withSInfoArgs(callWith(f32(4), ir.OpCallTIR, g, tuple(x)), f32(4)), f32(4))
+			f, _ := oneBinding(false, withSInfoArgs(callWith(f32(4), op.CallTIR, g, tuple(x)), f32(4)), f32(4))
 			f.Params[0] = x
 			return moduleOf(map[string]ir.BaseFunc{"main": f, "kernel": primFunc(4)})
 		}, phase.Of(phase.NoCallTIR, phase.PrimFuncsViaCallTIR), []string{"WF033"}},
@@ -333,7 +334,7 @@ func ruleCases() []ruleCase {
 		}, phase.Of(phase.ExplicitMemory, phase.PrimFuncsViaCallTIR), []string{"WF034"}},
 		{"WF035 op not VM legal", func() *ir.Module {
 			x := newVar("x", f32(4), 1)
-			f, _ := oneBinding(false, callWith(ir.ShapeInfoNDim(1), ir.OpShapeOf, x), ir.ShapeInfoNDim(1))
+			f, _ := oneBinding(false, callWith(ir.ShapeInfoNDim(1), op.ShapeOf, x), ir.ShapeInfoNDim(1))
 			f.Params[0] = x
 			return single(f)
 		}, phase.Of(phase.BuiltinsLowered), []string{"WF035"}},

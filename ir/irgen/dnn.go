@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 )
 
 // DNN-like modules in legalized form: every tensor op is an R.call_tir of a
@@ -48,7 +49,7 @@ func (d *dnnBuilder) kernel(arity int) *ir.GlobalVar {
 
 // op binds lv = R.call_tir(k, (args...), out_sinfo=R.Tensor(dims, "float32")).
 func (d *dnnBuilder) op(dims []ir.PrimExpr, args ...ir.Expr) *ir.Var {
-	call := &ir.Call{Op: ir.OpCallTIR, Args: []ir.Expr{d.kernel(len(args) + 1), ir.NewTuple(args...)},
+	call := &ir.Call{Op: op.CallTIR, Args: []ir.Expr{d.kernel(len(args) + 1), ir.NewTuple(args...)},
 		SInfoArgs: []ir.StructInfo{tensor(dims...)}}
 	v := ir.NewDataflowVar(fmt.Sprintf("lv%d", d.n), nil)
 	d.n++

@@ -1,6 +1,8 @@
-package ir
+package op
 
 import (
+	"github.com/phasec/phasec/ir"
+
 	"fmt"
 	"strings"
 	"testing"
@@ -12,24 +14,24 @@ import (
 // form.
 
 var (
-	symN = SymVar("n")
-	symM = SymVar("m")
-	symK = SymVar("k")
-	symB = SymVar("b")
+	symN = ir.SymVar("n")
+	symM = ir.SymVar("m")
+	symK = ir.SymVar("k")
+	symB = ir.SymVar("b")
 )
 
 // tensorVar is a variable of tensor type (dims may mix int and PrimExpr).
-func tensorVar(name string, dtype DataType, dims ...any) *Var {
-	return NewVar(name, TensorInfoOf(dtype, toDims(dims)...))
+func tensorVar(name string, dtype ir.DataType, dims ...any) *ir.Var {
+	return ir.NewVar(name, ir.TensorInfoOf(dtype, toDims(dims)...))
 }
 
-func toDims(dims []any) []PrimExpr {
-	out := make([]PrimExpr, len(dims))
+func toDims(dims []any) []ir.PrimExpr {
+	out := make([]ir.PrimExpr, len(dims))
 	for i, d := range dims {
 		switch d := d.(type) {
 		case int:
-			out[i] = I64(int64(d))
-		case PrimExpr:
+			out[i] = ir.I64(int64(d))
+		case ir.PrimExpr:
 			out[i] = d
 		default:
 			panic(fmt.Sprintf("bad dim %T", d))
@@ -39,44 +41,46 @@ func toDims(dims []any) []PrimExpr {
 }
 
 // tinfo builds the expected TensorInfo.
-func tinfo(dtype DataType, dims ...any) *TensorInfo { return TensorInfoOf(dtype, toDims(dims)...) }
+func tinfo(dtype ir.DataType, dims ...any) *ir.TensorInfo {
+	return ir.TensorInfoOf(dtype, toDims(dims)...)
+}
 
 // shapeLit is R.shape([...]).
-func shapeLit(dims ...any) *ShapeExpr { return NewShapeExpr(toDims(dims)...) }
+func shapeLit(dims ...any) *ir.ShapeExpr { return ir.NewShapeExpr(toDims(dims)...) }
 
-func primLit(v int64) *PrimValue { return NewPrimValue(I64(v)) }
+func primLit(v int64) *ir.PrimValue { return ir.NewPrimValue(ir.I64(v)) }
 
-func primTuple(vs ...int64) *Tuple {
-	fields := make([]Expr, len(vs))
+func primTuple(vs ...int64) *ir.Tuple {
+	fields := make([]ir.Expr, len(vs))
 	for i, v := range vs {
 		fields[i] = primLit(v)
 	}
-	return NewTuple(fields...)
+	return ir.NewTuple(fields...)
 }
 
 // opCall builds a call of op with attrs and args.
-func opCall(op *Op, attrs Attrs, args ...Expr) *Call {
-	c := NewCall(op, args...)
+func opCall(op *ir.Op, attrs ir.Attrs, args ...ir.Expr) *ir.Call {
+	c := ir.NewCall(op, args...)
 	c.Attrs = attrs
 	return c
 }
 
-func inferOf(call *Call, ctx *InferCtx) (StructInfo, error) {
-	return call.Op.(*Op).Infer(ctx, call)
+func inferOf(call *ir.Call, ctx *ir.InferCtx) (ir.StructInfo, error) {
+	return call.Op.(*ir.Op).Infer(ctx, call)
 }
 
 // evalPrim evaluates an int64 PrimExpr under env.
-func evalPrim(e PrimExpr, env map[*PrimVar]int64) (int64, error) {
+func evalPrim(e ir.PrimExpr, env map[*ir.PrimVar]int64) (int64, error) {
 	switch e := e.(type) {
-	case *IntImm:
+	case *ir.IntImm:
 		return e.Value, nil
-	case *PrimVar:
+	case *ir.PrimVar:
 		v, ok := env[e]
 		if !ok {
 			return 0, fmt.Errorf("unbound %s", e.Name)
 		}
 		return v, nil
-	case *Binary:
+	case *ir.Binary:
 		a, err := evalPrim(e.A, env)
 		if err != nil {
 			return 0, err
@@ -86,47 +90,47 @@ func evalPrim(e PrimExpr, env map[*PrimVar]int64) (int64, error) {
 			return 0, err
 		}
 		switch e.Op {
-		case OpAdd:
+		case ir.OpAdd:
 			return a + b, nil
-		case OpSub:
+		case ir.OpSub:
 			return a - b, nil
-		case OpMul:
+		case ir.OpMul:
 			return a * b, nil
-		case OpFloorDiv, OpDiv:
+		case ir.OpFloorDiv, ir.OpDiv:
 			if b == 0 {
 				return 0, fmt.Errorf("division by zero")
 			}
 			q := a / b
-			if e.Op == OpFloorDiv && (a%b != 0) && ((a < 0) != (b < 0)) {
+			if e.Op == ir.OpFloorDiv && (a%b != 0) && ((a < 0) != (b < 0)) {
 				q--
 			}
 			return q, nil
-		case OpFloorMod, OpMod:
+		case ir.OpFloorMod, ir.OpMod:
 			if b == 0 {
 				return 0, fmt.Errorf("division by zero")
 			}
 			m := a % b
-			if e.Op == OpFloorMod && m != 0 && ((m < 0) != (b < 0)) {
+			if e.Op == ir.OpFloorMod && m != 0 && ((m < 0) != (b < 0)) {
 				m += b
 			}
 			return m, nil
-		case OpMin:
+		case ir.OpMin:
 			return min(a, b), nil
-		case OpMax:
+		case ir.OpMax:
 			return max(a, b), nil
 		}
-	case *Cast:
+	case *ir.Cast:
 		return evalPrim(e.Value, env)
 	}
 	return 0, fmt.Errorf("cannot evaluate %T", e)
 }
 
-var testEnvs = []map[*PrimVar]int64{
+var testEnvs = []map[*ir.PrimVar]int64{
 	{symN: 7, symM: 5, symK: 3, symB: 2},
 	{symN: 12, symM: 9, symK: 11, symB: 4},
 }
 
-func dimsEqual(a, b PrimExpr) bool {
+func dimsEqual(a, b ir.PrimExpr) bool {
 	for _, env := range testEnvs {
 		x, err1 := evalPrim(a, env)
 		y, err2 := evalPrim(b, env)
@@ -138,28 +142,28 @@ func dimsEqual(a, b PrimExpr) bool {
 }
 
 // infoDiff describes how got differs from want ("" when they agree).
-func infoDiff(got, want StructInfo) string {
+func infoDiff(got, want ir.StructInfo) string {
 	switch w := want.(type) {
-	case *ObjectInfo:
-		if _, ok := got.(*ObjectInfo); !ok {
+	case *ir.ObjectInfo:
+		if _, ok := got.(*ir.ObjectInfo); !ok {
 			return fmt.Sprintf("got %s, want R.Object", descInfo(got))
 		}
-	case *PrimInfo:
-		g, ok := got.(*PrimInfo)
+	case *ir.PrimInfo:
+		g, ok := got.(*ir.PrimInfo)
 		if !ok || g.DType != w.DType {
 			return fmt.Sprintf("got %s, want %s", descInfo(got), descInfo(want))
 		}
-	case *ShapeInfo:
-		g, ok := got.(*ShapeInfo)
+	case *ir.ShapeInfo:
+		g, ok := got.(*ir.ShapeInfo)
 		if !ok || g.NDim != w.NDim || g.Known() != w.Known() || !dimListEqual(g.Values, w.Values) {
 			return fmt.Sprintf("got %s, want %s", descInfo(got), descInfo(want))
 		}
-	case *TensorInfo:
-		g, ok := got.(*TensorInfo)
+	case *ir.TensorInfo:
+		g, ok := got.(*ir.TensorInfo)
 		if !ok || g.DType != w.DType || g.NDim != w.NDim {
 			return fmt.Sprintf("got %s, want %s", descInfo(got), descInfo(want))
 		}
-		if wv, ok := w.Shape.(*Var); ok {
+		if wv, ok := w.Shape.(*ir.Var); ok {
 			if g.Shape != wv {
 				return fmt.Sprintf("got shape %v, want shape var %s", g.Shape, wv.Name)
 			}
@@ -170,8 +174,8 @@ func infoDiff(got, want StructInfo) string {
 		if gok != wok || !dimListEqual(gd, wd) {
 			return fmt.Sprintf("got %s, want %s", descInfo(got), descInfo(want))
 		}
-	case *TupleInfo:
-		g, ok := got.(*TupleInfo)
+	case *ir.TupleInfo:
+		g, ok := got.(*ir.TupleInfo)
 		if !ok || len(g.Fields) != len(w.Fields) {
 			return fmt.Sprintf("got %s, want %s", descInfo(got), descInfo(want))
 		}
@@ -180,8 +184,8 @@ func infoDiff(got, want StructInfo) string {
 				return fmt.Sprintf("field %d: %s", i, d)
 			}
 		}
-	case *FuncInfo:
-		g, ok := got.(*FuncInfo)
+	case *ir.FuncInfo:
+		g, ok := got.(*ir.FuncInfo)
 		if !ok || g.Opaque != w.Opaque || g.Pure != w.Pure || len(g.Params) != len(w.Params) {
 			return fmt.Sprintf("got %s, want %s", descInfo(got), descInfo(want))
 		}
@@ -199,7 +203,7 @@ func infoDiff(got, want StructInfo) string {
 	return ""
 }
 
-func dimListEqual(a, b []PrimExpr) bool {
+func dimListEqual(a, b []ir.PrimExpr) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -211,7 +215,7 @@ func dimListEqual(a, b []PrimExpr) bool {
 	return true
 }
 
-func descDims(ds []PrimExpr) string {
+func descDims(ds []ir.PrimExpr) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
 		if v, err := evalPrim(d, testEnvs[0]); err == nil {
@@ -223,21 +227,21 @@ func descDims(ds []PrimExpr) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-func descInfo(s StructInfo) string {
+func descInfo(s ir.StructInfo) string {
 	switch s := s.(type) {
-	case *TensorInfo:
+	case *ir.TensorInfo:
 		if d, ok := s.Dims(); ok {
 			return fmt.Sprintf("Tensor%s %s", descDims(d), fmtDType(s.DType))
 		}
 		return fmt.Sprintf("Tensor(ndim=%d) %s", s.NDim, fmtDType(s.DType))
-	case *ShapeInfo:
+	case *ir.ShapeInfo:
 		if s.Known() {
 			return "Shape" + descDims(s.Values)
 		}
 		return fmt.Sprintf("Shape(ndim=%d)", s.NDim)
-	case *PrimInfo:
+	case *ir.PrimInfo:
 		return "Prim " + fmtDType(s.DType)
-	case *TupleInfo:
+	case *ir.TupleInfo:
 		parts := make([]string, len(s.Fields))
 		for i, f := range s.Fields {
 			parts[i] = descInfo(f)
@@ -250,12 +254,12 @@ func descInfo(s StructInfo) string {
 // inferCase is one row of an inference table.
 type inferCase struct {
 	name string
-	call *Call
-	want StructInfo // nil when an error is expected
-	err  string     // substring of the expected error
+	call *ir.Call
+	want ir.StructInfo // nil when an error is expected
+	err  string        // substring of the expected error
 }
 
-func runInferCases(t *testing.T, ctx *InferCtx, cases []inferCase) {
+func runInferCases(t *testing.T, ctx *ir.InferCtx, cases []inferCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,8 @@
-package ir
+package op
 
 import (
+	"github.com/phasec/phasec/ir"
+
 	"regexp"
 	"strings"
 	"testing"
@@ -25,7 +27,7 @@ var dialectOps = strings.Fields(`
 
 func TestDialectOpsRegistered(t *testing.T) {
 	for _, path := range dialectOps {
-		if _, ok := OpByPath(path); !ok {
+		if _, ok := ir.OpByPath(path); !ok {
 			t.Errorf("%s is not registered", path)
 		}
 	}
@@ -33,7 +35,7 @@ func TestDialectOpsRegistered(t *testing.T) {
 
 func TestRegistryCompleteness(t *testing.T) {
 	name := regexp.MustCompile(`^relax\.([a-z]+\.)?[a-z][a-z0-9_]*$`)
-	for _, op := range Ops() {
+	for _, op := range ir.Ops() {
 		if !strings.HasPrefix(op.Name, "relax.") {
 			continue // ops other tests register for themselves
 		}
@@ -50,8 +52,8 @@ func TestRegistryCompleteness(t *testing.T) {
 			if op.Legalize != nil {
 				t.Error("Legalize is the lower package's to fill")
 			}
-			if got, ok := OpByPath(OpPath(op)); !ok || got != op {
-				t.Errorf("OpByPath(%q) does not give the op back", OpPath(op))
+			if got, ok := ir.OpByPath(ir.OpPath(op)); !ok || got != op {
+				t.Errorf("OpByPath(%q) does not give the op back", ir.OpPath(op))
 			}
 			seen := map[string]bool{}
 			variadic := false
@@ -91,39 +93,39 @@ func TestRegistryCompleteness(t *testing.T) {
 }
 
 // defaultMatchesKind checks a parameter's Default against its kind.
-func defaultMatchesKind(p Param) string {
+func defaultMatchesKind(p ir.Param) string {
 	if p.Default == nil {
 		return ""
 	}
 	ok := false
 	switch p.Kind {
-	case ArgExpr:
-		_, ok = p.Default.(Expr)
-	case ArgPrimValue:
-		_, ok = p.Default.(*PrimValue)
-	case ArgStr:
-		_, ok = p.Default.(*StringImm)
-	case ArgDType:
-		_, ok = p.Default.(*DataTypeImm)
-	case ArgShape:
-		_, ok = p.Default.(*ShapeExpr)
-	case ArgTuple:
-		_, ok = p.Default.(*Tuple)
-	case AttrInt:
+	case ir.ArgExpr:
+		_, ok = p.Default.(ir.Expr)
+	case ir.ArgPrimValue:
+		_, ok = p.Default.(*ir.PrimValue)
+	case ir.ArgStr:
+		_, ok = p.Default.(*ir.StringImm)
+	case ir.ArgDType:
+		_, ok = p.Default.(*ir.DataTypeImm)
+	case ir.ArgShape:
+		_, ok = p.Default.(*ir.ShapeExpr)
+	case ir.ArgTuple:
+		_, ok = p.Default.(*ir.Tuple)
+	case ir.AttrInt:
 		_, ok = p.Default.(int64)
-	case AttrInts:
-		_, ok = attrAsInts(p.Default)
+	case ir.AttrInts:
+		_, ok = ir.AttrAsInts(p.Default)
 		_, isList := p.Default.([]any)
 		ok = ok && isList
-	case AttrBool:
+	case ir.AttrBool:
 		_, ok = p.Default.(bool)
-	case AttrFloat:
+	case ir.AttrFloat:
 		_, ok = p.Default.(float64)
-	case AttrStr:
+	case ir.AttrStr:
 		_, ok = p.Default.(string)
-	case AttrDType:
-		_, ok = p.Default.(DataType)
-	case AttrAny:
+	case ir.AttrDType:
+		_, ok = p.Default.(ir.DataType)
+	case ir.AttrAny:
 		ok = true
 	}
 	if !ok {
@@ -139,44 +141,44 @@ func defaultMatchesKind(p Param) string {
 
 func TestOpPurityAndCategory(t *testing.T) {
 	cases := []struct {
-		op   *Op
+		op   *ir.Op
 		pure bool
-		cat  OpCategory
+		cat  ir.OpCategory
 	}{
-		{OpCallTIR, true, CatCall},
-		{OpCallTIRInplace, true, CatCall},
-		{OpCallDPSPacked, true, CatCall},
-		{OpCallPacked, false, CatPacked},
-		{OpCallPurePacked, true, CatPacked},
-		{OpCallBuiltinWithCtx, false, CatPacked},
-		{OpMakeClosure, true, CatClosure},
-		{OpInvokeClosure, false, CatClosure},
-		{OpInvokePureClosure, true, CatClosure},
-		{OpNullValue, true, CatMisc},
-		{OpPrint, false, CatMisc},
-		{OpAssert, false, CatMisc},
-		{OpShapeOf, true, CatShape},
-		{OpTensorToShape, true, CatShape},
-		{OpShapeToTensor, true, CatShape},
-		{OpReshape, true, CatShape},
-		{OpBuiltinAllocTensor, true, CatBuiltin},
-		{OpMemAllocStorage, true, CatMemory},
-		{OpMemAllocTensor, true, CatMemory},
-		{OpMemKillStorage, false, CatMemory},
-		{OpMemKillTensor, false, CatMemory},
-		{OpVMAllocStorage, true, CatVM},
-		{OpVMAllocTensor, true, CatVM},
-		{OpVMKillObject, false, CatVM},
-		{OpVMCallTIRDyn, false, CatVM},
-		{OpTensorAdd, true, CatTensor},
-		{OpLess, true, CatTensor},
-		{OpExp, true, CatTensor},
-		{OpNNRelu, true, CatTensor},
-		{OpMatmul, true, CatTensor},
-		{OpSum, true, CatTensor},
-		{OpNNLayerNorm, true, CatTensor},
-		{OpConcat, true, CatTensor},
-		{OpFull, true, CatTensor},
+		{CallTIR, true, ir.CatCall},
+		{CallTIRInplace, true, ir.CatCall},
+		{CallDPSPacked, true, ir.CatCall},
+		{CallPacked, false, ir.CatPacked},
+		{CallPurePacked, true, ir.CatPacked},
+		{CallBuiltinWithCtx, false, ir.CatPacked},
+		{MakeClosure, true, ir.CatClosure},
+		{InvokeClosure, false, ir.CatClosure},
+		{InvokePureClosure, true, ir.CatClosure},
+		{NullValue, true, ir.CatMisc},
+		{Print, false, ir.CatMisc},
+		{Assert, false, ir.CatMisc},
+		{ShapeOf, true, ir.CatShape},
+		{TensorToShape, true, ir.CatShape},
+		{ShapeToTensor, true, ir.CatShape},
+		{Reshape, true, ir.CatShape},
+		{BuiltinAllocTensor, true, ir.CatBuiltin},
+		{MemAllocStorage, true, ir.CatMemory},
+		{MemAllocTensor, true, ir.CatMemory},
+		{MemKillStorage, false, ir.CatMemory},
+		{MemKillTensor, false, ir.CatMemory},
+		{VMAllocStorage, true, ir.CatVM},
+		{VMAllocTensor, true, ir.CatVM},
+		{VMKillObject, false, ir.CatVM},
+		{VMCallTIRDyn, false, ir.CatVM},
+		{Add, true, ir.CatTensor},
+		{Less, true, ir.CatTensor},
+		{Exp, true, ir.CatTensor},
+		{Relu, true, ir.CatTensor},
+		{Matmul, true, ir.CatTensor},
+		{Sum, true, ir.CatTensor},
+		{LayerNorm, true, ir.CatTensor},
+		{Concat, true, ir.CatTensor},
+		{Full, true, ir.CatTensor},
 	}
 	for _, c := range cases {
 		if c.op.Pure != c.pure || c.op.Category != c.cat {
@@ -184,68 +186,68 @@ func TestOpPurityAndCategory(t *testing.T) {
 		}
 	}
 	// Every op outside the low-level families is a pure tensor op.
-	for _, op := range Ops() {
-		if op.Category == CatTensor && !op.Pure {
+	for _, op := range ir.Ops() {
+		if op.Category == ir.CatTensor && !op.Pure {
 			t.Errorf("%s: tensor ops are pure", op.Name)
 		}
 	}
 }
 
 func TestOpPathsAndSchemaLookups(t *testing.T) {
-	if got := OpPath(OpNNRelu); got != "R.nn.relu" {
+	if got := ir.OpPath(Relu); got != "R.nn.relu" {
 		t.Errorf("OpPath(relu) = %q", got)
 	}
-	if got := OpPath(OpMemAllocStorage); got != "R.memory.alloc_storage" {
+	if got := ir.OpPath(MemAllocStorage); got != "R.memory.alloc_storage" {
 		t.Errorf("OpPath(alloc_storage) = %q", got)
 	}
-	if _, ok := OpByPath("relax.add"); ok {
+	if _, ok := ir.OpByPath("relax.add"); ok {
 		t.Error("OpByPath accepted a registry name")
 	}
-	if _, ok := OpByPath("R.no_such_op"); ok {
+	if _, ok := ir.OpByPath("R.no_such_op"); ok {
 		t.Error("OpByPath found an unknown op")
 	}
-	if i := OpSum.ParamIndex("keepdims"); i != 2 {
+	if i := Sum.ParamIndex("keepdims"); i != 2 {
 		t.Errorf("sum keepdims index %d", i)
 	}
-	if i := OpSum.ParamIndex("nope"); i != -1 {
+	if i := Sum.ParamIndex("nope"); i != -1 {
 		t.Errorf("unknown parameter index %d", i)
 	}
-	if p := OpCallTIRInplace.ArgPosition("tir_vars"); p != 2 {
+	if p := CallTIRInplace.ArgPosition("tir_vars"); p != 2 {
 		t.Errorf("call_tir_inplace tir_vars at Args[%d], want 2 (attrs are skipped)", p)
 	}
-	if p := OpSum.ArgPosition("axis"); p != -1 {
+	if p := Sum.ArgPosition("axis"); p != -1 {
 		t.Errorf("an attribute has no argument position, got %d", p)
 	}
-	if i := OpCallPacked.ExternCalleeParam(); i != 0 {
+	if i := CallPacked.ExternCalleeParam(); i != 0 {
 		t.Errorf("call_packed extern callee param %d", i)
 	}
-	if i := OpTensorAdd.ExternCalleeParam(); i != -1 {
+	if i := Add.ExternCalleeParam(); i != -1 {
 		t.Errorf("add has no extern callee, got %d", i)
 	}
-	scope := OpBuiltinAllocTensor.Params[3]
+	scope := BuiltinAllocTensor.Params[3]
 	a, b := scope.NewDefaultArg(), scope.NewDefaultArg()
-	if a == b || a.(*StringImm).Value != "global" {
+	if a == b || a.(*ir.StringImm).Value != "global" {
 		t.Error("NewDefaultArg must return a fresh R.str(\"global\")")
 	}
 }
 
 func TestCoerceAttr(t *testing.T) {
 	cases := []struct {
-		p    Param
+		p    ir.Param
 		in   any
 		want any
 		err  bool
 	}{
-		{Param{Name: "axis", Kind: AttrInt}, 3, int64(3), false},
-		{Param{Name: "axis", Kind: AttrInts}, 1, []any{int64(1)}, false},
-		{Param{Name: "axis", Kind: AttrInts}, []int{1, 2}, []any{int64(1), int64(2)}, false},
-		{Param{Name: "axis", Kind: AttrInts}, "x", nil, true},
-		{Param{Name: "eps", Kind: AttrFloat}, 1, float64(1), false},
-		{Param{Name: "dtype", Kind: AttrDType}, "float16", Float16, false},
-		{Param{Name: "dtype", Kind: AttrDType}, "float17", nil, true},
-		{Param{Name: "k", Kind: AttrBool}, 1, nil, true},
-		{Param{Name: "s", Kind: AttrAny}, []int{2, 5}, []any{int64(2), int64(5)}, false},
-		{Param{Name: "s", Kind: AttrAny}, nil, nil, false},
+		{ir.Param{Name: "axis", Kind: ir.AttrInt}, 3, int64(3), false},
+		{ir.Param{Name: "axis", Kind: ir.AttrInts}, 1, []any{int64(1)}, false},
+		{ir.Param{Name: "axis", Kind: ir.AttrInts}, []int{1, 2}, []any{int64(1), int64(2)}, false},
+		{ir.Param{Name: "axis", Kind: ir.AttrInts}, "x", nil, true},
+		{ir.Param{Name: "eps", Kind: ir.AttrFloat}, 1, float64(1), false},
+		{ir.Param{Name: "dtype", Kind: ir.AttrDType}, "float16", ir.Float16, false},
+		{ir.Param{Name: "dtype", Kind: ir.AttrDType}, "float17", nil, true},
+		{ir.Param{Name: "k", Kind: ir.AttrBool}, 1, nil, true},
+		{ir.Param{Name: "s", Kind: ir.AttrAny}, []int{2, 5}, []any{int64(2), int64(5)}, false},
+		{ir.Param{Name: "s", Kind: ir.AttrAny}, nil, nil, false},
 	}
 	for _, c := range cases {
 		got, err := c.p.CoerceAttr(c.in)
@@ -256,44 +258,44 @@ func TestCoerceAttr(t *testing.T) {
 }
 
 func TestSchemaNormalize(t *testing.T) {
-	x := tensorVar("x", Float32, 2, 3)
+	x := tensorVar("x", ir.Float32, 2, 3)
 	// A pass-built call gets its defaults; a parsed one keeps its values.
-	got, err := OpSum.Normalize(nil, opCall(OpSum, nil, x))
+	got, err := Sum.Normalize(nil, opCall(Sum, nil, x))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := got.(*Call)
+	c := got.(*ir.Call)
 	if v, ok := c.Attrs["keepdims"]; !ok || v != false {
 		t.Errorf("keepdims default not filled: %#v", c.Attrs)
 	}
 	if _, ok := c.Attrs["axis"]; ok {
 		t.Error("axis=None must stay absent")
 	}
-	if again, _ := OpSum.Normalize(nil, c); again != c {
+	if again, _ := Sum.Normalize(nil, c); again != c {
 		t.Error("normalizing a canonical call should return it unchanged")
 	}
-	got, _ = OpSum.Normalize(nil, opCall(OpSum, Attrs{"axis": nil, "keepdims": true}, x))
-	if _, ok := got.(*Call).Attrs["axis"]; ok {
+	got, _ = Sum.Normalize(nil, opCall(Sum, ir.Attrs{"axis": nil, "keepdims": true}, x))
+	if _, ok := got.(*ir.Call).Attrs["axis"]; ok {
 		t.Error("an explicit None for a None-default attribute must become absent")
 	}
-	got, _ = OpSum.Normalize(nil, opCall(OpSum, Attrs{"axis": 1}, x))
-	if v := got.(*Call).Attrs["axis"]; !attrValueEqual(v, []any{int64(1)}) {
+	got, _ = Sum.Normalize(nil, opCall(Sum, ir.Attrs{"axis": 1}, x))
+	if v := got.(*ir.Call).Attrs["axis"]; !attrValueEqual(v, []any{int64(1)}) {
 		t.Errorf("axis=1 not canonicalized: %#v", v)
 	}
-	got, _ = OpConcat.Normalize(nil, opCall(OpConcat, Attrs{"axis": nil}, NewTuple(x)))
-	if v, ok := got.(*Call).Attrs["axis"]; !ok || v != nil {
+	got, _ = Concat.Normalize(nil, opCall(Concat, ir.Attrs{"axis": nil}, ir.NewTuple(x)))
+	if v, ok := got.(*ir.Call).Attrs["axis"]; !ok || v != nil {
 		t.Error("concat axis=None differs from the default and must be kept")
 	}
-	if _, err := OpSum.Normalize(nil, opCall(OpSum, Attrs{"keepdims": 3}, x)); err == nil {
+	if _, err := Sum.Normalize(nil, opCall(Sum, ir.Attrs{"keepdims": 3}, x)); err == nil {
 		t.Error("a badly typed attribute must be an error")
 	}
-	got, _ = OpBuiltinAllocTensor.Normalize(nil, NewCall(OpBuiltinAllocTensor, shapeLit(2), NewDataTypeImm(Float32), primLit(0)))
-	args := got.(*Call).Args
-	if len(args) != 4 || args[3].(*StringImm).Value != "global" {
+	got, _ = BuiltinAllocTensor.Normalize(nil, ir.NewCall(BuiltinAllocTensor, shapeLit(2), ir.NewDataTypeImm(ir.Float32), primLit(0)))
+	args := got.(*ir.Call).Args
+	if len(args) != 4 || args[3].(*ir.StringImm).Value != "global" {
 		t.Errorf("storage_scope default not filled: %d args", len(args))
 	}
-	got, _ = OpMemAllocTensor.Normalize(nil, NewCall(OpMemAllocTensor, NewVar("s", Object()), primLit(0), shapeLit(2), NewDataTypeImm(Float32)))
-	if args := got.(*Call).Args; len(args) != 5 {
+	got, _ = MemAllocTensor.Normalize(nil, ir.NewCall(MemAllocTensor, ir.NewVar("s", ir.Object()), primLit(0), shapeLit(2), ir.NewDataTypeImm(ir.Float32)))
+	if args := got.(*ir.Call).Args; len(args) != 5 {
 		t.Errorf("runtime_device_index default not filled: %d args", len(args))
 	}
 }

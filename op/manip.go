@@ -1,41 +1,43 @@
-package ir
+package op
+
+import "github.com/phasec/phasec/ir"
 
 // Shape manipulation and indexing ops.
 
 var (
-	// OpReshape is R.reshape(x, shape). It is a shape op (CatShape): besides
+	// Reshape is R.reshape(x, shape). It is a shape op (CatShape): besides
 	// LegalizeOps, RewriteDataflowReshape may turn legalized reshapes back
 	// into it and LowerRuntimeBuiltin lowers it to vm.builtin.reshape.
-	OpReshape = RegisterOp(newReshapeOp())
-	// OpPermuteDims is R.permute_dims(x, axes=None); None reverses the axes.
-	OpPermuteDims = RegisterOp(newPermuteDimsOp())
-	// OpExpandDims is R.expand_dims(x, axis).
-	OpExpandDims = RegisterOp(newExpandDimsOp())
-	// OpSqueeze is R.squeeze(x, axis=None); None removes every unit dimension.
-	OpSqueeze = RegisterOp(newSqueezeOp())
-	// OpFlatten is R.flatten(x): a 1-D view of every element.
-	OpFlatten = RegisterOp(newFlattenOp())
-	// OpConcat is R.concat(tensors, axis=0); axis None concatenates flattened tensors.
-	OpConcat = RegisterOp(newConcatOp())
-	// OpSplit is R.split(x, indices_or_sections, axis=0), returning a tuple.
-	OpSplit = RegisterOp(newSplitOp())
-	// OpStridedSlice is R.strided_slice(x, axes, begin, end, strides=None, assume_inbound=False).
-	OpStridedSlice = RegisterOp(newStridedSliceOp())
-	// OpTake is R.take(x, indices, axis=None, mode="fast").
-	OpTake = RegisterOp(newTakeOp())
-	// OpBroadcastTo is R.broadcast_to(x, shape).
-	OpBroadcastTo = RegisterOp(newBroadcastToOp())
+	Reshape = ir.RegisterOp(newReshapeOp())
+	// PermuteDims is R.permute_dims(x, axes=None); None reverses the axes.
+	PermuteDims = ir.RegisterOp(newPermuteDimsOp())
+	// ExpandDims is R.expand_dims(x, axis).
+	ExpandDims = ir.RegisterOp(newExpandDimsOp())
+	// Squeeze is R.squeeze(x, axis=None); None removes every unit dimension.
+	Squeeze = ir.RegisterOp(newSqueezeOp())
+	// Flatten is R.flatten(x): a 1-D view of every element.
+	Flatten = ir.RegisterOp(newFlattenOp())
+	// Concat is R.concat(tensors, axis=0); axis None concatenates flattened tensors.
+	Concat = ir.RegisterOp(newConcatOp())
+	// Split is R.split(x, indices_or_sections, axis=0), returning a tuple.
+	Split = ir.RegisterOp(newSplitOp())
+	// StridedSlice is R.strided_slice(x, axes, begin, end, strides=None, assume_inbound=False).
+	StridedSlice = ir.RegisterOp(newStridedSliceOp())
+	// Take is R.take(x, indices, axis=None, mode="fast").
+	Take = ir.RegisterOp(newTakeOp())
+	// BroadcastTo is R.broadcast_to(x, shape).
+	BroadcastTo = ir.RegisterOp(newBroadcastToOp())
 )
 
 // --- reshape ----------------------------------------------------------------
 
-func newReshapeOp() *Op {
-	op := &Op{
+func newReshapeOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.reshape", Doc: "Reinterprets the elements of x with a new shape (one dimension may be -1).",
-		Pure: true, Category: CatShape,
-		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "shape", Kind: ArgShape}},
+		Pure: true, Category: ir.CatShape,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "shape", Kind: ir.ArgShape}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, dims, ndim, shape, err := reshapeTarget(op, call)
 		if err != nil {
 			return nil, err
@@ -44,11 +46,11 @@ func newReshapeOp() *Op {
 	}
 	// Normalize replaces a -1 in a literal shape by the inferred dimension,
 	// as TVM's reshape constructor does.
-	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) {
+	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) {
 		if len(call.Args) != 2 {
 			return call, nil
 		}
-		se, ok := call.Args[1].(*ShapeExpr)
+		se, ok := call.Args[1].(*ir.ShapeExpr)
 		if !ok || !hasMinusOne(se.Values) {
 			return call, nil
 		}
@@ -57,18 +59,18 @@ func newReshapeOp() *Op {
 			return call, err
 		}
 		out := *call
-		out.sinfo = nil
-		ns := NewShapeExpr(dims...)
+		out.SetStructInfo(nil)
+		ns := ir.NewShapeExpr(dims...)
 		ns.SetSpan(se.Span())
-		out.Args = []Expr{call.Args[0], ns}
+		out.Args = []ir.Expr{call.Args[0], ns}
 		return &out, nil
 	}
 	return op
 }
 
-func hasMinusOne(dims []PrimExpr) bool {
+func hasMinusOne(dims []ir.PrimExpr) bool {
 	for _, d := range dims {
-		if v, ok := IntValue(d); ok && v == -1 {
+		if v, ok := ir.IntValue(d); ok && v == -1 {
 			return true
 		}
 	}
@@ -80,7 +82,7 @@ func hasMinusOne(dims []PrimExpr) bool {
 // A -1 needs the input's dims; element counts that are provably different
 // constants are an error, while unprovable symbolic counts are accepted
 // (the run-time reshape checks them).
-func reshapeTarget(op *Op, call *Call) (t *TensorInfo, dims []PrimExpr, ndim int, shape Expr, err error) {
+func reshapeTarget(op *ir.Op, call *ir.Call) (t *ir.TensorInfo, dims []ir.PrimExpr, ndim int, shape ir.Expr, err error) {
 	if t, err = firstTensorArg(op, call); err != nil {
 		return
 	}
@@ -89,7 +91,7 @@ func reshapeTarget(op *Op, call *Call) (t *TensorInfo, dims []PrimExpr, ndim int
 	}
 	inferAt := -1
 	for i, d := range dims {
-		v, ok := IntValue(Simplify(d)) // a folded overflow is as negative as a literal
+		v, ok := ir.IntValue(ir.Simplify(d)) // a folded overflow is as negative as a literal
 		switch {
 		case !ok || v >= 0:
 		case v == -1 && inferAt < 0:
@@ -113,32 +115,32 @@ func reshapeTarget(op *Op, call *Call) (t *TensorInfo, dims []PrimExpr, ndim int
 	if !oldKnown {
 		return t, nil, ndim, nil, nil
 	}
-	rest := make([]PrimExpr, 0, len(dims)-1)
+	rest := make([]ir.PrimExpr, 0, len(dims)-1)
 	for i, d := range dims {
 		if i != inferAt {
 			rest = append(rest, d)
 		}
 	}
 	oldN, restN := shapeProduct(oldDims), shapeProduct(rest)
-	if a, ok1 := IntValue(oldN); ok1 {
-		if b, ok2 := IntValue(restN); ok2 && (b == 0 || a%b != 0) {
+	if a, ok1 := ir.IntValue(oldN); ok1 {
+		if b, ok2 := ir.IntValue(restN); ok2 && (b == 0 || a%b != 0) {
 			return nil, nil, 0, nil, opErrorf(op, "cannot reshape %d elements into a shape with -1 and %d other elements", a, b)
 		}
 	}
-	resolved := append([]PrimExpr(nil), dims...)
+	resolved := append([]ir.PrimExpr(nil), dims...)
 	resolved[inferAt] = floorDivDims(oldN, restN)
 	return t, resolved, ndim, nil, nil
 }
 
 // --- permute_dims / expand_dims / squeeze / flatten --------------------------
 
-func newPermuteDimsOp() *Op {
-	op := &Op{
+func newPermuteDimsOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.permute_dims", Doc: "Permutes the axes of x (reverses them when axes is None).",
-		Pure: true, Category: CatTensor,
-		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "axes", Kind: AttrInts, Optional: true}},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axes", Kind: ir.AttrInts, Optional: true}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -155,7 +157,7 @@ func newPermuteDimsOp() *Op {
 			ndim = len(axes)
 		}
 		if ndim < 0 {
-			return TensorInfoNDim(t.DType, -1), nil
+			return ir.TensorInfoNDim(t.DType, -1), nil
 		}
 		perm := make([]int, ndim)
 		if hasAxes {
@@ -171,9 +173,9 @@ func newPermuteDimsOp() *Op {
 		}
 		dims, ok := t.Dims()
 		if !ok {
-			return TensorInfoNDim(t.DType, ndim), nil
+			return ir.TensorInfoNDim(t.DType, ndim), nil
 		}
-		out := make([]PrimExpr, ndim)
+		out := make([]ir.PrimExpr, ndim)
 		for i, p := range perm {
 			out[i] = dims[p]
 		}
@@ -183,13 +185,13 @@ func newPermuteDimsOp() *Op {
 	return op
 }
 
-func newExpandDimsOp() *Op {
-	op := &Op{
+func newExpandDimsOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.expand_dims", Doc: "Inserts unit dimensions at the given axes of the result.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "axis", Kind: AttrInts}},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInts}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -199,7 +201,7 @@ func newExpandDimsOp() *Op {
 			return nil, err
 		}
 		if t.NDim < 0 {
-			return TensorInfoNDim(t.DType, -1), nil
+			return ir.TensorInfoNDim(t.DType, -1), nil
 		}
 		ndim := t.NDim + len(axes)
 		norm, err := normAxes(op, axes, ndim)
@@ -208,17 +210,17 @@ func newExpandDimsOp() *Op {
 		}
 		dims, ok := t.Dims()
 		if !ok {
-			return TensorInfoNDim(t.DType, ndim), nil
+			return ir.TensorInfoNDim(t.DType, ndim), nil
 		}
 		inserted := make([]bool, ndim)
 		for _, a := range norm {
 			inserted[a] = true
 		}
-		out := make([]PrimExpr, 0, ndim)
+		out := make([]ir.PrimExpr, 0, ndim)
 		next := 0
 		for i := range ndim {
 			if inserted[i] {
-				out = append(out, I64(1))
+				out = append(out, ir.I64(1))
 			} else {
 				out = append(out, dims[next])
 				next++
@@ -230,13 +232,13 @@ func newExpandDimsOp() *Op {
 	return op
 }
 
-func newSqueezeOp() *Op {
-	op := &Op{
+func newSqueezeOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.squeeze", Doc: "Removes unit dimensions (those at axis, or all of them).",
-		Pure: true, Category: CatTensor,
-		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "axis", Kind: AttrInts, Optional: true}},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInts, Optional: true}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -246,7 +248,7 @@ func newSqueezeOp() *Op {
 			return nil, err
 		}
 		if t.NDim < 0 {
-			return TensorInfoNDim(t.DType, -1), nil
+			return ir.TensorInfoNDim(t.DType, -1), nil
 		}
 		dims, known := t.Dims()
 		removed := make([]bool, t.NDim)
@@ -257,7 +259,7 @@ func newSqueezeOp() *Op {
 			}
 			for _, a := range norm {
 				if known {
-					if v, ok := IntValue(dims[a]); ok && v != 1 {
+					if v, ok := ir.IntValue(dims[a]); ok && v != 1 {
 						return nil, opErrorf(op, "cannot squeeze axis %d of length %d", a, v)
 					}
 				}
@@ -265,18 +267,18 @@ func newSqueezeOp() *Op {
 			}
 		} else {
 			if !known {
-				return TensorInfoNDim(t.DType, -1), nil
+				return ir.TensorInfoNDim(t.DType, -1), nil
 			}
 			for i, d := range dims {
-				v, ok := IntValue(d)
+				v, ok := ir.IntValue(d)
 				if !ok {
 					// A symbolic dimension may or may not be 1.
-					return TensorInfoNDim(t.DType, -1), nil
+					return ir.TensorInfoNDim(t.DType, -1), nil
 				}
 				removed[i] = v == 1
 			}
 		}
-		out := []PrimExpr{}
+		out := []ir.PrimExpr{}
 		ndim := 0
 		for i, r := range removed {
 			if !r {
@@ -292,13 +294,13 @@ func newSqueezeOp() *Op {
 	return op
 }
 
-func newFlattenOp() *Op {
-	op := &Op{
+func newFlattenOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.flatten", Doc: "A 1-D tensor of all elements of x in row-major order.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{{Name: "x", Kind: ArgExpr}},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -308,31 +310,31 @@ func newFlattenOp() *Op {
 		}
 		dims, ok := t.Dims()
 		if !ok {
-			return TensorInfoNDim(t.DType, 1), nil
+			return ir.TensorInfoNDim(t.DType, 1), nil
 		}
-		return newTensor(t.DType, []PrimExpr{shapeProduct(dims)}, true, 1), nil
+		return newTensor(t.DType, []ir.PrimExpr{shapeProduct(dims)}, true, 1), nil
 	}
 	return op
 }
 
 // --- concat / split -----------------------------------------------------------
 
-func newConcatOp() *Op {
-	op := &Op{
+func newConcatOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.concat", Doc: "Joins a tuple of tensors along axis.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{{Name: "tensors", Kind: ArgTuple}, {Name: "axis", Kind: AttrInt, Default: int64(0)}},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "tensors", Kind: ir.ArgTuple}, {Name: "axis", Kind: ir.AttrInt, Default: int64(0)}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferConcat(op, call) }
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferConcat(op, call) }
 	op.Normalize = schemaNormalize(op)
 	return op
 }
 
-func inferConcat(op *Op, call *Call) (StructInfo, error) {
+func inferConcat(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 	if err := opCheckArity(op, call); err != nil {
 		return nil, err
 	}
-	ti, ok := argStructInfo(call.Args[0]).(*TupleInfo)
+	ti, ok := argStructInfo(call.Args[0]).(*ir.TupleInfo)
 	if !ok {
 		return nil, opErrorf(op, "tensors must be a tuple, got %s", sinfoKind(argStructInfo(call.Args[0])))
 	}
@@ -343,10 +345,10 @@ func inferConcat(op *Op, call *Call) (StructInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := make([]*TensorInfo, len(ti.Fields))
-	dtype, ndim := Void, -1
+	ts := make([]*ir.TensorInfo, len(ti.Fields))
+	dtype, ndim := ir.Void, -1
 	for i, f := range ti.Fields {
-		t, ok := f.(*TensorInfo)
+		t, ok := f.(*ir.TensorInfo)
 		if !ok {
 			return nil, opErrorf(op, "field %d of tensors must be a tensor, got %s", i, sinfoKind(f))
 		}
@@ -366,26 +368,26 @@ func inferConcat(op *Op, call *Call) (StructInfo, error) {
 	}
 	if !hasAxis {
 		// Concatenate flattened tensors.
-		var total PrimExpr
+		var total ir.PrimExpr
 		for _, t := range ts {
 			dims, ok := t.Dims()
 			if !ok {
-				return TensorInfoNDim(dtype, 1), nil
+				return ir.TensorInfoNDim(dtype, 1), nil
 			}
 			total = addDim(total, shapeProduct(dims))
 		}
-		return newTensor(dtype, []PrimExpr{total}, true, 1), nil
+		return newTensor(dtype, []ir.PrimExpr{total}, true, 1), nil
 	}
 	if ndim < 0 {
-		return TensorInfoNDim(dtype, -1), nil
+		return ir.TensorInfoNDim(dtype, -1), nil
 	}
 	a, err := normAxis(op, axis, ndim)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]PrimExpr, ndim)
+	out := make([]ir.PrimExpr, ndim)
 	known := true
-	var total PrimExpr
+	var total ir.PrimExpr
 	for _, t := range ts {
 		dims, ok := t.Dims()
 		if !ok {
@@ -404,36 +406,36 @@ func inferConcat(op *Op, call *Call) (StructInfo, error) {
 		total = addDim(total, dims[a])
 	}
 	if !known {
-		return TensorInfoNDim(dtype, ndim), nil
+		return ir.TensorInfoNDim(dtype, ndim), nil
 	}
 	out[a] = total
 	return newTensor(dtype, out, true, ndim), nil
 }
 
 // addDim adds d to a running sum (nil is zero).
-func addDim(sum, d PrimExpr) PrimExpr {
+func addDim(sum, d ir.PrimExpr) ir.PrimExpr {
 	if sum == nil {
 		return d
 	}
 	return addDims(sum, d)
 }
 
-func newSplitOp() *Op {
-	op := &Op{
+func newSplitOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.split", Doc: "Splits x along axis into equal sections or at indices; returns a tuple.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{
-			{Name: "x", Kind: ArgExpr},
-			{Name: "indices_or_sections", Kind: AttrAny},
-			{Name: "axis", Kind: AttrInt, Default: int64(0)},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{
+			{Name: "x", Kind: ir.ArgExpr},
+			{Name: "indices_or_sections", Kind: ir.AttrAny},
+			{Name: "axis", Kind: ir.AttrInt, Default: int64(0)},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferSplit(op, call) }
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferSplit(op, call) }
 	op.Normalize = schemaNormalize(op)
 	return op
 }
 
-func inferSplit(op *Op, call *Call) (StructInfo, error) {
+func inferSplit(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 	t, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err
@@ -443,8 +445,8 @@ func inferSplit(op *Op, call *Call) (StructInfo, error) {
 		return nil, err
 	}
 	v := opAttr(op, call, "indices_or_sections")
-	sections, isSections := attrAsInt(v)
-	indices, isIndices := attrAsInts(v)
+	sections, isSections := ir.AttrAsInt(v)
+	indices, isIndices := ir.AttrAsInts(v)
 	switch {
 	case isSections && sections <= 0:
 		return nil, opErrorf(op, "the number of sections must be positive, got %d", sections)
@@ -455,12 +457,12 @@ func inferSplit(op *Op, call *Call) (StructInfo, error) {
 	if isIndices {
 		n = len(indices) + 1
 	}
-	fields := make([]StructInfo, n)
+	fields := make([]ir.StructInfo, n)
 	if t.NDim < 0 {
 		for i := range fields {
-			fields[i] = TensorInfoNDim(t.DType, -1)
+			fields[i] = ir.TensorInfoNDim(t.DType, -1)
 		}
-		return NewTupleInfo(fields...), nil
+		return ir.NewTupleInfo(fields...), nil
 	}
 	a, err := normAxis(op, axis, t.NDim)
 	if err != nil {
@@ -469,80 +471,80 @@ func inferSplit(op *Op, call *Call) (StructInfo, error) {
 	dims, known := t.Dims()
 	if !known {
 		for i := range fields {
-			fields[i] = TensorInfoNDim(t.DType, t.NDim)
+			fields[i] = ir.TensorInfoNDim(t.DType, t.NDim)
 		}
-		return NewTupleInfo(fields...), nil
+		return ir.NewTupleInfo(fields...), nil
 	}
 	length := dims[a]
-	part := func(d PrimExpr) *TensorInfo {
-		out := append([]PrimExpr(nil), dims...)
+	part := func(d ir.PrimExpr) *ir.TensorInfo {
+		out := append([]ir.PrimExpr(nil), dims...)
 		out[a] = d
 		return newTensor(t.DType, out, true, t.NDim)
 	}
 	if isSections {
-		if l, ok := IntValue(length); ok && l%sections != 0 {
+		if l, ok := ir.IntValue(length); ok && l%sections != 0 {
 			return nil, opErrorf(op, "axis %d of length %d does not split into %d equal sections", a, l, sections)
 		}
-		each := floorDivDims(length, I64(sections))
+		each := floorDivDims(length, ir.I64(sections))
 		for i := range fields {
 			fields[i] = part(each)
 		}
-		return NewTupleInfo(fields...), nil
+		return ir.NewTupleInfo(fields...), nil
 	}
-	var prev PrimExpr = I64(0)
+	var prev ir.PrimExpr = ir.I64(0)
 	for i := range fields {
 		end := length
 		if i < len(indices) {
-			end = I64(indices[i])
+			end = ir.I64(indices[i])
 		}
 		fields[i] = part(splitLength(prev, end, length))
 		prev = end
 	}
-	return NewTupleInfo(fields...), nil
+	return ir.NewTupleInfo(fields...), nil
 }
 
 // splitLength is the length of [begin, end) clipped to [0, length].
-func splitLength(begin, end, length PrimExpr) PrimExpr {
-	b, ok1 := IntValue(begin)
-	e, ok2 := IntValue(end)
-	l, ok3 := IntValue(length)
+func splitLength(begin, end, length ir.PrimExpr) ir.PrimExpr {
+	b, ok1 := ir.IntValue(begin)
+	e, ok2 := ir.IntValue(end)
+	l, ok3 := ir.IntValue(length)
 	if ok1 && ok2 && ok3 {
 		b, e = min(b, l), min(e, l)
-		return I64(max(e-b, 0))
+		return ir.I64(max(e-b, 0))
 	}
-	return Simplify(Max(Sub(Min(end, length), Min(begin, length)), I64(0)))
+	return ir.Simplify(ir.Max(ir.Sub(ir.Min(end, length), ir.Min(begin, length)), ir.I64(0)))
 }
 
 // --- strided_slice / take / broadcast_to --------------------------------------
 
-func newStridedSliceOp() *Op {
-	op := &Op{
+func newStridedSliceOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.strided_slice", Doc: "Slices x along axes from begin to end with strides.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{
-			{Name: "x", Kind: ArgExpr},
-			{Name: "axes", Kind: ArgTuple},
-			{Name: "begin", Kind: ArgTuple},
-			{Name: "end", Kind: ArgTuple},
-			{Name: "strides", Kind: ArgTuple, Optional: true},
-			{Name: "assume_inbound", Kind: AttrBool, Default: false},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{
+			{Name: "x", Kind: ir.ArgExpr},
+			{Name: "axes", Kind: ir.ArgTuple},
+			{Name: "begin", Kind: ir.ArgTuple},
+			{Name: "end", Kind: ir.ArgTuple},
+			{Name: "strides", Kind: ir.ArgTuple, Optional: true},
+			{Name: "assume_inbound", Kind: ir.AttrBool, Default: false},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferStridedSlice(op, call) }
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferStridedSlice(op, call) }
 	op.Normalize = schemaNormalize(op)
 	return op
 }
 
 // primTupleArg reads a tuple of scalars (R.prim_value fields or a tuple of
 // Prim info with known values); nil entries are unknown values.
-func primTupleArg(op *Op, call *Call, i int) ([]PrimExpr, error) {
-	ti, ok := argStructInfo(call.Args[i]).(*TupleInfo)
+func primTupleArg(op *ir.Op, call *ir.Call, i int) ([]ir.PrimExpr, error) {
+	ti, ok := argStructInfo(call.Args[i]).(*ir.TupleInfo)
 	if !ok {
 		return nil, opErrorf(op, "%s must be a tuple of integers, got %s", opArgName(op, i), sinfoKind(argStructInfo(call.Args[i])))
 	}
-	out := make([]PrimExpr, len(ti.Fields))
+	out := make([]ir.PrimExpr, len(ti.Fields))
 	for j, f := range ti.Fields {
-		p, ok := f.(*PrimInfo)
+		p, ok := f.(*ir.PrimInfo)
 		if !ok || (!p.DType.IsVoid() && !p.DType.IsInteger()) {
 			return nil, opErrorf(op, "%s[%d] must be an integer, got %s", opArgName(op, i), j, sinfoKind(f))
 		}
@@ -551,7 +553,7 @@ func primTupleArg(op *Op, call *Call, i int) ([]PrimExpr, error) {
 	return out, nil
 }
 
-func inferStridedSlice(op *Op, call *Call) (StructInfo, error) {
+func inferStridedSlice(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 	t, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err
@@ -568,7 +570,7 @@ func inferStridedSlice(op *Op, call *Call) (StructInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var strides []PrimExpr
+	var strides []ir.PrimExpr
 	if len(call.Args) > 4 {
 		if strides, err = primTupleArg(op, call, 4); err != nil {
 			return nil, err
@@ -585,11 +587,11 @@ func inferStridedSlice(op *Op, call *Call) (StructInfo, error) {
 		return nil, err
 	}
 	if t.NDim < 0 {
-		return TensorInfoNDim(t.DType, -1), nil
+		return ir.TensorInfoNDim(t.DType, -1), nil
 	}
 	axisInts := make([]int64, len(axes))
 	for i, a := range axes {
-		v, ok := IntValue(a)
+		v, ok := ir.IntValue(a)
 		if !ok {
 			return nil, opErrorf(op, "axes must be constant integers")
 		}
@@ -601,11 +603,11 @@ func inferStridedSlice(op *Op, call *Call) (StructInfo, error) {
 	}
 	dims, ok := t.Dims()
 	if !ok {
-		return TensorInfoNDim(t.DType, t.NDim), nil
+		return ir.TensorInfoNDim(t.DType, t.NDim), nil
 	}
-	out := append([]PrimExpr(nil), dims...)
+	out := append([]ir.PrimExpr(nil), dims...)
 	for i, a := range norm {
-		var stride PrimExpr = I64(1)
+		var stride ir.PrimExpr = ir.I64(1)
 		if strides != nil {
 			stride = strides[i]
 		}
@@ -614,7 +616,7 @@ func inferStridedSlice(op *Op, call *Call) (StructInfo, error) {
 			return nil, err
 		}
 		if l == nil {
-			return TensorInfoNDim(t.DType, t.NDim), nil
+			return ir.TensorInfoNDim(t.DType, t.NDim), nil
 		}
 		out[a] = l
 	}
@@ -624,22 +626,22 @@ func inferStridedSlice(op *Op, call *Call) (StructInfo, error) {
 // sliceLength is the number of elements a Python-style slice
 // begin:end:stride selects from a dimension of the given extent; nil when
 // it cannot be expressed (symbolic values without assume_inbound).
-func sliceLength(op *Op, begin, end, stride, extent PrimExpr, inbound bool) (PrimExpr, error) {
+func sliceLength(op *ir.Op, begin, end, stride, extent ir.PrimExpr, inbound bool) (ir.PrimExpr, error) {
 	if begin == nil || end == nil || stride == nil {
 		return nil, nil
 	}
-	s, sOK := IntValue(stride)
+	s, sOK := ir.IntValue(stride)
 	if sOK && s == 0 {
 		return nil, opErrorf(op, "stride must not be zero")
 	}
-	b, bOK := IntValue(begin)
-	e, eOK := IntValue(end)
-	n, nOK := IntValue(extent)
+	b, bOK := ir.IntValue(begin)
+	e, eOK := ir.IntValue(end)
+	n, nOK := ir.IntValue(extent)
 	if bOK && eOK && sOK && nOK {
-		return I64(staticSliceLength(b, e, s, n)), nil
+		return ir.I64(staticSliceLength(b, e, s, n)), nil
 	}
 	if inbound && sOK && s > 0 {
-		return Simplify(FloorDiv(Add(Sub(end, begin), I64(s-1)), I64(s))), nil
+		return ir.Simplify(ir.FloorDiv(ir.Add(ir.Sub(end, begin), ir.I64(s-1)), ir.I64(s))), nil
 	}
 	return nil, nil
 }
@@ -673,18 +675,18 @@ func staticSliceLength(b, e, s, n int64) int64 {
 	return (b - e + (-s) - 1) / (-s)
 }
 
-func newTakeOp() *Op {
-	op := &Op{
+func newTakeOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.take", Doc: "Gathers elements of x at indices along axis (of the flattened x when axis is None).",
-		Pure: true, Category: CatTensor,
-		Params: []Param{
-			{Name: "x", Kind: ArgExpr},
-			{Name: "indices", Kind: ArgExpr},
-			{Name: "axis", Kind: AttrInt, Optional: true},
-			{Name: "mode", Kind: AttrStr, Default: "fast"},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{
+			{Name: "x", Kind: ir.ArgExpr},
+			{Name: "indices", Kind: ir.ArgExpr},
+			{Name: "axis", Kind: ir.AttrInt, Optional: true},
+			{Name: "mode", Kind: ir.AttrStr, Default: "fast"},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -707,7 +709,7 @@ func newTakeOp() *Op {
 			return idxShapedLike(t.DType, idx), nil
 		}
 		if t.NDim < 0 || idx.NDim < 0 {
-			return TensorInfoNDim(t.DType, -1), nil
+			return ir.TensorInfoNDim(t.DType, -1), nil
 		}
 		a, err := normAxis(op, axis, t.NDim)
 		if err != nil {
@@ -717,9 +719,9 @@ func newTakeOp() *Op {
 		dims, ok1 := t.Dims()
 		idims, ok2 := idx.Dims()
 		if !ok1 || !ok2 {
-			return TensorInfoNDim(t.DType, ndim), nil
+			return ir.TensorInfoNDim(t.DType, ndim), nil
 		}
-		out := make([]PrimExpr, 0, ndim)
+		out := make([]ir.PrimExpr, 0, ndim)
 		out = append(out, dims[:a]...)
 		out = append(out, idims...)
 		out = append(out, dims[a+1:]...)
@@ -730,17 +732,17 @@ func newTakeOp() *Op {
 }
 
 // idxShapedLike is a tensor of dtype shaped like the index tensor.
-func idxShapedLike(dtype DataType, idx *TensorInfo) *TensorInfo {
+func idxShapedLike(dtype ir.DataType, idx *ir.TensorInfo) *ir.TensorInfo {
 	return withDType(idx, dtype)
 }
 
-func newBroadcastToOp() *Op {
-	op := &Op{
+func newBroadcastToOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.broadcast_to", Doc: "Broadcasts x to shape with numpy rules.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{{Name: "x", Kind: ArgExpr}, {Name: "shape", Kind: ArgShape}},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "shape", Kind: ir.ArgShape}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err

@@ -1,6 +1,8 @@
-package ir
+package op
 
 import (
+	"github.com/phasec/phasec/ir"
+
 	"fmt"
 	"strconv"
 )
@@ -14,14 +16,14 @@ import (
 // runtime check will catch them (the L2 level of the base check).
 
 // opErrorf formats an inference error prefixed with the op's TVMScript name.
-func opErrorf(op *Op, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", OpPath(op), fmt.Sprintf(format, args...))
+func opErrorf(op *ir.Op, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", ir.OpPath(op), fmt.Sprintf(format, args...))
 }
 
 // argStructInfo is the struct info of a call argument. Literal leaves that
 // have not been normalized yet get their obvious info, so hooks also work on
 // calls built by hand.
-func argStructInfo(e Expr) StructInfo {
+func argStructInfo(e ir.Expr) ir.StructInfo {
 	if e == nil {
 		return nil
 	}
@@ -29,62 +31,62 @@ func argStructInfo(e Expr) StructInfo {
 		return s
 	}
 	switch e := e.(type) {
-	case *ShapeExpr:
-		return ShapeInfoOf(e.Values...)
-	case *PrimValue:
-		return PrimInfoOf(e.Value)
-	case *StringImm, *DataTypeImm:
-		return Object()
-	case *Tuple:
-		fields := make([]StructInfo, len(e.Fields))
+	case *ir.ShapeExpr:
+		return ir.ShapeInfoOf(e.Values...)
+	case *ir.PrimValue:
+		return ir.PrimInfoOf(e.Value)
+	case *ir.StringImm, *ir.DataTypeImm:
+		return ir.Object()
+	case *ir.Tuple:
+		fields := make([]ir.StructInfo, len(e.Fields))
 		for i, f := range e.Fields {
 			fields[i] = argStructInfo(f)
 			if fields[i] == nil {
 				return nil
 			}
 		}
-		return NewTupleInfo(fields...)
+		return ir.NewTupleInfo(fields...)
 	}
 	return nil
 }
 
 // sinfoKind names the kind of s for error messages.
-func sinfoKind(s StructInfo) string {
+func sinfoKind(s ir.StructInfo) string {
 	switch s := s.(type) {
 	case nil:
 		return "no struct info"
-	case *ObjectInfo:
+	case *ir.ObjectInfo:
 		return "R.Object"
-	case *PrimInfo:
+	case *ir.PrimInfo:
 		return "R.Prim"
-	case *ShapeInfo:
+	case *ir.ShapeInfo:
 		return "R.Shape"
-	case *TensorInfo:
+	case *ir.TensorInfo:
 		if s.NDim >= 0 {
 			return fmt.Sprintf("R.Tensor(ndim=%d)", s.NDim)
 		}
 		return "R.Tensor"
-	case *TupleInfo:
+	case *ir.TupleInfo:
 		return fmt.Sprintf("R.Tuple of %d fields", len(s.Fields))
-	case *FuncInfo:
+	case *ir.FuncInfo:
 		return "R.Callable"
 	}
 	return fmt.Sprintf("%T", s)
 }
 
 // fmtDim prints a dimension for an error message.
-func fmtDim(e PrimExpr) string {
+func fmtDim(e ir.PrimExpr) string {
 	switch e := e.(type) {
-	case *IntImm:
+	case *ir.IntImm:
 		return strconv.FormatInt(e.Value, 10)
-	case *PrimVar:
+	case *ir.PrimVar:
 		return e.Name
 	}
-	return FormatPrim(e, nil)
+	return ir.FormatPrim(e, nil)
 }
 
 // fmtDType prints a dtype for an error message ("void" when unknown).
-func fmtDType(t DataType) string {
+func fmtDType(t ir.DataType) string {
 	if t.IsVoid() {
 		return "void"
 	}
@@ -92,21 +94,21 @@ func fmtDType(t DataType) string {
 }
 
 // opArgName is the schema name of argument position i (for messages).
-func opArgName(op *Op, i int) string {
-	n := op.argParamCount()
-	if p, ok := op.argParam(i); ok {
+func opArgName(op *ir.Op, i int) string {
+	n := op.ArgParamCount()
+	if p, ok := op.ArgParam(i); ok {
 		return p.Name
 	}
-	if last, ok := op.argParam(n - 1); ok && last.Variadic {
+	if last, ok := op.ArgParam(n - 1); ok && last.Variadic {
 		return last.Name
 	}
 	return "argument " + strconv.Itoa(i)
 }
 
 // tensorArg returns the TensorInfo of argument i or an error naming it.
-func tensorArg(op *Op, call *Call, i int) (*TensorInfo, error) {
+func tensorArg(op *ir.Op, call *ir.Call, i int) (*ir.TensorInfo, error) {
 	s := argStructInfo(call.Args[i])
-	t, ok := s.(*TensorInfo)
+	t, ok := s.(*ir.TensorInfo)
 	if !ok {
 		return nil, opErrorf(op, "%s must be a tensor, got %s", opArgName(op, i), sinfoKind(s))
 	}
@@ -116,7 +118,7 @@ func tensorArg(op *Op, call *Call, i int) (*TensorInfo, error) {
 // firstTensorArg checks the call's arity against op's schema and returns
 // the struct info of its first argument, which must be a tensor: the
 // preamble of most tensor inference rules.
-func firstTensorArg(op *Op, call *Call) (*TensorInfo, error) {
+func firstTensorArg(op *ir.Op, call *ir.Call) (*ir.TensorInfo, error) {
 	if err := opCheckArity(op, call); err != nil {
 		return nil, err
 	}
@@ -125,25 +127,25 @@ func firstTensorArg(op *Op, call *Call) (*TensorInfo, error) {
 
 // newTensor builds a result tensor: a known shape when known is true (the
 // dims are simplified), else rank-only.
-func newTensor(dtype DataType, dims []PrimExpr, known bool, ndim int) *TensorInfo {
+func newTensor(dtype ir.DataType, dims []ir.PrimExpr, known bool, ndim int) *ir.TensorInfo {
 	if !known {
-		return TensorInfoNDim(dtype, ndim)
+		return ir.TensorInfoNDim(dtype, ndim)
 	}
 	a := &knownTensorAlloc{}
-	var out []PrimExpr
+	var out []ir.PrimExpr
 	if len(dims) <= len(a.dims) {
 		out = a.dims[:len(dims):len(dims)] // non-nil even for rank 0, as TensorInfoOf
 	} else {
-		out = make([]PrimExpr, len(dims))
+		out = make([]ir.PrimExpr, len(dims))
 	}
 	for i, d := range dims {
-		out[i] = Simplify(d)
+		out[i] = ir.Simplify(d)
 	}
 	// What TensorInfoOf(dtype, out...) builds, in one allocation.
-	a.sinfo = ShapeInfo{Values: out, NDim: len(out)}
+	a.sinfo = ir.ShapeInfo{Values: out, NDim: len(out)}
 	a.shape.Values = out
 	a.shape.SetStructInfo(&a.sinfo)
-	a.info = TensorInfo{Shape: &a.shape, DType: dtype, NDim: len(out)}
+	a.info = ir.TensorInfo{Shape: &a.shape, DType: dtype, NDim: len(out)}
 	return &a.info
 }
 
@@ -153,22 +155,22 @@ func newTensor(dtype DataType, dims []PrimExpr, known bool, ndim int) *TensorInf
 // they were most of normalization's allocations. The parts live and die
 // together, so sharing one allocation retains nothing extra.
 type knownTensorAlloc struct {
-	info  TensorInfo
-	shape ShapeExpr
-	sinfo ShapeInfo
-	dims  [4]PrimExpr
+	info  ir.TensorInfo
+	shape ir.ShapeExpr
+	sinfo ir.ShapeInfo
+	dims  [4]ir.PrimExpr
 }
 
 // withDType returns t's shape with another dtype.
-func withDType(t *TensorInfo, dtype DataType) *TensorInfo {
+func withDType(t *ir.TensorInfo, dtype ir.DataType) *ir.TensorInfo {
 	if t.DType == dtype {
 		return t
 	}
-	return &TensorInfo{Shape: t.Shape, DType: dtype, NDim: t.NDim}
+	return &ir.TensorInfo{Shape: t.Shape, DType: dtype, NDim: t.NDim}
 }
 
 // normAxis maps a possibly negative axis into [0, ndim).
-func normAxis(op *Op, axis int64, ndim int) (int, error) {
+func normAxis(op *ir.Op, axis int64, ndim int) (int, error) {
 	if axis < -int64(ndim) || axis >= int64(ndim) {
 		return 0, opErrorf(op, "axis %d is out of range for a tensor of rank %d", axis, ndim)
 	}
@@ -179,7 +181,7 @@ func normAxis(op *Op, axis int64, ndim int) (int, error) {
 }
 
 // normAxes normalizes a list of axes and rejects repeats.
-func normAxes(op *Op, axes []int64, ndim int) ([]int, error) {
+func normAxes(op *ir.Op, axes []int64, ndim int) ([]int, error) {
 	out := make([]int, len(axes))
 	seen := make([]bool, ndim)
 	for i, a := range axes {
@@ -197,15 +199,15 @@ func normAxes(op *Op, axes []int64, ndim int) ([]int, error) {
 }
 
 // dimsProvablyDiffer reports whether two dimensions are distinct constants.
-func dimsProvablyDiffer(a, b PrimExpr) bool {
-	x, ok1 := IntValue(Simplify(a))
-	y, ok2 := IntValue(Simplify(b))
+func dimsProvablyDiffer(a, b ir.PrimExpr) bool {
+	x, ok1 := ir.IntValue(ir.Simplify(a))
+	y, ok2 := ir.IntValue(ir.Simplify(b))
 	return ok1 && ok2 && x != y
 }
 
 // isOne reports whether a dimension is the constant 1.
-func isOne(d PrimExpr) bool {
-	v, ok := IntValue(d)
+func isOne(d ir.PrimExpr) bool {
+	v, ok := ir.IntValue(d)
 	return ok && v == 1
 }
 
@@ -214,16 +216,16 @@ func isOne(d PrimExpr) bool {
 // result is then rank-only); a pair of distinct constants (neither 1) is an
 // error. The result is written to scratch when it fits (callers pass a
 // stack array, newTensor copies the dims out), else to a new slice.
-func broadcastDims(op *Op, a, b, scratch []PrimExpr) (out []PrimExpr, known bool, err error) {
+func broadcastDims(op *ir.Op, a, b, scratch []ir.PrimExpr) (out []ir.PrimExpr, known bool, err error) {
 	n := max(len(a), len(b))
 	if n <= cap(scratch) {
 		out = scratch[:n]
 	} else {
-		out = make([]PrimExpr, n)
+		out = make([]ir.PrimExpr, n)
 	}
 	known = true
 	for i := 1; i <= n; i++ {
-		var da, db PrimExpr
+		var da, db ir.PrimExpr
 		if i <= len(a) {
 			da = a[len(a)-i]
 		}
@@ -239,7 +241,7 @@ func broadcastDims(op *Op, a, b, scratch []PrimExpr) (out []PrimExpr, known bool
 			out[n-i] = db
 		case isOne(db):
 			out[n-i] = da
-		case CanProveEqual(da, db):
+		case ir.CanProveEqual(da, db):
 			out[n-i] = da
 		case dimsProvablyDiffer(da, db):
 			return nil, false, opErrorf(op, "cannot broadcast dimension %s with %s", fmtDim(da), fmtDim(db))
@@ -252,70 +254,70 @@ func broadcastDims(op *Op, a, b, scratch []PrimExpr) (out []PrimExpr, known bool
 
 // shapeProduct is the simplified product of dims (1 for a scalar). Constant
 // factors are folded here so static element counts are always constants.
-func shapeProduct(dims []PrimExpr) PrimExpr {
+func shapeProduct(dims []ir.PrimExpr) ir.PrimExpr {
 	c := int64(1)
-	var sym PrimExpr
+	var sym ir.PrimExpr
 	for _, d := range dims {
-		if v, ok := IntValue(d); ok {
+		if v, ok := ir.IntValue(d); ok {
 			c *= v
 			continue
 		}
 		if sym == nil {
 			sym = d
 		} else {
-			sym = Mul(sym, d)
+			sym = ir.Mul(sym, d)
 		}
 	}
 	switch {
 	case sym == nil:
-		return I64(c)
+		return ir.I64(c)
 	case c == 1:
-		return Simplify(sym)
+		return ir.Simplify(sym)
 	}
-	return Simplify(Mul(sym, I64(c)))
+	return ir.Simplify(ir.Mul(sym, ir.I64(c)))
 }
 
 // addDims and floorDivDims fold constant operands themselves, so static
 // shapes stay constant whatever the simplifier does.
-func addDims(a, b PrimExpr) PrimExpr {
-	x, ok1 := IntValue(a)
-	y, ok2 := IntValue(b)
+func addDims(a, b ir.PrimExpr) ir.PrimExpr {
+	x, ok1 := ir.IntValue(a)
+	y, ok2 := ir.IntValue(b)
 	if ok1 && ok2 {
-		return I64(x + y)
+		return ir.I64(x + y)
 	}
-	return Simplify(Add(a, b))
+	return ir.Simplify(ir.Add(a, b))
 }
 
-func floorDivDims(a, b PrimExpr) PrimExpr {
-	x, ok1 := IntValue(a)
-	y, ok2 := IntValue(b)
+func floorDivDims(a, b ir.PrimExpr) ir.PrimExpr {
+	x, ok1 := ir.IntValue(a)
+	y, ok2 := ir.IntValue(b)
 	if ok1 && ok2 && y != 0 {
 		q := x / y
 		if x%y != 0 && (x < 0) != (y < 0) {
 			q--
 		}
-		return I64(q)
+		return ir.I64(q)
 	}
 	if ok2 && y == 1 {
 		return a
 	}
-	return Simplify(FloorDiv(a, b))
+	return ir.Simplify(ir.FloorDiv(a, b))
 }
 
 // unifyDType is the common dtype of two operands of an arithmetic op; void
 // (unknown) when either is unknown.
-func unifyDType(op *Op, a, b DataType) (DataType, error) {
+func unifyDType(op *ir.Op, a, b ir.DataType) (ir.DataType, error) {
 	if a.IsVoid() || b.IsVoid() {
-		return Void, nil
+		return ir.Void, nil
 	}
 	if a != b {
-		return Void, opErrorf(op, "data types %s and %s must be equal", a, b)
+		return ir.Void, opErrorf(op, "data types %s and %s must be equal", a, b)
 	}
 	return a, nil
 }
 
 // requireFloat rejects a known non-float dtype.
-func requireFloat(op *Op, t DataType) error {
+func requireFloat(op *ir.Op, t ir.DataType) error {
 	if !t.IsVoid() && !t.IsFloat() {
 		return opErrorf(op, "requires a float tensor, got %s", t)
 	}
@@ -325,16 +327,16 @@ func requireFloat(op *Op, t DataType) error {
 // shapeArg reads a shape-valued argument (R.shape([...]) or a shape var):
 // the dimension values when known, the rank (-1 unknown), and the shape
 // expression a result tensor may use as its Shape.
-func shapeArg(op *Op, call *Call, i int) (dims []PrimExpr, ndim int, shape Expr, err error) {
+func shapeArg(op *ir.Op, call *ir.Call, i int) (dims []ir.PrimExpr, ndim int, shape ir.Expr, err error) {
 	e := call.Args[i]
-	if se, ok := e.(*ShapeExpr); ok {
+	if se, ok := e.(*ir.ShapeExpr); ok {
 		return se.Values, len(se.Values), se, nil
 	}
-	s, ok := argStructInfo(e).(*ShapeInfo)
+	s, ok := argStructInfo(e).(*ir.ShapeInfo)
 	if !ok {
 		return nil, -1, nil, opErrorf(op, "%s must be a shape, got %s", opArgName(op, i), sinfoKind(argStructInfo(e)))
 	}
-	if v, isVar := e.(*Var); isVar {
+	if v, isVar := e.(*ir.Var); isVar {
 		shape = v
 	}
 	if s.Known() {
@@ -345,33 +347,33 @@ func shapeArg(op *Op, call *Call, i int) (dims []PrimExpr, ndim int, shape Expr,
 
 // tensorFromShape builds the result of an op whose output shape is a shape
 // argument (alloc_tensor, full, broadcast_to, reshape).
-func tensorFromShape(dtype DataType, dims []PrimExpr, ndim int, shape Expr) *TensorInfo {
+func tensorFromShape(dtype ir.DataType, dims []ir.PrimExpr, ndim int, shape ir.Expr) *ir.TensorInfo {
 	if dims != nil {
 		return newTensor(dtype, dims, true, len(dims))
 	}
-	if v, ok := shape.(*Var); ok {
-		return &TensorInfo{Shape: v, DType: dtype, NDim: ndim}
+	if v, ok := shape.(*ir.Var); ok {
+		return &ir.TensorInfo{Shape: v, DType: dtype, NDim: ndim}
 	}
-	return TensorInfoNDim(dtype, ndim)
+	return ir.TensorInfoNDim(dtype, ndim)
 }
 
 // dtypeArg reads a DataTypeImm argument; any other expression means the
 // dtype is unknown (void).
-func dtypeArg(e Expr) DataType {
-	if d, ok := e.(*DataTypeImm); ok {
+func dtypeArg(e ir.Expr) ir.DataType {
+	if d, ok := e.(*ir.DataTypeImm); ok {
 		return d.Value
 	}
-	return Void
+	return ir.Void
 }
 
 // infoBySInfoArgs is the return info of a call whose type comes from its
 // explicit sinfo_args: none gives def, one gives itself, several a tuple.
-func infoBySInfoArgs(call *Call, def StructInfo) StructInfo {
+func infoBySInfoArgs(call *ir.Call, def ir.StructInfo) ir.StructInfo {
 	switch len(call.SInfoArgs) {
 	case 0:
 		return def
 	case 1:
 		return call.SInfoArgs[0]
 	}
-	return NewTupleInfo(append([]StructInfo(nil), call.SInfoArgs...)...)
+	return ir.NewTupleInfo(append([]ir.StructInfo(nil), call.SInfoArgs...)...)
 }

@@ -1,84 +1,87 @@
-package ir
+package op
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/phasec/phasec/ir"
+)
 
 // The call family (call_tir, call_dps_packed, packed calls), closures and the
-// small utility ops. Memory ops are in ops_memory.go and ops_vm.go; tensor
-// ops in ops_unary.go, ops_binary.go, ops_tensor.go, ops_manip.go,
-// ops_reduce.go and ops_nn.go.
+// small utility ops. Memory ops are in memory.go and vm.go; tensor
+// ops in unary.go, binary.go, tensor.go, manip.go, reduce.go and nn.go.
 //
 // Every op's Infer, Normalize and Validate hooks tolerate arguments that
 // the normalizer has not reached yet (literal leaves without struct info)
 // and report problems as errors prefixed with the op's TVMScript name.
 
 var (
-	// OpCallTIR is R.call_tir(gvar, args, out_sinfo=..., tir_vars=None).
-	OpCallTIR = RegisterOp(newCallTIROp("relax.call_tir",
+	// CallTIR is R.call_tir(gvar, args, out_sinfo=..., tir_vars=None).
+	CallTIR = ir.RegisterOp(newCallTIROp("relax.call_tir",
 		"Calls a PrimFunc in destination-passing style; the compiler allocates the outputs.", false))
-	// OpCallTIRInplace is R.call_tir_inplace(gvar, args, inplace_indices, out_sinfo=..., tir_vars=None).
-	OpCallTIRInplace = RegisterOp(newCallTIROp("relax.call_tir_inplace",
+	// CallTIRInplace is R.call_tir_inplace(gvar, args, inplace_indices, out_sinfo=..., tir_vars=None).
+	CallTIRInplace = ir.RegisterOp(newCallTIROp("relax.call_tir_inplace",
 		"Calls a PrimFunc that writes some outputs into its inputs (inplace_indices, -1 for a fresh output).", true))
-	// OpCallDPSPacked is R.call_dps_packed(func, args, out_sinfo=...).
-	OpCallDPSPacked = RegisterOp(newCallDPSPackedOp())
-	// OpCallPacked is R.call_packed(func, *args, sinfo_args=...): an impure packed call.
-	OpCallPacked = RegisterOp(newPackedOp("relax.call_packed",
+	// CallDPSPacked is R.call_dps_packed(func, args, out_sinfo=...).
+	CallDPSPacked = ir.RegisterOp(newCallDPSPackedOp())
+	// CallPacked is R.call_packed(func, *args, sinfo_args=...): an impure packed call.
+	CallPacked = ir.RegisterOp(newPackedOp("relax.call_packed",
 		"Calls a packed function by name; impure, returns its sinfo_args.", false))
-	// OpCallPurePacked is R.call_pure_packed(func, *args, sinfo_args=...).
-	OpCallPurePacked = RegisterOp(newPackedOp("relax.call_pure_packed",
+	// CallPurePacked is R.call_pure_packed(func, *args, sinfo_args=...).
+	CallPurePacked = ir.RegisterOp(newPackedOp("relax.call_pure_packed",
 		"Calls a packed function declared pure, so it may appear in dataflow blocks.", true))
-	// OpCallInplacePacked is R.call_inplace_packed(func, *args,
+	// CallInplacePacked is R.call_inplace_packed(func, *args,
 	// inplace_indices=..., sinfo_args=...): a packed call declared pure
 	// that writes its results into the arguments inplace_indices name.
-	OpCallInplacePacked = RegisterOp(newInplacePackedOp())
-	// OpCallBuiltinWithCtx is R.call_builtin_with_ctx(func, args, sinfo_args=...).
-	OpCallBuiltinWithCtx = RegisterOp(newBuiltinWithCtxOp())
-	// OpMakeClosure is R.make_closure(func, args): func with captured args bound.
-	OpMakeClosure = RegisterOp(newMakeClosureOp())
-	// OpInvokeClosure is R.invoke_closure(closure, args, sinfo_args=...).
-	OpInvokeClosure = RegisterOp(newInvokeClosureOp("relax.invoke_closure",
+	CallInplacePacked = ir.RegisterOp(newInplacePackedOp())
+	// CallBuiltinWithCtx is R.call_builtin_with_ctx(func, args, sinfo_args=...).
+	CallBuiltinWithCtx = ir.RegisterOp(newBuiltinWithCtxOp())
+	// MakeClosure is R.make_closure(func, args): func with captured args bound.
+	MakeClosure = ir.RegisterOp(newMakeClosureOp())
+	// InvokeClosure is R.invoke_closure(closure, args, sinfo_args=...).
+	InvokeClosure = ir.RegisterOp(newInvokeClosureOp("relax.invoke_closure",
 		"Calls a closure; impure.", false))
-	// OpInvokePureClosure is R.invoke_pure_closure(closure, args, sinfo_args=...).
-	OpInvokePureClosure = RegisterOp(newInvokeClosureOp("relax.invoke_pure_closure",
+	// InvokePureClosure is R.invoke_pure_closure(closure, args, sinfo_args=...).
+	InvokePureClosure = ir.RegisterOp(newInvokeClosureOp("relax.invoke_pure_closure",
 		"Calls a closure declared pure.", true))
-	// OpNullValue is R.null_value(): the null object.
-	OpNullValue = RegisterOp(newNullValueOp())
-	// OpShapeOf is R.shape_of(expr): the shape of a tensor as a shape value.
-	OpShapeOf = RegisterOp(newShapeOfOp())
-	// OpTensorToShape is R.tensor_to_shape(expr): a 1-D int tensor as a shape.
-	OpTensorToShape = RegisterOp(newTensorToShapeOp())
-	// OpShapeToTensor is R.shape_to_tensor(expr): a shape as a 1-D int64 tensor.
-	OpShapeToTensor = RegisterOp(newShapeToTensorOp())
-	// OpPrint is R.print(*values, format=""): prints values at run time.
-	OpPrint = RegisterOp(newPrintOp())
-	// OpAssert is R.assert_op(condition, format_args=None, format=""): a run-time check.
-	OpAssert = RegisterOp(newAssertOp())
+	// NullValue is R.null_value(): the null object.
+	NullValue = ir.RegisterOp(newNullValueOp())
+	// ShapeOf is R.shape_of(expr): the shape of a tensor as a shape value.
+	ShapeOf = ir.RegisterOp(newShapeOfOp())
+	// TensorToShape is R.tensor_to_shape(expr): a 1-D int tensor as a shape.
+	TensorToShape = ir.RegisterOp(newTensorToShapeOp())
+	// ShapeToTensor is R.shape_to_tensor(expr): a shape as a 1-D int64 tensor.
+	ShapeToTensor = ir.RegisterOp(newShapeToTensorOp())
+	// Print is R.print(*values, format=""): prints values at run time.
+	Print = ir.RegisterOp(newPrintOp())
+	// Assert is R.assert_op(condition, format_args=None, format=""): a run-time check.
+	Assert = ir.RegisterOp(newAssertOp())
 )
 
 // --- call_tir / call_tir_inplace -------------------------------------------
 
-func newCallTIROp(name, doc string, inplace bool) *Op {
-	op := &Op{Name: name, Doc: doc, SInfoArgs: OutSInfo, Pure: true, Category: CatCall}
-	op.Params = []Param{
-		{Name: "gvar", Kind: ArgExpr},
-		{Name: "args", Kind: ArgTuple},
+func newCallTIROp(name, doc string, inplace bool) *ir.Op {
+	op := &ir.Op{Name: name, Doc: doc, SInfoArgs: ir.OutSInfo, Pure: true, Category: ir.CatCall}
+	op.Params = []ir.Param{
+		{Name: "gvar", Kind: ir.ArgExpr},
+		{Name: "args", Kind: ir.ArgTuple},
 	}
 	if inplace {
-		op.Params = append(op.Params, Param{Name: "inplace_indices", Kind: AttrInts})
+		op.Params = append(op.Params, ir.Param{Name: "inplace_indices", Kind: ir.AttrInts})
 	}
-	op.Params = append(op.Params, Param{Name: "tir_vars", Kind: ArgShape, Optional: true})
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferCallTIR(op, call) }
-	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeDPSCall(op, call) }
-	op.Validate = func(ctx *InferCtx, call *Call) error { return validateCallTIR(op, ctx, call, inplace) }
+	op.Params = append(op.Params, ir.Param{Name: "tir_vars", Kind: ir.ArgShape, Optional: true})
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferCallTIR(op, call) }
+	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeDPSCall(op, call) }
+	op.Validate = func(ctx *ir.InferCtx, call *ir.Call) error { return validateCallTIR(op, ctx, call, inplace) }
 	return op
 }
 
 // dpsOutputs returns the output tensors of a call_tir-style call: its
 // out_sinfo list, or the fields of a single tuple out_sinfo (the form TVM's
 // C++ constructor builds).
-func dpsOutputs(op *Op, call *Call) ([]StructInfo, error) {
+func dpsOutputs(op *ir.Op, call *ir.Call) ([]ir.StructInfo, error) {
 	outs := call.SInfoArgs
 	if len(outs) == 1 {
-		if t, ok := outs[0].(*TupleInfo); ok {
+		if t, ok := outs[0].(*ir.TupleInfo); ok {
 			outs = t.Fields
 		}
 	}
@@ -86,14 +89,14 @@ func dpsOutputs(op *Op, call *Call) ([]StructInfo, error) {
 		return nil, opErrorf(op, "missing out_sinfo")
 	}
 	for i, o := range outs {
-		if _, ok := o.(*TensorInfo); !ok {
+		if _, ok := o.(*ir.TensorInfo); !ok {
 			return nil, opErrorf(op, "out_sinfo %d must be a tensor, got %s", i, sinfoKind(o))
 		}
 	}
 	return outs, nil
 }
 
-func inferCallTIR(op *Op, call *Call) (StructInfo, error) {
+func inferCallTIR(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 	if err := opCheckArity(op, call); err != nil {
 		return nil, err
 	}
@@ -102,43 +105,43 @@ func inferCallTIR(op *Op, call *Call) (StructInfo, error) {
 		return nil, err
 	}
 	if len(call.Args) > 2 {
-		if _, ok := argStructInfo(call.Args[2]).(*ShapeInfo); !ok {
+		if _, ok := argStructInfo(call.Args[2]).(*ir.ShapeInfo); !ok {
 			return nil, opErrorf(op, "tir_vars must be a shape, got %s", sinfoKind(argStructInfo(call.Args[2])))
 		}
 	}
 	if len(outs) == 1 {
 		return outs[0], nil
 	}
-	return NewTupleInfo(append([]StructInfo(nil), outs...)...), nil
+	return ir.NewTupleInfo(append([]ir.StructInfo(nil), outs...)...), nil
 }
 
 // normalizeDPSCall puts a call_tir-style call in canonical form: the
 // argument list is an in-line tuple (a bare tensor is wrapped, a tuple-valued
 // variable is unpacked into its fields), out_sinfo is a flat list of
 // tensors, and attributes have their canonical types.
-func normalizeDPSCall(op *Op, call *Call) (Expr, error) {
+func normalizeDPSCall(op *ir.Op, call *ir.Call) (ir.Expr, error) {
 	c, err := normalizeSchema(op, call)
 	if err != nil {
 		return nil, err
 	}
-	var newArgs []Expr
+	var newArgs []ir.Expr
 	if len(c.Args) > 1 {
 		if tup, ok := wrapArgTuple(c.Args[1]); ok {
-			newArgs = append([]Expr(nil), c.Args...)
+			newArgs = append([]ir.Expr(nil), c.Args...)
 			newArgs[1] = tup
 		}
 	}
-	var newOuts []StructInfo
+	var newOuts []ir.StructInfo
 	if len(c.SInfoArgs) == 1 {
-		if t, ok := c.SInfoArgs[0].(*TupleInfo); ok {
-			newOuts = append([]StructInfo(nil), t.Fields...)
+		if t, ok := c.SInfoArgs[0].(*ir.TupleInfo); ok {
+			newOuts = append([]ir.StructInfo(nil), t.Fields...)
 		}
 	}
 	if newArgs == nil && newOuts == nil {
 		return c, nil
 	}
 	out := *c
-	out.sinfo = nil
+	out.SetStructInfo(nil)
 	if newArgs != nil {
 		out.Args = newArgs
 	}
@@ -150,36 +153,36 @@ func normalizeDPSCall(op *Op, call *Call) (Expr, error) {
 
 // wrapArgTuple returns the in-line tuple form of an argument-list operand,
 // and false when it already is an in-line tuple.
-func wrapArgTuple(e Expr) (*Tuple, bool) {
-	if _, ok := e.(*Tuple); ok {
+func wrapArgTuple(e ir.Expr) (*ir.Tuple, bool) {
+	if _, ok := e.(*ir.Tuple); ok {
 		return nil, false
 	}
-	if ti, ok := argStructInfo(e).(*TupleInfo); ok {
-		fields := make([]Expr, len(ti.Fields))
+	if ti, ok := argStructInfo(e).(*ir.TupleInfo); ok {
+		fields := make([]ir.Expr, len(ti.Fields))
 		for i, f := range ti.Fields {
-			g := &TupleGetItem{Tuple: e, Index: i}
+			g := &ir.TupleGetItem{Tuple: e, Index: i}
 			g.SetStructInfo(f)
 			fields[i] = g
 		}
-		return NewTuple(fields...), true
+		return ir.NewTuple(fields...), true
 	}
-	return NewTuple(e), true
+	return ir.NewTuple(e), true
 }
 
 // argListInfos returns the struct info of each element of an argument-list
 // operand (an in-line tuple, a tuple-valued expression, or a bare value).
-func argListInfos(e Expr) []StructInfo {
-	if t, ok := e.(*Tuple); ok {
-		out := make([]StructInfo, len(t.Fields))
+func argListInfos(e ir.Expr) []ir.StructInfo {
+	if t, ok := e.(*ir.Tuple); ok {
+		out := make([]ir.StructInfo, len(t.Fields))
 		for i, f := range t.Fields {
 			out[i] = argStructInfo(f)
 		}
 		return out
 	}
-	if ti, ok := argStructInfo(e).(*TupleInfo); ok {
+	if ti, ok := argStructInfo(e).(*ir.TupleInfo); ok {
 		return ti.Fields
 	}
-	return []StructInfo{argStructInfo(e)}
+	return []ir.StructInfo{argStructInfo(e)}
 }
 
 // validateCallTIR checks a call_tir against its callee: the callee is a
@@ -187,11 +190,11 @@ func argListInfos(e Expr) []StructInfo {
 // freshly allocated outputs and the tir_vars in number and, where known, in
 // dtype, rank and constant dimensions. Without a module only the callee's
 // form is checked.
-func validateCallTIR(op *Op, ctx *InferCtx, call *Call, inplace bool) error {
+func validateCallTIR(op *ir.Op, ctx *ir.InferCtx, call *ir.Call, inplace bool) error {
 	if len(call.Args) < 2 {
 		return opCheckArity(op, call)
 	}
-	gv, ok := call.Args[0].(*GlobalVar)
+	gv, ok := call.Args[0].(*ir.GlobalVar)
 	if !ok {
 		return opErrorf(op, "callee must be a global PrimFunc (cls.name), got %s", exprKind(call.Args[0]))
 	}
@@ -213,13 +216,13 @@ func validateCallTIR(op *Op, ctx *InferCtx, call *Call, inplace bool) error {
 	if !found {
 		return opErrorf(op, "no function named %s in the module", gv.Name)
 	}
-	pf, ok := f.(*PrimFunc)
+	pf, ok := f.(*ir.PrimFunc)
 	if !ok {
 		return opErrorf(op, "callee %s is a Relax function, not a PrimFunc", gv.Name)
 	}
 	nTIRVars := 0
 	if len(call.Args) > 2 {
-		s, _ := argStructInfo(call.Args[2]).(*ShapeInfo)
+		s, _ := argStructInfo(call.Args[2]).(*ir.ShapeInfo)
 		if s == nil || s.NDim < 0 {
 			return nil // cannot count the scalar parameters
 		}
@@ -245,7 +248,7 @@ func validateCallTIR(op *Op, ctx *InferCtx, call *Call, inplace bool) error {
 
 // validateInplace checks inplace_indices and returns the outputs that get a
 // fresh buffer (index -1).
-func validateInplace(op *Op, call *Call, inputs, outs []StructInfo) ([]StructInfo, error) {
+func validateInplace(op *ir.Op, call *ir.Call, inputs, outs []ir.StructInfo) ([]ir.StructInfo, error) {
 	idx, present, err := opAttrInts(op, call, "inplace_indices")
 	if err != nil {
 		return nil, err
@@ -253,7 +256,7 @@ func validateInplace(op *Op, call *Call, inputs, outs []StructInfo) ([]StructInf
 	if !present || len(idx) != len(outs) {
 		return nil, opErrorf(op, "inplace_indices must have one entry per output (%d), got %d", len(outs), len(idx))
 	}
-	var fresh []StructInfo
+	var fresh []ir.StructInfo
 	seen := map[int64]bool{}
 	inPlace := 0
 	for j, k := range idx {
@@ -269,11 +272,11 @@ func validateInplace(op *Op, call *Call, inputs, outs []StructInfo) ([]StructInf
 		}
 		seen[k] = true
 		inPlace++
-		in, ok := inputs[k].(*TensorInfo)
+		in, ok := inputs[k].(*ir.TensorInfo)
 		if !ok {
 			return nil, opErrorf(op, "argument %d is used in place but is %s, not a tensor", k, sinfoKind(inputs[k]))
 		}
-		if err := checkTensorMatch(op, in, outs[j].(*TensorInfo), "argument "+strconv.Itoa(int(k)), "output "+strconv.Itoa(j)); err != nil {
+		if err := checkTensorMatch(op, in, outs[j].(*ir.TensorInfo), "argument "+strconv.Itoa(int(k)), "output "+strconv.Itoa(j)); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +288,7 @@ func validateInplace(op *Op, call *Call, inputs, outs []StructInfo) ([]StructInf
 
 // checkTensorMatch rejects statically known differences between two tensors
 // that must describe the same buffer.
-func checkTensorMatch(op *Op, a, b *TensorInfo, what, against string) error {
+func checkTensorMatch(op *ir.Op, a, b *ir.TensorInfo, what, against string) error {
 	if !a.DType.IsVoid() && !b.DType.IsVoid() && a.DType != b.DType {
 		return opErrorf(op, "%s has dtype %s but %s has %s", what, a.DType, against, b.DType)
 	}
@@ -305,16 +308,16 @@ func checkTensorMatch(op *Op, a, b *TensorInfo, what, against string) error {
 }
 
 // checkPrimFuncParam checks the value passed for PrimFunc parameter i.
-func checkPrimFuncParam(op *Op, callee string, pf *PrimFunc, i int, s StructInfo, what string) error {
+func checkPrimFuncParam(op *ir.Op, callee string, pf *ir.PrimFunc, i int, s ir.StructInfo, what string) error {
 	p := pf.Params[i]
 	buf := pf.ParamBuffer(i)
 	switch {
 	case buf != nil:
 		switch t := s.(type) {
-		case *TensorInfo:
-			b := TensorInfoOf(buf.DType, buf.Shape...)
+		case *ir.TensorInfo:
+			b := ir.TensorInfoOf(buf.DType, buf.Shape...)
 			return checkTensorMatch(op, t, b, what+" "+strconv.Itoa(i), "buffer "+buf.Name+" of "+callee)
-		case *ObjectInfo, nil:
+		case *ir.ObjectInfo, nil:
 			return nil
 		default:
 			return opErrorf(op, "%s %d is %s but parameter %s of %s is a buffer", what, i, sinfoKind(s), buf.Name, callee)
@@ -323,12 +326,12 @@ func checkPrimFuncParam(op *Op, callee string, pf *PrimFunc, i int, s StructInfo
 		return nil
 	default:
 		switch t := s.(type) {
-		case *PrimInfo:
+		case *ir.PrimInfo:
 			if !t.DType.IsVoid() && t.DType != p.Type {
 				return opErrorf(op, "%s %d has dtype %s but parameter %s of %s is %s", what, i, t.DType, p.Name, callee, p.Type)
 			}
 			return nil
-		case *ObjectInfo, nil:
+		case *ir.ObjectInfo, nil:
 			return nil
 		default:
 			return opErrorf(op, "%s %d is %s but parameter %s of %s is a scalar %s", what, i, sinfoKind(s), p.Name, callee, p.Type)
@@ -337,31 +340,31 @@ func checkPrimFuncParam(op *Op, callee string, pf *PrimFunc, i int, s StructInfo
 }
 
 // exprKind names an expression's node type for messages.
-func exprKind(e Expr) string {
+func exprKind(e ir.Expr) string {
 	switch e := e.(type) {
-	case *Var:
+	case *ir.Var:
 		return "variable " + e.Name
-	case *GlobalVar:
+	case *ir.GlobalVar:
 		return "global " + e.Name
-	case *ExternFunc:
+	case *ir.ExternFunc:
 		return "extern function " + e.Symbol
-	case *StringImm:
+	case *ir.StringImm:
 		return "a string"
-	case *Op:
-		return "op " + OpPath(e)
+	case *ir.Op:
+		return "op " + ir.OpPath(e)
 	case nil:
 		return "nothing"
-	case *Call:
+	case *ir.Call:
 		return "a call"
-	case *Tuple:
+	case *ir.Tuple:
 		return "a tuple"
-	case *Constant:
+	case *ir.Constant:
 		return "a constant"
-	case *ShapeExpr:
+	case *ir.ShapeExpr:
 		return "a shape"
-	case *PrimValue:
+	case *ir.PrimValue:
 		return "a prim value"
-	case *Function:
+	case *ir.Function:
 		return "a function"
 	}
 	return "an expression"
@@ -369,18 +372,18 @@ func exprKind(e Expr) string {
 
 // --- call_dps_packed --------------------------------------------------------
 
-func newCallDPSPackedOp() *Op {
-	op := &Op{
+func newCallDPSPackedOp() *ir.Op {
+	op := &ir.Op{
 		Name:      "relax.call_dps_packed",
 		Doc:       "Calls a packed function in destination-passing style; the compiler allocates the outputs.",
-		SInfoArgs: OutSInfo, Pure: true, Category: CatCall,
-		Params: []Param{
-			{Name: "func", Kind: ArgExpr},
-			{Name: "args", Kind: ArgTuple},
+		SInfoArgs: ir.OutSInfo, Pure: true, Category: ir.CatCall,
+		Params: []ir.Param{
+			{Name: "func", Kind: ir.ArgExpr},
+			{Name: "args", Kind: ir.ArgTuple},
 		},
-		Extra: map[string]any{extraExternCallee: "func"},
+		Extra: map[string]any{ir.ExtraExternCallee: "func"},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
@@ -394,17 +397,17 @@ func newCallDPSPackedOp() *Op {
 		if len(outs) == 1 {
 			return outs[0], nil
 		}
-		return NewTupleInfo(append([]StructInfo(nil), outs...)...), nil
+		return ir.NewTupleInfo(append([]ir.StructInfo(nil), outs...)...), nil
 	}
-	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeDPSCall(op, call) }
+	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeDPSCall(op, call) }
 	return op
 }
 
 // checkExternCallee accepts the callee forms of packed calls: an extern
 // function, or a variable holding a packed function or closure.
-func checkExternCallee(op *Op, e Expr) error {
+func checkExternCallee(op *ir.Op, e ir.Expr) error {
 	switch e.(type) {
-	case *ExternFunc, *Var:
+	case *ir.ExternFunc, *ir.Var:
 		return nil
 	}
 	return opErrorf(op, "callee must be an extern function name, got %s", exprKind(e))
@@ -412,35 +415,35 @@ func checkExternCallee(op *Op, e Expr) error {
 
 // --- packed calls -----------------------------------------------------------
 
-func newPackedOp(name, doc string, pure bool) *Op {
-	op := &Op{
-		Name: name, Doc: doc, SInfoArgs: SInfoArgsKw, Pure: pure, Category: CatPacked,
-		Params: []Param{
-			{Name: "func", Kind: ArgExpr},
-			{Name: "args", Kind: ArgExpr, Variadic: true},
+func newPackedOp(name, doc string, pure bool) *ir.Op {
+	op := &ir.Op{
+		Name: name, Doc: doc, SInfoArgs: ir.SInfoArgsKw, Pure: pure, Category: ir.CatPacked,
+		Params: []ir.Param{
+			{Name: "func", Kind: ir.ArgExpr},
+			{Name: "args", Kind: ir.ArgExpr, Variadic: true},
 		},
-		Extra: map[string]any{extraExternCallee: "func"},
+		Extra: map[string]any{ir.ExtraExternCallee: "func"},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
 		if err := checkExternCallee(op, call.Args[0]); err != nil {
 			return nil, err
 		}
-		return infoBySInfoArgs(call, Object()), nil
+		return infoBySInfoArgs(call, ir.Object()), nil
 	}
 	if !pure {
 		// R.call_packed("f", args...) is sugar: its canonical form is a
 		// direct call of the ExternFunc, as in TVM, so there is one
 		// spelling of an impure packed call (RemovePurityChecking produces
 		// the same form from call_pure_packed).
-		op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) {
-			callee, ok := call.Args[0].(*ExternFunc)
+		op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) {
+			callee, ok := call.Args[0].(*ir.ExternFunc)
 			if !ok {
 				return call, nil
 			}
-			direct := &Call{Op: callee, Args: call.Args[1:], SInfoArgs: call.SInfoArgs}
+			direct := &ir.Call{Op: callee, Args: call.Args[1:], SInfoArgs: call.SInfoArgs}
 			direct.SetSpan(call.Span())
 			return direct, nil
 		}
@@ -448,12 +451,12 @@ func newPackedOp(name, doc string, pure bool) *Op {
 	return op
 }
 
-func newInplacePackedOp() *Op {
+func newInplacePackedOp() *ir.Op {
 	op := newPackedOp("relax.call_inplace_packed",
 		"Calls a packed function declared pure that writes its results into the arguments inplace_indices names.", true)
-	op.Params = append(op.Params, Param{Name: "inplace_indices", Kind: AttrInts})
+	op.Params = append(op.Params, ir.Param{Name: "inplace_indices", Kind: ir.AttrInts})
 	packedInfer := op.Infer
-	op.Infer = func(ctx *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		ret, err := packedInfer(ctx, call)
 		if err != nil {
 			return nil, err
@@ -473,18 +476,18 @@ func newInplacePackedOp() *Op {
 	return op
 }
 
-func newBuiltinWithCtxOp() *Op {
-	op := &Op{
+func newBuiltinWithCtxOp() *ir.Op {
+	op := &ir.Op{
 		Name:      "relax.call_builtin_with_ctx",
 		Doc:       "Calls a VM builtin, passing the VM context first; impure.",
-		SInfoArgs: SInfoArgsKw, Category: CatPacked,
-		Params: []Param{
-			{Name: "func", Kind: ArgExpr},
-			{Name: "args", Kind: ArgTuple},
+		SInfoArgs: ir.SInfoArgsKw, Category: ir.CatPacked,
+		Params: []ir.Param{
+			{Name: "func", Kind: ir.ArgExpr},
+			{Name: "args", Kind: ir.ArgTuple},
 		},
-		Extra: map[string]any{extraExternCallee: "func"},
+		Extra: map[string]any{ir.ExtraExternCallee: "func"},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
@@ -492,14 +495,14 @@ func newBuiltinWithCtxOp() *Op {
 			return nil, err
 		}
 		// Without sinfo_args a builtin returns void.
-		return infoBySInfoArgs(call, VoidInfo()), nil
+		return infoBySInfoArgs(call, ir.VoidInfo()), nil
 	}
-	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeArgTuple(op, call, 1) }
 	return op
 }
 
 // normalizeArgTuple wraps argument pos into an in-line tuple when needed.
-func normalizeArgTuple(op *Op, call *Call, pos int) (Expr, error) {
+func normalizeArgTuple(op *ir.Op, call *ir.Call, pos int) (ir.Expr, error) {
 	c, err := normalizeSchema(op, call)
 	if err != nil {
 		return nil, err
@@ -512,111 +515,111 @@ func normalizeArgTuple(op *Op, call *Call, pos int) (Expr, error) {
 		return c, nil
 	}
 	out := *c
-	out.sinfo = nil
-	out.Args = append([]Expr(nil), c.Args...)
+	out.SetStructInfo(nil)
+	out.Args = append([]ir.Expr(nil), c.Args...)
 	out.Args[pos] = tup
 	return &out, nil
 }
 
 // --- closures ---------------------------------------------------------------
 
-func newMakeClosureOp() *Op {
-	op := &Op{
+func newMakeClosureOp() *ir.Op {
+	op := &ir.Op{
 		Name:     "relax.make_closure",
 		Doc:      "Builds a closure from a global function and the values it captures (its trailing parameters, as LambdaLift appends them and the VM binds them last).",
 		Pure:     true,
-		Category: CatClosure,
-		Params: []Param{
-			{Name: "func", Kind: ArgExpr},
-			{Name: "args", Kind: ArgTuple},
+		Category: ir.CatClosure,
+		Params: []ir.Param{
+			{Name: "func", Kind: ir.ArgExpr},
+			{Name: "args", Kind: ir.ArgTuple},
 		},
 	}
-	op.Infer = func(ctx *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
 		captured := argListInfos(call.Args[1])
-		fi, _ := argStructInfo(call.Args[0]).(*FuncInfo)
-		if gv, ok := call.Args[0].(*GlobalVar); ok && fi == nil {
+		fi, _ := argStructInfo(call.Args[0]).(*ir.FuncInfo)
+		if gv, ok := call.Args[0].(*ir.GlobalVar); ok && fi == nil {
 			if s, found := ctx.GlobalInfo(gv.Name); found {
-				fi, _ = s.(*FuncInfo)
+				fi, _ = s.(*ir.FuncInfo)
 			}
 		}
 		switch {
 		case fi == nil:
-			return OpaqueFuncInfo(Object(), false), nil
+			return ir.OpaqueFuncInfo(ir.Object(), false), nil
 		case fi.Opaque:
-			return OpaqueFuncInfo(fi.Ret, fi.Pure), nil
+			return ir.OpaqueFuncInfo(fi.Ret, fi.Pure), nil
 		case len(fi.Params) < len(captured):
 			return nil, opErrorf(op, "captures %d values but the function takes %d parameters", len(captured), len(fi.Params))
 		}
-		rest := append([]StructInfo(nil), fi.Params[:len(fi.Params)-len(captured)]...)
-		return NewFuncInfo(rest, fi.Ret, fi.Pure), nil
+		rest := append([]ir.StructInfo(nil), fi.Params[:len(fi.Params)-len(captured)]...)
+		return ir.NewFuncInfo(rest, fi.Ret, fi.Pure), nil
 	}
-	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeArgTuple(op, call, 1) }
 	return op
 }
 
-func newInvokeClosureOp(name, doc string, pure bool) *Op {
-	op := &Op{
-		Name: name, Doc: doc, SInfoArgs: SInfoArgsKw, Pure: pure, Category: CatClosure,
-		Params: []Param{
-			{Name: "closure", Kind: ArgExpr},
-			{Name: "args", Kind: ArgTuple},
+func newInvokeClosureOp(name, doc string, pure bool) *ir.Op {
+	op := &ir.Op{
+		Name: name, Doc: doc, SInfoArgs: ir.SInfoArgsKw, Pure: pure, Category: ir.CatClosure,
+		Params: []ir.Param{
+			{Name: "closure", Kind: ir.ArgExpr},
+			{Name: "args", Kind: ir.ArgTuple},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
 		switch s := argStructInfo(call.Args[0]).(type) {
-		case *FuncInfo, *ObjectInfo, nil:
+		case *ir.FuncInfo, *ir.ObjectInfo, nil:
 		default:
 			return nil, opErrorf(op, "closure must be callable, got %s", sinfoKind(s))
 		}
-		return infoBySInfoArgs(call, Object()), nil
+		return infoBySInfoArgs(call, ir.Object()), nil
 	}
-	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeArgTuple(op, call, 1) }
 	return op
 }
 
 // --- utilities ----------------------------------------------------------------
 
-func newNullValueOp() *Op {
-	op := &Op{Name: "relax.null_value", Doc: "The null object.", Pure: true, Category: CatMisc}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+func newNullValueOp() *ir.Op {
+	op := &ir.Op{Name: "relax.null_value", Doc: "The null object.", Pure: true, Category: ir.CatMisc}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
-		return Object(), nil
+		return ir.Object(), nil
 	}
 	return op
 }
 
-func newShapeOfOp() *Op {
-	op := &Op{
-		Name: "relax.shape_of", Doc: "The shape of a tensor as a shape value.", Pure: true, Category: CatShape,
-		Params: []Param{{Name: "expr", Kind: ArgExpr}},
+func newShapeOfOp() *ir.Op {
+	op := &ir.Op{
+		Name: "relax.shape_of", Doc: "The shape of a tensor as a shape value.", Pure: true, Category: ir.CatShape,
+		Params: []ir.Param{{Name: "expr", Kind: ir.ArgExpr}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
 		if dims, ok := t.Dims(); ok {
-			return ShapeInfoOf(dims...), nil
+			return ir.ShapeInfoOf(dims...), nil
 		}
-		return ShapeInfoNDim(t.NDim), nil
+		return ir.ShapeInfoNDim(t.NDim), nil
 	}
 	return op
 }
 
-func newTensorToShapeOp() *Op {
-	op := &Op{
-		Name: "relax.tensor_to_shape", Doc: "Converts a 1-D integer tensor to a shape value.", Pure: true, Category: CatShape,
-		Params: []Param{{Name: "expr", Kind: ArgExpr}},
+func newTensorToShapeOp() *ir.Op {
+	op := &ir.Op{
+		Name: "relax.tensor_to_shape", Doc: "Converts a 1-D integer tensor to a shape value.", Pure: true, Category: ir.CatShape,
+		Params: []ir.Param{{Name: "expr", Kind: ir.ArgExpr}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -628,76 +631,76 @@ func newTensorToShapeOp() *Op {
 			return nil, opErrorf(op, "expects an integer tensor, got %s", t.DType)
 		}
 		if dims, ok := t.Dims(); ok {
-			if n, ok := IntValue(dims[0]); ok {
-				return ShapeInfoNDim(int(n)), nil
+			if n, ok := ir.IntValue(dims[0]); ok {
+				return ir.ShapeInfoNDim(int(n)), nil
 			}
 		}
-		return ShapeInfoNDim(-1), nil
+		return ir.ShapeInfoNDim(-1), nil
 	}
 	return op
 }
 
-func newShapeToTensorOp() *Op {
-	op := &Op{
-		Name: "relax.shape_to_tensor", Doc: "Converts a shape value to a 1-D int64 tensor.", Pure: true, Category: CatShape,
-		Params: []Param{{Name: "expr", Kind: ArgExpr}},
+func newShapeToTensorOp() *ir.Op {
+	op := &ir.Op{
+		Name: "relax.shape_to_tensor", Doc: "Converts a shape value to a 1-D int64 tensor.", Pure: true, Category: ir.CatShape,
+		Params: []ir.Param{{Name: "expr", Kind: ir.ArgExpr}},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
-		s, ok := argStructInfo(call.Args[0]).(*ShapeInfo)
+		s, ok := argStructInfo(call.Args[0]).(*ir.ShapeInfo)
 		if !ok {
 			return nil, opErrorf(op, "expr must be a shape, got %s", sinfoKind(argStructInfo(call.Args[0])))
 		}
 		if s.NDim >= 0 {
-			return TensorInfoOf(Int64, I64(int64(s.NDim))), nil
+			return ir.TensorInfoOf(ir.Int64, ir.I64(int64(s.NDim))), nil
 		}
-		return TensorInfoNDim(Int64, 1), nil
+		return ir.TensorInfoNDim(ir.Int64, 1), nil
 	}
 	return op
 }
 
-func newPrintOp() *Op {
-	op := &Op{
-		Name: "relax.print", Doc: "Prints its values at run time; impure.", Category: CatMisc,
-		Params: []Param{
-			{Name: "values", Kind: ArgExpr, Variadic: true},
-			{Name: "format", Kind: AttrStr, Default: ""},
+func newPrintOp() *ir.Op {
+	op := &ir.Op{
+		Name: "relax.print", Doc: "Prints its values at run time; impure.", Category: ir.CatMisc,
+		Params: []ir.Param{
+			{Name: "values", Kind: ir.ArgExpr, Variadic: true},
+			{Name: "format", Kind: ir.AttrStr, Default: ""},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return VoidInfo(), nil }
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return ir.VoidInfo(), nil }
 	op.Normalize = schemaNormalize(op)
 	return op
 }
 
-func newAssertOp() *Op {
-	op := &Op{
-		Name: "relax.assert_op", Doc: "Fails at run time unless condition holds; impure.", Category: CatMisc,
-		Params: []Param{
-			{Name: "condition", Kind: ArgExpr},
-			{Name: "format_args", Kind: ArgTuple, Default: NewTuple()},
-			{Name: "format", Kind: AttrStr, Default: ""},
+func newAssertOp() *ir.Op {
+	op := &ir.Op{
+		Name: "relax.assert_op", Doc: "Fails at run time unless condition holds; impure.", Category: ir.CatMisc,
+		Params: []ir.Param{
+			{Name: "condition", Kind: ir.ArgExpr},
+			{Name: "format_args", Kind: ir.ArgTuple, Default: ir.NewTuple()},
+			{Name: "format", Kind: ir.AttrStr, Default: ""},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
 		switch s := argStructInfo(call.Args[0]).(type) {
-		case *PrimInfo:
+		case *ir.PrimInfo:
 			if !s.DType.IsVoid() && !s.DType.IsBool() {
 				return nil, opErrorf(op, "condition must be bool, got %s", s.DType)
 			}
-		case *TensorInfo:
+		case *ir.TensorInfo:
 			if (!s.DType.IsVoid() && !s.DType.IsBool()) || s.NDim > 0 {
 				return nil, opErrorf(op, "condition must be a bool scalar, got a %s tensor of rank %d", fmtDType(s.DType), s.NDim)
 			}
 		default:
 			return nil, opErrorf(op, "condition must be a bool scalar, got %s", sinfoKind(s))
 		}
-		return VoidInfo(), nil
+		return ir.VoidInfo(), nil
 	}
-	op.Normalize = func(_ *InferCtx, call *Call) (Expr, error) { return normalizeArgTuple(op, call, 1) }
+	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeArgTuple(op, call, 1) }
 	return op
 }

@@ -1,28 +1,30 @@
-package ir
+package op
+
+import "github.com/phasec/phasec/ir"
 
 // Neural-network ops that keep their input's shape: softmax and the
-// normalizations. (The elementwise activations are in ops_unary.go.)
+// normalizations. (The elementwise activations are in unary.go.)
 
 var (
-	// OpNNSoftmax is R.nn.softmax(data, axis=-1).
-	OpNNSoftmax = RegisterOp(newSoftmaxOp("relax.nn.softmax", "Softmax along axis."))
-	// OpNNLogSoftmax is R.nn.log_softmax(data, axis=-1).
-	OpNNLogSoftmax = RegisterOp(newSoftmaxOp("relax.nn.log_softmax", "Log of softmax along axis."))
-	// OpNNLayerNorm is R.nn.layer_norm(data, gamma, beta, axes, epsilon=1e-5, center=True, scale=True).
-	OpNNLayerNorm = RegisterOp(newLayerNormOp())
-	// OpNNRMSNorm is R.nn.rms_norm(data, weight, axes=[-1], epsilon=1e-5).
-	OpNNRMSNorm = RegisterOp(newRMSNormOp())
+	// Softmax is R.nn.softmax(data, axis=-1).
+	Softmax = ir.RegisterOp(newSoftmaxOp("relax.nn.softmax", "Softmax along axis."))
+	// LogSoftmax is R.nn.log_softmax(data, axis=-1).
+	LogSoftmax = ir.RegisterOp(newSoftmaxOp("relax.nn.log_softmax", "Log of softmax along axis."))
+	// LayerNorm is R.nn.layer_norm(data, gamma, beta, axes, epsilon=1e-5, center=True, scale=True).
+	LayerNorm = ir.RegisterOp(newLayerNormOp())
+	// RMSNorm is R.nn.rms_norm(data, weight, axes=[-1], epsilon=1e-5).
+	RMSNorm = ir.RegisterOp(newRMSNormOp())
 )
 
-func newSoftmaxOp(name, doc string) *Op {
-	op := &Op{
-		Name: name, Doc: doc, Pure: true, Category: CatTensor,
-		Params: []Param{
-			{Name: "data", Kind: ArgExpr},
-			{Name: "axis", Kind: AttrInt, Default: int64(-1)},
+func newSoftmaxOp(name, doc string) *ir.Op {
+	op := &ir.Op{
+		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{
+			{Name: "data", Kind: ir.ArgExpr},
+			{Name: "axis", Kind: ir.AttrInt, Default: int64(-1)},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) {
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -45,37 +47,37 @@ func newSoftmaxOp(name, doc string) *Op {
 	return op
 }
 
-func newLayerNormOp() *Op {
-	op := &Op{
+func newLayerNormOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.nn.layer_norm", Doc: "Layer normalization over axes with scale gamma and shift beta.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{
-			{Name: "data", Kind: ArgExpr},
-			{Name: "gamma", Kind: ArgExpr},
-			{Name: "beta", Kind: ArgExpr},
-			{Name: "axes", Kind: AttrInts},
-			{Name: "epsilon", Kind: AttrFloat, Default: 1e-5},
-			{Name: "center", Kind: AttrBool, Default: true},
-			{Name: "scale", Kind: AttrBool, Default: true},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{
+			{Name: "data", Kind: ir.ArgExpr},
+			{Name: "gamma", Kind: ir.ArgExpr},
+			{Name: "beta", Kind: ir.ArgExpr},
+			{Name: "axes", Kind: ir.AttrInts},
+			{Name: "epsilon", Kind: ir.AttrFloat, Default: 1e-5},
+			{Name: "center", Kind: ir.AttrBool, Default: true},
+			{Name: "scale", Kind: ir.AttrBool, Default: true},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferNorm(op, call, 3) }
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 3) }
 	op.Normalize = schemaNormalize(op)
 	return op
 }
 
-func newRMSNormOp() *Op {
-	op := &Op{
+func newRMSNormOp() *ir.Op {
+	op := &ir.Op{
 		Name: "relax.nn.rms_norm", Doc: "Root-mean-square normalization over axes with scale weight.",
-		Pure: true, Category: CatTensor,
-		Params: []Param{
-			{Name: "data", Kind: ArgExpr},
-			{Name: "weight", Kind: ArgExpr},
-			{Name: "axes", Kind: AttrInts, Default: []any{int64(-1)}},
-			{Name: "epsilon", Kind: AttrFloat, Default: 1e-5},
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{
+			{Name: "data", Kind: ir.ArgExpr},
+			{Name: "weight", Kind: ir.ArgExpr},
+			{Name: "axes", Kind: ir.AttrInts, Default: []any{int64(-1)}},
+			{Name: "epsilon", Kind: ir.AttrFloat, Default: 1e-5},
 		},
 	}
-	op.Infer = func(_ *InferCtx, call *Call) (StructInfo, error) { return inferNorm(op, call, 2) }
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 2) }
 	op.Normalize = schemaNormalize(op)
 	return op
 }
@@ -84,7 +86,7 @@ func newRMSNormOp() *Op {
 // the other nTensors-1 tensors (gamma, beta / weight) has one dimension
 // per normalized axis, matching the data's dimension there, and the data's
 // dtype. The result has the data's struct info.
-func inferNorm(op *Op, call *Call, nTensors int) (StructInfo, error) {
+func inferNorm(op *ir.Op, call *ir.Call, nTensors int) (ir.StructInfo, error) {
 	data, err := firstTensorArg(op, call)
 	if err != nil {
 		return nil, err

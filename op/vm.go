@@ -1,0 +1,59 @@
+package op
+
+import "github.com/phasec/phasec/ir"
+
+// VM-level ops: the only ops (with call_builtin_with_ctx and null_value)
+// that CodeGenVM accepts, introduced by LowerRuntimeBuiltin and CallTIRRewrite.
+
+var (
+	// VMAllocStorage is R.vm.alloc_storage(size, runtime_device_index, dtype, storage_scope="global").
+	VMAllocStorage = ir.RegisterOp(newAllocStorageOp("relax.vm.alloc_storage",
+		"Allocates VM storage of size bytes (vm.builtin.alloc_storage).", ir.CatVM, []ir.Param{
+			{Name: "size", Kind: ir.ArgShape},
+			{Name: "runtime_device_index", Kind: ir.ArgPrimValue},
+			{Name: "dtype", Kind: ir.ArgDType},
+			{Name: "storage_scope", Kind: ir.ArgStr, Default: ir.NewStringImm("global")},
+		}))
+	// VMAllocTensor is R.vm.alloc_tensor(storage, offset, shape, dtype).
+	VMAllocTensor = ir.RegisterOp(newAllocTensorOp("relax.vm.alloc_tensor",
+		"Carves a tensor out of VM storage at a byte offset (vm.builtin.alloc_tensor).", ir.CatVM, []ir.Param{
+			{Name: "storage", Kind: ir.ArgExpr},
+			{Name: "offset", Kind: ir.ArgPrimValue},
+			{Name: "shape", Kind: ir.ArgShape},
+			{Name: "dtype", Kind: ir.ArgDType},
+		}, 2, 3))
+	// VMKillObject is R.vm.kill_object(obj).
+	VMKillObject = ir.RegisterOp(newKillOp("relax.vm.kill_object",
+		"Clears the register holding obj, releasing it; impure.", ir.CatVM, "obj"))
+	// VMCallTIRDyn is R.vm.call_tir_dyn(func, args): args are inputs, outputs and a trailing shape of tir_vars.
+	VMCallTIRDyn = ir.RegisterOp(newCallTIRDynOp())
+)
+
+func newCallTIRDynOp() *ir.Op {
+	op := &ir.Op{
+		Name:     "relax.vm.call_tir_dyn",
+		Doc:      "Calls a PrimFunc with symbolic scalar arguments unpacked from a trailing shape; impure.",
+		Category: ir.CatVM,
+		Params: []ir.Param{
+			{Name: "func", Kind: ir.ArgExpr},
+			{Name: "args", Kind: ir.ArgTuple},
+		},
+	}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		if _, ok := call.Args[0].(*ir.GlobalVar); !ok {
+			return nil, opErrorf(op, "callee must be a global PrimFunc, got %s", exprKind(call.Args[0]))
+		}
+		infos := argListInfos(call.Args[1])
+		if len(infos) == 0 {
+			return nil, opErrorf(op, "args must end with the shape of tir_vars")
+		}
+		if _, ok := infos[len(infos)-1].(*ir.ShapeInfo); !ok {
+			return nil, opErrorf(op, "the last of args must be the shape of tir_vars, got %s", sinfoKind(infos[len(infos)-1]))
+		}
+		return ir.VoidInfo(), nil
+	}
+	return op
+}
