@@ -1,0 +1,87 @@
+package tensor
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/ir"
+)
+
+func TestParseDTypeRoundTripsEveryDType(t *testing.T) {
+	for _, d := range DTypes {
+		got, err := ParseDType(d.String())
+		require.NoError(t, err, d.String())
+		assert.Equal(t, d, got)
+	}
+}
+
+// Every scalar dtype the IR parses must either map to the runtime type of
+// the same size and kind or be rejected with a reason; the IR's own
+// description of the type is the independent reference.
+func TestParseDTypeAgreesWithIR(t *testing.T) {
+	var names []string
+	for _, base := range []string{"int", "uint", "float", "bfloat"} {
+		for _, bits := range []string{"1", "8", "16", "32", "64"} {
+			names = append(names, base+bits)
+		}
+	}
+	names = append(names, "bool", "handle", "void", "")
+	for _, s := range names {
+		irT, irErr := ir.ParseDataType(s)
+		d, err := ParseDType(s)
+		if irErr != nil {
+			assert.Error(t, err, "%q: the IR rejects it, so must the runtime", s)
+			continue
+		}
+		switch {
+		case irT.IsVoid() || irT.IsHandle() || (irT.IsInt() && irT.Bits == 1):
+			require.Error(t, err, s)
+			assert.Contains(t, err.Error(), "dtype")
+		default:
+			require.NoError(t, err, s)
+			assert.Equal(t, irT.Bytes(), d.Size(), s)
+			assert.Equal(t, irT.IsFloat(), d.IsFloat(), s)
+			assert.Equal(t, irT.IsInt(), d.IsSigned(), s)
+			assert.Equal(t, irT.IsUInt() && irT.Bits > 1, d.IsUnsigned(), s)
+		}
+	}
+}
+
+func TestParseDTypeErrors(t *testing.T) {
+	for s, want := range map[string]string{
+		"float32x4":  "vector types (4 lanes of float32)",
+		"int64x2":    "vector types (2 lanes of int64)",
+		"int1":       "use bool",
+		"handle":     "opaque pointers",
+		"":           "known element type",
+		"float8":     "unknown dtype",
+		"complex64":  "unknown dtype",
+		"float32x":   "unknown dtype",
+		"float32x1":  "unknown dtype",
+		"Float32":    "unknown dtype",
+		"int32 ":     "unknown dtype",
+		"float32x4x": "unknown dtype",
+	} {
+		_, err := ParseDType(s)
+		require.Error(t, err, s)
+		assert.Contains(t, err.Error(), want, s)
+	}
+	d, err := ParseDType("uint1")
+	require.NoError(t, err)
+	assert.Equal(t, Bool, d, "uint1 is TVM's bool")
+}
+
+func TestDTypeSizes(t *testing.T) {
+	want := map[DType]int{Bool: 1, Int8: 1, Int16: 2, Int32: 4, Int64: 8, Uint8: 1, Uint16: 2, Uint32: 4, Uint64: 8,
+		Float16: 2, BFloat16: 2, Float32: 4, Float64: 8}
+	require.Len(t, DTypes, len(want))
+	for _, d := range DTypes {
+		assert.Equal(t, want[d], d.Size(), d.String())
+		assert.True(t, d.Valid())
+	}
+	assert.False(t, Invalid.Valid())
+	assert.Equal(t, 0, Invalid.Size())
+	assert.Equal(t, "DType(200)", DType(200).String())
+}
