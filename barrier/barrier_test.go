@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/barrier"
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
@@ -79,10 +81,12 @@ func TestGoFunctions(t *testing.T) {
 	}
 }
 
-// TestHintNamesEarlierBarrier: a module that claims phase lower but still
-// calls call_tir fails the build barrier, and the diagnostics of the
-// property an earlier barrier establishes point at that barrier's pass.
-func TestHintNamesEarlierBarrier(t *testing.T) {
+// TestBuildRefusesFalseClaim: a module that claims phase lower but still
+// calls call_tir is refused before the build barrier runs anything (a
+// recorded phase is a claim, verified when a pipeline starts), and the
+// diagnostics of the property an earlier barrier establishes point at
+// that barrier's pass.
+func TestBuildRefusesFalseClaim(t *testing.T) {
 	path := "../testdata/passes/CallTIRRewrite/call_tir.tvms"
 	src := strings.Replace(string(parse(t, path)), "class Module:\n", "class Module:\n    I.module_attrs({\"phase\": \"lower\"})\n", 1)
 	mod, errs := syntax.Parse(path, []byte(src))
@@ -90,20 +94,20 @@ func TestHintNamesEarlierBarrier(t *testing.T) {
 		t.Fatal(errs)
 	}
 	_, err := barrier.Build(mod)
-	var be *barrier.Error
-	if !errors.As(err, &be) {
-		t.Fatalf("build: got %v, want a *barrier.Error", err)
+	var l diag.List
+	if !errors.As(err, &l) || len(l) == 0 || l[0].Code != passes.CodeFalseClaim {
+		t.Fatalf("build: got %v, want a CHK004 refusal", err)
 	}
 	hinted := 0
-	for _, d := range be.Diags[1:] {
+	for _, d := range l[1:] {
 		if r, ok := wellformed.LookupRule(d.Code); ok && r.Property == phase.NoCallTIR {
-			if want := "run CallTIRRewrite, or the lower barrier, first"; d.Hint != want {
-				t.Errorf("%s: hint %q, want %q", d, d.Hint, want)
+			if !strings.Contains(d.Hint, "CallTIRRewrite") {
+				t.Errorf("%s: hint %q does not name CallTIRRewrite", d, d.Hint)
 			}
 			hinted++
 		}
 	}
-	if hinted == 0 {
-		t.Fatalf("no NoCallTIR diagnostic in:\n%s", be.Diags)
+	if hinted != 2 {
+		t.Fatalf("want 2 NoCallTIR diagnostics (one per call_tir) in:\n%s", l)
 	}
 }

@@ -71,7 +71,10 @@ func TestCorpusReachesFurthestPhase(t *testing.T) {
 			continue
 		}
 		fmt.Fprintf(&b, "%s: reaches %v", name, reached)
-		if be != nil {
+		if be != nil && be.Failed {
+			first, _, _ := strings.Cut(be.Err.Error(), "\n")
+			fmt.Fprintf(&b, "; %s barrier: %s fails: %s", be.Barrier.Name, be.LastPass, first)
+		} else if be != nil {
 			var why []string
 			for _, m := range be.Missing {
 				why = append(why, m.Reason())

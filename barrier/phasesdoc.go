@@ -16,7 +16,23 @@ var phaseReasons = []string{
 	"**Optimize** has exactly Ingest's invariants: optimization passes are optional (opt level above 0) and must keep them. Dataflow blocks stay allowed because FuseOps, FoldConstant, RewriteDataflowReshape and CSE need them (§4.6).",
 	"**Lower** adds what the lowering sequence establishes: no high-level tensor ops (Legalized; LegalizeOps before CallTIRRewrite), no dataflow blocks, purity checking removed (TVM P3.4: `relax.force_pure`, no pure overrides), no `call_tir`-family calls and explicit output allocation. The dataflow and purity invariants are separate properties so that RemovePurityChecking can require NoDataflow: the ordering is checked, not remembered.",
 	"**Build** is the contract TVM's VM codegen enforces (§4.5): only VM-legal ops, constant shapes and prim values in values, and `global_symbol` on every function. Memory planning and kill insertion are not invariants (a module without them is correct, only slower), so they are steps of the build barrier, not properties.",
-	"A recorded phase is a claim: the checker verifies it at every barrier and `phasec check`, and a module without a phase attribute is judged by the properties its content has (wellformed.Infer), so hand-written or TVM-printed modules in any lowered form are accepted by the passes whose requirements they meet.",
+	"A recorded phase is a claim: the checker verifies it when a pipeline starts (one walk, `wellformed.Infer`; a false claim is refused with `CHK004` and the violations, never passed on), at every barrier and in `phasec check`. A module without a phase attribute is judged by the properties its content has, so hand-written or TVM-printed modules in any lowered form are accepted by the passes whose requirements they meet.",
+}
+
+// ruleReasons explains the rule by which a pass's output state is computed
+// (passes.Info.Apply), for the "Adding a pass" guide.
+var ruleReasons = []string{
+	"The previous rule, `after = before − Invalidates ∪ Establishes`, made every pass answer for every property, including those of phases it has never heard of. " +
+		"Properties of later phases often hold vacuously early on (ShapesLowered on a module without shape values, GlobalSymbols when every function happens to carry one), " +
+		"and a pass adds the first counterexample without knowing: CallTIRRewrite emits `R.shape([batch, ...])`, LambdaLift adds functions without `global_symbol`. " +
+		"Under `--verify-each`, 72 of 1060 successful pass runs over the corpus failed that way (issue 15).",
+	"LLVM's MachineFunctionProperties (`llvm/include/llvm/CodeGen/MachineFunction.h`, and getRequiredProperties, getSetProperties, getClearedProperties in `llvm/include/llvm/CodeGen/MachineFunctionPass.h`) keep every property a pass does not clear: " +
+		"the rule above. It works there because the properties are few, fixed, and cleared by name by the few passes that break them; here every new phase property would oblige every existing pass to be re-audited.",
+	"Keeping only what a pass declares (like LLVM IR's PreservedAnalyses) is correct but makes every contract list a dozen properties, and adding a property means editing every pass. " +
+		"The horizon keeps contracts as short as before (no pass in the tree needs `Preserves`) and is correct by construction for the properties a pass has not heard of: " +
+		"a property added to phase build later can never make an ingest or lower pass's contract false.",
+	"Within its horizon a pass answers for what it keeps, and the contract audit checks that: what a pass knows it can be held to. " +
+		"The cost is that a pass run on a module beyond its horizon demotes the module (a lower module after an ingest-horizon pass records optimize); rerun the barrier.",
 }
 
 // PhasesDoc renders PHASES.md from the phase definitions, the wellformed
@@ -90,13 +106,19 @@ func PhasesDoc() string {
 	}
 
 	w("## Passes\n\n")
-	w("| pass | opt level | accepts | needs | establishes | invalidates | leaves |\n")
-	w("|---|---|---|---|---|---|---|\n")
+	w("Every pass also needs WellFormed. *Horizon* is the latest phase the contract names; the pass keeps the properties of phases up to it ")
+	w("(plus those it preserves, minus those it invalidates) and drops the rest (see [Adding a pass](#adding-a-pass)).\n\n")
+	w("| pass | opt level | accepts | needs | establishes | invalidates | horizon | leaves |\n")
+	w("|---|---|---|---|---|---|---|---|\n")
 	regs := passes.Registered()
 	for _, r := range regs {
 		in := r.Info
-		w("| `%s` | %d | %s | %s | %s | %s | %s |\n", in.Name, in.OptLevel, accepts(in.Accepts), set(in.Needs()),
-			set(in.Establishes), set(in.Invalidates), leaves(in.Leaves))
+		horizon := in.Horizon().String()
+		if !in.Preserves.IsEmpty() {
+			horizon += " + " + set(in.Preserves)
+		}
+		w("| `%s` | %d | %s | %s | %s | %s | %s | %s |\n", in.Name, in.OptLevel, accepts(in.Accepts), set(in.Needs().Minus(phase.Of(phase.WellFormed))),
+			set(in.Establishes), set(in.Invalidates), horizon, leaves(in.Leaves))
 	}
 	w("\nPending passes (planned contracts, used for hints and ordering):\n\n")
 	w("| pass | requires | establishes | barrier |\n|---|---|---|---|\n")
@@ -127,14 +149,35 @@ func PhasesDoc() string {
 	w("\n")
 
 	w("## Adding a pass\n\n")
+	w("### How a pass's output state is computed\n\n")
+	w("A contract says what a pass needs (`RequiresProps`, WellFormed, and the invariants common to the phases it `Accepts`), ")
+	w("what it `Establishes` and what it `Invalidates`. What the pipeline believes after the pass (what `--verify-each` checks and the next pass relies on) is\n\n")
+	w("    after  = (before ∩ keeps) ∪ Establishes ∪ invariants(Leaves)\n")
+	w("    keeps  = properties of the phases up to the pass's horizon ∪ Preserves − Invalidates\n")
+	w("    horizon = the latest of: the phases in Accepts, Leaves, and the phases that introduce the properties in RequiresProps and Establishes\n\n")
+	w("and a pass that leaves the phase unchanged records the latest phase, no later than its input's, whose invariants `after` still contains ")
+	w("(`passes.Info.Apply`; `phase.Supported`).\n\n")
+	w("Why this rule:\n\n")
+	for _, r := range ruleReasons {
+		w("- %s\n", r)
+	}
+	w("\nWhat it asks of a pass author: list in `Invalidates` every property within your horizon that your pass may break ")
+	w("(naming a property there never extends the horizon); list in `Preserves` a property beyond your horizon only when your pass ")
+	w("must keep it because it runs between two steps of a later phase (a pass between LowerRuntimeBuiltin and VMShapeLower keeps ")
+	w("BuiltinsLowered); never list properties you have not checked. The contract audit holds every claim to account.\n\n")
+	w("### Steps\n\n")
 	w("1. Declare the contract in a `passes.Info`: `Name`, a one-line `Doc`, `OptLevel` (0 for lowering steps), ")
-	w("`Accepts` (phases, empty for any), `RequiresProps`, `Establishes`, `Invalidates`, `Leaves`, and `Requires` for passes that must run first. ")
+	w("`Accepts` (phases, empty for any), `RequiresProps`, `Establishes`, `Invalidates`, `Preserves` (rare), `Leaves`, and `Requires` for passes that must run first. ")
 	w("Register it with `passes.RegisterModulePass` or `passes.RegisterFunctionPass` in an `init` function. ")
 	w("Add the reason for each required property to `requirementReasons` in `barrier/order.go`.\n")
 	w("2. If it belongs to a barrier, add it to the barrier's step list in `barrier/steps.go` (a pending entry becomes live once the pass is registered under its name).\n")
 	w("3. Write golden tests with `passes/passtest`: inputs in `testdata/passes/<Pass>/*.tvms`, expected outputs `*.out.tvms` ")
 	w("(`go test -update` writes them), refused or failing inputs marked with `# want \"regexp\"` comments.\n")
-	w("4. Regenerate this file: `go run ./cmd/phasec doc phases`; update `testdata/passes/barriers/corpus.golden` with `go test ./barrier -update` when the corpus gets further.\n")
+	w("4. Run the contract audit, `go test ./barrier -run TestContractAudit`: it runs every registered pass on every corpus module it accepts ")
+	w("(all of `testdata/`, your new inputs included, and `ir/irgen` modules) and checks every property the contract claims for the output; ")
+	w("a failure names the pass, the module, the property, the first violation, and whether the contract should invalidate the property or the pass is wrong. ")
+	w("A registered pass is audited without further ado (the package that registers it must be imported by `barrier`).\n")
+	w("5. Regenerate this file: `go run ./cmd/phasec doc phases`; update `testdata/passes/barriers/corpus.golden` with `go test ./barrier -update` when the corpus gets further.\n")
 	return b.String()
 }
 

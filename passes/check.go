@@ -107,7 +107,11 @@ func (s *flowState) visit(p *Pass, why Reason) {
 	}
 	needs := in.Needs()
 	if missing := needs.Minus(s.props); !missing.IsEmpty() {
-		d := s.report(p, pos, "CHK001", "pass %s needs %v but would get %v: missing %v", in.Name, needs, s.props, missing)
+		shown := needs
+		if !missing.Has(phase.WellFormed) {
+			shown = shown.Minus(phase.Of(phase.WellFormed)) // every pass needs it; say so only when it is missing
+		}
+		d := s.report(p, pos, "CHK001", "pass %s needs %v but would get %v: missing %v", in.Name, shown, s.props, missing)
 		d.Hint = s.providers(missing, nil)
 		s.props = s.props.Union(missing) // report the cause once, not every consequence
 	}

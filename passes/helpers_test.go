@@ -50,8 +50,9 @@ func fakeClock() func() time.Time {
 func genModule(nFuncs, n int) *ir.Module {
 	m := ir.NewModule()
 	ext := ir.NewExternFunc("ext")
+	t1 := ir.TensorInfoNDim(ir.Float32, 1)
 	for i := range nFuncs {
-		x := ir.NewVar("x", ir.TensorInfoNDim(ir.Float32, 1))
+		x := ir.NewVar("x", t1)
 		var binds []ir.Binding
 		var prev ir.Expr = x
 		for j := range n {
@@ -61,15 +62,23 @@ func genModule(nFuncs, n int) *ir.Module {
 			} else {
 				v = ir.NewDataflowVar(fmt.Sprintf("lv%d", j), nil)
 			}
-			binds = append(binds, ir.NewVarBinding(v, ir.NewCall(ext, prev)))
+			call := ir.NewCall(ir.OpCallPurePacked, ext, prev)
+			call.SInfoArgs = []ir.StructInfo{t1}
+			binds = append(binds, ir.NewVarBinding(v, call))
 			prev = v
 		}
 		body := &ir.SeqExpr{Blocks: []*ir.BindingBlock{{Bindings: binds, Dataflow: true}}, Body: prev}
-		f := &ir.Function{Params: []*ir.Var{x}, Body: body, Pure: true, Attrs: ir.Attrs{}}
+		f := &ir.Function{Params: []*ir.Var{x}, Body: body, Ret: t1, Pure: true, Attrs: ir.Attrs{}}
 		m.Set(fmt.Sprintf("f%03d", i), f)
 	}
 	m.Set("kernel", &ir.PrimFunc{Body: &ir.SeqStmt{Stmts: []ir.Stmt{&ir.Evaluate{Value: ir.I64(0)}}}, Attrs: ir.Attrs{}})
-	return m
+	// A recorded phase is verified when a run starts: the generated module
+	// is well-formed and normalized, so it may claim ingest or optimize.
+	out, errs := ir.NormalizeModule(m)
+	if len(errs) > 0 {
+		panic(errs.Error())
+	}
+	return out
 }
 
 // testPrint is a compact, printer-independent rendering for instrument

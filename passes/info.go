@@ -37,14 +37,45 @@ type Info struct {
 	RequiresProps phase.Set
 	// Establishes are properties that hold after the pass.
 	Establishes phase.Set
-	// Invalidates are properties the pass may break.
+	// Invalidates are properties within the pass's horizon that it may
+	// break. Naming a property here never extends the horizon.
 	Invalidates phase.Set
+	// Preserves are properties beyond the pass's horizon that it keeps
+	// (rarely needed: a pass between two steps of a later phase, such as
+	// ComputePrimValue between LowerRuntimeBuiltin and VMShapeLower). The
+	// contract audit holds the pass to them like to any other claim.
+	Preserves phase.Set
+}
+
+// Horizon is the latest phase the pass's contract names: the latest of the
+// phases it accepts, the phase it leaves the module in, and the phases that
+// introduce the properties it requires or establishes. A pass answers for
+// the properties of phases up to its horizon and for nothing later: it has
+// never heard of them, so it cannot claim to keep them (see Apply).
+func (in *Info) Horizon() phase.Phase {
+	h := in.Leaves
+	for _, p := range in.Accepts {
+		h = max(h, p)
+	}
+	for _, p := range in.RequiresProps.Union(in.Establishes).List() {
+		h = max(h, p.Introduced())
+	}
+	return max(h, phase.Ingest)
+}
+
+// Keeps is the set of properties the pass keeps when they hold of its
+// input: those of phases up to its horizon and those it declares
+// preserved, minus those it invalidates.
+func (in *Info) Keeps() phase.Set {
+	return phase.Upto(in.Horizon()).Union(in.Preserves).Minus(in.Invalidates)
 }
 
 // Needs is everything the pass needs to hold of its input: RequiresProps
 // plus the invariants common to every phase it accepts.
 func (in *Info) Needs() phase.Set {
-	needs := in.RequiresProps
+	// Every pass assumes the structural rules (TVM's passes assume what
+	// src/relax/analysis/well_formed.cc checks); no pass repairs them.
+	needs := in.RequiresProps.With(phase.WellFormed)
 	if len(in.Accepts) > 0 {
 		common := in.Accepts[0].Invariants()
 		for _, p := range in.Accepts[1:] {
@@ -61,16 +92,25 @@ func (in *Info) AcceptsPhase(p phase.Phase) bool {
 	return len(in.Accepts) == 0 || p == phase.None || slices.Contains(in.Accepts, p)
 }
 
-// Apply returns the phase and properties after the pass, given those before.
+// Apply returns the phase and properties after the pass, given those
+// before. This is the rule that keeps a contract from claiming too much
+// (PHASES.md, "Adding a pass"):
+//
+//	after = (before ∩ Keeps) ∪ Establishes ∪ Leaves.Invariants()
+//
+// A property of a phase beyond the pass's horizon is dropped even when it
+// held: it may have held vacuously (no ShapeExpr values, no functions
+// without global_symbol) and the pass may add the first counterexample.
+// The phase after is Leaves, or else the latest phase no later than the
+// recorded one whose invariants all still hold (the pass demotes the
+// module's claim to what its contract vouches for).
 func (in *Info) Apply(p phase.Phase, props phase.Set) (phase.Phase, phase.Set) {
-	props = props.Minus(in.Invalidates).Union(in.Establishes)
+	props = props.Intersect(in.Keeps()).Union(in.Establishes)
 	if in.Leaves != Unchanged {
 		p = in.Leaves
 		props = props.Union(p.Invariants())
 	} else {
-		// A pass that may break an invariant of the recorded phase leaves
-		// the module in the latest phase it still satisfies.
-		p = phase.Demote(p, in.Invalidates.Minus(in.Establishes))
+		p = phase.Supported(p, props)
 	}
 	return p, props
 }
@@ -96,6 +136,9 @@ func (in *Info) Contract() string {
 	}
 	if !in.Invalidates.IsEmpty() {
 		parts = append(parts, "invalidates "+in.Invalidates.String())
+	}
+	if !in.Preserves.IsEmpty() {
+		parts = append(parts, "preserves "+in.Preserves.String())
 	}
 	if in.Leaves != Unchanged {
 		parts = append(parts, "leaves "+in.Leaves.String())
@@ -124,6 +167,12 @@ func (in *Info) validate() error {
 	}
 	if !in.Establishes.Intersect(in.Invalidates).IsEmpty() {
 		return fmt.Errorf("pass %s: establishes and invalidates %v", in.Name, in.Establishes.Intersect(in.Invalidates))
+	}
+	if both := in.Preserves.Intersect(in.Invalidates); !both.IsEmpty() {
+		return fmt.Errorf("pass %s: preserves and invalidates %v", in.Name, both)
+	}
+	if within := in.Preserves.Intersect(phase.Upto(in.Horizon())); !within.IsEmpty() {
+		return fmt.Errorf("pass %s: Preserves lists %v, within its horizon (phase %v), which it keeps anyway", in.Name, within, in.Horizon())
 	}
 	return nil
 }

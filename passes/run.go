@@ -16,18 +16,32 @@ import (
 // so tests can count calls.
 var hashModule = func(m *ir.Module) uint64 { return ir.StructuralHash(m) }
 
-// StartState returns what holds of mod before any pass: its recorded phase
-// and that phase's invariants, or, when it records no phase, the properties
-// wellformed.Infer finds in its content.
+// CodeFalseClaim is the code of the diagnostic refusing a module whose
+// recorded phase its content does not satisfy.
+const CodeFalseClaim = "CHK004"
+
+// StartState returns what holds of mod before any pass: the properties
+// wellformed.Infer finds in its content (one linear walk) and its recorded
+// phase. A recorded phase is a claim: when the content does not satisfy
+// the phase's invariants, StartState refuses the module with a diag.List
+// led by a CHK004 summary and followed by the checker's violations; the
+// claim is never passed on.
 func StartState(mod *ir.Module) (phase.Phase, phase.Set, error) {
 	ph, err := phase.Recorded(mod)
 	if err != nil {
 		return phase.None, 0, err
 	}
-	if ph != phase.None {
-		return ph, ph.Invariants(), nil
+	props := wellformed.Infer(mod)
+	if missing := ph.Invariants().Minus(props); !missing.IsEmpty() {
+		// Only a false claim pays for the second walk that positions the
+		// violations.
+		errs := wellformed.Check(mod, ph)
+		summary := &diag.Diagnostic{Span: diag.Span{File: mod.Source}, Severity: diag.Error, Code: CodeFalseClaim,
+			Msg:  fmt.Sprintf("the module records phase %v but does not satisfy it: missing %v", ph, missing),
+			Hint: "fix the module, or remove its phase attribute to have its properties inferred from its content"}
+		return ph, props, append(diag.List{summary}, errs...)
 	}
-	return phase.None, wellformed.Infer(mod), nil
+	return ph, props, nil
 }
 
 // Run validates the context, statically checks p against mod's start state
@@ -205,8 +219,11 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 		out, err = r.invoke(p, mod, ph, depth, ev)
 	}
 	ev.Duration = r.pc.now().Sub(start)
+	var props phase.Set
 	if err == nil && p.kind != KindSequential {
-		out, err = r.settlePhase(p, out, ph)
+		var want phase.Phase
+		want, props = p.info.Apply(ph, r.props)
+		out, err = r.settlePhase(p, out, ph, want)
 	}
 	if err != nil {
 		ev.Err = err
@@ -218,7 +235,7 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 	ev.After = out
 	ev.PhaseAfter, _ = phase.Recorded(out)
 	if p.kind != KindSequential {
-		_, r.props = p.info.Apply(ph, r.props)
+		r.props = props
 		r.ran[p.info.Name] = true
 	}
 	ev.PropsAfter = r.props
@@ -269,27 +286,21 @@ func (r *runner) invoke(p *Pass, mod *ir.Module, ph phase.Phase, depth int, ev *
 }
 
 // settlePhase enforces Info.Leaves: the output must record that phase; when
-// the pass left the phase as it was, the framework records it.
-func (r *runner) settlePhase(p *Pass, out *ir.Module, before phase.Phase) (*ir.Module, error) {
+// the pass left the phase as it was, the framework records it. A pass that
+// leaves the phase unchanged may still lose the claim to it (Info.Apply
+// computed want): the framework records the phase its contract vouches for.
+func (r *runner) settlePhase(p *Pass, out *ir.Module, before, want phase.Phase) (*ir.Module, error) {
 	got, err := phase.Recorded(out)
 	if err != nil {
 		return nil, &PassError{Pass: p.info.Name, Phase: before, Err: err}
 	}
-	want := p.info.Leaves
 	switch {
-	case want == Unchanged && got != before:
+	case p.info.Leaves == Unchanged && got != before:
 		return nil, &PassError{Pass: p.info.Name, Phase: before,
 			Err: fmt.Errorf("pass changed the module's phase from %v to %v but declares Leaves: Unchanged", before, got)}
-	case want == Unchanged:
-		// A pass that may break an invariant of the recorded phase demotes
-		// the module's claim (Info.Apply computes the same phase).
-		if demoted := phase.Demote(got, p.info.Invalidates.Minus(p.info.Establishes)); demoted != got {
-			return phase.Record(out, demoted), nil
-		}
-		return out, nil
 	case got == want:
 		return out, nil
-	case got == before:
+	case p.info.Leaves == Unchanged || got == before:
 		return phase.Record(out, want), nil
 	}
 	return nil, &PassError{Pass: p.info.Name, Phase: before,

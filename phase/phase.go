@@ -211,6 +211,41 @@ func Record(m *ir.Module, p Phase) *ir.Module {
 	return c
 }
 
+// Introduced returns the phase whose invariants first include p: the phase
+// a pass must know about to answer for p (see passes.Info.Horizon).
+func (p Property) Introduced() Phase {
+	for _, q := range Phases() {
+		if q.Invariants().Has(p) {
+			return q
+		}
+	}
+	return None
+}
+
+// Upto returns the properties introduced by phases up to and including p:
+// everything a pass whose horizon is p knows about.
+func Upto(p Phase) Set {
+	var s Set
+	for _, q := range Properties() {
+		if q.Introduced() <= p {
+			s = s.With(q)
+		}
+	}
+	return s
+}
+
+// Supported returns the latest phase no later than p whose invariants are
+// all in props, or None: the phase a module may record when props is what
+// is known of it.
+func Supported(p Phase, props Set) Phase {
+	for q := p; q > None; q-- {
+		if props.Contains(q.Invariants()) {
+			return q
+		}
+	}
+	return None
+}
+
 // Demote returns the latest phase no later than p whose invariants do not
 // include any property in lost: where a module in phase p stands after a
 // pass that may break lost. It returns None when even Ingest's invariants

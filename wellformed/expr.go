@@ -517,6 +517,10 @@ func walkStores(s ir.Stmt, f func(*ir.Buffer)) {
 
 // The ops VM codegen accepts as callees (relax-semantics.md §4.5), plus
 // call_packed, which the VM executes as an extern call.
+// VMCodegenOp reports whether VM codegen handles op directly (the ops
+// property BuiltinsLowered allows; src/relax/backend/vm/codegen_vm.cc).
+func VMCodegenOp(op *ir.Op) bool { return vmCodegenOps[op] }
+
 var vmCodegenOps = map[*ir.Op]bool{
 	op.CallBuiltinWithCtx: true,
 	op.VMAllocStorage:     true,

@@ -1,0 +1,159 @@
+package barrier_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/irgen"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/wellformed"
+)
+
+// corpusModule is one module of the contract audit's corpus.
+type corpusModule struct {
+	name string
+	mod  *ir.Module
+}
+
+// auditCorpus returns every module of testdata/ that parses (inputs,
+// golden outputs and negative files alike: a pass that accepts a module
+// must keep its contract on it) plus small ir/irgen modules. Files that do
+// not parse are counted, not audited.
+func auditCorpus(t testing.TB) (mods []corpusModule, unparsed int) {
+	t.Helper()
+	err := filepath.WalkDir("../testdata", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".tvms") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		mod, errs := syntax.Parse(path, src)
+		if errs.HasErrors() || mod == nil {
+			unparsed++
+			return nil
+		}
+		mods = append(mods, corpusModule{strings.TrimPrefix(filepath.ToSlash(path), "../"), mod})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := []corpusModule{
+		{"irgen.Chain(8)", irgen.Chain(8)},
+		{"irgen.MultiFunc(3,4)", irgen.MultiFunc(3, 4)},
+		{"irgen.ResNet(1,1)", irgen.ResNet(1, 1, irgen.DNNOptions{Batch: 2})},
+		{"irgen.ResNet(1,1,symbolic)", irgen.ResNet(1, 1, irgen.DNNOptions{Batch: 4, Symbolic: true})},
+		{"irgen.Transformer(1,symbolic)", irgen.Transformer(1, irgen.DNNOptions{Batch: 4, Symbolic: true})},
+		{"irgen.LegalizedChain(4)", irgen.LegalizedChain(4, irgen.DNNOptions{Batch: 2})},
+		{"irgen.LegalizedChain(4,symbolic)", irgen.LegalizedChain(4, irgen.DNNOptions{Batch: 8, Symbolic: true})},
+		{"irgen.RandomDAG(1,12)", irgen.RandomDAG(1, 12, irgen.DNNOptions{Batch: 2})},
+	}
+	return append(mods, gen...), unparsed
+}
+
+// contractViolation is one claimed property the checker refutes.
+type contractViolation struct {
+	pass, module string
+	property     phase.Property
+	first        *diag.Diagnostic
+	// established: the pass claims to establish the property (the pass is
+	// wrong); otherwise the property held before and the contract keeps
+	// claiming it (the contract should invalidate it, or the pass breaks it).
+	established bool
+}
+
+func (v contractViolation) String() string {
+	verdict := "the contract keeps a property the pass breaks: invalidate it in the contract, or fix the pass"
+	if v.established {
+		verdict = "the pass claims to establish it but does not: the pass is wrong"
+	}
+	return fmt.Sprintf("pass %s on %s: claimed %v does not hold: %v\n\t%s", v.pass, v.module, v.property, v.first, verdict)
+}
+
+// auditInstrument checks, after every (nested) pass, every property the
+// contracts claim for the pass's output, whether or not it changed the
+// module.
+type auditInstrument struct {
+	passes.BaseInstrument
+	module     string
+	violations []contractViolation
+	checked    int
+}
+
+func (*auditInstrument) Name() string { return "contract-audit" }
+
+func (a *auditInstrument) AfterPass(ev *passes.Event) error {
+	if ev.Pass.Kind() == passes.KindSequential {
+		return nil
+	}
+	a.checked++
+	errs := wellformed.CheckProperties(ev.After, ev.PropsAfter)
+	reported := phase.Set(0)
+	for _, d := range errs {
+		r, ok := wellformed.LookupRule(d.Code)
+		if !ok || d.Severity != diag.Error || reported.Has(r.Property) {
+			continue
+		}
+		reported = reported.With(r.Property)
+		a.violations = append(a.violations, contractViolation{
+			pass: ev.Info.Name, module: a.module, property: r.Property, first: d,
+			established: ev.Info.Establishes.Has(r.Property) || ev.Info.Leaves != passes.Unchanged && ev.Info.Leaves.Invariants().Has(r.Property),
+		})
+	}
+	return nil
+}
+
+// TestContractAudit runs every registered pass (barriers included) on
+// every corpus module it accepts and checks with the well-formedness
+// checker that every property its contract claims for the output holds.
+// New passes are audited by being registered.
+func TestContractAudit(t *testing.T) {
+	start := time.Now()
+	corpus, unparsed := auditCorpus(t)
+	regs := passes.Registered()
+	var runs, accepted, failed, refusedClaims int
+	var violations []contractViolation
+	for _, cm := range corpus {
+		ph, props, err := passes.StartState(cm.mod)
+		if err != nil {
+			refusedClaims++
+			continue
+		}
+		for _, r := range regs {
+			runs++
+			p, err := passes.New(r.Info.Name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc := &passes.PassContext{OptLevel: 3}
+			if passes.Check(p, pc, ph, props).HasErrors() {
+				continue
+			}
+			accepted++
+			audit := &auditInstrument{module: cm.name}
+			pc.Instruments = []passes.Instrument{audit}
+			if _, err := pc.Execute(context.Background(), p, cm.mod, props); err != nil {
+				failed++
+				continue
+			}
+			violations = append(violations, audit.violations...)
+		}
+	}
+	for _, v := range violations {
+		t.Error(v)
+	}
+	t.Logf("contract audit: %d modules (%d files do not parse, %d refused start claims), %d passes, %d pass/module pairs, %d accepted, %d failed without a contract question, %d violations, %v",
+		len(corpus), unparsed, refusedClaims, len(regs), runs, accepted, failed, len(violations), time.Since(start).Round(time.Millisecond))
+}
