@@ -234,8 +234,8 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 		}
 		return ir.NewCall(op.VMKillObject, c.Args[0])
 	}
-	if !wellformed.VMCodegenOp(op) {
-		b.Errorf(span, DiagNoVMLowering, "%s has no VM lowering and VM codegen cannot handle it", ir.OpPath(op))
+	if !wellformed.VMCodegenOp(o) {
+		b.Errorf(span, DiagNoVMLowering, "%s has no VM lowering and VM codegen cannot handle it", ir.OpPath(o))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/phase"
 )
 
@@ -62,7 +63,7 @@ func genModule(nFuncs, n int) *ir.Module {
 			} else {
 				v = ir.NewDataflowVar(fmt.Sprintf("lv%d", j), nil)
 			}
-			call := ir.NewCall(ir.OpCallPurePacked, ext, prev)
+			call := ir.NewCall(op.CallPurePacked, ext, prev)
 			call.SInfoArgs = []ir.StructInfo{t1}
 			binds = append(binds, ir.NewVarBinding(v, call))
 			prev = v
