@@ -111,3 +111,29 @@ func TestBuildRefusesFalseClaim(t *testing.T) {
 		t.Fatalf("want 2 NoCallTIR diagnostics (one per call_tir) in:\n%s", l)
 	}
 }
+
+// TestHintNeverNamesTheFailingStep: the lower barrier refuses a module with
+// a local function, and the hint names the passes that can lift it as the
+// module is, not the lower barrier itself (issue 15).
+func TestHintNeverNamesTheFailingStep(t *testing.T) {
+	path := "../testdata/relax_closure_capture.tvms"
+	mod, errs := syntax.Parse(path, parse(t, path))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	p, errs := passes.ParseAndBuild("--passes", "lower")
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	ph, props, err := passes.StartState(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs = passes.Check(p, passes.NewPassContext(), ph, props)
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "missing {NoNestedFunctions}") {
+		t.Fatalf("want the lower barrier refused for NoNestedFunctions, got %v", errs)
+	}
+	if want := "provided by LambdaLift {NoNestedFunctions}, canonicalize phase ingest {NoNestedFunctions}"; errs[0].Hint != want {
+		t.Errorf("hint %q, want %q", errs[0].Hint, want)
+	}
+}

@@ -103,7 +103,7 @@ func (s *flowState) visit(p *Pass, why Reason) {
 	}
 	if !in.AcceptsPhase(s.ph) {
 		d := s.report(p, pos, "CHK001", "pass %s accepts %s but would get a module in phase %v", in.Name, phaseList(in.Accepts), s.ph)
-		d.Hint = s.providers(in.Needs().Minus(s.props), in.Accepts)
+		d.Hint = s.providers(in, in.Needs().Minus(s.props), in.Accepts)
 	}
 	needs := in.Needs()
 	if missing := needs.Minus(s.props); !missing.IsEmpty() {
@@ -112,7 +112,7 @@ func (s *flowState) visit(p *Pass, why Reason) {
 			shown = shown.Minus(phase.Of(phase.WellFormed)) // every pass needs it; say so only when it is missing
 		}
 		d := s.report(p, pos, "CHK001", "pass %s needs %v but would get %v: missing %v", in.Name, shown, s.props, missing)
-		d.Hint = s.providers(missing, nil)
+		d.Hint = s.providers(in, missing, nil)
 		s.props = s.props.Union(missing) // report the cause once, not every consequence
 	}
 	s.ph, s.props = in.Apply(s.ph, s.props)
@@ -140,15 +140,20 @@ func (s *flowState) whyNotRun(req string) string {
 }
 
 // providers names the registered passes and barriers that establish some of
-// the missing properties (or move the module to an accepted phase), and the
-// earlier pipeline passes gated off that would have.
-func (s *flowState) providers(missing phase.Set, phases []phase.Phase) string {
-	// Prefer providers that accept the module as it will be; list the
-	// others (with the phases they accept) only when none does, so an
-	// ingest module missing NoDataflow is pointed at ToNonDataflow or the
-	// lower barrier, not at the build barrier.
-	var names, later []string
+// the missing properties (or move the module to an accepted phase) and can
+// run on the module as it is, and the earlier pipeline passes gated off
+// that would have. A hint never names the failing pass itself, nor a pass
+// that would need the missing properties to run: when no provider can run
+// as things are, it names the shortest chain of passes that gets the
+// module to a state the failing pass accepts (chainTo).
+func (s *flowState) providers(failing *Info, missing phase.Set, phases []phase.Phase) string {
+	var names []string
+	var covered phase.Set
+	coversPhase := len(phases) == 0
 	for _, r := range Registered() {
+		if r.Info.Name == failing.Name || !r.Info.AcceptsPhase(s.ph) || !s.props.Contains(r.Info.Needs()) {
+			continue
+		}
 		gives := r.Info.Establishes
 		if r.Info.Leaves != Unchanged {
 			gives = gives.Union(r.Info.Leaves.Invariants())
@@ -158,19 +163,20 @@ func (s *flowState) providers(missing phase.Set, phases []phase.Phase) string {
 			if r.Info.Leaves != Unchanged {
 				what = "phase " + r.Info.Leaves.String() + " " + what
 			}
-			if r.Info.AcceptsPhase(s.ph) && s.props.Union(missing).Contains(r.Info.Needs()) {
-				names = append(names, r.Info.Name+" "+what)
-			} else {
-				later = append(later, fmt.Sprintf("%s %s (accepts %s)", r.Info.Name, what, phaseList(r.Info.Accepts)))
-			}
+			names = append(names, r.Info.Name+" "+what)
+			covered = covered.Union(gives)
+			coversPhase = coversPhase || r.Info.Leaves != Unchanged && slices.Contains(phases, r.Info.Leaves)
 		}
-	}
-	if len(names) == 0 {
-		names = later
 	}
 	var hint []string
 	if len(names) > 0 {
 		hint = append(hint, "provided by "+strings.Join(names, ", "))
+	}
+	if !covered.Contains(missing) || !coversPhase {
+		// No single pass runnable here provides everything: name a chain.
+		if chain := chainTo(failing, s.ph, s.props); len(chain) > 1 {
+			hint = append(hint, "run "+strings.Join(chain, ",")+" first")
+		}
 	}
 	for _, q := range s.skipped {
 		if !q.info.Establishes.Intersect(missing).IsEmpty() {
@@ -181,6 +187,58 @@ func (s *flowState) providers(missing phase.Set, phases []phase.Phase) string {
 		return "no registered pass establishes it"
 	}
 	return strings.Join(hint, "; ")
+}
+
+// maxChain bounds the chains chainTo searches: a hint naming more steps
+// than the barriers have would not help anyone.
+const maxChain = 4
+
+// chainTo returns the shortest sequence of registered passes (barriers
+// included) that, each accepting what it gets, takes a module in phase ph
+// with properties props to a state target accepts; nil when there is none
+// within maxChain steps. It searches breadth-first over the (phase,
+// properties) states, which are few.
+func chainTo(target *Info, ph phase.Phase, props phase.Set) []string {
+	type state struct {
+		ph    phase.Phase
+		props phase.Set
+	}
+	type node struct {
+		state
+		prev *node
+		pass string
+	}
+	regs := Registered()
+	seen := map[state]bool{{ph, props}: true}
+	frontier := []*node{{state: state{ph, props}}}
+	for range maxChain {
+		var next []*node
+		for _, n := range frontier {
+			for _, r := range regs {
+				in := &r.Info
+				if in.Name == target.Name || !in.AcceptsPhase(n.ph) || !n.props.Contains(in.Needs()) {
+					continue
+				}
+				p2, props2 := in.Apply(n.ph, n.props)
+				st := state{p2, props2}
+				if seen[st] {
+					continue
+				}
+				seen[st] = true
+				m := &node{state: st, prev: n, pass: in.Name}
+				if target.AcceptsPhase(p2) && props2.Contains(target.Needs()) {
+					var chain []string
+					for c := m; c.prev != nil; c = c.prev {
+						chain = append([]string{c.pass}, chain...)
+					}
+					return chain
+				}
+				next = append(next, m)
+			}
+		}
+		frontier = next
+	}
+	return nil
 }
 
 func phaseList(ps []phase.Phase) string {

@@ -162,3 +162,28 @@ func TestValidateRegistrations(t *testing.T) {
 		t.Errorf("bad declarations: %v", err)
 	}
 }
+
+// A hint names only passes that can run on the module as it is, never the
+// failing pass; when none provides the missing property from here, it
+// names the shortest chain that does.
+func TestHintsAreNotCircular(t *testing.T) {
+	ingest := phase.Ingest.Invariants()
+	errs := checkText(t, NewPassContext(), "TNeedsBuiltins", phase.Ingest, ingest)
+	if len(errs) != 1 {
+		t.Fatalf("want one error, got %v", errs)
+	}
+	hint := errs[0].Hint
+	// TChainStep establishes BuiltinsLowered but needs NoDataflow, which
+	// the module lacks: it is not offered alone.
+	if strings.Contains(hint, "provided by") || strings.Contains(hint, "TNeedsBuiltins") {
+		t.Errorf("hint %q offers a pass that cannot run here, or the failing pass", hint)
+	}
+	if want := "run TLowerBarrier,TChainStep first"; !strings.Contains(hint, want) {
+		t.Errorf("hint %q lacks %q", hint, want)
+	}
+	// With NoDataflow present, TChainStep can run and is named alone.
+	errs = checkText(t, NewPassContext(), "TNeedsBuiltins", phase.None, ingest.With(phase.NoDataflow))
+	if len(errs) != 1 || errs[0].Hint != "provided by TChainStep {BuiltinsLowered}" {
+		t.Errorf("hint with NoDataflow: %v", errs)
+	}
+}

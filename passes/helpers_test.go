@@ -152,6 +152,10 @@ func init() {
 		RequiresProps: phase.Of(phase.NoDataflow)}, noop)
 	RegisterModulePass(Info{Name: "TAddsDataflow", Doc: "invalidates NoDataflow",
 		Invalidates: phase.Of(phase.NoDataflow)}, noop)
+	RegisterModulePass(Info{Name: "TChainStep", Doc: "needs NoDataflow, establishes BuiltinsLowered",
+		RequiresProps: phase.Of(phase.NoDataflow), Establishes: phase.Of(phase.BuiltinsLowered)}, noop)
+	RegisterModulePass(Info{Name: "TNeedsBuiltins", Doc: "needs BuiltinsLowered",
+		RequiresProps: phase.Of(phase.BuiltinsLowered)}, noop)
 	RegisterModulePass(Info{Name: "TLowerBarrier", Doc: "moves the module to phase lower", AlwaysRun: true,
 		Leaves: phase.Lower}, noop)
 	RegisterModulePass(Info{Name: "TAcceptsLower", Doc: "accepts only phase lower",
