@@ -1,0 +1,44 @@
+// Package tir runs TIR PrimFuncs (ir.PrimFunc) by compiling each one, once,
+// into a tree of Go closures.
+//
+// Compile walks the PrimFunc and produces closures specialised on types,
+// operators and operand kinds, so running a kernel never switches on an IR
+// node or a dtype per scalar. Loop variables, let-bound values, block
+// iteration variables, scalar parameters and symbolic shape variables live in
+// numbered slots of a frame (ints in int64, floats in float64 rounded to the
+// variable's precision after every operation, so float32 arithmetic is exactly
+// float32 arithmetic). Frames are pooled: Kernel.Call allocates nothing in
+// steady state and is safe for concurrent use.
+//
+// Innermost loops run a chunk of iterations at a time ("vector mode") when
+// their bodies allow it: every expression that varies with the loop variable
+// becomes a closure over a slice of up to chunkSize lanes, loads and stores
+// whose indices are affine in the loop variable read and write buffer slices
+// directly, bounds are checked once per chunk at the two ends of each affine
+// index, reductions into a loop-invariant element accumulate a whole chunk at
+// once, T.where predicates affine in the loop variable clip the chunk, and a
+// block's T.init runs on the single iteration where it applies (peeled).
+// Vector mode distributes the loop body over the chunk statement by
+// statement, which is only valid when no iteration observes another
+// iteration's writes; compileVector checks that every access to a buffer
+// written in the body uses the same index expressions, and falls back to the
+// scalar closures otherwise. Buffers of different parameters are assumed
+// not to overlap (TIR's tir.noalias).
+//
+// Before the general path, Compile matches structural patterns (matmul and
+// batch matmul with either operand transposed, elementwise, broadcast, row
+// reductions) whatever the buffer and block names; a matmul runs on
+// vm/blas's Sgemm when the runtime shapes agree with the loop extents, the
+// others run on the vector path with their pattern reported by
+// Kernel.Pattern. Options.General turns the dispatch off, and the tests
+// check that both paths agree on every pattern.
+//
+// TIR semantics follow TVM: Div/Mod on integers truncate (truncdiv,
+// truncmod), FloorDiv/FloorMod round towards negative infinity, integer
+// arithmetic wraps at the type's width, T.round and T.nearbyint round half
+// to even (src/target/llvm/intrin_rule_llvm.cc maps both to
+// llvm.nearbyint), and T.init runs when every reduction iteration variable
+// of its block is at the start of its domain. Runtime faults (an index out
+// of bounds, an integer division by zero, a shape that does not match the
+// buffer declaration) are returned as errors by Call, never as panics.
+package tir

@@ -1,0 +1,211 @@
+package tir_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/vm/tir"
+)
+
+const header = "# from tvm.script import ir as I\n# from tvm.script import tir as T\n@I.ir_module\nclass Module:\n"
+
+// parseFuncs parses TVMScript PrimFuncs (indented as class members).
+func parseModule(t testing.TB, body string) *ir.Module {
+	t.Helper()
+	mod, diags := syntax.Parse("test.tvms", []byte(header+body))
+	require.False(t, diags.HasErrors(), "%v", diags)
+	return mod
+}
+
+func parseFunc(t testing.TB, body, name string) *ir.PrimFunc {
+	t.Helper()
+	f := parseModule(t, body).PrimFunc(name)
+	require.NotNil(t, f, "no PrimFunc %s", name)
+	return f
+}
+
+// spec gives the runtime shape of buffer parameters whose shape is
+// symbolic, and the values of scalar parameters, by name.
+type spec map[string]any
+
+// makeArgs builds random arguments for f.
+func makeArgs(t testing.TB, f *ir.PrimFunc, s spec, rng *rand.Rand) []tir.Arg {
+	t.Helper()
+	args := make([]tir.Arg, len(f.Params))
+	for i, p := range f.Params {
+		b := f.BufferMap[p]
+		if b == nil {
+			switch v := s[p.Name].(type) {
+			case int:
+				args[i].I = int64(v)
+			case float64:
+				args[i].F = v
+			default:
+				t.Fatalf("no value for scalar %s", p.Name)
+			}
+			continue
+		}
+		var shape []int64
+		if v, ok := s[b.Name].([]int64); ok {
+			shape = v
+		} else {
+			for _, d := range b.Shape {
+				c, ok := d.(*ir.IntImm)
+				require.True(t, ok, "buffer %s has a symbolic shape: give it in the spec", b.Name)
+				shape = append(shape, c.Value)
+			}
+		}
+		dt, err := tensor.ParseDType(b.DType.String())
+		require.NoError(t, err)
+		tt := tensor.New(dt, shape...)
+		fillRandom(tt, rng)
+		args[i].T = tt
+	}
+	return args
+}
+
+func fillRandom(t *tensor.Tensor, rng *rand.Rand) {
+	n := int(t.NumElements())
+	for k := range n {
+		switch {
+		case t.DType.IsFloat():
+			t.SetFloat64(k, math.Round((rng.Float64()*4-2)*64)/64+rng.Float64()/1024)
+		case t.DType == tensor.Bool:
+			t.SetFloat64(k, float64(rng.IntN(2)))
+		case t.DType.IsUnsigned():
+			t.SetFloat64(k, float64(rng.IntN(40)))
+		default:
+			t.SetFloat64(k, float64(rng.IntN(41)-20))
+		}
+	}
+}
+
+func cloneArgs(args []tir.Arg) []tir.Arg {
+	out := make([]tir.Arg, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a.T != nil {
+			c := tensor.New(a.T.DType, a.T.Shape...)
+			copy(c.Bytes(), a.T.Bytes())
+			out[i].T = c
+		}
+	}
+	return out
+}
+
+// modes are the ways a kernel can run; all must agree with the reference.
+var modes = []struct {
+	name string
+	opts tir.Options
+}{
+	{"scalar", tir.Options{General: true, NoVector: true, Serial: true}},
+	{"vector", tir.Options{General: true}},
+	{"dispatch", tir.Options{}},
+}
+
+// checkAll runs f on args in the reference interpreter and in every mode
+// and compares the results: floats within 1e-5 (relative above 1),
+// integers exactly. It returns the kernel compiled with default options.
+func checkAll(t *testing.T, f *ir.PrimFunc, args []tir.Arg) *tir.Kernel {
+	t.Helper()
+	want := cloneArgs(args)
+	wantRet, refErr := runRef(f, want)
+	var def *tir.Kernel
+	for _, m := range modes {
+		k, err := tir.CompileWith(f, "f", m.opts)
+		require.NoError(t, err, m.name)
+		if m.name == "dispatch" {
+			def = k
+		}
+		got := cloneArgs(args)
+		var ret tir.Arg
+		if f.Ret.IsVoid() {
+			err = k.Call(got)
+		} else {
+			ret, err = k.CallValue(got)
+		}
+		if refErr != nil {
+			require.Error(t, err, "%s: reference failed with %v", m.name, refErr)
+			continue
+		}
+		require.NoError(t, err, m.name)
+		if !f.Ret.IsVoid() {
+			if f.Ret.IsFloat() {
+				requireClose(t, wantRet.f, ret.F, m.name+" ret")
+			} else {
+				require.Equal(t, wantRet.i, ret.I, m.name+" ret")
+			}
+		}
+		for i := range got {
+			if got[i].T == nil {
+				continue
+			}
+			compareTensors(t, want[i].T, got[i].T, m.name+" "+f.BufferMap[f.Params[i]].Name)
+		}
+	}
+	return def
+}
+
+func requireClose(t *testing.T, want, got float64, what string) {
+	t.Helper()
+	if math.IsNaN(want) && math.IsNaN(got) {
+		return
+	}
+	if want == got {
+		return
+	}
+	tol := 1e-5 * max(1, math.Abs(want))
+	require.LessOrEqual(t, math.Abs(want-got), tol, "%s: want %v got %v", what, want, got)
+}
+
+func compareTensors(t *testing.T, want, got *tensor.Tensor, what string) {
+	t.Helper()
+	n := int(want.NumElements())
+	for k := range n {
+		if want.DType.IsFloat() {
+			requireClose(t, want.Float64At(k), got.Float64At(k), what)
+			continue
+		}
+		w, g := intAt(want, k), intAt(got, k)
+		if w != g {
+			t.Fatalf("%s[%d]: want %d got %d", what, k, w, g)
+		}
+	}
+}
+
+// withVars adds to s the shapes of f's buffer parameters computed from the
+// values of their symbolic variables (by name).
+func withVars(f *ir.PrimFunc, s spec, vars map[string]int64) spec {
+	if s == nil {
+		s = spec{}
+	}
+	for _, p := range f.Params {
+		b := f.BufferMap[p]
+		if b == nil {
+			continue
+		}
+		var shape []int64
+		sym := false
+		for _, d := range b.Shape {
+			switch d := d.(type) {
+			case *ir.IntImm:
+				shape = append(shape, d.Value)
+			case *ir.PrimVar:
+				shape = append(shape, vars[d.Name])
+				sym = true
+			default:
+				panic("withVars: shape expression")
+			}
+		}
+		if sym {
+			s[b.Name] = shape
+		}
+	}
+	return s
+}

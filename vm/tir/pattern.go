@@ -1,0 +1,7 @@
+package tir
+
+import "github.com/phasec/phasec/ir"
+
+func (c *compiler) dispatch(f *ir.PrimFunc) (string, fastPath) {
+	return "general", nil
+}
