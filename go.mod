@@ -2,7 +2,11 @@ module github.com/phasec/phasec
 
 go 1.26.0
 
-require github.com/alecthomas/participle/v2 v2.1.4
+require (
+	github.com/alecthomas/participle/v2 v2.1.4
+	golang.org/x/sys v0.50.0
+	gonum.org/v1/gonum v0.17.0
+)
 
 require (
 	github.com/stretchr/testify v1.12.1

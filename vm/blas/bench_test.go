@@ -1,0 +1,164 @@
+package blas
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// The benchmarks compare side by side in one run (GOMAXPROCS from -cpu):
+//
+//	go test ./vm/blas -run '^$' -bench 'Sgemm512|FMAPeak' -cpu 1,2
+//	go test ./vm/blas -run '^$' -bench 'Add' -cpu 1
+//
+// BenchmarkFMAPeak is the FMA throughput limit on GOMAXPROCS cores; the
+// Sgemm benchmarks report GFLOP/s and %peak against the same loop, measured
+// in the same process. The benchmarks use classic b.N loops so that
+// b.Elapsed covers exactly b.N iterations.
+
+var peakCache sync.Map // GOMAXPROCS -> GFLOP/s
+
+// measurePeak runs the FMA peak loop on GOMAXPROCS goroutines for ~100 ms
+// and returns GFLOP/s (0 without the assembly loop).
+func measurePeak() float64 {
+	procs := runtime.GOMAXPROCS(0)
+	if v, ok := peakCache.Load(procs); ok {
+		return v.(float64)
+	}
+	const iters = 1 << 22
+	fmaPeak(iters) // warm up (clock boost)
+	start := time.Now()
+	var flop int64
+	for time.Since(start) < 100*time.Millisecond {
+		var wg sync.WaitGroup
+		for range procs {
+			wg.Go(func() { fmaPeak(iters) })
+		}
+		wg.Wait()
+		flop += int64(procs) * int64(iters) * 192
+	}
+	gflops := float64(flop) / time.Since(start).Seconds() / 1e9
+	if !hasAVX2FMA {
+		gflops = 0
+	}
+	peakCache.Store(procs, gflops)
+	return gflops
+}
+
+func BenchmarkFMAPeak(b *testing.B) {
+	if !hasAVX2FMA {
+		b.Skip("no AVX2/FMA: the peak loop is assembly only")
+	}
+	const iters = 1 << 16
+	procs := runtime.GOMAXPROCS(0)
+	for range b.N {
+		var wg sync.WaitGroup
+		for range procs {
+			wg.Go(func() { fmaPeakAVX2(iters) })
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(procs)*iters*192*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkSgemm512(b *testing.B) {
+	const n = 512
+	a := make([]float32, n*n)
+	bm := make([]float32, n*n)
+	c := make([]float32, n*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+		bm[i] = float32(i%5) - 2
+	}
+	peak := measurePeak()
+	report := func(b *testing.B) {
+		gflops := 2 * n * n * n * float64(b.N) / b.Elapsed().Seconds() / 1e9
+		b.ReportMetric(gflops, "GFLOP/s")
+		if peak > 0 {
+			b.ReportMetric(100*gflops/peak, "%peak")
+		}
+	}
+	b.Run("phasec", func(b *testing.B) {
+		for range b.N {
+			Sgemm(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
+		}
+		report(b)
+	})
+	b.Run("phasec-go-kernel", func(b *testing.B) {
+		saved := activeKernel
+		activeKernel.fn = kernel6x16Go
+		defer func() { activeKernel = saved }()
+		for range b.N {
+			Sgemm(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)
+		}
+		report(b)
+	})
+	b.Run("gonum", func(b *testing.B) {
+		// gonum's Sgemm parallelises over GOMAXPROCS itself.
+		blas32.Use(gonum.Implementation{})
+		ga := blas32.General{Rows: n, Cols: n, Stride: n, Data: a}
+		gb := blas32.General{Rows: n, Cols: n, Stride: n, Data: bm}
+		gc := blas32.General{Rows: n, Cols: n, Stride: n, Data: c}
+		for range b.N {
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, ga, gb, 0, gc)
+		}
+		report(b)
+	})
+}
+
+// BenchmarkSgemmShapes covers shapes a model's dense layers produce.
+func BenchmarkSgemmShapes(b *testing.B) {
+	for _, s := range [][3]int{{64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {1024, 1024, 1024}, {1, 4096, 1024}, {32, 3072, 768}} {
+		m, n, k := s[0], s[1], s[2]
+		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
+			for range b.N {
+				Sgemm(false, false, m, n, k, 1, a, k, bm, n, 0, c, n)
+			}
+			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkAdd compares c = a + b (and the bias-style row broadcast) with
+// copy() and a plain Go loop. SetBytes counts bytes read plus written (12
+// per element for a + b, 8 for copy), so the MB/s columns compare directly.
+func BenchmarkAdd(b *testing.B) {
+	for _, n := range []int{64 << 10, 16 << 20} {
+		x, y, z := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(i), 1
+		}
+		b.Run(fmt.Sprintf("copy/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(8 * n))
+			for range b.N {
+				copy(z, x)
+			}
+		})
+		b.Run(fmt.Sprintf("AddF32/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(12 * n))
+			for range b.N {
+				AddF32(z, x, y)
+			}
+		})
+		b.Run(fmt.Sprintf("AddRowF32-4096cols/%d", n), func(b *testing.B) {
+			row := y[:4096]
+			b.SetBytes(int64(8*n + 4*len(row)))
+			for range b.N {
+				AddRowF32(z, x, row)
+			}
+		})
+		b.Run(fmt.Sprintf("goloop/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(12 * n))
+			for range b.N {
+				addF32Go(z, x, y)
+			}
+		})
+	}
+}

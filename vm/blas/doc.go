@@ -1,0 +1,54 @@
+// Package blas is phasec's dense float32 kernel library: a GEMM near the
+// machine's FMA limit and vectorised elementwise loops, for the TIR
+// kernels in vm/tir to dispatch to.
+//
+// # GEMM
+//
+// Sgemm / SgemmThreads compute C = alpha*op(A)*op(B) + beta*C on row-major
+// matrices with explicit leading dimensions (CheckSgemm states the layout
+// and validates it). The implementation is the GotoBLAS/BLIS loop nest
+// (Goto and van de Geijn, "Anatomy of High-Performance Matrix
+// Multiplication", ACM TOMS 34(3), 2008; https://github.com/flame/blis
+// docs/KernelsHowTo.md):
+//
+//	for jc in n by nc:               B block kc x nc in L3
+//	  for pc in k by kc:
+//	    pack B[pc:, jc:] into nr-column micro-panels (threads share the work)
+//	    for ic in m by mc:           per thread: A block mc x kc in L2
+//	      pack alpha*A[ic:, pc:] into mr-row micro-panels
+//	      for jr in nc by nr:        B micro-panel kc x nr in L1
+//	        for ir in mc by mr:
+//	          micro-kernel: C[ir:ir+mr, jr:jr+nr] += Apanel * Bpanel
+//
+// The micro-kernel keeps a 6x16 tile of C in twelve YMM registers and does
+// twelve independent FMAs per k step (kernel_amd64.s, AVX2+FMA, chosen at
+// start-up with golang.org/x/sys/cpu). Elsewhere a portable Go kernel with
+// the same packed layout runs; tests compare both with a naive triple loop
+// on every shape class. Packing zero-pads partial micro-panels, so the
+// kernel always computes a full tile; edge tiles are computed into a
+// scratch tile and only their valid part is added to C. beta is applied to
+// C once before the first k block (beta == 0 overwrites, so NaN in an
+// uninitialised C does not leak); alpha is folded into the A packing.
+//
+// Threads split each (jc, pc) block: all pack disjoint B micro-panels, then
+// each computes a contiguous range of rows (or, when m is too small to
+// split, of B micro-panels). Work goes to a pool of long-lived goroutines
+// and scratch buffers are pooled, so steady-state calls do not allocate.
+// Sgemm uses GOMAXPROCS threads, fewer when m*n*k is small.
+//
+// AVX-512 is not used: the project's machines are Zen 4, which splits
+// 512-bit FMAs into two 256-bit halves, so a ZMM FMA loop peaks at the same
+// FLOP/cycle as the YMM one (both ~117 GFLOP/s per core when measured); a
+// ZMM kernel would only add registers for a larger tile.
+//
+// # Elementwise primitives
+//
+// AddF32, SubF32, MulF32, DivF32 (dst = a op b), AddScalarF32, ScaleF32,
+// MaxScalarF32 (dst = a op s; ReLU is MaxScalarF32(dst, a, 0)) and the
+// trailing-axis broadcasts AddRowF32, MulRowF32 (bias add: dst = a + row
+// repeated over rows) are the elementwise and broadcast patterns vm/tir
+// dispatches to. See vec.go for their shared contract (equal lengths,
+// in-place allowed). They are AVX2 loops on amd64 and plain Go loops
+// elsewhere, with identical results. A leading-axis broadcast
+// (dst[i, j] = a[i, j] + col[i]) is AddScalarF32 per row.
+package blas

@@ -1,0 +1,310 @@
+package blas
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Cache blocking for Zen 4 (L1d 32 KiB, L2 1 MiB per core, L3 32 MiB shared):
+//   - kc: one packed B micro-panel (kc x nr) plus one A micro-panel (mr x kc)
+//     is 22 KiB, so both stay in L1 while a tile is computed;
+//   - mc: the packed A block (mc x kc, 144 KiB) stays in L2 while all B
+//     micro-panels stream past it;
+//   - nc: the packed B block (kc x nc, 4 MiB) lives in L3.
+//
+// mc is a multiple of mr and nc a multiple of nr so that only the last
+// block of each dimension has edge tiles.
+const (
+	kc = 256
+	mc = 144
+	nc = 4096
+)
+
+// minWorkPerThread is the multiply-add count (m*n*k) below which one more
+// thread does not pay for its wake-up and the extra packing.
+const minWorkPerThread = 1 << 18
+
+// maxThreads bounds SgemmThreads' parallelism (and so the worker pool).
+const maxThreads = 256
+
+// CheckSgemm reports whether the arguments describe a valid Sgemm call on
+// slices of lengths lenA, lenB and lenC, as an *ArgError naming the first bad
+// argument. Callers that prepare a GEMM ahead of time (vm/tir at kernel load)
+// use it to turn a bad shape into an error instead of Sgemm's panic.
+//
+// Row-major layout: op(A) is m x k, op(B) is k x n, C is m x n. A is stored
+// m x k (k x m when transA) with row stride lda >= its column count; the
+// same for B (k x n, or n x k when transB) and C (m x n, ldc >= n).
+func CheckSgemm(transA, transB bool, m, n, k int, lenA, lda, lenB, ldb, lenC, ldc int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return &ArgError{Arg: "m/n/k", Msg: fmt.Sprintf("negative dimension m=%d n=%d k=%d", m, n, k)}
+	}
+	aRows, aCols := m, k
+	if transA {
+		aRows, aCols = k, m
+	}
+	bRows, bCols := k, n
+	if transB {
+		bRows, bCols = n, k
+	}
+	if err := checkMatrix("a", "lda", aRows, aCols, lenA, lda); err != nil {
+		return err
+	}
+	if err := checkMatrix("b", "ldb", bRows, bCols, lenB, ldb); err != nil {
+		return err
+	}
+	return checkMatrix("c", "ldc", m, n, lenC, ldc)
+}
+
+func checkMatrix(name, ldName string, rows, cols, length, ld int) error {
+	if ld < max(1, cols) {
+		return &ArgError{Arg: ldName, Msg: fmt.Sprintf("%s=%d is less than the %d columns of %s", ldName, ld, cols, name)}
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	if need := (rows-1)*ld + cols; length < need {
+		return &ArgError{Arg: name, Msg: fmt.Sprintf("len(%s)=%d is too short for %dx%d with %s=%d (need %d)", name, length, rows, cols, ldName, ld, need)}
+	}
+	return nil
+}
+
+// ArgError describes an invalid Sgemm argument.
+type ArgError struct {
+	Arg string // the offending argument: "a", "lda", "m/n/k", ...
+	Msg string
+}
+
+func (e *ArgError) Error() string { return "blas: sgemm: " + e.Msg }
+
+// Sgemm computes C = alpha*op(A)*op(B) + beta*C in float32 on all
+// GOMAXPROCS cores (fewer for small problems), where op(X) is X or X^T as
+// transA/transB say. Layout and the precondition are those of CheckSgemm;
+// Sgemm checks them once per call and panics with the *ArgError if they do
+// not hold (a caller bug: callers with untrusted shapes call CheckSgemm
+// first). With beta == 0, C is overwritten and its old contents (even NaN)
+// are ignored, as in reference BLAS.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	SgemmThreads(runtime.GOMAXPROCS(0), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmThreads is Sgemm with at most threads goroutines working on the call
+// (threads < 1 means 1). Small problems still use fewer.
+func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if err := CheckSgemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		panic(err)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(c, ldc, 0, m, 0, n, beta)
+		return
+	}
+	threads = min(max(threads, 1), maxThreads)
+	if work := m * n * k; work/threads < minWorkPerThread {
+		threads = max(1, min(threads, work/minWorkPerThread))
+	}
+	g := gemmPool.Get().(*gemm)
+	*g = gemm{
+		transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
+		threads: threads, kern: activeKernel.fn,
+		bp: g.bp, scratch: g.scratch,
+	}
+	g.run()
+	g.a, g.b, g.c = nil, nil, nil // do not keep the caller's matrices alive
+	gemmPool.Put(g)
+}
+
+// gemm is one Sgemm call: its arguments, the shared packed B block and
+// per-thread scratch. Pooled so a steady stream of calls does not allocate.
+type gemm struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	threads        int
+	kern           microKernel
+
+	// The current block of the loop nest: C[:, jc:jc+ncur] gets
+	// op(A)[:, pc:pc+kcur] * op(B)[pc:pc+kcur, jc:jc+ncur].
+	jc, ncur, pc, kcur int
+	phase              int // phasePackB or phaseCompute
+	splitRows          bool
+
+	bp      []float32 // packed B block, kcur x roundUp(ncur, nr)
+	scratch []threadScratch
+	wg      sync.WaitGroup
+}
+
+type threadScratch struct {
+	ap   []float32 // packed A block, roundUp(mc, mr) x kc
+	tile [mr * nr]float32
+}
+
+var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
+
+const (
+	phasePackB = iota
+	phaseCompute
+)
+
+// run is the GotoBLAS/BLIS loop nest. Per (jc, pc) block the threads first
+// pack B together, then each computes its part of C: a range of row blocks
+// (enough rows) or of B micro-panels (few rows, e.g. a GEMV-like m).
+func (g *gemm) run() {
+	if len(g.scratch) < g.threads {
+		g.scratch = append(g.scratch, make([]threadScratch, g.threads-len(g.scratch))...)
+	}
+	g.splitRows = g.threads == 1 || g.m >= g.threads*4*mr
+	for g.jc = 0; g.jc < g.n; g.jc += nc {
+		g.ncur = min(nc, g.n-g.jc)
+		for g.pc = 0; g.pc < g.k; g.pc += kc {
+			g.kcur = min(kc, g.k-g.pc)
+			if need := g.kcur * roundUp(g.ncur, nr); len(g.bp) < need {
+				g.bp = make([]float32, need)
+			}
+			g.parallel(phasePackB)
+			g.parallel(phaseCompute)
+		}
+	}
+}
+
+// parallel runs one phase on g.threads threads: the caller is thread 0, the
+// pool workers the rest.
+func (g *gemm) parallel(phase int) {
+	g.phase = phase
+	if g.threads == 1 {
+		g.work(0)
+		return
+	}
+	queues := startWorkers(g.threads - 1)
+	g.wg.Add(g.threads - 1)
+	for t := 1; t < g.threads; t++ {
+		queues[t-1] <- workItem{g: g, tid: t}
+	}
+	g.work(0)
+	g.wg.Wait()
+}
+
+// work does thread tid's share of the current phase.
+func (g *gemm) work(tid int) {
+	panels := ceilDiv(g.ncur, nr)
+	if g.phase == phasePackB {
+		p0, p1 := split(panels, g.threads, tid)
+		packB(g.bp, g.b, g.ldb, g.transB, g.pc, g.jc, g.kcur, g.ncur, p0, p1)
+		return
+	}
+	s := &g.scratch[tid]
+	if need := roundUp(mc, mr) * kc; len(s.ap) < need {
+		s.ap = make([]float32, need)
+	}
+	var i0, i1, j0, j1 int // this thread's C rows and columns (block-relative)
+	if g.splitRows {
+		r0, r1 := split(ceilDiv(g.m, mr), g.threads, tid)
+		i0, i1 = r0*mr, min(r1*mr, g.m)
+		j0, j1 = 0, g.ncur
+	} else {
+		p0, p1 := split(panels, g.threads, tid)
+		i0, i1 = 0, g.m
+		j0, j1 = p0*nr, min(p1*nr, g.ncur)
+	}
+	if i0 >= i1 || j0 >= j1 {
+		return
+	}
+	if g.pc == 0 {
+		scaleC(g.c, g.ldc, i0, i1, g.jc+j0, g.jc+j1, g.beta)
+	}
+	for ic := i0; ic < i1; ic += mc {
+		mcur := min(mc, i1-ic)
+		packA(s.ap, g.a, g.lda, g.transA, ic, g.pc, mcur, g.kcur, g.alpha)
+		g.macroKernel(s, ic, mcur, j0, j1)
+	}
+}
+
+// macroKernel multiplies the packed A block (rows ic..ic+mcur) by packed B
+// micro-panels covering block columns j0..j1 (j0 a multiple of nr) into C.
+// Edge tiles go through a zeroed scratch tile so the micro-kernel never
+// touches C outside the matrix.
+func (g *gemm) macroKernel(s *threadScratch, ic, mcur, j0, j1 int) {
+	kcur, ldc := g.kcur, g.ldc
+	for jr := j0; jr < j1; jr += nr {
+		ncols := min(nr, j1-jr)
+		bpanel := g.bp[jr*kcur : (jr+nr)*kcur]
+		cbase := ic*ldc + g.jc + jr
+		for ir := 0; ir < mcur; ir += mr {
+			nrows := min(mr, mcur-ir)
+			apanel := s.ap[ir*kcur : (ir+mr)*kcur]
+			if nrows == mr && ncols == nr {
+				g.kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
+				continue
+			}
+			clear(s.tile[:])
+			g.kern(kcur, apanel, bpanel, s.tile[:], nr)
+			for i := range nrows {
+				ci := g.c[cbase+(ir+i)*ldc:][:ncols]
+				ti := s.tile[i*nr:][:ncols]
+				for j := range ci {
+					ci[j] += ti[j]
+				}
+			}
+		}
+	}
+}
+
+// scaleC sets C[i0:i1, j0:j1] *= beta, writing zeros for beta == 0 so that
+// NaN or Inf in an uninitialised C does not leak into the result.
+func scaleC(c []float32, ldc, i0, i1, j0, j1 int, beta float32) {
+	if beta == 1 {
+		return
+	}
+	for i := i0; i < i1; i++ {
+		row := c[i*ldc+j0 : i*ldc+j1]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		ScaleF32(row, row, beta)
+	}
+}
+
+// split returns thread t's share [lo, hi) of n items over threads threads.
+func split(n, threads, t int) (lo, hi int) {
+	return n * t / threads, n * (t + 1) / threads
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
+
+// The worker pool: long-lived goroutines, one queue each, so a call hands
+// out work without allocating. Workers never wait on each other, so calls
+// from several goroutines at once only queue, never deadlock.
+type workItem struct {
+	g   *gemm
+	tid int
+}
+
+var (
+	workerMu     sync.Mutex
+	workerQueues []chan workItem
+)
+
+// startWorkers makes sure n workers run and returns their queues.
+func startWorkers(n int) []chan workItem {
+	workerMu.Lock()
+	defer workerMu.Unlock()
+	for len(workerQueues) < n {
+		q := make(chan workItem, 1)
+		workerQueues = append(workerQueues, q)
+		go func() {
+			for it := range q {
+				it.g.work(it.tid)
+				it.g.wg.Done()
+			}
+		}()
+	}
+	return workerQueues
+}

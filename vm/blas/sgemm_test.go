@@ -1,0 +1,291 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// refSgemm is the obviously correct triple loop, accumulated in float64. It
+// also returns, per element of C, the magnitude |alpha| sum_p |A_ip B_pj| +
+// |beta C_ij| that bounds the float32 rounding error.
+func refSgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) (want, mag []float64) {
+	want = make([]float64, len(c))
+	mag = make([]float64, len(c))
+	for i := range c {
+		want[i] = float64(c[i])
+	}
+	for i := range m {
+		for j := range n {
+			var sum, abs float64
+			for p := range k {
+				var av, bv float32
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				sum += float64(av) * float64(bv)
+				abs += math.Abs(float64(av) * float64(bv))
+			}
+			old := float64(c[i*ldc+j])
+			if beta == 0 {
+				old = 0 // reference BLAS: C is not read when beta is zero
+			}
+			want[i*ldc+j] = float64(alpha)*sum + float64(beta)*old
+			mag[i*ldc+j] = math.Abs(float64(alpha))*abs + math.Abs(float64(beta)*old)
+		}
+	}
+	return want, mag
+}
+
+// tolerance is the allowed |got - want| for an element of magnitude mag
+// (see refSgemm) after a k-term float32 dot product: the classic bound
+// gamma_k = k*u on summation error (u = 2^-24) doubled for the alpha/beta
+// steps, and never tighter than the project's fp32 tolerance 1e-5.
+func tolerance(k int, mag float64) float64 {
+	return max(1e-5, float64(k+2)*0x1p-23) * max(mag, 1e-30)
+}
+
+type gemmCase struct {
+	m, n, k        int
+	transA, transB bool
+	alpha, beta    float32
+	pad            int // extra leading-dimension padding on A, B and C
+}
+
+func (tc gemmCase) String() string {
+	return fmt.Sprintf("%dx%dx%d/tA=%v/tB=%v/alpha=%g/beta=%g/pad=%d", tc.m, tc.n, tc.k, tc.transA, tc.transB, tc.alpha, tc.beta, tc.pad)
+}
+
+// shapeClasses covers: empty and 1x1x1; exact tiles; sizes off the tile
+// widths (mr=6, nr=16) by one; k around kc=256 and 2*kc; m around mc=144;
+// n past nc=4096; GEMV-like m=1 and n=1; odd primes.
+var shapeClasses = [][3]int{
+	{1, 1, 1}, {0, 5, 3}, {5, 0, 3}, {4, 5, 0}, {6, 16, 1}, {6, 16, 8}, {5, 15, 7}, {7, 17, 9},
+	{12, 32, 256}, {13, 33, 257}, {11, 31, 255}, {19, 47, 513}, {144, 16, 4}, {145, 17, 5},
+	{150, 35, 300}, {3, 4100, 5}, {1, 300, 300}, {300, 1, 300}, {37, 41, 43}, {97, 83, 61},
+}
+
+func gemmCases() []gemmCase {
+	var cases []gemmCase
+	scalars := [][2]float32{{1, 0}, {1, 1}, {0.5, -2}, {-1.5, 0}, {0, 0.5}, {2, 1}}
+	i := 0
+	for _, s := range shapeClasses {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				// Rotate through alpha/beta and padding so every shape and
+				// transpose combination meets several of them.
+				for r := range 2 {
+					ab := scalars[(i+r*3)%len(scalars)]
+					cases = append(cases, gemmCase{m: s[0], n: s[1], k: s[2], transA: tA, transB: tB, alpha: ab[0], beta: ab[1], pad: (i + r) % 3 * 3})
+				}
+				i++
+			}
+		}
+	}
+	return cases
+}
+
+type gemmData struct {
+	a, b, c       []float32
+	lda, ldb, ldc int
+}
+
+// newGemmData fills A and B with random values in [-1, 1) and C with random
+// values too, except that with beta == 0 C holds NaN (which must not leak).
+// Padding columns of C hold a sentinel that must survive.
+func newGemmData(tc gemmCase, rng *rand.Rand) gemmData {
+	aRows, aCols := tc.m, tc.k
+	if tc.transA {
+		aRows, aCols = tc.k, tc.m
+	}
+	bRows, bCols := tc.k, tc.n
+	if tc.transB {
+		bRows, bCols = tc.n, tc.k
+	}
+	d := gemmData{lda: aCols + tc.pad, ldb: bCols + tc.pad, ldc: tc.n + tc.pad}
+	d.lda, d.ldb, d.ldc = max(d.lda, 1), max(d.ldb, 1), max(d.ldc, 1)
+	fill := func(rows, ld int) []float32 {
+		s := make([]float32, rows*ld)
+		for i := range s {
+			s[i] = rng.Float32()*2 - 1
+		}
+		return s
+	}
+	d.a, d.b, d.c = fill(aRows, d.lda), fill(bRows, d.ldb), fill(tc.m, d.ldc)
+	for i := range tc.m {
+		for j := range d.ldc {
+			switch {
+			case j >= tc.n:
+				d.c[i*d.ldc+j] = 12345
+			case tc.beta == 0:
+				d.c[i*d.ldc+j] = float32(math.NaN())
+			}
+		}
+	}
+	return d
+}
+
+// withKernel runs f with Sgemm using the given micro-kernel.
+func withKernel(t *testing.T, kern microKernel, f func()) {
+	t.Helper()
+	saved := activeKernel
+	activeKernel.fn = kern
+	defer func() { activeKernel = saved }()
+	f()
+}
+
+// kernels lists the micro-kernels this CPU can run: the portable one always,
+// the assembly one where the CPU has AVX2+FMA.
+func kernels() map[string]microKernel {
+	ks := map[string]microKernel{"go": kernel6x16Go}
+	if activeKernel.name != "go-6x16" {
+		ks[activeKernel.name] = activeKernel.fn
+	}
+	return ks
+}
+
+func TestSgemmMatchesNaive(t *testing.T) {
+	for name, kern := range kernels() {
+		for _, threads := range []int{1, 2, 3} {
+			rng := rand.New(rand.NewPCG(1, uint64(threads)))
+			for _, tc := range gemmCases() {
+				d := newGemmData(tc, rng)
+				want, mag := refSgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, d.a, d.lda, d.b, d.ldb, tc.beta, d.c, d.ldc)
+				withKernel(t, kern, func() {
+					SgemmThreads(threads, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, d.a, d.lda, d.b, d.ldb, tc.beta, d.c, d.ldc)
+				})
+				requireClose(t, fmt.Sprintf("%s/threads=%d/%v", name, threads, tc), tc.k, d.c, want, mag)
+			}
+		}
+	}
+}
+
+func requireClose(t *testing.T, label string, k int, got []float32, want, mag []float64) {
+	t.Helper()
+	for i := range got {
+		if diff := math.Abs(float64(got[i]) - want[i]); !(diff <= tolerance(k, mag[i])) {
+			require.Failf(t, "sgemm mismatch", "%s: element %d = %v, want %v (tolerance %g)", label, i, got[i], want[i], tolerance(k, mag[i]))
+		}
+	}
+}
+
+// TestSgemmKernelsAgree runs the assembly and the portable micro-kernel on
+// the same inputs for every shape class and compares them directly.
+func TestSgemmKernelsAgree(t *testing.T) {
+	ks := kernels()
+	if len(ks) < 2 {
+		t.Skip("no assembly kernel on this CPU: only the portable kernel runs (covered by TestSgemmMatchesNaive)")
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, tc := range gemmCases() {
+		d := newGemmData(tc, rng)
+		results := map[string][]float32{}
+		for name, kern := range ks {
+			c := append([]float32(nil), d.c...)
+			withKernel(t, kern, func() {
+				SgemmThreads(2, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, d.a, d.lda, d.b, d.ldb, tc.beta, c, d.ldc)
+			})
+			results[name] = c
+		}
+		_, mag := refSgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, d.a, d.lda, d.b, d.ldb, tc.beta, d.c, d.ldc)
+		goRes := results["go"]
+		for i, v := range results[activeKernel.name] {
+			if diff := math.Abs(float64(v) - float64(goRes[i])); !(diff <= 2*tolerance(tc.k, mag[i])) {
+				require.Failf(t, "kernels disagree", "%v: element %d: asm %v, go %v", tc, i, v, goRes[i])
+			}
+		}
+	}
+}
+
+func TestSgemmAllCoresEntryPoint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	tc := gemmCase{m: 200, n: 190, k: 180, alpha: 1, beta: 0}
+	d := newGemmData(tc, rng)
+	want, mag := refSgemm(false, false, tc.m, tc.n, tc.k, 1, d.a, d.lda, d.b, d.ldb, 0, d.c, d.ldc)
+	Sgemm(false, false, tc.m, tc.n, tc.k, 1, d.a, d.lda, d.b, d.ldb, 0, d.c, d.ldc)
+	requireClose(t, "Sgemm", tc.k, d.c, want, mag)
+}
+
+// TestSgemmConcurrentCalls shares the worker pool between goroutines; run
+// with -race it also checks the pool's synchronisation.
+func TestSgemmConcurrentCalls(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(4, uint64(g)))
+			tc := gemmCase{m: 70 + g, n: 90, k: 300, transB: g%2 == 0, alpha: 1, beta: 1}
+			d := newGemmData(tc, rng)
+			want, mag := refSgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, d.a, d.lda, d.b, d.ldb, 1, d.c, d.ldc)
+			SgemmThreads(2, tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, d.a, d.lda, d.b, d.ldb, 1, d.c, d.ldc)
+			requireClose(t, fmt.Sprint("goroutine ", g), tc.k, d.c, want, mag)
+		})
+	}
+	wg.Wait()
+}
+
+func TestSgemmSteadyStateDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under -race, so allocations are not deterministic")
+	}
+	a := make([]float32, 128*128)
+	b := make([]float32, 128*128)
+	c := make([]float32, 128*128)
+	run := func() { SgemmThreads(2, false, true, 128, 128, 128, 1, a, 128, b, 128, 0, c, 128) }
+	run()
+	require.Zero(t, testing.AllocsPerRun(20, run))
+}
+
+func TestCheckSgemm(t *testing.T) {
+	tests := []struct {
+		name                            string
+		transA, transB                  bool
+		m, n, k                         int
+		lenA, lda, lenB, ldb, lenC, ldc int
+		wantArg                         string // "" means valid
+	}{
+		{"valid", false, false, 2, 3, 4, 8, 4, 12, 3, 6, 3, ""},
+		{"valid transposed", true, true, 2, 3, 4, 8, 2, 12, 4, 6, 3, ""},
+		{"valid padded", false, false, 2, 3, 4, 9, 5, 15, 4, 7, 4, ""},
+		{"valid empty", false, false, 0, 0, 0, 0, 1, 0, 1, 0, 1, ""},
+		{"negative m", false, false, -1, 3, 4, 8, 4, 12, 3, 6, 3, "m/n/k"},
+		{"lda too small", false, false, 2, 3, 4, 8, 3, 12, 3, 6, 3, "lda"},
+		{"lda too small transposed", true, false, 2, 3, 4, 8, 1, 12, 3, 6, 3, "lda"},
+		{"a too short", false, false, 2, 3, 4, 7, 4, 12, 3, 6, 3, "a"},
+		{"b too short", false, true, 2, 3, 4, 8, 4, 11, 4, 6, 3, "b"},
+		{"ldc too small", false, false, 2, 3, 4, 8, 4, 12, 3, 6, 2, "ldc"},
+		{"c too short", false, false, 2, 3, 4, 8, 4, 12, 3, 5, 3, "c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckSgemm(tt.transA, tt.transB, tt.m, tt.n, tt.k, tt.lenA, tt.lda, tt.lenB, tt.ldb, tt.lenC, tt.ldc)
+			if tt.wantArg == "" {
+				require.NoError(t, err)
+				return
+			}
+			var argErr *ArgError
+			require.ErrorAs(t, err, &argErr)
+			require.Equal(t, tt.wantArg, argErr.Arg)
+		})
+	}
+}
+
+func TestSgemmPanicsWithArgError(t *testing.T) {
+	defer func() {
+		err, ok := recover().(*ArgError)
+		require.True(t, ok, "Sgemm must panic with *ArgError")
+		require.Equal(t, "a", err.Arg)
+		require.Contains(t, err.Error(), "len(a)=5 is too short for 2x3")
+	}()
+	Sgemm(false, false, 2, 2, 3, 1, make([]float32, 5), 3, make([]float32, 6), 2, 0, make([]float32, 4), 2)
+}
