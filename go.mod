@@ -8,6 +8,8 @@ require (
 	gonum.org/v1/gonum v0.17.0
 )
 
+require github.com/google/go-cmp v0.7.0
+
 require (
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -174,11 +174,11 @@ func (bd *builder) dim(a *ast) ir.PrimExpr {
 	if a.Kind != aStr {
 		return bd.primInt64(a)
 	}
-	root, err := exprParser.ParseString(bd.file, a.Text)
+	root, err := parseExprString(bd.file, a.Text)
 	if err != nil {
 		bd.fail(a.Span, "expected a dimension expression in the string %q: %s", a.Text, syntaxDiagnostic(bd.file, err).Msg)
 	}
-	inner := bd.conv.expr(root.Expr)
+	inner := bd.conv.expr(root)
 	shiftSpans(inner, a.Span)
 	if inner.Kind == aName && bd.lookup(inner.Name) == nil {
 		if !bd.sigDefines {

@@ -138,13 +138,13 @@ func (n *exprNode) Parse(lex *lexer.PeekingLexer) error {
 		return participle.NextMatch
 	}
 	start := lex.Cursor()
-	if err := n.parse(lex); err != nil {
+	if err := n.parse(peekingSource{lex}); err != nil {
 		return committed(lex, start, err)
 	}
 	return nil
 }
 
-func (n *exprNode) parse(lex *lexer.PeekingLexer) error {
+func (n *exprNode) parse(lex tokenSource) error {
 	p := exprReader{lex: lex}
 	t, err := p.expr()
 	if err != nil {
@@ -168,13 +168,13 @@ func (n *exprListNode) Parse(lex *lexer.PeekingLexer) error {
 		return participle.NextMatch
 	}
 	start := lex.Cursor()
-	if err := n.parse(lex); err != nil {
+	if err := n.parse(peekingSource{lex}); err != nil {
 		return committed(lex, start, err)
 	}
 	return nil
 }
 
-func (n *exprListNode) parse(lex *lexer.PeekingLexer) error {
+func (n *exprListNode) parse(lex tokenSource) error {
 	n.Pos = lex.Peek().Pos
 	for {
 		p := exprReader{lex: lex}
@@ -210,7 +210,7 @@ func (n *exprListNode) parse(lex *lexer.PeekingLexer) error {
 // span runs from its first token to the token after it (participle's
 // Pos/EndPos convention, which the other productions follow too).
 type exprReader struct {
-	lex      *lexer.PeekingLexer
+	lex      tokenSource
 	problems []exprProblem
 	// depth counts the open binary calls plus the operators and trailers
 	// chained inside them, so it bounds the depth of the ast being built.
@@ -239,6 +239,9 @@ func (p *exprReader) problem(sp diag.Span, msg string) {
 
 // unexpected is the syntax error for tok where expect was needed.
 func unexpected(tok *lexer.Token, expect string) error {
+	if tok.Type == typeError {
+		return &lexer.Error{Msg: tok.Value, Pos: tok.Pos}
+	}
 	return &participle.UnexpectedTokenError{Unexpected: *tok, Expect: expect}
 }
 
@@ -280,6 +283,7 @@ func (p *exprReader) climb(minPrec int) (*ast, error) {
 		if prec == 0 || prec < minPrec {
 			return left, nil
 		}
+		opName := op.Value // op is not held across the operand: the stream moves on
 		p.lex.Next()
 		if err := p.deeper(); err != nil {
 			return nil, err
@@ -293,12 +297,12 @@ func (p *exprReader) climb(minPrec int) (*ast, error) {
 		if err != nil {
 			return nil, err
 		}
-		left = &ast{Kind: aBinary, Name: op.Value, X: left, Y: right, Span: joinSpan(left.Span, right.Span)}
+		left = &ast{Kind: aBinary, Name: opName, X: left, Y: right, Span: joinSpan(left.Span, right.Span)}
 	}
 }
 
 func (p *exprReader) unary() (*ast, error) {
-	op := p.lex.Peek()
+	op := *p.lex.Peek()
 	prec := 0
 	switch {
 	case op.Type == typeKeyword && op.Value == "not":
@@ -366,15 +370,10 @@ func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
 		tok := p.lex.Peek()
 		argStart := tok.Pos
 		kw := ""
-		if tok.Type == typeName {
-			cp := p.lex.MakeCheckpoint()
+		if tok.Type == typeName && isOp(p.lex.Peek2(), "=") {
+			kw = tok.Value
 			p.lex.Next()
-			if isOp(p.lex.Peek(), "=") {
-				p.lex.Next()
-				kw = tok.Value
-			} else {
-				p.lex.LoadCheckpoint(cp)
-			}
+			p.lex.Next()
 		}
 		if star := p.lex.Peek(); isOp(star, "*") || isOp(star, "**") {
 			p.lex.Next()
@@ -499,7 +498,7 @@ func (p *exprReader) atom() (*ast, error) {
 
 // strings reads adjacent string literals, which concatenate.
 func (p *exprReader) strings() *ast {
-	first := p.lex.Next()
+	first := *p.lex.Next() // a copy: the stream's buffer moves on
 	text, err := unquote(first.Value)
 	if err != nil {
 		p.problem(spanOf(first.Pos, first.Pos), "bad string literal "+first.Value+": "+err.Error())
@@ -544,7 +543,7 @@ func (p *exprReader) items(closing string) ([]*ast, bool, error) {
 // paren reads (), (e), (e,) and (e1, e2, ...). A single parenthesized value
 // keeps its own span and is marked Paren.
 func (p *exprReader) paren() (*ast, error) {
-	open := p.lex.Next()
+	open := *p.lex.Next()
 	if isOp(p.lex.Peek(), ",") { // "(,)": reported, read as an empty tuple
 		p.lex.Next()
 		if err := p.expect(")", `")"`); err != nil {
@@ -566,7 +565,7 @@ func (p *exprReader) paren() (*ast, error) {
 }
 
 func (p *exprReader) dict() (*ast, error) {
-	open := p.lex.Next()
+	open := *p.lex.Next()
 	d := &ast{Kind: aDict}
 	for !isOp(p.lex.Peek(), "}") {
 		if !startsExpr(p.lex.Peek()) {

@@ -42,7 +42,7 @@ type assignNode struct {
 // Parse implements participle.Parseable.
 func (n *simpleNode) Parse(lex *lexer.PeekingLexer) error {
 	start := lex.Cursor()
-	if err := n.parse(lex); err != nil && err != participle.NextMatch {
+	if err := n.parse(peekingSource{lex}); err != nil && err != participle.NextMatch {
 		return committed(lex, start, err)
 	} else if err != nil {
 		return err
@@ -50,7 +50,7 @@ func (n *simpleNode) Parse(lex *lexer.PeekingLexer) error {
 	return nil
 }
 
-func (n *simpleNode) parse(lex *lexer.PeekingLexer) error {
+func (n *simpleNode) parse(lex tokenSource) error {
 	tok := lex.Peek()
 	n.Pos = tok.Pos
 	switch {

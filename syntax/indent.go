@@ -23,6 +23,9 @@ type layoutState struct {
 	indentTab   bool  // the leading blanks contain a tab or form feed
 	depth       int   // bracket nesting
 	stack       []int // open indentation columns (0-based); stack[0] == 0
+	// lineLevels is len(stack) before the layout of the last line that
+	// started: recovery restores it when it drops that line.
+	lineLevels int
 }
 
 // Values of the synthesized tokens (describeToken shows them to users).
@@ -83,6 +86,7 @@ func (s *scanner) significant(tok *lexer.Token) error {
 // layout compares the indentation of the line starting with tok against the
 // stack and queues INDENT/DEDENT tokens.
 func (s *scanner) layout(tok *lexer.Token) error {
+	s.lineLevels = len(s.stack)
 	if s.indentTab {
 		return &lexer.Error{Msg: "tab in indentation (indent with spaces)", Pos: tok.Pos}
 	}
@@ -98,6 +102,8 @@ func (s *scanner) layout(tok *lexer.Token) error {
 			s.pending = append(s.pending, lexer.Token{Type: typeDedent, Value: dedentValue, Pos: tok.Pos})
 		}
 		if col != s.stack[len(s.stack)-1] {
+			// Popping only resliced: the levels are still there.
+			s.stack = s.stack[:s.lineLevels]
 			return &lexer.Error{Msg: "unindent does not match any outer indentation level", Pos: tok.Pos}
 		}
 	}

@@ -3,45 +3,43 @@
 //
 // # Parsing
 //
-// Parse runs in three stages:
+// Parse runs in three stages, fused into one pass over the text:
 //
 //  1. lexing (lexer.go, indent.go): a hand-written scanner for the Python
 //     subset with the indentation logic fused in (NEWLINE / INDENT /
-//     DEDENT), the lexer.Lexer participle reads through lexer.Upgrade;
-//  2. parsing: participle with the grammar structs of grammar.go for the
-//     statement skeleton (decorators, classes, defs, if/for/with, suites),
-//     whose EBNF is kept as the golden testdata/grammar.ebnf. The hot
-//     productions, simple statements and expressions (grammar_simple.go,
-//     grammar_expr.go), are participle.Parseable types written by hand:
-//     decided by the next token, no backtracking, operator precedence by
-//     precedence climbing, building the expression tree (build_ast.go)
-//     directly;
+//     DEDENT), read on demand through a fixed window of tokens (stream.go),
+//     so memory does not grow with the token count;
+//  2. parsing: the grammar of record is participle's, the grammar structs
+//     of grammar.go (golden EBNF in testdata/grammar.ebnf). Parse reads the
+//     statement skeleton with a hand-written reader (parser.go) that builds
+//     the same structs (TestHandParserMatchesParticiple checks it on the
+//     corpus) without participle's size caps, token list or backtracking;
+//     simple statements and expressions (grammar_simple.go,
+//     grammar_expr.go) are hand-written for both, decided by the next
+//     token, operator precedence by precedence climbing, building the
+//     expression tree (build_ast.go) directly;
 //  3. building (build*.go): the syntax tree becomes an ir.Module. R.* names
 //     resolve against the op registry (ir.OpByPath) and its schemas, TIR
 //     names against a table of intrinsics; every Relax binding goes through
 //     the normalizing ir.Builder, so every expression has struct info.
 //
-// Throughput (BenchmarkParse, 2-core machine, 100k bindings, one run): Parse
-// ~4 MB/s, lexing + participle ~6 MB/s, lexing alone ~85 MB/s; go/parser on
-// Go source of the same shape ~16 MB/s. lexer.Upgrade's one-by-one appends
-// of 64-byte tokens are about half of the participle stage.
+// Throughput: see BenchmarkParse (parse_bench_test.go), which runs go/parser
+// on Go source of the same shape beside it.
 //
 // # Diagnostics
 //
-// participle reports only its furthest failure, so syntax errors are
-// recovered by re-parsing (recover.go): the diagnostic is recorded, the
-// logical line it is on (every physical line of a bracketed statement) is
-// replaced by an indentation-preserving pass, or the whole block when the
-// line is a block header or decorator, and the text is parsed again. Other
+// Syntax errors are recovered where they happen (recover.go): the
+// diagnostic is recorded, the statement (or whole block, for a broken
+// block header) is skipped and a `pass` stands in for it, and reading goes
+// on; the names the dropped text bound are poisoned in the builder. Other
 // lines keep their positions, so every diagnostic points at the original
-// text; the names the dropped text bound are poisoned in the builder. Each
-// round drops at least one new line and the rounds are bounded, and valid
-// input never enters recovery. Errors found while building are collected
-// at statement granularity too: a failed statement is skipped and the next
-// one converted. So one run reports several independent errors, syntax and
-// semantic (sorted, de-duplicated, at most maxErrors). Unknown names come with the closest
-// known one ("did you mean R.nn.relu?"). FormatDiagnostics renders a list
-// with the source line and a caret.
+// text, and valid input never enters recovery. Errors found while building
+// are collected at statement granularity too: a failed statement is
+// skipped and the next one converted. So one run reports several
+// independent errors, syntax and semantic (sorted, de-duplicated, at most
+// maxErrors). Unknown names come with the closest known one ("did you mean
+// R.nn.relu?"). FormatDiagnostics renders a list with the source line and a
+// caret.
 //
 // Parse never panics on any input: a panic escaping the builder is a bug in
 // phasec, recovered at the API boundary and reported as one diagnostic with
@@ -69,13 +67,9 @@ func Parse(filename string, src []byte) (mod *ir.Module, diags diag.List) {
 			})
 		}
 	}()
-	tree, err := parseTree(filename, src)
-	var rec *recovery
-	if err != nil {
-		// Only now, with a syntax error in hand, does recovery cost anything.
-		if tree, rec = recoverSyntax(filename, src, err); tree == nil {
-			return nil, finish(rec.diags)
-		}
+	tree, rec := readFile(filename, src)
+	if tree == nil {
+		return nil, finish(rec.diags)
 	}
 	bd := newBuilder(filename)
 	if rec != nil {
@@ -91,9 +85,9 @@ func Parse(filename string, src []byte) (mod *ir.Module, diags diag.List) {
 	return mod, nil
 }
 
-// parseTree runs the scanner and participle over src. The scanner is
-// participle's lexer.Lexer; lexer.Upgrade buffers its tokens for the
-// grammar's lookahead.
+// parseTree parses src with participle's parser built from the grammar
+// structs, the grammar of record: tests check that readFile builds the same
+// tree.
 func parseTree(filename string, src []byte) (*fileNode, error) {
 	peek, err := lexTokens(filename, src)
 	if err != nil {

@@ -1,7 +1,6 @@
 package syntax
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/phasec/phasec/diag"
@@ -9,71 +8,68 @@ import (
 
 // Syntax error recovery.
 //
-// participle reports only its furthest failure, so to report several
-// independent syntax errors Parse, after a failure, records the diagnostic,
-// replaces the logical line containing it by an indentation-preserving
-// `pass` (a "neutralized" line) and parses again, until the text parses or
-// the error bound is reached. Neutralizing keeps every other line where it
-// was, so the positions of later diagnostics are exact. A broken block
-// header (def, class, decorator, if/elif/else, for, with) takes its whole
-// block with it, since its body alone would not parse.
+// The statement reader (parser.go) reports a syntax error to the block
+// that holds the failing statement. Recovery then decides which text the
+// error damaged, by the logical lines of the source: the logical line
+// containing the error, or for a block header (def, class, decorator,
+// if/elif/else, for, with) the whole block, since its body alone would not
+// parse. The reader records the diagnostic, skips that text (the scanner
+// resumes at the next line with the indentation levels of the statement),
+// and puts a `pass` in the statement's place. Every other line keeps its
+// position, so later diagnostics are exact, and the cost of an error is the
+// text it damaged: there is no re-parse.
 //
-// A diagnostic positioned on a line neutralized in an earlier round talks
-// about text recovery made up, and is dropped. The names a neutralized line
-// would have bound are handed to the builder, which poisons them where the
-// `pass` stands (see neutralizedPass), so their later uses stay silent.
+// The names the dropped text would have bound are handed to the builder,
+// which poisons them where the `pass` stands (see neutralizedPass), so
+// their later uses stay silent; diagnostics the builder reports on dropped
+// lines are discarded.
 //
-// Termination: every round neutralizes at least one line that was not
-// neutralized before, else recovery stops; the rounds are also bounded
-// (maxRecoveryRounds), so the worst case is a bounded number of re-parses.
+// Termination: every recovered error resumes scanning past the line the
+// failing statement started on, and parsing stops after maxErrors errors.
 // Valid input never gets here.
-
-// maxRecoveryRounds bounds the re-parses of one Parse, counting rounds whose
-// diagnostic was dropped.
-const maxRecoveryRounds = 2 * maxErrors
 
 // recovery is the state of syntax error recovery over one source.
 type recovery struct {
 	filename string
 	lines    []logicalLine
 	orig     []string         // the physical lines
-	text     []string         // the physical lines, neutralized ones rewritten
-	dead     map[int]bool     // neutralized physical lines
-	poison   map[int][]string // pass line -> names the neutralized text bound
+	starts   []int            // byte offset of each physical line
+	dead     map[int]bool     // dropped physical lines
+	poison   map[int][]string // pass line -> names the dropped text bound
 	diags    diag.List
 }
 
-// recoverSyntax runs recovery after parseTree failed with err on src. It
-// returns the tree of the neutralized text (nil if recovery gave up), the
-// syntax diagnostics, and the recovery state for the builder.
-func recoverSyntax(filename string, src []byte, err error) (*fileNode, *recovery) {
+func newRecovery(filename, src string) *recovery {
 	r := &recovery{
 		filename: filename,
-		lines:    logicalLines(string(src)),
-		orig:     strings.Split(string(src), "\n"),
+		lines:    logicalLines(src),
+		orig:     strings.Split(src, "\n"),
 		dead:     map[int]bool{},
 		poison:   map[int][]string{},
 	}
-	r.text = slices.Clone(r.orig)
-	for range maxRecoveryRounds {
-		d := syntaxDiagnostic(filename, err)
-		if !r.dead[d.Span.Line] {
-			r.diags = append(r.diags, d)
-		}
-		if len(r.diags) > maxErrors || !r.neutralize(d) {
-			return nil, r
-		}
-		var tree *fileNode
-		if tree, err = parseTree(filename, []byte(strings.Join(r.text, "\n"))); err == nil {
-			return tree, r
-		}
+	r.starts = make([]int, 0, len(r.orig))
+	off := 0
+	for _, l := range r.orig {
+		r.starts = append(r.starts, off)
+		off += len(l) + 1
 	}
-	return nil, r
+	return r
 }
 
-// neutralize rewrites the statement (or block) the diagnostic points into;
-// it reports false when there is no new line to neutralize.
-func (r *recovery) neutralize(d *diag.Diagnostic) bool {
+// lineOffset returns the byte offset where physical line n starts (the end
+// of the source past the last line) and the line number there.
+func (r *recovery) lineOffset(n int) (off, line int) {
+	if n-1 < len(r.starts) {
+		return r.starts[n-1], n
+	}
+	last := len(r.starts) - 1
+	return r.starts[last] + len(r.orig[last]), last + 1
+}
+
+// damage returns the physical lines an error damaged (the statement or
+// block it points into) and the names that text binds; ok is false when
+// there is no line to drop.
+func (r *recovery) damage(d *diag.Diagnostic) (first, last int, names []string, ok bool) {
 	// Past the statement's last line means at the end of the file: the
 	// statement before is unfinished.
 	i := lineIndex(r.lines, d.Span.Line)
@@ -82,37 +78,27 @@ func (r *recovery) neutralize(d *diag.Diagnostic) bool {
 	if i > 0 && r.lines[i-1].unclosed && d.Span.Line == r.lines[i].start && d.Span.Col == r.lines[i].indent+1 {
 		i--
 	}
-	// Recovery's own text is never to blame: step back to real text.
-	for i >= 0 && r.dead[r.lines[i].start] {
-		i--
-	}
 	if i < 0 {
-		return false
+		return 0, 0, nil, false
 	}
-	first, last := r.block(i)
-	indent := r.lines[i].indent
-	if first != i {
-		indent = r.lines[first].indent
-	}
-	if isLayoutError(d.Msg) || r.lines[first].tabIndent {
-		indent = r.layoutIndent(first)
-	}
-	var names []string
-	if r.lines[i].isHeader() && (r.lines[first].first == "@" || r.lines[i].first == "def" || r.lines[i].first == "class") {
-		names = r.definedName(first, last)
+	lo, hi := r.block(i)
+	if r.lines[i].isHeader() && (r.lines[lo].first == "@" || r.lines[i].first == "def" || r.lines[i].first == "class") {
+		names = r.definedName(lo, hi)
 	} else {
-		for k := first; k <= last; k++ {
+		for k := lo; k <= hi; k++ {
 			names = append(names, boundNames(lineTokens(r.source(k)))...)
 		}
 	}
-	start, end := r.lines[first].start, r.lines[last].end
-	for n := start; n <= end; n++ {
-		r.text[n-1] = ""
+	return r.lines[lo].start, r.lines[hi].end, names, true
+}
+
+// drop records that physical lines first..last are skipped and that the
+// pass standing on line first poisons names.
+func (r *recovery) drop(first, last int, names []string) {
+	for n := first; n <= last; n++ {
 		r.dead[n] = true
 	}
-	r.text[start-1] = strings.Repeat(" ", indent) + "pass"
-	r.poison[start] = names
-	return true
+	r.poison[first] = append(r.poison[first], names...)
 }
 
 // block returns the logical lines to neutralize for an error on line i:
@@ -163,29 +149,6 @@ func (r *recovery) block(i int) (first, last int) {
 	}
 	return first, last
 }
-
-// layoutIndent picks an indentation for the pass that replaces a line with
-// broken indentation: that of the statement before it, one level deeper
-// when that statement opens a block.
-func (r *recovery) layoutIndent(i int) int {
-	if i == 0 {
-		return 0
-	}
-	prev := r.lines[i-1]
-	if strings.HasSuffix(strings.TrimSpace(stripComment(r.orig[prev.end-1])), ":") {
-		return prev.indent + 4
-	}
-	return prev.indent
-}
-
-func stripComment(s string) string {
-	if k := strings.IndexByte(s, '#'); k >= 0 && !strings.ContainsAny(s[:k], `"'`) {
-		return s[:k]
-	}
-	return s
-}
-
-func isLayoutError(msg string) bool { return strings.Contains(msg, "indent") }
 
 // source returns the original text of logical line k.
 func (r *recovery) source(k int) string {
