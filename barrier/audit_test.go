@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
@@ -115,15 +116,59 @@ func (a *auditInstrument) AfterPass(ev *passes.Event) error {
 	return nil
 }
 
-// TestContractAudit runs every registered pass (barriers included) on
-// every corpus module it accepts and checks with the well-formedness
-// checker that every property its contract claims for the output holds.
-// New passes are audited by being registered.
+// auditPipelines are the multi-step pipelines the audit runs besides every
+// registered pass alone: the barrier chains a user runs (the audit
+// instrument checks every pass nested in them).
+var auditPipelines = []string{"canonicalize,lower", "canonicalize,lower,build", "lower,build"}
+
+// withLowered adds to the corpus what the barrier chains make of each
+// module (the phases reached), so passes of later phases are audited on
+// realistic inputs too. Structurally equal modules are audited once.
+func withLowered(t testing.TB, corpus []corpusModule) []corpusModule {
+	seen := map[uint64]bool{}
+	var out []corpusModule
+	add := func(cm corpusModule) {
+		if h := ir.StructuralHash(cm.mod); !seen[h] {
+			seen[h] = true
+			out = append(out, cm)
+		}
+	}
+	for _, cm := range corpus {
+		add(cm)
+		mod := cm.mod
+		for _, b := range barrier.Barriers() {
+			next, err := b.Run(context.Background(), mod)
+			if err != nil {
+				break
+			}
+			mod = next
+			add(corpusModule{cm.name + " after " + b.Name, mod})
+		}
+	}
+	return out
+}
+
+// TestContractAudit runs every registered pass (barriers included), and
+// the barrier chains, on every corpus module they accept and checks with
+// the well-formedness checker, after every pass that runs (nested ones
+// included, changed or not), that every property the contracts claim
+// holds. New passes are audited by being registered.
 func TestContractAudit(t *testing.T) {
 	start := time.Now()
-	corpus, unparsed := auditCorpus(t)
-	regs := passes.Registered()
-	var runs, accepted, failed, refusedClaims int
+	files, unparsed := auditCorpus(t)
+	corpus := withLowered(t, files)
+	var pipelines []*passes.Pass
+	for _, r := range passes.Registered() {
+		pipelines = append(pipelines, passes.MustNew(r.Info.Name, nil))
+	}
+	for _, text := range auditPipelines {
+		p, errs := passes.ParseAndBuild("pipeline", text)
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		pipelines = append(pipelines, p)
+	}
+	var runs, accepted, failed, refusedClaims, checks int
 	var violations []contractViolation
 	for _, cm := range corpus {
 		ph, props, err := passes.StartState(cm.mod)
@@ -131,12 +176,8 @@ func TestContractAudit(t *testing.T) {
 			refusedClaims++
 			continue
 		}
-		for _, r := range regs {
+		for _, p := range pipelines {
 			runs++
-			p, err := passes.New(r.Info.Name, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
 			pc := &passes.PassContext{OptLevel: 3}
 			if passes.Check(p, pc, ph, props).HasErrors() {
 				continue
@@ -144,9 +185,10 @@ func TestContractAudit(t *testing.T) {
 			accepted++
 			audit := &auditInstrument{module: cm.name}
 			pc.Instruments = []passes.Instrument{audit}
-			if _, err := pc.Execute(context.Background(), p, cm.mod, props); err != nil {
+			_, err := pc.Execute(context.Background(), p, cm.mod, props)
+			checks += audit.checked
+			if err != nil {
 				failed++
-				continue
 			}
 			violations = append(violations, audit.violations...)
 		}
@@ -154,6 +196,9 @@ func TestContractAudit(t *testing.T) {
 	for _, v := range violations {
 		t.Error(v)
 	}
-	t.Logf("contract audit: %d modules (%d files do not parse, %d refused start claims), %d passes, %d pass/module pairs, %d accepted, %d failed without a contract question, %d violations, %v",
-		len(corpus), unparsed, refusedClaims, len(regs), runs, accepted, failed, len(violations), time.Since(start).Round(time.Millisecond))
+	t.Logf("contract audit: %d corpus modules (%d files, %d irgen, the rest barrier outputs; %d files do not parse, %d refused for a false phase claim), "+
+		"%d pipelines (%d registered passes + %v), %d pipeline/module pairs, %d accepted, %d failing (a pass error, not a contract question), "+
+		"%d property checks, %d violations, %v",
+		len(corpus), len(files)-8, 8, unparsed, refusedClaims, len(pipelines), len(pipelines)-len(auditPipelines), auditPipelines,
+		runs, accepted, failed, checks, len(violations), time.Since(start).Round(time.Millisecond))
 }

@@ -170,6 +170,7 @@ func (b *Builder) tupleGetItemInfo(g *TupleGetItem) StructInfo {
 }
 
 func (b *Builder) normalizeCall(c *Call) Expr {
+	orig := c
 	op := b.NormalizeArgument(c.Op)
 	args, changed := b.normalizeArgs(c.Args)
 	if changed || op != c.Op {
@@ -179,6 +180,14 @@ func (b *Builder) normalizeCall(c *Call) Expr {
 	}
 	if c.sinfo != nil {
 		return c
+	}
+	if c == orig {
+		// Never fill in the caller's node: its Normalize hook may rewrite
+		// it, and a later normalization would take the input's call,
+		// struct info now set, for canonical (found by the contract
+		// audit: Normalize mutated its input).
+		nc := *c
+		c = &nc
 	}
 	nerr := len(b.errs)
 	c.sinfo = b.inferCall(c)

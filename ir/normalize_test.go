@@ -110,8 +110,11 @@ func TestNormalizeHoistsNestedCallsOncePerObject(t *testing.T) {
 	}
 	b0 := seq.Blocks[0].Bindings[0].(*VarBinding)
 	b1 := seq.Blocks[0].Bindings[1].(*VarBinding)
-	if b0.Value != inner {
-		t.Errorf("the inner call should be bound as is (its operands are leaves)")
+	if c, ok := b0.Value.(*Call); !ok || c.Op != inner.Op || len(c.Args) != 2 || c.Args[0] != x || c.Args[1] != x {
+		t.Errorf("the inner call should be bound with its operands as they are (leaves), got %v", b0.Value)
+	}
+	if inner.StructInfo() != nil {
+		t.Errorf("normalization wrote struct info into its input's call")
 	}
 	outer := b1.Value.(*Call)
 	if outer.Args[0] != b0.Var || outer.Args[1] != b0.Var {
@@ -542,5 +545,24 @@ func TestNormalizeLongChainIteratively(t *testing.T) {
 	}
 	if m := (&Mutator{}).Function(nf); m != nf {
 		t.Errorf("no-op mutator must return the same function")
+	}
+}
+
+// Normalizing twice gives the same result: the first run must not leave
+// the input's calls with struct info but without their canonical form
+// (a call with struct info is taken as normalized).
+func TestNormalizeDoesNotFillInputCalls(t *testing.T) {
+	x := NewVar("x", f32(I64(2), I64(4)))
+	call := NewCall(testAdd, x, x)
+	f := &Function{Params: []*Var{x}, Body: call, Pure: true}
+	first, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	if call.StructInfo() != nil {
+		t.Fatal("normalization wrote struct info into its input's call")
+	}
+	second, diags := NormalizeFunction(nil, f)
+	noDiags(t, diags)
+	if !StructuralEqual(first, second, EqualOptions{}) {
+		t.Errorf("normalizing the same input twice differs")
 	}
 }
