@@ -1,0 +1,49 @@
+// Package vm is phasec's Relax virtual machine: the executable format, its
+// loader and validator, the disassembler, the interpreter and the
+// vm.builtin.* runtime functions, after TVM's relax_vm (include/tvm/runtime/
+// relax_vm/{bytecode.h,executable.h,vm.h}, src/runtime/relax_vm/builtin.cc).
+//
+// # Executable
+//
+// An Executable is plain data: a function table (VM functions with their
+// code ranges and register counts, builtins by name, kernels by name), the
+// code as TVM's four instructions (Call, Ret, Goto, If) with argument words
+// tagged register / immediate / constant / function, a constant pool, the
+// kernels as TVMScript text with their parameter signatures, and a source
+// map from every instruction to the Relax binding it implements.
+// Marshal/Unmarshal use a versioned, checksummed, sectioned binary form (see
+// format.go). Unmarshal and New validate everything the interpreter relies
+// on before anything runs (Executable.Validate); a corrupt file is an error,
+// never a panic.
+//
+// # Execution form
+//
+// The on-disk encoding is TVM's; the in-memory one is finer. New links each
+// Call by callee kind once (builtin function pointer, kernel, VM function,
+// invoke_closure, call_tir_dyn) and turns vm.builtin.copy and
+// vm.builtin.null_value into register moves, so the dispatch loop is a
+// switch over dense structs with pre-resolved callees and operands, and
+// never looks anything up by name. Jumps only go forward (validated), so a
+// function body always terminates; only calls repeat work, bounded by
+// Options.MaxCallDepth and Options.MaxSteps and interrupted by the context.
+//
+// # Invariants
+//
+//   - A VM is immutable after New; each call runs on a Machine (registers,
+//     frames, scratch, allocator) taken from a pool, so calls may run
+//     concurrently on one VM.
+//   - VM-to-VM calls push frames on the Machine's own stack (no Go
+//     recursion); registers of all frames live in one growing slice.
+//   - The steady state of the loop allocates nothing: arguments are
+//     gathered into a scratch slice sized at link time, kernels get a
+//     reused argument slice, frames and shape heaps are recycled. Builtins
+//     that create objects (shapes, tuples, tensor views) allocate those.
+//   - Storage from vm.builtin.alloc_storage is recorded in the allocating
+//     frame and returned to the allocator at Ret unless the returned value
+//     reaches it; that is what makes the pooled allocator's reuse work
+//     across calls (Go has no reference counts to do it as TVM does).
+//   - A builtin reports bad input as an error; the VM wraps every error in
+//     a RuntimeError naming the function, the instruction and its source
+//     position. A panic is recovered and reported the same way, as an
+//     internal error.
+package vm

@@ -1,0 +1,137 @@
+package vm
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/phasec/phasec/vm/tensor"
+)
+
+// Stats describes one call (Options.Stats): instructions executed, time per
+// function (inclusive of callees) and per kernel, and the allocator's
+// counters after the call.
+type Stats struct {
+	Instructions int64
+	Funcs        []FuncStats   // functions that ran, by time
+	Kernels      []KernelStats // kernels that ran, by time
+	Alloc        tensor.Stats
+}
+
+type FuncStats struct {
+	Name         string
+	Calls        int64
+	Instructions int64
+	Time         time.Duration
+}
+
+type KernelStats struct {
+	Name  string
+	Calls int64
+	Time  time.Duration
+}
+
+type machineStats struct {
+	funcs []struct {
+		calls, instrs int64
+		time          time.Duration
+	}
+	kernels []struct {
+		calls int64
+		time  time.Duration
+	}
+}
+
+func newMachineStats(vm *VM) *machineStats {
+	s := &machineStats{}
+	s.funcs = make([]struct {
+		calls, instrs int64
+		time          time.Duration
+	}, len(vm.funcs))
+	s.kernels = make([]struct {
+		calls int64
+		time  time.Duration
+	}, len(vm.kernels))
+	return s
+}
+
+func (s *machineStats) reset(*Machine) {
+	clear(s.funcs)
+	clear(s.kernels)
+}
+
+func (m *Machine) collectStats() *Stats {
+	st := &Stats{Instructions: m.steps, Alloc: m.alloc.Stats()}
+	for i, f := range m.stats.funcs {
+		if f.calls > 0 {
+			st.Funcs = append(st.Funcs, FuncStats{Name: m.vm.funcs[i].name, Calls: f.calls, Instructions: f.instrs, Time: f.time})
+		}
+	}
+	for i, k := range m.stats.kernels {
+		if k.calls > 0 {
+			st.Kernels = append(st.Kernels, KernelStats{Name: m.vm.exe.Kernels[i].Name, Calls: k.calls, Time: k.time})
+		}
+	}
+	sort.SliceStable(st.Funcs, func(i, j int) bool { return st.Funcs[i].Time > st.Funcs[j].Time })
+	sort.SliceStable(st.Kernels, func(i, j int) bool { return st.Kernels[i].Time > st.Kernels[j].Time })
+	return st
+}
+
+// Add accumulates another call's statistics (for repeated runs).
+func (s *Stats) Add(o *Stats) {
+	s.Instructions += o.Instructions
+	s.Alloc = o.Alloc
+	s.Funcs = mergeFuncs(s.Funcs, o.Funcs)
+	s.Kernels = mergeKernels(s.Kernels, o.Kernels)
+}
+
+func mergeFuncs(a, b []FuncStats) []FuncStats {
+	for _, x := range b {
+		found := false
+		for i := range a {
+			if a[i].Name == x.Name {
+				a[i].Calls += x.Calls
+				a[i].Instructions += x.Instructions
+				a[i].Time += x.Time
+				found = true
+			}
+		}
+		if !found {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+func mergeKernels(a, b []KernelStats) []KernelStats {
+	for _, x := range b {
+		found := false
+		for i := range a {
+			if a[i].Name == x.Name {
+				a[i].Calls += x.Calls
+				a[i].Time += x.Time
+				found = true
+			}
+		}
+		if !found {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+// Print writes the statistics as a table.
+func (s *Stats) Print(w io.Writer) {
+	fmt.Fprintf(w, "instructions executed: %d\n", s.Instructions)
+	fmt.Fprintf(w, "functions:\n")
+	for _, f := range s.Funcs {
+		fmt.Fprintf(w, "  %-24s %6d calls %8d instrs %12v\n", f.Name, f.Calls, f.Instructions, f.Time)
+	}
+	fmt.Fprintf(w, "kernels:\n")
+	for _, k := range s.Kernels {
+		fmt.Fprintf(w, "  %-24s %6d calls %12v  %10v/call\n", k.Name, k.Calls, k.Time, k.Time/time.Duration(max(k.Calls, 1)))
+	}
+	a := s.Alloc
+	fmt.Fprintf(w, "allocator: %d allocations, %d reused, %d frees, peak %d bytes, live %d bytes\n", a.Allocs, a.Reuses, a.Frees, a.Peak, a.Live)
+}

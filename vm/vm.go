@@ -1,0 +1,749 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/phasec/phasec/vm/tensor"
+)
+
+// KernelArg is one kernel argument: T for a buffer parameter, I for an
+// integer scalar, F for a float scalar (the layout of vm/tir's Arg, which
+// this type becomes an alias of once that package lands).
+type KernelArg struct {
+	T *tensor.Tensor
+	I int64
+	F float64
+}
+
+// KernelFunc is a compiled kernel. Call must not retain args, and must not
+// allocate in steady state (the VM's zero-allocation budget includes it).
+type KernelFunc interface {
+	Call(args []KernelArg) error
+}
+
+// Options configure linking and running.
+type Options struct {
+	// CompileKernel compiles a kernel of the executable (its TVMScript
+	// source), e.g. vm/codegen's parser + vm/tir; tests pass Go kernels. The
+	// vm package itself depends on neither the front end nor the compiler.
+	CompileKernel func(k Kernel) (KernelFunc, error)
+	// NewAllocator makes the allocator of each machine (one per concurrent
+	// call); the default is tensor.NewPooledAllocator.
+	NewAllocator func() tensor.Allocator
+	// MaxCallDepth bounds nested VM calls (default 10000).
+	MaxCallDepth int
+	// MaxSteps bounds the instructions one Run executes (0: no bound).
+	MaxSteps int64
+	// MaxAllocBytes bounds one vm.builtin.alloc_storage (default 16 GiB), so
+	// that a corrupt size is an error rather than an out-of-memory crash.
+	MaxAllocBytes int64
+	// Stats turns on per-function and per-kernel timing (RunStats).
+	Stats bool
+}
+
+// VM is a linked executable: builtins resolved, kernels compiled, constants
+// materialized, instructions decoded into their execution form. It is
+// immutable, so any number of goroutines may Run on it at once; each call
+// gets its own Machine (registers, frames, allocator) from a pool.
+type VM struct {
+	exe      *Executable
+	opts     Options
+	code     []xinstr
+	funcs    []linkedFunc
+	consts   []Value
+	kernels  []KernelFunc
+	byName   map[string]int
+	maxArgs  int
+	machines sync.Pool
+}
+
+type linkedFunc struct {
+	kind    FuncKind
+	name    string
+	start   int
+	numArgs int
+	numRegs int
+	builtin *Builtin
+	kernel  int
+}
+
+// xop is the execution form of an instruction: TVM's Call is split by callee
+// kind at link time, and the two register builtins become moves, so the
+// loop never looks up a callee or gathers arguments for a copy.
+type xop uint8
+
+const (
+	xCallBuiltin xop = iota
+	xCallKernel
+	xCallKernelDyn // vm.builtin.call_tir_dyn: trailing shape unpacked into scalars
+	xCallFunc
+	xInvokeClosure // vm.builtin.invoke_closure
+	xMove          // vm.builtin.copy
+	xClear         // vm.builtin.null_value (kills)
+	xRet
+	xGoto
+	xIf
+)
+
+// operand is a register (reg >= 0) or a value fixed at link time (reg < 0).
+type operand struct {
+	reg int32
+	val Value
+}
+
+type xinstr struct {
+	op     xop
+	dst    int32 // register, or -1 for %void
+	target int32 // kernel or function index; the register of Ret and If
+	off    int32 // jump offset
+	fn     BuiltinFunc
+	args   []operand
+}
+
+// New links an executable (validating it first) into a runnable VM.
+func New(exe *Executable, opts Options) (*VM, error) {
+	if err := exe.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.MaxCallDepth <= 0 {
+		opts.MaxCallDepth = 10000
+	}
+	if opts.MaxAllocBytes <= 0 {
+		opts.MaxAllocBytes = 1 << 34
+	}
+	if opts.NewAllocator == nil {
+		opts.NewAllocator = tensor.NewPooledAllocator
+	}
+	vm := &VM{exe: exe, opts: opts, byName: map[string]int{}}
+	vm.consts = make([]Value, len(exe.Constants))
+	for i := range exe.Constants {
+		v, err := exe.Constants[i].value()
+		if err != nil {
+			return nil, fmt.Errorf("constant %d: %w", i, err)
+		}
+		vm.consts[i] = v
+	}
+	vm.kernels = make([]KernelFunc, len(exe.Kernels))
+	for i, k := range exe.Kernels {
+		kf, err := vm.compileKernel(k)
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+		}
+		vm.kernels[i] = kf
+	}
+	vm.funcs = make([]linkedFunc, len(exe.Funcs))
+	for i, f := range exe.Funcs {
+		lf := linkedFunc{kind: f.Kind, name: f.Name, start: f.Start, numArgs: f.NumArgs, numRegs: f.NumRegs, kernel: -1}
+		switch f.Kind {
+		case FuncPacked:
+			lf.builtin = LookupBuiltin(f.Name)
+		case FuncKernel:
+			lf.kernel = exe.KernelIndex(f.Name)
+			lf.numArgs = len(exe.Kernels[lf.kernel].Params)
+		}
+		vm.funcs[i] = lf
+		vm.byName[f.Name] = i
+	}
+	vm.code = make([]xinstr, len(exe.Code))
+	for i := range exe.Code {
+		vm.code[i] = vm.link(&exe.Code[i])
+		vm.maxArgs = max(vm.maxArgs, len(exe.Code[i].Args))
+	}
+	vm.machines.New = func() any { return vm.newMachine() }
+	return vm, nil
+}
+
+// Executable returns the executable the VM runs.
+func (vm *VM) Executable() *Executable { return vm.exe }
+
+func (vm *VM) compileKernel(k Kernel) (KernelFunc, error) {
+	if vm.opts.CompileKernel != nil {
+		return vm.opts.CompileKernel(k)
+	}
+	return nil, errors.New("no kernel compiler configured (Options.CompileKernel)")
+}
+
+// CheckKernelSignature compares the signature recorded at build time with
+// a compiled kernel's (kind, dtype and rank per parameter).
+func CheckKernelSignature(k Kernel, got []KernelParam) error {
+	if len(got) != len(k.Params) {
+		return fmt.Errorf("compiled kernel has %d parameters, the executable records %d", len(got), len(k.Params))
+	}
+	for i, p := range k.Params {
+		if g := got[i]; g != p {
+			return fmt.Errorf("parameter %d: compiled as %v %s rank %d, the executable records %v %s rank %d",
+				i, g.Kind, g.DType, g.NDim, p.Kind, p.DType, p.NDim)
+		}
+	}
+	return nil
+}
+
+func (vm *VM) operand(a Arg) operand {
+	switch a.Kind() {
+	case ArgRegister:
+		if a.Value() == RegVoid {
+			return operand{reg: -1}
+		}
+		return operand{reg: int32(a.Value())}
+	case ArgImmediate:
+		return operand{reg: -1, val: Int(a.Value())}
+	case ArgConstIdx:
+		return operand{reg: -1, val: vm.consts[a.Value()]}
+	default: // ArgFuncIdx
+		return operand{reg: -1, val: closureValue(&Closure{Func: int(a.Value())})}
+	}
+}
+
+func (vm *VM) link(in *Instr) xinstr {
+	x := xinstr{dst: -1}
+	switch in.Op {
+	case OpRet:
+		return xinstr{op: xRet, target: int32(in.Reg)}
+	case OpGoto:
+		return xinstr{op: xGoto, off: int32(in.Offset)}
+	case OpIf:
+		return xinstr{op: xIf, target: int32(in.Reg), off: int32(in.Offset)}
+	}
+	if in.Dst != RegVoid {
+		x.dst = int32(in.Dst)
+	}
+	callee := &vm.funcs[in.Func]
+	args := in.Args
+	if callee.builtin != nil && callee.builtin.WithCtx {
+		args = args[1:] // %vm: the builtin gets the Machine
+	}
+	x.args = make([]operand, len(args))
+	for i, a := range args {
+		x.args[i] = vm.operand(a)
+	}
+	x.target = int32(in.Func)
+	switch callee.kind {
+	case FuncVM:
+		x.op = xCallFunc
+	case FuncKernel:
+		x.op = xCallKernel
+		x.target = int32(callee.kernel)
+	case FuncPacked:
+		switch callee.name {
+		case "vm.builtin.copy":
+			x.op = xMove
+		case "vm.builtin.null_value":
+			x.op = xClear
+		case "vm.builtin.invoke_closure":
+			x.op = xInvokeClosure
+		case "vm.builtin.call_tir_dyn":
+			x.op = xCallKernelDyn
+			x.target = int32(vm.funcs[in.Args[0].Value()].kernel)
+			x.args = x.args[1:]
+		default:
+			x.op = xCallBuiltin
+			x.fn = callee.builtin.Fn
+		}
+	}
+	return x
+}
+
+// RuntimeError is an error raised while running: it names the function, the
+// instruction (index within the function and its disassembly) and the
+// source position of the Relax binding the instruction came from.
+type RuntimeError struct {
+	Func  string
+	Index int    // instruction index within the function
+	Instr string // the instruction, disassembled
+	Pos   Pos
+	Err   error
+}
+
+func (e *RuntimeError) Error() string {
+	pos := ""
+	if e.Pos.IsValid() {
+		pos = e.Pos.String() + ": "
+	}
+	return fmt.Sprintf("%sin %s, instruction %d (%s): %v", pos, e.Func, e.Index, e.Instr, e.Err)
+}
+
+func (e *RuntimeError) Unwrap() error { return e.Err }
+
+// Run calls the function named name with Go arguments (see FromGo) and
+// returns its result. Cancelling ctx stops the call between instructions.
+func (vm *VM) Run(ctx context.Context, name string, args ...any) (Value, error) {
+	vals := make([]Value, len(args))
+	for i, a := range args {
+		v, err := FromGo(a)
+		if err != nil {
+			return Value{}, fmt.Errorf("argument %d: %w", i, err)
+		}
+		vals[i] = v
+	}
+	v, _, err := vm.Call(ctx, name, vals)
+	return v, err
+}
+
+// Call is Run with VM values, also returning the call's statistics (nil
+// unless Options.Stats is set).
+func (vm *VM) Call(ctx context.Context, name string, args []Value) (Value, *Stats, error) {
+	fi, ok := vm.byName[name]
+	if !ok || vm.funcs[fi].kind != FuncVM {
+		return Value{}, nil, fmt.Errorf("the executable has no function %q", name)
+	}
+	f := &vm.funcs[fi]
+	if len(args) != f.numArgs {
+		return Value{}, nil, fmt.Errorf("%s takes %d arguments (%s), got %d", name, f.numArgs, paramList(vm.exe.Funcs[fi].ParamNames), len(args))
+	}
+	m := vm.machines.Get().(*Machine)
+	defer vm.machines.Put(m)
+	m.begin(ctx)
+	v, err := m.invoke(fi, args)
+	var st *Stats
+	if vm.opts.Stats {
+		st = m.collectStats()
+	}
+	m.end()
+	return v, st, err
+}
+
+func paramList(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
+// Machine is the state of one call: the register stack, the frames, the
+// argument scratch space and the allocator. Builtins receive it as the VM
+// context (%vm).
+type Machine struct {
+	vm     *VM
+	ctx    context.Context
+	done   <-chan struct{}
+	alloc  tensor.Allocator
+	regs   []Value
+	frames []frame
+	argbuf []Value
+	kargs  []KernelArg
+	steps  int64
+	pc     int
+	stats  *machineStats
+	work   []Value           // scratch for Ret
+	mark   []*tensor.Storage // scratch for Ret
+}
+
+type frame struct {
+	fn       int
+	base     int
+	retPC    int
+	retDst   int32
+	storages []*tensor.Storage // allocated by this frame; freed at Ret unless returned
+	heap     *tensor.Tensor    // a recycled shape heap
+	start    time.Time
+}
+
+func (vm *VM) newMachine() *Machine {
+	m := &Machine{vm: vm, alloc: vm.opts.NewAllocator(), argbuf: make([]Value, 0, vm.maxArgs)}
+	if vm.opts.Stats {
+		m.stats = newMachineStats(vm)
+	}
+	return m
+}
+
+func (m *Machine) begin(ctx context.Context) {
+	m.ctx = ctx
+	m.done = ctx.Done()
+	m.steps = 0
+	if m.stats != nil {
+		m.stats.reset(m)
+	}
+}
+
+func (m *Machine) end() {
+	m.ctx, m.done = nil, nil
+	clear(m.regs[:cap(m.regs)])
+	m.regs = m.regs[:0]
+	for i := range m.frames[:cap(m.frames)] {
+		clear(m.frames[:cap(m.frames)][i].storages)
+	}
+	m.frames = m.frames[:0]
+	clear(m.argbuf[:cap(m.argbuf)])
+	clear(m.kargs[:cap(m.kargs)])
+}
+
+// Allocator is the machine's allocator.
+func (m *Machine) Allocator() tensor.Allocator { return m.alloc }
+
+// Context is the call's context.
+func (m *Machine) Context() context.Context { return m.ctx }
+
+// invoke calls function fi and runs until it returns.
+func (m *Machine) invoke(fi int, args []Value) (v Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = m.fail(m.pc, fmt.Errorf("internal error: panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	f := &m.vm.funcs[fi]
+	switch f.kind {
+	case FuncPacked:
+		return f.builtin.Fn(m, args)
+	case FuncKernel:
+		return Value{}, m.callKernel(f.kernel, args, nil)
+	}
+	depth := len(m.frames)
+	if err := m.push(fi, args, -1, -1); err != nil {
+		return Value{}, err
+	}
+	return m.loop(depth)
+}
+
+// push enters function fi with its arguments in registers 0..n-1.
+func (m *Machine) push(fi int, args []Value, retPC int, retDst int32) error {
+	if len(m.frames) >= m.vm.opts.MaxCallDepth {
+		return fmt.Errorf("call depth exceeds %d (unbounded recursion?)", m.vm.opts.MaxCallDepth)
+	}
+	f := &m.vm.funcs[fi]
+	if len(args) != f.numArgs {
+		return fmt.Errorf("%s takes %d arguments, got %d", f.name, f.numArgs, len(args))
+	}
+	base := len(m.regs)
+	need := base + f.numRegs
+	if need > cap(m.regs) {
+		grown := make([]Value, need, 2*need)
+		copy(grown, m.regs)
+		m.regs = grown
+	} else {
+		m.regs = m.regs[:need]
+	}
+	copy(m.regs[base:], args)
+	n := len(m.frames)
+	if n < cap(m.frames) {
+		m.frames = m.frames[:n+1]
+	} else {
+		m.frames = append(m.frames, frame{})
+	}
+	fr := &m.frames[n]
+	fr.fn, fr.base, fr.retPC, fr.retDst = fi, base, retPC, retDst
+	fr.storages = fr.storages[:0]
+	if m.stats != nil {
+		fr.start = time.Now()
+		m.stats.funcs[fi].calls++
+	}
+	return nil
+}
+
+// fail wraps err with the location of instruction pc.
+func (m *Machine) fail(pc int, err error) error {
+	var re *RuntimeError
+	if errors.As(err, &re) {
+		return err // raised in a nested call: keep the innermost location
+	}
+	exe := m.vm.exe
+	name, idx := "?", pc
+	for i := range exe.Funcs {
+		f := &exe.Funcs[i]
+		if f.Kind == FuncVM && pc >= f.Start && pc < f.End {
+			name, idx = f.Name, pc-f.Start
+			break
+		}
+	}
+	instr := "?"
+	if pc >= 0 && pc < len(exe.Code) {
+		instr = exe.InstrString(&exe.Code[pc])
+	}
+	return &RuntimeError{Func: name, Index: idx, Instr: instr, Pos: exe.PosOf(pc), Err: err}
+}
+
+// read returns an operand's value in the current frame.
+func read(regs []Value, o *operand) Value {
+	if o.reg >= 0 {
+		return regs[o.reg]
+	}
+	return o.val
+}
+
+// gather collects a call's arguments into the scratch buffer, whose
+// capacity covers the longest argument list of the executable (link time).
+func (m *Machine) gather(regs []Value, ops []operand) []Value {
+	buf := m.argbuf[:len(ops)]
+	for i := range ops {
+		o := &ops[i]
+		if o.reg >= 0 {
+			buf[i] = regs[o.reg]
+		} else {
+			buf[i] = o.val
+		}
+	}
+	return buf
+}
+
+// loop runs the interpreter until the frame at depth returns.
+func (m *Machine) loop(depth int) (Value, error) {
+	code := m.vm.code
+	fr := &m.frames[len(m.frames)-1]
+	regs := m.regs[fr.base:len(m.regs)]
+	pc := m.vm.funcs[fr.fn].start
+	maxSteps := m.vm.opts.MaxSteps
+	for {
+		m.pc = pc
+		m.steps++
+		if m.steps&255 == 0 {
+			if err := m.checkpoint(maxSteps); err != nil {
+				return Value{}, m.fail(pc, err)
+			}
+		}
+		if m.stats != nil {
+			m.stats.funcs[fr.fn].instrs++
+		}
+		in := &code[pc]
+		switch in.op {
+		case xCallBuiltin:
+			v, err := in.fn(m, m.gather(regs, in.args))
+			if err != nil {
+				return Value{}, m.fail(pc, err)
+			}
+			if in.dst >= 0 {
+				regs[in.dst] = v
+			}
+			pc++
+		case xMove:
+			v := read(regs, &in.args[0])
+			if in.dst >= 0 {
+				regs[in.dst] = v
+			}
+			pc++
+		case xClear:
+			if in.dst >= 0 {
+				regs[in.dst] = Value{}
+			}
+			pc++
+		case xCallKernel, xCallKernelDyn:
+			args := m.gather(regs, in.args)
+			var dyn *Shape
+			if in.op == xCallKernelDyn {
+				if len(args) == 0 {
+					return Value{}, m.fail(pc, errors.New("call_tir_dyn needs a trailing shape"))
+				}
+				s, ok := args[len(args)-1].Shape()
+				if !ok {
+					return Value{}, m.fail(pc, fmt.Errorf("call_tir_dyn: the last argument must be a shape, got %s", args[len(args)-1].kind))
+				}
+				dyn, args = s, args[:len(args)-1]
+			}
+			if err := m.callKernel(int(in.target), args, dyn); err != nil {
+				return Value{}, m.fail(pc, err)
+			}
+			if in.dst >= 0 {
+				regs[in.dst] = Value{}
+			}
+			pc++
+		case xCallFunc:
+			if err := m.push(int(in.target), m.gather(regs, in.args), pc+1, in.dst); err != nil {
+				return Value{}, m.fail(pc, err)
+			}
+			fr = &m.frames[len(m.frames)-1]
+			regs = m.regs[fr.base:len(m.regs)]
+			pc = m.vm.funcs[fr.fn].start
+		case xInvokeClosure:
+			args := m.gather(regs, in.args)
+			if len(args) == 0 {
+				return Value{}, m.fail(pc, errors.New("invoke_closure needs a closure"))
+			}
+			c, ok := args[0].closure()
+			if !ok {
+				return Value{}, m.fail(pc, fmt.Errorf("invoke_closure: expected a function, got %s", args[0].kind))
+			}
+			full := append(args[1:len(args):len(args)], c.Bound...)
+			f := &m.vm.funcs[c.Func]
+			if f.kind != FuncVM {
+				v, err := m.invokeOther(c.Func, full)
+				if err != nil {
+					return Value{}, m.fail(pc, err)
+				}
+				if in.dst >= 0 {
+					regs[in.dst] = v
+				}
+				pc++
+				continue
+			}
+			if err := m.push(c.Func, full, pc+1, in.dst); err != nil {
+				return Value{}, m.fail(pc, err)
+			}
+			fr = &m.frames[len(m.frames)-1]
+			regs = m.regs[fr.base:len(m.regs)]
+			pc = f.start
+		case xRet:
+			v := regs[in.target]
+			retPC, retDst := fr.retPC, fr.retDst
+			m.pop(v)
+			if len(m.frames) == depth {
+				return v, nil
+			}
+			fr = &m.frames[len(m.frames)-1]
+			regs = m.regs[fr.base:len(m.regs)]
+			if retDst >= 0 {
+				regs[retDst] = v
+			}
+			pc = retPC
+		case xGoto:
+			pc += int(in.off)
+		case xIf:
+			c := regs[in.target]
+			if c.kind != KindInt && c.kind != KindBool {
+				return Value{}, m.fail(pc, fmt.Errorf("If condition is a %s, not a bool or int", c.kind))
+			}
+			if c.i != 0 {
+				pc++
+			} else {
+				pc += int(in.off)
+			}
+		}
+	}
+}
+
+// invokeOther calls a builtin or kernel entry of the function table.
+func (m *Machine) invokeOther(fi int, args []Value) (Value, error) {
+	f := &m.vm.funcs[fi]
+	if f.kind == FuncKernel {
+		return Value{}, m.callKernel(f.kernel, args, nil)
+	}
+	if f.builtin.WithCtx {
+		return Value{}, fmt.Errorf("cannot call %s through a closure", f.name)
+	}
+	if len(args) < f.builtin.MinArgs || (f.builtin.MaxArgs >= 0 && len(args) > f.builtin.MaxArgs) {
+		return Value{}, fmt.Errorf("%s takes %s, got %d", f.name, f.builtin.arity(), len(args))
+	}
+	// The builtin gets its own copy: args may alias the scratch buffer.
+	return f.builtin.Fn(m, append([]Value(nil), args...))
+}
+
+func (m *Machine) checkpoint(maxSteps int64) error {
+	if maxSteps > 0 && m.steps > maxSteps {
+		return fmt.Errorf("instruction budget of %d exhausted", maxSteps)
+	}
+	select {
+	case <-m.done:
+		return m.ctx.Err()
+	default:
+		return nil
+	}
+}
+
+// pop leaves the current frame: storages it allocated go back to the
+// allocator unless the result v refers to them, and its registers are
+// cleared so that the garbage collector can reclaim what they held.
+func (m *Machine) pop(v Value) {
+	n := len(m.frames) - 1
+	fr := &m.frames[n]
+	if len(fr.storages) > 0 {
+		m.releaseStorages(fr, v)
+	}
+	if m.stats != nil {
+		m.stats.funcs[fr.fn].time += time.Since(fr.start)
+	}
+	clear(m.regs[fr.base:])
+	m.regs = m.regs[:fr.base]
+	m.frames = m.frames[:n]
+}
+
+// releaseStorages frees the frame's storages that v does not reach. The walk
+// is bounded; a value too large to walk keeps every storage (the garbage
+// collector then reclaims them instead of the pool).
+func (m *Machine) releaseStorages(fr *frame, v Value) {
+	keep := m.mark[:0]
+	work := append(m.work[:0], v)
+	defer func() {
+		clear(work[:cap(work)])
+		m.work = work[:0]
+		clear(keep)
+		m.mark = keep[:0]
+	}()
+	const maxWalk = 4096
+	for steps := 0; len(work) > 0; steps++ {
+		if steps > maxWalk {
+			clear(fr.storages)
+			fr.storages = fr.storages[:0]
+			return
+		}
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		switch x.kind {
+		case KindTensor:
+			t, _ := x.Tensor()
+			keep = append(keep, t.Storage)
+		case KindStorage:
+			s, _ := x.Storage()
+			keep = append(keep, s)
+		case KindTuple:
+			t, _ := x.Tuple()
+			work = append(work, t.Fields...)
+		case KindFunc:
+			c, _ := x.closure()
+			work = append(work, c.Bound...)
+		}
+	}
+	for _, s := range fr.storages {
+		kept := false
+		for _, k := range keep {
+			if k == s {
+				kept = true
+				break
+			}
+		}
+		if !kept {
+			m.alloc.Free(s)
+		}
+	}
+	clear(fr.storages)
+	fr.storages = fr.storages[:0]
+}
+
+// callKernel calls kernel ki with tensor and scalar arguments; dyn, if not
+// nil, supplies trailing int64 scalars (call_tir_dyn).
+func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) error {
+	ka := m.kargs[:0]
+	for i, a := range args {
+		switch a.kind {
+		case KindTensor:
+			t, _ := a.Tensor()
+			ka = append(ka, KernelArg{T: t})
+		case KindInt, KindBool:
+			ka = append(ka, KernelArg{I: a.i, F: float64(a.i)})
+		case KindFloat:
+			f, _ := a.Float()
+			ka = append(ka, KernelArg{F: f})
+		default:
+			m.kargs = ka
+			return fmt.Errorf("kernel %s argument %d: a %s cannot be passed to a kernel", m.vm.exe.Kernels[ki].Name, i, a.kind)
+		}
+	}
+	if dyn != nil {
+		for _, d := range dyn.Dims {
+			ka = append(ka, KernelArg{I: d, F: float64(d)})
+		}
+	}
+	m.kargs = ka
+	if want := len(m.vm.exe.Kernels[ki].Params); len(ka) != want {
+		return fmt.Errorf("kernel %s takes %d arguments, got %d", m.vm.exe.Kernels[ki].Name, want, len(ka))
+	}
+	var start time.Time
+	if m.stats != nil {
+		start = time.Now()
+	}
+	err := m.vm.kernels[ki].Call(ka)
+	if m.stats != nil {
+		ks := &m.stats.kernels[ki]
+		ks.calls++
+		ks.time += time.Since(start)
+	}
+	if err != nil {
+		return fmt.Errorf("kernel %s: %w", m.vm.exe.Kernels[ki].Name, err)
+	}
+	return nil
+}
