@@ -31,6 +31,8 @@ fuzz:
 	$(GO) test ./passes -run='^$$' -fuzz=FuzzPipeline -fuzztime=$(FUZZTIME)
 	$(GO) test ./barrier -run='^$$' -fuzz=FuzzCompile -fuzztime=$(FUZZTIME)
 	$(GO) test ./lower -run='^$$' -fuzz=FuzzMemoryPasses -fuzztime=$(FUZZTIME)
+	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpy -fuzztime=$(FUZZTIME)
+	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpz -fuzztime=$(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

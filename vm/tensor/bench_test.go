@@ -1,0 +1,89 @@
+package tensor
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// writeBenchFile writes a float32 .npy of n elements and returns its path.
+func writeBenchFile(b *testing.B, n int64) string {
+	p := filepath.Join(b.TempDir(), "x.npy")
+	x := New(Float32, n)
+	for i := range Data[float32](x) {
+		Data[float32](x)[i] = float32(i)
+	}
+	if err := WriteNpyFile(p, x); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+const benchElems = 16 << 20 // 64 MiB of float32: larger than the caches
+
+// Reading a .npy file against the baseline of reading the same file into a
+// plain byte slice (os.ReadFile): the decoder's overhead is the ratio.
+func BenchmarkNpyRead(b *testing.B) {
+	p := writeBenchFile(b, benchElems)
+	st, _ := os.Stat(p)
+	b.Run("ReadNpyFile", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			if _, err := ReadNpyFile(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("os.ReadFile", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			if _, err := os.ReadFile(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ReadNpyFileAs", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			if _, err := ReadNpyFileAs(p, Float32, []int64{-1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkNpyWrite(b *testing.B) {
+	x := New(Float32, benchElems)
+	b.SetBytes(x.NBytes())
+	for b.Loop() {
+		if err := WriteNpy(io.Discard, x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Steady-state pooled allocation: a reused buffer costs no Go allocation.
+func BenchmarkPooledAllocFree(b *testing.B) {
+	a := NewPooledAllocator()
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := a.Alloc(1 << 20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.Free(s)
+	}
+}
+
+func BenchmarkNaiveAllocFree(b *testing.B) {
+	a := NewNaiveAllocator()
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := a.Alloc(1 << 20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.Free(s)
+	}
+}
