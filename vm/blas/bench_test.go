@@ -2,6 +2,7 @@ package blas
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
@@ -72,9 +73,11 @@ func BenchmarkSgemm512(b *testing.B) {
 	a := make([]float32, n*n)
 	bm := make([]float32, n*n)
 	c := make([]float32, n*n)
+	// Non-zero values: gonum skips zero elements of A, which would flatter it.
+	rng := rand.New(rand.NewPCG(1, 1))
 	for i := range a {
-		a[i] = float32(i%7) - 3
-		bm[i] = float32(i%5) - 2
+		a[i] = rng.Float32() + 0.5
+		bm[i] = rng.Float32() - 1.5
 	}
 	peak := measurePeak()
 	report := func(b *testing.B) {
@@ -114,12 +117,16 @@ func BenchmarkSgemm512(b *testing.B) {
 
 // BenchmarkSgemmShapes covers shapes a model's dense layers produce.
 func BenchmarkSgemmShapes(b *testing.B) {
-	for _, s := range [][3]int{{64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {1024, 1024, 1024}, {1, 4096, 1024}, {32, 3072, 768}} {
-		m, n, k := s[0], s[1], s[2]
+	for _, s := range [][4]int{{64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {1024, 1024, 1024}, {1, 4096, 1024}, {1, 4096, 1024, 1}, {32, 3072, 768}, {32, 3072, 768, 1}} {
+		m, n, k, transB := s[0], s[1], s[2], s[3] == 1
 		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
+		ldb := n
+		if transB {
+			ldb = k
+		}
+		b.Run(fmt.Sprintf("%dx%dx%d/transB=%v", m, n, k, transB), func(b *testing.B) {
 			for range b.N {
-				Sgemm(false, false, m, n, k, 1, a, k, bm, n, 0, c, n)
+				Sgemm(false, transB, m, n, k, 1, a, k, bm, ldb, 0, c, n)
 			}
 			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -161,4 +168,64 @@ func BenchmarkAdd(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSgemm512SideBySide interleaves, in every iteration, the FMA
+// peak loop, phasec on one thread and gonum with GOMAXPROCS=1, then phasec
+// on two threads with GOMAXPROCS=2, each timed on its own. On a shared,
+// noisy machine interleaving keeps the ratios meaningful even when the
+// absolute numbers drift. Reported metrics:
+//
+//	peak-GFLOP/s     FMA peak loop, one core
+//	1T-GFLOP/s       phasec Sgemm, one thread
+//	2T-GFLOP/s       phasec Sgemm, two threads
+//	gonum-GFLOP/s    gonum blas32 Sgemm, GOMAXPROCS=1
+//	1T-%peak, x-gonum (1T / gonum), 2T/1T
+func BenchmarkSgemm512SideBySide(b *testing.B) {
+	if !hasAVX2FMA {
+		b.Skip("no AVX2/FMA: no peak loop to compare with")
+	}
+	if runtime.NumCPU() < 2 {
+		b.Skip("needs two CPUs for the 2-thread measurement")
+	}
+	const n = 512
+	const flop = 2 * n * n * n
+	a, bm, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range a {
+		a[i] = rng.Float32() + 0.5 // non-zero: gonum skips zeros of A
+		bm[i] = rng.Float32() - 1.5
+	}
+	blas32.Use(gonum.Implementation{})
+	ga := blas32.General{Rows: n, Cols: n, Stride: n, Data: a}
+	gb := blas32.General{Rows: n, Cols: n, Stride: n, Data: bm}
+	gc := blas32.General{Rows: n, Cols: n, Stride: n, Data: c}
+	const peakIters = flop / 192 // the same FLOP count as one GEMM
+
+	saved := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(saved)
+	var peak, one, two, gon time.Duration
+	timeIt := func(f func()) time.Duration {
+		start := time.Now()
+		f()
+		return time.Since(start)
+	}
+	b.ResetTimer()
+	for range b.N {
+		runtime.GOMAXPROCS(1)
+		peak += timeIt(func() { fmaPeakAVX2(peakIters) })
+		one += timeIt(func() { SgemmThreads(1, false, false, n, n, n, 1, a, n, bm, n, 0, c, n) })
+		gon += timeIt(func() { blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, ga, gb, 0, gc) })
+		runtime.GOMAXPROCS(2)
+		two += timeIt(func() { SgemmThreads(2, false, false, n, n, n, 1, a, n, bm, n, 0, c, n) })
+	}
+	gf := func(d time.Duration) float64 { return flop * float64(b.N) / d.Seconds() / 1e9 }
+	b.ReportMetric(gf(peak), "peak-GFLOP/s")
+	b.ReportMetric(gf(one), "1T-GFLOP/s")
+	b.ReportMetric(gf(two), "2T-GFLOP/s")
+	b.ReportMetric(gf(gon), "gonum-GFLOP/s")
+	b.ReportMetric(100*gf(one)/gf(peak), "1T-%peak")
+	b.ReportMetric(gf(one)/gf(gon), "x-gonum")
+	b.ReportMetric(gf(two)/gf(one), "2T/1T")
+	b.ReportMetric(0, "ns/op") // the per-iteration time mixes four runs
 }

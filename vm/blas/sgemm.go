@@ -113,7 +113,13 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 		threads: threads, kern: activeKernel.fn,
 		bp: g.bp, scratch: g.scratch,
 	}
-	g.run()
+	if m == 1 && (!transA || lda == 1) {
+		// A GEMV (a batch-1 dense layer): packing B would cost as much as
+		// the product, so stream B through dot products or AXPYs instead.
+		g.parallel(phaseGemv)
+	} else {
+		g.run()
+	}
 	g.a, g.b, g.c = nil, nil, nil // do not keep the caller's matrices alive
 	gemmPool.Put(g)
 }
@@ -150,6 +156,7 @@ var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 const (
 	phasePackB = iota
 	phaseCompute
+	phaseGemv
 )
 
 // run is the GotoBLAS/BLIS loop nest. Per (jc, pc) block the threads first
@@ -192,6 +199,10 @@ func (g *gemm) parallel(phase int) {
 
 // work does thread tid's share of the current phase.
 func (g *gemm) work(tid int) {
+	if g.phase == phaseGemv {
+		g.gemv(tid)
+		return
+	}
 	panels := ceilDiv(g.ncur, nr)
 	if g.phase == phasePackB {
 		p0, p1 := split(panels, g.threads, tid)
@@ -222,6 +233,37 @@ func (g *gemm) work(tid int) {
 		mcur := min(mc, i1-ic)
 		packA(s.ap, g.a, g.lda, g.transA, ic, g.pc, mcur, g.kcur, g.alpha)
 		g.macroKernel(s, ic, mcur, j0, j1)
+	}
+}
+
+// gemv computes thread tid's columns of the single row of C when m == 1
+// and the row of op(A) is contiguous (a[:k]). Columns are split in
+// multiples of 16 so threads do not share cache lines of C.
+func (g *gemm) gemv(tid int) {
+	p0, p1 := split(ceilDiv(g.n, nr), g.threads, tid)
+	j0, j1 := p0*nr, min(p1*nr, g.n)
+	if j0 >= j1 {
+		return
+	}
+	x := g.a[:g.k]
+	c := g.c[j0:j1]
+	if g.transB {
+		// C[j] = alpha * (x . B^T row j) + beta*C[j]; B^T row j is b[j*ldb:][:k].
+		for j := range c {
+			d := g.alpha * dotF32(x, g.b[(j0+j)*g.ldb:][:g.k])
+			if g.beta != 0 {
+				d += g.beta * c[j]
+			}
+			c[j] = d
+		}
+		return
+	}
+	// C += sum_p (alpha*x[p]) * B[p, j0:j1], after scaling C by beta.
+	scaleC(c, len(c), 0, 1, 0, len(c), g.beta)
+	// No skipping of zero x[p]: 0 * Inf in B must still give NaN, as in
+	// the packed path.
+	for p, xp := range x {
+		axpyF32(g.alpha*xp, g.b[p*g.ldb+j0:][:len(c)], c)
 	}
 }
 

@@ -1,0 +1,32 @@
+package blas
+
+//go:noescape
+func dotF32AVX2(a, b *float32, n int) float32
+
+//go:noescape
+func axpyF32AVX2(alpha float32, x, y *float32, n int)
+
+//go:noescape
+func sumF32AVX2(a *float32, n int) float32
+
+func dotF32(a, b []float32) float32 {
+	if !hasAVX2FMA || len(a) == 0 {
+		return dotF32Go(a, b)
+	}
+	return dotF32AVX2(&a[0], &b[0], len(a))
+}
+
+func axpyF32(alpha float32, x, y []float32) {
+	if !hasAVX2FMA || len(y) == 0 {
+		axpyF32Go(alpha, x, y)
+		return
+	}
+	axpyF32AVX2(alpha, &x[0], &y[0], len(y))
+}
+
+func sumF32(a []float32) float32 {
+	if !hasAVX2FMA || len(a) == 0 {
+		return sumF32Go(a)
+	}
+	return sumF32AVX2(&a[0], len(a))
+}
