@@ -27,7 +27,8 @@ type reqKey struct {
 }
 
 // requirementReasons explains why a pass requires a property: the reason
-// behind each derived ordering constraint (relax-semantics.md §3, §4.6).
+// behind each derived ordering constraint (from the TVM sources of the passes,
+// src/relax/transform/*.cc and src/relax/backend/vm/*.cc).
 var requirementReasons = map[reqKey]string{
 	{"LambdaLift", phase.Normalized}:                "it finds local functions as binding values, which only A-normal form guarantees",
 	{"ToNonDataflow", phase.Normalized}:             "it rewrites blocks and bindings and assumes A-normal form",
@@ -57,12 +58,13 @@ var requirementReasons = map[reqKey]string{
 	{"VMShapeLower", phase.BuiltinsLowered}:         "it must be the last value rewriter: a later pass materializing struct info would bring back symbolic values",
 }
 
-// hiddenConstraints are the ordering facts of relax-semantics.md §4.6 that
+// hiddenConstraints are the ordering facts TVM's default pipeline
+// (python/tvm/relax/pipeline.py) relies on without checking them, that
 // no property expresses, with how phasec enforces them.
 var hiddenConstraints = []Constraint{
 	{Before: "LegalizeOps", After: "LambdaLift",
 		Why:      "TVM: invoke_closure has no legalization",
-		Enforced: "dissolved: phasec lifts at ingest (proposal P2) and Legalized (WF029) covers tensor ops only, so LegalizeOps leaves closure ops alone"},
+		Enforced: "dissolved: phasec lifts at ingest (apache/tvm#15009, item P2) and Legalized (WF029) covers tensor ops only, so LegalizeOps leaves closure ops alone"},
 	{Before: "LegalizeOps", After: "CallTIRRewrite",
 		Why:      "DPS rewriting sees only call_tir; unlegalized ops would reach VM codegen",
 		Enforced: "Legalized is a lower invariant: the lower barrier refuses to record phase lower while a high-level op remains"},

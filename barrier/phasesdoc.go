@@ -12,10 +12,10 @@ import (
 // phaseReasons records why each phase holds what it holds (refining the
 // proposal of issue 5 and TVM's phase-ordering tracking issue #15009).
 var phaseReasons = []string{
-	"**Ingest** is what every later pass may assume of any module: normal form with struct info everywhere (every TVM pass re-emits through the normalizer and relies on it), no local functions (TVM proposal P2: lift at the end of parsing, so passes never meet closures; VMShapeLower and VM codegen abort on them) and PrimFuncs reached only through `call_tir`-family calls or as direct DPS callees (a PrimFunc used as a value has no meaning no pass can lower).",
-	"**Optimize** has exactly Ingest's invariants: optimization passes are optional (opt level above 0) and must keep them. Dataflow blocks stay allowed because FuseOps, FoldConstant, RewriteDataflowReshape and CSE need them (§4.6).",
-	"**Lower** adds what the lowering sequence establishes: no high-level tensor ops (Legalized; LegalizeOps before CallTIRRewrite), no dataflow blocks, purity checking removed (TVM P3.4: `relax.force_pure`, no pure overrides), no `call_tir`-family calls and explicit output allocation. The dataflow and purity invariants are separate properties so that RemovePurityChecking can require NoDataflow: the ordering is checked, not remembered.",
-	"**Build** is the contract TVM's VM codegen enforces (§4.5): only VM-legal ops, constant shapes and prim values in values, and `global_symbol` on every function. Memory planning and kill insertion are not invariants (a module without them is correct, only slower), so they are steps of the build barrier, not properties.",
+	"**Ingest** is what every later pass may assume of any module: normal form with struct info everywhere (every TVM pass re-emits through the normalizer and relies on it), no local functions (item P2 of TVM's phase-ordering tracking issue, https://github.com/apache/tvm/issues/15009: lift at the end of parsing, so passes never meet closures; VMShapeLower and VM codegen abort on them) and PrimFuncs reached only through `call_tir`-family calls or as direct DPS callees (a PrimFunc used as a value has no meaning no pass can lower).",
+	"**Optimize** has exactly Ingest's invariants: optimization passes are optional (opt level above 0) and must keep them. Dataflow blocks stay allowed because FuseOps, FoldConstant, RewriteDataflowReshape and CSE need them (each works inside dataflow blocks: `src/relax/transform/fuse_ops.cc`, `fold_constant.cc`, `rewrite_dataflow_reshape.cc`, `eliminate_common_subexpr.cc`).",
+	"**Lower** adds what the lowering sequence establishes: no high-level tensor ops (Legalized; LegalizeOps before CallTIRRewrite), no dataflow blocks, purity checking removed (item P3.4 of apache/tvm#15009: `relax.force_pure`, no pure overrides), no `call_tir`-family calls and explicit output allocation. The dataflow and purity invariants are separate properties so that RemovePurityChecking can require NoDataflow: the ordering is checked, not remembered.",
+	"**Build** is the contract TVM's VM codegen enforces (`src/relax/backend/vm/codegen_vm.cc`): only VM-legal ops, constant shapes and prim values in values, and `global_symbol` on every function. Memory planning and kill insertion are not invariants (a module without them is correct, only slower), so they are steps of the build barrier, not properties.",
 	"A recorded phase is a claim: the checker verifies it when a pipeline starts (one walk, `wellformed.Infer`; a false claim is refused with `CHK004` and the violations, never passed on), at every barrier and in `phasec check`. A module without a phase attribute is judged by the properties its content has, so hand-written or TVM-printed modules in any lowered form are accepted by the passes whose requirements they meet.",
 }
 
@@ -140,7 +140,7 @@ func PhasesDoc() string {
 			w("- `%s` before `%s`: %s requires %s, which %s establishes; %s.\n", c.Before, c.After, c.After, c.Property, c.Before, c.Why)
 		}
 	}
-	w("\nNot expressible as properties (relax-semantics.md §4.6, hidden in TVM), and how phasec enforces them:\n\n")
+	w("\nNot expressible as properties (TVM's default pipeline, `python/tvm/relax/pipeline.py`, relies on them and nothing checks them), and how phasec enforces them:\n\n")
 	for _, c := range Constraints() {
 		if !c.Derived {
 			w("- `%s` before `%s`: %s. Enforced: %s.\n", c.Before, c.After, c.Why, c.Enforced)

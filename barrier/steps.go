@@ -44,8 +44,8 @@ func pending(name, doc string, requires, establishes phase.Set) Step {
 	return Step{Pass: name, Pending: &PendingPass{Doc: doc, RequiresProps: requires, Establishes: establishes}}
 }
 
-// The sequences follow TVM's default_build_pipeline (relax-semantics.md
-// §4.2) split at the phase boundaries; the dispatch passes and
+// The sequences follow TVM's default_build_pipeline
+// (python/tvm/relax/pipeline.py) split at the phase boundaries; the dispatch passes and
 // RewriteCUDAGraph (target-specific) are left out.
 var (
 	canonicalizeSteps = []Step{{Pass: "Normalize"}, {Pass: "LambdaLift"}}

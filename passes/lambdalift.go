@@ -12,7 +12,7 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// LambdaLiftInfo declares LambdaLift (relax-semantics.md §3.2).
+// LambdaLiftInfo declares LambdaLift (TVM's src/relax/transform/lambda_lift.cc).
 var LambdaLiftInfo = Info{
 	Name:          "LambdaLift",
 	Doc:           "lift local functions to module-level functions, captured values becoming trailing parameters bound by make_closure",

@@ -3,8 +3,9 @@
 //
 // The rules are data: Rules returns the catalogue, each rule with a stable
 // code (WF001...), the property it decides (phase.WellFormed for the
-// structural rules of relax-semantics.md §2.2, which hold in every phase) and
-// a hint naming the pass or barrier that establishes it.
+// structural rules of TVM's src/relax/analysis/well_formed.cc, which hold
+// in every phase) and a hint naming the pass or barrier that establishes
+// it.
 //
 // One walk decides everything. Check, CheckProperties and Infer share it:
 // the first two report every violation of the selected rules as a

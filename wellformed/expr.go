@@ -515,7 +515,7 @@ func walkStores(s ir.Stmt, f func(*ir.Buffer)) {
 	}
 }
 
-// The ops VM codegen accepts as callees (relax-semantics.md §4.5), plus
+// The ops VM codegen accepts as callees (src/relax/backend/vm/codegen_vm.cc), plus
 // call_packed, which the VM executes as an extern call.
 // VMCodegenOp reports whether VM codegen handles op directly (the ops
 // property BuiltinsLowered allows; src/relax/backend/vm/codegen_vm.cc).

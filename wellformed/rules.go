@@ -88,7 +88,7 @@ const (
 )
 
 var catalogue = [numRules]Rule{
-	// Structural rules (relax-semantics.md §2.2), checked in every phase.
+	// Structural rules (those of TVM's src/relax/analysis/well_formed.cc), checked in every phase.
 	ruleUndefinedVar: {Code: "WF001", Family: "scoping",
 		Title: "every variable is defined before use and in scope",
 		Hint:  "define the variable earlier in an enclosing scope; variables bound in an If branch or a dataflow block are not visible after it"},
