@@ -9,16 +9,13 @@ import (
 	"time"
 
 	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/vm/tir"
 )
 
 // KernelArg is one kernel argument: T for a buffer parameter, I for an
-// integer scalar, F for a float scalar (the layout of vm/tir's Arg, which
-// this type becomes an alias of once that package lands).
-type KernelArg struct {
-	T *tensor.Tensor
-	I int64
-	F float64
-}
+// integer scalar, F for a float scalar. It is vm/tir's Arg, so a
+// *tir.Kernel is a KernelFunc as it is.
+type KernelArg = tir.Arg
 
 // KernelFunc is a compiled kernel. Call must not retain args, and must not
 // allocate in steady state (the VM's zero-allocation budget includes it).
