@@ -87,3 +87,48 @@ func BenchmarkNaiveAllocFree(b *testing.B) {
 		a.Free(s)
 	}
 }
+
+func sumFloat32(x []float32) float32 {
+	var s float32
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// Loading a 64 MiB parameter and touching every element once: mapping
+// against copying.
+func BenchmarkNpyOpenMappedVsRead(b *testing.B) {
+	p := writeBenchFile(b, benchElems)
+	st, _ := os.Stat(p)
+	b.Run("OpenNpyFile+sum", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			m, err := OpenNpyFile(p, Float32, nil)
+			if err != nil || !m.Mapped() {
+				b.Fatal(err, "not mapped")
+			}
+			sumFloat32(Data[float32](m.Tensor))
+			m.Close()
+		}
+	})
+	b.Run("ReadNpyFile+sum", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			t, err := ReadNpyFile(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sumFloat32(Data[float32](t))
+		}
+	})
+	b.Run("OpenNpyFile", func(b *testing.B) {
+		for b.Loop() {
+			m, err := OpenNpyFile(p, Float32, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.Close()
+		}
+	})
+}

@@ -1,6 +1,9 @@
 // Package tensor is the VM's n-dimensional array runtime: element types,
 // aligned storage, allocators and NumPy .npy/.npz files.
 //
+// Bad input files are errors naming the file (and .npz entry), what it
+// holds and what was expected; they wrap ErrNpy and never panic (fuzzed).
+//
 // Invariants:
 //
 //   - A Tensor is C-contiguous (row-major, no strides): element i of a
@@ -19,7 +22,9 @@
 //     (Alloc, Allocator.Alloc) goes back to that allocator's Free exactly
 //     once, when no tensor views it any more; the pooled allocator may hand
 //     the same bytes out again, uncleared. Allocators are safe for
-//     concurrent use.
+//     concurrent use. A MappedTensor from OpenNpyFile may be a
+//     copy-on-write mapping of the file; its owner calls Close once nothing
+//     uses the tensor, which unmaps it.
 //
 // The package imports nothing from the compiler (syntax/, passes/, ...);
 // its tests use ir only to check that ParseDType agrees with the IR's
