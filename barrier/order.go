@@ -54,6 +54,10 @@ var requirementReasons = map[reqKey]string{
 	{"LowerRuntimeBuiltin", phase.PurityRelaxed}:    "it inserts impure builtin calls into pure functions",
 	{"LowerRuntimeBuiltin", phase.NoCallTIR}:        "it has no lowering for call_tir; kernels must already be called directly",
 	{"LowerRuntimeBuiltin", phase.ExplicitMemory}:   "it lowers the memory ops the allocation passes produce",
+	{"ComputePrimValue", phase.Normalized}:          "it replaces PrimValues in bindings by calls, which normal form then binds",
+	{"VMShapeLower", phase.Normalized}:              "it rewrites bindings and inserts checks between them, and needs every match_cast value bound",
+	{"VMShapeLower", phase.NoDataflow}:              "the checks it emits are impure calls and may not sit in dataflow blocks",
+	{"VMShapeLower", phase.PurityRelaxed}:           "it inserts impure checks (call_packed) into pure functions",
 	{"VMShapeLower", phase.NoNestedFunctions}:       "VMShapeLower and VM codegen abort on local functions (LambdaLift is not in TVM's default pipeline)",
 	{"VMShapeLower", phase.BuiltinsLowered}:         "it must be the last value rewriter: a later pass materializing struct info would bring back symbolic values",
 }

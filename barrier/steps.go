@@ -69,9 +69,8 @@ var (
 			phase.Of(phase.ExplicitMemory), 0),
 		pending("LowerRuntimeBuiltin", "lower memory, closure, reshape and shape ops to VM builtins",
 			phase.Of(phase.NoCallTIR, phase.ExplicitMemory), phase.Of(phase.BuiltinsLowered)),
-		pending("ComputePrimValue", "compute composite PrimValues in generated host PrimFuncs", 0, 0),
-		pending("VMShapeLower", "lower symbolic shapes and prim values to the VM shape heap and builtins",
-			phase.Of(phase.NoNestedFunctions, phase.BuiltinsLowered), phase.Of(phase.ShapesLowered)),
+		{Pass: "ComputePrimValue"},
+		{Pass: "VMShapeLower"},
 		{Pass: "AttachGlobalSymbol"},
 	}
 )

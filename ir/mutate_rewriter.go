@@ -233,3 +233,36 @@ func (rw *Rewriter) Expr(e Expr) Expr {
 }
 
 func (rw *Rewriter) exprs(in []Expr) ([]Expr, bool) { return mapList(in, rw.Expr) }
+
+// FunctionAround rewrites f like Function, with bindings added around the
+// body in its scope: prologue emits (through rw.B) before the body's
+// blocks, epilogue after them, given the rewritten result (bound to a var
+// first unless it is a leaf or tuple). Either may be nil. VMShapeLower uses
+// it for the checks at function entry and return. The function is always
+// rebuilt.
+func (rw *Rewriter) FunctionAround(f *Function, prologue func(rw *Rewriter), epilogue func(rw *Rewriter, result Expr)) *Function {
+	b := rw.B
+	b.BeginScope(f.Params)
+	b.BeginBlock(false)
+	if prologue != nil {
+		prologue(rw)
+	}
+	blocks := []*BindingBlock{b.EndBlock()}
+	seq, ok := f.Body.(*SeqExpr)
+	if !ok {
+		seq = &SeqExpr{Body: f.Body}
+	}
+	body, _ := rw.blocks(seq.Blocks)
+	blocks = append(blocks, body...)
+	b.BeginBlock(false)
+	res := b.NormalizeArgument(rw.Expr(seq.Body))
+	if epilogue != nil {
+		epilogue(rw, res)
+	}
+	blocks = append(blocks, b.EndBlock())
+	nseq := b.FinishScope(blocks, res)
+	nf := &Function{Params: f.Params, Body: nseq, Ret: f.Ret, Pure: f.Pure, Attrs: f.Attrs}
+	nf.span = f.span
+	out, _ := b.Normalize(nf).(*Function)
+	return out
+}
