@@ -3,6 +3,8 @@ package op
 import (
 	"strconv"
 
+	"github.com/phasec/phasec/vm/tensor"
+
 	"github.com/phasec/phasec/ir"
 )
 
@@ -703,4 +705,39 @@ func newAssertOp() *ir.Op {
 	}
 	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeArgTuple(op, call, 1) }
 	return op
+}
+
+// --- evaluation -------------------------------------------------------------
+
+// The call family, closures, print and assert need the module and the
+// interpreter's state; package eval evaluates them. The shape utilities
+// are plain functions of their arguments.
+func init() {
+	defEval(NullValue, func(*ir.Call, []Value) (Value, error) { return nil, nil })
+	defEval(ShapeOf, func(call *ir.Call, args []Value) (Value, error) {
+		t, ok := args[0].(*tensor.Tensor)
+		if !ok {
+			return nil, opErrorf(ShapeOf, "expr must be a tensor, got %s", KindOf(args[0]))
+		}
+		return Shape(append([]int64{}, t.Shape...)), nil
+	})
+	defEval(TensorToShape, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(TensorToShape, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(x.shape) != 1 || x.f != nil {
+			return nil, opErrorf(TensorToShape, "expects a 1-D integer tensor, got %s of rank %d", x.dt, len(x.shape))
+		}
+		return Shape(append([]int64{}, x.i...)), nil
+	})
+	defEval(ShapeToTensor, func(call *ir.Call, args []Value) (Value, error) {
+		s, err := argShape(ShapeToTensor, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		a := newArray(ir.Int64, []int64{int64(len(s))})
+		copy(a.i, s)
+		return a.tensor()
+	})
 }

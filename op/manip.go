@@ -766,3 +766,499 @@ func newBroadcastToOp() *ir.Op {
 	}
 	return op
 }
+
+// --- evaluation -------------------------------------------------------------
+
+// Every manipulation op is a gather: each output element copies one input
+// element, found by src from the output multi-index.
+
+// gather builds an array of shape whose element at idx is x's element
+// src(idx).
+func gather(x *array, shape []int64, src func(idx []int64) int64) *array {
+	out := newArray(x.dt, shape)
+	idx := make([]int64, len(shape))
+	for k := range out.size() {
+		unravel(k, shape, idx)
+		out.copyElem(k, x, src(idx))
+	}
+	return out
+}
+
+// flatIndex is the C-order flat index of idx in shape.
+func flatIndex(idx, shape []int64) int64 {
+	k := int64(0)
+	for i, d := range shape {
+		k = k*d + idx[i]
+	}
+	return k
+}
+
+func init() {
+	defEval(Reshape, evalReshape)
+	defEval(Flatten, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(Flatten, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		return reshaped(x, []int64{x.size()})
+	})
+	defEval(PermuteDims, evalPermuteDims)
+	defEval(ExpandDims, evalExpandDims)
+	defEval(Squeeze, evalSqueeze)
+	defEval(BroadcastTo, evalBroadcastTo)
+	defEval(Concat, evalConcat)
+	defEval(Split, evalSplit)
+	defEval(StridedSlice, evalStridedSlice)
+	defEval(Take, evalTake)
+}
+
+func reshaped(x *array, shape []int64) (Value, error) {
+	out := &array{dt: x.dt, shape: append([]int64{}, shape...), f: x.f, i: x.i}
+	return out.tensor()
+}
+
+// evalReshape reinterprets the elements; one dimension may be -1.
+func evalReshape(call *ir.Call, args []Value) (Value, error) {
+	op := Reshape
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := argShape(op, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	shape = append([]int64{}, shape...)
+	infer, known := -1, int64(1)
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			return nil, opErrorf(op, "shape dimension %d is %d", i, d)
+		default:
+			known *= d
+		}
+	}
+	if infer >= 0 {
+		if known == 0 || x.size()%known != 0 {
+			return nil, opErrorf(op, "cannot infer the -1 dimension: %d elements into %v", x.size(), shape)
+		}
+		shape[infer] = x.size() / known
+		known *= shape[infer]
+	}
+	if known != x.size() {
+		return nil, opErrorf(op, "cannot reshape %d elements %v to %v (%d elements)", x.size(), x.shape, shape, known)
+	}
+	return reshaped(x, shape)
+}
+
+func evalPermuteDims(call *ir.Call, args []Value) (Value, error) {
+	op := PermuteDims
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	axes, has, err := opAttrInts(op, call, "axes")
+	if err != nil {
+		return nil, err
+	}
+	n := len(x.shape)
+	perm := make([]int, n)
+	if !has {
+		for i := range perm {
+			perm[i] = n - 1 - i
+		}
+	} else {
+		if len(axes) != n {
+			return nil, opErrorf(op, "axes has %d entries but x has rank %d", len(axes), n)
+		}
+		seen := make([]bool, n)
+		for i, a := range axes {
+			if perm[i], err = normAxisEval(op, a, n); err != nil {
+				return nil, err
+			}
+			if seen[perm[i]] {
+				return nil, opErrorf(op, "axis %d appears twice", a)
+			}
+			seen[perm[i]] = true
+		}
+	}
+	shape := make([]int64, n)
+	for i, p := range perm {
+		shape[i] = x.shape[p]
+	}
+	in := make([]int64, n)
+	return gather(x, shape, func(idx []int64) int64 {
+		for i, p := range perm {
+			in[p] = idx[i]
+		}
+		return flatIndex(in, x.shape)
+	}).tensor()
+}
+
+func evalExpandDims(call *ir.Call, args []Value) (Value, error) {
+	op := ExpandDims
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	axes, _, err := opAttrInts(op, call, "axis")
+	if err != nil {
+		return nil, err
+	}
+	n := len(x.shape) + len(axes)
+	unit := make([]bool, n)
+	for _, a := range axes {
+		i, err := normAxisEval(op, a, n)
+		if err != nil {
+			return nil, err
+		}
+		if unit[i] {
+			return nil, opErrorf(op, "axis %d appears twice", a)
+		}
+		unit[i] = true
+	}
+	shape := make([]int64, 0, n)
+	j := 0
+	for i := range n {
+		if unit[i] {
+			shape = append(shape, 1)
+		} else {
+			shape = append(shape, x.shape[j])
+			j++
+		}
+	}
+	return reshaped(x, shape)
+}
+
+func evalSqueeze(call *ir.Call, args []Value) (Value, error) {
+	op := Squeeze
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	axes, has, err := opAttrInts(op, call, "axis")
+	if err != nil {
+		return nil, err
+	}
+	drop := make([]bool, len(x.shape))
+	for _, a := range axes {
+		i, err := normAxisEval(op, a, len(x.shape))
+		if err != nil {
+			return nil, err
+		}
+		if x.shape[i] != 1 {
+			return nil, opErrorf(op, "cannot squeeze axis %d of length %d", a, x.shape[i])
+		}
+		drop[i] = true
+	}
+	shape := []int64{}
+	for i, d := range x.shape {
+		if drop[i] || (!has && d == 1) {
+			continue
+		}
+		shape = append(shape, d)
+	}
+	return reshaped(x, shape)
+}
+
+func evalBroadcastTo(call *ir.Call, args []Value) (Value, error) {
+	op := BroadcastTo
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := argShape(op, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(x.shape) > len(shape) {
+		return nil, opErrorf(op, "cannot broadcast a tensor of rank %d to rank %d", len(x.shape), len(shape))
+	}
+	for i, d := range x.shape {
+		if t := shape[len(shape)-len(x.shape)+i]; d != 1 && d != t {
+			return nil, opErrorf(op, "cannot broadcast dimension %d of length %d to %d", i, d, t)
+		}
+	}
+	b := newBroadcaster(x.shape)
+	return gather(x, shape, b.index).tensor()
+}
+
+// tupleArrays reads a tuple argument of tensors.
+func tupleArrays(op *ir.Op, args []Value, i int) ([]*array, error) {
+	tup, ok := args[i].(Tuple)
+	if !ok {
+		return nil, opErrorf(op, "%s must be a tuple, got %s", paramName(op, i), KindOf(args[i]))
+	}
+	out := make([]*array, len(tup))
+	for j, v := range tup {
+		a, err := toArray(v)
+		if err != nil {
+			return nil, opErrorf(op, "%s[%d]: %v", paramName(op, i), j, err)
+		}
+		out[j] = a
+	}
+	return out, nil
+}
+
+func evalConcat(call *ir.Call, args []Value) (Value, error) {
+	op := Concat
+	xs, err := tupleArrays(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(xs) == 0 {
+		return nil, opErrorf(op, "needs at least one tensor")
+	}
+	axisV, hasAxis, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return nil, err
+	}
+	if !hasAxis { // axis None: concatenate the flattened tensors
+		for j, x := range xs {
+			xs[j] = &array{dt: x.dt, shape: []int64{x.size()}, f: x.f, i: x.i}
+		}
+	}
+	first := xs[0]
+	axis, err := normAxisEval(op, axisV, len(first.shape))
+	if err != nil {
+		return nil, err
+	}
+	shape := append([]int64{}, first.shape...)
+	shape[axis] = 0
+	starts := make([]int64, len(xs))
+	for j, x := range xs {
+		if x.dt != first.dt {
+			return nil, opErrorf(op, "tensors[%d] has dtype %s but tensors[0] has %s", j, x.dt, first.dt)
+		}
+		if len(x.shape) != len(first.shape) {
+			return nil, opErrorf(op, "tensors[%d] has rank %d but tensors[0] has %d", j, len(x.shape), len(first.shape))
+		}
+		for d := range x.shape {
+			if d != axis && x.shape[d] != first.shape[d] {
+				return nil, opErrorf(op, "tensors[%d] dimension %d is %d but tensors[0] has %d", j, d, x.shape[d], first.shape[d])
+			}
+		}
+		starts[j] = shape[axis]
+		shape[axis] += x.shape[axis]
+	}
+	out := newArray(first.dt, shape)
+	idx := make([]int64, len(shape))
+	in := make([]int64, len(shape))
+	for k := range out.size() {
+		unravel(k, shape, idx)
+		j := len(xs) - 1
+		for j > 0 && starts[j] > idx[axis] {
+			j--
+		}
+		copy(in, idx)
+		in[axis] -= starts[j]
+		out.copyElem(k, xs[j], flatIndex(in, xs[j].shape))
+	}
+	return out.tensor()
+}
+
+// evalSplit cuts x along axis into equal sections (the extent must
+// divide, as numpy.split requires) or at indices (clamped to the extent).
+func evalSplit(call *ir.Call, args []Value) (Value, error) {
+	op := Split
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	axisV, _, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normAxisEval(op, axisV, len(x.shape))
+	if err != nil {
+		return nil, err
+	}
+	n := x.shape[axis]
+	v := opAttr(op, call, "indices_or_sections")
+	var cuts []int64
+	if sections, ok := ir.AttrAsInt(v); ok {
+		if sections <= 0 {
+			return nil, opErrorf(op, "the number of sections must be positive, got %d", sections)
+		}
+		if n%sections != 0 {
+			return nil, opErrorf(op, "axis %d of length %d does not split into %d equal sections", axis, n, sections)
+		}
+		for s := int64(1); s < sections; s++ {
+			cuts = append(cuts, s*(n/sections))
+		}
+	} else if indices, ok := ir.AttrAsInts(v); ok {
+		cuts = indices
+	} else {
+		return nil, opErrorf(op, "indices_or_sections must be an int or a list of ints, got %v", v)
+	}
+	bounds := append(append([]int64{0}, cuts...), n)
+	parts := make(Tuple, len(bounds)-1)
+	for p := range parts {
+		lo, hi := max(0, min(bounds[p], n)), max(0, min(bounds[p+1], n))
+		hi = max(hi, lo)
+		shape := append([]int64{}, x.shape...)
+		shape[axis] = hi - lo
+		in := make([]int64, len(shape))
+		t, err := gather(x, shape, func(idx []int64) int64 {
+			copy(in, idx)
+			in[axis] += lo
+			return flatIndex(in, x.shape)
+		}).tensor()
+		if err != nil {
+			return nil, err
+		}
+		parts[p] = t
+	}
+	return parts, nil
+}
+
+// primInts reads a tuple argument of integer scalars.
+func primInts(op *ir.Op, args []Value, i int) ([]int64, error) {
+	tup, ok := args[i].(Tuple)
+	if !ok {
+		return nil, opErrorf(op, "%s must be a tuple of integers, got %s", paramName(op, i), KindOf(args[i]))
+	}
+	out := make([]int64, len(tup))
+	for j, v := range tup {
+		p, ok := v.(Prim)
+		if !ok || p.DType.IsFloat() {
+			return nil, opErrorf(op, "%s[%d] must be an integer, got %s", paramName(op, i), j, KindOf(v))
+		}
+		out[j] = p.I
+	}
+	return out, nil
+}
+
+// sliceStart is where a Python-style slice begin:...:stride starts in a
+// dimension of extent n.
+func sliceStart(b, s, n int64) int64 {
+	if b < 0 {
+		b += n
+	}
+	if s > 0 {
+		return max(0, min(b, n))
+	}
+	return max(-1, min(b, n-1))
+}
+
+func evalStridedSlice(call *ir.Call, args []Value) (Value, error) {
+	op := StridedSlice
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	var lists [4][]int64
+	for i := 1; i <= 3; i++ {
+		if lists[i-1], err = primInts(op, args, i); err != nil {
+			return nil, err
+		}
+	}
+	axes, begin, end := lists[0], lists[1], lists[2]
+	strides := make([]int64, len(axes))
+	for i := range strides {
+		strides[i] = 1
+	}
+	if len(args) > 4 {
+		if strides, err = primInts(op, args, 4); err != nil {
+			return nil, err
+		}
+	}
+	if len(begin) != len(axes) || len(end) != len(axes) || len(strides) != len(axes) {
+		return nil, opErrorf(op, "axes, begin, end and strides must have the same length")
+	}
+	shape := append([]int64{}, x.shape...)
+	start := make([]int64, len(shape))
+	step := make([]int64, len(shape))
+	for i := range step {
+		step[i] = 1
+	}
+	for i, a := range axes {
+		ax, err := normAxisEval(op, a, len(shape))
+		if err != nil {
+			return nil, err
+		}
+		if strides[i] == 0 {
+			return nil, opErrorf(op, "stride must not be zero")
+		}
+		n := x.shape[ax]
+		shape[ax] = staticSliceLength(begin[i], end[i], strides[i], n)
+		start[ax] = sliceStart(begin[i], strides[i], n)
+		step[ax] = strides[i]
+	}
+	in := make([]int64, len(shape))
+	return gather(x, shape, func(idx []int64) int64 {
+		for d := range idx {
+			in[d] = start[d] + idx[d]*step[d]
+		}
+		return flatIndex(in, x.shape)
+	}).tensor()
+}
+
+// evalTake gathers along axis; mode fast requires in-range indices
+// (negative ones count from the end), clip clamps, wrap wraps.
+func evalTake(call *ir.Call, args []Value) (Value, error) {
+	op := Take
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	ind, err := argArray(op, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	if ind.f != nil || ind.dt.IsBool() {
+		return nil, opErrorf(op, "indices must be integers, got %s", ind.dt)
+	}
+	axisV, hasAxis, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return nil, err
+	}
+	mode, _ := opAttr(op, call, "mode").(string)
+	if !hasAxis {
+		x = &array{dt: x.dt, shape: []int64{x.size()}, f: x.f, i: x.i}
+		axisV = 0
+	}
+	axis, err := normAxisEval(op, axisV, len(x.shape))
+	if err != nil {
+		return nil, err
+	}
+	n := x.shape[axis]
+	if n == 0 && ind.size() > 0 {
+		return nil, opErrorf(op, "cannot take from axis %d of length 0", axis)
+	}
+	shape := append(append(append([]int64{}, x.shape[:axis]...), ind.shape...), x.shape[axis+1:]...)
+	in := make([]int64, len(x.shape))
+	var bad error
+	out := gather(x, shape, func(idx []int64) int64 {
+		j := ind.i[flatIndex(idx[axis:axis+len(ind.shape)], ind.shape)]
+		switch {
+		case mode == "clip":
+			j = max(0, min(j, n-1))
+		case mode == "wrap" && n > 0:
+			j = ((j % n) + n) % n
+		case j < -n || j >= n:
+			if bad == nil {
+				bad = opErrorf(op, "index %d is out of range for axis %d of length %d", j, axis, n)
+			}
+			j = 0
+		case j < 0:
+			j += n
+		}
+		copy(in, idx[:axis])
+		in[axis] = j
+		copy(in[axis+1:], idx[axis+len(ind.shape):])
+		return flatIndex(in, x.shape)
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return out.tensor()
+}
+
+// EvalReshape is R.reshape's evaluation on values (for builtins that
+// reshape).
+func EvalReshape(x, shape Value) (Value, error) {
+	return evalReshape(ir.NewCall(Reshape), []Value{x, shape})
+}

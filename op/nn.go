@@ -1,6 +1,10 @@
 package op
 
-import "github.com/phasec/phasec/ir"
+import (
+	"math"
+
+	"github.com/phasec/phasec/ir"
+)
 
 // Neural-network ops that keep their input's shape: softmax and the
 // normalizations. (The elementwise activations are in unary.go.)
@@ -129,4 +133,160 @@ func inferNorm(op *ir.Op, call *ir.Call, nTensors int) (ir.StructInfo, error) {
 		}
 	}
 	return data, nil
+}
+
+// --- evaluation -------------------------------------------------------------
+
+func init() {
+	defEval(Softmax, func(call *ir.Call, args []Value) (Value, error) { return evalSoftmax(Softmax, call, args, false) })
+	defEval(LogSoftmax, func(call *ir.Call, args []Value) (Value, error) { return evalSoftmax(LogSoftmax, call, args, true) })
+	defEval(LayerNorm, evalLayerNorm)
+	defEval(RMSNorm, evalRMSNorm)
+}
+
+// evalSoftmax computes exp(x - max) / sum(exp(x - max)) along axis (or its
+// log, x - max - log(sum(exp(x - max)))), in float64.
+func evalSoftmax(op *ir.Op, call *ir.Call, args []Value, logOf bool) (Value, error) {
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	if x.f == nil {
+		return nil, opErrorf(op, "data must be a float tensor, got %s", x.dt)
+	}
+	axis, _, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return nil, err
+	}
+	r, err := newReduction(op, x, []int64{axis}, false, true)
+	if err != nil {
+		return nil, err
+	}
+	ng := numElems(r.groupShape)
+	mx := make([]float64, ng)
+	for g := range mx {
+		mx[g] = math.Inf(-1)
+	}
+	r.each(func(g, _, k int64) { mx[g] = math.Max(mx[g], x.f[k]) })
+	sum := make([]float64, ng)
+	r.each(func(g, _, k int64) { sum[g] += math.Exp(x.f[k] - mx[g]) })
+	out := newArray(x.dt, x.shape)
+	r.each(func(g, _, k int64) {
+		if logOf {
+			out.setFloat(k, x.f[k]-mx[g]-math.Log(sum[g]))
+		} else {
+			out.setFloat(k, math.Exp(x.f[k]-mx[g])/sum[g])
+		}
+	})
+	return out.tensor()
+}
+
+// normInputs reads the data and the per-axis parameter tensors of a
+// normalization, checking the parameters' shapes against the data.
+func normInputs(op *ir.Op, call *ir.Call, args []Value, nParams int) (x *array, params []*array, r *reduction, axes []int, err error) {
+	if x, err = argArray(op, args, 0); err != nil {
+		return
+	}
+	if x.f == nil {
+		err = opErrorf(op, "data must be a float tensor, got %s", x.dt)
+		return
+	}
+	raw, _, err := opAttrInts(op, call, "axes")
+	if err != nil {
+		return
+	}
+	for _, a := range raw {
+		var i int
+		if i, err = normAxisEval(op, a, len(x.shape)); err != nil {
+			return
+		}
+		axes = append(axes, i)
+	}
+	if r, err = newReduction(op, x, raw, false, true); err != nil {
+		return
+	}
+	for p := 1; p <= nParams; p++ {
+		var a *array
+		if a, err = argArray(op, args, p); err != nil {
+			return
+		}
+		if len(a.shape) != len(axes) {
+			err = opErrorf(op, "%s must have rank %d (one dimension per axis), got %d", paramName(op, p), len(axes), len(a.shape))
+			return
+		}
+		for j, ax := range axes {
+			if a.shape[j] != x.shape[ax] {
+				err = opErrorf(op, "%s dimension %d is %d but data dimension %d is %d", paramName(op, p), j, a.shape[j], ax, x.shape[ax])
+				return
+			}
+		}
+		params = append(params, a)
+	}
+	return
+}
+
+// paramIndex is the flat index into a per-axis parameter of the data
+// element at multi-index idx.
+func paramIndex(idx []int64, axes []int, pshape []int64) int64 {
+	k := int64(0)
+	for j, ax := range axes {
+		k = k*pshape[j] + idx[ax]
+	}
+	return k
+}
+
+// evalLayerNorm is (x - mean) / sqrt(var + eps) * gamma + beta over axes,
+// with the biased variance, as topi.nn.layer_norm.
+func evalLayerNorm(call *ir.Call, args []Value) (Value, error) {
+	op := LayerNorm
+	x, ps, r, axes, err := normInputs(op, call, args, 2)
+	if err != nil {
+		return nil, err
+	}
+	eps, _ := opAttr(op, call, "epsilon").(float64)
+	center, _ := opAttr(op, call, "center").(bool)
+	scale, _ := opAttr(op, call, "scale").(bool)
+	ng := numElems(r.groupShape)
+	mean, sq := make([]float64, ng), make([]float64, ng)
+	r.each(func(g, _, k int64) { mean[g] += x.f[k] })
+	for g := range mean {
+		mean[g] /= float64(r.count)
+	}
+	r.each(func(g, _, k int64) { d := x.f[k] - mean[g]; sq[g] += d * d })
+	out := newArray(x.dt, x.shape)
+	idx := make([]int64, len(x.shape))
+	r.each(func(g, _, k int64) {
+		unravel(k, x.shape, idx)
+		p := paramIndex(idx, axes, ps[0].shape)
+		v := (x.f[k] - mean[g]) / math.Sqrt(sq[g]/float64(r.count)+eps)
+		if scale {
+			v *= ps[0].f[p]
+		}
+		if center {
+			v += ps[1].f[p]
+		}
+		out.setFloat(k, v)
+	})
+	return out.tensor()
+}
+
+// evalRMSNorm is x / sqrt(mean(x²) + eps) * weight over axes.
+func evalRMSNorm(call *ir.Call, args []Value) (Value, error) {
+	op := RMSNorm
+	x, ps, r, axes, err := normInputs(op, call, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	eps, _ := opAttr(op, call, "epsilon").(float64)
+	ng := numElems(r.groupShape)
+	sq := make([]float64, ng)
+	r.each(func(g, _, k int64) { sq[g] += x.f[k] * x.f[k] })
+	out := newArray(x.dt, x.shape)
+	idx := make([]int64, len(x.shape))
+	r.each(func(g, _, k int64) {
+		unravel(k, x.shape, idx)
+		p := paramIndex(idx, axes, ps[0].shape)
+		out.setFloat(k, x.f[k]/math.Sqrt(sq[g]/float64(r.count)+eps)*ps[0].f[p])
+	})
+	return out.tensor()
 }

@@ -1,6 +1,10 @@
 package op
 
-import "github.com/phasec/phasec/ir"
+import (
+	"math"
+
+	"github.com/phasec/phasec/ir"
+)
 
 // Reductions over axes: R.sum(x, axis=None, keepdims=False) and friends.
 // axis None reduces every axis. Max / Min are R.max / R.min
@@ -84,4 +88,182 @@ func inferReduce(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 		}
 	}
 	return newTensor(t.DType, out, true, outNDim), nil
+}
+
+// --- evaluation -------------------------------------------------------------
+
+// reduction describes reducing an array over some axes: out holds one
+// element per group, and group / inner map an input multi-index to its
+// output element and to its position within the group (row-major over the
+// reduced axes, in axis order).
+type reduction struct {
+	in         *array
+	reduced    []bool
+	outShape   []int64 // with keepdims applied
+	groupShape []int64 // the kept dims
+	innerShape []int64 // the reduced dims
+	count      int64   // elements per group
+}
+
+// newReduction resolves the reduced axes (nil: all of them).
+func newReduction(op *ir.Op, x *array, axes []int64, all, keep bool) (*reduction, error) {
+	r := &reduction{in: x, reduced: make([]bool, len(x.shape)), count: 1}
+	if all {
+		for i := range r.reduced {
+			r.reduced[i] = true
+		}
+	}
+	for _, a := range axes {
+		i, err := normAxisEval(op, a, len(x.shape))
+		if err != nil {
+			return nil, err
+		}
+		if r.reduced[i] && !all {
+			return nil, opErrorf(op, "axis %d appears twice", a)
+		}
+		r.reduced[i] = true
+	}
+	r.outShape, r.groupShape, r.innerShape = []int64{}, []int64{}, []int64{}
+	for i, d := range x.shape {
+		if r.reduced[i] {
+			r.count *= d
+			r.innerShape = append(r.innerShape, d)
+			if keep {
+				r.outShape = append(r.outShape, 1)
+			}
+			continue
+		}
+		r.groupShape = append(r.groupShape, d)
+		r.outShape = append(r.outShape, d)
+	}
+	return r, nil
+}
+
+// each calls f(group, inner, k) for every input element k.
+func (r *reduction) each(f func(group, inner, k int64)) {
+	idx := make([]int64, len(r.in.shape))
+	n := r.in.size()
+	for k := int64(0); k < n; k++ {
+		unravel(k, r.in.shape, idx)
+		g, in := int64(0), int64(0)
+		for i, d := range r.in.shape {
+			if r.reduced[i] {
+				in = in*d + idx[i]
+			} else {
+				g = g*d + idx[i]
+			}
+		}
+		f(g, in, k)
+	}
+}
+
+// reduceAttrs reads axis and keepdims.
+func reduceAttrs(op *ir.Op, call *ir.Call) (axes []int64, all, keep bool, err error) {
+	axes, has, err := opAttrInts(op, call, "axis")
+	if err != nil {
+		return nil, false, false, err
+	}
+	keep, err = opAttrBool(op, call, "keepdims")
+	return axes, !has, keep, err
+}
+
+func init() {
+	defReduce(Sum, func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, false)
+	defReduce(Prod, func(acc, x float64) float64 { return acc * x }, func(acc, x int64) int64 { return acc * x }, 1, false)
+	defReduce(Mean, func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, true)
+	defReduceExtreme(Max, 1)
+	defReduceExtreme(Min, -1)
+}
+
+// defReduce defines a sum-like reduction; mean divides by the count (in
+// the input dtype: integer means truncate, as topi's sum / count does).
+func defReduce(op *ir.Op, ff func(acc, x float64) float64, fi func(acc, x int64) int64, init float64, mean bool) {
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		axes, all, keep, err := reduceAttrs(op, call)
+		if err != nil {
+			return nil, err
+		}
+		r, err := newReduction(op, x, axes, all, keep)
+		if err != nil {
+			return nil, err
+		}
+		ng := numElems(r.groupShape)
+		accF := make([]float64, ng)
+		accI := make([]int64, ng)
+		for g := range accF {
+			accF[g], accI[g] = init, int64(init)
+		}
+		r.each(func(g, _, k int64) {
+			if x.f != nil {
+				accF[g] = ff(accF[g], x.f[k])
+			} else {
+				accI[g] = fi(accI[g], x.i[k])
+			}
+		})
+		out := newArray(x.dt, r.outShape)
+		for g := int64(0); g < ng; g++ {
+			switch {
+			case x.f != nil && mean:
+				out.setFloat(g, accF[g]/float64(r.count))
+			case x.f != nil:
+				out.setFloat(g, accF[g])
+			case mean && r.count == 0:
+				return nil, opErrorf(op, "mean of an empty integer tensor")
+			case mean:
+				q, _ := truncDivI(accI[g], r.count)
+				out.setInt(g, q)
+			default:
+				out.setInt(g, accI[g])
+			}
+		}
+		return out.tensor()
+	})
+}
+
+// defReduceExtreme defines max (sign 1) or min (sign -1); reducing an
+// empty axis is an error, as in numpy. NaN propagates.
+func defReduceExtreme(op *ir.Op, sign int) {
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		axes, all, keep, err := reduceAttrs(op, call)
+		if err != nil {
+			return nil, err
+		}
+		r, err := newReduction(op, x, axes, all, keep)
+		if err != nil {
+			return nil, err
+		}
+		ng := numElems(r.groupShape)
+		if r.count == 0 && ng > 0 {
+			return nil, opErrorf(op, "reduction over an empty axis has no identity")
+		}
+		out := newArray(x.dt, r.outShape)
+		seen := make([]bool, ng)
+		r.each(func(g, _, k int64) {
+			if x.f != nil {
+				v := x.f[k]
+				if !seen[g] || math.IsNaN(v) || (!math.IsNaN(out.f[g]) && cmpFloat(v, out.f[g]) == sign) {
+					out.f[g] = v
+				}
+			} else {
+				v := x.i[k]
+				c := cmpInt(v, out.i[g])
+				if x.dt.IsUInt() {
+					c = cmpUint(uint64(v), uint64(out.i[g]))
+				}
+				if !seen[g] || c == sign {
+					out.i[g] = v
+				}
+			}
+			seen[g] = true
+		})
+		return out.tensor()
+	})
 }

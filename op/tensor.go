@@ -223,3 +223,175 @@ func newLikeOp(name, doc string, withFill bool) *ir.Op {
 	op.Normalize = schemaNormalize(op)
 	return op
 }
+
+// --- evaluation -------------------------------------------------------------
+
+func init() {
+	defEval(Matmul, evalMatmul)
+	defEval(AsType, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(AsType, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		dt, err := opAttrDType(AsType, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		out := newArray(dt, x.shape)
+		for k := range out.size() {
+			out.copyElem(k, x, k)
+		}
+		return result(out, isScalarArg(args[0]))
+	})
+	defEval(Full, func(call *ir.Call, args []Value) (Value, error) {
+		shape, err := argShape(Full, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		return evalFill(Full, call, shape, args, 1, ir.Void)
+	})
+	defEval(Zeros, func(call *ir.Call, args []Value) (Value, error) { return evalConstFill(Zeros, call, args, 0) })
+	defEval(Ones, func(call *ir.Call, args []Value) (Value, error) { return evalConstFill(Ones, call, args, 1) })
+	defEval(FullLike, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(FullLike, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		return evalFill(FullLike, call, x.shape, args, 1, x.dt)
+	})
+	defEval(ZerosLike, func(call *ir.Call, args []Value) (Value, error) { return evalLikeFill(ZerosLike, call, args, 0) })
+	defEval(OnesLike, func(call *ir.Call, args []Value) (Value, error) { return evalLikeFill(OnesLike, call, args, 1) })
+}
+
+// evalFill fills shape with the scalar argument at fillPos, in the dtype
+// attribute, else def, else the fill value's dtype.
+func evalFill(op *ir.Op, call *ir.Call, shape []int64, args []Value, fillPos int, def ir.DataType) (Value, error) {
+	v, err := argArray(op, args, fillPos)
+	if err != nil {
+		return nil, err
+	}
+	if v.size() != 1 || len(v.shape) != 0 {
+		return nil, opErrorf(op, "fill_value must be a scalar, got shape %v", v.shape)
+	}
+	dt, err := opAttrDType(op, call, "dtype")
+	if err != nil {
+		return nil, err
+	}
+	if dt.IsVoid() {
+		dt = def
+	}
+	if dt.IsVoid() {
+		dt = v.dt
+	}
+	return fillArray(op, dt, shape, v, 0)
+}
+
+func fillArray(op *ir.Op, dt ir.DataType, shape []int64, v *array, k int64) (Value, error) {
+	for i, d := range shape {
+		if d < 0 {
+			return nil, opErrorf(op, "shape dimension %d is negative (%d)", i, d)
+		}
+	}
+	out := newArray(dt, shape)
+	for j := range out.size() {
+		out.copyElem(j, v, k)
+	}
+	return out.tensor()
+}
+
+func evalConstFill(op *ir.Op, call *ir.Call, args []Value, c int64) (Value, error) {
+	shape, err := argShape(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := opAttrDType(op, call, "dtype")
+	if err != nil {
+		return nil, err
+	}
+	return fillArray(op, dt, shape, &array{dt: ir.Int64, i: []int64{c}}, 0)
+}
+
+func evalLikeFill(op *ir.Op, call *ir.Call, args []Value, c int64) (Value, error) {
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := opAttrDType(op, call, "dtype")
+	if err != nil {
+		return nil, err
+	}
+	if dt.IsVoid() {
+		dt = x.dt
+	}
+	return fillArray(op, dt, x.shape, &array{dt: ir.Int64, i: []int64{c}}, 0)
+}
+
+// evalMatmul is numpy.matmul: a 1-D left operand is a row vector and a 1-D
+// right operand a column vector (the unit dimension is dropped from the
+// result), batch dimensions broadcast. Products accumulate in float64 (or
+// int64) and round once to the output dtype.
+func evalMatmul(call *ir.Call, args []Value) (Value, error) {
+	op := Matmul
+	a, b, err := binaryArgs(op, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.shape) == 0 || len(b.shape) == 0 {
+		return nil, opErrorf(op, "does not accept rank-0 tensors")
+	}
+	outDT, err := opAttrDType(op, call, "out_dtype")
+	if err != nil {
+		return nil, err
+	}
+	if outDT.IsVoid() {
+		outDT = a.dt
+	}
+	as, bs := a.shape, b.shape
+	if len(as) == 1 {
+		as = []int64{1, as[0]}
+	}
+	if len(bs) == 1 {
+		bs = []int64{bs[0], 1}
+	}
+	m, k, k2, n := as[len(as)-2], as[len(as)-1], bs[len(bs)-2], bs[len(bs)-1]
+	if k != k2 {
+		return nil, opErrorf(op, "x1 dimension %d is %d but x2 dimension %d is %d", len(a.shape)-1, k, max(len(b.shape)-2, 0), k2)
+	}
+	batch, err := broadcastShape(op, as[:len(as)-2], bs[:len(bs)-2])
+	if err != nil {
+		return nil, err
+	}
+	full := append(append([]int64{}, batch...), m, n)
+	shape := append([]int64{}, batch...)
+	if len(a.shape) > 1 {
+		shape = append(shape, m)
+	}
+	if len(b.shape) > 1 {
+		shape = append(shape, n)
+	}
+	out := newArray(outDT, shape)
+	ba, bb := newBroadcaster(as[:len(as)-2]), newBroadcaster(bs[:len(bs)-2])
+	idx := make([]int64, len(full))
+	total := numElems(full)
+	for o := int64(0); o < total; o++ {
+		unravel(o, full, idx)
+		bi := idx[:len(batch)]
+		i, j := idx[len(batch)], idx[len(batch)+1]
+		aBase := ba.index(bi) * m * k
+		bBase := bb.index(bi) * k * n
+		if a.f != nil {
+			s := 0.0
+			for t := int64(0); t < k; t++ {
+				s += a.f[aBase+i*k+t] * b.f[bBase+t*n+j]
+			}
+			out.setFloat(o, s)
+		} else {
+			s := int64(0)
+			for t := int64(0); t < k; t++ {
+				s += a.i[aBase+i*k+t] * b.i[bBase+t*n+j]
+			}
+			out.setInt(o, s)
+		}
+	}
+	return out.tensor()
+}

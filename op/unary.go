@@ -1,27 +1,181 @@
 package op
 
-import "github.com/phasec/phasec/ir"
+import (
+	"math"
 
-// Elementwise unary tensor ops. The result has the operand's shape and
-// dtype; the transcendental ones require a float (or unknown) dtype.
-
-var (
-	Exp      = ir.RegisterOp(newUnaryOp("relax.exp", "x", "Elementwise e**x.", true))
-	Log      = ir.RegisterOp(newUnaryOp("relax.log", "x", "Elementwise natural logarithm.", true))
-	Sqrt     = ir.RegisterOp(newUnaryOp("relax.sqrt", "x", "Elementwise square root.", true))
-	Rsqrt    = ir.RegisterOp(newUnaryOp("relax.rsqrt", "x", "Elementwise reciprocal square root.", true))
-	Tanh     = ir.RegisterOp(newUnaryOp("relax.tanh", "x", "Elementwise hyperbolic tangent.", true))
-	Sigmoid  = ir.RegisterOp(newUnaryOp("relax.sigmoid", "x", "Elementwise logistic sigmoid.", true))
-	Negative = ir.RegisterOp(newUnaryOp("relax.negative", "x", "Elementwise negation.", false))
-	Abs      = ir.RegisterOp(newUnaryOp("relax.abs", "x", "Elementwise absolute value.", false))
-	Floor    = ir.RegisterOp(newUnaryOp("relax.floor", "x", "Elementwise floor.", false))
-	Ceil     = ir.RegisterOp(newUnaryOp("relax.ceil", "x", "Elementwise ceiling.", false))
-	Relu     = ir.RegisterOp(newUnaryOp("relax.nn.relu", "data", "Elementwise max(x, 0).", false))
-	Gelu     = ir.RegisterOp(newUnaryOp("relax.nn.gelu", "data", "Elementwise Gaussian error linear unit (erf form).", true))
-	Silu     = ir.RegisterOp(newUnaryOp("relax.nn.silu", "data", "Elementwise x * sigmoid(x).", true))
+	"github.com/phasec/phasec/ir"
 )
 
+// Elementwise unary tensor ops. The result has the operand's shape and
+// dtype (bool for the is* predicates); the transcendental ones require a
+// float (or unknown) dtype. Each op's semantics is a float64 function (and,
+// for ops defined on integers, an int64 one), rounded once to the dtype.
+
+var (
+	Exp      = unary("relax.exp", "x", "Elementwise e**x.", math.Exp, nil)
+	Log      = unary("relax.log", "x", "Elementwise natural logarithm.", math.Log, nil)
+	Sqrt     = unary("relax.sqrt", "x", "Elementwise square root.", math.Sqrt, nil)
+	Rsqrt    = unary("relax.rsqrt", "x", "Elementwise reciprocal square root.", func(x float64) float64 { return 1 / math.Sqrt(x) }, nil)
+	Tanh     = unary("relax.tanh", "x", "Elementwise hyperbolic tangent.", math.Tanh, nil)
+	Sigmoid  = unary("relax.sigmoid", "x", "Elementwise logistic sigmoid.", sigmoid, nil)
+	Sin      = unary("relax.sin", "x", "Elementwise sine.", math.Sin, nil)
+	Cos      = unary("relax.cos", "x", "Elementwise cosine.", math.Cos, nil)
+	Tan      = unary("relax.tan", "x", "Elementwise tangent.", math.Tan, nil)
+	Asin     = unary("relax.asin", "x", "Elementwise arcsine.", math.Asin, nil)
+	Acos     = unary("relax.acos", "x", "Elementwise arccosine.", math.Acos, nil)
+	Atan     = unary("relax.atan", "x", "Elementwise arctangent.", math.Atan, nil)
+	Sinh     = unary("relax.sinh", "x", "Elementwise hyperbolic sine.", math.Sinh, nil)
+	Cosh     = unary("relax.cosh", "x", "Elementwise hyperbolic cosine.", math.Cosh, nil)
+	Asinh    = unary("relax.asinh", "x", "Elementwise inverse hyperbolic sine.", math.Asinh, nil)
+	Acosh    = unary("relax.acosh", "x", "Elementwise inverse hyperbolic cosine.", math.Acosh, nil)
+	Atanh    = unary("relax.atanh", "x", "Elementwise inverse hyperbolic tangent.", math.Atanh, nil)
+	Erf      = unary("relax.erf", "x", "Elementwise Gauss error function.", math.Erf, nil)
+	Negative = unary("relax.negative", "x", "Elementwise negation.", func(x float64) float64 { return -x }, func(x int64) int64 { return -x })
+	Abs      = unary("relax.abs", "x", "Elementwise absolute value.", math.Abs, func(x int64) int64 { return max(x, -x) })
+	Floor    = unary("relax.floor", "x", "Elementwise floor.", math.Floor, identity)
+	Ceil     = unary("relax.ceil", "x", "Elementwise ceiling.", math.Ceil, identity)
+	Round    = unary("relax.round", "x", "Elementwise rounding to nearest, ties to even.", math.RoundToEven, identity)
+	Trunc    = unary("relax.trunc", "x", "Elementwise truncation toward zero.", math.Trunc, identity)
+	Sign     = unary("relax.sign", "x", "Elementwise sign (-1, 0 or 1).", signF, func(x int64) int64 { return int64(cmpInt(x, 0)) })
+	Square   = unary("relax.square", "x", "Elementwise x * x.", func(x float64) float64 { return x * x }, func(x int64) int64 { return x * x })
+	Relu     = unary("relax.nn.relu", "data", "Elementwise max(x, 0).", func(x float64) float64 { return math.Max(x, 0) }, func(x int64) int64 { return max(x, 0) })
+	Gelu     = unary("relax.nn.gelu", "data", "Elementwise Gaussian error linear unit (erf form).", gelu, nil)
+	GeluTanh = unary("relax.nn.gelu_tanh", "data", "Elementwise Gaussian error linear unit (tanh approximation).", geluTanh, nil)
+	Silu     = unary("relax.nn.silu", "data", "Elementwise x * sigmoid(x).", func(x float64) float64 { return x * sigmoid(x) }, nil)
+
+	// The predicates yield bool.
+	IsNaN    = unaryPred("relax.isnan", "Elementwise test for NaN; bool result.", math.IsNaN)
+	IsInf    = unaryPred("relax.isinf", "Elementwise test for an infinity; bool result.", func(x float64) bool { return math.IsInf(x, 0) })
+	IsFinite = unaryPred("relax.isfinite", "Elementwise test for a finite value; bool result.", func(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) })
+
+	// LogicalNot and BitwiseNot are defined on bools and integers.
+	LogicalNot = unaryInt("relax.logical_not", "Elementwise logical negation of a bool tensor.", true, func(x int64) int64 { return 1 - x })
+	BitwiseNot = unaryInt("relax.bitwise_not", "Elementwise bitwise complement of an integer tensor.", false, func(x int64) int64 { return ^x })
+)
+
+func identity(x int64) int64 { return x }
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// gelu is x * Φ(x), the form topi uses: x * (0.5 + erf(x / sqrt 2) * 0.5).
+func gelu(x float64) float64 { return x * (0.5 + math.Erf(x*math.Sqrt2/2)*0.5) }
+
+// geluTanh is 0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³))).
+func geluTanh(x float64) float64 {
+	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+}
+
+func signF(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return x // 0, -0 and NaN stay
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// unary registers an elementwise op; fi nil means floats only.
+func unary(name, param, doc string, ff func(float64) float64, fi func(int64) int64) *ir.Op {
+	op := ir.RegisterOp(newUnaryOp(name, param, doc, fi == nil))
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		if fi == nil && !x.dt.IsFloat() {
+			return nil, opErrorf(op, "%s must be a float tensor, got %s", param, x.dt)
+		}
+		out := newArray(x.dt, x.shape)
+		for k := range out.size() {
+			if x.f != nil {
+				out.setFloat(k, ff(x.f[k]))
+			} else {
+				out.setInt(k, fi(x.i[k]))
+			}
+		}
+		return result(out, isScalarArg(args[0]))
+	})
+	return op
+}
+
+// unaryPred registers a float predicate with a bool result (integers give
+// false: they are never NaN or infinite, and always finite).
+func unaryPred(name, doc string, pred func(float64) bool) *ir.Op {
+	op := ir.RegisterOp(newUnaryOpDType(name, "x", doc, false, ir.Bool))
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		out := newArray(ir.Bool, x.shape)
+		for k := range out.size() {
+			v := false
+			if x.f != nil {
+				v = pred(x.f[k])
+			} else {
+				v = pred(float64(x.i[k]))
+			}
+			if v {
+				out.i[k] = 1
+			}
+		}
+		return result(out, isScalarArg(args[0]))
+	})
+	return op
+}
+
+// unaryInt registers an op on integers (boolOnly: on bools).
+func unaryInt(name, doc string, boolOnly bool, f func(int64) int64) *ir.Op {
+	op := ir.RegisterOp(newUnaryOp(name, "x", doc, false))
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		if !t.DType.IsVoid() && (t.DType.IsFloat() || (boolOnly && !t.DType.IsBool())) {
+			want := "an integer or bool"
+			if boolOnly {
+				want = "a bool"
+			}
+			return nil, opErrorf(op, "x must be %s tensor, got %s", want, t.DType)
+		}
+		return t, nil
+	}
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		if x.f != nil {
+			return nil, opErrorf(op, "x must be an integer or bool tensor, got %s", x.dt)
+		}
+		out := newArray(x.dt, x.shape)
+		for k := range out.size() {
+			out.setInt(k, f(x.i[k]))
+		}
+		return result(out, isScalarArg(args[0]))
+	})
+	return op
+}
+
 func newUnaryOp(name, param, doc string, floatOnly bool) *ir.Op {
+	return newUnaryOpDType(name, param, doc, floatOnly, ir.Void)
+}
+
+// newUnaryOpDType is newUnaryOp whose result dtype is outDType (Void: the
+// operand's).
+func newUnaryOpDType(name, param, doc string, floatOnly bool, outDType ir.DataType) *ir.Op {
 	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{{Name: param, Kind: ir.ArgExpr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -33,6 +187,9 @@ func newUnaryOp(name, param, doc string, floatOnly bool) *ir.Op {
 			if err := requireFloat(op, t.DType); err != nil {
 				return nil, err
 			}
+		}
+		if !outDType.IsVoid() {
+			return withDType(t, outDType), nil
 		}
 		return t, nil
 	}
