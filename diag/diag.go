@@ -157,3 +157,47 @@ func (l List) Error() string {
 	}
 	return b.String()
 }
+
+// GroupLimit is how many diagnostics of one rule a reader sees in full
+// before the rest are counted (Grouped).
+const GroupLimit = 20
+
+// Grouped returns the list for a reader: of the diagnostics sharing a rule
+// code (a rule violated at every one of 100k bindings), the first limit
+// keep their place and the rest are replaced by one note per code, after
+// the list, counting them. Diagnostics without a code are all kept.
+// Machine formats (JSON, SARIF) show the full list instead.
+func (l List) Grouped(limit int) List {
+	seen := map[string]int{}
+	var order []string
+	last := map[string]*Diagnostic{}
+	out := make(List, 0, len(l))
+	for _, d := range l {
+		if d.Code == "" {
+			out = append(out, d)
+			continue
+		}
+		n := seen[d.Code]
+		seen[d.Code] = n + 1
+		if n < limit {
+			out = append(out, d)
+			last[d.Code] = d
+		} else if n == limit {
+			order = append(order, d.Code)
+		}
+	}
+	for _, code := range order {
+		rest := seen[code] - limit
+		out = append(out, &Diagnostic{Span: Span{File: last[code].Span.File}, Severity: Note, Code: code,
+			Msg: fmt.Sprintf("%d more %s diagnostic%s not shown (%d in all; --format json or sarif lists every one)",
+				rest, code, plural(rest), seen[code])})
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

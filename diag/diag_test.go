@@ -1,6 +1,9 @@
 package diag
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSpanString(t *testing.T) {
 	tests := []struct {
@@ -62,5 +65,40 @@ func TestErrOnlyForErrors(t *testing.T) {
 	l.Add(Span{}, "", "e")
 	if l.Err() == nil || !l.HasErrors() {
 		t.Error("a list with an error is not an error")
+	}
+}
+
+func TestGrouped(t *testing.T) {
+	var l List
+	for i := range 25 {
+		l = append(l, &Diagnostic{Span: Span{File: "m.tvms", Line: 10 + i, Col: 1}, Code: "WF001", Msg: "a"})
+		if i < 5 {
+			l = append(l, &Diagnostic{Span: Span{File: "m.tvms", Line: 10 + i, Col: 2}, Code: "WF002", Msg: "b"})
+		}
+		if i < 3 {
+			l = append(l, &Diagnostic{Span: Span{File: "m.tvms", Line: 10 + i, Col: 3}, Msg: "syntax"})
+		}
+	}
+	got := l.Grouped(20)
+	// 20 of WF001 (lines 10..29), all 5 WF002, all 3 codeless, one note.
+	if len(got) != 20+5+3+1 {
+		t.Fatalf("%d diagnostics, want 29:\n%v", len(got), got)
+	}
+	count := map[string]int{}
+	for _, d := range got[:len(got)-1] {
+		count[d.Code]++
+		if d.Code == "WF001" && d.Span.Line >= 30 {
+			t.Errorf("kept a WF001 past the first 20: line %d", d.Span.Line)
+		}
+	}
+	if count["WF001"] != 20 || count["WF002"] != 5 || count[""] != 3 {
+		t.Errorf("counts %v", count)
+	}
+	note := got[len(got)-1]
+	if note.Severity != Note || note.Code != "WF001" || !strings.HasPrefix(note.Msg, "5 more WF001 diagnostics not shown (25 in all") {
+		t.Errorf("note %v", note)
+	}
+	if small := l[:10].Grouped(20); len(small) != 10 {
+		t.Errorf("a list under the limit changed: %d", len(small))
 	}
 }

@@ -56,17 +56,19 @@ type Tool struct {
 }
 
 // Write renders l in format f. SARIF is a single document: call Write once
-// with every diagnostic of the run.
+// with every diagnostic of the run. The formats people read (text, GitHub)
+// show the first diag.GroupLimit diagnostics of each rule code and count the
+// rest; JSON and SARIF carry every one.
 func Write(w io.Writer, f Format, l diag.List, tool Tool) error {
 	switch f {
 	case JSON:
 		return writeJSON(w, l)
 	case GitHub:
-		return writeLines(w, l, GitHubLine)
+		return writeLines(w, l.Grouped(diag.GroupLimit), GitHubLine)
 	case SARIF:
 		return writeSARIF(w, l, tool)
 	}
-	return writeLines(w, l, TextLine)
+	return writeLines(w, l.Grouped(diag.GroupLimit), TextLine)
 }
 
 // message is the diagnostic's text with its hint: "msg: hint".

@@ -151,3 +151,41 @@ func TestParse(t *testing.T) {
 		t.Error("Parse(xml) succeeded")
 	}
 }
+
+// TestGroupedInTextOnly: 100 violations of one rule print as 20 lines and
+// a count in text and GitHub output, and all 100 in JSON and SARIF.
+func TestGroupedInTextOnly(t *testing.T) {
+	var l diag.List
+	for i := range 100 {
+		l = append(l, &diag.Diagnostic{Span: diag.Span{File: "m.tvms", Line: i + 1, Col: 1}, Code: "WF001", Msg: "undefined"})
+	}
+	_, tool := sample()
+	lines := func(f Format) []string {
+		var buf bytes.Buffer
+		if err := Write(&buf, f, l, tool); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(buf.String()), "\n")
+	}
+	for _, f := range []Format{Text, GitHub} {
+		got := lines(f)
+		if len(got) != 21 || !strings.Contains(got[20], "80 more WF001 diagnostics not shown (100 in all") {
+			t.Errorf("%s: %d lines, last %q", f, len(got), got[len(got)-1])
+		}
+	}
+	if got := lines(JSON); len(got) != 100 {
+		t.Errorf("json: %d lines, want 100", len(got))
+	}
+	var doc struct {
+		Runs []struct {
+			Results []json.RawMessage `json:"results"`
+		} `json:"runs"`
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, SARIF, l, tool); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil || len(doc.Runs) != 1 || len(doc.Runs[0].Results) != 100 {
+		t.Errorf("sarif: %v, %d runs", err, len(doc.Runs))
+	}
+}
