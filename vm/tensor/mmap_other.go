@@ -9,6 +9,8 @@ import (
 
 const mmapSupported = false
 
-func mapFile(*os.File, int64) ([]byte, error) { return nil, errors.New("memory mapping is not supported here") }
+func mapFile(*os.File, int64) ([]byte, error) {
+	return nil, errors.New("memory mapping is not supported here")
+}
 
 func unmap([]byte) error { return nil }
