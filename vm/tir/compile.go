@@ -38,6 +38,10 @@ type compiler struct {
 	nFlts  int
 	// vector scratch counts (see frame)
 	nS32, nS64, nSI, nSB int
+	// vectorLoops counts loops compiled in vector mode; scalarLoops says
+	// why the others were not (for tests and Kernel.Stats).
+	vectorLoops int
+	scalarLoops []string
 	// lastSpan is the innermost positioned node being compiled, for errors
 	// on nodes built without a span.
 	lastSpan diag.Span
@@ -371,7 +375,7 @@ func (c *compiler) compileFor(s *ir.For) stmt {
 		body := c.compileStmt(s.Body)
 		return c.parallelFor(lo, ext, slot, body)
 	}
-	if !c.opts.NoVector {
+	if !c.opts.NoVector && !containsLoop(s.Body) {
 		if v, ok := c.compileVector(s, lo, ext, slot); ok {
 			return v
 		}
@@ -490,4 +494,25 @@ func (c *compiler) allocs(bufs []*ir.Buffer) stmt {
 			bd.setShape(shape)
 		}
 	}
+}
+
+// containsLoop reports whether s has a nested loop (so it is not innermost).
+func containsLoop(s ir.Stmt) bool {
+	switch s := s.(type) {
+	case *ir.For:
+		return true
+	case *ir.SeqStmt:
+		for _, x := range s.Stmts {
+			if containsLoop(x) {
+				return true
+			}
+		}
+	case *ir.LetStmt:
+		return containsLoop(s.Body)
+	case *ir.IfThenElse:
+		return containsLoop(s.Then) || containsLoop(s.Else)
+	case *ir.BlockRealize:
+		return containsLoop(s.Block.Body) || containsLoop(s.Block.Init)
+	}
+	return false
 }

@@ -123,6 +123,10 @@ func checkAll(t *testing.T, f *ir.PrimFunc, args []tir.Arg) *tir.Kernel {
 		if m.name == "dispatch" {
 			def = k
 		}
+		if m.name == "vector" && testing.Verbose() {
+			v, sc := k.LoopModes()
+			t.Logf("vector loops %d, scalar %v", v, sc)
+		}
 		got := cloneArgs(args)
 		var ret tir.Arg
 		if f.Ret.IsVoid() {

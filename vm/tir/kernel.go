@@ -63,6 +63,9 @@ type Kernel struct {
 	pattern string
 	fast    fastPath // pattern dispatch; nil for the general path
 
+	vectorLoops int
+	scalarLoops []string
+
 	bufs                 []*ir.Buffer
 	nInts, nFlts         int
 	nS32, nS64, nSI, nSB int
@@ -106,6 +109,10 @@ func (k *Kernel) Params() []ParamInfo {
 // "broadcast", "reduction", "general", ...
 func (k *Kernel) Pattern() string { return k.pattern }
 
+// LoopModes reports how many innermost loops run in vector mode and, for
+// each loop that does not, why (a diagnostic for tuning kernels).
+func (k *Kernel) LoopModes() (vector int, scalar []string) { return k.vectorLoops, k.scalarLoops }
+
 // Compile compiles f with the default options.
 func Compile(f *ir.PrimFunc, name string) (*Kernel, error) {
 	return CompileWith(f, name, Options{})
@@ -138,6 +145,7 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 		k.pattern, k.fast = c.dispatch(f)
 	}
 	k.bufs = c.bufs
+	k.vectorLoops, k.scalarLoops = c.vectorLoops, c.scalarLoops
 	k.nInts, k.nFlts = c.nInts, c.nFlts
 	k.nS32, k.nS64, k.nSI, k.nSB = c.nS32, c.nS64, c.nSI, c.nSB
 	k.frames.New = func() any { return k.newFrame() }
