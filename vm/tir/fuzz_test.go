@@ -159,7 +159,10 @@ func (g *gen) program() (*ir.PrimFunc, map[string]int64) {
 			br.IterValues = append(br.IterValues, loops[d])
 		}
 		if reduce {
-			blk.IterVars = append(blk.IterVars, &ir.IterVar{Var: g.kvar, Dom: ir.Range{Min: ir.I64(0), Extent: ir.I64(g.kext)}, Kind: ir.IterReduce})
+			// A domain starting after the loop's first value puts T.init
+			// mid-chunk.
+			dmin := ir.I64([]int64{0, 0, 1, 2}[g.pick(4)])
+			blk.IterVars = append(blk.IterVars, &ir.IterVar{Var: g.kvar, Dom: ir.Range{Min: dmin, Extent: ir.I64(g.kext)}, Kind: ir.IterReduce})
 			br.IterValues = append(br.IterValues, kloop)
 			blk.Init = &ir.BufferStore{Buffer: out, Indices: outIdx, Value: g.constant(outT)}
 		}
@@ -195,6 +198,21 @@ func (g *gen) program() (*ir.PrimFunc, map[string]int64) {
 			order = append(order[:nd-1], lp{kloop, ir.I64(g.kext)}, last)
 		}
 	}
+	// Blocks bind their variables to shifted loops: loop l in [-m, ext-m)
+	// with value l + m, so T.init and T.where land mid-chunk.
+	shift := map[*ir.PrimVar]int64{}
+	if br, ok := realize.(*ir.BlockRealize); ok {
+		for i, v := range br.IterValues {
+			if m := int64(g.pick(3)); m > 0 {
+				lv := v.(*ir.PrimVar)
+				shift[lv] = m
+				br.IterValues[i] = ir.Add(lv, ir.I64(m))
+				if br.Predicate != nil {
+					br.Predicate = substVar(br.Predicate, lv, br.IterValues[i])
+				}
+			}
+		}
+	}
 	s := realize
 	for i := len(order) - 1; i >= 0; i-- {
 		kind := ir.ForSerial
@@ -204,7 +222,7 @@ func (g *gen) program() (*ir.PrimFunc, map[string]int64) {
 		case g.pick(4) == 0:
 			kind = []ir.ForKind{ir.ForUnrolled, ir.ForVectorized}[g.pick(2)]
 		}
-		s = &ir.For{Var: order[i].v, Min: ir.I64(0), Extent: order[i].ext, Kind: kind, Body: s}
+		s = &ir.For{Var: order[i].v, Min: ir.I64(-shift[order[i].v]), Extent: order[i].ext, Kind: kind, Body: s}
 	}
 	if !reduce && g.pick(4) == 0 {
 		// A whole-function root block with a scratch buffer.
@@ -324,4 +342,17 @@ func FuzzKernels(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) { checkRandom(t, seed) })
+}
+
+// substVar replaces v by by in a predicate built by the generator.
+func substVar(e ir.PrimExpr, v *ir.PrimVar, by ir.PrimExpr) ir.PrimExpr {
+	switch e := e.(type) {
+	case *ir.PrimVar:
+		if e == v {
+			return by
+		}
+	case *ir.Binary:
+		return ir.NewBinary(e.Op, substVar(e.A, v, by), substVar(e.B, v, by))
+	}
+	return e
 }

@@ -554,8 +554,7 @@ func (vc *vcomp) vecIntCast(e *ir.Cast) vf[int64] {
 	}
 	switch storageOf(from) {
 	case stF32:
-		// Through float64, as the scalar path converts.
-		return wrapVec(convertVec[float64, int64](floatOperand[float64](vc, e.Value)), w)
+		return wrapVec(convertVec[float32, int64](floatOperand[float32](vc, e.Value)), w)
 	case stF64:
 		return wrapVec(convertVec[float64, int64](floatOperand[float64](vc, e.Value)), w)
 	}
