@@ -98,6 +98,9 @@ func (b *Builder) BeginFunc(name string, params []string) {
 	b.cur = i
 }
 
+// SetSigs records the current function's parameter signatures.
+func (b *Builder) SetSigs(sigs []ParamSig) { b.exe.Funcs[b.cur].Sigs = sigs }
+
 // NewReg allocates a fresh register in the current function.
 func (b *Builder) NewReg() int64 {
 	f := &b.exe.Funcs[b.cur]

@@ -129,6 +129,20 @@ type Function struct {
 	NumArgs    int
 	NumRegs    int
 	ParamNames []string
+	// Sigs are the parameters' declared struct info (none, or one per
+	// parameter), so that a runner can check and synthesize inputs from
+	// the executable alone.
+	Sigs []ParamSig
+}
+
+// ParamSig is a parameter's declared struct info.
+type ParamSig struct {
+	Tensor bool
+	DType  string   // element type of a tensor; "" if unknown
+	NDim   int      // -1 if unknown
+	Dims   []string // per dimension: an integer or a symbolic expression; nil if unknown
+	// Annotation is the struct info as TVMScript prints it.
+	Annotation string
 }
 
 // ConstKind tags a constant-pool entry.

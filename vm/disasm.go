@@ -72,7 +72,13 @@ func (e *Executable) Text() string {
 		case FuncKernel:
 			fmt.Fprintf(&b, "@%s num_inputs=%d kernel;\n\n", f.Name, len(e.Kernels[max(e.KernelIndex(f.Name), 0)].Params))
 		default:
-			fmt.Fprintf(&b, "@%s(%s) registers=%d:\n", f.Name, strings.Join(f.ParamNames, ", "), f.NumRegs)
+			params := append([]string(nil), f.ParamNames...)
+			for i := range params {
+				if i < len(f.Sigs) && f.Sigs[i].Annotation != "" {
+					params[i] += ": " + f.Sigs[i].Annotation
+				}
+			}
+			fmt.Fprintf(&b, "@%s(%s) registers=%d:\n", f.Name, strings.Join(params, ", "), f.NumRegs)
 			for pc := f.Start; pc < f.End && pc < len(e.Code); pc++ {
 				line := fmt.Sprintf("  %3d  %s", pc-f.Start, e.InstrString(&e.Code[pc]))
 				if p := e.PosOf(pc); p.IsValid() {
@@ -194,4 +200,23 @@ func formatElem(t *tensor.Tensor, i int) string {
 		return "False"
 	}
 	return fmt.Sprintf("%d", int64(v))
+}
+
+// PlannedStaticBytes sums the alloc_storage calls whose size is a constant
+// (the storage StaticPlanBlockMemory planned) over all VM functions: bytes
+// and number of allocations per execution of each function once.
+func (e *Executable) PlannedStaticBytes() (bytes int64, n int) {
+	for i := range e.Code {
+		in := &e.Code[i]
+		if in.Op != OpCall || in.Func < 0 || in.Func >= int64(len(e.Funcs)) || e.Funcs[in.Func].Name != "vm.builtin.alloc_storage" {
+			continue
+		}
+		if len(in.Args) > 1 && in.Args[1].Kind() == ArgConstIdx {
+			if c := e.Constants[in.Args[1].Value()]; c.Kind == ConstShape && len(c.Dims) == 1 {
+				bytes += c.Dims[0]
+				n++
+			}
+		}
+	}
+	return bytes, n
 }

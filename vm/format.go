@@ -22,7 +22,9 @@ import (
 //	  2 kernels:   uv n, per kernel: name, source, uv nparams, per param: kind byte, dtype, uv ndim
 //	  3 functions: uv n, per entry: kind byte, then
 //	               packed: uv builtin index; kernel: uv kernel index;
-//	               vm: name, uv start, uv end, uv nargs, uv nregs, nargs param names
+//	               vm: name, uv start, uv end, uv nargs, uv nregs, nargs param names,
+//	               uv nsigs (0 or nargs), per sig: tensor byte, dtype, sv ndim,
+//	               uv ndims, dims as strings, annotation
 //	  4 constants: uv n, per constant: tag byte (ConstKind), then
 //	               tensor: dtype, uv ndim, ndim uv dims, uv nbytes, bytes; dtype: string;
 //	               shape: uv n, n sv; string: string; int: sv; float: 8 bytes IEEE
@@ -116,6 +118,17 @@ func (e *Executable) Marshal() []byte {
 					name = f.ParamNames[i]
 				}
 				w = appendString(w, name)
+			}
+			w = binary.AppendUvarint(w, uint64(len(f.Sigs)))
+			for _, sg := range f.Sigs {
+				w = append(w, byte(b2i(sg.Tensor)))
+				w = appendString(w, sg.DType)
+				w = binary.AppendVarint(w, int64(sg.NDim))
+				w = binary.AppendUvarint(w, uint64(len(sg.Dims)))
+				for _, d := range sg.Dims {
+					w = appendString(w, d)
+				}
+				w = appendString(w, sg.Annotation)
 			}
 		}
 	}
@@ -417,6 +430,29 @@ func Unmarshal(data []byte) (*Executable, error) {
 					f.ParamNames = make([]string, f.NumArgs)
 					for j := range f.ParamNames {
 						f.ParamNames[j] = r.str()
+					}
+					if n := r.count("signature count", 5); n > 0 {
+						f.Sigs = make([]ParamSig, n)
+					}
+					for j := range f.Sigs {
+						sg := &f.Sigs[j]
+						switch b := r.byte1(); b {
+						case 0, 1:
+							sg.Tensor = b == 1
+						default:
+							r.fail("signature %d: tensor flag %d", j, b)
+						}
+						sg.DType = r.str()
+						if sg.NDim = int(r.sv()); sg.NDim < -1 || sg.NDim > maxNDim {
+							r.fail("signature %d: rank %d", j, sg.NDim)
+						}
+						if n := r.count("dimension count", 1); n > 0 {
+							sg.Dims = make([]string, n)
+						}
+						for k := range sg.Dims {
+							sg.Dims[k] = r.str()
+						}
+						sg.Annotation = r.str()
 					}
 				default:
 					r.fail("function %d: unknown kind %d", i, f.Kind)

@@ -57,6 +57,19 @@ func (e *Executable) Validate() error {
 			if len(f.ParamNames) != 0 && len(f.ParamNames) != f.NumArgs {
 				errs.add("function %q: %d parameter names for %d parameters", f.Name, len(f.ParamNames), f.NumArgs)
 			}
+			if len(f.Sigs) != 0 && len(f.Sigs) != f.NumArgs {
+				errs.add("function %q: %d parameter signatures for %d parameters", f.Name, len(f.Sigs), f.NumArgs)
+			}
+			for j, sg := range f.Sigs {
+				if sg.NDim < -1 || sg.NDim > maxNDim || (sg.Dims != nil && len(sg.Dims) != sg.NDim) {
+					errs.add("function %q: parameter %d: rank %d with %d dimensions", f.Name, j, sg.NDim, len(sg.Dims))
+				}
+				if sg.DType != "" {
+					if _, err := tensor.ParseDType(sg.DType); err != nil {
+						errs.add("function %q: parameter %d: %v", f.Name, j, err)
+					}
+				}
+			}
 		default:
 			errs.add("function %d: unknown kind %d", i, f.Kind)
 		}

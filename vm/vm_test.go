@@ -148,6 +148,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		Constant{Kind: ConstShape, Dims: []int64{-1, 3}},
 		Constant{Kind: ConstInt, Int: -7},
 		Constant{Kind: ConstFloat, Float: 0.25})
+	exe.Funcs[exe.FuncIndex("main")].Sigs = []ParamSig{{Tensor: true, DType: "float32", NDim: 1, Dims: []string{"n"}, Annotation: `R.Tensor(("n",), dtype="float32")`}}
 	data := exe.Marshal()
 	got, err := Unmarshal(data)
 	require.NoError(t, err)

@@ -95,6 +95,7 @@ func (g *gen) function(name string, f *ir.Function) {
 		g.vars[p] = vm.RegArg(int64(i))
 	}
 	g.b.BeginFunc(name, params)
+	g.b.SetSigs(signatures(f))
 	seq, ok := f.Body.(*ir.SeqExpr)
 	if !ok {
 		g.errorf(f.Span(), codeUnsupported, "function %s: body is not a SeqExpr", name)
@@ -409,4 +410,33 @@ func Signature(f *ir.PrimFunc) ([]vm.KernelParam, error) {
 		}
 	}
 	return out, nil
+}
+
+// signatures records the parameters' declared struct info.
+func signatures(f *ir.Function) []vm.ParamSig {
+	name := func(v *ir.PrimVar) string { return v.Name }
+	sigs := make([]vm.ParamSig, len(f.Params))
+	for i, p := range f.Params {
+		si := p.StructInfo()
+		sg := vm.ParamSig{NDim: -1}
+		if si != nil {
+			sg.Annotation = ir.FormatStructInfo(si, name)
+		}
+		if t, ok := si.(*ir.TensorInfo); ok {
+			sg.Tensor = true
+			sg.NDim = t.NDim
+			if !t.DType.IsVoid() {
+				sg.DType = t.DType.String()
+			}
+			if dims, ok := t.Dims(); ok {
+				sg.NDim = len(dims)
+				sg.Dims = make([]string, len(dims))
+				for j, d := range dims {
+					sg.Dims[j] = ir.FormatPrim(d, name)
+				}
+			}
+		}
+		sigs[i] = sg
+	}
+	return sigs
 }

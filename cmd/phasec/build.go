@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/codegen"
+)
+
+const (
+	defaultBuildPasses = "canonicalize,lower,build"
+	buildUsage         = "[--passes SPEC] [--opt-level N] [--time-passes] -o OUT.pvm FILE"
+)
+
+func init() {
+	register(&command{
+		name:    "build",
+		summary: "compile a module through the barriers and VM code generation into an executable",
+		usage:   buildUsage,
+		run:     runBuild,
+	})
+}
+
+// buildFlags are the pipeline flags build and run share.
+type buildFlags struct {
+	spec       *string
+	optLevel   *int
+	timePasses *bool
+}
+
+func addBuildFlags(fs *flag.FlagSet) *buildFlags {
+	return &buildFlags{
+		spec:       fs.String("passes", defaultBuildPasses, "the pipeline before code generation; it must end in phase build"),
+		optLevel:   fs.Int("opt-level", passes.DefaultOptLevel, "opt level 0..3 gating optional passes"),
+		timePasses: fs.Bool("time-passes", false, "print the pass timing tree (stderr)"),
+	}
+}
+
+// compile runs the pipeline (unless the module already is in phase build)
+// and VM code generation; diagnostics go to stderr.
+func (bf *buildFlags) compile(mod *ir.Module, stderr io.Writer) (*vm.Executable, bool) {
+	if p, err := phase.Recorded(mod); err != nil || p != phase.Build {
+		pipeline, errs := passes.ParseAndBuild("--passes", *bf.spec)
+		if errs != nil {
+			printDiags(stderr, errs)
+			return nil, false
+		}
+		pc := passes.NewPassContext()
+		pc.OptLevel = *bf.optLevel
+		pc.Warn = func(d *diag.Diagnostic) { fmt.Fprintln(stderr, d) }
+		var timing *passes.Timing
+		if *bf.timePasses {
+			timing = &passes.Timing{}
+			pc.Instruments = append(pc.Instruments, timing)
+		}
+		out, err := pc.Run(context.Background(), pipeline, mod)
+		if timing != nil {
+			fmt.Fprint(stderr, timing.Report())
+		}
+		if err != nil {
+			if l, ok := err.(diag.List); ok {
+				printDiags(stderr, l)
+			} else {
+				fmt.Fprintf(stderr, "phasec: %v\n", err)
+			}
+			return nil, false
+		}
+		mod = out
+	}
+	exe, errs := codegen.Build(mod)
+	if errs != nil {
+		printDiags(stderr, errs)
+		return nil, false
+	}
+	return exe, true
+}
+
+func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("build", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec build %s\n", buildUsage); fs.PrintDefaults() }
+	bf := addBuildFlags(fs)
+	out := fs.String("o", "", "write the executable to `OUT.pvm`")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 || *out == "" {
+		fmt.Fprintf(stderr, "phasec build: want one FILE and -o OUT.pvm\nusage: phasec build %s\n", buildUsage)
+		return 2
+	}
+	mod, code := parseInput(fs.Arg(0), stdin, stderr)
+	if mod == nil {
+		return code
+	}
+	exe, ok := bf.compile(mod, stderr)
+	if !ok {
+		return 1
+	}
+	data := exe.Marshal()
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
+		fmt.Fprintf(stderr, "phasec build: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d bytes, %d functions, %d kernels, %d constants, %d instructions\n",
+		*out, len(data), len(exe.Funcs), len(exe.Kernels), len(exe.Constants), len(exe.Code))
+	return 0
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/codegen"
+	"github.com/phasec/phasec/vm/tensor"
+)
+
+const runUsage = "[--func main] [--input name=file.npy]... [--random-inputs] [--seed N] [--symbolic n=32]... " +
+	"[-o out.npz] [--stats] [--repeat N] [build flags] MODEL.pvm|FILE.tvms"
+
+func init() {
+	register(&command{
+		name:    "run",
+		summary: "run a function of an executable (or of a module, built first) on .npy inputs",
+		usage:   runUsage,
+		run:     runRun,
+	})
+}
+
+func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec run %s\n", runUsage); fs.PrintDefaults() }
+	var inputs, symbolic repeatFlag
+	fn := fs.String("func", "main", "the function to run")
+	fs.Var(&inputs, "input", "bind parameter `name=file.npy` (repeatable; in parameter order without name=)")
+	random := fs.Bool("random-inputs", false, "fill parameters without --input with random values (uniform in [-1, 1) for floats)")
+	seed := fs.Uint64("seed", 1, "seed of --random-inputs")
+	fs.Var(&symbolic, "symbolic", "value of a symbolic dimension for --random-inputs (`n=32`, repeatable)")
+	outPath := fs.String("o", "", "write the outputs to `out.npz`")
+	stats := fs.Bool("stats", false, "print instructions executed, time per function and kernel, allocations and peak bytes")
+	repeat := fs.Int("repeat", 1, "run `N` times (timings over all runs)")
+	bf := addBuildFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 || *repeat < 1 {
+		fmt.Fprintf(stderr, "phasec run: want one MODEL.pvm or FILE.tvms (and --repeat >= 1)\nusage: phasec run %s\n", runUsage)
+		return 2
+	}
+	syms := map[string]int64{}
+	for _, kv := range symbolic {
+		k, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil || n < 0 {
+			fmt.Fprintf(stderr, "phasec run: --symbolic %q: want name=non-negative integer\n", kv)
+			return 2
+		}
+		syms[strings.TrimSpace(k)] = n
+	}
+
+	// Load: an executable, or a module built in memory.
+	path := fs.Arg(0)
+	start := time.Now()
+	var exe *vm.Executable
+	if strings.HasSuffix(path, ".tvms") || path == "-" {
+		mod, code := parseInput(path, stdin, stderr)
+		if mod == nil {
+			return code
+		}
+		var ok bool
+		if exe, ok = bf.compile(mod, stderr); !ok {
+			return 1
+		}
+	} else {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "phasec run: %v\n", err)
+			return 1
+		}
+		if exe, err = vm.Unmarshal(data); err != nil {
+			fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
+			return 1
+		}
+	}
+	machine, err := codegen.Link(exe, vm.Options{Stats: *stats})
+	if err != nil {
+		fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
+		return 1
+	}
+	loadTime := time.Since(start)
+
+	fi := exe.FuncIndex(*fn)
+	if fi < 0 || exe.Funcs[fi].Kind != vm.FuncVM {
+		fmt.Fprintf(stderr, "phasec run: %s has no function %q\n", path, *fn)
+		return 1
+	}
+	argv, err := bindInputs(&exe.Funcs[fi], inputs, *random, *seed, syms)
+	if err != nil {
+		fmt.Fprintf(stderr, "phasec run: %v\n", err)
+		return 1
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var out vm.Value
+	var total *vm.Stats
+	times := make([]time.Duration, 0, *repeat)
+	for i := 0; i < *repeat; i++ {
+		t0 := time.Now()
+		v, st, err := machine.Call(ctx, *fn, argv)
+		times = append(times, time.Since(t0))
+		if err != nil {
+			fmt.Fprintf(stderr, "phasec run: %v\n", err)
+			return 1
+		}
+		out = v
+		if st != nil {
+			if total == nil {
+				total = st
+			} else {
+				total.Add(st)
+			}
+		}
+	}
+
+	named := flattenOutputs("output", out)
+	fmt.Fprintf(stdout, "%s: %d output(s)\n", *fn, len(named))
+	for _, n := range named {
+		fmt.Fprintf(stdout, "  %s\n", describe(n.Name, n.Value))
+	}
+	fmt.Fprintf(stdout, "load %s; run %s\n", fmtDur(loadTime), timingSummary(times))
+	if total != nil {
+		fmt.Fprintf(stdout, "stats over %d run(s):\n", *repeat)
+		total.Print(stdout)
+		if b, n := exe.PlannedStaticBytes(); n > 0 {
+			fmt.Fprintf(stdout, "planned static storage: %d bytes in %d allocations per call (plus shape-dependent ones)\n", b, n)
+		}
+	}
+	if *outPath != "" {
+		var arrays []tensor.Named
+		for _, n := range named {
+			if t, ok := n.Value.Tensor(); ok {
+				arrays = append(arrays, tensor.Named{Name: n.Name, Tensor: t})
+			}
+		}
+		if err := tensor.WriteNpz(*outPath, arrays); err != nil {
+			fmt.Fprintf(stderr, "phasec run: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// bindInputs builds the argument list: --input files by parameter name (or
+// in order), random tensors from the recorded signatures for the rest.
+func bindInputs(f *vm.Function, inputs []string, random bool, seed uint64, syms map[string]int64) ([]vm.Value, error) {
+	argv := make([]vm.Value, f.NumArgs)
+	set := make([]bool, f.NumArgs)
+	next := 0
+	for _, in := range inputs {
+		name, file, ok := strings.Cut(in, "=")
+		idx := -1
+		if ok {
+			for i, p := range f.ParamNames {
+				if p == name {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				return nil, fmt.Errorf("--input %s: %s has no parameter %q (parameters: %s)", in, f.Name, name, strings.Join(f.ParamNames, ", "))
+			}
+		} else {
+			file = in
+			for next < f.NumArgs && set[next] {
+				next++
+			}
+			idx = next
+			if idx >= f.NumArgs {
+				return nil, fmt.Errorf("--input %s: %s takes only %d parameters", in, f.Name, f.NumArgs)
+			}
+		}
+		t, err := tensor.ReadNpyFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--input %s: %w", in, err)
+		}
+		argv[idx], set[idx] = vm.TensorValue(t), true
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	for i := range argv {
+		if set[i] {
+			continue
+		}
+		if !random {
+			return nil, fmt.Errorf("parameter %s of %s has no --input (or pass --random-inputs)", f.ParamNames[i], f.Name)
+		}
+		if i >= len(f.Sigs) || !f.Sigs[i].Tensor || f.Sigs[i].DType == "" || f.Sigs[i].Dims == nil {
+			return nil, fmt.Errorf("parameter %s of %s: cannot make a random input without a tensor annotation with known dtype and rank; pass --input", f.ParamNames[i], f.Name)
+		}
+		sg := f.Sigs[i]
+		dt, err := tensor.ParseDType(sg.DType)
+		if err != nil {
+			return nil, err
+		}
+		shape := make([]int64, len(sg.Dims))
+		for j, d := range sg.Dims {
+			n, err := dimValue(d, syms)
+			if err != nil {
+				return nil, fmt.Errorf("parameter %s of %s, dimension %d: %w", f.ParamNames[i], f.Name, j, err)
+			}
+			shape[j] = n
+		}
+		t, err := tensor.NewChecked(dt, shape)
+		if err != nil {
+			return nil, err
+		}
+		for k := range int(t.NumElements()) {
+			if dt.IsFloat() {
+				t.SetFloat64(k, rng.Float64()*2-1)
+			} else {
+				t.SetFloat64(k, float64(rng.IntN(10)))
+			}
+		}
+		argv[i] = vm.TensorValue(t)
+	}
+	return argv, nil
+}
+
+// dimValue evaluates a recorded dimension: an integer, a symbolic variable
+// given by --symbolic, or a product/sum of those.
+func dimValue(d string, syms map[string]int64) (int64, error) {
+	d = strings.TrimSpace(d)
+	for _, op := range []string{" + ", " * "} {
+		if a, b, ok := strings.Cut(d, op); ok {
+			x, err := dimValue(a, syms)
+			if err != nil {
+				return 0, err
+			}
+			y, err := dimValue(b, syms)
+			if err != nil {
+				return 0, err
+			}
+			if op == " + " {
+				return x + y, nil
+			}
+			return x * y, nil
+		}
+	}
+	if n, err := strconv.ParseInt(d, 10, 64); err == nil {
+		return n, nil
+	}
+	if n, ok := syms[d]; ok {
+		return n, nil
+	}
+	return 0, fmt.Errorf("symbolic dimension %q has no value: pass --symbolic %s=N", d, d)
+}
+
+type namedValue struct {
+	Name  string
+	Value vm.Value
+}
+
+// flattenOutputs names the leaves of a (possibly nested) tuple result.
+func flattenOutputs(prefix string, v vm.Value) []namedValue {
+	t, ok := v.Tuple()
+	if !ok {
+		return []namedValue{{prefix, v}}
+	}
+	var out []namedValue
+	for i, f := range t.Fields {
+		out = append(out, flattenOutputs(fmt.Sprintf("%s_%d", prefix, i), f)...)
+	}
+	return out
+}
+
+// describe prints a value NumPy-style: dtype, shape and leading values.
+func describe(name string, v vm.Value) string {
+	if t, ok := v.Tensor(); ok {
+		dims := make([]string, len(t.Shape))
+		for i, d := range t.Shape {
+			dims[i] = strconv.FormatInt(d, 10)
+		}
+		shape := "(" + strings.Join(dims, ", ")
+		if len(dims) == 1 {
+			shape += ","
+		}
+		shape += ")"
+		return fmt.Sprintf("%s: %s %s %s", name, t.DType, shape, vm.Preview(t, 8))
+	}
+	return fmt.Sprintf("%s: %s", name, v)
+}
+
+func timingSummary(ts []time.Duration) string {
+	var sum, lo time.Duration
+	for i, t := range ts {
+		sum += t
+		if i == 0 || t < lo {
+			lo = t
+		}
+	}
+	if len(ts) == 1 {
+		return fmtDur(ts[0])
+	}
+	return fmt.Sprintf("%d times: mean %s, min %s", len(ts), fmtDur(sum/time.Duration(len(ts))), fmtDur(lo))
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.3f ms", float64(d.Nanoseconds())/1e6)
+}
