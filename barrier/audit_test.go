@@ -148,6 +148,41 @@ func withLowered(t testing.TB, corpus []corpusModule) []corpusModule {
 	return out
 }
 
+// auditResult counts what an audit did.
+type auditResult struct {
+	runs, accepted, failed, refusedClaims, checks int
+	violations                                    []contractViolation
+}
+
+// audit runs every pipeline on every corpus module whose start state it
+// accepts (the static check), with the audit instrument.
+func audit(corpus []corpusModule, pipelines []*passes.Pass) auditResult {
+	var res auditResult
+	for _, cm := range corpus {
+		ph, props, err := passes.StartState(cm.mod)
+		if err != nil {
+			res.refusedClaims++
+			continue
+		}
+		for _, p := range pipelines {
+			res.runs++
+			pc := &passes.PassContext{OptLevel: 3}
+			if passes.Check(p, pc, ph, props).HasErrors() {
+				continue
+			}
+			res.accepted++
+			in := &auditInstrument{module: cm.name}
+			pc.Instruments = []passes.Instrument{in}
+			if _, err := pc.Execute(context.Background(), p, cm.mod, props); err != nil {
+				res.failed++
+			}
+			res.checks += in.checked
+			res.violations = append(res.violations, in.violations...)
+		}
+	}
+	return res
+}
+
 // TestContractAudit runs every registered pass (barriers included), and
 // the barrier chains, on every corpus module they accept and checks with
 // the well-formedness checker, after every pass that runs (nested ones
@@ -168,37 +203,105 @@ func TestContractAudit(t *testing.T) {
 		}
 		pipelines = append(pipelines, p)
 	}
-	var runs, accepted, failed, refusedClaims, checks int
-	var violations []contractViolation
-	for _, cm := range corpus {
-		ph, props, err := passes.StartState(cm.mod)
-		if err != nil {
-			refusedClaims++
-			continue
-		}
-		for _, p := range pipelines {
-			runs++
-			pc := &passes.PassContext{OptLevel: 3}
-			if passes.Check(p, pc, ph, props).HasErrors() {
-				continue
-			}
-			accepted++
-			audit := &auditInstrument{module: cm.name}
-			pc.Instruments = []passes.Instrument{audit}
-			_, err := pc.Execute(context.Background(), p, cm.mod, props)
-			checks += audit.checked
-			if err != nil {
-				failed++
-			}
-			violations = append(violations, audit.violations...)
-		}
-	}
-	for _, v := range violations {
+	res := audit(corpus, pipelines)
+	for _, v := range res.violations {
 		t.Error(v)
 	}
-	t.Logf("contract audit: %d corpus modules (%d files, %d irgen, the rest barrier outputs; %d files do not parse, %d refused for a false phase claim), "+
+	t.Logf("contract audit: %d corpus modules (%d parsed files and irgen modules, the rest barrier outputs; %d files do not parse, %d refused for a false phase claim), "+
 		"%d pipelines (%d registered passes + %v), %d pipeline/module pairs, %d accepted, %d failing (a pass error, not a contract question), "+
 		"%d property checks, %d violations, %v",
-		len(corpus), len(files)-8, 8, unparsed, refusedClaims, len(pipelines), len(pipelines)-len(auditPipelines), auditPipelines,
-		runs, accepted, failed, checks, len(violations), time.Since(start).Round(time.Millisecond))
+		len(corpus), len(files), unparsed, res.refusedClaims, len(pipelines), len(pipelines)-len(auditPipelines), auditPipelines,
+		res.runs, res.accepted, res.failed, res.checks, len(res.violations), time.Since(start).Round(time.Millisecond))
+}
+
+// stripSymbols returns a module pass that removes global_symbol from every
+// function, breaking GlobalSymbols (and nothing structural), under the
+// given contract.
+func stripSymbols(info passes.Info) *passes.Pass {
+	return passes.NewModulePass(info, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		out := mod.Clone()
+		for name, f := range mod.Functions() {
+			switch fn := f.(type) {
+			case *ir.Function:
+				c := *fn
+				c.Attrs = fn.Attrs.Without(ir.AttrGlobalSymbol)
+				out.Set(name, &c)
+			case *ir.PrimFunc:
+				c := *fn
+				c.Attrs = fn.Attrs.Without(ir.AttrGlobalSymbol)
+				out.Set(name, &c)
+			}
+		}
+		return out, nil
+	})
+}
+
+// TestAuditCatchesFalseContracts: the audit flags a pass whose contract
+// keeps (or preserves) a property the pass breaks, and one that claims to
+// establish a property it does not, naming pass, module, property and
+// verdict; an honest contract and a pass whose horizon does not reach the
+// property it breaks (it claims nothing about it, Info.Apply) are not
+// flagged.
+func TestAuditCatchesFalseContracts(t *testing.T) {
+	path := "../testdata/models/mlp_legalized.tvms"
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, errs := syntax.Parse(path, src)
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	lowered, err := barrier.Lower(mustCanonicalize(t, mod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := &passes.PassContext{}
+	withSymbols, err := pc.Run(context.Background(), passes.MustNew("AttachGlobalSymbol", nil), lowered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus := []corpusModule{{"mlp with symbols", withSymbols}}
+
+	gs := phase.Of(phase.GlobalSymbols)
+	pipelines := []*passes.Pass{
+		// Horizon build (it requires GlobalSymbols), which it keeps.
+		stripSymbols(passes.Info{Name: "TStripKeeps", Doc: "keeps GlobalSymbols", RequiresProps: gs}),
+		stripSymbols(passes.Info{Name: "TStripEstablishes", Doc: "establishes GlobalSymbols", Establishes: gs}),
+		stripSymbols(passes.Info{Name: "TStripPreserves", Doc: "preserves GlobalSymbols", Preserves: gs}),
+		stripSymbols(passes.Info{Name: "TStripHonest", Doc: "invalidates GlobalSymbols", RequiresProps: gs, Invalidates: gs}),
+		// Horizon ingest: it never heard of GlobalSymbols.
+		stripSymbols(passes.Info{Name: "TStripUnaware", Doc: "names nothing of phase build"}),
+	}
+	res := audit(corpus, pipelines)
+	if res.accepted != len(pipelines) || res.failed != 0 {
+		t.Fatalf("accepted %d, failed %d; want %d and 0", res.accepted, res.failed, len(pipelines))
+	}
+	var got []string
+	for _, v := range res.violations {
+		got = append(got, v.String())
+	}
+	verdicts := []struct{ pass, verdict string }{
+		{"TStripKeeps", "invalidate it in the contract, or fix the pass"},
+		{"TStripEstablishes", "the pass is wrong"},
+		{"TStripPreserves", "invalidate it in the contract, or fix the pass"},
+	}
+	if len(got) != len(verdicts) {
+		t.Fatalf("want %d violations, got:\n%s", len(verdicts), strings.Join(got, "\n"))
+	}
+	for i, w := range verdicts {
+		prefix := "pass " + w.pass + " on mlp with symbols: claimed GlobalSymbols does not hold: "
+		if !strings.HasPrefix(got[i], prefix) || !strings.Contains(got[i], "WF038") || !strings.Contains(got[i], w.verdict) {
+			t.Errorf("violation %d: %s\nwant prefix %q, the first WF038 violation and %q", i, got[i], prefix, w.verdict)
+		}
+	}
+}
+
+func mustCanonicalize(t *testing.T, mod *ir.Module) *ir.Module {
+	t.Helper()
+	out, err := barrier.Canonicalize(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

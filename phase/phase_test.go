@@ -83,3 +83,35 @@ func TestPropertyNames(t *testing.T) {
 		t.Errorf("set formatting %q len %d", s.String(), s.Len())
 	}
 }
+
+func TestIntroducedUptoSupported(t *testing.T) {
+	for _, p := range Properties() {
+		q := p.Introduced()
+		if !q.Invariants().Has(p) || q > Ingest && (q-1).Invariants().Has(p) {
+			t.Errorf("%v introduced by %v", p, q)
+		}
+	}
+	if got := Upto(Lower); got != Lower.Invariants() {
+		t.Errorf("Upto(Lower) = %v", got)
+	}
+	if got := Upto(Build); got != Of(Properties()...) {
+		t.Errorf("Upto(Build) = %v", got)
+	}
+	tests := []struct {
+		p     Phase
+		props Set
+		want  Phase
+	}{
+		{Build, Build.Invariants(), Build},
+		{Build, Lower.Invariants(), Lower},
+		{Build, Ingest.Invariants(), Optimize},
+		{Lower, Build.Invariants(), Lower}, // never promotes
+		{Ingest, Of(WellFormed), None},
+		{None, Build.Invariants(), None},
+	}
+	for _, tt := range tests {
+		if got := Supported(tt.p, tt.props); got != tt.want {
+			t.Errorf("Supported(%v, %v) = %v, want %v", tt.p, tt.props, got, tt.want)
+		}
+	}
+}
