@@ -9,8 +9,21 @@
 // name, a one-line doc, its opt level, the passes it expects to have run
 // before it (Requires) and its phase contract: the phases it Accepts (empty
 // means any), the phase it Leaves the module in (Unchanged by default), and
-// the properties it RequiresProps, Establishes and Invalidates. A phase is a
-// named bundle of properties (phase.Phase.Invariants).
+// the properties it RequiresProps, Establishes and Invalidates (and, rarely,
+// Preserves). A phase is a named bundle of properties
+// (phase.Phase.Invariants). Every pass needs WellFormed.
+//
+// # What a contract claims
+//
+// The state after a pass is computed by Info.Apply: a pass keeps the
+// properties of phases up to its Horizon (the latest phase its contract
+// names) that it does not invalidate, plus those it Preserves, and adds
+// those it Establishes; properties of later phases are dropped, because a
+// pass cannot vouch for properties it has never heard of (they often hold
+// vacuously, and the pass may add the first counterexample). The module's
+// recorded phase follows: the latest phase no later than the input's whose
+// invariants still hold. The contract audit (barrier/audit_test.go) checks
+// every claim of every registered pass on the corpus.
 //
 // Kinds: module passes, function passes over Relax functions (functions with
 // ir.AttrSkipOptimize set are skipped; the functions can be transformed in
@@ -22,9 +35,12 @@
 //
 // PassContext.Run first validates the context (unknown pass names in the
 // Required and Disabled lists, unknown config keys), then statically checks
-// the pipeline (Check) against what holds of the input module — its recorded
-// phase's invariants, or wellformed.Infer when it records none — and only
-// then touches IR. Gating follows TVM: a disabled pass never runs; a required
+// the pipeline (Check) against what holds of the input module (StartState:
+// wellformed.Infer, one walk; a recorded phase whose invariants the content
+// does not satisfy is refused with CHK004 and the violations, never trusted)
+// and only then touches IR. A hint for a refused step names only passes
+// that can run on the module as it is, never the refused step itself, or
+// the shortest chain of passes that gets the module there. Gating follows TVM: a disabled pass never runs; a required
 // (or AlwaysRun) pass always runs; otherwise a pass runs when the context's
 // opt level is at least the pass's. Missing Requires prerequisites are a
 // static error unless RunPrerequisites is set, in which case a prerequisite
