@@ -186,3 +186,24 @@ func (a *PooledAllocator) ReleaseAll() {
 	clear(a.pool)
 	a.c.s.Cached = 0
 }
+
+// String formats the counters for `phasec run --stats`:
+// "live 1.5 KiB, peak 4.0 MiB, 12 allocs (3 reused), 11 frees, cached 2.0 MiB".
+func (s Stats) String() string {
+	return fmt.Sprintf("live %s, peak %s, %d allocs (%d reused), %d frees, cached %s",
+		FormatBytes(s.Live), FormatBytes(s.Peak), s.Allocs, s.Reuses, s.Frees, FormatBytes(s.Cached))
+}
+
+// FormatBytes spells a byte count with a binary unit: 512 B, 1.5 KiB, 3.0 GiB.
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, i := float64(n), 0
+	for (f >= unit || f <= -unit) && i < 4 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", f, "KMGT"[i-1])
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -37,7 +38,7 @@ func NewChecked(dt DType, shape []int64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tensor{DType: dt, Shape: append([]int64(nil), shape...), Storage: NewStorage(n)}, nil
+	return &Tensor{DType: dt, Shape: slices.Clone(shape), Storage: NewStorage(n)}, nil
 }
 
 // Alloc returns an uninitialized tensor whose storage comes from a (the
@@ -51,7 +52,7 @@ func Alloc(a Allocator, dt DType, shape []int64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tensor{DType: dt, Shape: append([]int64(nil), shape...), Storage: s}, nil
+	return &Tensor{DType: dt, Shape: slices.Clone(shape), Storage: s}, nil
 }
 
 // View returns a tensor over s starting offset bytes in. It checks that the
@@ -71,7 +72,7 @@ func View(s *Storage, offset int64, dt DType, shape []int64) (*Tensor, error) {
 	if offset > s.Len() || n > s.Len()-offset {
 		return nil, fmt.Errorf("tensor view: %s%s needs %d bytes at offset %d but the storage has %d", dt, FormatShape(shape), n, offset, s.Len())
 	}
-	return &Tensor{DType: dt, Shape: append([]int64(nil), shape...), Storage: s, Offset: offset}, nil
+	return &Tensor{DType: dt, Shape: slices.Clone(shape), Storage: s, Offset: offset}, nil
 }
 
 // byteSize is the number of bytes a dense dt tensor of this shape occupies.
@@ -161,48 +162,50 @@ type Elem interface {
 // (float32 for Float32, F16 or uint16 for Float16, ...); a mismatch is a
 // caller bug and panics.
 func Data[T Elem](t *Tensor) []T {
-	var zero T
-	if !elemMatches(any(zero), t.DType) {
-		panic(fmt.Sprintf("tensor.Data[%T] on a %s tensor", zero, t.DType))
+	if !elemMatches[T](t.DType) {
+		panic(fmt.Sprintf("tensor.Data[%T] on a %s tensor", *new(T), t.DType))
 	}
 	n := t.NumElements()
 	if n == 0 {
 		return []T{}
 	}
-	b := t.Bytes()
-	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+	b := t.Storage.data[t.Offset:]
+	if int64(len(b)) < n*int64(unsafe.Sizeof(*new(T))) {
+		panic(fmt.Sprintf("tensor.Data: %s at offset %d overruns its %d-byte storage", t, t.Offset, len(t.Storage.data)))
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// elemMatches reports whether Go element type of v stores dtype dt. It
-// switches on the underlying kind so named types (F16, BF16) work.
-func elemMatches(v any, dt DType) bool {
-	switch v.(type) {
-	case bool:
-		return dt == Bool
-	case int8:
-		return dt == Int8
-	case int16:
-		return dt == Int16
-	case int32:
-		return dt == Int32
-	case int64:
-		return dt == Int64
-	case uint8:
-		return dt == Uint8
-	case uint16:
-		return dt == Uint16 || dt == Float16 || dt == BFloat16
-	case F16:
-		return dt == Float16
-	case BF16:
-		return dt == BFloat16
-	case uint32:
-		return dt == Uint32
-	case uint64:
-		return dt == Uint64
-	case float32:
+// elemMatches reports whether the Go type T stores dtype dt. The switch is
+// on a nil *T, so nothing is converted to an interface value.
+func elemMatches[T Elem](dt DType) bool {
+	switch any((*T)(nil)).(type) {
+	case *float32:
 		return dt == Float32
-	case float64:
+	case *int64:
+		return dt == Int64
+	case *int32:
+		return dt == Int32
+	case *float64:
 		return dt == Float64
+	case *bool:
+		return dt == Bool
+	case *int8:
+		return dt == Int8
+	case *int16:
+		return dt == Int16
+	case *uint8:
+		return dt == Uint8
+	case *uint16:
+		return dt == Uint16 || dt == Float16 || dt == BFloat16
+	case *F16:
+		return dt == Float16
+	case *BF16:
+		return dt == BFloat16
+	case *uint32:
+		return dt == Uint32
+	case *uint64:
+		return dt == Uint64
 	}
 	return false
 }
@@ -314,4 +317,39 @@ func satUint(v float64, hi uint64) uint64 {
 		return hi
 	}
 	return uint64(v)
+}
+
+// Clone returns a copy of t with fresh, garbage-collected storage.
+func (t *Tensor) Clone() *Tensor {
+	c := &Tensor{DType: t.DType, Shape: slices.Clone(t.Shape), Storage: NewStorage(t.NBytes())}
+	copy(c.Storage.data, t.Bytes())
+	return c
+}
+
+// FromSlice returns a tensor of the given shape holding a copy of data;
+// the dtype follows T (float32 -> Float32, F16 -> Float16, BF16 ->
+// BFloat16, uint16 -> Uint16, ...). The shape must have len(data) elements.
+func FromSlice[T Elem](data []T, shape ...int64) (*Tensor, error) {
+	dt := Invalid
+	for _, d := range DTypes {
+		if elemMatches[T](d) {
+			dt = d
+			break // uint16 matches Uint16 first
+		}
+	}
+	if dt == Invalid {
+		return nil, fmt.Errorf("tensor.FromSlice: %T is not a tensor element type", *new(T))
+	}
+	if shape == nil {
+		shape = []int64{int64(len(data))}
+	}
+	t, err := NewChecked(dt, shape)
+	if err != nil {
+		return nil, err
+	}
+	if t.NumElements() != int64(len(data)) {
+		return nil, fmt.Errorf("tensor.FromSlice: shape %s needs %d elements, got %d", FormatShape(shape), t.NumElements(), len(data))
+	}
+	copy(Data[T](t), data)
+	return t, nil
 }

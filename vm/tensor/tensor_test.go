@@ -155,3 +155,47 @@ func TestFormatShape(t *testing.T) {
 	assert.Equal(t, "(2, 3)", FormatShape([]int64{2, 3}))
 	assert.Equal(t, "float32(2, 3)", New(Float32, 2, 3).String())
 }
+
+func TestCloneAndFromSlice(t *testing.T) {
+	x, err := FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	require.NoError(t, err)
+	assert.Equal(t, Float32, x.DType)
+	assert.Equal(t, []int64{2, 3}, x.Shape)
+	c := x.Clone()
+	Data[float32](c)[0] = 9
+	assert.Equal(t, float32(1), Data[float32](x)[0], "clone has its own storage")
+	assert.Equal(t, []float32{9, 2, 3, 4, 5, 6}, Data[float32](c))
+
+	for _, c := range []struct {
+		got  func() (*Tensor, error)
+		want DType
+	}{
+		{func() (*Tensor, error) { return FromSlice([]bool{true}) }, Bool},
+		{func() (*Tensor, error) { return FromSlice([]int8{1}) }, Int8},
+		{func() (*Tensor, error) { return FromSlice([]uint16{1}) }, Uint16},
+		{func() (*Tensor, error) { return FromSlice([]F16{0x3c00}) }, Float16},
+		{func() (*Tensor, error) { return FromSlice([]BF16{0x3f80}) }, BFloat16},
+		{func() (*Tensor, error) { return FromSlice([]uint64{1}) }, Uint64},
+		{func() (*Tensor, error) { return FromSlice([]float64{1}) }, Float64},
+	} {
+		y, err := c.got()
+		require.NoError(t, err)
+		assert.Equal(t, c.want, y.DType)
+		assert.Equal(t, 1.0, y.Float64At(0))
+	}
+	_, err = FromSlice([]int32{1, 2, 3}, 2, 2)
+	assert.EqualError(t, err, "tensor.FromSlice: shape (2, 2) needs 4 elements, got 3")
+	type myFloat float32
+	_, err = FromSlice([]myFloat{1})
+	assert.ErrorContains(t, err, "not a tensor element type")
+	s, err := FromSlice([]int64{7}, []int64{}...)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{}, s.Shape)
+}
+
+func TestStatsString(t *testing.T) {
+	assert.Equal(t, "live 512 B, peak 1.5 KiB, 12 allocs (3 reused), 11 frees, cached 2.0 MiB",
+		Stats{Live: 512, Peak: 1536, Allocs: 12, Reuses: 3, Frees: 11, Cached: 2 << 20}.String())
+	assert.Equal(t, "3.0 GiB", FormatBytes(3<<30))
+	assert.Equal(t, "0 B", FormatBytes(0))
+}
