@@ -1,0 +1,119 @@
+// Package evaltest checks that a pipeline preserves what a module
+// computes: it evaluates the module with the reference evaluator before
+// and after running any pipeline prefix and compares the results with
+// dtype-aware tolerances, naming the first differing output element.
+package evaltest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	_ "github.com/phasec/phasec/barrier" // registers the barriers and every pass
+	"github.com/phasec/phasec/eval"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/syntax"
+)
+
+// Options configure a check. The zero value runs "main" on seeded random
+// arguments with every symbolic dimension 3.
+type Options struct {
+	Func string              // the function to evaluate ("main")
+	Args []op.Value          // the arguments; nil: eval.RandomArgs
+	Seed uint64              // for random arguments
+	Dims map[string]int64    // symbolic dimensions of random arguments by name
+	Dim  int64               // every other symbolic dimension (3 when 0)
+	Tol  *eval.Tolerance     // nil: Float32Tol, or TranscendentalTol when the module uses exp, log, tanh, ...
+	Ctx  *passes.PassContext // nil: a default context
+}
+
+// Parse parses a module, failing the test on diagnostics.
+func Parse(t testing.TB, name, src string) *ir.Module {
+	t.Helper()
+	mod, diags := syntax.Parse(name, []byte(src))
+	if len(diags) > 0 {
+		t.Fatalf("parse %s: %v", name, diags)
+	}
+	return mod
+}
+
+// CheckPipeline runs spec (a textual pipeline, e.g. "LegalizeOps" or
+// "canonicalize,lower") on mod and checks that the result computes what
+// mod computes. It returns the transformed module.
+func CheckPipeline(t testing.TB, mod *ir.Module, spec string, o Options) *ir.Module {
+	t.Helper()
+	p, diags := passes.ParseAndBuild("pipeline", spec)
+	if diags.HasErrors() {
+		t.Fatalf("pipeline %q: %v", spec, diags)
+	}
+	pc := o.Ctx
+	if pc == nil {
+		pc = passes.NewPassContext()
+	}
+	out, err := pc.Run(context.Background(), p, mod)
+	if err != nil {
+		t.Fatalf("pipeline %q: %v", spec, err)
+	}
+	CheckSame(t, mod, out, o)
+	return out
+}
+
+// CheckSame evaluates o.Func of before and after on the same arguments
+// and compares the results.
+func CheckSame(t testing.TB, before, after *ir.Module, o Options) {
+	t.Helper()
+	name := o.Func
+	if name == "" {
+		name = "main"
+	}
+	args := o.Args
+	if args == nil {
+		fn := before.Func(name)
+		if fn == nil {
+			t.Fatalf("no function %s", name)
+		}
+		dim := o.Dim
+		if dim == 0 {
+			dim = 3
+		}
+		var err error
+		if args, err = eval.RandomArgs(fn, o.Seed, o.Dims, dim); err != nil {
+			t.Fatalf("random arguments: %v", err)
+		}
+	}
+	want, err := eval.New(before).Call(name, args...)
+	if err != nil {
+		t.Fatalf("evaluating the input module: %v", err)
+	}
+	got, err := eval.New(after).Call(name, args...)
+	if err != nil {
+		t.Fatalf("evaluating the transformed module: %v\n%s", err, syntax.Print(after))
+	}
+	tol := eval.Float32Tol
+	switch {
+	case o.Tol != nil:
+		tol = *o.Tol
+	case usesTranscendental(before) || usesTranscendental(after):
+		tol = eval.TranscendentalTol
+	}
+	if err := eval.Compare(got, want, tol); err != nil {
+		t.Fatalf("the transformed module computes something else: %v\n%s", err, syntax.Print(after))
+	}
+}
+
+// transcendental lists the spellings of functions whose results differ in
+// the last bits between implementations.
+var transcendental = []string{"exp", "log", "sqrt", "tanh", "sigmoid", "erf", "gelu", "silu",
+	"softmax", "norm", "pow", "power", "sin", "cos", "tan", "mean", "variance", "std"}
+
+func usesTranscendental(mod *ir.Module) bool {
+	text := syntax.Print(mod)
+	for _, w := range transcendental {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
