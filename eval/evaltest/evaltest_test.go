@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/eval"
-	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 )
 
 func readModule(t *testing.T, path string) *ir.Module {
