@@ -61,7 +61,7 @@ func BenchmarkFMAPeak(b *testing.B) {
 	for range b.N {
 		var wg sync.WaitGroup
 		for range procs {
-			wg.Go(func() { fmaPeakAVX2(iters) })
+			wg.Go(func() { fmaPeak(iters) })
 		}
 		wg.Wait()
 	}
@@ -213,7 +213,7 @@ func BenchmarkSgemm512SideBySide(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		runtime.GOMAXPROCS(1)
-		peak += timeIt(func() { fmaPeakAVX2(peakIters) })
+		peak += timeIt(func() { fmaPeak(peakIters) })
 		one += timeIt(func() { SgemmThreads(1, false, false, n, n, n, 1, a, n, bm, n, 0, c, n) })
 		gon += timeIt(func() { blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, ga, gb, 0, gc) })
 		runtime.GOMAXPROCS(2)

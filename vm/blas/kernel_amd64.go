@@ -1,3 +1,5 @@
+//go:build !purego
+
 package blas
 
 import "golang.org/x/sys/cpu"

@@ -1,3 +1,5 @@
+//go:build !purego
+
 // Hand-written AVX2+FMA micro-kernel for Sgemm and the FMA peak probe.
 //
 // Operand order is Go's (Plan 9): the destination is last, so

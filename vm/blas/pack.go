@@ -1,5 +1,9 @@
 package blas
 
+// packSlack is the room packing buffers need past their last panel: the
+// AVX2 A packer's last store overruns a panel by two floats.
+const packSlack = 8
+
 // packA copies alpha * op(A)[i0:i0+mcur, p0:p0+kcur] into dst as micro-panels
 // of mr rows: panel r holds, for each p, the mr values A(i0+r*mr+i, p0+p)
 // contiguously (dst[r*mr*kcur + p*mr + i]). Rows past mcur are zero, so the
@@ -22,14 +26,16 @@ func packA(dst, a []float32, lda int, trans bool, i0, p0, mcur, kcur int, alpha 
 				clear(d[rows:])
 			}
 		case rows == mr:
-			// A(i, p) = a[i*lda+p]: read the mr rows side by side.
+			// A(i, p) = a[i*lda+p]: read the mr rows side by side, the
+			// bulk with the AVX2 transpose where there is one.
+			done := packAFullPanel(dst[ir*kcur:], a[row0*lda+p0:], lda, kcur, alpha)
 			r0 := a[(row0+0)*lda+p0:][:kcur]
 			r1 := a[(row0+1)*lda+p0:][:kcur]
 			r2 := a[(row0+2)*lda+p0:][:kcur]
 			r3 := a[(row0+3)*lda+p0:][:kcur]
 			r4 := a[(row0+4)*lda+p0:][:kcur]
 			r5 := a[(row0+5)*lda+p0:][:kcur]
-			for p := range kcur {
+			for p := done; p < kcur; p++ {
 				d := (*[mr]float32)(panel[p*mr:])
 				d[0] = alpha * r0[p]
 				d[1] = alpha * r1[p]
@@ -62,13 +68,17 @@ func packB(dst, b []float32, ldb int, trans bool, pc, jc, kcur, ncur, p0, p1 int
 		switch {
 		case trans:
 			// B(p, j) = b[j*ldb+p]: each column of op(B) is a row of b.
-			if cols < nr {
+			// Full panels transpose the bulk with AVX2 where there is one.
+			done := 0
+			if cols == nr {
+				done = packBTFullPanel(panel, b[col0*ldb+pc:], ldb, kcur)
+			} else {
 				clear(panel)
 			}
 			for j := range cols {
 				src := b[(col0+j)*ldb+pc:][:kcur]
-				for p, v := range src {
-					panel[p*nr+j] = v
+				for p := done; p < kcur; p++ {
+					panel[p*nr+j] = src[p]
 				}
 			}
 		case cols == nr:

@@ -1,3 +1,5 @@
+//go:build !purego
+
 // AVX2 dot product, AXPY and reductions (see reduce.go for the contracts).
 
 #include "textflag.h"

@@ -210,7 +210,7 @@ func (g *gemm) work(tid int) {
 		return
 	}
 	s := &g.scratch[tid]
-	if need := roundUp(mc, mr) * kc; len(s.ap) < need {
+	if need := roundUp(mc, mr)*kc + packSlack; len(s.ap) < need {
 		s.ap = make([]float32, need)
 	}
 	var i0, i1, j0, j1 int // this thread's C rows and columns (block-relative)
