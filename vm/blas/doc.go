@@ -22,9 +22,14 @@
 //
 // The micro-kernel keeps a 6x16 tile of C in twelve YMM registers and does
 // twelve independent FMAs per k step (kernel_amd64.s, AVX2+FMA, chosen at
-// start-up with golang.org/x/sys/cpu). Elsewhere a portable Go kernel with
-// the same packed layout runs; tests compare both with a naive triple loop
-// on every shape class. Packing zero-pads partial micro-panels, so the
+// start-up with golang.org/x/sys/cpu). Packing transposes 8x8 blocks in
+// AVX2 where the source is strided (A as stored, B transposed;
+// pack_amd64.s). Elsewhere, or with the build tag purego, a portable Go
+// kernel and Go packing with the same layout run; tests compare both with a
+// naive triple loop on every shape class.
+//
+// m == 1 (a batch-1 dense layer, a GEMV) skips packing: each thread streams
+// its columns of B through DotF32 (transB) or AxpyF32. Packing zero-pads partial micro-panels, so the
 // kernel always computes a full tile; edge tiles are computed into a
 // scratch tile and only their valid part is added to C. beta is applied to
 // C once before the first k block (beta == 0 overwrites, so NaN in an
@@ -51,4 +56,8 @@
 // in-place allowed). They are AVX2 loops on amd64 and plain Go loops
 // elsewhere, with identical results. A leading-axis broadcast
 // (dst[i, j] = a[i, j] + col[i]) is AddScalarF32 per row.
+//
+// DotF32, SumF32 (row reductions: softmax, layer norm) and AxpyF32 are in
+// reduce.go; their AVX2 loops keep 32 partial sums, so they agree with a
+// sequential loop up to rounding, not bitwise.
 package blas
