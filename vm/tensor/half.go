@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // F16 is an IEEE 754 binary16 value (1 sign, 5 exponent, 10 mantissa bits),
 // the storage element of Float16 tensors.
@@ -106,4 +109,45 @@ func roundFloat64(bits uint64, expBits, mantBits uint) uint64 {
 		r++ // may carry into the exponent, up to Inf: both are the right answer
 	}
 	return sign | r
+}
+
+// The bulk conversions below convert src into dst elementwise (kernels on
+// float16/bfloat16 tensors compute in float32); the lengths must match.
+
+// F16ToFloat32s converts binary16 values to float32, exactly.
+func F16ToFloat32s(dst []float32, src []F16) {
+	checkLens(len(dst), len(src))
+	for i, h := range src {
+		dst[i] = h.Float32()
+	}
+}
+
+// Float32sToF16 rounds float32 values to binary16, ties to even.
+func Float32sToF16(dst []F16, src []float32) {
+	checkLens(len(dst), len(src))
+	for i, f := range src {
+		dst[i] = F16FromFloat32(f)
+	}
+}
+
+// BF16ToFloat32s converts bfloat16 values to float32, exactly.
+func BF16ToFloat32s(dst []float32, src []BF16) {
+	checkLens(len(dst), len(src))
+	for i, b := range src {
+		dst[i] = b.Float32()
+	}
+}
+
+// Float32sToBF16 rounds float32 values to bfloat16, ties to even.
+func Float32sToBF16(dst []BF16, src []float32) {
+	checkLens(len(dst), len(src))
+	for i, f := range src {
+		dst[i] = BF16FromFloat32(f)
+	}
+}
+
+func checkLens(dst, src int) {
+	if dst != src {
+		panic(fmt.Sprintf("tensor: converting %d elements into %d", src, dst))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Expected bit patterns are derived by hand from the binary16 layout
@@ -173,4 +174,29 @@ func TestBF16PathsAgree(t *testing.T) {
 			t.Fatalf("%#08x: float32 path %#04x, float64 path %#04x", math.Float32bits(f), uint16(a), uint16(b))
 		}
 	}
+}
+
+// The bulk conversions agree with the scalar ones on every 16-bit pattern.
+func TestBulkConversions(t *testing.T) {
+	h := make([]F16, 1<<16)
+	b := make([]BF16, 1<<16)
+	for i := range h {
+		h[i], b[i] = F16(i), BF16(i)
+	}
+	f := make([]float32, len(h))
+	F16ToFloat32s(f, h)
+	back := make([]F16, len(h))
+	Float32sToF16(back, f)
+	for i := range h {
+		require.Equal(t, math.Float32bits(h[i].Float32()), math.Float32bits(f[i]))
+		require.Equal(t, F16FromFloat32(f[i]), back[i])
+	}
+	BF16ToFloat32s(f, b)
+	bback := make([]BF16, len(b))
+	Float32sToBF16(bback, f)
+	for i := range b {
+		require.Equal(t, math.Float32bits(b[i].Float32()), math.Float32bits(f[i]))
+		require.Equal(t, BF16FromFloat32(f[i]), bback[i])
+	}
+	assert.Panics(t, func() { F16ToFloat32s(f[:2], h[:3]) })
 }

@@ -3,7 +3,6 @@ package tensor
 import (
 	"fmt"
 	"io"
-	"os"
 )
 
 // MinMapBytes is the data size from which OpenNpyFile maps the file
@@ -44,15 +43,11 @@ func (m *MappedTensor) Close() error {
 // always aligns), and no bool elements (they may need normalizing).
 // Otherwise it copies, as ReadNpyFileAs does.
 func OpenNpyFile(path string, dt DType, shape []int64) (*MappedTensor, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	wrap := func(err error) error { return fmt.Errorf("%s: %w", path, err) }
 	h, err := ReadNpyHeader(f)
 	if err != nil {
@@ -64,7 +59,7 @@ func OpenNpyFile(path string, dt DType, shape []int64) (*MappedTensor, error) {
 		}
 	}
 	n := h.NBytes()
-	avail := st.Size() - h.DataOffset
+	avail := size - h.DataOffset
 	canMap := mmapSupported && n >= MinMapBytes && avail == n && h.BigEndian == hostBigEndian &&
 		(!h.Fortran || len(h.Shape) <= 1) && h.DType != Bool && h.DataOffset%Alignment == 0
 	if !canMap {
@@ -74,7 +69,7 @@ func OpenNpyFile(path string, dt DType, shape []int64) (*MappedTensor, error) {
 		}
 		return &MappedTensor{Tensor: t}, nil
 	}
-	region, err := mapFile(f, st.Size())
+	region, err := mapFile(f, size)
 	if err != nil {
 		return nil, wrap(err)
 	}

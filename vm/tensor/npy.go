@@ -454,20 +454,31 @@ func ReadNpyFileAs(path string, dt DType, shape []int64) (*Tensor, error) {
 }
 
 func readNpyFile(path string, dt DType, shape []int64) (*Tensor, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err // *PathError already names the file
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := readNpySized(f, st.Size(), dt, shape)
+	defer f.Close()
+	t, err := readNpySized(f, size, dt, shape)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// openSized opens a file for reading and returns its size. Its errors
+// (*PathError) already name the file.
+func openSized(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
 
 // readNpySized reads a .npy stream of size bytes (-1: unknown, read what

@@ -20,16 +20,12 @@ type Named struct {
 // np.savez_compressed: a zip of NAME.npy entries, stored or deflated), in
 // archive order. Errors name the file and the entry.
 func ReadNpz(path string) ([]Named, error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	arrays, err := ReadNpzFrom(f, st.Size())
+	arrays, err := ReadNpzFrom(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
