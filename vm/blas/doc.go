@@ -57,7 +57,7 @@
 // elsewhere, with identical results. A leading-axis broadcast
 // (dst[i, j] = a[i, j] + col[i]) is AddScalarF32 per row.
 //
-// DotF32, SumF32 (row reductions: softmax, layer norm) and AxpyF32 are in
+// DotF32, SumF32, MaxF32 (row reductions: softmax, layer norm) and AxpyF32 are in
 // reduce.go; their AVX2 loops keep 32 partial sums, so they agree with a
 // sequential loop up to rounding, not bitwise.
 package blas

@@ -30,6 +30,16 @@ func AxpyF32(alpha float32, x, y []float32) {
 // SumF32 returns sum_i a[i].
 func SumF32(a []float32) float32 { return sumF32(a) }
 
+// MaxF32 returns the largest element of a non-empty a (the row max of a
+// softmax); NaN if any element is NaN, as Go's max. Which zero it returns
+// when the maximum is ±0 is unspecified. An empty a panics.
+func MaxF32(a []float32) float32 {
+	if len(a) == 0 {
+		panic("blas.MaxF32: empty slice")
+	}
+	return maxF32(a)
+}
+
 func dotF32Go(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s float32
@@ -52,4 +62,12 @@ func sumF32Go(a []float32) float32 {
 		s += v
 	}
 	return s
+}
+
+func maxF32Go(a []float32) float32 {
+	m := a[0]
+	for _, v := range a[1:] {
+		m = max(m, v)
+	}
+	return m
 }

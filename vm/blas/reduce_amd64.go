@@ -2,6 +2,8 @@
 
 package blas
 
+import "math"
+
 //go:noescape
 func dotF32AVX2(a, b *float32, n int) float32
 
@@ -31,4 +33,22 @@ func sumF32(a []float32) float32 {
 		return sumF32Go(a)
 	}
 	return sumF32AVX2(&a[0], len(a))
+}
+
+//go:noescape
+func maxF32AVX2(a *float32, blocks int) (m float32, nan bool)
+
+func maxF32(a []float32) float32 {
+	blocks := len(a) / 8
+	if !hasAVX2FMA || blocks == 0 {
+		return maxF32Go(a)
+	}
+	m, nan := maxF32AVX2(&a[0], blocks)
+	if nan {
+		return float32(math.NaN())
+	}
+	for _, v := range a[8*blocks:] {
+		m = max(m, v)
+	}
+	return m
 }

@@ -180,3 +180,42 @@ sumdone:
 	VMOVSS X0, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func maxF32AVX2(a *float32, blocks int) (m float32, nan bool)
+//
+// Max over a[:8*blocks] (blocks >= 1), and whether any of it is NaN
+// (VMAXPS drops NaNs depending on operand order, so they are tracked
+// with an unordered compare instead).
+TEXT ·maxF32AVX2(SB), NOSPLIT, $0-21
+	MOVQ         a+0(FP), SI
+	MOVQ         blocks+8(FP), CX
+	VMOVUPS      (SI), Y0
+	VMOVAPS      Y0, Y1
+	VXORPS       Y4, Y4, Y4
+	VCMPPS       $3, Y0, Y0, Y4
+	ADDQ         $32, SI
+	DECQ         CX
+	JZ           maxfold
+
+maxloop:
+	VMOVUPS (SI), Y5
+	VMAXPS  Y5, Y0, Y0
+	VCMPPS  $3, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     maxloop
+
+maxfold:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4E, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xB1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, m+16(FP)
+	VMOVMSKPS    Y4, AX
+	TESTL        AX, AX
+	SETNE        nan+20(FP)
+	VZEROUPPER
+	RET

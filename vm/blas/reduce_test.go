@@ -73,3 +73,22 @@ func vecInputFinite(rng *rand.Rand, n int) []float32 {
 	}
 	return s
 }
+
+func TestMaxF32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	for _, n := range reduceLengths[1:] {
+		a := vecInputFinite(rng, n)
+		want := float32(math.Inf(-1))
+		for _, v := range a {
+			want = max(want, v)
+		}
+		require.Equal(t, want, MaxF32(a), "n=%d", n)
+		require.Equal(t, want, maxF32Go(a), "go loop n=%d", n)
+		for _, pos := range []int{0, n / 2, n - 1} {
+			b := append([]float32(nil), a...)
+			b[pos] = float32(math.NaN())
+			require.True(t, math.IsNaN(float64(MaxF32(b))), "NaN at %d of %d", pos, n)
+		}
+	}
+	require.Panics(t, func() { MaxF32(nil) })
+}
