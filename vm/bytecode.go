@@ -215,6 +215,8 @@ type Executable struct {
 	Pos       []Pos // per instruction, parallel to Code (may be shorter: unknown)
 	Constants []Constant
 	Kernels   []Kernel
+
+	validated bool // Validate succeeded (and nothing was supposed to change since)
 }
 
 // FuncIndex returns the table index of the function named name, or -1.

@@ -26,6 +26,7 @@ import (
 //   - constants are well-formed (a known dtype, a byte count equal to the
 //     shape's element count times the element size).
 func (e *Executable) Validate() error {
+	e.validated = false
 	var errs errorList
 	names := map[string]int{}
 	for i, f := range e.Funcs {
@@ -130,19 +131,24 @@ func (e *Executable) Validate() error {
 			}
 		}
 	}
+	e.validated = len(errs) == 0
 	return errs.err()
 }
 
 func (e *Executable) validateInstr(f *Function, pc int, written []int32, errs *errorList) {
 	in := &e.Code[pc]
 	where := func() string { return fmt.Sprintf("function %q instruction %d (%s)", f.Name, pc-f.Start, in.Op) }
-	readReg := func(r int64, what string) {
-		switch {
-		case r == RegVoid:
-		case r < 0 || r >= int64(f.NumRegs):
-			errs.add("%s: %s register %d out of range [0, %d)", where(), what, r, f.NumRegs)
-		case written[r] == 0:
-			errs.add("%s: %s register %%%d is read but never written", where(), what, r)
+	// readReg checks a register read; what names it (argument j when j >= 0).
+	readReg := func(r int64, what string, j int) {
+		if r != RegVoid && (r < 0 || r >= int64(f.NumRegs) || written[r] == 0) {
+			if j >= 0 {
+				what = fmt.Sprintf("argument %d", j)
+			}
+			if r < 0 || r >= int64(f.NumRegs) {
+				errs.add("%s: %s register %d out of range [0, %d)", where(), what, r, f.NumRegs)
+			} else {
+				errs.add("%s: %s register %%%d is read but never written", where(), what, r)
+			}
 		}
 	}
 	fallsThrough := func() {
@@ -161,14 +167,14 @@ func (e *Executable) validateInstr(f *Function, pc int, written []int32, errs *e
 			errs.add("%s: returns %%void", where())
 			return
 		}
-		readReg(in.Reg, "result")
+		readReg(in.Reg, "result", -1)
 	case OpGoto:
 		jump(in.Offset)
 	case OpIf:
 		if in.Reg == RegVoid {
 			errs.add("%s: condition is %%void", where())
 		}
-		readReg(in.Reg, "condition")
+		readReg(in.Reg, "condition", -1)
 		jump(in.Offset)
 		fallsThrough()
 	case OpCall:
@@ -194,7 +200,7 @@ func (e *Executable) validateInstr(f *Function, pc int, written []int32, errs *e
 					}
 					continue
 				}
-				readReg(a.Value(), fmt.Sprintf("argument %d", j))
+				readReg(a.Value(), "", j)
 			case ArgImmediate:
 			case ArgConstIdx:
 				if v := a.Value(); v < 0 || v >= int64(len(e.Constants)) {

@@ -104,8 +104,10 @@ type xinstr struct {
 
 // New links an executable (validating it first) into a runnable VM.
 func New(exe *Executable, opts Options) (*VM, error) {
-	if err := exe.Validate(); err != nil {
-		return nil, err
+	if !exe.validated { // Unmarshal and Builder.Finish validate already
+		if err := exe.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.MaxCallDepth <= 0 {
 		opts.MaxCallDepth = 10000

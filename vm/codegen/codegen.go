@@ -77,6 +77,7 @@ type gen struct {
 	kernels map[string]bool
 	vars    map[*ir.Var]vm.Arg
 	fn      string
+	fnPos   vm.Pos // where bindings without a span (inserted by passes) point
 }
 
 func posOf(s diag.Span) vm.Pos { return vm.Pos{File: s.File, Line: s.Line, Col: s.Col} }
@@ -88,6 +89,7 @@ func (g *gen) errorf(span diag.Span, code, format string, args ...any) vm.Arg {
 
 func (g *gen) function(name string, f *ir.Function) {
 	g.fn = name
+	g.fnPos = posOf(f.Span())
 	g.vars = map[*ir.Var]vm.Arg{}
 	params := make([]string, len(f.Params))
 	for i, p := range f.Params {
@@ -136,6 +138,9 @@ func (g *gen) seq(s *ir.SeqExpr) vm.Arg {
 			pos := posOf(bnd.Span())
 			if !pos.IsValid() {
 				pos = posOf(value.Span())
+			}
+			if !pos.IsValid() {
+				pos = g.fnPos
 			}
 			a := g.expr(value, pos)
 			if _, ok := value.(*ir.Var); ok && a.IsReg() && !a.IsVoid() {
