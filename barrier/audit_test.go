@@ -305,3 +305,29 @@ func mustCanonicalize(t *testing.T, mod *ir.Module) *ir.Module {
 	}
 	return out
 }
+
+// TestContractAuditPairs runs every ordered pair of registered passes on
+// the parsed corpus: in a pipeline the second pass starts from what the
+// first one's contract claims, not from what the checker infers, so the
+// pairs check that claims compose.
+func TestContractAuditPairs(t *testing.T) {
+	start := time.Now()
+	files, _ := auditCorpus(t)
+	names := passes.PassNames()
+	var pipelines []*passes.Pass
+	for _, a := range names {
+		for _, b := range names {
+			p, errs := passes.ParseAndBuild("pipeline", a+","+b)
+			if errs != nil {
+				t.Fatal(errs)
+			}
+			pipelines = append(pipelines, p)
+		}
+	}
+	res := audit(files, pipelines)
+	for _, v := range res.violations {
+		t.Error(v)
+	}
+	t.Logf("contract audit of pass pairs: %d modules, %d pipelines, %d pairs, %d accepted, %d failing, %d property checks, %d violations, %v",
+		len(files), len(pipelines), res.runs, res.accepted, res.failed, res.checks, len(res.violations), time.Since(start).Round(time.Millisecond))
+}
