@@ -104,15 +104,13 @@ func TestF16RoundingAgainstNeighbours(t *testing.T) {
 		if x > mid || x == mid && hi&1 == 0 {
 			want = hi
 		}
-		assert.Equalf(t, want, F16FromFloat64(x), "x=%v between %#x and %#x", x, uint16(lo), uint16(hi))
-		assert.Equal(t, want|0x8000, F16FromFloat64(-x))
 		evenMid := lo
 		if hi&1 == 0 {
 			evenMid = hi
 		}
-		assert.Equal(t, evenMid, F16FromFloat64(mid))
-		if t.Failed() {
-			return
+		if got, neg, m := F16FromFloat64(x), F16FromFloat64(-x), F16FromFloat64(mid); got != want || neg != want|0x8000 || m != evenMid {
+			t.Fatalf("x=%v between %#x and %#x: got %#x (want %#x), -x got %#x, midpoint got %#x (want %#x)",
+				x, uint16(lo), uint16(hi), uint16(got), uint16(want), uint16(neg), uint16(m), uint16(evenMid))
 		}
 	}
 }

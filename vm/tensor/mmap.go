@@ -63,7 +63,7 @@ func OpenNpyFile(path string, dt DType, shape []int64) (*MappedTensor, error) {
 	canMap := mmapSupported && n >= MinMapBytes && avail == n && h.BigEndian == hostBigEndian &&
 		(!h.Fortran || len(h.Shape) <= 1) && h.DType != Bool && h.DataOffset%Alignment == 0
 	if !canMap {
-		t, err := readNpyData(f, h, avail)
+		t, err := readNpyData(f, h, avail, true)
 		if err != nil {
 			return nil, wrap(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The .npy format (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html):
@@ -128,10 +129,9 @@ func truncated(what string, err error) error {
 // string/bool/int-tuple values, either quote style, optional trailing
 // commas, arbitrary whitespace, keys in any order.
 func (h *NpyHeader) parseDict(buf []byte) error {
-	if h.Major < 3 {
-		// Latin-1: every byte is its own code point; non-ASCII bytes can
-		// only appear inside strings, where they make an unknown descr.
-	} else if !isUTF8(buf) {
+	// Versions 1.0 and 2.0 are latin-1, where every byte is a character;
+	// non-ASCII ones can only sit inside strings and make an unknown descr.
+	if h.Major >= 3 && !utf8.Valid(buf) {
 		return npyErrorf("format 3.0 header is not valid UTF-8")
 	}
 	p := dictParser{buf: buf}
@@ -214,8 +214,6 @@ func (h *NpyHeader) parseDict(buf []byte) error {
 	}
 	return nil
 }
-
-func isUTF8(b []byte) bool { return strings.ToValidUTF8(string(b), "\uFFFD") == string(b) }
 
 type dictParser struct {
 	buf []byte
@@ -417,8 +415,11 @@ func descrOf(dt DType) string {
 // ReadNpy reads a .npy stream into a new tensor (C order, native byte
 // order, garbage-collected storage). Fortran-order data is transposed into
 // C order.
+//
+// The stream may go on after the array (several np.save calls into one
+// file); ReadNpy reads exactly one array.
 func ReadNpy(r io.Reader) (*Tensor, error) {
-	return readNpySized(r, streamLen(r), Invalid, nil)
+	return readNpySized(r, streamLen(r), false, Invalid, nil)
 }
 
 // streamLen is the number of unread bytes of r if r knows it (bytes.Reader,
@@ -436,7 +437,7 @@ func ReadNpyAs(r io.Reader, dt DType, shape []int64) (*Tensor, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("npy: invalid expected dtype %v", dt)
 	}
-	return readNpySized(r, streamLen(r), dt, shape)
+	return readNpySized(r, streamLen(r), false, dt, shape)
 }
 
 // ReadNpyFile reads a .npy file. Errors name the file.
@@ -459,7 +460,7 @@ func readNpyFile(path string, dt DType, shape []int64) (*Tensor, error) {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := readNpySized(f, size, dt, shape)
+	t, err := readNpySized(f, size, true, dt, shape)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -482,9 +483,10 @@ func openSized(path string) (*os.File, int64, error) {
 }
 
 // readNpySized reads a .npy stream of size bytes (-1: unknown, read what
-// the header promises); a known size must match the header exactly. An
+// the header promises). A known size bounds what we allocate; with exact
+// (a whole file or archive entry) it must match the header exactly. An
 // expected dtype other than Invalid is checked before any data is read.
-func readNpySized(r io.Reader, size int64, dt DType, shape []int64) (*Tensor, error) {
+func readNpySized(r io.Reader, size int64, exact bool, dt DType, shape []int64) (*Tensor, error) {
 	h, err := ReadNpyHeader(r)
 	if err != nil {
 		return nil, err
@@ -498,11 +500,12 @@ func readNpySized(r io.Reader, size int64, dt DType, shape []int64) (*Tensor, er
 	if size >= 0 {
 		avail = max(0, size-h.DataOffset)
 	}
-	return readNpyData(r, h, avail)
+	return readNpyData(r, h, avail, exact)
 }
 
 // Check reports whether the header describes a dt tensor of the given
-// shape; -1 in shape matches any extent. A nil shape checks the dtype only.
+// shape; a negative dimension (-1) in shape matches any extent (a symbolic
+// dimension). A nil shape checks the dtype only.
 func (h *NpyHeader) Check(dt DType, shape []int64) error {
 	if h.DType == dt && (shape == nil || shapeMatches(h.Shape, shape)) {
 		return nil
@@ -533,10 +536,19 @@ func shapeMatches(got, want []int64) bool {
 	return true
 }
 
-// formatPattern is FormatShape with -1 shown as '?'.
+// formatPattern is FormatShape with wildcard (negative) dimensions shown as '?'.
 func formatPattern(shape []int64) string {
-	s := FormatShape(shape)
-	return strings.ReplaceAll(s, "-1", "?")
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = "?"
+		if d >= 0 {
+			dims[i] = strconv.FormatInt(d, 10)
+		}
+	}
+	if len(dims) == 1 {
+		return "(" + dims[0] + ",)"
+	}
+	return "(" + strings.Join(dims, ", ") + ")"
 }
 
 // readChunk bounds how much we allocate ahead of the bytes actually read
@@ -546,17 +558,21 @@ const readChunk = 16 << 20
 
 // readNpyData reads the data the header describes and converts it to a C
 // order, native byte order tensor. avail is the number of bytes left in
-// the stream, or -1 if unknown.
-func readNpyData(r io.Reader, h *NpyHeader, avail int64) (*Tensor, error) {
+// the stream, or -1 if unknown; exact means they must all be data.
+func readNpyData(r io.Reader, h *NpyHeader, avail int64, exact bool) (*Tensor, error) {
 	n, err := byteSize(h.DType, h.Shape)
 	if err != nil {
 		return nil, npyErrorf("%v", err)
 	}
 	what := func() string { return fmt.Sprintf("%s %s = %d bytes", h.DType, FormatShape(h.Shape), n) }
 	if avail >= 0 && avail < n {
-		return nil, npyErrorf("truncated data: the header promises %s, the file has %d", what(), avail)
+		src := "the stream"
+		if exact {
+			src = "the file"
+		}
+		return nil, npyErrorf("truncated data: the header promises %s, %s has %d", what(), src, avail)
 	}
-	if avail > n {
+	if exact && avail > n {
 		return nil, npyErrorf("%d unexpected bytes after the data (the header promises %s)", avail-n, what())
 	}
 	var s *Storage

@@ -186,7 +186,11 @@ func TestNpyRoundTripEveryDType(t *testing.T) {
 
 // An unknown-length stream (not a bytes.Reader) takes the growing path.
 func TestNpyReadFromPlainStream(t *testing.T) {
-	x := randomTensor(rand.New(rand.NewPCG(1, 1)), Float32, []int64{5 << 20}) // 20 MiB > readChunk
+	x := New(Float32, 5<<20) // 20 MiB > readChunk
+	b := x.Bytes()
+	seed := randomTensor(rand.New(rand.NewPCG(1, 1)), Uint8, []int64{4093}).Bytes()
+	for i := 0; i < len(b); i += copy(b[i:], seed) {
+	}
 	var buf bytes.Buffer
 	require.NoError(t, WriteNpy(&buf, x))
 	whole := buf.Bytes()
@@ -441,4 +445,32 @@ func TestNpzBadInput(t *testing.T) {
 	_, err = ReadNpz(p)
 	assert.ErrorContains(t, err, p+": ")
 	assert.True(t, errors.Is(err, ErrNpy))
+}
+
+// Several np.save calls into one file: ReadNpy reads them one at a time.
+func TestReadNpyConsecutiveArrays(t *testing.T) {
+	a, err := FromSlice([]int16{1, 2, 3})
+	require.NoError(t, err)
+	b, err := FromSlice([]float64{0.5, 1.5}, 1, 2)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, WriteNpy(&buf, a))
+	require.NoError(t, WriteNpy(&buf, b))
+	r := bytes.NewReader(buf.Bytes())
+	x, err := ReadNpy(r)
+	require.NoError(t, err)
+	assert.Equal(t, []int16{1, 2, 3}, Data[int16](x))
+	y, err := ReadNpyAs(r, Float64, []int64{1, -1})
+	require.NoError(t, err)
+	assert.Equal(t, []float64{0.5, 1.5}, Data[float64](y))
+	_, err = ReadNpy(r)
+	assert.ErrorContains(t, err, "not a .npy file: 0 bytes")
+}
+
+func TestCheckPatterns(t *testing.T) {
+	x := New(Float32, 2, 3)
+	assert.NoError(t, CheckTensor(x, Float32, []int64{-1, -10}), "any negative dimension is a wildcard")
+	assert.EqualError(t, CheckTensor(x, Float32, []int64{-1, 4}), "holds float32 (2, 3), expected float32 (?, 4)")
+	assert.EqualError(t, CheckTensor(x, Int8, []int64{-1}), "holds float32 (2, 3), expected int8 (?,)")
+	assert.EqualError(t, CheckTensor(x, Float32, []int64{}), "holds float32 (2, 3), expected float32 ()")
 }

@@ -64,7 +64,7 @@ func readNpzEntry(f *zip.File, archiveSize int64) (*Tensor, error) {
 		return nil, npyErrorf("%v", err)
 	}
 	defer rc.Close()
-	size := int64(-1)
+	size, exact := int64(-1), false
 	if f.Method == zip.Store {
 		// Stored data lies in the archive, so its claimed size is bounded by
 		// the archive's and we can trust it for allocation. A deflated
@@ -72,9 +72,9 @@ func readNpzEntry(f *zip.File, archiveSize int64) (*Tensor, error) {
 		if f.UncompressedSize64 > uint64(archiveSize) {
 			return nil, npyErrorf("stored entry claims %d bytes in a %d-byte archive", f.UncompressedSize64, archiveSize)
 		}
-		size = int64(f.UncompressedSize64)
+		size, exact = int64(f.UncompressedSize64), true
 	}
-	t, err := readNpySized(rc, size, Invalid, nil)
+	t, err := readNpySized(rc, size, exact, Invalid, nil)
 	if err != nil {
 		return nil, zipError(err)
 	}
