@@ -1,8 +1,8 @@
 // Package lower holds the lowering passes that take a module from the
 // Ingest/Optimize phases towards Lower and Build, after TVM's
 // src/relax/transform/{to_non_dataflow,remove_purity_checking,call_tir_rewrite,
-// static_plan_block_memory,lower_alloc_tensor,kill_after_last_use,attach_global_symbol}.cc
-// and src/relax/backend/vm/lower_runtime_builtin.cc:
+// static_plan_block_memory,lower_alloc_tensor,kill_after_last_use,compute_prim_value,
+// attach_global_symbol}.cc and src/relax/backend/vm/{lower_runtime_builtin,vm_shape_lower}.cc:
 //
 //   - ToNonDataflow: dataflow blocks become plain blocks, dataflow vars
 //     plain vars (establishes NoDataflow).
@@ -28,6 +28,15 @@
 //   - LowerRuntimeBuiltin: memory ops to R.vm.*, reshape, shape_of,
 //     tensor_to_shape, call_tir_dyn and closures to vm.builtin packed calls
 //     (establishes BuiltinsLowered).
+//   - ComputePrimValue: R.prim_value expressions that are neither constants
+//     nor bare variables become calls to generated host PrimFuncs
+//     (compute_symbolic_expr).
+//   - VMShapeLower: the per-call shape heap; argument checks at function
+//     entry, match_cast and return checks (vm.builtin.check_*_info,
+//     match_shape, match_prim_value), composite dimensions computed by
+//     generated shape_func PrimFuncs, symbolic ShapeExpr and PrimValue values
+//     built from the heap (make_shape, make_prim_value); requires
+//     NoNestedFunctions (establishes ShapesLowered).
 //   - AttachGlobalSymbol: global_symbol on every function (establishes
 //     GlobalSymbols).
 //

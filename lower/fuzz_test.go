@@ -13,8 +13,9 @@ import (
 	"github.com/phasec/phasec/syntax"
 )
 
-// FuzzMemoryPasses runs the memory passes, each on its own and in the
-// build barrier's order, on every module the parser accepts: a pass may
+// FuzzMemoryPasses runs the memory and shape passes of the build barrier
+// (StaticPlanBlockMemory to VMShapeLower), each on its own and in the build
+// barrier's order, on every module the parser accepts: a pass may
 // refuse the module (contracts) or report diagnostics, but never panic
 // (the pass manager turns a panic into a PassError with Panic set) or
 // report an internal error.
@@ -23,7 +24,8 @@ import (
 func FuzzMemoryPasses(f *testing.F) {
 	for _, glob := range []string{"../testdata/passes/StaticPlanBlockMemory/*.tvms", "../testdata/passes/StaticPlanBlockMemory/offsets/*.tvms",
 		"../testdata/passes/LowerAllocTensor/*.tvms", "../testdata/passes/KillAfterLastUse/*.tvms",
-		"../testdata/passes/LowerRuntimeBuiltin/*.tvms", "../testdata/lowered_*.tvms"} {
+		"../testdata/passes/LowerRuntimeBuiltin/*.tvms", "../testdata/passes/ComputePrimValue/*.tvms",
+		"../testdata/passes/VMShapeLower/*.tvms", "../testdata/passes/barriers/build/*.tvms", "../testdata/lowered_*.tvms"} {
 		paths, err := filepath.Glob(glob)
 		if err != nil {
 			f.Fatal(err)
@@ -38,7 +40,8 @@ func FuzzMemoryPasses(f *testing.F) {
 	}
 	pipelines := []string{
 		"StaticPlanBlockMemory", "StaticPlanBlockMemory{planner=offsets}", "LowerAllocTensor", "KillAfterLastUse", "LowerRuntimeBuiltin",
-		"StaticPlanBlockMemory{planner=offsets},LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin",
+		"ComputePrimValue", "VMShapeLower", "VMShapeLower{emit_err_ctx=false}",
+		"StaticPlanBlockMemory{planner=offsets},LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin,ComputePrimValue,VMShapeLower,AttachGlobalSymbol",
 	}
 	built := make([]*passes.Pass, len(pipelines))
 	for i, text := range pipelines {

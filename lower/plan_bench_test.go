@@ -179,26 +179,35 @@ func BenchmarkMemoryPlan(b *testing.B) {
 	}
 }
 
-// BenchmarkCompileScaling runs canonicalize, lower and build on generated
-// call_tir chains of 10k and 100k bindings; compare the two ns/op (the
-// issue's target: ratio ≤ 11, linear).
+// BenchmarkCompileScaling runs canonicalize, lower and build (memory
+// planning, kills, VM builtins, VMShapeLower, global symbols, and every
+// barrier's invariant check) on generated call_tir chains of 10k and 100k
+// bindings, with a static batch and with a symbolic (upper-bounded) one,
+// where VMShapeLower builds every allocation's shape from the heap; compare
+// the two ns/op of a kind (the target: ratio ≤ 11, linear).
 func BenchmarkCompileScaling(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := irgen.LegalizedChain(n, irgen.DNNOptions{Batch: 8})
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				m, err := barrier.Canonicalize(mod)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if m, err = barrier.Lower(m); err != nil {
-					b.Fatal(err)
-				}
-				if _, err = barrier.Build(m); err != nil {
-					b.Fatal(err)
-				}
+	for _, sym := range []bool{false, true} {
+		for _, n := range []int{10_000, 100_000} {
+			mod := irgen.LegalizedChain(n, irgen.DNNOptions{Batch: 8, Symbolic: sym})
+			kind := "static"
+			if sym {
+				kind = "symbolic"
 			}
-		})
+			b.Run(fmt.Sprintf("%s/bindings=%d", kind, n), func(b *testing.B) {
+				for b.Loop() {
+					m, err := barrier.Canonicalize(mod)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if m, err = barrier.Lower(m); err != nil {
+						b.Fatal(err)
+					}
+					if _, err = barrier.Build(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -28,14 +28,14 @@ var VMShapeLowerInfo = passes.Info{
 // Diagnostics VMShapeLower reports.
 const (
 	// DiagNestedFunction: a local function (LambdaLift must run first).
-	DiagNestedFunction = "LOW020"
+	DiagNestedFunction = "LOW030"
 	// DiagUncomputable: a symbolic expression no match point defines.
-	DiagUncomputable = "LOW021"
+	DiagUncomputable = "LOW031"
 	// DiagNeverMatches: a match_cast or result that can never hold.
-	DiagNeverMatches = "LOW022"
+	DiagNeverMatches = "LOW032"
 	// DiagShapePattern: a struct info VMShapeLower cannot check (a tensor
 	// whose shape is a var).
-	DiagShapePattern = "LOW023"
+	DiagShapePattern = "LOW033"
 )
 
 func init() {
