@@ -26,27 +26,40 @@ var activeKernel = kernelChoice{name: "go-6x16", fn: kernel6x16Go}
 // or "go-6x16").
 func KernelName() string { return activeKernel.name }
 
-// kernel6x16Go is the portable micro-kernel. It keeps the tile in a local
-// array (the compiler holds what it can in registers) and adds it to C once.
+// kernel6x16Go is the portable micro-kernel. It computes the tile in 3x4 sub-tiles of 2 rows x 4
+// columns, each with eight scalar accumulators the compiler keeps in
+// registers; re-reading the packed panels from L1 per sub-tile is cheaper
+// than a load and store of an in-memory accumulator per multiply-add.
 func kernel6x16Go(k int, a, b, c []float32, ldc int) {
-	var acc [mr][nr]float32
 	a = a[:mr*k]
 	b = b[:nr*k]
-	for p := 0; p < k; p++ {
-		bp := (*[nr]float32)(b[p*nr:])
-		ap := (*[mr]float32)(a[p*mr:])
-		for i := range mr {
-			ai := ap[i]
-			row := &acc[i]
-			for j := range nr {
-				row[j] += ai * bp[j]
+	for i := 0; i < mr; i += 2 {
+		for j := 0; j < nr; j += 4 {
+			var c00, c01, c02, c03, c10, c11, c12, c13 float32
+			ai, bj := a[i:], b[j:]
+			for p := 0; p < k; p++ {
+				a0, a1 := ai[p*mr], ai[p*mr+1]
+				bp := bj[p*nr : p*nr+4 : p*nr+4]
+				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+				c00 += a0 * b0
+				c01 += a0 * b1
+				c02 += a0 * b2
+				c03 += a0 * b3
+				c10 += a1 * b0
+				c11 += a1 * b1
+				c12 += a1 * b2
+				c13 += a1 * b3
 			}
-		}
-	}
-	for i := range mr {
-		ci := (*[nr]float32)(c[i*ldc:])
-		for j := range nr {
-			ci[j] += acc[i][j]
+			r0 := c[i*ldc+j : i*ldc+j+4 : i*ldc+j+4]
+			r1 := c[(i+1)*ldc+j : (i+1)*ldc+j+4 : (i+1)*ldc+j+4]
+			r0[0] += c00
+			r0[1] += c01
+			r0[2] += c02
+			r0[3] += c03
+			r1[0] += c10
+			r1[1] += c11
+			r1[2] += c12
+			r1[3] += c13
 		}
 	}
 }
