@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -220,6 +221,18 @@ func (bd *builder) checkModuleDecorators(d *decoratedNode) {
 	for _, dec := range d.Decorators {
 		a := bd.conv.expr(dec)
 		name, _ := a.Dotted()
+		if a.Kind == aCall {
+			// @I.ir_module(check_well_formed=False): the flag only tells
+			// TVM's parser to skip its check; phasec never checks while
+			// parsing (phasec check does).
+			name, _ = a.X.Dotted()
+			for i, kw := range a.Keywords {
+				if kw != "check_well_formed" {
+					bd.fail(a.Items[i].Span, "expected check_well_formed=... in @%s(...), found %s", name, cmp.Or(kw, "a positional argument"))
+				}
+				bd.boolLiteral(a.Items[i])
+			}
+		}
 		if name == "I.ir_module" || name == "tvm.script.ir_module" || name == "ir_module" {
 			continue
 		}

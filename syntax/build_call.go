@@ -295,6 +295,25 @@ func (bd *builder) scalarLiteral(a *ast, isFloat *bool) float64 {
 	return v
 }
 
+// positionalSInfo is where TVM v0.23's signatures take the struct info
+// of the result positionally (python/tvm/relax/op/base.py:
+// call_tir(gvar, args, out_sinfo, tir_vars=None), call_tir_inplace(gvar,
+// args, inplace_indices, out_sinfo, tir_vars=None), call_dps_packed(func,
+// args, out_sinfo), invoke_closure(closure, args, sinfo_args), ...): the
+// index among the positional arguments. The op schemas list out_sinfo and
+// sinfo_args apart from the parameters; ops not here take them by keyword
+// only (call_packed, call_pure_packed and call_builtin_with_ctx, whose
+// sinfo_args follow *args or a bare *).
+var positionalSInfo = map[string]int{
+	"relax.call_tir":            2,
+	"relax.call_tir_inplace":    3,
+	"relax.call_tir_with_grad":  2,
+	"relax.call_dps_packed":     2,
+	"relax.call_py_func":        2,
+	"relax.invoke_closure":      2,
+	"relax.invoke_pure_closure": 2,
+}
+
 // opCall maps a call's arguments onto op's schema: positional arguments in
 // order (a Variadic parameter takes the rest), keywords by parameter name,
 // out_sinfo/sinfo_args (and the later spellings out_ty/ty_args) into
@@ -312,6 +331,7 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 	call := &ir.Call{Op: op}
 	pos := 0
 	sawKeyword := false
+	sinfoAt, hasSInfoAt := positionalSInfo[op.Name]
 	for i, it := range a.Items {
 		kw := a.Keywords[i]
 		if kw == "" {
@@ -319,6 +339,8 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 				bd.fail(it.Span, "positional argument after keyword arguments in %s(...)", path)
 			}
 			switch {
+			case hasSInfoAt && i == sinfoAt:
+				call.SInfoArgs = bd.sinfoList(it)
 			case variadicAt >= 0 && pos >= variadicAt:
 				variadic = append(variadic, it)
 			case pos < len(params):

@@ -184,8 +184,11 @@ type bodyResult struct {
 }
 
 // branchTail is non-nil when converting an if branch: the last statement
-// must bind a value, which becomes the branch's result instead of a binding.
-type branchTail struct{}
+// must bind a value, which becomes the branch's result instead of a binding
+// (or, with returns set, return it: the if is the function's result).
+type branchTail struct {
+	returns bool
+}
 
 // relaxBody converts a statement list. In a function (branch == nil) it
 // must end with return; in an if branch it must end with an assignment whose
@@ -217,7 +220,17 @@ func (bd *builder) relaxBody(stmts []*stmtNode, fs *funcState, branch *branchTai
 			}
 			rb.BeginBlock(false)
 		case branch != nil && last:
-			bd.try(func() { bd.branchResult(st, res) })
+			bd.try(func() { bd.branchResult(st, res, branch) })
+		case branch == nil && last && st.If != nil && ifReturns(st.If):
+			// An if whose branches both end with return is the function's
+			// result: its value is returned.
+			bd.try(func() {
+				res.result = bd.relaxIfValue(st.If, fs, &branchTail{returns: true})
+				res.resultSpan = spanOf(st.Pos, st.Pos)
+			})
+			if res.result == nil {
+				res.result, res.failed = ir.NewTuple(), true
+			}
 		case st.Simple != nil && st.Simple.Return != nil:
 			if branch != nil {
 				bd.errorf(spanOf(st.Pos, st.Pos), "expected the if branch to end by binding a value, found a return statement")
@@ -245,12 +258,49 @@ func (bd *builder) relaxBody(stmts []*stmtNode, fs *funcState, branch *branchTai
 	return res
 }
 
-// branchResult converts the last statement of an if branch.
-func (bd *builder) branchResult(st *stmtNode, res *bodyResult) {
+// ifReturns reports whether both branches of an if end with a return.
+func ifReturns(n *ifNode) bool {
+	ends := func(s *suiteNode) bool {
+		stmts := suiteStmts(s)
+		if len(stmts) == 0 {
+			return false
+		}
+		last := stmts[len(stmts)-1]
+		return last.Simple != nil && last.Simple.Return != nil ||
+			last.If != nil && last.If.Else != nil && len(last.If.Elifs) == 0 && ifReturns(last.If)
+	}
+	return n.Else != nil && len(n.Elifs) == 0 && ends(n.Then) && ends(n.Else)
+}
+
+// branchResult converts the last statement of an if branch: a binding
+// (its value is the branch's result), an expression statement (as TVM's
+// parser does, bound to _: its value must be void), or with tail.returns a
+// return, or a nested if whose branches return.
+func (bd *builder) branchResult(st *stmtNode, res *bodyResult, tail *branchTail) {
 	if bd.neutralizedPass(st, true) {
 		bd.skip()
 	}
 	sp := spanOf(st.Pos, st.EndPos)
+	if tail.returns {
+		switch {
+		case st.Simple != nil && st.Simple.Return != nil:
+			if st.Simple.Return.Value == nil {
+				bd.fail(sp, "expected a value after return, found none")
+			}
+			a := bd.conv.exprList(st.Simple.Return.Value)
+			res.result, res.resultSpan = bd.relaxExpr(a), a.Span
+			return
+		case st.If != nil:
+			res.result, res.resultSpan = bd.relaxIfValue(st.If, nil, tail), spanOf(st.Pos, st.Pos)
+			return
+		}
+	}
+	if st.Simple != nil && st.Simple.Expr != nil && st.Simple.Expr.Value == nil && st.Simple.Expr.Annot == nil {
+		a := bd.conv.exprList(st.Simple.Expr.Target)
+		res.result = bd.voidValue(a)
+		res.resultName, res.resultSpan = "_", sp
+		return
+	}
 	if st.Simple == nil || st.Simple.Expr == nil || st.Simple.Expr.Value == nil {
 		bd.fail(sp, "expected the if branch to end by binding a value (name = ...), found %s", stmtKind(st))
 	}
@@ -334,4 +384,13 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 // dataflowState carries the output names of the dataflow block being built.
 type dataflowState struct {
 	outputs map[string]diag.Span
+}
+
+// isOutput reports whether name is listed in the block's R.output(...).
+func (df *dataflowState) isOutput(name string) bool {
+	if df == nil {
+		return false
+	}
+	_, out := df.outputs[name]
+	return out
 }

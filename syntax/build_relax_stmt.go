@@ -67,7 +67,7 @@ func (bd *builder) exprStmt(a *ast, fs *funcState, df *dataflowState) {
 	if a.Kind != aCall {
 		bd.fail(a.Span, "expected a binding or a call statement, found %s", a.describe())
 	}
-	value := bd.relaxExpr(a)
+	value := bd.voidValue(a)
 	v := ir.NewVar("_", nil)
 	v.Dataflow = df != nil
 	v.SetSpan(a.Span)
@@ -76,14 +76,98 @@ func (bd *builder) exprStmt(a *ast, fs *funcState, df *dataflowState) {
 	bd.rb.EmitBinding(bind)
 }
 
+// voidValue converts the call of an expression statement, which TVM's
+// parser accepts only when its value is void (python/tvm/script/parser/
+// relax/parser.py, visit_expr_stmt): "Non-void relax expressions must be
+// bound to a variable".
+func (bd *builder) voidValue(a *ast) ir.Expr {
+	value := bd.rb.Normalize(bd.relaxExpr(a))
+	if si := value.StructInfo(); si != nil && !isVoidInfo(si) {
+		bd.fail(a.Span, "non-void relax expressions must be bound to a variable, e.g. x = %s(...) (the value is %s)", describeOrName(a.X), ir.FormatStructInfo(si, nil))
+	}
+	return value
+}
+
+func isVoidInfo(si ir.StructInfo) bool {
+	t, ok := si.(*ir.TupleInfo)
+	return ok && len(t.Fields) == 0
+}
+
 // assign converts "name (: sinfo)? = value" and the declarations that look
 // like assignments (n = T.int64(), cls = Module).
 func (bd *builder) assign(as *assignNode, sp diag.Span, df *dataflowState) {
 	target := bd.conv.exprList(as.Target)
 	value := bd.conv.exprList(as.Value)
 	if target.Kind == aTuple {
-		bd.fail(target.Span, "tuple assignment is not supported in Relax functions; bind the tuple and index it (t = ...; a = t[0])")
+		bd.unpack(target, as, value, sp, df)
+		return
 	}
+	bd.bindName(target, as.Annot, value, sp, df)
+}
+
+// unpack converts "a, b = value" as TVM's parser does (Python
+// destructuring of the evaluated right-hand side): a tuple literal of the
+// same length binds element by element (so "m, n = T.int64(), T.int64()"
+// declares two symbolic variables); any other value is bound once, to a
+// variable lv unless it is one already, and each name to a TupleGetItem of
+// it.
+func (bd *builder) unpack(target *ast, as *assignNode, value *ast, sp diag.Span, df *dataflowState) {
+	for _, t := range target.Items {
+		if t.Kind != aName {
+			bd.fail(t.Span, "expected a variable name in the tuple assignment, found %s", t.describe())
+		}
+	}
+	if as.Annot != nil {
+		bd.fail(sp, "expected no annotation on a tuple assignment")
+	}
+	// Failed unpacking poisons every name so that their uses do not cascade.
+	ok := false
+	defer func() {
+		if !ok {
+			for _, t := range target.Items {
+				bd.define(t.Name, &symbol{poison: true})
+			}
+		}
+	}()
+	if value.Kind == aTuple && !value.Paren {
+		if len(value.Items) != len(target.Items) {
+			bd.fail(value.Span, "cannot unpack %d values into %d names", len(value.Items), len(target.Items))
+		}
+		for i, t := range target.Items {
+			bd.bindName(t, nil, value.Items[i], sp, df)
+		}
+		ok = true
+		return
+	}
+	val := bd.relaxExpr(value)
+	tup, isVar := val.(*ir.Var)
+	if !isVar {
+		tup = ir.NewVar("lv", nil)
+		tup.Dataflow = df != nil
+		tup.SetSpan(value.Span)
+		bind := ir.NewVarBinding(tup, val)
+		bind.SetSpan(sp)
+		bd.rb.EmitBinding(bind)
+	}
+	if ti, isTuple := tup.StructInfo().(*ir.TupleInfo); isTuple && len(ti.Fields) != len(target.Items) {
+		bd.fail(value.Span, "cannot unpack a tuple of %d fields into %d names", len(ti.Fields), len(target.Items))
+	}
+	for i, t := range target.Items {
+		v := ir.NewVar(t.Name, nil)
+		v.Dataflow = df != nil && !df.isOutput(t.Name)
+		v.SetSpan(t.Span)
+		item := &ir.TupleGetItem{Tuple: tup, Index: i}
+		item.SetSpan(t.Span)
+		bind := ir.NewVarBinding(v, item)
+		bind.SetSpan(sp)
+		bd.rb.EmitBinding(bind)
+		bd.define(t.Name, &symbol{relax: v})
+	}
+	ok = true
+}
+
+// bindName converts "name (: annot)? = value".
+func (bd *builder) bindName(target *ast, annot *exprNode, value *ast, sp diag.Span, df *dataflowState) {
 	if target.Kind != aName {
 		bd.fail(target.Span, "expected a variable name as the binding target, found %s", target.describe())
 	}
@@ -96,7 +180,7 @@ func (bd *builder) assign(as *assignNode, sp diag.Span, df *dataflowState) {
 		}
 	}()
 	if dt, isDecl := symDecl(value); isDecl {
-		if as.Annot != nil {
+		if annot != nil {
 			bd.fail(sp, "expected no annotation on the symbolic variable declaration %s", name)
 		}
 		if s := bd.lookup(name); s != nil && s.prim != nil {
@@ -118,15 +202,10 @@ func (bd *builder) assign(as *assignNode, sp diag.Span, df *dataflowState) {
 		return
 	}
 	var ann ir.StructInfo
-	if as.Annot != nil {
-		ann = bd.sinfo(bd.conv.expr(as.Annot))
+	if annot != nil {
+		ann = bd.sinfo(bd.conv.expr(annot))
 	}
-	dataflow := df != nil
-	if df != nil {
-		if _, out := df.outputs[name]; out {
-			dataflow = false
-		}
-	}
+	dataflow := df != nil && !df.isOutput(name)
 	if value.callee() == "R.match_cast" {
 		val, si := bd.matchCastArgs(value)
 		v := ir.NewVar(name, ann)
@@ -191,8 +270,8 @@ func (bd *builder) relaxIf(n *ifNode, fs *funcState, df *dataflowState) {
 		bd.fail(sp, "expected an else branch: a Relax if must produce a value in both branches")
 	}
 	cond := bd.relaxExpr(bd.conv.expr(n.Cond))
-	then := bd.relaxBranch(n.Then, fs)
-	els := bd.relaxBranch(n.Else, fs)
+	then := bd.relaxBranch(n.Then, fs, &branchTail{})
+	els := bd.relaxBranch(n.Else, fs, &branchTail{})
 	if then == nil || els == nil {
 		bd.skip()
 	}
@@ -217,6 +296,20 @@ func (bd *builder) relaxIf(n *ifNode, fs *funcState, df *dataflowState) {
 	bd.define(then.resultName, &symbol{relax: v})
 }
 
+// relaxIfValue converts an if whose branches end with return (tail.returns)
+// into the If expression itself.
+func (bd *builder) relaxIfValue(n *ifNode, fs *funcState, tail *branchTail) ir.Expr {
+	cond := bd.relaxExpr(bd.conv.expr(n.Cond))
+	then := bd.relaxBranch(n.Then, fs, tail)
+	els := bd.relaxBranch(n.Else, fs, tail)
+	if then == nil || els == nil {
+		bd.skip()
+	}
+	ife := &ir.If{Cond: cond, Then: then.seq, Else: els.seq}
+	ife.SetSpan(spanOf(n.Pos, n.Pos))
+	return ife
+}
+
 type branchResult struct {
 	seq        *ir.SeqExpr
 	resultName string
@@ -224,12 +317,12 @@ type branchResult struct {
 	resultSpan diag.Span
 }
 
-func (bd *builder) relaxBranch(s *suiteNode, fs *funcState) *branchResult {
+func (bd *builder) relaxBranch(s *suiteNode, fs *funcState, tail *branchTail) *branchResult {
 	rb := bd.rb
 	bd.push()
 	defer bd.pop()
 	rb.BeginInnerScope()
-	body := bd.relaxBody(suiteStmts(s), fs, &branchTail{})
+	body := bd.relaxBody(suiteStmts(s), fs, tail)
 	result := body.result
 	if result == nil {
 		result = ir.NewTuple() // reported by branchResult

@@ -15,6 +15,11 @@ var sinfoNames = map[string]struct{}{
 var sinfoPaths = []string{"R.Tensor", "R.Shape", "R.Prim", "R.Tuple", "R.Object", "R.Any", "R.Callable"}
 
 func (bd *builder) sinfo(a *ast) ir.StructInfo {
+	if a.Kind == aAttr && a.Name == "struct_info" {
+		// x.struct_info: an annotation may be any expression that evaluates
+		// to struct info (TVM evaluates it in Python).
+		return bd.relaxExpr(a.X).StructInfo()
+	}
 	name, args := "", (*ast)(nil)
 	switch a.Kind {
 	case aAttr, aName:

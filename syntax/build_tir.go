@@ -296,7 +296,25 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, *ir.LetStmt
 		return s, nil
 	}
 	if target.Kind == aTuple {
-		bd.fail(target.Span, "tuple assignment is only allowed with T.axis.remap inside a block")
+		// m, n = T.int64(), T.int64(): several symbolic variables at once.
+		if value.Kind == aTuple && !value.Paren && len(value.Items) == len(target.Items) {
+			decls := make([]ir.DataType, len(target.Items))
+			all := true
+			for i, t := range target.Items {
+				dt, isDecl := symDecl(value.Items[i])
+				all = all && isDecl && t.Kind == aName
+				decls[i] = dt
+			}
+			if all {
+				for i, t := range target.Items {
+					v := ir.NewPrimVar(t.Name, decls[i])
+					v.SetSpan(t.Span)
+					bd.define(t.Name, &symbol{prim: v})
+				}
+				return nil, nil
+			}
+		}
+		bd.fail(target.Span, "tuple assignment is only allowed to declare variables (m, n = T.int64(), T.int64()) or with T.axis.remap inside a block")
 	}
 	if target.Kind != aName {
 		bd.fail(target.Span, "expected a name or a buffer element as the assignment target, found %s", target.describe())

@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -93,8 +94,16 @@ func (d *pyLexer) LexString(filename string, src string) (lexer.Lexer, error) {
 }
 
 func newScanner(filename, src string) *scanner {
-	return &scanner{src: src, file: filename, line: 1, layoutState: layoutState{atLineStart: true, stack: []int{0}}}
+	s := &scanner{src: src, file: filename, line: 1, layoutState: layoutState{atLineStart: true, stack: []int{0}}}
+	// A UTF-8 byte-order mark is not text (Python skips it too); columns
+	// on the first line count from after it.
+	if strings.HasPrefix(src, byteOrderMark) {
+		s.off, s.lineStart = len(byteOrderMark), len(byteOrderMark)
+	}
+	return s
 }
+
+const byteOrderMark = "\ufeff"
 
 // scanner is the state of one lexing run.
 type scanner struct {

@@ -3,10 +3,12 @@ package syntax
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/alecthomas/participle/v2/lexer"
+	"github.com/stretchr/testify/require"
 )
 
 // tokenStream lexes src and renders the tokens compactly: synthesized
@@ -154,6 +156,9 @@ func significantTokens(lx lexer.Lexer, def lexer.Definition) ([]string, error) {
 // stops with a layout error); when it rejects src, so does the scanner.
 func checkAgainstRegexpRules(t *testing.T, name, src string) {
 	t.Helper()
+	// The reference rules do not know a byte-order mark (TestByteOrderMark
+	// covers it).
+	src = strings.TrimPrefix(src, byteOrderMark)
 	ref, _ := regexpRules.LexString("t", src)
 	want, refErr := significantTokens(ref, regexpRules)
 	lx, _ := pythonLexer.LexString("t", src)
@@ -251,4 +256,32 @@ func comparePeekingLexers(t *testing.T, fast, slow *lexer.PeekingLexer) {
 		fast.Next()
 		slow.Next()
 	}
+}
+
+// TestByteOrderMark: a leading BOM is skipped; tokens keep their columns
+// (counted after it) and byte offsets (counted in the file).
+func TestByteOrderMark(t *testing.T) {
+	const src = "x = f(1)\ny = 2\n"
+	plain, _ := pythonLexer.LexString("t", src)
+	want, err := significantTokens(plain, pythonLexer)
+	require.NoError(t, err)
+	bom, _ := pythonLexer.LexString("t", byteOrderMark+src)
+	got, err := significantTokens(bom, pythonLexer)
+	require.NoError(t, err)
+	require.Len(t, got, len(want))
+	for i := range want {
+		// Offsets are the last field: "Type:value@line:col/offset".
+		w, g := want[i], got[i]
+		if strings.HasPrefix(w, "EOF") {
+			require.Equal(t, w, g)
+			continue
+		}
+		ws, gs := strings.LastIndexByte(w, '/'), strings.LastIndexByte(g, '/')
+		require.Equal(t, w[:ws], g[:gs], "token %d", i)
+		wo, _ := strconv.Atoi(w[ws+1:])
+		gotOff, _ := strconv.Atoi(g[gs+1:])
+		require.Equal(t, wo+len(byteOrderMark), gotOff, "token %d", i)
+	}
+	_, diags := Parse("bom.tvms", []byte(byteOrderMark+"@I.ir_module\nclass M:\n    @R.function\n    def f(x: R.Tensor((2,), \"float32\")):\n        return x\n"))
+	require.Empty(t, diags)
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,8 +87,20 @@ var goldenFiles = []string{
 	"tir_regions_inferred.tvms",
 }
 
+// tvmFormsDir holds one module per TVMScript form TVM v0.23 accepts (see
+// tvm-op-signatures' parser rules): each file's print is golden too.
+const tvmFormsDir = "tvm_forms"
+
 func TestPrintGolden(t *testing.T) {
-	for _, name := range goldenFiles {
+	forms, err := filepath.Glob(filepath.Join(corpusRoot, tvmFormsDir, "*.tvms"))
+	if err != nil || len(forms) < 10 {
+		t.Fatalf("%d TVM form files (%v), want at least 10", len(forms), err)
+	}
+	names := slices.Clone(goldenFiles)
+	for _, f := range forms {
+		names = append(names, filepath.Join(tvmFormsDir, filepath.Base(f)))
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(corpusRoot, name))
 			if err != nil {
