@@ -29,7 +29,7 @@ var ruleReasons = []string{
 	"LLVM's MachineFunctionProperties (`llvm/include/llvm/CodeGen/MachineFunction.h`, and getRequiredProperties, getSetProperties, getClearedProperties in `llvm/include/llvm/CodeGen/MachineFunctionPass.h`) keep every property a pass does not clear: " +
 		"the rule above. It works there because the properties are few, fixed, and cleared by name by the few passes that break them; here every new phase property would oblige every existing pass to be re-audited.",
 	"Keeping only what a pass declares (like LLVM IR's PreservedAnalyses) is correct but makes every contract list a dozen properties, and adding a property means editing every pass. " +
-		"The horizon keeps contracts as short as before (no pass in the tree needs `Preserves`) and is correct by construction for the properties a pass has not heard of: " +
+		"The horizon keeps contracts as short as before (only a pass used across phases needs `Preserves`: Normalize, which may re-normalize a lowered module, and ComputePrimValue, which sits between LowerRuntimeBuiltin and VMShapeLower) and is correct by construction for the properties a pass has not heard of: " +
 		"a property added to phase build later can never make an ingest or lower pass's contract false.",
 	"Within its horizon a pass answers for what it keeps, and the contract audit checks that: what a pass knows it can be held to. " +
 		"The cost is that a pass run on a module beyond its horizon demotes the module (a lower module after an ingest-horizon pass records optimize); rerun the barrier.",

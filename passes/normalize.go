@@ -12,6 +12,12 @@ var NormalizeInfo = Info{
 	Doc:         "put every Relax function in A-normal form with struct info filled in",
 	OptLevel:    1,
 	Establishes: phase.Of(phase.Normalized),
+	// Normalization only binds nested expressions to vars and fills in
+	// struct info: it adds no op, block, function, shape value or
+	// attribute, so it keeps every later phase's properties (the contract
+	// audit checks this on the lowered corpus), and a lowered module can
+	// be re-normalized without losing its phase.
+	Preserves: phase.Upto(phase.Build).Minus(phase.Upto(phase.Ingest)),
 }
 
 func init() {
