@@ -15,8 +15,9 @@ const MinMapBytes = 1 << 20
 // Close unmaps them. After Close, the tensor and every slice taken from it
 // are invalid (touching them faults), so the owner closes it only when
 // nothing uses the tensor any more (for the VM: when the executable holding
-// the parameters is dropped). A MappedTensor that is not Mapped holds a
-// copy and Close does nothing.
+// the parameters is dropped). The file must not be truncated while mapped
+// (touching pages past its new end faults), as for any mapping. A
+// MappedTensor that is not Mapped holds a copy and Close does nothing.
 type MappedTensor struct {
 	*Tensor
 	region []byte // the whole mapping, nil when copied
