@@ -9,7 +9,7 @@ import (
 // chunkSize is the number of iterations vector mode processes per step:
 // large enough to amortise the per-chunk closure calls, small enough that a
 // body's scratch vectors stay in L1.
-const chunkSize = 256
+const chunkSize = 1024
 
 // bufData is a buffer bound in a frame: the typed slice for its dtype (only
 // one field is set), its runtime shape and row-major strides in elements.

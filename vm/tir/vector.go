@@ -2,6 +2,7 @@ package tir
 
 import (
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/vm/blas"
 )
 
 // Vector mode: an innermost loop runs chunkSize iterations per step, each
@@ -386,62 +387,68 @@ func vecFloatSelect[T floatT](vc *vcomp, cond, t, f ir.PrimExpr) vf[T] {
 
 func vecFloatBinary[T floatT](vc *vcomp, e *ir.Binary) vf[T] {
 	a, b := floatOperand[T](vc, e.A), floatOperand[T](vc, e.B)
+	var op func(x, y T) T
 	switch e.Op {
 	case ir.OpAdd:
-		return binFloat(a, b, addVV[T], func(x, y T) T { return x + y })
+		op = func(x, y T) T { return x + y }
 	case ir.OpSub:
-		return binFloat(a, b, subVV[T], func(x, y T) T { return x - y })
+		op = func(x, y T) T { return x - y }
 	case ir.OpMul:
-		return binFloat(a, b, mulVV[T], func(x, y T) T { return x * y })
+		op = func(x, y T) T { return x * y }
 	case ir.OpDiv:
-		return binFloat(a, b, divVV[T], func(x, y T) T { return x / y })
+		op = func(x, y T) T { return x / y }
 	case ir.OpMin:
-		return binFloat(a, b, nil, func(x, y T) T { return min(x, y) })
+		op = func(x, y T) T { return min(x, y) }
 	case ir.OpMax:
-		return binFloat(a, b, nil, func(x, y T) T { return max(x, y) })
+		op = func(x, y T) T { return max(x, y) }
+	default:
+		// The rest is computed in float64, as the scalar path does.
+		f := floatBinop(e.Op)
+		if f == nil {
+			vc.no("float operator")
+		}
+		op = func(x, y T) T { return T(f(float64(x), float64(y))) }
 	}
-	// The rest is computed in float64, as the scalar path does.
-	op := floatBinop(e.Op)
-	if op == nil {
-		vc.no("float operator")
-	}
-	return binFloat(a, b, nil, func(x, y T) T { return T(op(float64(x), float64(y))) })
-}
-
-// binFloat combines two operands lane by lane; vv, when given, is the
-// tuned loop for two vectors.
-func binFloat[T floatT](a, b operand[T], vv func(dst, x, y []T), op func(x, y T) T) vf[T] {
+	vv, vs, sv := lanesVV[T](e.Op), lanesVS[T](e.Op), lanesSV[T](e.Op)
 	switch {
 	case a.vec != nil && b.vec != nil:
-		if vv != nil {
-			return func(fr *frame, x0 int64, dst []T) []T {
-				n := len(dst)
-				vv(dst, a.eval(fr, x0, n), b.eval(fr, x0, n))
-				return dst
+		if vv == nil {
+			vv = func(dst, x, y []T) {
+				x, y = x[:len(dst)], y[:len(dst)]
+				for i := range dst {
+					dst[i] = op(x[i], y[i])
+				}
 			}
 		}
 		return func(fr *frame, x0 int64, dst []T) []T {
 			n := len(dst)
-			av, bv := a.eval(fr, x0, n), b.eval(fr, x0, n)
-			for i := range dst {
-				dst[i] = op(av[i], bv[i])
-			}
+			vv(dst, a.eval(fr, x0, n), b.eval(fr, x0, n))
 			return dst
 		}
 	case a.vec != nil:
-		return func(fr *frame, x0 int64, dst []T) []T {
-			av, s := a.eval(fr, x0, len(dst)), b.inv(fr)
-			for i := range dst {
-				dst[i] = op(av[i], s)
+		if vs == nil {
+			vs = func(dst, x []T, s T) {
+				x = x[:len(dst)]
+				for i := range dst {
+					dst[i] = op(x[i], s)
+				}
 			}
+		}
+		return func(fr *frame, x0 int64, dst []T) []T {
+			vs(dst, a.eval(fr, x0, len(dst)), b.inv(fr))
 			return dst
 		}
 	case b.vec != nil:
-		return func(fr *frame, x0 int64, dst []T) []T {
-			s, bv := a.inv(fr), b.eval(fr, x0, len(dst))
-			for i := range dst {
-				dst[i] = op(s, bv[i])
+		if sv == nil {
+			sv = func(dst, y []T, s T) {
+				y = y[:len(dst)]
+				for i := range dst {
+					dst[i] = op(s, y[i])
+				}
 			}
+		}
+		return func(fr *frame, x0 int64, dst []T) []T {
+			sv(dst, b.eval(fr, x0, len(dst)), a.inv(fr))
 			return dst
 		}
 	}
@@ -454,31 +461,153 @@ func binFloat[T floatT](a, b operand[T], vv func(dst, x, y []T), op func(x, y T)
 	}
 }
 
+// lanesVV, lanesVS and lanesSV are the tuned loops of the common
+// operators (vector-vector, vector-scalar, scalar-vector); nil for others.
+func lanesVV[T floatT](op ir.BinaryOp) func(dst, x, y []T) {
+	var z T
+	if _, f32 := any(z).(float32); f32 {
+		// vm/blas's AVX2 loops (plain Go elsewhere), same IEEE results.
+		var f func(dst, x, y []float32)
+		switch op {
+		case ir.OpAdd:
+			f = blas.AddF32
+		case ir.OpSub:
+			f = blas.SubF32
+		case ir.OpMul:
+			f = blas.MulF32
+		case ir.OpDiv:
+			f = blas.DivF32
+		}
+		if f != nil {
+			return any(f).(func(dst, x, y []T))
+		}
+	}
+	switch op {
+	case ir.OpAdd:
+		return addVV[T]
+	case ir.OpSub:
+		return func(dst, x, y []T) {
+			x, y = x[:len(dst)], y[:len(dst)]
+			for i := range dst {
+				dst[i] = x[i] - y[i]
+			}
+		}
+	case ir.OpMul:
+		return func(dst, x, y []T) {
+			x, y = x[:len(dst)], y[:len(dst)]
+			for i := range dst {
+				dst[i] = x[i] * y[i]
+			}
+		}
+	case ir.OpDiv:
+		return func(dst, x, y []T) {
+			x, y = x[:len(dst)], y[:len(dst)]
+			for i := range dst {
+				dst[i] = x[i] / y[i]
+			}
+		}
+	case ir.OpMax:
+		return func(dst, x, y []T) {
+			x, y = x[:len(dst)], y[:len(dst)]
+			for i := range dst {
+				dst[i] = max(x[i], y[i])
+			}
+		}
+	}
+	return nil
+}
+
+func lanesVS[T floatT](op ir.BinaryOp) func(dst, x []T, s T) {
+	var z T
+	if _, f32 := any(z).(float32); f32 {
+		var f func(dst, x []float32, s float32)
+		switch op {
+		case ir.OpAdd:
+			f = blas.AddScalarF32
+		case ir.OpSub:
+			// x - s is x + (-s) exactly in IEEE arithmetic.
+			f = func(dst, x []float32, s float32) { blas.AddScalarF32(dst, x, -s) }
+		case ir.OpMul:
+			f = blas.ScaleF32
+		}
+		if f != nil {
+			return any(f).(func(dst, x []T, s T))
+		}
+	}
+	switch op {
+	case ir.OpAdd:
+		return func(dst, x []T, s T) {
+			x = x[:len(dst)]
+			for i := range dst {
+				dst[i] = x[i] + s
+			}
+		}
+	case ir.OpSub:
+		return func(dst, x []T, s T) {
+			x = x[:len(dst)]
+			for i := range dst {
+				dst[i] = x[i] - s
+			}
+		}
+	case ir.OpMul:
+		return func(dst, x []T, s T) {
+			x = x[:len(dst)]
+			for i := range dst {
+				dst[i] = x[i] * s
+			}
+		}
+	case ir.OpDiv:
+		return func(dst, x []T, s T) {
+			x = x[:len(dst)]
+			for i := range dst {
+				dst[i] = x[i] / s
+			}
+		}
+	case ir.OpMax:
+		return func(dst, x []T, s T) {
+			x = x[:len(dst)]
+			for i := range dst {
+				dst[i] = max(x[i], s)
+			}
+		}
+	case ir.OpMin:
+		return func(dst, x []T, s T) {
+			x = x[:len(dst)]
+			for i := range dst {
+				dst[i] = min(x[i], s)
+			}
+		}
+	}
+	return nil
+}
+
+// lanesSV computes s op y[i].
+func lanesSV[T floatT](op ir.BinaryOp) func(dst, y []T, s T) {
+	switch op {
+	case ir.OpAdd, ir.OpMul, ir.OpMax, ir.OpMin:
+		return lanesVS[T](op) // commutative, NaN included
+	case ir.OpSub:
+		return func(dst, y []T, s T) {
+			y = y[:len(dst)]
+			for i := range dst {
+				dst[i] = s - y[i]
+			}
+		}
+	case ir.OpDiv:
+		return func(dst, y []T, s T) {
+			y = y[:len(dst)]
+			for i := range dst {
+				dst[i] = s / y[i]
+			}
+		}
+	}
+	return nil
+}
+
 func addVV[T floatT](dst, x, y []T) {
 	x, y = x[:len(dst)], y[:len(dst)]
 	for i := range dst {
 		dst[i] = x[i] + y[i]
-	}
-}
-
-func subVV[T floatT](dst, x, y []T) {
-	x, y = x[:len(dst)], y[:len(dst)]
-	for i := range dst {
-		dst[i] = x[i] - y[i]
-	}
-}
-
-func mulVV[T floatT](dst, x, y []T) {
-	x, y = x[:len(dst)], y[:len(dst)]
-	for i := range dst {
-		dst[i] = x[i] * y[i]
-	}
-}
-
-func divVV[T floatT](dst, x, y []T) {
-	x, y = x[:len(dst)], y[:len(dst)]
-	for i := range dst {
-		dst[i] = x[i] / y[i]
 	}
 }
 

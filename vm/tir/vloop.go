@@ -151,13 +151,74 @@ func (vc *vcomp) initStmts(ss []*ir.BufferStore, peeled bool) vstmt {
 	return seqV(parts)
 }
 
-// stmts compiles a list of stores into one vector statement.
+// stmts compiles a list of stores into one vector statement. Two
+// consecutive float32 sum reductions (a mean and a mean of squares, as
+// layer norm has) run in one interleaved loop: each keeps its own
+// sequential order, and the two dependency chains overlap.
 func (vc *vcomp) stmts(ss []*ir.BufferStore) vstmt {
 	var parts []vstmt
-	for _, s := range ss {
-		parts = append(parts, vc.store(s))
+	for i := 0; i < len(ss); i++ {
+		if i+1 < len(ss) {
+			if p := vc.sumPair(ss[i], ss[i+1]); p != nil {
+				parts = append(parts, p)
+				i++
+				continue
+			}
+		}
+		parts = append(parts, vc.store(ss[i]))
 	}
 	return seqV(parts)
+}
+
+// sumPair fuses two float32 sum reductions into distinct invariant
+// elements, or returns nil.
+func (vc *vcomp) sumPair(s1, s2 *ir.BufferStore) vstmt {
+	type red struct {
+		a *vaddr
+		v operand[float32]
+	}
+	var rs [2]red
+	for i, s := range []*ir.BufferStore{s1, s2} {
+		if storageOf(s.Buffer.DType) != stF32 {
+			return nil
+		}
+		for _, ix := range s.Indices {
+			if vc.varies(ix) {
+				return nil
+			}
+		}
+		op, e, ok := vc.reduction(s)
+		if !ok || op != ir.OpAdd || !vc.varies(e) {
+			return nil
+		}
+		if i == 1 && (s.Buffer == s1.Buffer || mentionsBuffer(e, s1.Buffer)) {
+			return nil
+		}
+		rs[i] = red{vc.addr(s.Buffer, s.Indices, s.Value), floatOperand[float32](vc, e)}
+	}
+	return func(fr *frame, x0 int64, n int) {
+		off1, _ := rs[0].a.at(fr, 1)
+		off2, _ := rs[1].a.at(fr, 1)
+		b1, b2 := fr.bufs[rs[0].a.buf].f32, fr.bufs[rs[1].a.buf].f32
+		x, y := rs[0].v.eval(fr, x0, n), rs[1].v.eval(fr, x0, n)
+		acc1, acc2 := b1[off1], b2[off2]
+		y = y[:len(x)]
+		for i, v := range x {
+			acc1 += v
+			acc2 += y[i]
+		}
+		b1[off1], b2[off2] = acc1, acc2
+	}
+}
+
+func mentionsBuffer(e ir.PrimExpr, b *ir.Buffer) bool {
+	found := false
+	walkExpr(e, func(x ir.PrimExpr) {
+		if l, ok := x.(*ir.BufferLoad); ok && l.Buffer == b {
+			found = true
+		}
+	})
+	return found
 }
 
 func seqV(parts []vstmt) vstmt {

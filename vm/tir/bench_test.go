@@ -1,0 +1,175 @@
+package tir_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/vm/tir"
+)
+
+// Benchmarks run side by side with their baselines; compare ns/op (and
+// MB/s where bytes are set) of the pairs.
+
+const broadcastAddSrc = `
+    @T.prim_func(private=True)
+    def add(var_A: T.handle, B: T.Buffer((T.int64(%[1]d),), "float32"), var_C: T.handle):
+        T.func_attr({"tir.noalias": True})
+        n = T.int64()
+        A = T.match_buffer(var_A, (n, T.int64(%[1]d)), "float32")
+        C = T.match_buffer(var_C, (n, T.int64(%[1]d)), "float32")
+        for i, j in T.grid(n, T.int64(%[1]d)):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + B[vj]
+`
+
+func randTensor(shape ...int64) *tensor.Tensor {
+	t := tensor.New(tensor.Float32, shape...)
+	d := tensor.Data[float32](t)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range d {
+		d[i] = r.Float32()*2 - 1
+	}
+	return t
+}
+
+func benchBroadcast(b *testing.B, rows, cols int64) {
+	f := parseFunc(b, fmt.Sprintf(broadcastAddSrc, cols), "add")
+	k, err := tir.Compile(f, "add")
+	if err != nil {
+		b.Fatal(err)
+	}
+	A, B, C := randTensor(rows, cols), randTensor(cols), tensor.New(tensor.Float32, rows, cols)
+	args := []tir.Arg{{T: A}, {T: B}, {T: C}}
+	b.Run("tir", func(b *testing.B) {
+		b.SetBytes(rows * cols * 8) // A read + C written
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := k.Call(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	a, bb, c := tensor.Data[float32](A), tensor.Data[float32](B), tensor.Data[float32](C)
+	b.Run("goloop", func(b *testing.B) {
+		b.SetBytes(rows * cols * 8)
+		for b.Loop() {
+			for i := int64(0); i < rows; i++ {
+				for j := int64(0); j < cols; j++ {
+					c[i*cols+j] = a[i*cols+j] + bb[j]
+				}
+			}
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		b.SetBytes(rows * cols * 8) // read + write
+		for b.Loop() {
+			copy(c, a)
+		}
+	})
+}
+
+// BenchmarkBroadcastAdd16M: goal tir >= 70% of copy's bytes/s.
+func BenchmarkBroadcastAdd16M(b *testing.B) { benchBroadcast(b, 4096, 4096) }
+
+// BenchmarkBroadcastAdd64K: goal tir >= 4x goloop.
+func BenchmarkBroadcastAdd64K(b *testing.B) { benchBroadcast(b, 256, 256) }
+
+func loadTestdataFunc(b *testing.B, file, name string) *ir.PrimFunc {
+	src, err := os.ReadFile("../../testdata/" + file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mod, diags := syntax.Parse(file, src)
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	return mod.PrimFunc(name)
+}
+
+// layerNormSrc is testdata/tir_layer_norm.tvms over a symbolic row count
+// and 1024 columns: no pattern matches it, it runs on the general path.
+const layerNormSrc = `
+    @T.prim_func(private=True)
+    def layer_norm(var_A: T.handle, gamma: T.Buffer((T.int64(1024),), "float32"), beta: T.Buffer((T.int64(1024),), "float32"), var_O: T.handle):
+        T.func_attr({"tir.noalias": True})
+        n = T.int64()
+        A = T.match_buffer(var_A, (n, T.int64(1024)), "float32")
+        T_layer_norm = T.match_buffer(var_O, (n, T.int64(1024)), "float32")
+        A_red_temp_v0 = T.alloc_buffer((n,), "float32")
+        A_red_temp_v1 = T.alloc_buffer((n,), "float32")
+        for ax0, k1 in T.grid(n, T.int64(1024)):
+            with T.block("A_red_temp"):
+                v_ax0, v_k1 = T.axis.remap("SR", [ax0, k1])
+                with T.init():
+                    A_red_temp_v0[v_ax0] = T.float32(0)
+                    A_red_temp_v1[v_ax0] = T.float32(0)
+                A_red_temp_v0[v_ax0] = A_red_temp_v0[v_ax0] + A[v_ax0, v_k1]
+                A_red_temp_v1[v_ax0] = A_red_temp_v1[v_ax0] + A[v_ax0, v_k1] * A[v_ax0, v_k1]
+        for ax0, ax1 in T.grid(n, T.int64(1024)):
+            with T.block("T_layer_norm"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T_layer_norm[v_ax0, v_ax1] = (A[v_ax0, v_ax1] - A_red_temp_v0[v_ax0] * T.float32(0.0009765625)) * T.rsqrt(A_red_temp_v1[v_ax0] * T.float32(0.0009765625) - A_red_temp_v0[v_ax0] * T.float32(0.0009765625) * (A_red_temp_v0[v_ax0] * T.float32(0.0009765625)) + T.float32(1.0000000000000001e-05)) * gamma[v_ax1] + beta[v_ax1]
+`
+
+// layerNormGo is the hand-written equivalent of layerNormSrc.
+func layerNormGo(a, gamma, beta, out []float32, rows, cols int) {
+	inv := float32(1) / float32(cols)
+	for i := range rows {
+		row := a[i*cols : (i+1)*cols]
+		var s, sq float32
+		for _, x := range row {
+			s += x
+			sq += x * x
+		}
+		mean := s * inv
+		r := float32(1 / math.Sqrt(float64(sq*inv-mean*mean+1e-5)))
+		o := out[i*cols : (i+1)*cols]
+		g, bt := gamma[:cols], beta[:cols]
+		for j, x := range row {
+			o[j] = (x-mean)*r*g[j] + bt[j]
+		}
+	}
+}
+
+// BenchmarkLayerNorm: goal tir <= 2x handwritten.
+func BenchmarkLayerNorm(b *testing.B) {
+	const rows, cols = 256, 1024
+	f := parseFunc(b, layerNormSrc, "layer_norm")
+	k, err := tir.Compile(f, "layer_norm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	A, G, Bt, O := randTensor(rows, cols), randTensor(cols), randTensor(cols), tensor.New(tensor.Float32, rows, cols)
+	args := []tir.Arg{{T: A}, {T: G}, {T: Bt}, {T: O}}
+	b.Run("tir", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := k.Call(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("handwritten", func(b *testing.B) {
+		for b.Loop() {
+			layerNormGo(tensor.Data[float32](A), tensor.Data[float32](G), tensor.Data[float32](Bt), tensor.Data[float32](O), rows, cols)
+		}
+	})
+}
+
+// BenchmarkCompileMatmul: goal <= 50us per compile of a 3-loop kernel.
+func BenchmarkCompileMatmul(b *testing.B) {
+	f := loadTestdataFunc(b, "tir_matmul_reduction.tvms", "matmul")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tir.Compile(f, "matmul"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
