@@ -61,7 +61,6 @@ type Kernel struct {
 	body    stmt
 	ret     func(fr *frame) Arg // nil unless the PrimFunc ends with T.ret
 	pattern string
-	fast    fastPath // pattern dispatch; nil for the general path
 
 	vectorLoops int
 	scalarLoops []string
@@ -138,11 +137,14 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 		}
 	}()
 	c.params(k)
-	body := f.Body
-	body, k.ret = c.splitRet(body, f.Ret)
-	k.body = c.compileStmt(body)
-	if !opts.General {
-		k.pattern, k.fast = c.dispatch(f)
+	body, ret := splitRet(f.Body)
+	if opts.General {
+		k.body = c.compileStmt(body)
+	} else {
+		k.body, k.pattern = c.compileTop(body)
+	}
+	if ret != nil {
+		k.ret = c.compileRet(ret)
 	}
 	k.bufs = c.bufs
 	k.vectorLoops, k.scalarLoops = c.vectorLoops, c.scalarLoops
@@ -217,46 +219,40 @@ func exprText(e ir.PrimExpr) string {
 	return "a shape expression"
 }
 
-// splitRet separates a trailing T.ret from the body.
-func (c *compiler) splitRet(body ir.Stmt, ret ir.DataType) (ir.Stmt, func(fr *frame) Arg) {
-	var last *ir.Evaluate
-	rest := body
-	switch s := body.(type) {
-	case *ir.Evaluate:
-		last, rest = s, nil
-	case *ir.SeqStmt:
-		if n := len(s.Stmts); n > 0 {
-			if e, ok := s.Stmts[n-1].(*ir.Evaluate); ok {
-				last = e
-				rest = &ir.SeqStmt{Stmts: s.Stmts[:n-1]}
-			}
-		}
-	}
-	call, ok := func() (*ir.PrimCall, bool) {
-		if last == nil {
+// splitRet separates a trailing T.ret(value) from the body.
+func splitRet(body ir.Stmt) (ir.Stmt, *ir.Evaluate) {
+	isRet := func(s ir.Stmt) (*ir.Evaluate, bool) {
+		e, ok := s.(*ir.Evaluate)
+		if !ok {
 			return nil, false
 		}
-		cl, ok := last.Value.(*ir.PrimCall)
-		return cl, ok && cl.Op == "ret"
-	}()
-	if !ok {
-		return body, nil
+		call, ok := e.Value.(*ir.PrimCall)
+		return e, ok && call.Op == "ret"
 	}
+	if e, ok := isRet(body); ok {
+		return &ir.SeqStmt{Stmts: []ir.Stmt{}}, e
+	}
+	if s, ok := body.(*ir.SeqStmt); ok && len(s.Stmts) > 0 {
+		if e, ok := isRet(s.Stmts[len(s.Stmts)-1]); ok {
+			return &ir.SeqStmt{Stmts: s.Stmts[:len(s.Stmts)-1]}, e
+		}
+	}
+	return body, nil
+}
+
+// compileRet compiles the value of T.ret.
+func (c *compiler) compileRet(e *ir.Evaluate) func(fr *frame) Arg {
+	call := e.Value.(*ir.PrimCall)
 	if len(call.Args) != 1 {
-		c.fail(last, "T.ret takes one value")
+		c.fail(e, "T.ret takes one value")
 	}
 	v := call.Args[0]
-	if rest == nil {
-		rest = &ir.SeqStmt{}
-	}
-	// Compile the rest first so the value sees its definitions.
-	compiled := c.compileStmt(rest)
 	if isFloatType(v.DType()) {
 		f := c.compileF(v)
-		return &ir.SeqStmt{}, func(fr *frame) Arg { compiled(fr); return Arg{F: f(fr)} }
+		return func(fr *frame) Arg { return Arg{F: f(fr)} }
 	}
 	i := c.compileI(v)
-	return &ir.SeqStmt{}, func(fr *frame) Arg { compiled(fr); return Arg{I: i(fr)} }
+	return func(fr *frame) Arg { return Arg{I: i(fr)} }
 }
 
 // Call runs the kernel on args (one per parameter, in order).
@@ -284,9 +280,6 @@ func (k *Kernel) call(args []Arg) (out Arg, err error) {
 	}()
 	if err := k.bind(fr, args); err != nil {
 		return Arg{}, err
-	}
-	if k.fast != nil && k.fast(fr) {
-		return Arg{}, nil
 	}
 	k.body(fr)
 	if k.ret != nil {

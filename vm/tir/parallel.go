@@ -18,6 +18,8 @@ type parJob struct {
 	slot   int
 	lo, hi int64
 	failed any // a panic in the worker, re-raised by the caller
+	// rng, when set, runs [lo, hi) of a pattern kernel on parent itself.
+	rng func(fr *frame, lo, hi int64)
 }
 
 var (
@@ -45,6 +47,10 @@ func (j *parJob) run() {
 			j.failed = r
 		}
 	}()
+	if j.rng != nil {
+		j.rng(j.parent, j.lo, j.hi)
+		return
+	}
 	fr := j.k.frames.Get().(*frame)
 	defer j.k.frames.Put(fr)
 	fr.copyFrom(j.parent)
@@ -114,6 +120,6 @@ func newJob(k *Kernel, parent *frame, body stmt, slot int, lo, hi int64) *parJob
 }
 
 func (j *parJob) release() {
-	j.k, j.parent, j.body, j.failed = nil, nil, nil, nil
+	j.k, j.parent, j.body, j.failed, j.rng = nil, nil, nil, nil, nil
 	jobPool.Put(j)
 }

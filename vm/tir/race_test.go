@@ -1,0 +1,5 @@
+//go:build race
+
+package tir_test
+
+const raceEnabled = true
