@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/phasec/phasec/vm/tensor"
 )
@@ -34,12 +35,15 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", k)
 }
 
-// Value is one register. Scalars live in i (floats as their bits) so that
-// moving them never allocates; objects live in obj as pointers.
+// Value is one register: 24 bytes, copied by value. Scalars live in i
+// (floats as their bits), objects in p as a pointer whose type kind
+// determines (*tensor.Tensor, *tensor.Storage, *Shape, *Tuple, *Closure,
+// *string), so that moving a value never allocates or boxes, and the
+// register file stays small.
 type Value struct {
-	kind Kind
+	p    unsafe.Pointer
 	i    int64
-	obj  any
+	kind Kind
 }
 
 // Shape is a runtime shape tuple (TVM's ShapeTuple).
@@ -62,12 +66,20 @@ func Int(v int64) Value                    { return Value{kind: KindInt, i: v} }
 func Float(v float64) Value                { return Value{kind: KindFloat, i: int64(math.Float64bits(v))} }
 func Bool(b bool) Value                    { return Value{kind: KindBool, i: b2i(b)} }
 func DTypeValue(d tensor.DType) Value      { return Value{kind: KindDType, i: int64(d)} }
-func String(s string) Value                { return Value{kind: KindString, obj: s} }
-func TensorValue(t *tensor.Tensor) Value   { return Value{kind: KindTensor, obj: t} }
-func StorageValue(s *tensor.Storage) Value { return Value{kind: KindStorage, obj: s} }
-func ShapeValue(dims ...int64) Value       { return Value{kind: KindShape, obj: &Shape{Dims: dims}} }
-func TupleValue(fields ...Value) Value     { return Value{kind: KindTuple, obj: &Tuple{Fields: fields}} }
-func closureValue(c *Closure) Value        { return Value{kind: KindFunc, obj: c} }
+func String(s string) Value                { return Value{kind: KindString, p: unsafe.Pointer(&s)} }
+func TensorValue(t *tensor.Tensor) Value   { return objValue(KindTensor, unsafe.Pointer(t)) }
+func StorageValue(s *tensor.Storage) Value { return objValue(KindStorage, unsafe.Pointer(s)) }
+func ShapeValue(dims ...int64) Value       { return Value{kind: KindShape, p: unsafe.Pointer(&Shape{Dims: dims})} }
+func TupleValue(fields ...Value) Value     { return Value{kind: KindTuple, p: unsafe.Pointer(&Tuple{Fields: fields})} }
+func closureValue(c *Closure) Value        { return objValue(KindFunc, unsafe.Pointer(c)) }
+
+// objValue makes an object value; a nil object is the null value.
+func objValue(k Kind, p unsafe.Pointer) Value {
+	if p == nil {
+		return Value{}
+	}
+	return Value{kind: k, p: p}
+}
 
 func b2i(b bool) int64 {
 	if b {
@@ -95,20 +107,41 @@ func (v Value) Float() (float64, bool) {
 	return 0, false
 }
 func (v Value) DType() (tensor.DType, bool) { return tensor.DType(v.i), v.kind == KindDType }
-func (v Value) Str() (string, bool)         { s, ok := v.obj.(string); return s, ok && v.kind == KindString }
+func (v Value) Str() (string, bool) {
+	if v.kind != KindString {
+		return "", false
+	}
+	return *(*string)(v.p), true
+}
 func (v Value) Tensor() (*tensor.Tensor, bool) {
-	t, ok := v.obj.(*tensor.Tensor)
-	return t, ok && v.kind == KindTensor
+	if v.kind != KindTensor {
+		return nil, false
+	}
+	return (*tensor.Tensor)(v.p), true
 }
 func (v Value) Storage() (*tensor.Storage, bool) {
-	s, ok := v.obj.(*tensor.Storage)
-	return s, ok && v.kind == KindStorage
+	if v.kind != KindStorage {
+		return nil, false
+	}
+	return (*tensor.Storage)(v.p), true
 }
-func (v Value) Shape() (*Shape, bool) { s, ok := v.obj.(*Shape); return s, ok && v.kind == KindShape }
-func (v Value) Tuple() (*Tuple, bool) { t, ok := v.obj.(*Tuple); return t, ok && v.kind == KindTuple }
+func (v Value) Shape() (*Shape, bool) {
+	if v.kind != KindShape {
+		return nil, false
+	}
+	return (*Shape)(v.p), true
+}
+func (v Value) Tuple() (*Tuple, bool) {
+	if v.kind != KindTuple {
+		return nil, false
+	}
+	return (*Tuple)(v.p), true
+}
 func (v Value) closure() (*Closure, bool) {
-	c, ok := v.obj.(*Closure)
-	return c, ok && v.kind == KindFunc
+	if v.kind != KindFunc {
+		return nil, false
+	}
+	return (*Closure)(v.p), true
 }
 
 // String renders the value briefly (tensors by dtype and shape), for errors
