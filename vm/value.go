@@ -69,9 +69,13 @@ func DTypeValue(d tensor.DType) Value      { return Value{kind: KindDType, i: in
 func String(s string) Value                { return Value{kind: KindString, p: unsafe.Pointer(&s)} }
 func TensorValue(t *tensor.Tensor) Value   { return objValue(KindTensor, unsafe.Pointer(t)) }
 func StorageValue(s *tensor.Storage) Value { return objValue(KindStorage, unsafe.Pointer(s)) }
-func ShapeValue(dims ...int64) Value       { return Value{kind: KindShape, p: unsafe.Pointer(&Shape{Dims: dims})} }
-func TupleValue(fields ...Value) Value     { return Value{kind: KindTuple, p: unsafe.Pointer(&Tuple{Fields: fields})} }
-func closureValue(c *Closure) Value        { return objValue(KindFunc, unsafe.Pointer(c)) }
+func ShapeValue(dims ...int64) Value {
+	return Value{kind: KindShape, p: unsafe.Pointer(&Shape{Dims: dims})}
+}
+func TupleValue(fields ...Value) Value {
+	return Value{kind: KindTuple, p: unsafe.Pointer(&Tuple{Fields: fields})}
+}
+func closureValue(c *Closure) Value { return objValue(KindFunc, unsafe.Pointer(c)) }
 
 // objValue makes an object value; a nil object is the null value.
 func objValue(k Kind, p unsafe.Pointer) Value {
