@@ -7,6 +7,10 @@ EXAMPLE ?= testdata/models/mlp_legalized.tvms
 # VMShapeLower's shape heap and checks, global symbols) to phase build, what VM
 # code generation takes.
 DEMO_PASSES ?= canonicalize,lower,build
+# The demo's bundled inputs (batch 4) and the output a plain Go reference
+# computes from them (vm/codegen's TestMLPDemo checks both).
+DEMO_INPUTS ?= testdata/models/mlp_inputs
+DEMO_OUT ?= $(or $(TMPDIR),/tmp)/phasec-demo-mlp.pvm
 
 .PHONY: build test demo bench fuzz lint
 
@@ -18,10 +22,13 @@ test:
 	$(GO) test ./...
 
 # The main job: compile the bundled example model (the legalized MLP with a
-# symbolic batch) through the phase barriers, printing the result and the
-# per-pass timing.
+# symbolic batch) through the phase barriers and VM code generation into an
+# executable (with the per-pass timing), then run it on the bundled inputs,
+# printing the output NumPy-style, its distance to the reference, the
+# timings and the VM statistics.
 demo:
-	$(GO) run ./cmd/phasec opt --passes $(DEMO_PASSES) --time-passes $(EXAMPLE)
+	$(GO) run ./cmd/phasec build --passes $(DEMO_PASSES) --time-passes -o $(DEMO_OUT) $(EXAMPLE)
+	$(GO) run ./cmd/phasec run --stats --repeat 20 $(foreach p,x w0 b0 w1 b1,--input $(p)=$(DEMO_INPUTS)/$(p).npy) --expect $(DEMO_INPUTS)/expected.npy $(DEMO_OUT)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

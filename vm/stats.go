@@ -123,6 +123,8 @@ func mergeKernels(a, b []KernelStats) []KernelStats {
 
 // Print writes the statistics as a table.
 func (s *Stats) Print(w io.Writer) {
+	sort.SliceStable(s.Funcs, func(i, j int) bool { return s.Funcs[i].Time > s.Funcs[j].Time })
+	sort.SliceStable(s.Kernels, func(i, j int) bool { return s.Kernels[i].Time > s.Kernels[j].Time })
 	fmt.Fprintf(w, "instructions executed: %d\n", s.Instructions)
 	fmt.Fprintf(w, "functions:\n")
 	for _, f := range s.Funcs {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -18,7 +19,7 @@ import (
 )
 
 const runUsage = "[--func main] [--input name=file.npy]... [--random-inputs] [--seed N] [--symbolic n=32]... " +
-	"[-o out.npz] [--stats] [--repeat N] [build flags] MODEL.pvm|FILE.tvms"
+	"[-o out.npz] [--stats] [--repeat N] [--expect FILE.npy]... [build flags] MODEL.pvm|FILE.tvms"
 
 func init() {
 	register(&command{
@@ -33,7 +34,7 @@ func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec run %s\n", runUsage); fs.PrintDefaults() }
-	var inputs, symbolic repeatFlag
+	var inputs, symbolic, expect repeatFlag
 	fn := fs.String("func", "main", "the function to run")
 	fs.Var(&inputs, "input", "bind parameter `name=file.npy` (repeatable; in parameter order without name=)")
 	random := fs.Bool("random-inputs", false, "fill parameters without --input with random values (uniform in [-1, 1) for floats)")
@@ -42,6 +43,7 @@ func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	outPath := fs.String("o", "", "write the outputs to `out.npz`")
 	stats := fs.Bool("stats", false, "print instructions executed, time per function and kernel, allocations and peak bytes")
 	repeat := fs.Int("repeat", 1, "run `N` times (timings over all runs)")
+	fs.Var(&expect, "expect", "compare the outputs, in order, with `FILE.npy` (repeatable): fail beyond 1e-5 * max(1, |expected|)")
 	bf := addBuildFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -140,6 +142,12 @@ func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		total.Print(stdout)
 		if b, n := exe.PlannedStaticBytes(); n > 0 {
 			fmt.Fprintf(stdout, "planned static storage: %d bytes in %d allocations per call (plus shape-dependent ones)\n", b, n)
+		}
+	}
+	if len(expect) > 0 {
+		if err := compareExpected(stdout, named, expect); err != nil {
+			fmt.Fprintf(stderr, "phasec run: %v\n", err)
+			return 1
 		}
 	}
 	if *outPath != "" {
@@ -311,4 +319,34 @@ func timingSummary(ts []time.Duration) string {
 
 func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%.3f ms", float64(d.Nanoseconds())/1e6)
+}
+
+// compareExpected checks each output against an expected .npy (fp32
+// tolerance 1e-5, relative beyond magnitude 1) and prints the distance.
+func compareExpected(w io.Writer, outs []namedValue, files []string) error {
+	if len(files) > len(outs) {
+		return fmt.Errorf("--expect: %d files for %d outputs", len(files), len(outs))
+	}
+	for i, file := range files {
+		want, err := tensor.ReadNpyFile(file)
+		if err != nil {
+			return fmt.Errorf("--expect: %w", err)
+		}
+		got, ok := outs[i].Value.Tensor()
+		if !ok || got.DType != want.DType || tensor.FormatShape(got.Shape) != tensor.FormatShape(want.Shape) {
+			return fmt.Errorf("%s: got %s, expected %s%s from %s", outs[i].Name, outs[i].Value, want.DType, tensor.FormatShape(want.Shape), file)
+		}
+		worst, at := 0.0, 0
+		for k := range int(want.NumElements()) {
+			g, e := got.Float64At(k), want.Float64At(k)
+			if d := math.Abs(g-e) / math.Max(1, math.Abs(e)); d > worst || math.IsNaN(d) {
+				worst, at = d, k
+			}
+		}
+		fmt.Fprintf(w, "%s vs %s: max error %.3g (tolerance 1e-5)\n", outs[i].Name, file, worst)
+		if !(worst <= 1e-5) {
+			return fmt.Errorf("%s differs from %s at element %d: %g vs %g", outs[i].Name, file, at, got.Float64At(at), want.Float64At(at))
+		}
+	}
+	return nil
 }
