@@ -52,6 +52,11 @@ type builder struct {
 	diags diag.List
 	conv  converter
 
+	// declared is the annotation of the binding whose value declaredFor is
+	// being converted: the struct info of an opaque call (build_opaque.go).
+	declared    ir.StructInfo
+	declaredFor *ast
+
 	mod      *ir.Module
 	modName  string          // the class name of the module ("Module")
 	funcs    map[string]bool // module function names -> true for Relax, false for TIR

@@ -13,7 +13,7 @@ import (
 
 // relaxForms are the R.* names that are not ops.
 var relaxForms = []string{
-	"R.const", "R.shape", "R.prim_value", "R.str", "R.dtype", "R.tuple", "R.ExternFunc",
+	"R.const", "R.shape", "R.prim_value", "R.str", "R.dtype", "R.tuple", "R.ExternFunc", "R.TupleGetItem", "R.ShapeExpr", "R.emit_with_sinfo",
 	"R.match_cast", "R.output", "R.dataflow", "R.func_attr", "R.function",
 }
 
@@ -52,6 +52,24 @@ func (bd *builder) relaxCall(a *ast) ir.Expr {
 			bd.fail(arg.Span, "expected a string in R.ExternFunc(...), found %s", arg.describe())
 		}
 		return ir.NewExternFunc(arg.Text)
+	case "R.TupleGetItem":
+		// The IR node's constructor, R.TupleGetItem(tuple_value, index).
+		args := bd.callArgs(a, "tuple_value", "index")
+		if args["tuple_value"] == nil || args["index"] == nil {
+			bd.fail(a.Span, "expected R.TupleGetItem(tuple_value, index)")
+		}
+		idx := args["index"]
+		if idx.Kind != aInt {
+			bd.fail(idx.Span, "expected an integer index, found %s", idx.describe())
+		}
+		n, _ := bd.number(idx, false).(int64)
+		g := &ir.TupleGetItem{Tuple: bd.relaxExpr(args["tuple_value"]), Index: int(n)}
+		g.SetSpan(a.Span)
+		return g
+	case "R.ShapeExpr":
+		return bd.shapeExpr(bd.onlyArg(a, "values"))
+	case "R.emit_with_sinfo":
+		return bd.emitWithSInfo(a)
 	case "R.match_cast":
 		bd.fail(a.Span, "R.match_cast(...) must be the whole value of a binding (v = R.match_cast(x, sinfo))")
 	case "R.output":
@@ -65,6 +83,13 @@ func (bd *builder) relaxCall(a *ast) ir.Expr {
 			bd.fail(a.Span, "expected a Relax value, found the struct info %s(...)", callee)
 		}
 		op, ok := ir.OpByPath(callee)
+		if !ok && isTVMRelaxName(callee) {
+			var declared ir.StructInfo
+			if bd.declaredFor == a {
+				declared = bd.declared
+			}
+			return bd.opaqueCall(a, callee, declared)
+		}
 		if !ok {
 			bd.fail(a.X.Span, "unknown operator %s%s", callee, didYouMean(callee, opPaths(), ""))
 		}
@@ -358,7 +383,10 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 			if op.SInfoArgs == ir.SInfoArgsKw {
 				want = "sinfo_args"
 			}
-			if op.SInfoArgs == ir.NoSInfoArgs || (want == "out_sinfo") != (kw == "out_sinfo" || kw == "out_ty") {
+			// sinfo_args on an op that takes none is what TVM prints for
+			// a call built with R.emit_with_sinfo: kept as given.
+			noneTaken := op.SInfoArgs == ir.NoSInfoArgs && kw != "sinfo_args" && kw != "ty_args"
+			if noneTaken || op.SInfoArgs != ir.NoSInfoArgs && (want == "out_sinfo") != (kw == "out_sinfo" || kw == "out_ty") {
 				bd.fail(it.Span, "unknown keyword %s in %s(...)%s", kw, path, didYouMean(kw, paramNames(op), ""))
 			}
 			call.SInfoArgs = bd.sinfoList(it)
@@ -542,4 +570,31 @@ func (bd *builder) sinfoList(a *ast) []ir.StructInfo {
 		return out
 	}
 	return []ir.StructInfo{bd.sinfo(a)}
+}
+
+// emitWithSInfo converts R.emit_with_sinfo(op, args, sinfo_args): a call of
+// the op registered under the name op ("relax.add") with explicit struct
+// info arguments (python/tvm/script/ir_builder/relax/ir.py).
+func (bd *builder) emitWithSInfo(a *ast) ir.Expr {
+	args := bd.callArgs(a, "op", "args", "sinfo_args")
+	name, list := args["op"], args["args"]
+	if name == nil || list == nil || name.Kind != aStr {
+		bd.fail(a.Span, "expected R.emit_with_sinfo(\"op.name\", (args...), sinfo_args)")
+	}
+	op, ok := ir.LookupOp(name.Text)
+	if !ok {
+		bd.fail(name.Span, "unknown operator %q", name.Text)
+	}
+	call := &ir.Call{Op: op}
+	if list.Kind != aTuple && list.Kind != aList {
+		bd.fail(list.Span, "expected a tuple of arguments, found %s", list.describe())
+	}
+	for _, it := range list.Items {
+		call.Args = append(call.Args, bd.relaxExpr(it))
+	}
+	if si := args["sinfo_args"]; si != nil {
+		call.SInfoArgs = bd.sinfoList(si)
+	}
+	call.SetSpan(a.Span)
+	return call
 }

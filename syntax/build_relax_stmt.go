@@ -218,7 +218,11 @@ func (bd *builder) bindName(target *ast, annot *exprNode, value *ast, sp diag.Sp
 		ok = true
 		return
 	}
+	// An opaque call (a TVM op phasec has no schema for) takes its struct
+	// info from the annotation.
+	bd.declared, bd.declaredFor = ann, value
 	val := bd.relaxExpr(value)
+	bd.declared, bd.declaredFor = nil, nil
 	v := ir.NewVar(name, ann)
 	v.Dataflow = dataflow
 	v.SetSpan(target.Span)

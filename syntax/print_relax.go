@@ -210,7 +210,7 @@ func (p *printer) binding(b ir.Binding, inDataflow bool) {
 		}
 		p.line()
 		p.str(p.defineVar(b.Var))
-		if needAnnotation(b.Var.StructInfo(), b.Value.StructInfo()) {
+		if needAnnotation(b.Var.StructInfo(), b.Value.StructInfo()) || declaresOpaque(b.Value) {
 			p.str(": ")
 			p.sinfo(b.Var.StructInfo())
 		}
@@ -448,11 +448,22 @@ func (p *printer) opCall(op *ir.Op, c *ir.Call) {
 		p.byte('=')
 		p.expr(c.Args[i])
 	}
-	if !dps && len(c.SInfoArgs) > 0 {
+	if !dps && len(c.SInfoArgs) > 0 && !isOpaqueOp(op) {
 		comma()
 		p.sinfoArgs(c.SInfoArgs)
 	}
 	p.byte(')')
+}
+
+// declaresOpaque reports whether e is an opaque call whose struct info was
+// declared by its binding's annotation, which must then be printed.
+func declaresOpaque(e ir.Expr) bool {
+	c, ok := e.(*ir.Call)
+	if !ok {
+		return false
+	}
+	op, ok := c.Op.(*ir.Op)
+	return ok && isOpaqueOp(op) && len(c.SInfoArgs) > 0
 }
 
 // callAttrs prints a call's attributes as keywords: schema attributes in

@@ -1,0 +1,170 @@
+package syntax
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/phasec/phasec/ir"
+)
+
+// Opaque calls: a name TVM v0.23's parser resolves under R. (tvm_names.go)
+// that phasec has no op for yet still parses, into a call of an opaque op
+// that keeps what was written: positional arguments as Relax values,
+// keyword arguments as attributes in their order, and the struct info the
+// binding declares ("y: R.Tensor((4,), "float32") = R.nn.conv2d(...)"), or
+// the out_sinfo/sinfo_args it was given, or else R.Object. The checker
+// then sees the call (an opaque op is a high-level tensor op: nothing
+// lowers it, which the phase invariants report), and the printer writes it
+// back as it was read.
+
+// opaqueOps interns opaque ops by path and argument shape, so that every
+// parse of the same call shape uses the same op (structural equality
+// compares ops by identity).
+var opaqueOps sync.Map // string -> *ir.Op
+
+// opaqueKey marks an opaque op in Op.Extra.
+const opaqueKey = "syntax.opaque"
+
+func isOpaqueOp(op *ir.Op) bool {
+	v, _ := op.Extra[opaqueKey].(bool)
+	return v
+}
+
+// opaqueOp returns the op for a call of path with nPos positional
+// arguments followed by the keywords kws.
+func opaqueOp(path string, nPos int, kws []string) *ir.Op {
+	key := path + "/" + strconv.Itoa(nPos) + "/" + strings.Join(kws, ",")
+	if op, ok := opaqueOps.Load(key); ok {
+		return op.(*ir.Op)
+	}
+	op := &ir.Op{
+		Name:     "relax." + strings.TrimPrefix(path, "R."),
+		Doc:      "an operator phasec does not know yet, kept as written",
+		Pure:     true,
+		Category: ir.CatTensor,
+		Infer:    inferOpaque,
+		Extra:    map[string]any{opaqueKey: true},
+	}
+	sig := tvmRelaxSignatures[path]
+	for i := range nPos {
+		name := "arg" + strconv.Itoa(i)
+		if i < len(sig) && !strings.HasPrefix(sig[i], "*") {
+			name = sig[i]
+		}
+		op.Params = append(op.Params, ir.Param{Name: name, Kind: ir.ArgExpr})
+	}
+	for _, k := range kws {
+		op.Params = append(op.Params, ir.Param{Name: k, Kind: ir.AttrAny})
+	}
+	actual, _ := opaqueOps.LoadOrStore(key, op)
+	return actual.(*ir.Op)
+}
+
+// inferOpaque: the explicit output struct info, the declared one, or
+// R.Object.
+func inferOpaque(_ *ir.InferCtx, c *ir.Call) (ir.StructInfo, error) {
+	for _, k := range []string{"out_sinfo", "sinfo_args"} {
+		switch s := c.Attrs[k].(type) {
+		case ir.StructInfo:
+			return s, nil
+		case []any:
+			fields := make([]ir.StructInfo, 0, len(s))
+			for _, f := range s {
+				if si, ok := f.(ir.StructInfo); ok {
+					fields = append(fields, si)
+				}
+			}
+			if k == "sinfo_args" && len(fields) > 0 {
+				return fields[0], nil
+			}
+			if len(fields) == len(s) {
+				return ir.NewTupleInfo(fields...), nil
+			}
+		}
+	}
+	if len(c.SInfoArgs) > 0 {
+		return c.SInfoArgs[0], nil
+	}
+	return ir.Object(), nil
+}
+
+// isTVMRelaxName reports whether TVM v0.23's parser resolves path.
+func isTVMRelaxName(path string) bool {
+	_, ok := tvmRelaxSignatures[path]
+	return ok
+}
+
+// opaqueCall converts a call of a TVM name phasec has no op for. declared
+// is the struct info the binding declares for it (nil if none).
+func (bd *builder) opaqueCall(a *ast, path string, declared ir.StructInfo) ir.Expr {
+	var args []ir.Expr
+	var kws []string
+	var attrs ir.Attrs
+	sig := tvmRelaxSignatures[path]
+	for i, it := range a.Items {
+		kw := a.Keywords[i]
+		if kw == "" && len(kws) > 0 {
+			bd.fail(it.Span, "positional argument after keyword arguments in %s(...)", path)
+		}
+		if kw == "" && !bd.isStructInfoExpr(it) {
+			args = append(args, bd.relaxExpr(it))
+			continue
+		}
+		if kw == "" {
+			// A positional struct info (call_tir_with_grad's out_sinfo)
+			// is kept under its parameter's name.
+			kw = "out_sinfo"
+			if i < len(sig) && !strings.HasPrefix(sig[i], "*") {
+				kw = sig[i]
+			}
+		}
+		if attrs == nil {
+			attrs = ir.Attrs{}
+		}
+		if _, dup := attrs[kw]; dup {
+			bd.fail(it.Span, "argument %s of %s given twice", kw, path)
+		}
+		kws = append(kws, kw)
+		attrs[kw] = bd.opaqueAttr(kw, it)
+	}
+	call := &ir.Call{Op: opaqueOp(path, len(args), kws), Args: args, Attrs: attrs}
+	if declared != nil {
+		call.SInfoArgs = []ir.StructInfo{declared}
+	}
+	call.SetSpan(a.Span)
+	return call
+}
+
+func (bd *builder) isStructInfoExpr(a *ast) bool {
+	name, ok := a.Dotted()
+	if !ok {
+		name = a.callee()
+	}
+	_, is := sinfoNames[strings.TrimPrefix(name, "R.")]
+	return is && strings.HasPrefix(name, "R.")
+}
+
+// opaqueAttr converts a keyword argument of an opaque call: struct info
+// for out_sinfo/sinfo_args, a Relax value for a name bound to one or an R.
+// call, and an attribute literal otherwise.
+func (bd *builder) opaqueAttr(kw string, a *ast) any {
+	switch {
+	case kw == "out_sinfo" || kw == "sinfo_args" || bd.isStructInfoExpr(a):
+		if a.Kind == aList || a.Kind == aTuple {
+			out := make([]any, len(a.Items))
+			for i, it := range a.Items {
+				out[i] = bd.sinfo(it)
+			}
+			return out
+		}
+		return bd.sinfo(a)
+	case a.Kind == aName:
+		if s := bd.lookup(a.Name); s != nil && s.relax != nil {
+			return bd.relaxExpr(a)
+		}
+	case a.Kind == aCall && strings.HasPrefix(a.callee(), "R."):
+		return bd.relaxExpr(a)
+	}
+	return bd.attrValue(a)
+}
