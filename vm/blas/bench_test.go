@@ -256,3 +256,56 @@ func median(xs []float64) float64 {
 	}
 	return s[len(s)/2]
 }
+
+// BenchmarkAddSideBySide interleaves in every iteration: at 16M elements
+// copy(), AddF32 and the bias-style AddRowF32 (4096 columns); at 64K
+// elements (in L2) AddF32 and a plain Go loop, 64 times each. Bandwidth
+// counts bytes read plus written (copy 8, a + b 12, row add 8 per
+// element). Reported (medians over iterations): GB/s of each, and
+//
+//	add/copy-bw, addrow/copy-bw   16M bandwidth relative to copy()
+//	64K-x-goloop                  AddF32 speed-up over the Go loop
+func BenchmarkAddSideBySide(b *testing.B) {
+	const big, small, reps = 16 << 20, 64 << 10, 64
+	x, y, z := make([]float32, big), make([]float32, big), make([]float32, big)
+	for i := range x {
+		x[i], y[i] = float32(i), 1
+	}
+	row := y[:4096]
+	gbps := func(bytes float64, f func()) float64 {
+		start := time.Now()
+		f()
+		return bytes / time.Since(start).Seconds() / 1e9
+	}
+	m := map[string][]float64{}
+	add := func(name string, v float64) { m[name] = append(m[name], v) }
+	b.ResetTimer()
+	for range b.N {
+		cp := gbps(8*big, func() { copy(z, x) })
+		ad := gbps(12*big, func() { AddF32(z, x, y) })
+		ar := gbps(8*big, func() { AddRowF32(z, x, row) })
+		xs, ys, zs := x[:small], y[:small], z[:small]
+		fast := gbps(12*small*reps, func() {
+			for range reps {
+				AddF32(zs, xs, ys)
+			}
+		})
+		slow := gbps(12*small*reps, func() {
+			for range reps {
+				addF32Go(zs, xs, ys)
+			}
+		})
+		add("copy-GB/s", cp)
+		add("add-GB/s", ad)
+		add("addrow-GB/s", ar)
+		add("add/copy-bw", ad/cp)
+		add("addrow/copy-bw", ar/cp)
+		add("64K-add-GB/s", fast)
+		add("64K-goloop-GB/s", slow)
+		add("64K-x-goloop", fast/slow)
+	}
+	for name, xs := range m {
+		b.ReportMetric(median(xs), name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
