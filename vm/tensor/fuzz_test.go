@@ -1,13 +1,15 @@
 package tensor
 
 import (
+	"archive/zip"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-func addGoldenSeeds(f *testing.F, pattern string) {
+func addGoldenSeeds(f *testing.F, pattern string, extra ...any) {
 	files, err := filepath.Glob(filepath.Join("testdata", pattern))
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no seeds for %s: %v", pattern, err)
@@ -17,7 +19,7 @@ func addGoldenSeeds(f *testing.F, pattern string) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b)
+		f.Add(append([]any{b}, extra...)...)
 	}
 }
 
@@ -47,10 +49,21 @@ func FuzzReadNpy(f *testing.F) {
 	})
 }
 
-// FuzzReadNpz: any archive is a list of tensors or an error.
+// FuzzReadNpz: any archive is a list of tensors or an error. With wrap set,
+// the input becomes one deflated entry of a valid archive, so the fuzzer
+// explores the entry decoder past the zip CRC check.
 func FuzzReadNpz(f *testing.F) {
-	addGoldenSeeds(f, "*.npz")
-	f.Fuzz(func(t *testing.T, data []byte) {
+	addGoldenSeeds(f, "*.npz", false)
+	addGoldenSeeds(f, "npy/float32.npy", true)
+	addGoldenSeeds(f, "npy/fortran_int32_2x3x2.npy", true)
+	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {
+		if wrap {
+			var buf bytes.Buffer
+			if err := zipEntry(&buf, "x.npy", data); err != nil {
+				t.Fatal(err)
+			}
+			data = buf.Bytes()
+		}
 		arrays, err := readNpzBytes(data)
 		if err != nil {
 			return
@@ -61,4 +74,16 @@ func FuzzReadNpz(f *testing.F) {
 			}
 		}
 	})
+}
+
+func zipEntry(w io.Writer, name string, b []byte) error {
+	zw := zip.NewWriter(w)
+	ew, err := zw.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := ew.Write(b); err != nil {
+		return err
+	}
+	return zw.Close()
 }
