@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -41,6 +42,8 @@ type Options struct {
 	MaxAllocBytes int64
 	// Stats turns on per-function and per-kernel timing (RunStats).
 	Stats bool
+	// Stdout receives relax.run.print output (default os.Stdout).
+	Stdout io.Writer
 }
 
 // VM is a linked executable: builtins resolved, kernels compiled, constants

@@ -551,3 +551,21 @@ func reseal(payload []byte) []byte {
 	out = appendU32(out, crc32c(payload))
 	return append(out, payload...)
 }
+
+func TestDebugBuiltins(t *testing.T) {
+	var out strings.Builder
+	b := NewBuilder()
+	b.BeginFunc("main", []string{"x", "n"})
+	b.CallPacked(RegVoid, "relax.run.print", []Arg{ConstArg(b.Const(Constant{Kind: ConstString, Str: "x = {}, n = {}"})), RegArg(0), RegArg(1)}, pos(1))
+	b.CallPacked(RegVoid, "relax.run.assert_op", []Arg{RegArg(1), ConstArg(b.Const(Constant{Kind: ConstString, Str: "n must be nonzero, got {}"})), RegArg(1)}, pos(2))
+	b.Ret(0, pos(3))
+	b.EndFunc()
+	exe, err := b.Finish()
+	require.NoError(t, err)
+	vm := newVM(t, exe, Options{Stdout: &out})
+	_, err = vm.Run(context.Background(), "main", vecF32(1.5, -2), 3)
+	require.NoError(t, err)
+	assert.Equal(t, "x = [1.5 -2], n = 3\n", out.String())
+	_, err = vm.Run(context.Background(), "main", vecF32(1), 0)
+	assert.EqualError(t, err, "t.tvms:2:5: in main, instruction 1 (call  relax.run.assert_op in: %1, c[1], %1 dst: %void): n must be nonzero, got 0")
+}

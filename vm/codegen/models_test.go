@@ -295,3 +295,40 @@ func writeNpy(path string, t *tensor.Tensor) error {
 	}
 	return f.Close()
 }
+
+// TestControlFlowPipeline: a closure (LambdaLift's make_closure and
+// invoke_closure), an If on a 0-d bool tensor, a call between Relax
+// functions and a tuple result, through the whole pipeline to the VM.
+func TestControlFlowPipeline(t *testing.T) {
+	machine := buildModel(t, "testdata/control_flow.tvms")
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int64{1, 6} {
+		x, y := uniform(rng, -1, 1, n), uniform(rng, -1, 1, n)
+		for _, c := range []bool{true, false} {
+			cond := tensor.New(tensor.Bool)
+			if c {
+				cond.SetFloat64(0, 1)
+			}
+			out, err := machine.Run(context.Background(), "main", cond, x, y)
+			require.NoError(t, err)
+			tup, ok := out.Tuple()
+			require.True(t, ok)
+			require.Len(t, tup.Fields, 2)
+			r, _ := tup.Fields[0].Tensor()
+			second, _ := tup.Fields[1].Tensor()
+			require.Same(t, x, second, "the tuple returns x itself")
+			xd, yd, rd := tensor.Data[float32](x), tensor.Data[float32](y), tensor.Data[float32](r)
+			require.Len(t, rd, int(n))
+			for i := range rd {
+				want := 2 * yd[i] // double(y)
+				if c {
+					want = yd[i] + xd[i] // add_x(y) = y + x
+				}
+				require.Equal(t, want, rd[i], "cond=%v element %d", c, i)
+			}
+		}
+	}
+	_, err := machine.Run(context.Background(), "main", tensor.New(tensor.Bool), uniform(rng, 0, 1, 3), uniform(rng, 0, 1, 4))
+	require.ErrorContains(t, err, "control_flow.tvms:46:5: in main, instruction 5")
+	require.ErrorContains(t, err, "match_cast error, shape[0] mismatch to a previous populated value (expected 3, got 4).")
+}
