@@ -1,6 +1,7 @@
 package tir_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -57,6 +58,145 @@ func TestMLPKernelsSymbolicBatch(t *testing.T) {
 			}
 			s := withVars(f, nil, map[string]int64{"batch": batch})
 			checkAll(t, f, makeArgs(t, f, s, rand.New(rand.NewPCG(3, uint64(batch)))))
+		}
+	}
+}
+
+// constructSrc exercises every construct on symbolic extents; the tests
+// run it for n = 0, 1 and odd sizes around the chunk width.
+const constructSrc = `
+    @T.prim_func(private=True)
+    def intops(var_A: T.handle, var_B: T.handle, var_O: T.handle):
+        n = T.int64()
+        A = T.match_buffer(var_A, (n,), "int32")
+        B = T.match_buffer(var_B, (n,), "int32")
+        O = T.match_buffer(var_O, (n, 12), "int32")
+        for i in range(n):
+            d: T.int32 = T.Select(B[i] == 0, 7, B[i])
+            O[i, 0] = A[i] // d
+            O[i, 1] = A[i] % d
+            O[i, 2] = T.truncdiv(A[i], d)
+            O[i, 3] = T.truncmod(A[i], d)
+            O[i, 4] = T.floordiv(A[i], -3)
+            O[i, 5] = T.floormod(A[i], -3)
+            O[i, 6] = T.max_value("int32") + A[i]
+            O[i, 7] = T.min_value("int32") - A[i]
+            O[i, 8] = T.max(A[i], d) * T.min(A[i], d)
+            O[i, 9] = T.Cast("int32", T.Cast("int8", A[i] * 13))
+            O[i, 10] = T.if_then_else(A[i] < 0 and not B[i] > 3 or A[i] == 5, A[i] * A[i], -A[i])
+            O[i, 11] = T.Cast("int32", T.Cast("uint8", A[i])) + T.Cast("int32", A[i] > B[i])
+
+    @T.prim_func(private=True)
+    def floatops(var_A: T.handle, var_O: T.handle):
+        n = T.int64()
+        A = T.match_buffer(var_A, (n,), "float32")
+        O = T.match_buffer(var_O, (n, 20), "float32")
+        for i in T.parallel(n):
+            for j in T.serial(20):
+                x: T.float32 = A[i] * T.float32(3)
+                if j == 0:
+                    O[i, j] = T.exp(x)
+                elif j == 1:
+                    O[i, j] = T.log(T.fabs(x) + T.float32(1))
+                elif j == 2:
+                    O[i, j] = T.sqrt(T.fabs(x)) + T.rsqrt(T.fabs(x) + T.float32(1))
+                elif j == 3:
+                    O[i, j] = T.tanh(x) + T.sigmoid(x)
+                elif j == 4:
+                    O[i, j] = T.erf(x)
+                elif j == 5:
+                    O[i, j] = T.pow(T.fabs(x), T.float32(1.5))
+                elif j == 6:
+                    O[i, j] = T.floor(x) + T.ceil(x) * T.float32(10)
+                elif j == 7:
+                    O[i, j] = T.round(x) + T.nearbyint(x * T.float32(2)) * T.float32(10)
+                elif j == 8:
+                    O[i, j] = T.trunc(x)
+                elif j == 9:
+                    O[i, j] = T.Cast("float32", T.Cast("int32", x * T.float32(10)))
+                elif j == 10:
+                    O[i, j] = T.Select(T.isnan(T.log(x)), T.float32(-1), T.float32(1))
+                elif j == 11:
+                    O[i, j] = T.floordiv(x, T.float32(0.75)) + T.floormod(x, T.float32(0.75))
+                elif j == 12:
+                    O[i, j] = T.max(x, T.float32(0.5)) - T.min(x, T.float32(-0.5))
+                elif j == 13:
+                    O[i, j] = T.Cast("float32", T.Cast("float16", x)) + T.Cast("float32", T.Cast("bfloat16", x))
+                elif j == 14:
+                    O[i, j] = T.Cast("float32", T.Cast("float64", x) / T.float64(3))
+                elif j == 15:
+                    O[i, j] = T.max_value("float32") * T.float32(0) + T.Cast("float32", T.isinf(x / T.float32(0)))
+                else:
+                    O[i, j] = T.sin(x) + T.cos(x) + T.float32(j)
+
+    @T.prim_func(private=True)
+    def pad(var_A: T.handle, var_B: T.handle):
+        n = T.int64()
+        A = T.match_buffer(var_A, (n,), "float32")
+        B = T.match_buffer(var_B, (n + T.int64(2),), "float32")
+        for i in range(n + T.int64(2)):
+            with T.block("pad"):
+                vi = T.axis.spatial(n + T.int64(2), i)
+                B[vi] = T.if_then_else(T.int64(1) <= vi and vi < n + T.int64(1), A[vi - T.int64(1)], T.float32(-7))
+
+    @T.prim_func(private=True)
+    def dtypes(var_A: T.handle, var_B: T.handle, var_C: T.handle, var_O: T.handle, var_P: T.handle):
+        n = T.int64()
+        A = T.match_buffer(var_A, (n,), "float16")
+        B = T.match_buffer(var_B, (n,), "uint8")
+        C = T.match_buffer(var_C, (n,), "float64")
+        O = T.match_buffer(var_O, (n,), "bool")
+        P = T.match_buffer(var_P, (n,), "int64")
+        tmp = T.decl_buffer((n,), "int16")
+        for i in range(n):
+            O[i] = A[i] > T.float16(0.5) or B[i] == T.uint8(3)
+            tmp[i] = T.Cast("int16", B[i]) - T.int16(20)
+            P[i] = T.Cast("int64", tmp[i]) * T.Cast("int64", C[i] * T.float64(4)) + T.Cast("int64", O[i])
+
+    @T.prim_func(private=True)
+    def scalars(var_A: T.handle, var_O: T.handle, alpha: T.float32, k: T.int64):
+        n = T.int64()
+        A = T.match_buffer(var_A, (n,), "float32")
+        O = T.match_buffer(var_O, (n,), "float32")
+        for i in T.vectorized(n):
+            O[i] = A[i] * alpha + T.Cast("float32", k * i)
+
+    @T.prim_func(private=True)
+    def twoblocks(var_A: T.handle, var_O: T.handle):
+        n = T.int64()
+        A = T.match_buffer(var_A, (n, T.int64(5)), "float32")
+        O = T.match_buffer(var_O, (n,), "float32")
+        acc = T.alloc_buffer((n,), "float32")
+        for i, j in T.grid(n, T.int64(5)):
+            with T.block("max"):
+                vi, vj = T.axis.remap("SR", [i, j])
+                with T.init():
+                    acc[vi] = T.min_value("float32")
+                acc[vi] = T.max(acc[vi], A[vi, vj])
+        for i in T.unroll(n):
+            with T.block("out"):
+                vi = T.axis.remap("S", [i])
+                O[vi] = acc[vi] * T.float32(2)
+`
+
+// TestConstructs runs constructSrc on extents 0, 1, odd ones and ones
+// around the vector chunk.
+func TestConstructs(t *testing.T) {
+	mod := parseModule(t, constructSrc)
+	for _, n := range []int64{0, 1, 3, 17, 1023, 1025} {
+		for _, name := range mod.Names() {
+			f := mod.PrimFunc(name)
+			if n > 100 && name == "floatops" {
+				continue // covered at small n; 20 columns of math per row
+			}
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				s := spec{"alpha": 1.5, "k": -3, "B": []int64{n + 2}}
+				if name != "pad" {
+					delete(s, "B")
+				}
+				s = withVars(f, s, map[string]int64{"n": n})
+				checkAll(t, f, makeArgs(t, f, s, rand.New(rand.NewPCG(uint64(n), 4))))
+			})
 		}
 	}
 }

@@ -214,6 +214,9 @@ func withVars(f *ir.PrimFunc, s spec, vars map[string]int64) spec {
 		}
 		var shape []int64
 		sym := false
+		if _, given := s[b.Name]; given {
+			continue
+		}
 		for _, d := range b.Shape {
 			switch d := d.(type) {
 			case *ir.IntImm:
@@ -222,7 +225,7 @@ func withVars(f *ir.PrimFunc, s spec, vars map[string]int64) spec {
 				shape = append(shape, vars[d.Name])
 				sym = true
 			default:
-				panic("withVars: shape expression")
+				panic("withVars: give the shape of " + b.Name + " in the spec")
 			}
 		}
 		if sym {

@@ -10,6 +10,8 @@ type vbody struct {
 	values []ir.PrimExpr // their bound values
 	init   []*ir.BufferStore
 	body   []*ir.BufferStore
+	// loadingLets are let values that load from buffers.
+	loadingLets []ir.PrimExpr
 }
 
 // vcondition is a T.where conjunct or T.init equality over the chunk.
@@ -248,7 +250,10 @@ func (vc *vcomp) flatten(s ir.Stmt, vb *vbody, top bool) {
 		vb.body = append(vb.body, s)
 	case *ir.LetStmt:
 		if hasLoad(s.Value) {
-			vc.no("let of a load")
+			// Evaluated at chunk starts: valid when the loaded buffers
+			// are not written in the body (checkAccesses) and no
+			// predicate guards the load.
+			vb.loadingLets = append(vb.loadingLets, s.Value)
 		}
 		vb.sets = append(vb.sets, c.assign(s.Var, s.Value))
 		if vc.varies(s.Value) {
@@ -324,6 +329,16 @@ func (vc *vcomp) checkAccesses(vb *vbody) {
 	}
 	for _, p := range vb.preds {
 		addLoads(p)
+	}
+	if len(vb.loadingLets) > 0 && len(vb.preds) > 0 {
+		vc.no("let of a load under T.where")
+	}
+	for _, e := range vb.loadingLets {
+		walkExpr(e, func(x ir.PrimExpr) {
+			if l, ok := x.(*ir.BufferLoad); ok && written[l.Buffer] {
+				vc.no("let of a load from a buffer written in the loop")
+			}
+		})
 	}
 	for b := range written {
 		list := acc[b]
