@@ -208,15 +208,9 @@ func (c *compiler) params(k *Kernel) {
 	}
 }
 
-// exprText is a short spelling of a shape expression for error messages.
+// exprText spells a shape expression for error messages.
 func exprText(e ir.PrimExpr) string {
-	switch e := e.(type) {
-	case *ir.IntImm:
-		return fmt.Sprint(e.Value)
-	case *ir.PrimVar:
-		return e.Name
-	}
-	return "a shape expression"
+	return ir.FormatTIR(e, func(v *ir.PrimVar) string { return v.Name })
 }
 
 // splitRet separates a trailing T.ret(value) from the body.
