@@ -46,7 +46,7 @@ func TestCompileErrors(t *testing.T) {
 			Body: &ir.For{Var: i, Min: ir.I64(0), Extent: undefined, Body: &ir.SeqStmt{}},
 		}, "k.tvms:7:9: PrimFunc kern: undefined variable m"},
 		{"unbindable shape", &ir.PrimFunc{
-			Params: []*ir.PrimVar{h},
+			Params:    []*ir.PrimVar{h},
 			BufferMap: map[*ir.PrimVar]*ir.Buffer{h: ir.NewBuffer("A", []ir.PrimExpr{ir.Mul(undefined, ir.I64(2))}, ir.Float32)},
 			Body:      &ir.SeqStmt{},
 		}, "k.tvms:7:9: PrimFunc kern: undefined variable m"},
