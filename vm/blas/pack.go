@@ -82,6 +82,9 @@ func packB(dst, b []float32, ldb int, trans bool, pc, jc, kcur, ncur, p0, p1 int
 				}
 			}
 		case cols == nr:
+			if packBFullPanel(panel, b[pc*ldb+col0:], ldb, kcur) {
+				continue
+			}
 			for p := range kcur {
 				*(*[nr]float32)(panel[p*nr:]) = *(*[nr]float32)(b[(pc+p)*ldb+col0:])
 			}

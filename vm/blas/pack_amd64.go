@@ -40,3 +40,18 @@ func packBTFullPanel(dst, src []float32, ldb, kcur int) int {
 	packBT8AVX2(&dst[8], &src[8*ldb], ldb, blocks)
 	return 8 * blocks
 }
+
+//go:noescape
+func packB16AVX2(dst, src *float32, ldb, k int)
+
+// packBFullPanel packs a full 16-column micro-panel of B as stored (rows
+// of src at stride ldb) and reports whether it could (AVX2 present).
+func packBFullPanel(dst, src []float32, ldb, kcur int) bool {
+	if !hasAVX2FMA || kcur == 0 {
+		return false
+	}
+	_ = src[(kcur-1)*ldb+nr-1]
+	_ = dst[kcur*nr-1]
+	packB16AVX2(&dst[0], &src[0], ldb, kcur)
+	return true
+}

@@ -146,3 +146,31 @@ btloop:
 btdone:
 	VZEROUPPER
 	RET
+
+// func packB16AVX2(dst, src *float32, ldb, k int)
+//
+// For p < k: dst[p*16:p*16+16] = src[p*ldb:p*ldb+16] (packB without
+// transpose, one full 16-column micro-panel), without a memmove call per
+// 64-byte row.
+TEXT ·packB16AVX2(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  ldb+16(FP), R8
+	MOVQ  k+24(FP), CX
+	SHLQ  $2, R8
+	TESTQ CX, CX
+	JZ    bndone
+
+bnloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    R8, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     bnloop
+
+bndone:
+	VZEROUPPER
+	RET
