@@ -51,6 +51,9 @@ func auditCorpus(t testing.TB) (mods []corpusModule, unparsed int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The generators leave struct info to the normalizer, which fills in
+	// variables in place (ir's design: a Var is its identity); the audit
+	// takes them normalized so that ImmutableInput judges passes alone.
 	gen := []corpusModule{
 		{"irgen.Chain(8)", irgen.Chain(8)},
 		{"irgen.MultiFunc(3,4)", irgen.MultiFunc(3, 4)},
@@ -60,6 +63,9 @@ func auditCorpus(t testing.TB) (mods []corpusModule, unparsed int) {
 		{"irgen.LegalizedChain(4)", irgen.LegalizedChain(4, irgen.DNNOptions{Batch: 2})},
 		{"irgen.LegalizedChain(4,symbolic)", irgen.LegalizedChain(4, irgen.DNNOptions{Batch: 8, Symbolic: true})},
 		{"irgen.RandomDAG(1,12)", irgen.RandomDAG(1, 12, irgen.DNNOptions{Batch: 2})},
+	}
+	for i := range gen {
+		gen[i].mod = irgen.MustNormalize(gen[i].mod)
 	}
 	return append(mods, gen...), unparsed
 }
@@ -152,6 +158,8 @@ func withLowered(t testing.TB, corpus []corpusModule) []corpusModule {
 type auditResult struct {
 	runs, accepted, failed, refusedClaims, checks int
 	violations                                    []contractViolation
+	// mutations are runs in which a pass edited its input (ImmutableInput).
+	mutations []string
 }
 
 // audit runs every pipeline on every corpus module whose start state it
@@ -172,9 +180,12 @@ func audit(corpus []corpusModule, pipelines []*passes.Pass) auditResult {
 			}
 			res.accepted++
 			in := &auditInstrument{module: cm.name}
-			pc.Instruments = []passes.Instrument{in}
+			pc.Instruments = []passes.Instrument{in, &passes.ImmutableInput{}}
 			if _, err := pc.Execute(context.Background(), p, cm.mod, props); err != nil {
 				res.failed++
+				if strings.Contains(err.Error(), "mutated its input module") {
+					res.mutations = append(res.mutations, fmt.Sprintf("%s on %s: %v", p, cm.name, err))
+				}
 			}
 			res.checks += in.checked
 			res.violations = append(res.violations, in.violations...)
@@ -206,6 +217,9 @@ func TestContractAudit(t *testing.T) {
 	res := audit(corpus, pipelines)
 	for _, v := range res.violations {
 		t.Error(v)
+	}
+	for _, m := range res.mutations {
+		t.Error(m)
 	}
 	t.Logf("contract audit: %d corpus modules (%d parsed files and irgen modules, the rest barrier outputs; %d files do not parse, %d refused for a false phase claim), "+
 		"%d pipelines (%d registered passes + %v), %d pipeline/module pairs, %d accepted, %d failing (a pass error, not a contract question), "+
@@ -272,10 +286,18 @@ func TestAuditCatchesFalseContracts(t *testing.T) {
 		stripSymbols(passes.Info{Name: "TStripHonest", Doc: "invalidates GlobalSymbols", RequiresProps: gs, Invalidates: gs}),
 		// Horizon ingest: it never heard of GlobalSymbols.
 		stripSymbols(passes.Info{Name: "TStripUnaware", Doc: "names nothing of phase build"}),
+		// Last: it edits the (shared) corpus module.
+		passes.NewModulePass(passes.Info{Name: "TMutates", Doc: "edits its input"}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+			mod.Attrs["edited"] = true
+			return mod.Clone(), nil
+		}),
 	}
 	res := audit(corpus, pipelines)
-	if res.accepted != len(pipelines) || res.failed != 0 {
-		t.Fatalf("accepted %d, failed %d; want %d and 0", res.accepted, res.failed, len(pipelines))
+	if res.accepted != len(pipelines) || res.failed != 1 {
+		t.Fatalf("accepted %d, failed %d; want %d and 1", res.accepted, res.failed, len(pipelines))
+	}
+	if len(res.mutations) != 1 || !strings.Contains(res.mutations[0], "pass TMutates mutated its input module") {
+		t.Errorf("mutations: %q", res.mutations)
 	}
 	var got []string
 	for _, v := range res.violations {
@@ -327,6 +349,9 @@ func TestContractAuditPairs(t *testing.T) {
 	res := audit(files, pipelines)
 	for _, v := range res.violations {
 		t.Error(v)
+	}
+	for _, m := range res.mutations {
+		t.Error(m)
 	}
 	t.Logf("contract audit of pass pairs: %d modules, %d pipelines, %d pairs, %d accepted, %d failing, %d property checks, %d violations, %v",
 		len(files), len(pipelines), res.runs, res.accepted, res.failed, res.checks, len(res.violations), time.Since(start).Round(time.Millisecond))

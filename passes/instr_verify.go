@@ -39,9 +39,14 @@ func (v *VerifyEach) AfterPass(ev *Event) error {
 // ImmutableInput fails the run when a pass mutated the module it was given:
 // it snapshots the input's function table and attributes before the pass
 // and compares them, and its structural hash, afterwards (TVM's
-// testing.immutable_module).
+// testing.immutable_module). Snapshots are kept per pass execution, so a
+// pass running nested passes (a barrier) is checked against its own input.
 type ImmutableInput struct {
 	BaseInstrument
+	snaps map[*Event]snapshot
+}
+
+type snapshot struct {
 	funcs map[string]ir.BaseFunc
 	attrs int
 }
@@ -52,11 +57,14 @@ func (im *ImmutableInput) BeforePass(ev *Event) error {
 	if ev.Pass.kind == KindSequential {
 		return nil
 	}
-	im.funcs = map[string]ir.BaseFunc{}
+	snap := snapshot{funcs: map[string]ir.BaseFunc{}, attrs: len(ev.Before.Attrs)}
 	for name, f := range ev.Before.Functions() {
-		im.funcs[name] = f
+		snap.funcs[name] = f
 	}
-	im.attrs = len(ev.Before.Attrs)
+	if im.snaps == nil {
+		im.snaps = map[*Event]snapshot{}
+	}
+	im.snaps[ev] = snap
 	return nil
 }
 
@@ -65,12 +73,14 @@ func (im *ImmutableInput) AfterPass(ev *Event) error { return im.compare(ev) }
 func (im *ImmutableInput) AfterPassFailed(ev *Event) error { return im.compare(ev) }
 
 func (im *ImmutableInput) compare(ev *Event) error {
-	if ev.Pass.kind == KindSequential {
+	snap, ok := im.snaps[ev]
+	if ev.Pass.kind == KindSequential || !ok {
 		return nil
 	}
-	mutated := ev.Before.Len() != len(im.funcs) || len(ev.Before.Attrs) != im.attrs
+	delete(im.snaps, ev)
+	mutated := ev.Before.Len() != len(snap.funcs) || len(ev.Before.Attrs) != snap.attrs
 	for name, f := range ev.Before.Functions() {
-		if im.funcs[name] != f {
+		if snap.funcs[name] != f {
 			mutated = true
 		}
 	}

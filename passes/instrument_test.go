@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/phase"
 )
 
@@ -226,5 +227,22 @@ func TestInvalidatingPassDemotesPhase(t *testing.T) {
 	_, err = NewPassContext().Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize))
 	if err == nil || !strings.Contains(err.Error(), "TAcceptsLower accepts phase lower but would get a module in phase optimize") {
 		t.Errorf("static check after a demotion: %v", err)
+	}
+}
+
+// ImmutableInput checks a pass that runs nested passes (a barrier) against
+// its own input, not against the input of the last nested pass.
+func TestImmutableInputNested(t *testing.T) {
+	outer := NewModulePass(Info{Name: "TOuter", Doc: "runs two passes nested"}, func(env *Env, mod *ir.Module) (*ir.Module, error) {
+		mod, err := env.Run(MustNew("TMark", nil), mod)
+		if err != nil {
+			return nil, err
+		}
+		return env.Run(MustNew("TToNonDataflow", nil), mod)
+	})
+	pc := NewPassContext()
+	pc.Instruments = []Instrument{&ImmutableInput{}}
+	if _, err := pc.Execute(context.Background(), outer, genModule(2, 3), 0); err != nil {
+		t.Errorf("nested passes flagged: %v", err)
 	}
 }
