@@ -352,6 +352,8 @@ func b2i(b bool) int64 {
 // convert casts v from dtype from to dtype to.
 func convert(v scalar, from, to ir.DataType) scalar {
 	switch {
+	case to.IsBool() && from.IsFloat():
+		return scalar{i: b2i(v.f != 0)}
 	case from.IsFloat() && to.IsFloat():
 		return scalar{f: op.PrimFloat(to, v.f).F}
 	case from.IsFloat():

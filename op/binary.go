@@ -373,3 +373,62 @@ func inferBinary(op *ir.Op, call *ir.Call, compare bool) (ir.StructInfo, error) 
 	}
 	return newTensor(dtype, dims, known, ndim), nil
 }
+
+// --- legalization -------------------------------------------------------------
+
+// Binary ops lower to topi's broadcast form: block and output T_<op>,
+// loops ax0.., operands indexed with 0 along their broadcast dimensions.
+func init() {
+	arith := func(o ir.BinaryOp) func(a, b ir.PrimExpr) ir.PrimExpr {
+		return func(a, b ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(o, a, b) }
+	}
+	call := func(name string) func(a, b ir.PrimExpr) ir.PrimExpr {
+		return func(a, b ir.PrimExpr) ir.PrimExpr { return intrinsic(name, a.DType(), a, b) }
+	}
+	floatOr := func(float, integer func(a, b ir.PrimExpr) ir.PrimExpr) func(a, b ir.PrimExpr) ir.PrimExpr {
+		return func(a, b ir.PrimExpr) ir.PrimExpr {
+			if a.DType().IsFloat() {
+				return float(a, b)
+			}
+			return integer(a, b)
+		}
+	}
+	tirs := map[*ir.Op]func(a, b ir.PrimExpr) ir.PrimExpr{
+		Add: arith(ir.OpAdd), Subtract: arith(ir.OpSub), Multiply: arith(ir.OpMul), Divide: arith(ir.OpDiv),
+		FloorDivide: floatOr(func(a, b ir.PrimExpr) ir.PrimExpr { return intrinsic("floor", a.DType(), ir.NewBinary(ir.OpDiv, a, b)) }, arith(ir.OpFloorDiv)),
+		Mod:         floatOr(call("fmod"), arith(ir.OpMod)),
+		FloorMod:    arith(ir.OpFloorMod),
+		Power:       call("pow"),
+		Maximum:     arith(ir.OpMax), Minimum: arith(ir.OpMin),
+		Equal: arith(ir.OpEQ), NotEqual: arith(ir.OpNE), Less: arith(ir.OpLT), LessEqual: arith(ir.OpLE),
+		Greater: arith(ir.OpGT), GreaterEqual: arith(ir.OpGE),
+		LogicalAnd: arith(ir.OpAnd), LogicalOr: arith(ir.OpOr),
+		LogicalXor: func(a, b ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpNE, a, b) },
+		BitwiseAnd: call("bitwise_and"), BitwiseOr: call("bitwise_or"), BitwiseXor: call("bitwise_xor"),
+		LeftShift: call("shift_left"), RightShift: call("shift_right"),
+	}
+	for o, tir := range tirs {
+		name := "T_" + o.Name[len("relax."):]
+		defLegalize(o, func(k *Kernel, call *ir.Call) error {
+			_, outDims, ok := knownTensorInfo(call.StructInfo())
+			if !ok {
+				return ErrNotLegalizable
+			}
+			outDims = k.Dims(outDims)
+			a, err := k.Operand(call.Args[0], "A", outDims)
+			if err != nil {
+				return err
+			}
+			b, err := k.Operand(call.Args[1], "B", outDims)
+			if err != nil {
+				return err
+			}
+			out, err := k.Output(name)
+			if err != nil {
+				return err
+			}
+			k.Compute(name, out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, tir(a(v), b(v))) })
+			return nil
+		})
+	}
+}

@@ -691,8 +691,10 @@ func newTakeOp() *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		idx, err := tensorArg(op, call, 1)
-		if err != nil {
+		var idx *ir.TensorInfo
+		if p, ok := argStructInfo(call.Args[1]).(*ir.PrimInfo); ok {
+			idx = ir.TensorInfoOf(p.DType) // a scalar index: a rank-0 tensor
+		} else if idx, err = tensorArg(op, call, 1); err != nil {
 			return nil, err
 		}
 		if !idx.DType.IsVoid() && !idx.DType.IsInteger() {
@@ -1261,4 +1263,397 @@ func evalTake(call *ir.Call, args []Value) (Value, error) {
 // reshape).
 func EvalReshape(x, shape Value) (Value, error) {
 	return evalReshape(ir.NewCall(Reshape), []Value{x, shape})
+}
+
+// --- legalization -------------------------------------------------------------
+
+func init() {
+	defLegalize(Reshape, legalizeReshape)
+	defLegalize(Flatten, legalizeReshape)
+	defLegalize(PermuteDims, legalizePermuteDims)
+	defLegalize(ExpandDims, legalizeExpandDims)
+	defLegalize(Squeeze, legalizeSqueeze)
+	defLegalize(BroadcastTo, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("T_broadcast_to")
+		if err != nil {
+			return err
+		}
+		k.Compute("T_broadcast_to", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return Load(a, broadcastIndex(a.Shape, out.Shape, v)) })
+		return nil
+	})
+	defLegalize(Concat, legalizeConcat)
+	defLegalize(Split, legalizeSplit)
+	defLegalize(StridedSlice, legalizeStridedSlice)
+	defLegalize(Take, legalizeTake)
+}
+
+// legalizeReshape is topi.reshape (T_reshape): each output element reads
+// the input element with the same row-major position.
+func legalizeReshape(k *Kernel, call *ir.Call) error {
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_reshape")
+	if err != nil {
+		return err
+	}
+	k.Compute("T_reshape", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		var flat ir.PrimExpr = ir.I64(0)
+		for i, x := range v {
+			flat = ir.Add(ir.Mul(flat, out.Shape[i]), x)
+		}
+		idx := make([]ir.PrimExpr, len(a.Shape))
+		var stride ir.PrimExpr = ir.I64(1)
+		for i := len(a.Shape) - 1; i >= 0; i-- {
+			idx[i] = ir.Simplify(ir.FloorMod(ir.FloorDiv(flat, stride), a.Shape[i]))
+			stride = ir.Mul(stride, a.Shape[i])
+		}
+		return Load(a, idx)
+	})
+	return nil
+}
+
+func legalizePermuteDims(k *Kernel, call *ir.Call) error {
+	op := PermuteDims
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	axes, has, err := opAttrInts(op, call, "axes")
+	if err != nil {
+		return err
+	}
+	n := len(a.Shape)
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = n - 1 - i
+		if has {
+			if perm[i], err = normAxisEval(op, axes[i], n); err != nil {
+				return err
+			}
+		}
+	}
+	out, err := k.Output("T_transpose")
+	if err != nil {
+		return err
+	}
+	k.Compute("T_transpose", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		idx := make([]ir.PrimExpr, n)
+		for i, p := range perm {
+			idx[p] = v[i]
+		}
+		return Load(a, idx)
+	})
+	return nil
+}
+
+func legalizeExpandDims(k *Kernel, call *ir.Call) error {
+	op := ExpandDims
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	axes, _, err := opAttrInts(op, call, "axis")
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_expand_dims")
+	if err != nil {
+		return err
+	}
+	unit := make([]bool, len(out.Shape))
+	for _, x := range axes {
+		i, err := normAxisEval(op, x, len(out.Shape))
+		if err != nil {
+			return err
+		}
+		unit[i] = true
+	}
+	k.Compute("T_expand_dims", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		var idx []ir.PrimExpr
+		for i, x := range v {
+			if !unit[i] {
+				idx = append(idx, x)
+			}
+		}
+		return Load(a, idx)
+	})
+	return nil
+}
+
+func legalizeSqueeze(k *Kernel, call *ir.Call) error {
+	op := Squeeze
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	axes, has, err := opAttrInts(op, call, "axis")
+	if err != nil {
+		return err
+	}
+	drop := make([]bool, len(a.Shape))
+	for i, d := range a.Shape {
+		n, static := ir.IntValue(d)
+		if !has && static && n == 1 {
+			drop[i] = true
+		} else if !has && !static {
+			return ErrNotLegalizable // whether a symbolic dimension is 1 is unknown
+		}
+	}
+	for _, x := range axes {
+		i, err := normAxisEval(op, x, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		drop[i] = true
+	}
+	out, err := k.Output("T_squeeze")
+	if err != nil {
+		return err
+	}
+	k.Compute("T_squeeze", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		idx := make([]ir.PrimExpr, len(a.Shape))
+		j := 0
+		for i := range idx {
+			if drop[i] {
+				idx[i] = ir.I64(0)
+				continue
+			}
+			idx[i] = v[j]
+			j++
+		}
+		return Load(a, idx)
+	})
+	return nil
+}
+
+// legalizeConcat is topi.concatenate (T_concat): a chain of
+// T.if_then_else on the position along axis.
+func legalizeConcat(k *Kernel, call *ir.Call) error {
+	op := Concat
+	tup, ok := call.Args[0].(*ir.Tuple)
+	if !ok || len(tup.Fields) == 0 {
+		return ErrNotLegalizable
+	}
+	axisV, has, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return err
+	}
+	if !has {
+		return ErrNotLegalizable
+	}
+	var ins []*ir.Buffer
+	for i, f := range tup.Fields {
+		b, err := k.Input(f, string(rune('A'+i%26)))
+		if err != nil {
+			return err
+		}
+		ins = append(ins, b)
+	}
+	axis, err := normAxisEval(op, axisV, len(ins[0].Shape))
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_concat")
+	if err != nil {
+		return err
+	}
+	k.Compute("T_concat", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		starts := make([]ir.PrimExpr, len(ins))
+		var s ir.PrimExpr = ir.I64(0)
+		for i, b := range ins {
+			starts[i] = ir.Simplify(s)
+			s = ir.Add(s, b.Shape[axis])
+		}
+		at := func(i int) ir.PrimExpr {
+			idx := append([]ir.PrimExpr{}, v...)
+			idx[axis] = ir.Simplify(ir.Sub(v[axis], starts[i]))
+			return Load(ins[i], idx)
+		}
+		value := at(len(ins) - 1)
+		for i := len(ins) - 2; i >= 0; i-- {
+			end := ir.Simplify(ir.Add(starts[i], ins[i].Shape[axis]))
+			value = intrinsic("if_then_else", out.DType, ir.NewBinary(ir.OpLT, v[axis], end), at(i), value)
+		}
+		return value
+	})
+	return nil
+}
+
+// legalizeSplit writes each part in its own block T_split (topi.split).
+func legalizeSplit(k *Kernel, call *ir.Call) error {
+	op := Split
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	ti, ok := call.StructInfo().(*ir.TupleInfo)
+	if !ok {
+		return ErrNotLegalizable
+	}
+	axisV, _, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return err
+	}
+	axis, err := normAxisEval(op, axisV, len(a.Shape))
+	if err != nil {
+		return err
+	}
+	var outs []*ir.Buffer
+	for range ti.Fields {
+		o, err := k.OutputOf("T_split", ti.Fields[len(outs)])
+		if err != nil {
+			return err
+		}
+		outs = append(outs, o)
+	}
+	var start ir.PrimExpr = ir.I64(0)
+	for _, o := range outs {
+		s := ir.Simplify(start)
+		k.Compute(o.Name, o, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			idx := append([]ir.PrimExpr{}, v...)
+			idx[axis] = ir.Simplify(ir.Add(v[axis], s))
+			return Load(a, idx)
+		})
+		start = ir.Add(start, o.Shape[axis])
+	}
+	return nil
+}
+
+// constTuple reads a tuple argument of constant integers.
+func constTuple(e ir.Expr) ([]int64, bool) {
+	ti, ok := argStructInfo(e).(*ir.TupleInfo)
+	if !ok {
+		return nil, false
+	}
+	out := make([]int64, len(ti.Fields))
+	for i, f := range ti.Fields {
+		p, ok := f.(*ir.PrimInfo)
+		if !ok || p.Value == nil {
+			return nil, false
+		}
+		if out[i], ok = ir.IntValue(p.Value); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// legalizeStridedSlice handles constant axes, begins, ends and strides
+// (T_strided_slice_with_axes).
+func legalizeStridedSlice(k *Kernel, call *ir.Call) error {
+	op := StridedSlice
+	var lists [4][]int64
+	for i := 1; i < len(call.Args) && i <= 4; i++ {
+		l, ok := constTuple(call.Args[i])
+		if !ok {
+			return ErrNotLegalizable
+		}
+		lists[i-1] = l
+	}
+	axes, begin := lists[0], lists[1]
+	strides := lists[3]
+	if strides == nil {
+		strides = make([]int64, len(axes))
+		for i := range strides {
+			strides[i] = 1
+		}
+	}
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_strided_slice_with_axes")
+	if err != nil {
+		return err
+	}
+	start := make([]int64, len(a.Shape))
+	step := make([]int64, len(a.Shape))
+	for i := range step {
+		step[i] = 1
+	}
+	for i, x := range axes {
+		ax, err := normAxisEval(op, x, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		n, ok := ir.IntValue(a.Shape[ax])
+		if !ok || strides[i] == 0 {
+			return ErrNotLegalizable
+		}
+		start[ax], step[ax] = sliceStart(begin[i], strides[i], n), strides[i]
+	}
+	k.Compute("T_strided_slice_with_axes", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		idx := make([]ir.PrimExpr, len(v))
+		for i, x := range v {
+			idx[i] = ir.Simplify(ir.Add(ir.I64(start[i]), ir.Mul(x, ir.I64(step[i]))))
+		}
+		return Load(a, idx)
+	})
+	return nil
+}
+
+// legalizeTake is topi.take (T_take); mode clip clamps, wrap wraps, fast
+// trusts the indices.
+func legalizeTake(k *Kernel, call *ir.Call) error {
+	op := Take
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	axisV, has, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return err
+	}
+	if !has {
+		return ErrNotLegalizable
+	}
+	axis, err := normAxisEval(op, axisV, len(a.Shape))
+	if err != nil {
+		return err
+	}
+	mode, _ := opAttr(op, call, "mode").(string)
+	_, outDims, ok := knownTensorInfo(call.StructInfo())
+	if !ok {
+		return ErrNotLegalizable
+	}
+	var nIdx int
+	var index func(v []ir.PrimExpr) ir.PrimExpr
+	if p, isPrim := argStructInfo(call.Args[1]).(*ir.PrimInfo); isPrim {
+		f, err := k.Operand(call.Args[1], "B", nil)
+		if err != nil || p.DType.IsVoid() {
+			return ErrNotLegalizable
+		}
+		index = func([]ir.PrimExpr) ir.PrimExpr { return f(nil) }
+	} else {
+		b, err := k.Input(call.Args[1], "B")
+		if err != nil {
+			return err
+		}
+		nIdx = len(b.Shape)
+		index = func(v []ir.PrimExpr) ir.PrimExpr { return Load(b, v[axis:axis+nIdx]) }
+	}
+	_ = outDims
+	out, err := k.Output("T_take")
+	if err != nil {
+		return err
+	}
+	n := a.Shape[axis]
+	k.Compute("T_take", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		j := castTo(ir.Int64, index(v))
+		switch mode {
+		case "clip":
+			j = ir.NewBinary(ir.OpMin, ir.NewBinary(ir.OpMax, j, ir.I64(0)), ir.Sub(n, ir.I64(1)))
+		case "wrap":
+			j = ir.NewBinary(ir.OpFloorMod, j, n)
+		}
+		idx := append(append(append([]ir.PrimExpr{}, v[:axis]...), j), v[axis+nIdx:]...)
+		return Load(a, idx)
+	})
+	return nil
 }

@@ -290,3 +290,212 @@ func evalRMSNorm(call *ir.Call, args []Value) (Value, error) {
 	})
 	return out.tensor()
 }
+
+// --- legalization -------------------------------------------------------------
+
+func init() {
+	defLegalize(Softmax, func(k *Kernel, call *ir.Call) error { return legalizeSoftmax(k, call, Softmax, false) })
+	defLegalize(LogSoftmax, func(k *Kernel, call *ir.Call) error { return legalizeSoftmax(k, call, LogSoftmax, true) })
+	defLegalize(LayerNorm, legalizeLayerNorm)
+	defLegalize(RMSNorm, legalizeRMSNorm)
+}
+
+// dropAxis removes dimension axis.
+func dropAxis(dims []ir.PrimExpr, axis int) []ir.PrimExpr {
+	return append(append([]ir.PrimExpr{}, dims[:axis]...), dims[axis+1:]...)
+}
+
+// insertAt is idx with x inserted at position axis.
+func insertAt(idx []ir.PrimExpr, axis int, x ir.PrimExpr) []ir.PrimExpr {
+	return append(append(append([]ir.PrimExpr{}, idx[:axis]...), x), idx[axis:]...)
+}
+
+// legalizeSoftmax follows topi.nn.softmax: T_softmax_maxelem (max along
+// axis), T_softmax_exp, T_softmax_expsum, T_softmax_norm; the log form
+// ends with T_log_softmax = x - max - log(expsum).
+func legalizeSoftmax(k *Kernel, call *ir.Call, op *ir.Op, logOf bool) error {
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	axisV, _, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return err
+	}
+	axis, err := normAxisEval(op, axisV, len(a.Shape))
+	if err != nil {
+		return err
+	}
+	name := "T_softmax_norm"
+	if logOf {
+		name = "T_log_softmax"
+	}
+	out, err := k.Output(name)
+	if err != nil {
+		return err
+	}
+	dt := a.DType
+	rest := dropAxis(a.Shape, axis)
+	mx := k.Alloc("T_softmax_maxelem", dt, rest)
+	k.Reduce("T_softmax_maxelem", mx, "i", []ir.PrimExpr{a.Shape[axis]}, limitValue(dt, true), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+		return ir.NewBinary(ir.OpMax, acc, Load(a, insertAt(s, axis, r[0])))
+	})
+	shifted := func(v []ir.PrimExpr) ir.PrimExpr {
+		return ir.NewBinary(ir.OpSub, Load(a, v), Load(mx, dropAxis(v, axis)))
+	}
+	sum := k.Alloc("T_softmax_expsum", dt, rest)
+	if logOf {
+		k.Reduce("T_softmax_expsum", sum, "i", []ir.PrimExpr{a.Shape[axis]}, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpAdd, acc, intrinsic("exp", dt, shifted(insertAt(s, axis, r[0]))))
+		})
+		k.Compute(name, out, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpSub, shifted(v), intrinsic("log", dt, Load(sum, dropAxis(v, axis))))
+		})
+		return nil
+	}
+	ex := k.Alloc("T_softmax_exp", dt, a.Shape)
+	k.Compute("T_softmax_exp", ex, "i", func(v []ir.PrimExpr) ir.PrimExpr { return intrinsic("exp", dt, shifted(v)) })
+	k.Reduce("T_softmax_expsum", sum, "i", []ir.PrimExpr{a.Shape[axis]}, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+		return ir.NewBinary(ir.OpAdd, acc, Load(ex, insertAt(s, axis, r[0])))
+	})
+	k.Compute(name, out, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+		return ir.NewBinary(ir.OpDiv, Load(ex, v), Load(sum, dropAxis(v, axis)))
+	})
+	return nil
+}
+
+// normKernel sets up a normalization: the data, its parameter buffers,
+// the normalized axes and the element count per group.
+func normKernel(k *Kernel, call *ir.Call, op *ir.Op, nParams int) (a *ir.Buffer, ps []*ir.Buffer, axes []int, reduced []bool, count ir.PrimExpr, err error) {
+	if a, err = k.Input(call.Args[0], "A"); err != nil {
+		return
+	}
+	for i := 1; i <= nParams; i++ {
+		var p *ir.Buffer
+		if p, err = k.Input(call.Args[i], string(rune('A'+i))); err != nil {
+			return
+		}
+		ps = append(ps, p)
+	}
+	raw, _, err := opAttrInts(op, call, "axes")
+	if err != nil {
+		return
+	}
+	reduced = make([]bool, len(a.Shape))
+	count = ir.I64(1)
+	for _, x := range raw {
+		var i int
+		if i, err = normAxisEval(op, x, len(a.Shape)); err != nil {
+			return
+		}
+		axes = append(axes, i)
+		reduced[i] = true
+		count = ir.Simplify(ir.Mul(count, a.Shape[i]))
+	}
+	return
+}
+
+// groupSums emits sum(x) (when withSum) and sum(x*x) over the normalized
+// axes into intermediates shaped like the data with unit reduced dims.
+func groupSums(k *Kernel, a *ir.Buffer, reduced []bool, prefix string, withSum bool) (sum, sq *ir.Buffer) {
+	var extents []ir.PrimExpr
+	kept := make([]ir.PrimExpr, len(a.Shape))
+	for i, r := range reduced {
+		kept[i] = a.Shape[i]
+		if r {
+			extents = append(extents, a.Shape[i])
+			kept[i] = ir.I64(1)
+		}
+	}
+	zero := constOf(a.DType, 0)
+	if withSum {
+		sum = k.Alloc(prefix+"_sum", a.DType, kept)
+		k.Reduce(prefix+"_sum", sum, "ax", extents, zero, func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpAdd, acc, Load(a, reduceIndex(reduced, true, s, r)))
+		})
+	}
+	sq = k.Alloc(prefix+"_sqsum", a.DType, kept)
+	k.Reduce(prefix+"_sqsum", sq, "ax", extents, zero, func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+		x := Load(a, reduceIndex(reduced, true, s, r))
+		return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, x, x))
+	})
+	return sum, sq
+}
+
+// groupIndex is the index into a group intermediate of the data element v.
+func groupIndex(reduced []bool, v []ir.PrimExpr) []ir.PrimExpr {
+	idx := make([]ir.PrimExpr, len(v))
+	for i := range v {
+		idx[i] = v[i]
+		if reduced[i] {
+			idx[i] = ir.I64(0)
+		}
+	}
+	return idx
+}
+
+func paramIdx(axes []int, v []ir.PrimExpr) []ir.PrimExpr {
+	idx := make([]ir.PrimExpr, len(axes))
+	for j, ax := range axes {
+		idx[j] = v[ax]
+	}
+	return idx
+}
+
+// legalizeLayerNorm computes mean and variance from the sums of x and x²
+// (as topi.nn.layer_norm does), then (x - mean) * rsqrt(var + eps) * gamma
+// + beta in T_layer_norm.
+func legalizeLayerNorm(k *Kernel, call *ir.Call) error {
+	op := LayerNorm
+	a, ps, axes, reduced, count, err := normKernel(k, call, op, 2)
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_layer_norm")
+	if err != nil {
+		return err
+	}
+	eps, _ := opAttr(op, call, "epsilon").(float64)
+	center, _ := opAttr(op, call, "center").(bool)
+	scale, _ := opAttr(op, call, "scale").(bool)
+	dt := a.DType
+	sum, sq := groupSums(k, a, reduced, "T_layer_norm", true)
+	n := castTo(dt, count)
+	k.Compute("T_layer_norm", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		g := groupIndex(reduced, v)
+		mean := ir.NewBinary(ir.OpDiv, Load(sum, g), n)
+		variance := ir.NewBinary(ir.OpSub, ir.NewBinary(ir.OpDiv, Load(sq, g), n), ir.NewBinary(ir.OpMul, mean, mean))
+		y := ir.NewBinary(ir.OpMul, ir.NewBinary(ir.OpSub, Load(a, v), mean),
+			intrinsic("rsqrt", dt, ir.NewBinary(ir.OpAdd, variance, constOf(dt, eps))))
+		if scale {
+			y = ir.NewBinary(ir.OpMul, y, Load(ps[0], paramIdx(axes, v)))
+		}
+		if center {
+			y = ir.NewBinary(ir.OpAdd, y, Load(ps[1], paramIdx(axes, v)))
+		}
+		return y
+	})
+	return nil
+}
+
+// legalizeRMSNorm is x * rsqrt(mean(x²) + eps) * weight (T_rms_norm).
+func legalizeRMSNorm(k *Kernel, call *ir.Call) error {
+	op := RMSNorm
+	a, ps, axes, reduced, count, err := normKernel(k, call, op, 1)
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_rms_norm")
+	if err != nil {
+		return err
+	}
+	eps, _ := opAttr(op, call, "epsilon").(float64)
+	dt := a.DType
+	_, sq := groupSums(k, a, reduced, "T_rms_norm", false)
+	k.Compute("T_rms_norm", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		ms := ir.NewBinary(ir.OpDiv, Load(sq, groupIndex(reduced, v)), castTo(dt, count))
+		y := ir.NewBinary(ir.OpMul, Load(a, v), intrinsic("rsqrt", dt, ir.NewBinary(ir.OpAdd, ms, constOf(dt, eps))))
+		return ir.NewBinary(ir.OpMul, y, Load(ps[0], paramIdx(axes, v)))
+	})
+	return nil
+}

@@ -267,3 +267,68 @@ func defReduceExtreme(op *ir.Op, sign int) {
 		return out.tensor()
 	})
 }
+
+// --- legalization -------------------------------------------------------------
+
+// Reductions lower to topi's form: one reduction block A_red with T.init
+// (sum 0, prod 1, max T.min_value, min T.max_value); mean divides the sum
+// by the element count in a second block, T_divide.
+func init() {
+	add := func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpAdd, acc, x) }
+	defLegalizeReduce(Sum, func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, add, false)
+	defLegalizeReduce(Mean, func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, add, true)
+	defLegalizeReduce(Prod, func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 1) },
+		func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, acc, x) }, false)
+	defLegalizeReduce(Max, func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, true) },
+		func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMax, acc, x) }, false)
+	defLegalizeReduce(Min, func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, false) },
+		func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMin, acc, x) }, false)
+}
+
+func defLegalizeReduce(op *ir.Op, init func(ir.DataType) ir.PrimExpr, combine func(acc, x ir.PrimExpr) ir.PrimExpr, mean bool) {
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		axes, all, keep, err := reduceAttrs(op, call)
+		if err != nil {
+			return err
+		}
+		reduced, err := reducedAxes(op, axes, all, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		var extents []ir.PrimExpr
+		count := ir.PrimExpr(ir.I64(1))
+		for i, r := range reduced {
+			if r {
+				extents = append(extents, a.Shape[i])
+				count = ir.Simplify(ir.Mul(count, a.Shape[i]))
+			}
+		}
+		red := func(out *ir.Buffer) {
+			k.Reduce("A_red", out, "ax", extents, init(a.DType), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+				return combine(acc, Load(a, reduceIndex(reduced, keep, s, r)))
+			})
+		}
+		if !mean {
+			out, err := k.Output("A_red")
+			if err != nil {
+				return err
+			}
+			red(out)
+			return nil
+		}
+		out, err := k.Output("T_divide")
+		if err != nil {
+			return err
+		}
+		sum := k.Alloc("A_red", a.DType, out.Shape)
+		red(sum)
+		k.Compute("T_divide", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpDiv, Load(sum, v), castTo(a.DType, count))
+		})
+		return nil
+	})
+}

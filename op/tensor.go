@@ -395,3 +395,107 @@ func evalMatmul(call *ir.Call, args []Value) (Value, error) {
 	}
 	return out.tensor()
 }
+
+// --- legalization -------------------------------------------------------------
+
+func init() {
+	defLegalize(Matmul, legalizeMatmul)
+	defLegalize(AsType, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("T_cast")
+		if err != nil {
+			return err
+		}
+		k.Compute("T_cast", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, Load(a, v)) })
+		return nil
+	})
+	fill := func(block string, value func(k *Kernel, call *ir.Call) (ir.PrimExpr, error)) LegalizeFunc {
+		return func(k *Kernel, call *ir.Call) error {
+			v, err := value(k, call)
+			if err != nil {
+				return err
+			}
+			out, err := k.Output(block)
+			if err != nil {
+				return err
+			}
+			k.Compute(block, out, "ax", func([]ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, v) })
+			return nil
+		}
+	}
+	loadFill := func(pos int) func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+		return func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+			if pos >= len(call.Args) {
+				return nil, ErrNotLegalizable
+			}
+			f, err := k.Operand(call.Args[pos], "fill_value", nil)
+			if err != nil {
+				return nil, err
+			}
+			return f(nil), nil
+		}
+	}
+	constFill := func(c float64) func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+		return func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+			t, ok := call.StructInfo().(*ir.TensorInfo)
+			if !ok || t.DType.IsVoid() {
+				return nil, ErrNotLegalizable
+			}
+			return constOf(t.DType, c), nil
+		}
+	}
+	defLegalize(Full, fill("T_full", loadFill(1)))
+	defLegalize(Zeros, fill("T_full", constFill(0)))
+	defLegalize(Ones, fill("T_full", constFill(1)))
+	defLegalize(FullLike, fill("T_full_like", loadFill(1)))
+	defLegalize(ZerosLike, fill("T_full_like", constFill(0)))
+	defLegalize(OnesLike, fill("T_full_like", constFill(1)))
+}
+
+// legalizeMatmul is TVM's te matmul (legalize_ops/linear_algebra.py):
+// block matmul over the output with a reduction k, operands cast to the
+// output dtype, batch dimensions broadcast, 1-D operands promoted.
+func legalizeMatmul(k *Kernel, call *ir.Call) error {
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	b, err := k.Input(call.Args[1], "B")
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("matmul")
+	if err != nil {
+		return err
+	}
+	aVec, bVec := len(a.Shape) == 1, len(b.Shape) == 1
+	nBatch := len(out.Shape)
+	if !aVec {
+		nBatch--
+	}
+	if !bVec {
+		nBatch--
+	}
+	red := a.Shape[len(a.Shape)-1]
+	dt := out.DType
+	k.Reduce("matmul", out, "i", []ir.PrimExpr{red}, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+		batch := s[:nBatch]
+		var ai, bi []ir.PrimExpr
+		if aVec {
+			ai = []ir.PrimExpr{r[0]}
+		} else {
+			ai = append(broadcastIndex(a.Shape[:len(a.Shape)-2], out.Shape[:nBatch], batch), s[nBatch], r[0])
+		}
+		if bVec {
+			bi = []ir.PrimExpr{r[0]}
+		} else {
+			n := s[len(s)-1]
+			bi = append(broadcastIndex(b.Shape[:len(b.Shape)-2], out.Shape[:nBatch], batch), r[0], n)
+		}
+		return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, castTo(dt, Load(a, ai)), castTo(dt, Load(b, bi))))
+	})
+	return nil
+}

@@ -195,3 +195,65 @@ func newUnaryOpDType(name, param, doc string, floatOnly bool, outDType ir.DataTy
 	}
 	return op
 }
+
+// --- legalization -------------------------------------------------------------
+
+// The TIR form of each unary op, as topi computes it (block "compute").
+func init() {
+	f := func(name string) func(x ir.PrimExpr) ir.PrimExpr {
+		return func(x ir.PrimExpr) ir.PrimExpr { return intrinsic(name, x.DType(), x) }
+	}
+	tirs := map[*ir.Op]func(x ir.PrimExpr) ir.PrimExpr{
+		Exp: f("exp"), Log: f("log"), Sqrt: f("sqrt"), Rsqrt: f("rsqrt"), Tanh: f("tanh"), Sigmoid: f("sigmoid"),
+		Sin: f("sin"), Cos: f("cos"), Tan: f("tan"), Asin: f("asin"), Acos: f("acos"), Atan: f("atan"),
+		Sinh: f("sinh"), Cosh: f("cosh"), Asinh: f("asinh"), Acosh: f("acosh"), Atanh: f("atanh"), Erf: f("erf"),
+		Floor: f("floor"), Ceil: f("ceil"), Round: f("round"), Trunc: f("trunc"),
+		Negative: func(x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpSub, constOf(x.DType(), 0), x) },
+		Abs: func(x ir.PrimExpr) ir.PrimExpr {
+			if x.DType().IsFloat() {
+				return intrinsic("fabs", x.DType(), x)
+			}
+			return ir.NewBinary(ir.OpMax, x, ir.NewBinary(ir.OpSub, constOf(x.DType(), 0), x))
+		},
+		Square: func(x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, x, x) },
+		Sign: func(x ir.PrimExpr) ir.PrimExpr {
+			dt := x.DType()
+			zero := constOf(dt, 0)
+			return &ir.Select{Cond: ir.NewBinary(ir.OpLT, zero, x), True: constOf(dt, 1),
+				False: &ir.Select{Cond: ir.NewBinary(ir.OpLT, x, zero), True: constOf(dt, -1), False: zero}}
+		},
+		Relu: func(x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMax, x, constOf(x.DType(), 0)) },
+		Gelu: func(x ir.PrimExpr) ir.PrimExpr {
+			dt := x.DType()
+			// x * (0.5 + erf(x * sqrt(1/2)) * 0.5), topi's form.
+			e := intrinsic("erf", dt, ir.NewBinary(ir.OpMul, x, constOf(dt, math.Sqrt2/2)))
+			return ir.NewBinary(ir.OpMul, x, ir.NewBinary(ir.OpAdd, constOf(dt, 0.5), ir.NewBinary(ir.OpMul, e, constOf(dt, 0.5))))
+		},
+		GeluTanh: func(x ir.PrimExpr) ir.PrimExpr {
+			dt := x.DType()
+			cube := ir.NewBinary(ir.OpMul, ir.NewBinary(ir.OpMul, x, x), x)
+			inner := ir.NewBinary(ir.OpMul, constOf(dt, math.Sqrt(2/math.Pi)), ir.NewBinary(ir.OpAdd, x, ir.NewBinary(ir.OpMul, constOf(dt, 0.044715), cube)))
+			return ir.NewBinary(ir.OpMul, ir.NewBinary(ir.OpMul, constOf(dt, 0.5), x), ir.NewBinary(ir.OpAdd, constOf(dt, 1), intrinsic("tanh", dt, inner)))
+		},
+		Silu:       func(x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, x, intrinsic("sigmoid", x.DType(), x)) },
+		IsNaN:      func(x ir.PrimExpr) ir.PrimExpr { return intrinsic("isnan", ir.Bool, x) },
+		IsInf:      func(x ir.PrimExpr) ir.PrimExpr { return intrinsic("isinf", ir.Bool, x) },
+		IsFinite:   func(x ir.PrimExpr) ir.PrimExpr { return intrinsic("isfinite", ir.Bool, x) },
+		LogicalNot: func(x ir.PrimExpr) ir.PrimExpr { return &ir.Not{A: x} },
+		BitwiseNot: func(x ir.PrimExpr) ir.PrimExpr { return intrinsic("bitwise_not", x.DType(), x) },
+	}
+	for o, tir := range tirs {
+		defLegalize(o, func(k *Kernel, call *ir.Call) error {
+			a, err := k.Input(call.Args[0], "A")
+			if err != nil {
+				return err
+			}
+			out, err := k.Output("compute")
+			if err != nil {
+				return err
+			}
+			k.Compute("compute", out, "i", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, tir(Load(a, v))) })
+			return nil
+		})
+	}
+}

@@ -1,0 +1,289 @@
+package lower
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+)
+
+// LegalizeOpsInfo declares LegalizeOps (TVM's src/relax/transform/legalize_ops.cc).
+var LegalizeOpsInfo = passes.Info{
+	Name:          "LegalizeOps",
+	Doc:           "replace high-level tensor ops by call_tir to generated PrimFuncs",
+	OptLevel:      0,
+	RequiresProps: phase.Of(phase.Normalized),
+	Establishes:   phase.Of(phase.Legalized),
+	// The call_tir it introduces are what CallTIRRewrite removes.
+	Invalidates: phase.Of(phase.NoCallTIR),
+}
+
+// DiagNoLegalization is reported, once per op and function, for
+// high-level ops LegalizeOps cannot lower (no legalization, or shapes that
+// are not known), with the number of calls.
+const DiagNoLegalization = "LOW030"
+
+// DiagLegalizeFailed is reported for a call whose legalization rejects it
+// (an invalid attribute the struct info inference let through).
+const DiagLegalizeFailed = "LOW031"
+
+// LegalizeOptions customize LegalizeOps.
+type LegalizeOptions struct {
+	// Custom maps op names ("relax.add") to legalizations tried before the
+	// op's own (TVM's customize_legalize_map).
+	Custom map[string]op.LegalizeFunc
+	// Skip lists op names left as they are.
+	Skip []string
+	// AllowUnlegalized leaves ops without a legalization in place instead
+	// of reporting them (TVM's behaviour; the Legalized property then does
+	// not hold).
+	AllowUnlegalized bool
+}
+
+var customMaps struct {
+	sync.Mutex
+	byName map[string]map[string]op.LegalizeFunc
+}
+
+// RegisterLegalizeMap names a custom legalization map so that a textual
+// pipeline can select it: LegalizeOps{custom=name}.
+func RegisterLegalizeMap(name string, m map[string]op.LegalizeFunc) {
+	customMaps.Lock()
+	defer customMaps.Unlock()
+	if customMaps.byName == nil {
+		customMaps.byName = map[string]map[string]op.LegalizeFunc{}
+	}
+	customMaps.byName[name] = m
+}
+
+func lookupLegalizeMap(name string) (map[string]op.LegalizeFunc, bool) {
+	customMaps.Lock()
+	defer customMaps.Unlock()
+	m, ok := customMaps.byName[name]
+	return m, ok
+}
+
+func init() {
+	passes.Register(passes.Registration{
+		Info: LegalizeOpsInfo,
+		Options: []passes.Option{
+			{Name: "skip", Type: passes.String, Default: "", Doc: "comma-separated op names (relax.add or R.add) to leave alone"},
+			{Name: "custom", Type: passes.String, Default: "", Doc: "a custom legalization map registered with lower.RegisterLegalizeMap"},
+		},
+		New: func(opts passes.Options) *passes.Pass {
+			o := LegalizeOptions{}
+			for _, s := range strings.Split(opts.String("skip"), ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					o.Skip = append(o.Skip, s)
+				}
+			}
+			customName := opts.String("custom")
+			return passes.NewModulePass(passes.Info{}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+				if customName != "" {
+					m, ok := lookupLegalizeMap(customName)
+					if !ok {
+						return nil, fmt.Errorf("LegalizeOps: no custom legalization map named %q", customName)
+					}
+					o.Custom = m
+				}
+				out, errs := LegalizeOps(mod, o)
+				if err := errs.Err(); err != nil {
+					return nil, err
+				}
+				return out, nil
+			})
+		},
+	})
+}
+
+// canonicalOpName accepts relax.add and R.add.
+func canonicalOpName(s string) string {
+	if rest, ok := strings.CutPrefix(s, "R."); ok {
+		return "relax." + rest
+	}
+	return s
+}
+
+// LegalizeOps lowers every high-level op call of mod's Relax functions to
+// R.call_tir of a generated private PrimFunc, choosing as TVM does: the
+// custom map, then the op's legalization, both only when the argument and
+// result shapes are known; ops without either, or with unknown shapes, are
+// left in place and reported once per op and function (unless
+// AllowUnlegalized). Generated PrimFuncs are named after the op, with a
+// numeric suffix on a clash (add, add1). The input module is not modified.
+func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
+	skip := map[string]bool{}
+	for _, s := range o.Skip {
+		skip[canonicalOpName(s)] = true
+	}
+	custom := map[string]op.LegalizeFunc{}
+	for k, f := range o.Custom {
+		custom[canonicalOpName(k)] = f
+	}
+	work := mod.Clone()
+	names := map[string]bool{}
+	for _, n := range mod.Names() {
+		names[n] = true
+	}
+	var added []string
+	// left counts the calls left alone per function and op, in order of
+	// first appearance, for one diagnostic each.
+	type leftKey struct{ fn, op string }
+	type leftInfo struct {
+		count int
+		span  diag.Span
+		why   string
+	}
+	left := map[leftKey]*leftInfo{}
+	var leftOrder []leftKey
+	var fnName string
+	var nested map[*ir.Call]bool
+
+	rw := ir.NewRewriter(work)
+	var errs diag.List
+	rw.PostExpr = func(rw *ir.Rewriter, e ir.Expr) ir.Expr {
+		call, ok := e.(*ir.Call)
+		if !ok {
+			return e
+		}
+		o, ok := call.Op.(*ir.Op)
+		if !ok || (o.Category != ir.CatTensor && o != op.Reshape) || skip[o.Name] {
+			return e
+		}
+		// The struct info of a rebuilt call is computed when it is
+		// normalized; legalization needs it now.
+		n := rw.B.Normalize(call)
+		call, ok = n.(*ir.Call)
+		if !ok {
+			return n
+		}
+		f, ok := custom[o.Name]
+		if !ok {
+			f, ok = op.LegalizeOf(o)
+		}
+		why := "has no legalization"
+		if ok {
+			k := op.NewKernel(call)
+			err := f(k, call)
+			var pf *ir.PrimFunc
+			var tirVars []ir.PrimExpr
+			if err == nil {
+				pf, tirVars = k.Finish()
+				if len(tirVars) > 0 && nested[call] {
+					// The symbolic variables would cross into a nested
+					// function (WF012); LambdaLift first passes them in.
+					err = op.ErrNotLegalizable
+				}
+			}
+			if err == nil {
+				name := uniqueName(k.Name, names)
+				names[name] = true
+				work.Set(name, pf)
+				added = append(added, name)
+				gv := ir.NewGlobalVar(name)
+				args := []ir.Expr{gv, ir.NewTuple(k.Args...)}
+				if len(tirVars) > 0 {
+					args = append(args, ir.NewShapeExpr(tirVars...))
+				}
+				res := &ir.Call{Op: op.CallTIR, Args: args, SInfoArgs: []ir.StructInfo{call.StructInfo()}}
+				res.SetSpan(call.Span())
+				return res
+			}
+			if !errors.Is(err, op.ErrNotLegalizable) {
+				errs = append(errs, &diag.Diagnostic{Span: call.Span(), Severity: diag.Error, Code: DiagLegalizeFailed,
+					Msg: fmt.Sprintf("%s: %v", ir.OpPath(o), err)})
+				return call
+			}
+			why = "has arguments or a result of unknown shape"
+		}
+		key := leftKey{fnName, o.Name}
+		info := left[key]
+		if info == nil {
+			info = &leftInfo{span: call.Span(), why: why}
+			left[key] = info
+			leftOrder = append(leftOrder, key)
+		}
+		info.count++
+		return call
+	}
+	out := work.Clone()
+	for _, name := range mod.Names() {
+		if fn := mod.Func(name); fn != nil {
+			fnName = name
+			nested = nestedCalls(fn)
+			if nf := rw.Function(fn); nf != fn {
+				out.Set(name, nf)
+			}
+		}
+	}
+	for _, name := range added {
+		pf, _ := work.Lookup(name)
+		out.Set(name, pf)
+	}
+	errs = append(errs, rw.B.Diagnostics()...)
+	if !o.AllowUnlegalized {
+		for _, key := range leftOrder {
+			info := left[key]
+			calls := "call"
+			if info.count != 1 {
+				calls = "calls"
+			}
+			errs = append(errs, &diag.Diagnostic{Span: info.span, Severity: diag.Error, Code: DiagNoLegalization,
+				Msg:  fmt.Sprintf("%s %s: %d %s in %s left unlegalized (first here)", opPathOf(key.op), info.why, info.count, calls, key.fn),
+				Hint: "add a legalization (op.defLegalize or a custom map), or skip the op with LegalizeOps{skip=...}"})
+		}
+	}
+	errs.Sort()
+	return out, errs
+}
+
+func opPathOf(name string) string { return "R." + strings.TrimPrefix(name, "relax.") }
+
+// uniqueName is name, or name1, name2, ... when taken (TVM's GetUniqueName).
+func uniqueName(name string, taken map[string]bool) string {
+	if !taken[name] {
+		return name
+	}
+	for i := 1; ; i++ {
+		if n := fmt.Sprintf("%s%d", name, i); !taken[n] {
+			return n
+		}
+	}
+}
+
+// legalizedOps lists the ops with a legalization, for documentation.
+func legalizedOps() []string {
+	var out []string
+	for _, o := range ir.Ops() {
+		if _, ok := op.LegalizeOf(o); ok {
+			out = append(out, o.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// nestedCalls collects the calls inside fn's nested functions.
+func nestedCalls(fn *ir.Function) map[*ir.Call]bool {
+	out := map[*ir.Call]bool{}
+	ir.Inspect(fn.Body, func(e ir.Expr) bool {
+		if f, ok := e.(*ir.Function); ok {
+			ir.Inspect(f.Body, func(e ir.Expr) bool {
+				if c, ok := e.(*ir.Call); ok {
+					out[c] = true
+				}
+				return true
+			})
+			return false
+		}
+		return true
+	})
+	return out
+}
