@@ -5,10 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/vm/blas"
 	"github.com/phasec/phasec/vm/tensor"
 	"github.com/phasec/phasec/vm/tir"
 )
@@ -172,4 +174,125 @@ func BenchmarkCompileMatmul(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// softmaxSrc is testdata/tir_softmax.tvms over (n, 1024): four nests,
+// none with a fast path (they run on the vector path).
+const softmaxSrc = `
+    @T.prim_func(private=True)
+    def softmax(var_A: T.handle, var_O: T.handle):
+        T.func_attr({"tir.noalias": True})
+        n = T.int64()
+        A = T.match_buffer(var_A, (n, T.int64(1024)), "float32")
+        T_softmax_norm = T.match_buffer(var_O, (n, T.int64(1024)), "float32")
+        T_softmax_maxelem = T.alloc_buffer((n,), "float32")
+        T_softmax_exp = T.alloc_buffer((n, T.int64(1024)), "float32")
+        T_softmax_expsum = T.alloc_buffer((n,), "float32")
+        for i0, k in T.grid(n, T.int64(1024)):
+            with T.block("T_softmax_maxelem"):
+                v_i0, v_k = T.axis.remap("SR", [i0, k])
+                with T.init():
+                    T_softmax_maxelem[v_i0] = T.float32(-3.4028234663852886e+38)
+                T_softmax_maxelem[v_i0] = T.max(T_softmax_maxelem[v_i0], A[v_i0, v_k])
+        for i0, i1 in T.grid(n, T.int64(1024)):
+            with T.block("T_softmax_exp"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T_softmax_exp[v_i0, v_i1] = T.exp(A[v_i0, v_i1] - T_softmax_maxelem[v_i0])
+        for i0, k in T.grid(n, T.int64(1024)):
+            with T.block("T_softmax_expsum"):
+                v_i0, v_k = T.axis.remap("SR", [i0, k])
+                with T.init():
+                    T_softmax_expsum[v_i0] = T.float32(0)
+                T_softmax_expsum[v_i0] = T_softmax_expsum[v_i0] + T_softmax_exp[v_i0, v_k]
+        for i0, i1 in T.grid(n, T.int64(1024)):
+            with T.block("T_softmax_norm"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T_softmax_norm[v_i0, v_i1] = T_softmax_exp[v_i0, v_i1] / T_softmax_expsum[v_i0]
+`
+
+// softmaxGo is the hand-written equivalent of softmaxSrc.
+func softmaxGo(a, out []float32, rows, cols int) {
+	for i := range rows {
+		row, o := a[i*cols:(i+1)*cols], out[i*cols:(i+1)*cols]
+		m := float32(-math.MaxFloat32)
+		for _, x := range row {
+			m = max(m, x)
+		}
+		var s float32
+		for j, x := range row {
+			e := float32(math.Exp(float64(x - m)))
+			o[j] = e
+			s += e
+		}
+		for j := range o {
+			o[j] /= s
+		}
+	}
+}
+
+// BenchmarkSoftmax: goal tir <= 2x handwritten.
+func BenchmarkSoftmax(b *testing.B) {
+	const rows, cols = 256, 1024
+	k, err := tir.Compile(parseFunc(b, softmaxSrc, "softmax"), "softmax")
+	if err != nil {
+		b.Fatal(err)
+	}
+	A, O := randTensor(rows, cols), tensor.New(tensor.Float32, rows, cols)
+	args := []tir.Arg{{T: A}, {T: O}}
+	b.Run("tir", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := k.Call(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("handwritten", func(b *testing.B) {
+		for b.Loop() {
+			softmaxGo(tensor.Data[float32](A), tensor.Data[float32](O), rows, cols)
+		}
+	})
+}
+
+// BenchmarkMatmul256: the dispatched kernel against calling Sgemm
+// directly (dispatch overhead) and against the general path.
+func BenchmarkMatmul256(b *testing.B) {
+	const n = 256
+	src := strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(`
+    @T.prim_func(private=True)
+    def mm(A: T.Buffer((N, N), "float32"), B: T.Buffer((N, N), "float32"), C: T.Buffer((N, N), "float32")):
+        for i, j, k in T.grid(N, N, N):
+            with T.block("mm"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+`, "N", "T.int64(256)"), "T.int64(256), T.int64(256)", "T.int64(256), T.int64(256)"), "grid(T.int64(256), T.int64(256), T.int64(256))", "grid(T.int64(256), T.int64(256), T.int64(256))")
+	f := parseFunc(b, src, "mm")
+	A, B, C := randTensor(n, n), randTensor(n, n), tensor.New(tensor.Float32, n, n)
+	args := []tir.Arg{{T: A}, {T: B}, {T: C}}
+	for _, mode := range []struct {
+		name string
+		opts tir.Options
+	}{{"dispatch", tir.Options{}}, {"general", tir.Options{General: true}}} {
+		k, err := tir.CompileWith(f, "mm", mode.opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(mode.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := k.Call(args); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(2*n*n*n/b.Elapsed().Seconds()*float64(b.N)/1e9, "GFLOP/s")
+		})
+	}
+	b.Run("sgemm", func(b *testing.B) {
+		for b.Loop() {
+			blas.Sgemm(false, false, n, n, n, 1, tensor.Data[float32](A), n, tensor.Data[float32](B), n, 0, tensor.Data[float32](C), n)
+		}
+		b.ReportMetric(2*n*n*n/b.Elapsed().Seconds()*float64(b.N)/1e9, "GFLOP/s")
+	})
 }
