@@ -247,6 +247,9 @@ func (l *shapeLowering) function(name string, fn *ir.Function) *ir.Function {
 		// Everything the result's struct info mentions must be known by now.
 		l.runMatch(todo, true)
 	}
+	if straightLine(fn) {
+		return l.functionSpliced(fn, prologue, epilogue)
+	}
 	return l.rw.FunctionAround(fn, prologue, epilogue)
 }
 
@@ -273,6 +276,26 @@ func (l *shapeLowering) allocHeap() ir.Expr {
 }
 
 func i64Value(v int64) *ir.PrimValue { return ir.NewPrimValue(ir.I64(v)) }
+
+// smallValues holds R.prim_value(0) ... R.prim_value(255), normalized: the
+// codes, ranks and slot indices of the shape builtins. Leaves are immutable
+// and may be shared.
+var smallValues = func() []*ir.PrimValue {
+	out := make([]*ir.PrimValue, 256)
+	for i := range out {
+		out[i] = i64Value(int64(i))
+		out[i].SetStructInfo(ir.PrimInfoOf(out[i].Value))
+	}
+	return out
+}()
+
+// smallValue is R.prim_value(v), shared for small v.
+func smallValue(v int64) *ir.PrimValue {
+	if v >= 0 && v < int64(len(smallValues)) {
+		return smallValues[v]
+	}
+	return i64Value(v)
+}
 
 // emitCheck emits a void packed call to a check or match builtin.
 func (l *shapeLowering) emitCheck(builtin string, args ...ir.Expr) {
@@ -506,14 +529,16 @@ func (l *shapeLowering) postExpr(_ *ir.Rewriter, e ir.Expr) ir.Expr {
 		if allConstant(e.Values) {
 			return e
 		}
-		args := []ir.Expr{l.heap, i64Value(int64(len(e.Values)))}
+		args := make([]ir.Expr, 0, 2+2*len(e.Values))
+		args = append(args, l.heap, smallValue(int64(len(e.Values))))
 		for _, v := range e.Values {
 			code, arg := l.makeShapeArg(v, e.Span())
-			args = append(args, i64Value(int64(code)), arg)
+			args = append(args, smallValue(int64(code)), arg)
 		}
 		c := packed(builtinMakeShape, ir.ShapeInfoNDim(len(e.Values)), args...)
 		c.SetSpan(e.Span())
-		return c
+		c.SetStructInfo(c.SInfoArgs[0])
+		return l.rw.B.Normalize(c) // the operands' struct info
 	case *ir.PrimValue:
 		switch e.Value.(type) {
 		case *ir.IntImm, *ir.FloatImm:
@@ -526,7 +551,8 @@ func (l *shapeLowering) postExpr(_ *ir.Rewriter, e ir.Expr) ir.Expr {
 		}
 		c := packed(builtinMakePrimValue, sinfo, l.heap, i64Value(int64(code)), arg)
 		c.SetSpan(e.Span())
-		return c
+		c.SetStructInfo(sinfo)
+		return l.rw.B.Normalize(c)
 	case *ir.Function:
 		l.errorf(e.Span(), DiagNestedFunction, "local function in %s: VMShapeLower needs module-level functions only (run LambdaLift, or the canonicalize barrier, first)", l.fnName)
 	}
@@ -537,14 +563,14 @@ func (l *shapeLowering) postExpr(_ *ir.Rewriter, e ir.Expr) ir.Expr {
 func (l *shapeLowering) makeShapeArg(e ir.PrimExpr, span diag.Span) (MakeShapeCode, ir.Expr) {
 	e = l.canonical(e)
 	if c, ok := e.(*ir.IntImm); ok {
-		return MakeUseImm, i64Value(c.Value)
+		return MakeUseImm, smallValue(c.Value)
 	}
 	s := l.lookup(e)
 	if s == nil || !s.computed {
 		l.errorf(span, DiagUncomputable, "%s in function %s is not computed at this point: no parameter or earlier match_cast defines its variables", ir.FormatPrim(e, nil), l.fnName)
 		return MakeUseImm, i64Value(0)
 	}
-	return MakeLoadShape, i64Value(int64(s.index))
+	return MakeLoadShape, smallValue(int64(s.index))
 }
 
 func (l *shapeLowering) binding(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
@@ -685,7 +711,7 @@ func (l *shapeLowering) runMatch(todo []matchItem, requireComputed bool) []match
 			code, arg := l.matchArg(e, requireComputed)
 			allNoOp = allNoOp && code == MatchNoOp
 			anyNoOp = anyNoOp || code == MatchNoOp
-			args = append(args, i64Value(int64(code)), arg)
+			args = append(args, smallValue(int64(code)), arg)
 		}
 		if anyNoOp {
 			outstanding = append(outstanding, it)
@@ -703,7 +729,7 @@ func (l *shapeLowering) runMatch(todo []matchItem, requireComputed bool) []match
 func (l *shapeLowering) matchArg(e ir.PrimExpr, requireComputed bool) (MatchShapeCode, ir.Expr) {
 	e = l.canonical(e)
 	if c, ok := e.(*ir.IntImm); ok {
-		return MatchAssertEqualToImm, i64Value(c.Value)
+		return MatchAssertEqualToImm, smallValue(c.Value)
 	}
 	s := l.lookup(e)
 	if s == nil {
@@ -711,7 +737,7 @@ func (l *shapeLowering) matchArg(e ir.PrimExpr, requireComputed bool) (MatchShap
 		return MatchNoOp, i64Value(0)
 	}
 	if s.computed {
-		return MatchAssertEqualToLoad, i64Value(int64(s.index))
+		return MatchAssertEqualToLoad, smallValue(int64(s.index))
 	}
 	if requireComputed {
 		l.errorf(diag.Span{}, DiagUncomputable, "%s in function %s is not computed at this point: no parameter or earlier match_cast defines its variables", ir.FormatPrim(e, nil), l.fnName)
@@ -720,7 +746,7 @@ func (l *shapeLowering) matchArg(e ir.PrimExpr, requireComputed bool) (MatchShap
 	if _, ok := e.(*ir.PrimVar); ok {
 		s.computed = true
 		l.ready = append(l.ready, s)
-		return MatchStoreToHeap, i64Value(int64(s.index))
+		return MatchStoreToHeap, smallValue(int64(s.index))
 	}
 	return MatchNoOp, i64Value(0)
 }

@@ -1,14 +1,19 @@
 package lower_test
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
 )
@@ -82,4 +87,74 @@ func TestVMShapeLowerUnlowerable(t *testing.T) {
 		require.Equal(t, []string{lower.DiagNestedFunction}, codes(errs))
 		require.ErrorContains(t, errs.Err(), "run LambdaLift")
 	})
+}
+
+// TestVMShapeLowerSplicePath checks that the straight-line path builds
+// exactly what re-emitting through the Builder builds, on the golden
+// inputs, the corpus models and generated chains taken to VMShapeLower's
+// input by the passes before it.
+func TestVMShapeLowerSplicePath(t *testing.T) {
+	var mods []*ir.Module
+	names := []string{}
+	paths, err := filepath.Glob("../testdata/passes/VMShapeLower/*.tvms")
+	require.NoError(t, err)
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		require.NoError(t, err)
+		if mod, errs := syntax.Parse(p, src); len(errs) == 0 {
+			mods, names = append(mods, mod), append(names, p)
+		}
+	}
+	before, errs := passes.ParseAndBuild("--passes", "canonicalize,lower,StaticPlanBlockMemory,LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin,ComputePrimValue")
+	require.Nil(t, errs)
+	prepare := func(name string, mod *ir.Module) {
+		out, err := passes.NewPassContext().Run(context.Background(), before, mod)
+		require.NoError(t, err, name)
+		mods, names = append(mods, out), append(names, name)
+	}
+	for _, p := range []string{"../testdata/models/mlp_legalized.tvms", "../testdata/passes/barriers/build/symbolic.tvms", "../testdata/lowered_legalized_symbolic.tvms"} {
+		src, err := os.ReadFile(p)
+		require.NoError(t, err)
+		mod, errs := syntax.Parse(p, src)
+		require.Empty(t, errs)
+		prepare(p, mod)
+	}
+	for _, sym := range []bool{false, true} {
+		prepare(fmt.Sprintf("chain symbolic=%v", sym), irgen.LegalizedChain(50, irgen.DNNOptions{Batch: 8, Symbolic: sym}))
+		prepare(fmt.Sprintf("transformer symbolic=%v", sym), irgen.Transformer(1, irgen.DNNOptions{Batch: 8, Symbolic: sym}))
+	}
+	for i, mod := range mods {
+		fast, _, errs := lower.VMShapeLower(mod, true)
+		lower.UseRewriter(true)
+		slow, _, errs2 := lower.VMShapeLower(mod, true)
+		lower.UseRewriter(false)
+		require.Equal(t, errs.Error(), errs2.Error(), names[i])
+		if errs.HasErrors() {
+			continue
+		}
+		require.True(t, ir.StructuralEqual(fast, slow, ir.EqualOptions{}), "%s: %v", names[i], ir.Diff(fast, slow, ir.EqualOptions{}))
+		require.Equal(t, syntax.Print(slow), syntax.Print(fast), names[i])
+	}
+}
+
+// BenchmarkVMShapeLower times VMShapeLower alone on a 100k-binding chain
+// with a symbolic batch (every allocation's shape from the heap), through
+// the straight-line path and through the Builder (the Rewriter path), side
+// by side.
+func BenchmarkVMShapeLower(b *testing.B) {
+	before, errs := passes.ParseAndBuild("--passes", "canonicalize,lower,StaticPlanBlockMemory,LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin,ComputePrimValue")
+	require.Nil(b, errs)
+	in, err := passes.NewPassContext().Run(context.Background(), before, irgen.LegalizedChain(100_000, irgen.DNNOptions{Batch: 8, Symbolic: true}))
+	require.NoError(b, err)
+	for _, path := range []string{"splice", "rewriter"} {
+		b.Run("path="+path, func(b *testing.B) {
+			lower.UseRewriter(path == "rewriter")
+			defer lower.UseRewriter(false)
+			for b.Loop() {
+				if _, _, errs := lower.VMShapeLower(in, true); errs.HasErrors() {
+					b.Fatal(errs)
+				}
+			}
+		})
+	}
 }
