@@ -28,6 +28,11 @@ func TestParseDTypeAgreesWithIR(t *testing.T) {
 		}
 	}
 	names = append(names, "bool", "handle", "void", "")
+	for _, base := range []string{"bool", "int8", "int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64"} {
+		for _, lanes := range []string{"x2", "x4", "x8", "x16", "x1", "x0", "x-4", "x"} {
+			names = append(names, base+lanes)
+		}
+	}
 	for _, s := range names {
 		irT, irErr := ir.ParseDataType(s)
 		d, err := ParseDType(s)
@@ -39,6 +44,9 @@ func TestParseDTypeAgreesWithIR(t *testing.T) {
 		case irT.IsVoid() || irT.IsHandle() || (irT.IsInt() && irT.Bits == 1):
 			require.Error(t, err, s)
 			assert.Contains(t, err.Error(), "dtype")
+		case !irT.IsScalar():
+			require.Error(t, err, s)
+			assert.Contains(t, err.Error(), "vector types", s)
 		default:
 			require.NoError(t, err, s)
 			assert.Equal(t, irT.Bytes(), d.Size(), s)

@@ -59,20 +59,38 @@ func Alloc(a Allocator, dt DType, shape []int64) (*Tensor, error) {
 // dtype is valid, the shape non-negative, the offset aligned to the element
 // size, and that the whole tensor lies inside the storage.
 func View(s *Storage, offset int64, dt DType, shape []int64) (*Tensor, error) {
+	if err := checkView(s, offset, dt, shape); err != nil {
+		return nil, err
+	}
+	return &Tensor{DType: dt, Shape: slices.Clone(shape), Storage: s, Offset: offset}, nil
+}
+
+// ViewInto is View that fills t in place, reusing t.Shape's capacity, so a
+// caller that keeps one Tensor per slot (the VM's registers) makes views
+// without allocating. On error t is unchanged.
+func ViewInto(t *Tensor, s *Storage, offset int64, dt DType, shape []int64) error {
+	if err := checkView(s, offset, dt, shape); err != nil {
+		return err
+	}
+	*t = Tensor{DType: dt, Shape: append(t.Shape[:0], shape...), Storage: s, Offset: offset}
+	return nil
+}
+
+func checkView(s *Storage, offset int64, dt DType, shape []int64) error {
 	if s == nil {
-		return nil, fmt.Errorf("tensor view: nil storage")
+		return fmt.Errorf("tensor view: nil storage")
 	}
 	n, err := byteSize(dt, shape)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if offset < 0 || offset%int64(dt.Size()) != 0 {
-		return nil, fmt.Errorf("tensor view: offset %d is not a non-negative multiple of the %s element size %d", offset, dt, dt.Size())
+		return fmt.Errorf("tensor view: offset %d is not a non-negative multiple of the %s element size %d", offset, dt, dt.Size())
 	}
 	if offset > s.Len() || n > s.Len()-offset {
-		return nil, fmt.Errorf("tensor view: %s%s needs %d bytes at offset %d but the storage has %d", dt, FormatShape(shape), n, offset, s.Len())
+		return fmt.Errorf("tensor view: %s%s needs %d bytes at offset %d but the storage has %d", dt, FormatShape(shape), n, offset, s.Len())
 	}
-	return &Tensor{DType: dt, Shape: slices.Clone(shape), Storage: s, Offset: offset}, nil
+	return nil
 }
 
 // byteSize is the number of bytes a dense dt tensor of this shape occupies.

@@ -199,3 +199,25 @@ func TestStatsString(t *testing.T) {
 	assert.Equal(t, "3.0 GiB", FormatBytes(3<<30))
 	assert.Equal(t, "0 B", FormatBytes(0))
 }
+
+func TestViewIntoReusesTheTensor(t *testing.T) {
+	s := NewStorage(64)
+	var x Tensor
+	require.NoError(t, ViewInto(&x, s, 8, Float32, []int64{2, 3}))
+	assert.Equal(t, Tensor{DType: Float32, Shape: []int64{2, 3}, Storage: s, Offset: 8}, x)
+	Data[float32](&x)[0] = 5
+	all, err := View(s, 0, Float32, []int64{16})
+	require.NoError(t, err)
+	assert.Equal(t, float32(5), Data[float32](all)[2])
+
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := ViewInto(&x, s, 0, Int32, []int64{4, 4}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+	assert.Equal(t, []int64{4, 4}, x.Shape)
+	err = ViewInto(&x, s, 4, Float64, []int64{1})
+	assert.ErrorContains(t, err, "offset 4 is not a non-negative multiple")
+	assert.Equal(t, Int32, x.DType, "unchanged on error")
+}
