@@ -70,3 +70,14 @@ func TestRunErrors(t *testing.T) {
 	code, _, _ = runCLI(t, "", "build", "../../vm/codegen/testdata/static_build.tvms")
 	assert.Equal(t, 2, code, "build without -o is a usage error")
 }
+
+// TestDisasmMLPGolden: the demo model's executable, disassembled (TVM's
+// as_text layout, with source positions, the constant pool and the kernels).
+func TestDisasmMLPGolden(t *testing.T) {
+	pvm := filepath.Join(t.TempDir(), "mlp.pvm")
+	code, _, errs := runCLI(t, "", "build", "-o", pvm, "../../testdata/models/mlp_legalized.tvms")
+	require.Equal(t, 0, code, errs)
+	code, out, errs := runCLI(t, "", "disasm", pvm)
+	require.Equal(t, 0, code, errs)
+	compareGolden(t, "testdata/disasm/mlp.golden", out)
+}

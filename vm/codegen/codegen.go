@@ -15,6 +15,7 @@
 package codegen
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/phasec/phasec/diag"
@@ -23,6 +24,7 @@ import (
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/tir"
 	"github.com/phasec/phasec/wellformed"
 )
 
@@ -390,6 +392,15 @@ func (g *gen) kernel(gv *ir.GlobalVar, f *ir.PrimFunc) int {
 	params, err := Signature(f)
 	if err != nil {
 		g.errorf(f.Span(), codeKernel, "PrimFunc %s: %v", gv.Name, err)
+	} else if _, err := tir.Compile(f, gv.Name); err != nil {
+		// What the VM could not load is a build error, at the PrimFunc.
+		var ce *tir.CompileError
+		if errors.As(err, &ce) && ce.Span.IsValid() {
+			g.errs = append(g.errs, &diag.Diagnostic{Span: ce.Span, Severity: diag.Error, Code: codeKernel,
+				Msg: fmt.Sprintf("kernel %s cannot be compiled: %s", gv.Name, ce.Msg)})
+		} else {
+			g.errorf(f.Span(), codeKernel, "kernel %s cannot be compiled: %v", gv.Name, err)
+		}
 	}
 	m := ir.NewModule()
 	_ = m.Add(gv.Name, f)

@@ -150,3 +150,27 @@ func TestCompiledKernels(t *testing.T) {
 		assert.InEpsilon(t, math.Exp(float64(i)/3-1), float64(v), 1e-5, "element %d", i)
 	}
 }
+
+func TestBuildRejectsUnloadableKernel(t *testing.T) {
+	mod := parseSrc(t, `# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+@I.ir_module
+class Module:
+    I.module_attrs({"phase": "build"})
+    @T.prim_func(private=True)
+    def k(A: T.Buffer((T.int64(4),), "float32"), h: T.handle):
+        T.func_attr({"global_symbol": "k"})
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        R.func_attr({"global_symbol": "main", "relax.force_pure": True})
+        cls = Module
+        cls.k(x, x)
+        return x
+`)
+	_, diags := Build(mod)
+	require.Len(t, diags, 1)
+	assert.Equal(t, "m.tvms:8:5: error VMC004: PrimFunc k: parameter h of type handle is neither a buffer nor a scalar", diags[0].String())
+}
