@@ -48,16 +48,23 @@
 //
 // # Elementwise primitives
 //
-// AddF32, SubF32, MulF32, DivF32 (dst = a op b), AddScalarF32, ScaleF32,
-// MaxScalarF32 (dst = a op s; ReLU is MaxScalarF32(dst, a, 0)) and the
-// trailing-axis broadcasts AddRowF32, MulRowF32 (bias add: dst = a + row
-// repeated over rows) are the elementwise and broadcast patterns vm/tir
-// dispatches to. See vec.go for their shared contract (equal lengths,
-// in-place allowed). They are AVX2 loops on amd64 and plain Go loops
-// elsewhere, with identical results. A leading-axis broadcast
+// AddF32, SubF32, MulF32, DivF32, MaximumF32, MinimumF32 (dst = a op b),
+// AddScalarF32, ScaleF32, MaxScalarF32 (dst = a op s; ReLU is
+// MaxScalarF32(dst, a, 0)) and the trailing-axis broadcasts AddRowF32,
+// MulRowF32 (bias add: dst = a + row repeated over rows) are the
+// elementwise and broadcast patterns vm/tir dispatches to. See vec.go for
+// their shared contract (equal lengths, in-place allowed). They are AVX2
+// loops on amd64 and plain Go loops elsewhere, with identical results
+// (except the sign of a zero from max/min of ±0). A leading-axis broadcast
 // (dst[i, j] = a[i, j] + col[i]) is AddScalarF32 per row.
 //
-// DotF32, SumF32, MaxF32 (row reductions: softmax, layer norm) and AxpyF32 are in
-// reduce.go; their AVX2 loops keep 32 partial sums, so they agree with a
-// sequential loop up to rounding, not bitwise.
+// DotF32, SumF32, MaxF32 (row reductions: softmax, layer norm) and AxpyF32
+// are in reduce.go; their AVX2 loops keep 32 partial sums, so they agree
+// with a sequential loop up to rounding, not bitwise.
+//
+// # Benchmarks
+//
+// BenchmarkSgemm512SideBySide and BenchmarkAddSideBySide interleave
+// phasec, the FMA peak loop, gonum and copy() in every iteration and
+// report medians and ratios (see bench_test.go for the commands).
 package blas

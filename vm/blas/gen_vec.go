@@ -23,6 +23,7 @@ const (
 	binary    = iota // dst = a OP b
 	withConst        // dst = a OP s
 	maxConst         // dst = max(a, s), NaN in a propagates
+	minMax           // dst = max/min(a, b), NaN in a or b propagates
 )
 
 var ops = []op{
@@ -30,6 +31,8 @@ var ops = []op{
 	{"subF32AVX2", "VSUBPS", "VSUBSS", binary},
 	{"mulF32AVX2", "VMULPS", "VMULSS", binary},
 	{"divF32AVX2", "VDIVPS", "VDIVSS", binary},
+	{"maxF32sAVX2", "VMAXPS", "VMAXSS", minMax},
+	{"minF32sAVX2", "VMINPS", "VMINSS", minMax},
 	{"addScalarF32AVX2", "VADDPS", "VADDSS", withConst},
 	{"mulScalarF32AVX2", "VMULPS", "VMULSS", withConst},
 	{"maxScalarF32AVX2", "VMAXPS", "VMAXSS", maxConst},
@@ -57,6 +60,15 @@ func apply(o op, reg, bmem string, scalar bool) string {
 	switch o.kind {
 	case binary:
 		return fmt.Sprintf("\t%s %s, %s, %s\n", ins, bmem, reg, reg)
+	case minMax:
+		// Intel vmaxps t, a, b yields b when either is NaN, so NaN in b
+		// propagates; a NaN in a is blended back in from an unordered
+		// self-compare. Temporaries: register r+4 and r+8 for Yr.
+		x := reg[:1]
+		r := int(reg[1] - '0')
+		t, m := fmt.Sprintf("%s%d", x, r+4), fmt.Sprintf("%s%d", x, r+8)
+		return fmt.Sprintf("\t%s %s, %s, %s\n\tVCMPPS $3, %s, %s, %s\n\tVBLENDVPS %s, %s, %s, %s\n",
+			ins, bmem, reg, t, reg, reg, m, m, reg, t, reg)
 	case withConst:
 		k := "Y15"
 		if scalar {
@@ -76,7 +88,7 @@ func apply(o op, reg, bmem string, scalar bool) string {
 
 func gen(w *bytes.Buffer, o op) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	if o.kind == binary {
+	if o.kind == binary || o.kind == minMax {
 		p("\n// func %s(dst, a, b *float32, n int, stream bool)\n", o.name)
 		p("TEXT ·%s(SB), NOSPLIT, $0-33\n", o.name)
 		p("\tMOVQ dst+0(FP), DI\n\tMOVQ a+8(FP), SI\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), CX\n\tMOVBQZX stream+32(FP), R9\n")
@@ -94,7 +106,7 @@ func gen(w *bytes.Buffer, o op) {
 	p("\tVMOVSS (SI), X0\n")
 	w.WriteString(apply(o, "X0", "(DX)", true))
 	p("\tVMOVSS X0, (DI)\n\tADDQ $4, SI\n\tADDQ $4, DI\n")
-	if o.kind == binary {
+	if o.kind == binary || o.kind == minMax {
 		p("\tADDQ $4, DX\n")
 	}
 	p("\tDECQ CX\n\tJMP head\nheaddone:\n")

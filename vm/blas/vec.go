@@ -59,6 +59,21 @@ func DivF32(dst, a, b []float32) {
 	divF32(dst, a, b, streamed(len(dst)))
 }
 
+// MaximumF32 sets dst[i] = max(a[i], b[i]) (T.max of two tensors). A NaN in
+// either operand propagates, as Go's max; the sign of a zero result when
+// a[i] and b[i] are both zero is unspecified.
+func MaximumF32(dst, a, b []float32) {
+	checkBinary("MaximumF32", dst, a, b)
+	maximumF32(dst, a, b, streamed(len(dst)))
+}
+
+// MinimumF32 sets dst[i] = min(a[i], b[i]), with MaximumF32's NaN and
+// zero rules.
+func MinimumF32(dst, a, b []float32) {
+	checkBinary("MinimumF32", dst, a, b)
+	minimumF32(dst, a, b, streamed(len(dst)))
+}
+
 // AddScalarF32 sets dst[i] = a[i] + s.
 func AddScalarF32(dst, a []float32, s float32) {
 	checkUnary("AddScalarF32", dst, a)
@@ -138,6 +153,20 @@ func divF32Go(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] / b[i]
+	}
+}
+
+func maximumF32Go(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = max(a[i], b[i])
+	}
+}
+
+func minimumF32Go(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = min(a[i], b[i])
 	}
 }
 

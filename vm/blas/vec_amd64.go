@@ -18,6 +18,12 @@ func mulF32AVX2(dst, a, b *float32, n int, stream bool)
 func divF32AVX2(dst, a, b *float32, n int, stream bool)
 
 //go:noescape
+func maxF32sAVX2(dst, a, b *float32, n int, stream bool)
+
+//go:noescape
+func minF32sAVX2(dst, a, b *float32, n int, stream bool)
+
+//go:noescape
 func addScalarF32AVX2(dst, a *float32, s float32, n int, stream bool)
 
 //go:noescape
@@ -55,6 +61,8 @@ var (
 	subF32       = binaryAVX2(subF32AVX2, subF32Go)
 	mulF32       = binaryAVX2(mulF32AVX2, mulF32Go)
 	divF32       = binaryAVX2(divF32AVX2, divF32Go)
+	maximumF32   = binaryAVX2(maxF32sAVX2, maximumF32Go)
+	minimumF32   = binaryAVX2(minF32sAVX2, minimumF32Go)
 	addScalarF32 = scalarAVX2(addScalarF32AVX2, addScalarF32Go)
 	mulScalarF32 = scalarAVX2(mulScalarF32AVX2, mulScalarF32Go)
 	maxScalarF32 = scalarAVX2(maxScalarF32AVX2, maxScalarF32Go)

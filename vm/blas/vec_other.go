@@ -15,6 +15,8 @@ var (
 	subF32       = binaryGo(subF32Go)
 	mulF32       = binaryGo(mulF32Go)
 	divF32       = binaryGo(divF32Go)
+	maximumF32   = binaryGo(maximumF32Go)
+	minimumF32   = binaryGo(minimumF32Go)
 	addScalarF32 = scalarGo(addScalarF32Go)
 	mulScalarF32 = scalarGo(mulScalarF32Go)
 	maxScalarF32 = scalarGo(maxScalarF32Go)

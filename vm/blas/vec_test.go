@@ -54,15 +54,19 @@ func requireSameFloats(t *testing.T, label string, got, want []float32, zeroSign
 
 func TestBinaryPrimitivesMatchGoLoops(t *testing.T) {
 	type binop struct {
-		name string
-		f    func(dst, a, b []float32)
-		ref  func(a, b float32) float32
+		name     string
+		f        func(dst, a, b []float32)
+		ref      func(a, b float32) float32
+		zeroSign bool
 	}
 	ops := []binop{
-		{"AddF32", AddF32, func(a, b float32) float32 { return a + b }},
-		{"SubF32", SubF32, func(a, b float32) float32 { return a - b }},
-		{"MulF32", MulF32, func(a, b float32) float32 { return a * b }},
-		{"DivF32", DivF32, func(a, b float32) float32 { return a / b }},
+		{"AddF32", AddF32, func(a, b float32) float32 { return a + b }, true},
+		{"SubF32", SubF32, func(a, b float32) float32 { return a - b }, true},
+		{"MulF32", MulF32, func(a, b float32) float32 { return a * b }, true},
+		{"DivF32", DivF32, func(a, b float32) float32 { return a / b }, true},
+		// max/min(-0, +0) has an unspecified sign (documented).
+		{"MaximumF32", MaximumF32, func(a, b float32) float32 { return max(a, b) }, false},
+		{"MinimumF32", MinimumF32, func(a, b float32) float32 { return min(a, b) }, false},
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, op := range ops {
@@ -76,9 +80,9 @@ func TestBinaryPrimitivesMatchGoLoops(t *testing.T) {
 				}
 				dst := vecInput(rng, n, off)
 				op.f(dst, a, b)
-				requireSameFloats(t, label, dst, want, true)
+				requireSameFloats(t, label, dst, want, op.zeroSign)
 				op.f(a, a, b) // in place
-				requireSameFloats(t, label+"/in-place", a, want, true)
+				requireSameFloats(t, label+"/in-place", a, want, op.zeroSign)
 			}
 		}
 	}
@@ -158,11 +162,13 @@ func TestPortableAndAVX2Agree(t *testing.T) {
 			name string
 			fast binaryLoop
 			slow func(dst, a, b []float32)
-		}{{"add", addF32, addF32Go}, {"sub", subF32, subF32Go}, {"mul", mulF32, mulF32Go}, {"div", divF32, divF32Go}} {
+		}{{"add", addF32, addF32Go}, {"sub", subF32, subF32Go}, {"mul", mulF32, mulF32Go}, {"div", divF32, divF32Go},
+			{"maximum", maximumF32, maximumF32Go}, {"minimum", minimumF32, minimumF32Go}} {
 			for _, stream := range []bool{false, true} {
 				pair.fast(got, a, b, stream)
 				pair.slow(want, a, b)
-				requireSameFloats(t, fmt.Sprintf("%s/n=%d/stream=%v", pair.name, n, stream), got, want, true)
+				zeroSign := pair.name != "maximum" && pair.name != "minimum"
+				requireSameFloats(t, fmt.Sprintf("%s/n=%d/stream=%v", pair.name, n, stream), got, want, zeroSign)
 			}
 		}
 	}
