@@ -114,7 +114,9 @@ func PhasesDoc() string {
 	for _, r := range regs {
 		in := r.Info
 		horizon := in.Horizon().String()
-		if !in.Preserves.IsEmpty() {
+		if keeps := phase.Upto(in.Horizon()).Union(in.Preserves); keeps == phase.Upto(phase.Build) && in.Horizon() != phase.Build {
+			horizon += " (preserves every later property)"
+		} else if !in.Preserves.IsEmpty() {
 			horizon += " + " + set(in.Preserves)
 		}
 		w("| `%s` | %d | %s | %s | %s | %s | %s | %s |\n", in.Name, in.OptLevel, accepts(in.Accepts), set(in.Needs().Minus(phase.Of(phase.WellFormed))),
