@@ -38,7 +38,7 @@ func init() {
 // Names: the first free one of the local function's own global_symbol,
 // "<outer>_<local>" (outer is the top-level function, local the binding
 // var), the full path of binding vars joined with "_", and that path with
-// a numeric suffix. Lifted functions are private unless the local function
+// a numeric suffix from _0, as TVM names them. Lifted functions are private unless the local function
 // had a global_symbol.
 //
 // Capture: the Relax variables a local function uses but does not define
@@ -292,7 +292,9 @@ func (l *lifter) name(path []string, local string, fn *ir.Function) string {
 			return c
 		}
 	}
-	for i := 1; ; i++ {
+	// TVM's last resort appends a counter from 0 (src/relax/transform/
+	// lambda_lift.cc, LambdaNameCollector).
+	for i := 0; ; i++ {
 		if c := fmt.Sprintf("%s_%d", full, i); !l.taken[c] {
 			l.taken[c] = true
 			return c

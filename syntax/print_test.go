@@ -52,7 +52,10 @@ func expKernel() *ir.PrimFunc {
 	}
 }
 
-// referenceModule is the complete small module of relax-semantics.md §7.4.
+// referenceModule is a small complete module (a TIR kernel reached through
+// call_tir from a Relax function with a symbolic dimension and a dataflow
+// block), in the shape of the modules TVM's printer writes
+// (src/script/printer/relax/function.cc, https://tvm.apache.org/docs/deep_dive/relax/).
 func referenceModule(t *testing.T) *ir.Module {
 	t.Helper()
 	mod := ir.NewModule()
