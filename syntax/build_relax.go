@@ -136,7 +136,7 @@ func (bd *builder) relaxFunction(def *defNode, sig *relaxSig, pure bool) *ir.Fun
 	defer func() {
 		bd.pop()
 		bd.rb = savedRB
-		bd.diags = append(bd.diags, rb.Diagnostics()...)
+		bd.diags = append(bd.diags, wellFormednessLeft(rb.Diagnostics())...)
 	}()
 	for n, v := range sig.syms {
 		bd.define(n, &symbol{prim: v})
@@ -392,5 +392,23 @@ func (df *dataflowState) isOutput(name string) bool {
 		return false
 	}
 	_, out := df.outputs[name]
+	return out
+}
+
+// wellFormednessLeft drops the normalizer's diagnostics that are questions
+// of well-formedness rather than of reading the text: an annotation that
+// contradicts the inferred struct info (ir.DiagAnnotation) and a call an
+// op's contract rejects (ir.DiagValidate). The module keeps what was
+// written (the annotation, the call), as TVM's parser does with
+// check_well_formed=False, and phasec check reports them under their rule
+// codes (WF017 binding info, WF013 return, WF015 op contract).
+func wellFormednessLeft(list diag.List) diag.List {
+	out := list[:0:0]
+	for _, d := range list {
+		if d.Code == ir.DiagAnnotation || d.Code == ir.DiagValidate {
+			continue
+		}
+		out = append(out, d)
+	}
 	return out
 }

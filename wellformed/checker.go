@@ -233,6 +233,14 @@ func (c *checker) function(f *ir.Function, nested bool) {
 		c.report(ruleSeqPlacement, spanOr(body.Span(), span), "body of function %s is not a SeqExpr", c.funcLabel(nested))
 		c.expr(body)
 	}
+	// The return annotation binds the body's value like a binding's
+	// annotation does (the parser keeps a contradicting one, as TVM's does
+	// with check_well_formed=False).
+	if f.Ret != nil && f.Body != nil && f.Body.StructInfo() != nil && c.on(ruleBindingInfo) &&
+		ir.StructInfoBaseCheck(f.Ret, f.Body.StructInfo()) < ir.FailL2 { // provably wrong; unprovable symbolic mismatches are run-time checks
+		c.report(ruleBindingInfo, span, "function %s returns a value of type %s but is annotated %s",
+			c.funcLabel(nested), c.fmtInfo(f.Body.StructInfo()), c.fmtInfo(f.Ret))
+	}
 	c.pop()
 
 	c.scopes.pop(m)

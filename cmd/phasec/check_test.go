@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +24,9 @@ func TestCheckExitCodes(t *testing.T) {
 		{"untagged against a phase", []string{"--phase", "lower", "testdata/check/untagged.tvms"}, 1},
 		{"explicit phase overrides the record", []string{"--phase", "optimize", "testdata/check/violations.tvms"}, 0},
 		{"unparsable", []string{"testdata/check/broken/syntax_error.tvms"}, 2},
+		// Parsing is not checking: an ill-formed module (contradicting
+		// annotations, a call its op rejects) parses and fails the check.
+		{"ill-formed but TVMScript", []string{"../../testdata/wellformed/fail/struct_info_contradictions.tvms"}, 1},
 		{"unreadable", []string{"testdata/check/does_not_exist.tvms"}, 2},
 		{"directory with a broken file", []string{checkData}, 2},
 		{"no paths", nil, 2},
@@ -116,5 +121,29 @@ func TestCheckDirectoryRecurses(t *testing.T) {
 	}
 	if strings.Contains(out, "clean.tvms") {
 		t.Errorf("clean file reported:\n%s", out)
+	}
+}
+
+// TestCheckGroupsRepeatedViolations: 60 bindings violating one rule print
+// 20 diagnostics and a count in text, all 60 in JSON.
+func TestCheckGroupsRepeatedViolations(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((4,), dtype=\"float32\")) -> R.Tensor((4,), dtype=\"float32\"):\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "        y%d: R.Tensor((3,), dtype=\"float32\") = R.add(x, x)\n", i)
+	}
+	b.WriteString("        return x\n")
+	path := filepath.Join(t.TempDir(), "many.tvms")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "", "check", path)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 1 || len(lines) != 21 || !strings.Contains(lines[20], "40 more WF017 diagnostics not shown (60 in all") {
+		t.Errorf("exit %d, %d lines, last %q", code, len(lines), lines[len(lines)-1])
+	}
+	_, out, _ = runCLI(t, "", "check", "--format", "json", path)
+	if n := strings.Count(out, `"code":"WF017"`); n != 60 {
+		t.Errorf("json: %d WF017 lines, want 60", n)
 	}
 }
