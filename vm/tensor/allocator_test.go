@@ -50,6 +50,7 @@ func TestPooledAllocatorReusesBySizeClass(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, p1, &s2.Bytes()[0])
 	assert.Len(t, s2.Bytes(), 70)
+	assert.Equal(t, 70, cap(s2.Bytes()), "the rest of the size class is not reachable")
 	assert.Equal(t, "hello", string(s2.Bytes()[:5]), "reused memory is not cleared (as in TVM)")
 	s3, err := a.Alloc(200) // class 256: fresh
 	require.NoError(t, err)

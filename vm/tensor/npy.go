@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The .npy format (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html):
@@ -653,46 +654,63 @@ func swapBytes(b []byte, size int) {
 }
 
 // fortranToC copies a Fortran-order tensor into C order. Element
-// (i0, ..., ik) sits at sum(i_j * prod(shape[:j])) in Fortran order; we
-// walk C order with an odometer and track that offset incrementally.
+// (i0, ..., ik) sits at sum(i_j * prod(shape[:j])) in Fortran order.
 func fortranToC(t *Tensor) *Tensor {
 	out := &Tensor{DType: t.DType, Shape: t.Shape, Storage: NewStorage(t.NBytes())}
-	nd := len(t.Shape)
 	if t.NumElements() == 0 {
 		return out
 	}
+	src, dst := t.Bytes(), out.Bytes()
+	switch t.DType.Size() {
+	case 1:
+		gatherFortran(dst, src, t.Shape)
+	case 2:
+		gatherFortran(asWords[uint16](dst), asWords[uint16](src), t.Shape)
+	case 4:
+		gatherFortran(asWords[uint32](dst), asWords[uint32](src), t.Shape)
+	default:
+		gatherFortran(asWords[uint64](dst), asWords[uint64](src), t.Shape)
+	}
+	return out
+}
+
+// asWords reinterprets aligned bytes as a slice of T.
+func asWords[T uint16 | uint32 | uint64](b []byte) []T {
+	var zero T
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(zero)))
+}
+
+// gatherFortran walks dst in C order with an odometer over the outer
+// dimensions, tracking the Fortran offset of the row start incrementally;
+// within a row the source stride is the last dimension's Fortran stride.
+func gatherFortran[T any](dst, src []T, shape []int64) {
+	nd := len(shape)
 	fstride := make([]int64, nd)
 	acc := int64(1)
 	for j := range nd {
 		fstride[j] = acc
-		acc *= t.Shape[j]
+		acc *= shape[j]
 	}
-	sz := int64(t.DType.Size())
-	src, dst := t.Bytes(), out.Bytes()
 	idx := make([]int64, nd)
-	var off int64 // Fortran element offset of idx
-	inner := t.Shape[nd-1]
-	innerStride := fstride[nd-1] * sz
-	for d := int64(0); d < int64(len(dst)); {
-		// The innermost C dimension is contiguous in dst, strided in src.
-		so := off * sz
-		for range inner {
-			copy(dst[d:d+sz], src[so:so+sz])
-			d += sz
+	inner, innerStride := shape[nd-1], fstride[nd-1]
+	var off int64 // Fortran offset of the current row's first element
+	for d := int64(0); d < int64(len(dst)); d += inner {
+		row := dst[d : d+inner]
+		so := off
+		for i := range row {
+			row[i] = src[so]
 			so += innerStride
 		}
-		// Advance the odometer over the outer dimensions.
 		for j := nd - 2; j >= 0; j-- {
 			idx[j]++
 			off += fstride[j]
-			if idx[j] < t.Shape[j] {
+			if idx[j] < shape[j] {
 				break
 			}
 			off -= idx[j] * fstride[j]
 			idx[j] = 0
 		}
 	}
-	return out
 }
 
 // WriteNpy writes t in NumPy's exact np.save layout: format 1.0 (2.0 when

@@ -213,43 +213,42 @@ func TestNpyBoolNormalized(t *testing.T) {
 	assert.Equal(t, []byte{0, 1, 1}, x.Bytes())
 }
 
-// Fortran-order data of random shapes converts to C order: element
-// (i0..ik) is read from sum(i_j * prod(shape[:j])).
+// Fortran-order data of random shapes and element sizes converts to C
+// order: element (i0..ik) is read from sum(i_j * prod(shape[:j])).
 func TestNpyFortranOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for range 50 {
-		nd := 1 + r.IntN(4)
-		shape := make([]int64, nd)
-		n := 1
-		for i := range shape {
-			shape[i] = int64(r.IntN(4))
-			n *= int(shape[i])
-		}
-		fdata := make([]int32, n)
-		for i := range fdata {
-			fdata[i] = int32(r.Uint32())
-		}
-		hdr := strings.Replace(string(NpyHeaderBytes(Int32, shape)), "False", "True ", 1)
-		file := []byte(hdr)
-		for _, v := range fdata {
-			file = binary.LittleEndian.AppendUint32(file, uint32(v))
-		}
-		x, err := ReadNpy(bytes.NewReader(file))
-		require.NoError(t, err)
-		got := Data[int32](x)
-		// Independent reference: decode each C index into coordinates.
-		for c := range n {
-			rem, f, stride := c, 0, 1
-			coords := make([]int, nd)
-			for j := nd - 1; j >= 0; j-- {
-				coords[j] = rem % int(shape[j])
-				rem /= int(shape[j])
+	for _, dt := range []DType{Uint8, Float16, Int32, Float64} {
+		sz := dt.Size()
+		for range 40 {
+			nd := 1 + r.IntN(4)
+			shape := make([]int64, nd)
+			n := 1
+			for i := range shape {
+				shape[i] = int64(r.IntN(5))
+				n *= int(shape[i])
 			}
-			for j := range nd {
-				f += coords[j] * stride
-				stride *= int(shape[j])
+			fdata := make([]byte, n*sz)
+			for i := range fdata {
+				fdata[i] = byte(r.Uint32())
 			}
-			require.Equal(t, fdata[f], got[c], "shape %v C index %d", shape, c)
+			hdr := strings.Replace(string(NpyHeaderBytes(dt, shape)), "False", "True ", 1)
+			x, err := ReadNpy(bytes.NewReader(append([]byte(hdr), fdata...)))
+			require.NoError(t, err)
+			got := x.Bytes()
+			// Independent reference: decode each C index into coordinates.
+			for c := range n {
+				rem, f, stride := c, 0, 1
+				coords := make([]int, nd)
+				for j := nd - 1; j >= 0; j-- {
+					coords[j] = rem % int(shape[j])
+					rem /= int(shape[j])
+				}
+				for j := range nd {
+					f += coords[j] * stride
+					stride *= int(shape[j])
+				}
+				require.Equal(t, fdata[f*sz:(f+1)*sz], got[c*sz:(c+1)*sz], "%s shape %v C index %d", dt, shape, c)
+			}
 		}
 	}
 }

@@ -30,8 +30,9 @@ func NewStorage(n int64) *Storage {
 	return &Storage{data: alignedBytes(n, n)}
 }
 
-// Bytes returns the storage's bytes (its requested size).
-func (s *Storage) Bytes() []byte { return s.data }
+// Bytes returns the storage's bytes (its requested size). The capacity is
+// capped too, so appending never reaches the rest of a pooled size class.
+func (s *Storage) Bytes() []byte { return s.data[:len(s.data):len(s.data)] }
 
 // Len is the storage's size in bytes.
 func (s *Storage) Len() int64 { return int64(len(s.data)) }
