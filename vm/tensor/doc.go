@@ -1,8 +1,11 @@
 // Package tensor is the VM's n-dimensional array runtime: element types,
 // aligned storage, allocators and NumPy .npy/.npz files.
 //
-// Bad input files are errors naming the file (and .npz entry), what it
-// holds and what was expected; they wrap ErrNpy and never panic (fuzzed).
+// Parameters are read with ReadNpyFileAs (or OpenNpyFile, which maps large
+// files), checking dtype and shape (-1 for a symbolic dimension) before any
+// data is read. Bad input files are errors naming the file (and .npz
+// entry), what it holds and what was expected; they wrap ErrNpy and never
+// panic (fuzzed).
 //
 // Invariants:
 //
