@@ -25,13 +25,18 @@
 // scalar closures otherwise. Buffers of different parameters are assumed
 // not to overlap (TIR's tir.noalias).
 //
-// Before the general path, Compile matches structural patterns (matmul and
-// batch matmul with either operand transposed, elementwise, broadcast, row
-// reductions) whatever the buffer and block names; a matmul runs on
-// vm/blas's Sgemm when the runtime shapes agree with the loop extents, the
-// others run on the vector path with their pattern reported by
-// Kernel.Pattern. Options.General turns the dispatch off, and the tests
-// check that both paths agree on every pattern.
+// Compile also matches each top-level loop nest structurally, whatever
+// its buffer, block and variable names (pattern.go): fp32 matmul and
+// batch matmul (either operand transposed, broadcast batches, any T.init
+// constant) run on vm/blas's Sgemm; fp32 elementwise and trailing-row
+// broadcast +, -, *, / and max run on vm/blas's AVX2 loops over the
+// flattened arrays, split across cores for large outputs; nests with
+// reduction variables (row sums and maxima, the parts of softmax and
+// layer norm) are reported as "reduction" and run on the vector path. A
+// fast path checks at run time that the loops cover its buffers exactly
+// and otherwise runs the nest's general closure. Kernel.Pattern names the
+// dispatch ("matmul+broadcast" for a fused dense with bias);
+// Options.General turns it off, and the tests check that both paths agree.
 //
 // TIR semantics follow TVM: Div/Mod on integers truncate (truncdiv,
 // truncmod), FloorDiv/FloorMod round towards negative infinity, integer

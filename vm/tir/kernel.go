@@ -89,7 +89,7 @@ type bindStep struct{ buf, dim, slot int }
 type checkStep struct {
 	buf, dim int
 	want     iexpr
-	text     string
+	expr     ir.PrimExpr // printed only in the error
 }
 
 // Name is the PrimFunc's name.
@@ -159,7 +159,7 @@ func (c *compiler) params(k *Kernel) {
 	var bufParams []int
 	for i, p := range c.f.Params {
 		if b := c.f.BufferMap[p]; b != nil {
-			dt, err := tensor.ParseDType(b.DType.String())
+			dt, err := runtimeDType(b.DType)
 			if err != nil {
 				c.fail(b, "buffer %s: unsupported dtype %s", b.Name, typeName(b.DType))
 			}
@@ -171,8 +171,8 @@ func (c *compiler) params(k *Kernel) {
 		if p.Type.IsHandle() {
 			c.fail(p, "handle parameter %s is not bound to a buffer (T.match_buffer)", p.Name)
 		}
-		dt, err := tensor.ParseDType(p.Type.String())
-		if err != nil || p.Type.Lanes > 1 {
+		dt, err := runtimeDType(p.Type)
+		if err != nil {
 			c.fail(p, "scalar parameter %s has unsupported type %s", p.Name, typeName(p.Type))
 		}
 		c.defineVar(p)
@@ -204,7 +204,7 @@ func (c *compiler) params(k *Kernel) {
 		}
 	}
 	for _, p := range rest {
-		k.checks = append(k.checks, checkStep{buf: p.buf, dim: p.dim, want: c.compileI(p.e), text: exprText(p.e)})
+		k.checks = append(k.checks, checkStep{buf: p.buf, dim: p.dim, want: c.compileI(p.e), expr: p.e})
 	}
 }
 
@@ -332,7 +332,7 @@ func (k *Kernel) bind(fr *frame, args []Arg) error {
 	for _, c := range k.checks {
 		if got, want := fr.bufs[c.buf].shape[c.dim], c.want(fr); got != want {
 			return fmt.Errorf("PrimFunc %s: buffer %s dimension %d is %d, expected %s = %d",
-				k.name, k.bufs[c.buf].Name, c.dim, got, c.text, want)
+				k.name, k.bufs[c.buf].Name, c.dim, got, exprText(c.expr), want)
 		}
 	}
 	return nil
@@ -368,4 +368,21 @@ func bindData(bd *bufData, t *tensor.Tensor) {
 	case tensor.Float16, tensor.BFloat16:
 		bd.f16 = tensor.Data[uint16](t)
 	}
+}
+
+// runtimeDType is the tensor dtype of a scalar TIR type.
+func runtimeDType(t ir.DataType) (tensor.DType, error) {
+	if t.Lanes == 1 {
+		switch storageOf(t) {
+		case stF32:
+			return tensor.Float32, nil
+		case stF64:
+			return tensor.Float64, nil
+		case stI32:
+			return tensor.Int32, nil
+		case stI64:
+			return tensor.Int64, nil
+		}
+	}
+	return tensor.ParseDType(t.String())
 }
