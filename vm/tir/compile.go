@@ -365,6 +365,9 @@ func (c *compiler) assign(v *ir.PrimVar, value ir.PrimExpr) stmt {
 }
 
 func (c *compiler) compileFor(s *ir.For) stmt {
+	if !c.opts.NoVector {
+		s = reorderNest(s)
+	}
 	if !s.Var.Type.IsInteger() {
 		c.fail(s, "loop variable %s must be an integer, found %s", s.Var.Name, typeName(s.Var.Type))
 	}
