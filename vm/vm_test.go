@@ -334,7 +334,10 @@ func TestStorageReturnsToPool(t *testing.T) {
 	b.EndFunc()
 	exe, err := b.Finish()
 	require.NoError(t, err)
-	vm := newVM(t, exe, Options{Stats: true})
+	// One allocator shared by every machine: sync.Pool may drop machines
+	// (it does at random under the race detector), the pool must persist.
+	shared := tensor.NewPooledAllocator()
+	vm := newVM(t, exe, Options{Stats: true, NewAllocator: func() tensor.Allocator { return shared }})
 	for i := 0; i < 5; i++ {
 		v, st, err := vm.Call(context.Background(), "main", []Value{TensorValue(vecF32(1, 2, 3, 4))})
 		require.NoError(t, err)

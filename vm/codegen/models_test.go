@@ -332,3 +332,21 @@ func TestControlFlowPipeline(t *testing.T) {
 	require.ErrorContains(t, err, "control_flow.tvms:46:5: in main, instruction 5")
 	require.ErrorContains(t, err, "match_cast error, shape[0] mismatch to a previous populated value (expected 3, got 4).")
 }
+
+// TestCallTIRDynPipeline: call_tir with tir_vars becomes
+// vm.builtin.call_tir_dyn, whose trailing shape supplies the kernel's
+// scalar parameter (fill writes 2n ones).
+func TestCallTIRDynPipeline(t *testing.T) {
+	machine := buildModel(t, "../../testdata/lowered_call_tir_tir_vars.tvms")
+	require.Contains(t, machine.Executable().Text(), "call  vm.builtin.call_tir_dyn in: f[fill]")
+	for _, n := range []int64{0, 1, 5} {
+		out, err := machine.Run(context.Background(), "main", tensor.New(tensor.Float32, n))
+		require.NoError(t, err)
+		y, ok := out.Tensor()
+		require.True(t, ok)
+		require.Equal(t, []int64{2 * n}, y.Shape)
+		for i, v := range tensor.Data[float32](y) {
+			require.Equal(t, float32(1), v, "element %d", i)
+		}
+	}
+}
