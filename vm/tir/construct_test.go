@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/vm/tir"
 )
 
 // TestTestdataKernels runs every PrimFunc of the repository's TIR examples.
@@ -199,4 +200,62 @@ func TestConstructs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestIntegerDivisionByHand checks TIR's integer division operators on
+// hand-derived values (independently of the reference interpreter):
+// truncdiv/truncmod round towards zero, floordiv/floormod towards -inf
+// (the remainder takes the divisor's sign).
+func TestIntegerDivisionByHand(t *testing.T) {
+	mod := parseModule(t, `
+    @T.prim_func(private=True)
+    def fdiv(a: T.int64, b: T.int64) -> T.int64:
+        T.ret(T.floordiv(a, b))
+
+    @T.prim_func(private=True)
+    def fmod(a: T.int64, b: T.int64) -> T.int64:
+        T.ret(T.floormod(a, b))
+
+    @T.prim_func(private=True)
+    def tdiv(a: T.int64, b: T.int64) -> T.int64:
+        T.ret(T.truncdiv(a, b))
+
+    @T.prim_func(private=True)
+    def tmod(a: T.int64, b: T.int64) -> T.int64:
+        T.ret(T.truncmod(a, b))
+
+    @T.prim_func(private=True)
+    def wrap8(a: T.int64) -> T.int8:
+        T.ret(T.Cast("int8", a) * T.int8(2))
+`)
+	cases := []struct {
+		a, b                   int64
+		fdiv, fmod, tdiv, tmod int64
+	}{
+		{7, 2, 3, 1, 3, 1},
+		{-7, 2, -4, 1, -3, -1},
+		{7, -2, -4, -1, -3, 1},
+		{-7, -2, 3, -1, 3, -1},
+		{-6, 3, -2, 0, -2, 0},
+		{0, -5, 0, 0, 0, 0},
+	}
+	call := func(name string, args ...int64) int64 {
+		k, err := tir.Compile(mod.PrimFunc(name), name)
+		require.NoError(t, err)
+		as := make([]tir.Arg, len(args))
+		for i, a := range args {
+			as[i].I = a
+		}
+		v, err := k.CallValue(as)
+		require.NoError(t, err)
+		return v.I
+	}
+	for _, c := range cases {
+		require.Equal(t, c.fdiv, call("fdiv", c.a, c.b), "floordiv(%d, %d)", c.a, c.b)
+		require.Equal(t, c.fmod, call("fmod", c.a, c.b), "floormod(%d, %d)", c.a, c.b)
+		require.Equal(t, c.tdiv, call("tdiv", c.a, c.b), "truncdiv(%d, %d)", c.a, c.b)
+		require.Equal(t, c.tmod, call("tmod", c.a, c.b), "truncmod(%d, %d)", c.a, c.b)
+	}
+	require.Equal(t, int64(-2), call("wrap8", 127)) // 127*2 = 254 wraps to -2
+	require.Equal(t, int64(0), call("wrap8", 128))  // int8(128) = -128, *2 wraps to 0
 }

@@ -332,21 +332,19 @@ func cmpIConst(op ir.BinaryOp, a iexpr, k int64) iexpr {
 }
 
 func cmpU(op ir.BinaryOp, a, b iexpr) iexpr {
-	return func(fr *frame) int64 {
-		x, y := uint64(a(fr)), uint64(b(fr))
-		switch op {
-		case ir.OpEQ:
-			return b2i(x == y)
-		case ir.OpNE:
-			return b2i(x != y)
-		case ir.OpLT:
-			return b2i(x < y)
-		case ir.OpLE:
-			return b2i(x <= y)
-		case ir.OpGT:
-			return b2i(x > y)
-		}
-		return b2i(x >= y)
+	switch op {
+	case ir.OpEQ:
+		return func(fr *frame) int64 { return b2i(a(fr) == b(fr)) }
+	case ir.OpNE:
+		return func(fr *frame) int64 { return b2i(a(fr) != b(fr)) }
+	case ir.OpLT:
+		return func(fr *frame) int64 { return b2i(uint64(a(fr)) < uint64(b(fr))) }
+	case ir.OpLE:
+		return func(fr *frame) int64 { return b2i(uint64(a(fr)) <= uint64(b(fr))) }
+	case ir.OpGT:
+		return func(fr *frame) int64 { return b2i(uint64(a(fr)) > uint64(b(fr))) }
+	default:
+		return func(fr *frame) int64 { return b2i(uint64(a(fr)) >= uint64(b(fr))) }
 	}
 }
 
