@@ -18,7 +18,7 @@ func TestDocPhasesWritesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Phases and their invariants", "`WF030` no dataflow blocks remain",
-		"### `lower`: ingest, optimize, lower → lower", "`RewriteDataflowReshape` *(pending: not implemented yet)*",
+		"### `lower`: ingest, optimize, lower → lower", "1. `LegalizeOps`: replace high-level tensor ops by call_tir to generated PrimFuncs",
 		"`ToNonDataflow` before `RemovePurityChecking`: RemovePurityChecking requires NoDataflow", "## Adding a pass"} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("generated PHASES.md lacks %q", want)
