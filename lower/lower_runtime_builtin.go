@@ -235,7 +235,7 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 		return ir.NewCall(op.VMKillObject, c.Args[0])
 	}
 	if !wellformed.VMCodegenOp(o) {
-		b.Errorf(span, DiagNoVMLowering, "%s has no VM lowering and VM codegen cannot handle it (TVM's LegalizeOps turns it into a packed call: run LegalizeOps, in the lower barrier, first)", ir.OpPath(o))
+		b.Errorf(span, DiagNoVMLowering, "%s has no VM lowering and VM codegen cannot handle it (TVM's LegalizeOps turns an op with an FCallPacked attribute, such as R.print or R.assert_op, into a call_packed of that function: LegalizeOps in the lower barrier must lower it)", ir.OpPath(o))
 	}
 	return nil
 }

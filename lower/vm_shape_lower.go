@@ -25,17 +25,17 @@ var VMShapeLowerInfo = passes.Info{
 	Invalidates: phase.Of(phase.GlobalSymbols),
 }
 
-// Diagnostics VMShapeLower reports.
+// Diagnostics VMShapeLower reports (LOW040-049; LOW03x are LegalizeOps').
 const (
 	// DiagNestedFunction: a local function (LambdaLift must run first).
-	DiagNestedFunction = "LOW030"
+	DiagNestedFunction = "LOW040"
 	// DiagUncomputable: a symbolic expression no match point defines.
-	DiagUncomputable = "LOW031"
+	DiagUncomputable = "LOW041"
 	// DiagNeverMatches: a match_cast or result that can never hold.
-	DiagNeverMatches = "LOW032"
+	DiagNeverMatches = "LOW042"
 	// DiagShapePattern: a struct info VMShapeLower cannot check (a tensor
 	// whose shape is a var).
-	DiagShapePattern = "LOW033"
+	DiagShapePattern = "LOW043"
 )
 
 func init() {
