@@ -2,10 +2,13 @@ package barrier_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,9 +160,16 @@ func withLowered(t testing.TB, corpus []corpusModule) []corpusModule {
 // auditResult counts what an audit did.
 type auditResult struct {
 	runs, accepted, failed, refusedClaims, checks int
-	violations                                    []contractViolation
+	// failedBy counts the failing runs per pipeline: inputs a contract
+	// accepts but the pass rejects (an ordering no property expresses, or
+	// input the pass reports as unsupported).
+	failedBy   map[string]int
+	violations []contractViolation
 	// mutations are runs in which a pass edited its input (ImmutableInput).
 	mutations []string
+	// panics are runs in which a pass panicked on a module its contract
+	// accepts.
+	panics []string
 }
 
 // audit runs every pipeline on every corpus module whose start state it
@@ -183,6 +193,14 @@ func audit(corpus []corpusModule, pipelines []*passes.Pass) auditResult {
 			pc.Instruments = []passes.Instrument{in, &passes.ImmutableInput{}}
 			if _, err := pc.Execute(context.Background(), p, cm.mod, props); err != nil {
 				res.failed++
+				if res.failedBy == nil {
+					res.failedBy = map[string]int{}
+				}
+				res.failedBy[p.String()]++
+				var pe *passes.PassError
+				if errors.As(err, &pe) && pe.Panic {
+					res.panics = append(res.panics, fmt.Sprintf("%s on %s: %v", p, cm.name, err))
+				}
 				if strings.Contains(err.Error(), "mutated its input module") {
 					res.mutations = append(res.mutations, fmt.Sprintf("%s on %s: %v", p, cm.name, err))
 				}
@@ -218,7 +236,7 @@ func TestContractAudit(t *testing.T) {
 	for _, v := range res.violations {
 		t.Error(v)
 	}
-	for _, m := range res.mutations {
+	for _, m := range append(res.mutations, res.panics...) {
 		t.Error(m)
 	}
 	t.Logf("contract audit: %d corpus modules (%d parsed files and irgen modules, the rest barrier outputs; %d files do not parse, %d refused for a false phase claim), "+
@@ -226,6 +244,11 @@ func TestContractAudit(t *testing.T) {
 		"%d property checks, %d violations, %v",
 		len(corpus), len(files), unparsed, res.refusedClaims, len(pipelines), len(pipelines)-len(auditPipelines), auditPipelines,
 		res.runs, res.accepted, res.failed, res.checks, len(res.violations), time.Since(start).Round(time.Millisecond))
+	var by []string
+	for _, name := range slices.Sorted(maps.Keys(res.failedBy)) {
+		by = append(by, fmt.Sprintf("%s %d", name, res.failedBy[name]))
+	}
+	t.Logf("failing runs by pipeline: %s", strings.Join(by, ", "))
 }
 
 // stripSymbols returns a module pass that removes global_symbol from every
@@ -350,7 +373,7 @@ func TestContractAuditPairs(t *testing.T) {
 	for _, v := range res.violations {
 		t.Error(v)
 	}
-	for _, m := range res.mutations {
+	for _, m := range append(res.mutations, res.panics...) {
 		t.Error(m)
 	}
 	t.Logf("contract audit of pass pairs: %d modules, %d pipelines, %d pairs, %d accepted, %d failing, %d property checks, %d violations, %v",
