@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -129,6 +130,7 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 	}
 	work := mod.Clone()
 	names := map[string]bool{}
+	suffix := map[string]int{}
 	for _, n := range mod.Names() {
 		names[n] = true
 	}
@@ -183,7 +185,7 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 				}
 			}
 			if err == nil {
-				name := uniqueName(k.Name, names)
+				name := uniqueName(k.Name, names, suffix)
 				names[name] = true
 				work.Set(name, pf)
 				added = append(added, name)
@@ -246,13 +248,16 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 
 func opPathOf(name string) string { return "R." + strings.TrimPrefix(name, "relax.") }
 
-// uniqueName is name, or name1, name2, ... when taken (TVM's GetUniqueName).
-func uniqueName(name string, taken map[string]bool) string {
+// uniqueName is name, or name1, name2, ... when taken (TVM's
+// GetUniqueName). next remembers the last suffix tried per name, so n
+// kernels of one op take linear, not quadratic, time.
+func uniqueName(name string, taken map[string]bool, next map[string]int) string {
 	if !taken[name] {
 		return name
 	}
-	for i := 1; ; i++ {
-		if n := fmt.Sprintf("%s%d", name, i); !taken[n] {
+	for i := next[name] + 1; ; i++ {
+		if n := name + strconv.Itoa(i); !taken[n] {
+			next[name] = i
 			return n
 		}
 	}
