@@ -285,6 +285,10 @@ func (g *gen) expr(dt ir.DataType, depth int) ir.PrimExpr {
 			return ir.NewBinary([]ir.BinaryOp{ir.OpMin, ir.OpMax}[g.pick(2)], a, b)
 		case 6:
 			return ir.NewBinary(ir.OpFloorMod, a, ir.NewFloat(dt, 1.5))
+		case 7:
+			if p := g.guarded(dt); p != nil {
+				return p
+			}
 		}
 		return ir.NewBinary([]ir.BinaryOp{ir.OpAdd, ir.OpSub, ir.OpMul}[g.pick(3)], a, b)
 	}
@@ -304,6 +308,34 @@ func (g *gen) expr(dt ir.DataType, depth int) ir.PrimExpr {
 		return g.cast(dt, &ir.PrimCall{Op: "floor", Args: []ir.PrimExpr{g.expr(ir.Float32, depth-1)}, Type: ir.Float32})
 	}
 	return ir.NewBinary([]ir.BinaryOp{ir.OpAdd, ir.OpSub, ir.OpMul}[g.pick(3)], a, b)
+}
+
+// guarded is a padding-style load: an input read one element off along a
+// dimension, under T.if_then_else of the condition that keeps it in
+// bounds (nil when no input has an identity dimension).
+func (g *gen) guarded(dt ir.DataType) ir.PrimExpr {
+	for _, in := range g.inputs {
+		for d, e := range in.idx {
+			if d >= len(g.vars) || e != g.vars[d] {
+				continue
+			}
+			idx := append([]ir.PrimExpr(nil), in.idx...)
+			var cond ir.PrimExpr
+			if g.pick(2) == 0 {
+				idx[d] = ir.Sub(g.vars[d], ir.I64(1))
+				cond = ir.NewBinary(ir.OpGE, g.vars[d], ir.I64(1))
+			} else {
+				idx[d] = ir.Add(g.vars[d], ir.I64(1))
+				cond = ir.NewBinary(ir.OpLT, ir.Add(g.vars[d], ir.I64(1)), in.buf.Shape[d])
+			}
+			if g.pick(2) == 0 {
+				cond = ir.NewBinary(ir.OpAnd, cond, ir.NewBinary(ir.OpLE, g.vars[d], ir.I64(int64(g.pick(300)))))
+			}
+			load := g.cast(dt, &ir.BufferLoad{Buffer: in.buf, Indices: idx})
+			return &ir.PrimCall{Op: "if_then_else", Args: []ir.PrimExpr{cond, load, g.constant(dt)}, Type: dt}
+		}
+	}
+	return nil
 }
 
 func (g *gen) cond(depth int) ir.PrimExpr {

@@ -26,8 +26,9 @@ type notVector struct{ why string }
 
 // vcomp compiles one innermost loop.
 type vcomp struct {
-	c *compiler
-	x *ir.PrimVar
+	c     *compiler
+	x     *ir.PrimVar
+	xslot int // the loop variable's slot (holds the chunk start)
 	// sub maps block iteration variables and lets whose values vary with x
 	// to those values (vector code inlines them).
 	sub map[*ir.PrimVar]ir.PrimExpr
@@ -111,9 +112,10 @@ func (vc *vcomp) coef(e ir.PrimExpr) (int64, bool) {
 }
 
 // vaddr is an affine buffer access: per dimension a base (the index at
-// the chunk's first iteration, from slots) and a constant coefficient.
+// the iteration in the loop variable's slot) and a constant coefficient.
 type vaddr struct {
 	buf   int
+	xslot int
 	name  string
 	bases []iexpr
 	coefs []int64
@@ -121,7 +123,7 @@ type vaddr struct {
 
 func (vc *vcomp) addr(b *ir.Buffer, idx []ir.PrimExpr, at ir.PrimExpr) *vaddr {
 	c := vc.c
-	a := &vaddr{buf: c.buffer(b, at), name: b.Name}
+	a := &vaddr{buf: c.buffer(b, at), name: b.Name, xslot: vc.xslot}
 	if len(idx) != len(b.Shape) {
 		c.fail(at, "buffer %s has %d dimensions, indexed with %d", b.Name, len(b.Shape), len(idx))
 	}
@@ -136,13 +138,14 @@ func (vc *vcomp) addr(b *ir.Buffer, idx []ir.PrimExpr, at ir.PrimExpr) *vaddr {
 	return a
 }
 
-// at returns the flat offset of the first lane and the step between
-// lanes, checking every dimension at both ends of the chunk.
-func (a *vaddr) at(fr *frame, n int) (off, step int64) {
+// at returns the flat offset of lane 0 (iteration x0) and the step
+// between lanes, checking every dimension at both ends of the n lanes.
+func (a *vaddr) at(fr *frame, x0 int64, n int) (off, step int64) {
 	bd := &fr.bufs[a.buf]
 	last := int64(n - 1)
+	delta := x0 - fr.ints[a.xslot]
 	for d, base := range a.bases {
-		b := base(fr)
+		b := base(fr) + a.coefs[d]*delta
 		e := b + a.coefs[d]*last
 		if b < 0 || b >= bd.shape[d] || e < 0 || e >= bd.shape[d] {
 			fault("index out of bounds: buffer %s dimension %d (extent %d) indexed from %d to %d", a.name, d, bd.shape[d], b, e)
@@ -183,6 +186,23 @@ type operand[T any] struct {
 
 func (o *operand[T]) eval(fr *frame, x0 int64, n int) []T {
 	return o.vec(fr, x0, o.scratch(fr)[:n])[:n]
+}
+
+// into writes the lanes of o for iterations x0... into dst.
+func (o *operand[T]) into(fr *frame, x0 int64, dst []T) {
+	if len(dst) == 0 {
+		return
+	}
+	if o.vec == nil {
+		v := o.inv(fr)
+		for i := range dst {
+			dst[i] = v
+		}
+		return
+	}
+	if r := o.vec(fr, x0, dst); &r[0] != &dst[0] {
+		copy(dst, r)
+	}
 }
 
 // materialize returns the lanes of o, broadcasting an invariant.
@@ -270,7 +290,7 @@ func loadFloat[T floatT](vc *vcomp, e *ir.BufferLoad) vf[T] {
 	}
 	return func(fr *frame, x0 int64, dst []T) []T {
 		n := len(dst)
-		off, step := a.at(fr, n)
+		off, step := a.at(fr, x0, n)
 		src := get(&fr.bufs[a.buf])
 		if step == 1 {
 			return src[off : off+int64(n)]
@@ -289,12 +309,35 @@ func vecFloatCall[T floatT](vc *vcomp, e *ir.PrimCall) vf[T] {
 	case "likely":
 		return vecFloat[T](vc, e.Args[0])
 	case "if_then_else":
-		// Only the taken arm may be evaluated (a guarded load may be out
-		// of bounds otherwise), so arms with loads stay scalar.
-		if len(e.Args) == 3 && !hasLoad(e.Args[1]) && !hasLoad(e.Args[2]) {
+		if len(e.Args) != 3 {
+			break
+		}
+		if !hasLoad(e.Args[1]) && !hasLoad(e.Args[2]) {
 			return vecFloatSelect[T](vc, e.Args[0], e.Args[1], e.Args[2])
 		}
-		vc.no("if_then_else with loads")
+		// Only the taken arm may be evaluated (a guarded load may be out
+		// of bounds otherwise). A condition affine in the loop variable
+		// (padding: 1 <= i and i < n + 1) holds on one interval of the
+		// lanes: each arm runs on its own lanes. Others stay scalar.
+		conds := vc.conjuncts(e.Args[0])
+		t, f := floatOperand[T](vc, e.Args[1]), floatOperand[T](vc, e.Args[2])
+		xslot := vc.xslot
+		return func(fr *frame, x0 int64, dst []T) []T {
+			n := int64(len(dst))
+			a, b := int64(0), n
+			for i := range conds {
+				pa, pb := conds[i].intervalAt(fr, x0, n, xslot)
+				a, b = max(a, pa), min(b, pb)
+			}
+			if a >= b {
+				f.into(fr, x0, dst)
+				return dst
+			}
+			f.into(fr, x0, dst[:a])
+			t.into(fr, x0+a, dst[a:b])
+			f.into(fr, x0+b, dst[b:])
+			return dst
+		}
 	}
 	if fn, ok := unaryMath[e.Op]; ok && len(e.Args) == 1 {
 		a := floatOperand[T](vc, e.Args[0])
@@ -827,7 +870,7 @@ func (vc *vcomp) loadInts(e *ir.BufferLoad) vf[int64] {
 func gatherInts[S intS](a *vaddr, get func(*bufData) []S) vf[int64] {
 	return func(fr *frame, x0 int64, dst []int64) []int64 {
 		n := len(dst)
-		off, step := a.at(fr, n)
+		off, step := a.at(fr, x0, n)
 		src := get(&fr.bufs[a.buf])
 		_ = src[off+step*int64(n-1)]
 		for i := range dst {
@@ -840,7 +883,7 @@ func gatherInts[S intS](a *vaddr, get func(*bufData) []S) vf[int64] {
 
 func scatterInts[S intS](a *vaddr, get func(*bufData) []S, v operand[int64]) vstmt {
 	return func(fr *frame, x0 int64, n int) {
-		off, step := a.at(fr, n)
+		off, step := a.at(fr, x0, n)
 		vals := v.materialize(fr, x0, n)
 		dst := get(&fr.bufs[a.buf])
 		_ = dst[off+step*int64(n-1)]
@@ -855,7 +898,7 @@ func scatterInts[S intS](a *vaddr, get func(*bufData) []S, v operand[int64]) vst
 func storeFloat[T floatT](vc *vcomp, s *ir.BufferStore, a *vaddr, get func(*bufData) []T) vstmt {
 	v := floatOperand[T](vc, s.Value)
 	return func(fr *frame, x0 int64, n int) {
-		off, step := a.at(fr, n)
+		off, step := a.at(fr, x0, n)
 		buf := get(&fr.bufs[a.buf])
 		if step == 1 {
 			dst := buf[off : off+int64(n)]
@@ -917,7 +960,7 @@ func reduceFloat[T floatT](vc *vcomp, a *vaddr, get func(*bufData) []T, op ir.Bi
 		}
 	}
 	return func(fr *frame, x0 int64, n int) {
-		off, _ := a.at(fr, 1)
+		off, _ := a.at(fr, x0, 1)
 		buf := get(&fr.bufs[a.buf])
 		buf[off] = combine(buf[off], v.materialize(fr, x0, n))
 	}

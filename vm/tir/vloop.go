@@ -25,7 +25,7 @@ type vcondition struct {
 // compileVector compiles an innermost loop for vector mode, or reports
 // false when its body does not qualify (the scalar path runs it then).
 func (c *compiler) compileVector(s *ir.For, lo, ext iexpr, slot int) (run stmt, ok bool) {
-	vc := &vcomp{c: c, x: s.Var, sub: map[*ir.PrimVar]ir.PrimExpr{}}
+	vc := &vcomp{c: c, x: s.Var, xslot: slot, sub: map[*ir.PrimVar]ir.PrimExpr{}}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, no := r.(notVector); !no {
@@ -199,8 +199,8 @@ func (vc *vcomp) sumPair(s1, s2 *ir.BufferStore) vstmt {
 		rs[i] = red{vc.addr(s.Buffer, s.Indices, s.Value), floatOperand[float32](vc, e)}
 	}
 	return func(fr *frame, x0 int64, n int) {
-		off1, _ := rs[0].a.at(fr, 1)
-		off2, _ := rs[1].a.at(fr, 1)
+		off1, _ := rs[0].a.at(fr, x0, 1)
+		off2, _ := rs[1].a.at(fr, x0, 1)
 		b1, b2 := fr.bufs[rs[0].a.buf].f32, fr.bufs[rs[1].a.buf].f32
 		x, y := rs[0].v.eval(fr, x0, n), rs[1].v.eval(fr, x0, n)
 		acc1, acc2 := b1[off1], b2[off2]
@@ -542,6 +542,12 @@ func (vc *vcomp) condition(p ir.PrimExpr) vcondition {
 // interval returns the iterations [a, b) of a chunk of n where the
 // condition holds, given slots set at the chunk start.
 func (vc *vcondition) interval(fr *frame, n int64) (int64, int64) {
+	return vc.intervalAt(fr, 0, n, -1)
+}
+
+// intervalAt is interval for the n iterations from x0, with slots set at
+// the iteration held in slot xslot (-1: at x0).
+func (vc *vcondition) intervalAt(fr *frame, x0, n int64, xslot int) (int64, int64) {
 	if vc.inv != nil {
 		if vc.inv(fr) != 0 {
 			return 0, n
@@ -549,6 +555,9 @@ func (vc *vcondition) interval(fr *frame, n int64) (int64, int64) {
 		return 0, 0
 	}
 	d, k := vc.diff(fr), vc.coef
+	if xslot >= 0 {
+		d += k * (x0 - fr.ints[xslot])
+	}
 	// The condition is d + k*t OP 0; normalise to d + k*t < c or == 0.
 	switch vc.op {
 	case ir.OpEQ:
