@@ -7,7 +7,9 @@ import (
 )
 
 // BuiltinFunc implements a packed function. args excludes the %vm context;
-// it is a scratch slice the VM reuses, so a builtin must copy what it keeps.
+// it is a scratch slice the VM reuses, so a builtin must copy what it keeps,
+// and must not keep a tensor beyond the call (the VM recycles the headers
+// of tensors its function does not return).
 // A builtin reports bad input as an error (the VM adds the function,
 // instruction and source position); it must not panic.
 type BuiltinFunc func(m *Machine, args []Value) (Value, error)

@@ -179,7 +179,7 @@ func allocStorage(m *Machine, a []Value) (Value, error) {
 }
 
 // alloc_tensor(storage, offset, shape, dtype): a view into the storage.
-func allocTensor(_ *Machine, a []Value) (Value, error) {
+func allocTensor(m *Machine, a []Value) (Value, error) {
 	st, ok := a[0].Storage()
 	if !ok {
 		return Value{}, fmt.Errorf("alloc_tensor expects a Storage, got %s", a[0].kind)
@@ -196,10 +196,11 @@ func allocTensor(_ *Machine, a []Value) (Value, error) {
 	if !ok || dt == tensor.Invalid {
 		return Value{}, fmt.Errorf("alloc_tensor expects a dtype, got %s", a[3])
 	}
-	t, err := tensor.View(st, off, dt, append([]int64(nil), s.Dims...))
-	if err != nil {
+	t := m.newTensorHeader()
+	if err := tensor.ViewInto(t, st, off, dt, s.Dims); err != nil {
 		return Value{}, fmt.Errorf("alloc_tensor: %w", err)
 	}
+	m.own(t)
 	return TensorValue(t), nil
 }
 
@@ -224,12 +225,15 @@ func allocShapeHeap(m *Machine, a []Value) (Value, error) {
 	return TensorValue(fr.heap), nil
 }
 
-func shapeOf(_ *Machine, a []Value) (Value, error) {
+func shapeOf(m *Machine, a []Value) (Value, error) {
 	t, err := argTensor(a, 0, "shape_of argument")
 	if err != nil {
 		return Value{}, err
 	}
-	return ShapeValue(append([]int64(nil), t.Shape...)...), nil
+	if m == nil {
+		return ShapeValue(append([]int64(nil), t.Shape...)...), nil
+	}
+	return m.shapeValue(t.Shape), nil
 }
 
 func numElements(dims []int64) (int64, bool) {
@@ -244,7 +248,7 @@ func numElements(dims []int64) (int64, bool) {
 }
 
 // reshape(tensor, shape): a view with the same elements, no copy.
-func reshape(_ *Machine, a []Value) (Value, error) {
+func reshape(m *Machine, a []Value) (Value, error) {
 	t, err := argTensor(a, 0, "reshape input")
 	if err != nil {
 		return Value{}, err
@@ -257,10 +261,18 @@ func reshape(_ *Machine, a []Value) (Value, error) {
 	if !ok || n != t.NumElements() {
 		return Value{}, fmt.Errorf("cannot reshape a tensor of shape %s (%d elements) to %s", dimsString(t.Shape), t.NumElements(), dimsString(s.Dims))
 	}
-	v, err := tensor.View(t.Storage, t.Offset, t.DType, append([]int64(nil), s.Dims...))
-	if err != nil {
+	if m == nil {
+		v, err := tensor.View(t.Storage, t.Offset, t.DType, s.Dims)
+		if err != nil {
+			return Value{}, err
+		}
+		return TensorValue(v), nil
+	}
+	v := m.newTensorHeader()
+	if err := tensor.ViewInto(v, t.Storage, t.Offset, t.DType, s.Dims); err != nil {
 		return Value{}, err
 	}
+	m.own(v)
 	return TensorValue(v), nil
 }
 

@@ -50,12 +50,19 @@ func prefix(ctx string) string {
 	return strings.TrimRight(ctx, " ") + " "
 }
 
-// matchOne applies one match code to value x.
-func matchOne(heap []int64, code, v, x int64, what, ctx string) error {
+// matchOne applies one match code to value x, dimension dim of a shape
+// (-1: a prim value); messages are formatted only on failure.
+func matchOne(heap []int64, code, v, x int64, dim int, ctx string) error {
+	what := func() string {
+		if dim < 0 {
+			return "PrimValue"
+		}
+		return fmt.Sprintf("shape[%d]", dim)
+	}
 	switch code {
 	case matchAssertEqualToImm:
 		if x != v {
-			return fmt.Errorf("%smatch_cast error, %s mismatch to specified constant (expected %d, got %d).", prefix(ctx), what, v, x)
+			return fmt.Errorf("%smatch_cast error, %s mismatch to specified constant (expected %d, got %d).", prefix(ctx), what(), v, x)
 		}
 	case matchStoreToHeap:
 		p, err := heapSlot(heap, v)
@@ -70,7 +77,7 @@ func matchOne(heap []int64, code, v, x int64, what, ctx string) error {
 			return err
 		}
 		if x != *p {
-			return fmt.Errorf("%smatch_cast error, %s mismatch to a previous populated value (expected %d, got %d).", prefix(ctx), what, *p, x)
+			return fmt.Errorf("%smatch_cast error, %s mismatch to a previous populated value (expected %d, got %d).", prefix(ctx), what(), *p, x)
 		}
 	default:
 		return fmt.Errorf("unknown match code %d", code)
@@ -112,7 +119,7 @@ func matchShape(_ *Machine, a []Value) (Value, error) {
 		if err1 != nil || err2 != nil {
 			return Value{}, fmt.Errorf("match_shape dimension %d: bad code or operand", i)
 		}
-		if err := matchOne(heap, code, v, dims[i], fmt.Sprintf("shape[%d]", i), ctx); err != nil {
+		if err := matchOne(heap, code, v, dims[i], i, ctx); err != nil {
 			return Value{}, err
 		}
 	}
@@ -137,11 +144,11 @@ func matchPrimValue(_ *Machine, a []Value) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	return Value{}, matchOne(heap, code, v, x, "PrimValue", errCtx(a, 4))
+	return Value{}, matchOne(heap, code, v, x, -1, errCtx(a, 4))
 }
 
 // make_shape(heap, n, code_0, v_0, ...): immediates or heap loads.
-func makeShape(_ *Machine, a []Value) (Value, error) {
+func makeShape(m *Machine, a []Value) (Value, error) {
 	heap, err := heapOf(a[0])
 	if err != nil {
 		return Value{}, err
@@ -153,15 +160,22 @@ func makeShape(_ *Machine, a []Value) (Value, error) {
 	if n < 0 || int(n) != (len(a)-2)/2 || len(a)%2 != 0 {
 		return Value{}, fmt.Errorf("make_shape: %d dimensions but %d code arguments", n, len(a)-2)
 	}
-	dims := make([]int64, n)
-	for i := range dims {
+	var dims []int64
+	if m != nil {
+		dims = m.dimsBuf[:0]
+	}
+	for i := 0; i < int(n); i++ {
 		d, err := makeOne(heap, a[2+2*i], a[3+2*i])
 		if err != nil {
 			return Value{}, fmt.Errorf("make_shape dimension %d: %w", i, err)
 		}
-		dims[i] = d
+		dims = append(dims, d)
 	}
-	return ShapeValue(dims...), nil
+	if m == nil {
+		return ShapeValue(dims...), nil
+	}
+	m.dimsBuf = dims
+	return m.shapeValue(dims), nil
 }
 
 func makeOne(heap []int64, codeV, opV Value) (int64, error) {

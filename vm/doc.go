@@ -34,10 +34,12 @@
 //     concurrently on one VM.
 //   - VM-to-VM calls push frames on the Machine's own stack (no Go
 //     recursion); registers of all frames live in one growing slice.
-//   - The steady state of the loop allocates nothing: arguments are
+//   - The steady state allocates nothing but what escapes: arguments are
 //     gathered into a scratch slice sized at link time, kernels get a
-//     reused argument slice, frames and shape heaps are recycled. Builtins
-//     that create objects (shapes, tuples, tensor views) allocate those.
+//     reused argument slice, frames and shape heaps are recycled, shapes
+//     are reused per instruction when their dimensions repeat, and tensor
+//     headers from alloc_tensor/reshape come back at Ret unless the result
+//     reaches them. Tuples and closures are allocated when made.
 //   - Storage from vm.builtin.alloc_storage is recorded in the allocating
 //     frame and returned to the allocator at Ret unless the returned value
 //     reaches it; that is what makes the pooled allocator's reuse work

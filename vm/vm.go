@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/phasec/phasec/vm/tensor"
 	"github.com/phasec/phasec/vm/tir"
@@ -337,6 +339,16 @@ type Machine struct {
 	stats  *machineStats
 	work   []Value           // scratch for Ret
 	mark   []*tensor.Storage // scratch for Ret
+	marked []*tensor.Tensor  // scratch for Ret
+
+	// Per-instruction caches that make the steady state allocation-free:
+	// shapes are immutable, so make_shape/shape_of reuse the last Shape of
+	// their instruction when the dimensions repeat; tensor headers made by
+	// alloc_tensor come back at Ret unless the result reaches them (an
+	// escaped header is never reused, so a caller's tensor never changes).
+	shapeCache  []*Shape
+	tensorCache []*tensor.Tensor
+	dimsBuf     []int64
 }
 
 type frame struct {
@@ -345,6 +357,7 @@ type frame struct {
 	retPC    int
 	retDst   int32
 	storages []*tensor.Storage // allocated by this frame; freed at Ret unless returned
+	owned    []ownedTensor     // tensor headers of alloc_tensor, recycled at Ret unless returned
 	heap     *tensor.Tensor    // a recycled shape heap
 	start    time.Time
 }
@@ -371,7 +384,10 @@ func (m *Machine) end() {
 	clear(m.regs[:cap(m.regs)])
 	m.regs = m.regs[:0]
 	for i := range m.frames[:cap(m.frames)] {
-		clear(m.frames[:cap(m.frames)][i].storages)
+		fr := &m.frames[:cap(m.frames)][i]
+		clear(fr.storages)
+		clear(fr.owned)
+		fr.owned = fr.owned[:0]
 	}
 	m.frames = m.frames[:0]
 	clear(m.argbuf[:cap(m.argbuf)])
@@ -433,6 +449,7 @@ func (m *Machine) push(fi int, args []Value, retPC int, retDst int32) error {
 	fr := &m.frames[n]
 	fr.fn, fr.base, fr.retPC, fr.retDst = fi, base, retPC, retDst
 	fr.storages = fr.storages[:0]
+	fr.owned = fr.owned[:0]
 	if m.stats != nil {
 		fr.start = time.Now()
 		m.stats.funcs[fi].calls++
@@ -643,8 +660,8 @@ func (m *Machine) checkpoint(maxSteps int64) error {
 func (m *Machine) pop(v Value) {
 	n := len(m.frames) - 1
 	fr := &m.frames[n]
-	if len(fr.storages) > 0 {
-		m.releaseStorages(fr, v)
+	if len(fr.storages) > 0 || len(fr.owned) > 0 {
+		m.release(fr, v)
 	}
 	if m.stats != nil {
 		m.stats.funcs[fr.fn].time += time.Since(fr.start)
@@ -654,23 +671,28 @@ func (m *Machine) pop(v Value) {
 	m.frames = m.frames[:n]
 }
 
-// releaseStorages frees the frame's storages that v does not reach. The walk
-// is bounded; a value too large to walk keeps every storage (the garbage
-// collector then reclaims them instead of the pool).
-func (m *Machine) releaseStorages(fr *frame, v Value) {
-	keep := m.mark[:0]
+// release frees the frame's storages and recycles its tensor headers,
+// except those the result v reaches. The walk is bounded; a value too
+// large to walk keeps everything (the garbage collector then reclaims the
+// storage instead of the pool).
+func (m *Machine) release(fr *frame, v Value) {
+	keep, kept := m.mark[:0], m.marked[:0]
 	work := append(m.work[:0], v)
 	defer func() {
 		clear(work[:cap(work)])
 		m.work = work[:0]
 		clear(keep)
 		m.mark = keep[:0]
+		clear(kept)
+		m.marked = kept[:0]
+		clear(fr.storages)
+		fr.storages = fr.storages[:0]
+		clear(fr.owned)
+		fr.owned = fr.owned[:0]
 	}()
 	const maxWalk = 4096
 	for steps := 0; len(work) > 0; steps++ {
 		if steps > maxWalk {
-			clear(fr.storages)
-			fr.storages = fr.storages[:0]
 			return
 		}
 		x := work[len(work)-1]
@@ -679,6 +701,7 @@ func (m *Machine) releaseStorages(fr *frame, v Value) {
 		case KindTensor:
 			t, _ := x.Tensor()
 			keep = append(keep, t.Storage)
+			kept = append(kept, t)
 		case KindStorage:
 			s, _ := x.Storage()
 			keep = append(keep, s)
@@ -691,19 +714,57 @@ func (m *Machine) releaseStorages(fr *frame, v Value) {
 		}
 	}
 	for _, s := range fr.storages {
-		kept := false
-		for _, k := range keep {
-			if k == s {
-				kept = true
-				break
-			}
-		}
-		if !kept {
+		if !slices.Contains(keep, s) {
 			m.alloc.Free(s)
 		}
 	}
-	clear(fr.storages)
-	fr.storages = fr.storages[:0]
+	for _, o := range fr.owned {
+		if !slices.Contains(kept, o.t) {
+			m.tensorCache[o.pc] = o.t
+		}
+	}
+}
+
+// ownedTensor is a tensor header made by the alloc_tensor at pc.
+type ownedTensor struct {
+	pc int
+	t  *tensor.Tensor
+}
+
+// newTensorHeader returns a header for the alloc_tensor being executed:
+// the instruction's recycled one, or a fresh one.
+func (m *Machine) newTensorHeader() *tensor.Tensor {
+	if m.tensorCache == nil {
+		m.tensorCache = make([]*tensor.Tensor, len(m.vm.code))
+	}
+	t := m.tensorCache[m.pc]
+	if t == nil {
+		return new(tensor.Tensor)
+	}
+	m.tensorCache[m.pc] = nil // in use until its frame returns
+	return t
+}
+
+// own records that the current frame holds header t.
+func (m *Machine) own(t *tensor.Tensor) {
+	if len(m.frames) > 0 {
+		fr := &m.frames[len(m.frames)-1]
+		fr.owned = append(fr.owned, ownedTensor{pc: m.pc, t: t})
+	}
+}
+
+// shapeValue returns a Shape holding dims (which the caller may reuse):
+// the instruction's previous Shape when the dimensions are the same.
+func (m *Machine) shapeValue(dims []int64) Value {
+	if m.shapeCache == nil {
+		m.shapeCache = make([]*Shape, len(m.vm.code))
+	}
+	if s := m.shapeCache[m.pc]; s != nil && slices.Equal(s.Dims, dims) {
+		return Value{kind: KindShape, p: unsafe.Pointer(s)}
+	}
+	s := &Shape{Dims: slices.Clone(dims)}
+	m.shapeCache[m.pc] = s
+	return Value{kind: KindShape, p: unsafe.Pointer(s)}
 }
 
 // callKernel calls kernel ki with tensor and scalar arguments; dyn, if not
