@@ -55,6 +55,8 @@ var requirementReasons = map[reqKey]string{
 	{"LowerRuntimeBuiltin", phase.NoCallTIR}:        "it has no lowering for call_tir; kernels must already be called directly",
 	{"LowerRuntimeBuiltin", phase.ExplicitMemory}:   "it lowers the memory ops the allocation passes produce",
 	{"ComputePrimValue", phase.Normalized}:          "it replaces PrimValues in bindings by calls, which normal form then binds",
+	{"ComputePrimValue", phase.NoDataflow}:          "the PrimFunc calls it emits are impure to phasec and may not sit in dataflow blocks",
+	{"ComputePrimValue", phase.PurityRelaxed}:       "it inserts impure PrimFunc calls into pure functions",
 	{"VMShapeLower", phase.Normalized}:              "it rewrites bindings and inserts checks between them, and needs every match_cast value bound",
 	{"VMShapeLower", phase.NoDataflow}:              "the checks it emits are impure calls and may not sit in dataflow blocks",
 	{"VMShapeLower", phase.PurityRelaxed}:           "it inserts impure checks (call_packed) into pure functions",

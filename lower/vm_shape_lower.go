@@ -139,7 +139,8 @@ type ShapeLowerStats struct {
 // map); a match_cast is re-emitted with its rewritten value.
 //
 //	phasec opt --passes VMShapeLower testdata/passes/VMShapeLower/symbolic.tvms
-//	phasec opt --passes 'VMShapeLower{emit_err_ctx=false}' testdata/passes/VMShapeLower/match_cast.tvms
+//	phasec opt --passes 'VMShapeLower{emit_err_ctx=false}' testdata/passes/VMShapeLower/tuples.tvms
+//	phasec opt --passes canonicalize,lower,build --summary testdata/models/mlp_legalized.tvms
 func VMShapeLower(mod *ir.Module, emitErrCtx bool) (*ir.Module, ShapeLowerStats, diag.List) {
 	out := mod.Clone()
 	l := &shapeLowering{
