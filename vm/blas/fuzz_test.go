@@ -14,6 +14,7 @@ func FuzzSgemm(f *testing.F) {
 	f.Add(uint16(7), uint16(17), uint16(9), uint8(0), uint8(1), uint64(1))
 	f.Add(uint16(1), uint16(300), uint16(40), uint8(3), uint8(2), uint64(2))
 	f.Add(uint16(150), uint16(20), uint16(260), uint8(1), uint8(3), uint64(3))
+	forceThreads(f)
 	f.Fuzz(func(t *testing.T, m16, n16, k16 uint16, flags, threads uint8, seed uint64) {
 		// Bound the sizes so one case stays fast; the bounds still cross
 		// mc=144 and kc=256 and the tile widths.

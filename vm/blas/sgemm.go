@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Cache blocking for Zen 4 (L1d 32 KiB, L2 1 MiB per core, L3 32 MiB shared):
@@ -22,8 +24,9 @@ const (
 )
 
 // minWorkPerThread is the multiply-add count (m*n*k) below which one more
-// thread does not pay for its wake-up and the extra packing.
-const minWorkPerThread = 1 << 18
+// thread does not pay for its wake-up and the extra packing. (A variable
+// so tests can run tiny shapes on several threads.)
+var minWorkPerThread = 1 << 18
 
 // maxThreads bounds SgemmThreads' parallelism (and so the worker pool).
 const maxThreads = 256
@@ -111,7 +114,10 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
 		threads: threads, kern: activeKernel.fn,
-		bp: g.bp, scratch: g.scratch,
+		shared: block{bp: g.shared.bp}, scratch: g.scratch,
+	}
+	if len(g.scratch) < threads {
+		g.scratch = append(g.scratch, make([]threadScratch, threads-len(g.scratch))...)
 	}
 	if m == 1 && (!transA || lda == 1) {
 		// A GEMV (a batch-1 dense layer): packing B would cost as much as
@@ -135,19 +141,25 @@ type gemm struct {
 	threads        int
 	kern           microKernel
 
-	// The current block of the loop nest: C[:, jc:jc+ncur] gets
-	// op(A)[:, pc:pc+kcur] * op(B)[pc:pc+kcur, jc:jc+ncur].
-	jc, ncur, pc, kcur int
-	phase              int // phasePackB or phaseCompute
-	splitRows          bool
+	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
+	shared block // the block all threads work on in phasePackB/phaseCompute
 
-	bp      []float32 // packed B block, kcur x roundUp(ncur, nr)
 	scratch []threadScratch
 	wg      sync.WaitGroup
+	pending atomic.Int32 // workers of the current phase still running
+}
+
+// block is one (jc, pc) step of the loop nest: C[:, jc:jc+ncur] gets
+// op(A)[:, pc:pc+kcur] * op(B)[pc:pc+kcur, jc:jc+ncur], with that part of
+// op(B) packed in bp (micro-panel q, columns jc+q*nr.., at bp[q*nr*kcur:]).
+type block struct {
+	jc, ncur, pc, kcur int
+	bp                 []float32
 }
 
 type threadScratch struct {
 	ap   []float32 // packed A block, roundUp(mc, mr) x kc
+	bp   []float32 // this thread's own packed B block (phaseColumns)
 	tile [mr * nr]float32
 }
 
@@ -156,24 +168,38 @@ var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
 const (
 	phasePackB = iota
 	phaseCompute
+	phaseColumns
 	phaseGemv
 )
 
-// run is the GotoBLAS/BLIS loop nest. Per (jc, pc) block the threads first
-// pack B together, then each computes its part of C: a range of row blocks
-// (enough rows) or of B micro-panels (few rows, e.g. a GEMV-like m).
+// minPanelsPerThread is how many 16-column micro-panels of C each thread
+// needs before the threads split columns (sharing nothing) rather than
+// rows (sharing the packed B, with barriers).
+var minPanelsPerThread = 8
+
+// run is the GotoBLAS/BLIS loop nest, in one of two parallel shapes:
+//
+//   - phaseColumns (one thread, or enough columns): each thread owns a
+//     range of C's columns and runs the whole nest on it with its own
+//     packed B; threads share nothing and meet once, at the end. Only A
+//     packing is repeated per thread (cheap: m*k against m*n*k/threads).
+//   - shared B (few columns, many rows): per (jc, pc) block the threads
+//     pack disjoint micro-panels of one B block, then each computes a range
+//     of rows; two barriers per block.
 func (g *gemm) run() {
-	if len(g.scratch) < g.threads {
-		g.scratch = append(g.scratch, make([]threadScratch, g.threads-len(g.scratch))...)
+	if g.threads == 1 || ceilDiv(g.n, nr) >= g.threads*minPanelsPerThread || g.m < g.threads*4*mr {
+		g.parallel(phaseColumns)
+		return
 	}
-	g.splitRows = g.threads == 1 || g.m >= g.threads*4*mr
-	for g.jc = 0; g.jc < g.n; g.jc += nc {
-		g.ncur = min(nc, g.n-g.jc)
-		for g.pc = 0; g.pc < g.k; g.pc += kc {
-			g.kcur = min(kc, g.k-g.pc)
-			if need := g.kcur * roundUp(g.ncur, nr); len(g.bp) < need {
-				g.bp = make([]float32, need)
+	for jc := 0; jc < g.n; jc += nc {
+		ncur := min(nc, g.n-jc)
+		for pc := 0; pc < g.k; pc += kc {
+			kcur := min(kc, g.k-pc)
+			bp := g.shared.bp
+			if need := kcur * roundUp(ncur, nr); len(bp) < need {
+				bp = make([]float32, need)
 			}
+			g.shared = block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: bp}
 			g.parallel(phasePackB)
 			g.parallel(phaseCompute)
 		}
@@ -190,49 +216,97 @@ func (g *gemm) parallel(phase int) {
 	}
 	queues := startWorkers(g.threads - 1)
 	g.wg.Add(g.threads - 1)
+	g.pending.Store(int32(g.threads - 1))
 	for t := 1; t < g.threads; t++ {
 		queues[t-1] <- workItem{g: g, tid: t}
 	}
 	g.work(0)
+	if g.threads <= runtime.GOMAXPROCS(0) {
+		// Every worker can be running now, so spinning only waits for work,
+		// not for a core.
+		spinUntil(func() bool { return g.pending.Load() == 0 })
+	}
 	g.wg.Wait()
+}
+
+// spinWindow is how long a thread spins before it parks, at a join and
+// in an idle worker. Parking is cheap, but waking a parked thread on an
+// idle vCPU of a KVM guest took tens of microseconds here (a 256^3
+// GEMM on two threads ran no faster than on one); spinning briefly keeps
+// back-to-back calls (a model's layers) on hot threads.
+const spinWindow = 200 * time.Microsecond
+
+// spinUntil polls done for up to spinWindow and reports whether it became
+// true.
+func spinUntil(done func() bool) bool {
+	var start time.Time
+	for i := 0; ; i++ {
+		if done() {
+			return true
+		}
+		if i%64 == 63 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > spinWindow {
+				return false
+			}
+		}
+	}
 }
 
 // work does thread tid's share of the current phase.
 func (g *gemm) work(tid int) {
-	if g.phase == phaseGemv {
-		g.gemv(tid)
-		return
-	}
-	panels := ceilDiv(g.ncur, nr)
-	if g.phase == phasePackB {
-		p0, p1 := split(panels, g.threads, tid)
-		packB(g.bp, g.b, g.ldb, g.transB, g.pc, g.jc, g.kcur, g.ncur, p0, p1)
-		return
-	}
 	s := &g.scratch[tid]
+	switch g.phase {
+	case phaseGemv:
+		g.gemv(tid)
+	case phasePackB:
+		blk := &g.shared
+		p0, p1 := split(ceilDiv(blk.ncur, nr), g.threads, tid)
+		packB(blk.bp, g.b, g.ldb, g.transB, blk.pc, blk.jc, blk.kcur, blk.ncur, p0, p1)
+	case phaseCompute:
+		blk := &g.shared
+		r0, r1 := split(ceilDiv(g.m, mr), g.threads, tid)
+		i0, i1 := r0*mr, min(r1*mr, g.m)
+		if i0 >= i1 {
+			return
+		}
+		if blk.pc == 0 {
+			scaleC(g.c, g.ldc, i0, i1, blk.jc, blk.jc+blk.ncur, g.beta)
+		}
+		g.rowBlocks(s, blk, i0, i1)
+	case phaseColumns:
+		p0, p1 := split(ceilDiv(g.n, nr), g.threads, tid)
+		j0, j1 := p0*nr, min(p1*nr, g.n)
+		if j0 >= j1 {
+			return
+		}
+		scaleC(g.c, g.ldc, 0, g.m, j0, j1, g.beta)
+		for jc := j0; jc < j1; jc += nc {
+			ncur := min(nc, j1-jc)
+			for pc := 0; pc < g.k; pc += kc {
+				kcur := min(kc, g.k-pc)
+				if need := kcur * roundUp(ncur, nr); len(s.bp) < need {
+					s.bp = make([]float32, need)
+				}
+				blk := block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: s.bp}
+				packB(blk.bp, g.b, g.ldb, g.transB, pc, jc, kcur, ncur, 0, ceilDiv(ncur, nr))
+				g.rowBlocks(s, &blk, 0, g.m)
+			}
+		}
+	}
+}
+
+// rowBlocks computes rows i0..i1 of C for block blk: per mc rows, pack
+// alpha*A and run the macro-kernel over all of the block's columns.
+func (g *gemm) rowBlocks(s *threadScratch, blk *block, i0, i1 int) {
 	if need := roundUp(mc, mr)*kc + packSlack; len(s.ap) < need {
 		s.ap = make([]float32, need)
 	}
-	var i0, i1, j0, j1 int // this thread's C rows and columns (block-relative)
-	if g.splitRows {
-		r0, r1 := split(ceilDiv(g.m, mr), g.threads, tid)
-		i0, i1 = r0*mr, min(r1*mr, g.m)
-		j0, j1 = 0, g.ncur
-	} else {
-		p0, p1 := split(panels, g.threads, tid)
-		i0, i1 = 0, g.m
-		j0, j1 = p0*nr, min(p1*nr, g.ncur)
-	}
-	if i0 >= i1 || j0 >= j1 {
-		return
-	}
-	if g.pc == 0 {
-		scaleC(g.c, g.ldc, i0, i1, g.jc+j0, g.jc+j1, g.beta)
-	}
 	for ic := i0; ic < i1; ic += mc {
 		mcur := min(mc, i1-ic)
-		packA(s.ap, g.a, g.lda, g.transA, ic, g.pc, mcur, g.kcur, g.alpha)
-		g.macroKernel(s, ic, mcur, j0, j1)
+		packA(s.ap, g.a, g.lda, g.transA, ic, blk.pc, mcur, blk.kcur, g.alpha)
+		g.macroKernel(s, blk, ic, mcur)
 	}
 }
 
@@ -267,16 +341,15 @@ func (g *gemm) gemv(tid int) {
 	}
 }
 
-// macroKernel multiplies the packed A block (rows ic..ic+mcur) by packed B
-// micro-panels covering block columns j0..j1 (j0 a multiple of nr) into C.
-// Edge tiles go through a zeroed scratch tile so the micro-kernel never
-// touches C outside the matrix.
-func (g *gemm) macroKernel(s *threadScratch, ic, mcur, j0, j1 int) {
-	kcur, ldc := g.kcur, g.ldc
-	for jr := j0; jr < j1; jr += nr {
-		ncols := min(nr, j1-jr)
-		bpanel := g.bp[jr*kcur : (jr+nr)*kcur]
-		cbase := ic*ldc + g.jc + jr
+// macroKernel multiplies the packed A block (rows ic..ic+mcur) by all
+// packed B micro-panels of blk into C. Edge tiles go through a zeroed
+// scratch tile so the micro-kernel never touches C outside the matrix.
+func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
+	kcur, ldc := blk.kcur, g.ldc
+	for jr := 0; jr < blk.ncur; jr += nr {
+		ncols := min(nr, blk.ncur-jr)
+		bpanel := blk.bp[jr*kcur : (jr+nr)*kcur]
+		cbase := ic*ldc + blk.jc + jr
 		for ir := 0; ir < mcur; ir += mr {
 			nrows := min(mr, mcur-ir)
 			apanel := s.ap[ir*kcur : (ir+mr)*kcur]
@@ -341,9 +414,24 @@ func startWorkers(n int) []chan workItem {
 	for len(workerQueues) < n {
 		q := make(chan workItem, 1)
 		workerQueues = append(workerQueues, q)
+		tid := len(workerQueues)
 		go func() {
-			for it := range q {
+			for {
+				var it workItem
+				// Only workers that have a core of their own (tid <
+				// GOMAXPROCS, the caller being thread 0) spin.
+				if tid >= runtime.GOMAXPROCS(0) || !spinUntil(func() bool {
+					select {
+					case it = <-q:
+						return true
+					default:
+						return false
+					}
+				}) {
+					it = <-q
+				}
 				it.g.work(it.tid)
+				it.g.pending.Add(-1)
 				it.g.wg.Done()
 			}
 		}()

@@ -74,6 +74,9 @@ var shapeClasses = [][3]int{
 	{1, 1, 1}, {0, 5, 3}, {5, 0, 3}, {4, 5, 0}, {6, 16, 1}, {6, 16, 8}, {5, 15, 7}, {7, 17, 9},
 	{12, 32, 256}, {13, 33, 257}, {11, 31, 255}, {19, 47, 513}, {144, 16, 4}, {145, 17, 5},
 	{150, 35, 300}, {3, 4100, 5}, {1, 300, 300}, {300, 1, 300}, {37, 41, 43}, {97, 83, 61},
+	// The parallel shapes: columns split (many micro-panels) and rows split
+	// over a shared packed B (few panels, many rows).
+	{50, 300, 70}, {200, 100, 30},
 }
 
 func gemmCases() []gemmCase {
@@ -155,7 +158,16 @@ func kernels() map[string]microKernel {
 	return ks
 }
 
+// forceThreads lets every shape use all the threads it is given, so the
+// parallel splits (and their empty shares) run on tiny shapes too.
+func forceThreads(t testing.TB) {
+	saved := minWorkPerThread
+	minWorkPerThread = 1
+	t.Cleanup(func() { minWorkPerThread = saved })
+}
+
 func TestSgemmMatchesNaive(t *testing.T) {
+	forceThreads(t)
 	for name, kern := range kernels() {
 		for _, threads := range []int{1, 2, 3} {
 			rng := rand.New(rand.NewPCG(1, uint64(threads)))
@@ -183,6 +195,7 @@ func requireClose(t *testing.T, label string, k int, got []float32, want, mag []
 // TestSgemmKernelsAgree runs the assembly and the portable micro-kernel on
 // the same inputs for every shape class and compares them directly.
 func TestSgemmKernelsAgree(t *testing.T) {
+	forceThreads(t)
 	ks := kernels()
 	if len(ks) < 2 {
 		t.Skip("no assembly kernel on this CPU: only the portable kernel runs (covered by TestSgemmMatchesNaive)")
