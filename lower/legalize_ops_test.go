@@ -1,11 +1,20 @@
 package lower_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/vm/tensor"
 )
 
 // Every legalization is checked by the oracle: the module is evaluated
@@ -249,4 +258,128 @@ func TestLegalizeManipulationOracle(t *testing.T) {
 			gv = R.multiply(z, x)`},
 	)
 	runLegalCases(t, cases)
+}
+
+// The hand-legalized MLP is the golden file of LegalizeOps' output on the
+// high-level one (names, blocks, loops, regions and all).
+func TestLegalizeOpsMatchesHandLegalizedMLP(t *testing.T) {
+	read := func(path string) *ir.Module {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evaltest.Parse(t, path, string(src))
+	}
+	hi := read("../testdata/models/mlp.tvms")
+	want := read("../testdata/models/mlp_legalized.tvms")
+	got, errs := lower.LegalizeOps(hi, lower.LegalizeOptions{})
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	if d := ir.Diff(got, want, ir.EqualOptions{}); d != nil {
+		t.Fatalf("LegalizeOps(mlp.tvms) differs from mlp_legalized.tvms: %v\n%s", d, syntax.Print(got))
+	}
+	evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: 5})
+}
+
+// Unlegalizable calls are reported once per op and function with a count;
+// the skip list and AllowUnlegalized leave them quietly; a custom map
+// comes first.
+func TestLegalizeOpsOptionsAndDiagnostics(t *testing.T) {
+	mod := evaltest.Parse(t, "m", `
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(dtype="float32", ndim=2), y: R.Tensor((2, 3), dtype="float32")):
+        with R.dataflow():
+            a = R.exp(x)
+            b = R.exp(a)
+            c = R.add(y, y)
+            d = R.nn.relu(x)
+            gv = (b, c, d)
+            R.output(gv)
+        return gv
+`)
+	_, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+	if len(errs) != 2 {
+		t.Fatalf("want 2 diagnostics (exp, relu), got %v", errs)
+	}
+	for i, want := range []string{"LOW030: R.exp has arguments or a result of unknown shape: 2 calls in main", "LOW030: R.nn.relu has arguments or a result of unknown shape: 1 call in main"} {
+		if !strings.Contains(errs[i].String(), want) {
+			t.Errorf("diagnostic %d: %s, want %q", i, errs[i], want)
+		}
+	}
+	out, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{Skip: []string{"R.exp", "relax.nn.relu"}})
+	if errs.HasErrors() || !strings.Contains(syntax.Print(out), "R.call_tir(cls.add") {
+		t.Fatalf("skip: %v\n%s", errs, syntax.Print(out))
+	}
+	if _, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{AllowUnlegalized: true}); errs.HasErrors() {
+		t.Fatalf("AllowUnlegalized: %v", errs)
+	}
+	// A custom legalization of add (computing x1 - x2 under another name)
+	// replaces the built-in one.
+	custom := func(k *op.Kernel, call *ir.Call) error {
+		k.Name = "my_add"
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		b, err := k.Input(call.Args[1], "B")
+		if err != nil {
+			return err
+		}
+		o, err := k.Output("T_my_add")
+		if err != nil {
+			return err
+		}
+		k.Compute("T_my_add", o, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpSub, op.Load(a, v), op.Load(b, v))
+		})
+		return nil
+	}
+	lower.RegisterLegalizeMap("test-sub", map[string]op.LegalizeFunc{"R.add": custom})
+	only := evaltest.Parse(t, "add", `
+@I.ir_module
+class Module:
+    @R.function
+    def main(y: R.Tensor((2, 3), dtype="float32")):
+        c = R.add(y, y)
+        return c
+`)
+	p, diags := passes.ParseAndBuild("test", "LegalizeOps{custom=test-sub}")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	out, err := passes.NewPassContext().Run(context.Background(), p, only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := syntax.Print(out); !strings.Contains(text, "R.call_tir(cls.my_add") {
+		t.Fatalf("the custom legalization was not used:\n%s", text)
+	}
+	y, err := eval.RandomArgs(only.Func("main"), 1, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eval.New(out).Call("main", y...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if v := res.(*tensor.Tensor).Float64At(i); v != 0 {
+			t.Fatalf("element %d: y - y = %g", i, v)
+		}
+	}
+	if _, err := passes.NewPassContext().Run(context.Background(), mustPipeline(t, "LegalizeOps{custom=nope}"), only); err == nil ||
+		!strings.Contains(err.Error(), `no custom legalization map named "nope"`) {
+		t.Fatalf("unknown custom map: %v", err)
+	}
+}
+
+func mustPipeline(t *testing.T, spec string) *passes.Pass {
+	p, diags := passes.ParseAndBuild("test", spec)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return p
 }

@@ -343,8 +343,8 @@ func legalizeSoftmax(k *Kernel, call *ir.Call, op *ir.Op, logOf bool) error {
 	shifted := func(v []ir.PrimExpr) ir.PrimExpr {
 		return ir.NewBinary(ir.OpSub, Load(a, v), Load(mx, dropAxis(v, axis)))
 	}
-	sum := k.Alloc("T_softmax_expsum", dt, rest)
 	if logOf {
+		sum := k.Alloc("T_softmax_expsum", dt, rest)
 		k.Reduce("T_softmax_expsum", sum, "i", []ir.PrimExpr{a.Shape[axis]}, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
 			return ir.NewBinary(ir.OpAdd, acc, intrinsic("exp", dt, shifted(insertAt(s, axis, r[0]))))
 		})
@@ -354,6 +354,7 @@ func legalizeSoftmax(k *Kernel, call *ir.Call, op *ir.Op, logOf bool) error {
 		return nil
 	}
 	ex := k.Alloc("T_softmax_exp", dt, a.Shape)
+	sum := k.Alloc("T_softmax_expsum", dt, rest)
 	k.Compute("T_softmax_exp", ex, "i", func(v []ir.PrimExpr) ir.PrimExpr { return intrinsic("exp", dt, shifted(v)) })
 	k.Reduce("T_softmax_expsum", sum, "i", []ir.PrimExpr{a.Shape[axis]}, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
 		return ir.NewBinary(ir.OpAdd, acc, Load(ex, insertAt(s, axis, r[0])))
