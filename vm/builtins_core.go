@@ -171,6 +171,10 @@ func allocStorage(m *Machine, a []Value) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
+	if m.stats != nil {
+		m.stats.storageBytes += n
+		m.stats.storages++
+	}
 	if len(m.frames) > 0 {
 		fr := &m.frames[len(m.frames)-1]
 		fr.storages = append(fr.storages, st)

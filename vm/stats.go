@@ -16,7 +16,11 @@ type Stats struct {
 	Instructions int64
 	Funcs        []FuncStats   // functions that ran, by time
 	Kernels      []KernelStats // kernels that ran, by time
-	Alloc        tensor.Stats
+	// StorageBytes and Storages count what vm.builtin.alloc_storage asked
+	// for: the memory plan's storage, against which Alloc's peak (what the
+	// allocator actually held, with pooling and size classes) compares.
+	StorageBytes, Storages int64
+	Alloc                  tensor.Stats
 }
 
 type FuncStats struct {
@@ -33,6 +37,7 @@ type KernelStats struct {
 }
 
 type machineStats struct {
+	storageBytes, storages int64
 	funcs []struct {
 		calls, instrs int64
 		time          time.Duration
@@ -57,12 +62,13 @@ func newMachineStats(vm *VM) *machineStats {
 }
 
 func (s *machineStats) reset(*Machine) {
+	s.storageBytes, s.storages = 0, 0
 	clear(s.funcs)
 	clear(s.kernels)
 }
 
 func (m *Machine) collectStats() *Stats {
-	st := &Stats{Instructions: m.steps, Alloc: m.alloc.Stats()}
+	st := &Stats{Instructions: m.steps, Alloc: m.alloc.Stats(), StorageBytes: m.stats.storageBytes, Storages: m.stats.storages}
 	for i, f := range m.stats.funcs {
 		if f.calls > 0 {
 			st.Funcs = append(st.Funcs, FuncStats{Name: m.vm.funcs[i].name, Calls: f.calls, Instructions: f.instrs, Time: f.time})
@@ -81,6 +87,8 @@ func (m *Machine) collectStats() *Stats {
 // Add accumulates another call's statistics (for repeated runs).
 func (s *Stats) Add(o *Stats) {
 	s.Instructions += o.Instructions
+	s.StorageBytes += o.StorageBytes
+	s.Storages += o.Storages
 	s.Alloc = o.Alloc
 	s.Funcs = mergeFuncs(s.Funcs, o.Funcs)
 	s.Kernels = mergeKernels(s.Kernels, o.Kernels)
@@ -134,6 +142,7 @@ func (s *Stats) Print(w io.Writer) {
 	for _, k := range s.Kernels {
 		fmt.Fprintf(w, "  %-24s %6d calls %12v  %10v/call\n", k.Name, k.Calls, k.Time, k.Time/time.Duration(max(k.Calls, 1)))
 	}
+	fmt.Fprintf(w, "storage requested (memory plan): %d bytes in %d alloc_storage calls\n", s.StorageBytes, s.Storages)
 	a := s.Alloc
-	fmt.Fprintf(w, "allocator: %d allocations, %d reused, %d frees, peak %d bytes, live %d bytes\n", a.Allocs, a.Reuses, a.Frees, a.Peak, a.Live)
+	fmt.Fprintf(w, "allocator (actual): %d allocations, %d reused, %d frees, peak %d bytes, live %d bytes\n", a.Allocs, a.Reuses, a.Frees, a.Peak, a.Live)
 }

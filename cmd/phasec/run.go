@@ -140,9 +140,9 @@ func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if total != nil {
 		fmt.Fprintf(stdout, "stats over %d run(s):\n", *repeat)
 		total.Print(stdout)
-		if b, n := exe.PlannedStaticBytes(); n > 0 {
-			fmt.Fprintf(stdout, "planned static storage: %d bytes in %d allocations per call (plus shape-dependent ones)\n", b, n)
-		}
+		b, n := exe.PlannedStaticBytes()
+		fmt.Fprintf(stdout, "memory per run: plan %d bytes in %d storages (%d of constant size in the executable: %d bytes), allocator peak %d bytes\n",
+			total.StorageBytes/int64(*repeat), total.Storages/int64(*repeat), n, b, total.Alloc.Peak)
 	}
 	if len(expect) > 0 {
 		if err := compareExpected(stdout, named, expect); err != nil {
