@@ -38,7 +38,7 @@ type KernelStats struct {
 
 type machineStats struct {
 	storageBytes, storages int64
-	funcs []struct {
+	funcs                  []struct {
 		calls, instrs int64
 		time          time.Duration
 	}
