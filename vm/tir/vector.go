@@ -138,6 +138,64 @@ func (vc *vcomp) addr(b *ir.Buffer, idx []ir.PrimExpr, at ir.PrimExpr) *vaddr {
 	return a
 }
 
+// affine reports whether every index is affine in the loop variable.
+func (vc *vcomp) affine(idx []ir.PrimExpr) bool {
+	for _, e := range idx {
+		if _, ok := vc.coef(e); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// gather compiles a load whose indices are not affine in the loop
+// variable (reshapes, modular indices, indirect reads): each varying
+// index is an int vector, and every lane is bounds-checked.
+func gather[S intS | floatT, T int64 | floatT](vc *vcomp, e *ir.BufferLoad, get func(*bufData) []S) vf[T] {
+	c := vc.c
+	b := c.buffer(e.Buffer, e)
+	if len(e.Indices) != len(e.Buffer.Shape) {
+		c.fail(e, "buffer %s has %d dimensions, indexed with %d", e.Buffer.Name, len(e.Buffer.Shape), len(e.Indices))
+	}
+	idx := make([]operand[int64], len(e.Indices))
+	for d, ix := range e.Indices {
+		idx[d] = intOperand(vc, ix)
+	}
+	offs := newScratch[int64](c)
+	name := e.Buffer.Name
+	return func(fr *frame, x0 int64, dst []T) []T {
+		n := len(dst)
+		bd := &fr.bufs[b]
+		off := offs(fr)[:n]
+		clear(off)
+		for d := range idx {
+			ext, stride := bd.shape[d], bd.stride[d]
+			if idx[d].vec == nil {
+				i := idx[d].inv(fr)
+				if i < 0 || i >= ext {
+					fault("index out of bounds: buffer %s dimension %d (extent %d) indexed at %d", name, d, ext, i)
+				}
+				for t := range off {
+					off[t] += i * stride
+				}
+				continue
+			}
+			iv := idx[d].eval(fr, x0, n)
+			for t, i := range iv {
+				if uint64(i) >= uint64(ext) {
+					fault("index out of bounds: buffer %s dimension %d (extent %d) indexed at %d", name, d, ext, i)
+				}
+				off[t] += i * stride
+			}
+		}
+		src := get(bd)
+		for t, o := range off {
+			dst[t] = T(src[o])
+		}
+		return dst
+	}
+}
+
 // at returns the flat offset of lane 0 (iteration x0) and the step
 // between lanes, checking every dimension at both ends of the n lanes.
 func (a *vaddr) at(fr *frame, x0 int64, n int) (off, step int64) {
@@ -278,7 +336,6 @@ func vecFloat[T floatT](vc *vcomp, e ir.PrimExpr) vf[T] {
 }
 
 func loadFloat[T floatT](vc *vcomp, e *ir.BufferLoad) vf[T] {
-	a := vc.addr(e.Buffer, e.Indices, e)
 	var get func(bd *bufData) []T
 	switch storageOf(e.Buffer.DType) {
 	case stF32:
@@ -288,6 +345,10 @@ func loadFloat[T floatT](vc *vcomp, e *ir.BufferLoad) vf[T] {
 	default:
 		vc.no("load type")
 	}
+	if !vc.affine(e.Indices) {
+		return gather[T, T](vc, e, get)
+	}
+	a := vc.addr(e.Buffer, e.Indices, e)
 	return func(fr *frame, x0 int64, dst []T) []T {
 		n := len(dst)
 		off, step := a.at(fr, x0, n)
@@ -842,6 +903,15 @@ type intS interface {
 }
 
 func (vc *vcomp) loadInts(e *ir.BufferLoad) vf[int64] {
+	if !vc.affine(e.Indices) {
+		switch storageOf(e.Buffer.DType) {
+		case stI32:
+			return gather[int32, int64](vc, e, func(bd *bufData) []int32 { return bd.i32 })
+		case stI64:
+			return gather[int64, int64](vc, e, func(bd *bufData) []int64 { return bd.i64 })
+		}
+		vc.no("non-affine index")
+	}
 	a := vc.addr(e.Buffer, e.Indices, e)
 	switch storageOf(e.Buffer.DType) {
 	case stI8:
