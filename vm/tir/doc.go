@@ -15,9 +15,14 @@
 // becomes a closure over a slice of up to chunkSize lanes, loads and stores
 // whose indices are affine in the loop variable read and write buffer slices
 // directly, bounds are checked once per chunk at the two ends of each affine
-// index, reductions into a loop-invariant element accumulate a whole chunk at
-// once, T.where predicates affine in the loop variable clip the chunk, and a
-// block's T.init runs on the single iteration where it applies (peeled).
+// index, loads with other indices gather lane by lane (each lane checked),
+// reductions into a loop-invariant element accumulate a whole chunk at
+// once, T.where predicates affine in the loop variable clip the chunk,
+// T.if_then_else with an affine condition evaluates each arm only on its
+// own lanes (padding), and a block's T.init runs on the single iteration
+// where it applies (peeled). In a perfect nest around one block, the
+// spatial loop indexing the output's last dimension is moved innermost
+// (reorder.go), so reductions written innermost still update rows.
 // Vector mode distributes the loop body over the chunk statement by
 // statement, which is only valid when no iteration observes another
 // iteration's writes; compileVector checks that every access to a buffer
