@@ -116,7 +116,8 @@ func (in *Info) Apply(p phase.Phase, props phase.Set) (phase.Phase, phase.Set) {
 }
 
 // Contract formats the phase contract on one line:
-// "accepts optimize|lower; needs {..}; establishes {..}; invalidates {..}; leaves lower".
+// "accepts optimize|lower; requires {..}; establishes {..}; invalidates {..};
+// preserves {..}; leaves lower; horizon lower".
 func (in *Info) Contract() string {
 	var parts []string
 	if len(in.Accepts) == 0 {
@@ -143,6 +144,7 @@ func (in *Info) Contract() string {
 	if in.Leaves != Unchanged {
 		parts = append(parts, "leaves "+in.Leaves.String())
 	}
+	parts = append(parts, "horizon "+in.Horizon().String())
 	return strings.Join(parts, "; ")
 }
 

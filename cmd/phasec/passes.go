@@ -31,6 +31,8 @@ type passJSON struct {
 	RequiresProps []string     `json:"requires_props,omitempty"`
 	Establishes   []string     `json:"establishes,omitempty"`
 	Invalidates   []string     `json:"invalidates,omitempty"`
+	Preserves     []string     `json:"preserves,omitempty"`
+	Horizon       string       `json:"horizon"`
 	Options       []optionJSON `json:"options,omitempty"`
 }
 
@@ -77,6 +79,10 @@ func runPasses(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			for _, p := range in.Invalidates.List() {
 				j.Invalidates = append(j.Invalidates, p.String())
 			}
+			for _, p := range in.Preserves.List() {
+				j.Preserves = append(j.Preserves, p.String())
+			}
+			j.Horizon = in.Horizon().String()
 			for _, o := range r.Options {
 				j.Options = append(j.Options, optionJSON{o.Name, o.Type.String(), o.Default, o.Doc})
 			}
