@@ -109,7 +109,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 	if work := m * n * k; work/threads < minWorkPerThread {
 		threads = max(1, min(threads, work/minWorkPerThread))
 	}
-	g := gemmPool.Get().(*gemm)
+	g := getGemm()
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
@@ -127,7 +127,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 		g.run()
 	}
 	g.a, g.b, g.c = nil, nil, nil // do not keep the caller's matrices alive
-	gemmPool.Put(g)
+	putGemm(g)
 }
 
 // gemm is one Sgemm call: its arguments, the shared packed B block and
@@ -163,7 +163,37 @@ type threadScratch struct {
 	tile [mr * nr]float32
 }
 
-var gemmPool = sync.Pool{New: func() any { return new(gemm) }}
+// freeGemms keeps finished calls' state (with their packing buffers) for
+// reuse. A plain list, not a sync.Pool: a Pool's per-P slots missed often
+// enough when calls moved between Ps (e.g. after a GOMAXPROCS change) that
+// fresh multi-megabyte buffers were allocated and page-faulted mid-run.
+// It holds at most maxFreeGemms entries, i.e. the buffers of that many
+// concurrent calls, for the life of the process.
+var freeGemms struct {
+	sync.Mutex
+	list []*gemm
+}
+
+const maxFreeGemms = 8
+
+func getGemm() *gemm {
+	freeGemms.Lock()
+	defer freeGemms.Unlock()
+	if n := len(freeGemms.list); n > 0 {
+		g := freeGemms.list[n-1]
+		freeGemms.list = freeGemms.list[:n-1]
+		return g
+	}
+	return new(gemm)
+}
+
+func putGemm(g *gemm) {
+	freeGemms.Lock()
+	defer freeGemms.Unlock()
+	if len(freeGemms.list) < maxFreeGemms {
+		freeGemms.list = append(freeGemms.list, g)
+	}
+}
 
 const (
 	phasePackB = iota
@@ -237,12 +267,16 @@ func (g *gemm) parallel(phase int) {
 const spinWindow = 200 * time.Microsecond
 
 // spinUntil polls done for up to spinWindow and reports whether it became
-// true.
+// true. It yields now and then, so goroutines that are ready to run (a
+// vm/tir parallel loop, say) are not held off by a spinning worker.
 func spinUntil(done func() bool) bool {
 	var start time.Time
 	for i := 0; ; i++ {
 		if done() {
 			return true
+		}
+		if i%1024 == 1023 {
+			runtime.Gosched()
 		}
 		if i%64 == 63 {
 			if start.IsZero() {

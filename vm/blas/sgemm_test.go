@@ -248,9 +248,6 @@ func TestSgemmConcurrentCalls(t *testing.T) {
 }
 
 func TestSgemmSteadyStateDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items at random under -race, so allocations are not deterministic")
-	}
 	a := make([]float32, 128*128)
 	b := make([]float32, 128*128)
 	c := make([]float32, 128*128)

@@ -1,5 +1,0 @@
-//go:build race
-
-package blas
-
-const raceEnabled = true
