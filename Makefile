@@ -41,6 +41,7 @@ fuzz:
 	$(GO) test ./lower -run='^$$' -fuzz=FuzzMemoryPasses -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm -run='^$$' -fuzz=FuzzExecutable -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/codegen -run='^$$' -fuzz=FuzzBuild -fuzztime=$(FUZZTIME)
+	$(GO) test ./vm/codegen -run='^$$' -fuzz=FuzzModelExecutables -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/blas -run='^$$' -fuzz=FuzzSgemm -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpy -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpz -fuzztime=$(FUZZTIME)
