@@ -46,17 +46,32 @@ func (l *shapeLowering) functionSpliced(fn *ir.Function, prologue func(*ir.Rewri
 	b.BeginScope(fn.Params)
 	b.BeginBlock(false)
 	prologue(l.rw)
-	blocks := []*ir.BindingBlock{b.EndBlock()}
+	pre := b.EndBlock()
 	seq := fn.Body.(*ir.SeqExpr)
-	sp := splicing{l: l, remap: map[*ir.Var]*ir.Var{}}
+	// The blocks are plain (NoDataflow), so they merge into one: build it
+	// in place rather than have FinishScope concatenate copies.
+	n := len(pre.Bindings)
 	for _, blk := range seq.Blocks {
-		sp.out = make([]ir.Binding, 0, len(blk.Bindings)+len(blk.Bindings)/2)
+		n += len(blk.Bindings) + len(blk.Bindings)/2
+	}
+	sp := splicing{l: l, remap: map[*ir.Var]*ir.Var{}, out: append(make([]ir.Binding, 0, n+8), pre.Bindings...)}
+	var blocks []*ir.BindingBlock
+	for _, blk := range seq.Blocks {
+		if blk.Dataflow { // not expected (NoDataflow), but kept apart if present
+			blocks = append(blocks, &ir.BindingBlock{Bindings: sp.out})
+			sp.out = nil
+			for _, bind := range blk.Bindings {
+				sp.binding(bind.(*ir.VarBinding))
+			}
+			nb := &ir.BindingBlock{Bindings: sp.out, Dataflow: true}
+			nb.SetSpan(blk.Span())
+			blocks = append(blocks, nb)
+			sp.out = nil
+			continue
+		}
 		for _, bind := range blk.Bindings {
 			sp.binding(bind.(*ir.VarBinding))
 		}
-		nb := &ir.BindingBlock{Bindings: sp.out, Dataflow: blk.Dataflow}
-		nb.SetSpan(blk.Span())
-		blocks = append(blocks, nb)
 	}
 	b.BeginBlock(false)
 	res := sp.value(seq.Body)
@@ -65,7 +80,8 @@ func (l *shapeLowering) functionSpliced(fn *ir.Function, prologue func(*ir.Rewri
 	}
 	res = b.NormalizeArgument(res)
 	epilogue(l.rw, res)
-	blocks = append(blocks, b.EndBlock())
+	sp.out = append(sp.out, b.EndBlock().Bindings...)
+	blocks = append(blocks, &ir.BindingBlock{Bindings: sp.out})
 	nseq := b.FinishScope(blocks, res)
 	nf := &ir.Function{Params: fn.Params, Body: nseq, Ret: fn.Ret, Pure: fn.Pure, Attrs: fn.Attrs}
 	nf.SetSpan(fn.Span())

@@ -150,6 +150,8 @@ func BenchmarkVMShapeLower(b *testing.B) {
 		b.Run("path="+path, func(b *testing.B) {
 			lower.UseRewriter(path == "rewriter")
 			defer lower.UseRewriter(false)
+			cpu0 := cpuTime()
+			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
 			for b.Loop() {
 				if _, _, errs := lower.VMShapeLower(in, true); errs.HasErrors() {
 					b.Fatal(errs)
