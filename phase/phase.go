@@ -245,16 +245,3 @@ func Supported(p Phase, props Set) Phase {
 	}
 	return None
 }
-
-// Demote returns the latest phase no later than p whose invariants do not
-// include any property in lost: where a module in phase p stands after a
-// pass that may break lost. It returns None when even Ingest's invariants
-// are affected.
-func Demote(p Phase, lost Set) Phase {
-	for q := p; q > None; q-- {
-		if q.Invariants().Intersect(lost).IsEmpty() {
-			return q
-		}
-	}
-	return None
-}

@@ -23,27 +23,6 @@ func TestInvariantsGrow(t *testing.T) {
 	}
 }
 
-func TestDemote(t *testing.T) {
-	tests := []struct {
-		p    Phase
-		lost Set
-		want Phase
-	}{
-		{Build, 0, Build},
-		{Build, Of(GlobalSymbols), Lower},
-		{Build, Of(NoDataflow), Optimize},
-		{Lower, Of(NoDataflow), Optimize},
-		{Lower, Of(Normalized), None},
-		{Ingest, Of(BuiltinsLowered), Ingest},
-		{None, Of(Normalized), None},
-	}
-	for _, tt := range tests {
-		if got := Demote(tt.p, tt.lost); got != tt.want {
-			t.Errorf("Demote(%v, %v) = %v, want %v", tt.p, tt.lost, got, tt.want)
-		}
-	}
-}
-
 func TestParseAndRecord(t *testing.T) {
 	for _, p := range Phases() {
 		q, err := Parse(p.String())
