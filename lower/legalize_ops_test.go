@@ -383,3 +383,45 @@ func mustPipeline(t *testing.T, spec string) *passes.Pass {
 	}
 	return p
 }
+
+func TestLegalizeSearchAndMiscOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "int32"} {
+		cases = append(cases,
+			legalCase{name: "where " + dt, params: []string{tensorParam("c", "(2, 1)", "bool"), tensorParam("x", "(3,)", dt), tensorParam("y", `(2, 3)`, dt)},
+				body: "gv = R.where(c, x, y)"},
+			legalCase{name: "where symbolic " + dt, params: []string{tensorParam("c", `("n", 3)`, "bool"), tensorParam("x", `("n", 3)`, dt), tensorParam("y", "()", dt)},
+				body: "gv = R.where(c, x, y)"},
+			legalCase{name: "clip " + dt, params: []string{tensorParam("x", `("n", 3)`, dt)}, body: "gv = R.clip(x, 0, 1)"},
+			legalCase{name: "tril " + dt, params: []string{tensorParam("x", "(2, 3, 4)", dt)}, body: "gv = R.tril(x, k=1)"},
+			legalCase{name: "triu " + dt, params: []string{tensorParam("x", `("n", 4)`, dt)}, body: "gv = R.triu(x, k=-1)"},
+			legalCase{name: "triu default " + dt, params: []string{tensorParam("x", "(3, 3)", dt)}, body: "gv = R.triu(x)"},
+			legalCase{name: "flip " + dt, params: []string{tensorParam("x", `("n", 3)`, dt)}, body: "gv = R.flip(x, axis=0)"},
+			legalCase{name: "flip last " + dt, params: []string{tensorParam("x", "(2, 3, 4)", dt)}, body: "gv = R.flip(x, axis=-1)"},
+		)
+		for _, o := range []string{"argmax", "argmin"} {
+			for _, attrs := range []string{"axis=1", "axis=0, keepdims=True", "axis=-1"} {
+				for _, shape := range []string{"(2, 3, 4)", `("n", 5)`} {
+					cases = append(cases, legalCase{name: o + attrs + shape + dt, params: []string{tensorParam("x", shape, dt)},
+						body: fmt.Sprintf("gv = R.%s(x, %s)", o, attrs)})
+				}
+			}
+		}
+	}
+	for _, dt := range []string{"float32", "float64"} {
+		cases = append(cases,
+			legalCase{name: "clip float bounds " + dt, params: []string{tensorParam("x", "(4,)", dt)}, body: "gv = R.clip(x, -0.5, 0.25)"},
+			legalCase{name: "leakyrelu " + dt, params: []string{tensorParam("x", `("n", 3)`, dt)}, body: "gv = R.nn.leakyrelu(x, alpha=0.2)"},
+			legalCase{name: "leakyrelu default " + dt, params: []string{tensorParam("x", "()", dt)}, body: "gv = R.nn.leakyrelu(x)"},
+		)
+		for _, o := range []string{"variance", "std"} {
+			for _, attrs := range []string{"", ", axis=[1]", ", axis=[0, 2], keepdims=True"} {
+				cases = append(cases, legalCase{name: o + attrs + dt, params: []string{tensorParam("x", `(2, 3, 4)`, dt)},
+					body: fmt.Sprintf("gv = R.%s(x%s)", o, attrs)})
+			}
+			cases = append(cases, legalCase{name: o + " symbolic " + dt, params: []string{tensorParam("x", `("n", 3)`, dt)},
+				body: fmt.Sprintf("gv = R.%s(x, axis=[0])", o)})
+		}
+	}
+	runLegalCases(t, cases)
+}

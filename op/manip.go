@@ -1657,3 +1657,75 @@ func legalizeTake(k *Kernel, call *ir.Call) error {
 	})
 	return nil
 }
+
+// --- flip ------------------------------------------------------------------------
+
+// Flip is R.flip(data, axis): the elements in reverse order along axis.
+var Flip = ir.RegisterOp(newFlipOp())
+
+func newFlipOp() *ir.Op {
+	op := &ir.Op{Name: "relax.flip", Doc: "Reverses the order of the elements along axis.", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInt}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		axis, _, err := opAttrInt(op, call, "axis")
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim >= 0 {
+			if _, err := normAxis(op, axis, t.NDim); err != nil {
+				return nil, err
+			}
+		}
+		return t, nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		axisV, _, err := opAttrInt(op, call, "axis")
+		if err != nil {
+			return nil, err
+		}
+		axis, err := normAxisEval(op, axisV, len(x.shape))
+		if err != nil {
+			return nil, err
+		}
+		in := make([]int64, len(x.shape))
+		return gather(x, x.shape, func(idx []int64) int64 {
+			copy(in, idx)
+			in[axis] = x.shape[axis] - 1 - idx[axis]
+			return flatIndex(in, x.shape)
+		}).tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		axisV, _, err := opAttrInt(op, call, "axis")
+		if err != nil {
+			return err
+		}
+		axis, err := normAxisEval(op, axisV, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("T_reverse_sequence")
+		if err != nil {
+			return err
+		}
+		k.Compute("T_reverse_sequence", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			idx := append([]ir.PrimExpr{}, v...)
+			idx[axis] = ir.Simplify(ir.Sub(ir.Sub(a.Shape[axis], ir.I64(1)), v[axis]))
+			return Load(a, idx)
+		})
+		return nil
+	})
+	return op
+}

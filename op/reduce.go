@@ -332,3 +332,115 @@ func defLegalizeReduce(op *ir.Op, init func(ir.DataType) ir.PrimExpr, combine fu
 		return nil
 	})
 }
+
+// --- variance and std -----------------------------------------------------------
+
+var (
+	// Variance is R.variance(x, axis=None, keepdims=False): the mean of the
+	// squared deviations from the mean (biased, as topi.variance).
+	Variance = ir.RegisterOp(newReduceOp("relax.variance", "Variance over axes (biased)."))
+	// Std is R.std(x, axis=None, keepdims=False): the square root of the variance.
+	Std = ir.RegisterOp(newReduceOp("relax.std", "Standard deviation over axes (biased)."))
+)
+
+func init() {
+	for _, o := range []*ir.Op{Variance, Std} {
+		sqrt := o == Std
+		infer := o.Infer
+		o.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+			s, err := infer(ctx, call)
+			if err != nil {
+				return nil, err
+			}
+			if t, ok := s.(*ir.TensorInfo); ok {
+				if err := requireFloat(o, t.DType); err != nil {
+					return nil, err
+				}
+			}
+			return s, nil
+		}
+		defEval(o, func(call *ir.Call, args []Value) (Value, error) {
+			x, err := argArray(o, args, 0)
+			if err != nil {
+				return nil, err
+			}
+			if x.f == nil {
+				return nil, opErrorf(o, "x must be a float tensor, got %s", x.dt)
+			}
+			axes, all, keep, err := reduceAttrs(o, call)
+			if err != nil {
+				return nil, err
+			}
+			r, err := newReduction(o, x, axes, all, keep)
+			if err != nil {
+				return nil, err
+			}
+			ng := numElems(r.groupShape)
+			mean, sq := make([]float64, ng), make([]float64, ng)
+			r.each(func(g, _, k int64) { mean[g] += x.f[k] })
+			for g := range mean {
+				mean[g] /= float64(r.count)
+			}
+			r.each(func(g, _, k int64) { d := x.f[k] - mean[g]; sq[g] += d * d })
+			out := newArray(x.dt, r.outShape)
+			for g := int64(0); g < ng; g++ {
+				v := sq[g] / float64(r.count)
+				if sqrt {
+					v = math.Sqrt(v)
+				}
+				out.setFloat(g, v)
+			}
+			return out.tensor()
+		})
+		defLegalize(o, func(k *Kernel, call *ir.Call) error {
+			a, err := k.Input(call.Args[0], "A")
+			if err != nil {
+				return err
+			}
+			axes, all, keep, err := reduceAttrs(o, call)
+			if err != nil {
+				return err
+			}
+			reduced, err := reducedAxes(o, axes, all, len(a.Shape))
+			if err != nil {
+				return err
+			}
+			var extents []ir.PrimExpr
+			kept := make([]ir.PrimExpr, len(a.Shape))
+			count := ir.PrimExpr(ir.I64(1))
+			for i, r := range reduced {
+				kept[i] = a.Shape[i]
+				if r {
+					extents = append(extents, a.Shape[i])
+					kept[i] = ir.I64(1)
+					count = ir.Simplify(ir.Mul(count, a.Shape[i]))
+				}
+			}
+			name := "T_" + o.Name[len("relax."):]
+			out, err := k.Output(name)
+			if err != nil {
+				return err
+			}
+			dt := a.DType
+			n := castTo(dt, count)
+			sum := k.Alloc(name+"_sum", dt, kept)
+			k.Reduce(sum.Name, sum, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+				return ir.NewBinary(ir.OpAdd, acc, Load(a, reduceIndex(reduced, true, s, r)))
+			})
+			dev := k.Alloc(name+"_dev", dt, out.Shape)
+			k.Reduce(dev.Name, dev, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+				full := reduceIndex(reduced, keep, s, r)
+				d := ir.NewBinary(ir.OpSub, Load(a, full), ir.NewBinary(ir.OpDiv, Load(sum, groupIndex(reduced, full)), n))
+				return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, d, d))
+			})
+			k.Compute(name, out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+				var e ir.PrimExpr = ir.NewBinary(ir.OpDiv, Load(dev, v), n)
+				if sqrt {
+					e = intrinsic("sqrt", dt, e)
+				}
+				return e
+			})
+			return nil
+		})
+	}
+}

@@ -499,3 +499,81 @@ func legalizeMatmul(k *Kernel, call *ir.Call) error {
 	})
 	return nil
 }
+
+// --- tril and triu -------------------------------------------------------------
+
+var (
+	// Tril is R.tril(x, k=0): x with the elements above diagonal k zeroed.
+	Tril = ir.RegisterOp(newTriangleOp("relax.tril", "The lower triangle (j - i <= k) of the last two dimensions; zero elsewhere.", true))
+	// Triu is R.triu(x, k=0): x with the elements below diagonal k zeroed.
+	Triu = ir.RegisterOp(newTriangleOp("relax.triu", "The upper triangle (j - i >= k) of the last two dimensions; zero elsewhere.", false))
+)
+
+func newTriangleOp(name, doc string, lower bool) *ir.Op {
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "k", Kind: ir.AttrInt, Default: int64(0)}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim >= 0 && t.NDim < 2 {
+			return nil, opErrorf(op, "x must have rank at least 2, got %d", t.NDim)
+		}
+		return t, nil
+	}
+	op.Normalize = schemaNormalize(op)
+	keep := func(i, j, k int64) bool {
+		if lower {
+			return j-i <= k
+		}
+		return j-i >= k
+	}
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(x.shape) < 2 {
+			return nil, opErrorf(op, "x must have rank at least 2, got %d", len(x.shape))
+		}
+		d, _, err := opAttrInt(op, call, "k")
+		if err != nil {
+			return nil, err
+		}
+		out := newArray(x.dt, x.shape)
+		idx := make([]int64, len(x.shape))
+		for k := range out.size() {
+			unravel(k, x.shape, idx)
+			if keep(idx[len(idx)-2], idx[len(idx)-1], d) {
+				out.copyElem(k, x, k)
+			}
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		d, _, err := opAttrInt(op, call, "k")
+		if err != nil {
+			return err
+		}
+		block := "T_" + name[len("relax."):]
+		out, err := k.Output(block)
+		if err != nil {
+			return err
+		}
+		cmp := ir.OpGE
+		if lower {
+			cmp = ir.OpLE
+		}
+		k.Compute(block, out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			i, j := v[len(v)-2], v[len(v)-1]
+			return &ir.Select{Cond: ir.NewBinary(cmp, ir.Sub(j, i), ir.I64(d)), True: Load(a, v), False: constOf(a.DType, 0)}
+		})
+		return nil
+	})
+	return op
+}

@@ -257,3 +257,124 @@ func init() {
 		})
 	}
 }
+
+// --- clip and leakyrelu: unary ops with parameters ----------------------------
+
+var (
+	// Clip is R.clip(x, min, max): min(max(x, min), max), the bounds given
+	// as scalars (R.prim_value).
+	Clip = ir.RegisterOp(newClipOp())
+	// LeakyRelu is R.nn.leakyrelu(data, alpha=0.01): x if x > 0 else alpha * x.
+	LeakyRelu = ir.RegisterOp(newLeakyReluOp())
+)
+
+func newClipOp() *ir.Op {
+	op := newUnaryOp("relax.clip", "x", "Elementwise clamp of x to [min, max].", false)
+	op.Params = append(op.Params, ir.Param{Name: "min", Kind: ir.ArgPrimValue}, ir.Param{Name: "max", Kind: ir.ArgPrimValue})
+	infer := op.Infer
+	op.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		for i := 1; i <= 2; i++ {
+			if _, ok := argStructInfo(call.Args[i]).(*ir.PrimInfo); !ok {
+				return nil, opErrorf(op, "%s must be a scalar, got %s", opArgName(op, i), sinfoKind(argStructInfo(call.Args[i])))
+			}
+		}
+		return infer(ctx, call)
+	}
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		lo, ok1 := args[1].(Prim)
+		hi, ok2 := args[2].(Prim)
+		if !ok1 || !ok2 {
+			return nil, opErrorf(op, "min and max must be scalars")
+		}
+		out := newArray(x.dt, x.shape)
+		for k := range out.size() {
+			if x.f != nil {
+				out.setFloat(k, math.Min(math.Max(x.f[k], lo.Float()), hi.Float()))
+			} else {
+				out.setInt(k, min(max(x.i[k], primInt(lo)), primInt(hi)))
+			}
+		}
+		return result(out, isScalarArg(args[0]))
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		var bounds [2]ir.PrimExpr
+		for i := range bounds {
+			pv, ok := call.Args[i+1].(*ir.PrimValue)
+			if !ok {
+				return ErrNotLegalizable
+			}
+			bounds[i] = castTo(a.DType, k.Dim(pv.Value))
+		}
+		out, err := k.Output("compute")
+		if err != nil {
+			return err
+		}
+		k.Compute("compute", out, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpMin, ir.NewBinary(ir.OpMax, Load(a, v), bounds[0]), bounds[1])
+		})
+		return nil
+	})
+	return op
+}
+
+// primInt reads a scalar as an integer (floats truncate).
+func primInt(p Prim) int64 {
+	if p.DType.IsFloat() {
+		return castFloatToInt(ir.Int64, p.F)
+	}
+	return p.I
+}
+
+func newLeakyReluOp() *ir.Op {
+	op := newUnaryOp("relax.nn.leakyrelu", "data", "Elementwise x if x > 0 else alpha * x.", true)
+	op.Params = append(op.Params, ir.Param{Name: "alpha", Kind: ir.AttrFloat, Default: 0.01})
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		if x.f == nil {
+			return nil, opErrorf(op, "data must be a float tensor, got %s", x.dt)
+		}
+		alpha, _ := opAttr(op, call, "alpha").(float64)
+		out := newArray(x.dt, x.shape)
+		for k := range out.size() {
+			v := x.f[k]
+			if v <= 0 {
+				v = roundFloat(x.dt, alpha) * v
+			}
+			out.setFloat(k, v)
+		}
+		return result(out, false)
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		alpha, _ := opAttr(op, call, "alpha").(float64)
+		out, err := k.Output("compute")
+		if err != nil {
+			return err
+		}
+		k.Compute("compute", out, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+			x := Load(a, v)
+			return &ir.Select{Cond: ir.NewBinary(ir.OpGT, x, constOf(a.DType, 0)), True: x,
+				False: ir.NewBinary(ir.OpMul, x, constOf(a.DType, alpha))}
+		})
+		return nil
+	})
+	return op
+}
