@@ -204,6 +204,9 @@ type Kernel struct {
 	Name   string
 	Source string
 	Params []KernelParam
+	// Ret is the dtype a kernel ending in T.ret returns (host PrimFuncs of
+	// ComputePrimValue); "" for the usual destination-passing kernels.
+	Ret string
 }
 
 // Executable is a self-contained program: the function table, the code, the

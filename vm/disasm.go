@@ -104,7 +104,11 @@ func (e *Executable) Text() string {
 				params[i] = p.DType
 			}
 		}
-		fmt.Fprintf(&b, "  %s(%s)\n", k.Name, strings.Join(params, ", "))
+		ret := ""
+		if k.Ret != "" {
+			ret = " -> " + k.Ret
+		}
+		fmt.Fprintf(&b, "  %s(%s)%s\n", k.Name, strings.Join(params, ", "), ret)
 		for _, line := range strings.Split(strings.TrimRight(k.Source, "\n"), "\n") {
 			fmt.Fprintf(&b, "    | %s\n", line)
 		}

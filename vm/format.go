@@ -19,7 +19,8 @@ import (
 //	checksum uint32, CRC-32C of the payload
 //	payload  six sections, each: id byte, uv body length, body
 //	  1 builtins:  uv n, n strings (names resolved in the builtin registry)
-//	  2 kernels:   uv n, per kernel: name, source, uv nparams, per param: kind byte, dtype, uv ndim
+//	  2 kernels:   uv n, per kernel: name, source, uv nparams, per param: kind byte, dtype, uv ndim;
+//	               then the return dtype ("" for none)
 //	  3 functions: uv n, per entry: kind byte, then
 //	               packed: uv builtin index; kernel: uv kernel index;
 //	               vm: name, uv start, uv end, uv nargs, uv nregs, nargs param names,
@@ -94,6 +95,7 @@ func (e *Executable) Marshal() []byte {
 			w = appendString(w, p.DType)
 			w = binary.AppendUvarint(w, uint64(p.NDim))
 		}
+		w = appendString(w, k.Ret)
 	}
 	section(secKernels, w)
 
@@ -393,7 +395,7 @@ func Unmarshal(data []byte) (*Executable, error) {
 				builtins[i] = r.str()
 			}
 		case secKernels:
-			e.Kernels = make([]Kernel, r.count("kernel count", 3))
+			e.Kernels = make([]Kernel, r.count("kernel count", 4))
 			for i := range e.Kernels {
 				k := &e.Kernels[i]
 				k.Name = r.str()
@@ -402,6 +404,7 @@ func Unmarshal(data []byte) (*Executable, error) {
 				for j := range k.Params {
 					k.Params[j] = KernelParam{Kind: ParamKind(r.byte1()), DType: r.str(), NDim: r.small("buffer rank", maxNDim)}
 				}
+				k.Ret = r.str()
 			}
 		case secFunctions:
 			e.Funcs = make([]Function, r.count("function count", 2))

@@ -81,6 +81,11 @@ func (e *Executable) Validate() error {
 			errs.add("kernel %d: empty or duplicate name %q", i, k.Name)
 		}
 		kernelNames[k.Name] = true
+		if k.Ret != "" {
+			if _, err := tensor.ParseDType(k.Ret); err != nil {
+				errs.add("kernel %q return type: %v", k.Name, err)
+			}
+		}
 		for j, p := range k.Params {
 			if p.Kind > ParamFloat {
 				errs.add("kernel %q parameter %d: unknown kind %d", k.Name, j, p.Kind)

@@ -26,6 +26,13 @@ type KernelFunc interface {
 	Call(args []KernelArg) error
 }
 
+// ValueKernel is a kernel that returns a scalar (a PrimFunc ending in
+// T.ret); *tir.Kernel implements it. The VM uses it for kernels whose
+// executable record has a return type.
+type ValueKernel interface {
+	CallValue(args []KernelArg) (KernelArg, error)
+}
+
 // Options configure linking and running.
 type Options struct {
 	// CompileKernel compiles a kernel of the executable (its TVMScript
@@ -412,7 +419,7 @@ func (m *Machine) invoke(fi int, args []Value) (v Value, err error) {
 	case FuncPacked:
 		return f.builtin.Fn(m, args)
 	case FuncKernel:
-		return Value{}, m.callKernel(f.kernel, args, nil)
+		return m.callKernel(f.kernel, args, nil)
 	}
 	depth := len(m.frames)
 	if err := m.push(fi, args, -1, -1); err != nil {
@@ -555,11 +562,12 @@ func (m *Machine) loop(depth int) (Value, error) {
 				}
 				dyn, args = s, args[:len(args)-1]
 			}
-			if err := m.callKernel(int(in.target), args, dyn); err != nil {
+			v, err := m.callKernel(int(in.target), args, dyn)
+			if err != nil {
 				return Value{}, m.fail(pc, err)
 			}
 			if in.dst >= 0 {
-				regs[in.dst] = Value{}
+				regs[in.dst] = v
 			}
 			pc++
 		case xCallFunc:
@@ -630,7 +638,7 @@ func (m *Machine) loop(depth int) (Value, error) {
 func (m *Machine) invokeOther(fi int, args []Value) (Value, error) {
 	f := &m.vm.funcs[fi]
 	if f.kind == FuncKernel {
-		return Value{}, m.callKernel(f.kernel, args, nil)
+		return m.callKernel(f.kernel, args, nil)
 	}
 	if f.builtin.WithCtx {
 		return Value{}, fmt.Errorf("cannot call %s through a closure", f.name)
@@ -768,8 +776,9 @@ func (m *Machine) shapeValue(dims []int64) Value {
 }
 
 // callKernel calls kernel ki with tensor and scalar arguments; dyn, if not
-// nil, supplies trailing int64 scalars (call_tir_dyn).
-func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) error {
+// nil, supplies trailing int64 scalars (call_tir_dyn). The result is null
+// unless the kernel returns a scalar.
+func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) (Value, error) {
 	ka := m.kargs[:0]
 	for i, a := range args {
 		switch a.kind {
@@ -783,7 +792,7 @@ func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) error {
 			ka = append(ka, KernelArg{F: f})
 		default:
 			m.kargs = ka
-			return fmt.Errorf("kernel %s argument %d: a %s cannot be passed to a kernel", m.vm.exe.Kernels[ki].Name, i, a.kind)
+			return Value{}, fmt.Errorf("kernel %s argument %d: a %s cannot be passed to a kernel", m.vm.exe.Kernels[ki].Name, i, a.kind)
 		}
 	}
 	if dyn != nil {
@@ -792,21 +801,38 @@ func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) error {
 		}
 	}
 	m.kargs = ka
-	if want := len(m.vm.exe.Kernels[ki].Params); len(ka) != want {
-		return fmt.Errorf("kernel %s takes %d arguments, got %d", m.vm.exe.Kernels[ki].Name, want, len(ka))
+	rec := &m.vm.exe.Kernels[ki]
+	if want := len(rec.Params); len(ka) != want {
+		return Value{}, fmt.Errorf("kernel %s takes %d arguments, got %d", rec.Name, want, len(ka))
 	}
 	var start time.Time
 	if m.stats != nil {
 		start = time.Now()
 	}
-	err := m.vm.kernels[ki].Call(ka)
+	var ret KernelArg
+	var err error
+	if vk, ok := m.vm.kernels[ki].(ValueKernel); ok && rec.Ret != "" {
+		ret, err = vk.CallValue(ka)
+	} else if rec.Ret != "" {
+		err = fmt.Errorf("kernel %s returns %s but its implementation cannot return a value", rec.Name, rec.Ret)
+	} else {
+		err = m.vm.kernels[ki].Call(ka)
+	}
 	if m.stats != nil {
 		ks := &m.stats.kernels[ki]
 		ks.calls++
 		ks.time += time.Since(start)
 	}
 	if err != nil {
-		return fmt.Errorf("kernel %s: %w", m.vm.exe.Kernels[ki].Name, err)
+		return Value{}, fmt.Errorf("kernel %s: %w", rec.Name, err)
 	}
-	return nil
+	switch rec.Ret {
+	case "":
+		return Value{}, nil
+	case "float16", "bfloat16", "float32", "float64":
+		return Float(ret.F), nil
+	case "bool":
+		return Bool(ret.I != 0), nil
+	}
+	return Int(ret.I), nil
 }

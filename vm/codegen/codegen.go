@@ -404,7 +404,11 @@ func (g *gen) kernel(gv *ir.GlobalVar, f *ir.PrimFunc) int {
 	}
 	m := ir.NewModule()
 	_ = m.Add(gv.Name, f)
-	return g.b.AddKernel(vm.Kernel{Name: gv.Name, Source: syntax.Print(m), Params: params})
+	ret := ""
+	if !f.Ret.IsVoid() {
+		ret = f.Ret.String()
+	}
+	return g.b.AddKernel(vm.Kernel{Name: gv.Name, Source: syntax.Print(m), Params: params, Ret: ret})
 }
 
 // Signature is the kernel signature of a PrimFunc: a buffer (dtype, rank)
