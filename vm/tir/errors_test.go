@@ -107,3 +107,15 @@ func TestRuntimeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileErrorFromSource: the position of a parsed construct.
+func TestCompileErrorFromSource(t *testing.T) {
+	f := parseFunc(t, `
+    @T.prim_func(private=True)
+    def bits(A: T.Buffer((4,), "int16"), B: T.Buffer((4,), "float16")):
+        for i in range(4):
+            B[i] = T.reinterpret("float16", A[i])
+`, "bits")
+	_, err := tir.Compile(f, "bits")
+	require.EqualError(t, err, "test.tvms:9:20: PrimFunc bits: unsupported T.reinterpret from int16 to float16")
+}
