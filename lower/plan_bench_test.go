@@ -1,6 +1,7 @@
 package lower_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
 )
 
 // planModel is one generated network for the planning measurements.
@@ -179,15 +182,19 @@ func BenchmarkMemoryPlan(b *testing.B) {
 	}
 }
 
-// BenchmarkCompileScaling runs canonicalize, lower and build (memory
-// planning, kills, VM builtins, VMShapeLower, global symbols, and every
-// barrier's invariant check) on generated call_tir chains of 10k and 100k
-// bindings, with a static batch and with a symbolic (upper-bounded) one,
-// where VMShapeLower builds every allocation's shape from the heap; compare
-// the two ns/op of a kind (the issue's target: ratio ≤ 11, linear).
-// cpu-ns/op is the process CPU time per run (GC included), which a loaded
-// machine inflates far less than wall time.
+// BenchmarkCompileScaling runs the pipeline `phasec opt --passes
+// canonicalize,lower,build` runs (one pipeline: the input's state is
+// inferred once; then each barrier's passes, memory planning, kills, VM
+// builtins, VMShapeLower and global symbols included, and each barrier's
+// invariant check) on generated call_tir chains of 10k and 100k bindings,
+// with a static batch and with a symbolic (upper-bounded) one, where
+// VMShapeLower builds every allocation's shape from the heap. Compare the
+// two ns/op of a kind (the issue's target: ratio ≤ 11, linear). cpu-ns/op
+// is the process CPU time per run (GC included), which a loaded machine
+// inflates far less than wall time.
 func BenchmarkCompileScaling(b *testing.B) {
+	pipeline, errs := passes.ParseAndBuild("--passes", "canonicalize,lower,build")
+	require.Nil(b, errs)
 	for _, sym := range []bool{false, true} {
 		for _, n := range []int{10_000, 100_000} {
 			mod := irgen.LegalizedChain(n, irgen.DNNOptions{Batch: 8, Symbolic: sym})
@@ -199,15 +206,12 @@ func BenchmarkCompileScaling(b *testing.B) {
 				cpu0 := cpuTime()
 				defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
 				for b.Loop() {
-					m, err := barrier.Canonicalize(mod)
+					out, err := passes.NewPassContext().Run(context.Background(), pipeline, mod)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if m, err = barrier.Lower(m); err != nil {
-						b.Fatal(err)
-					}
-					if _, err = barrier.Build(m); err != nil {
-						b.Fatal(err)
+					if p, _ := phase.Recorded(out); p != phase.Build {
+						b.Fatalf("ended in phase %v", p)
 					}
 				}
 			})
