@@ -44,6 +44,10 @@ type tokStream struct {
 	ring      [streamWindow]lexer.Token
 	next, end int // tokens [next, end) are buffered; absolute counts
 	failed    bool
+	// The expression reader's allocators (exprReader.node, argSlices).
+	slab     []ast
+	itemSlab []*ast
+	kwSlab   []string
 }
 
 func newTokStream(filename, src string) *tokStream {
