@@ -28,6 +28,7 @@ const (
 	aSlice                 // X:Y (either may be nil) inside an index
 	aBinary                // X Op Y
 	aUnary                 // Op X
+	aLambda                // lambda Items: X
 )
 
 // ast is one expression of the syntax tree.
@@ -119,6 +120,8 @@ func (a *ast) describe() string {
 		return "a subscript"
 	case aSlice:
 		return "a slice"
+	case aLambda:
+		return "a lambda"
 	case aBinary, aUnary:
 		return "an expression with " + strings.TrimSpace(a.Name)
 	}

@@ -165,6 +165,129 @@ func (bd *builder) opaqueAttr(kw string, a *ast) any {
 		}
 	case a.Kind == aCall && strings.HasPrefix(a.callee(), "R."):
 		return bd.relaxExpr(a)
+	case containsLambda(a):
+		// An index map (lambda i, j: (j, i), or T.index_map(lambda ...)):
+		// phasec has no IR for it yet, so it is kept as text.
+		return verbatim(unparse(a))
 	}
 	return bd.attrValue(a)
+}
+
+// verbatim is an attribute value kept as the source text of a Python
+// expression, printed back as is.
+type verbatim string
+
+func containsLambda(a *ast) bool {
+	if a == nil {
+		return false
+	}
+	if a.Kind == aLambda || containsLambda(a.X) || containsLambda(a.Y) {
+		return true
+	}
+	for _, it := range a.Items {
+		if containsLambda(it) {
+			return true
+		}
+	}
+	for _, it := range a.Values {
+		if containsLambda(it) {
+			return true
+		}
+	}
+	return false
+}
+
+// unparse writes an expression back as Python source. Parentheses the
+// source had are kept (Paren), which is all precedence needs: the tree was
+// read with them.
+func unparse(a *ast) string {
+	var b strings.Builder
+	unparseTo(&b, a)
+	return b.String()
+}
+
+func unparseTo(b *strings.Builder, a *ast) {
+	if a.Paren && a.Kind != aTuple {
+		b.WriteByte('(')
+		defer b.WriteByte(')')
+	}
+	list := func(items []*ast, kws []string) {
+		for i, it := range items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i < len(kws) && kws[i] != "" {
+				b.WriteString(kws[i])
+				b.WriteByte('=')
+			}
+			unparseTo(b, it)
+		}
+	}
+	switch a.Kind {
+	case aName:
+		b.WriteString(a.Name)
+	case aInt, aFloat, aConst:
+		b.WriteString(a.Text)
+	case aStr:
+		b.WriteString(strconv.Quote(a.Text))
+	case aTuple:
+		b.WriteByte('(')
+		list(a.Items, nil)
+		if len(a.Items) == 1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(')')
+	case aList:
+		b.WriteByte('[')
+		list(a.Items, nil)
+		b.WriteByte(']')
+	case aDict:
+		b.WriteByte('{')
+		for i, k := range a.Items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			unparseTo(b, k)
+			b.WriteString(": ")
+			unparseTo(b, a.Values[i])
+		}
+		b.WriteByte('}')
+	case aAttr:
+		unparseTo(b, a.X)
+		b.WriteByte('.')
+		b.WriteString(a.Name)
+	case aCall:
+		unparseTo(b, a.X)
+		b.WriteByte('(')
+		list(a.Items, a.Keywords)
+		b.WriteByte(')')
+	case aIndex:
+		unparseTo(b, a.X)
+		b.WriteByte('[')
+		list(a.Items, nil)
+		b.WriteByte(']')
+	case aSlice:
+		if a.X != nil {
+			unparseTo(b, a.X)
+		}
+		b.WriteByte(':')
+		if a.Y != nil {
+			unparseTo(b, a.Y)
+		}
+	case aBinary:
+		unparseTo(b, a.X)
+		b.WriteString(" " + a.Name + " ")
+		unparseTo(b, a.Y)
+	case aUnary:
+		b.WriteString(a.Name)
+		if a.Name == "not" {
+			b.WriteByte(' ')
+		}
+		unparseTo(b, a.X)
+	case aLambda:
+		b.WriteString("lambda ")
+		list(a.Items, nil)
+		b.WriteString(": ")
+		unparseTo(b, a.X)
+	}
 }

@@ -23,7 +23,8 @@ Binary = Unary (BinaryOp Unary)* .   # precedence climbing, Python's table
 BinaryOp = "or" | "and" | "==" | "!=" | "<=" | ">=" | "<" | ">" | "|" | "^" | "&" | "<<" | ">>" | "+" | "-" | "*" | "/" | "//" | "%" | "**" .
 Unary = ("not" | "-" | "+" | "~") Unary | Primary .
 Primary = Atom Trailer* .
-Atom = <name> | <float> | <int> | <string>+ | "True" | "False" | "None" | Paren | List | Dict .
+Atom = <name> | <float> | <int> | <string>+ | "True" | "False" | "None" | Lambda | Paren | List | Dict .
+Lambda = "lambda" (<name> ("," <name>)*)? ":" exprNode .
 Paren = "(" (exprNode ("," exprNode)*)? ","? ")" .
 List = "[" (exprNode ("," exprNode)* ","?)? "]" .
 Dict = "{" (DictEntry ("," DictEntry)* ","?)? "}" .
@@ -90,7 +91,7 @@ func startsExpr(tok *lexer.Token) bool {
 		return true
 	case typeKeyword:
 		switch tok.Value {
-		case "True", "False", "None", "not":
+		case "True", "False", "None", "not", "lambda":
 			return true
 		}
 	case typeOp:
@@ -478,6 +479,8 @@ func (p *exprReader) atom() (*ast, error) {
 		case "True", "False", "None":
 			p.lex.Next()
 			return p.node(ast{Kind: aConst, Text: tok.Value, Span: spanOf(tok.Pos, p.next())}), nil
+		case "lambda":
+			return p.lambda()
 		}
 	case typeOp:
 		switch tok.Value {
@@ -634,4 +637,38 @@ func (p *exprReader) argSlices() ([]*ast, []string) {
 	n := len(ts.itemSlab)
 	ts.itemSlab, ts.kwSlab = ts.itemSlab[:n+4], ts.kwSlab[:n+4]
 	return ts.itemSlab[n:n:n+4], ts.kwSlab[n:n:n+4]
+}
+
+// lambda reads "lambda a, b: body" (TVM's index maps: T.index_map(lambda i,
+// j: (i // 4, j))).
+func (p *exprReader) lambda() (*ast, error) {
+	start := p.lex.Next().Pos
+	lam := p.node(ast{Kind: aLambda})
+	for !isOp(p.lex.Peek(), ":") {
+		tok := p.lex.Peek()
+		if tok.Type != typeName {
+			return nil, unexpected(tok, `a parameter name or ":"`)
+		}
+		p.lex.Next()
+		lam.Items = append(lam.Items, p.node(ast{Kind: aName, Name: tok.Value, Span: spanOf(tok.Pos, p.next())}))
+		if !isOp(p.lex.Peek(), ",") {
+			break
+		}
+		p.lex.Next()
+	}
+	if err := p.expect(":", `":"`); err != nil {
+		return nil, err
+	}
+	if !startsExpr(p.lex.Peek()) {
+		return nil, unexpected(p.lex.Peek(), "an expression")
+	}
+	if err := p.deeper(); err != nil {
+		return nil, err
+	}
+	body, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	lam.X, lam.Span = body, spanOf(start, p.next())
+	return lam, nil
 }

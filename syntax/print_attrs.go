@@ -49,6 +49,8 @@ func (p *printer) attrValue(v any) {
 		p.float(float64(x), 32)
 	case string:
 		p.quote(x)
+	case verbatim:
+		p.str(string(x))
 	case ir.DataType:
 		if x.IsVoid() {
 			p.str(`"void"`) // DataType.String() spells Void as ""
