@@ -636,7 +636,7 @@ func (p *exprReader) argSlices() ([]*ast, []string) {
 	}
 	n := len(ts.itemSlab)
 	ts.itemSlab, ts.kwSlab = ts.itemSlab[:n+4], ts.kwSlab[:n+4]
-	return ts.itemSlab[n:n:n+4], ts.kwSlab[n:n:n+4]
+	return ts.itemSlab[n : n : n+4], ts.kwSlab[n : n : n+4]
 }
 
 // lambda reads "lambda a, b: body" (TVM's index maps: T.index_map(lambda i,
