@@ -509,6 +509,9 @@ func (p *printer) regions(head string, regions []ir.BufferRegion) {
 		}
 		p.str(p.bufferName(r.Buffer))
 		p.byte('[')
+		if len(r.Region) == 0 {
+			p.str("()") // a 0-d buffer, as TVM prints it (A[] does not parse)
+		}
 		for j, rg := range r.Region {
 			if j > 0 {
 				p.str(", ")
