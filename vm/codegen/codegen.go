@@ -215,7 +215,11 @@ func (g *gen) expr(e ir.Expr, pos vm.Pos) vm.Arg {
 	case *ir.StringImm:
 		return vm.ConstArg(g.b.Const(vm.Constant{Kind: vm.ConstString, Str: e.Value}))
 	case *ir.DataTypeImm:
-		return vm.ConstArg(g.b.Const(vm.Constant{Kind: vm.ConstDType, DType: e.Value.String()}))
+		dt := e.Value.String()
+		if e.Value.IsVoid() {
+			dt = "void" // an unknown dtype (check_tensor_info's "any")
+		}
+		return vm.ConstArg(g.b.Const(vm.Constant{Kind: vm.ConstDType, DType: dt}))
 	case *ir.Tuple:
 		args := g.args(e.Fields, pos)
 		r := g.b.NewReg()
