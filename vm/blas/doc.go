@@ -13,8 +13,8 @@
 //
 //	for jc in n by nc:               B block kc x nc in L3
 //	  for pc in k by kc:
-//	    pack B[pc:, jc:] into nr-column micro-panels (threads share the work)
-//	    for ic in m by mc:           per thread: A block mc x kc in L2
+//	    pack B[pc:, jc:] into nr-column micro-panels
+//	    for ic in m by mc:           A block mc x kc in L2
 //	      pack alpha*A[ic:, pc:] into mr-row micro-panels
 //	      for jr in nc by nr:        B micro-panel kc x nr in L1
 //	        for ir in mc by mr:
@@ -22,24 +22,34 @@
 //
 // The micro-kernel keeps a 6x16 tile of C in twelve YMM registers and does
 // twelve independent FMAs per k step (kernel_amd64.s, AVX2+FMA, chosen at
-// start-up with golang.org/x/sys/cpu). Packing transposes 8x8 blocks in
-// AVX2 where the source is strided (A as stored, B transposed;
-// pack_amd64.s). Elsewhere, or with the build tag purego, a portable Go
-// kernel and Go packing with the same layout run; tests compare both with a
-// naive triple loop on every shape class.
+// start-up with golang.org/x/sys/cpu). Packing is assembly too: 8x8
+// register transposes where the source is strided (A as stored, B
+// transposed) and a row copy for B as stored (pack_amd64.s). Elsewhere, or
+// with the build tag purego, a portable Go kernel and Go packing with the
+// same layout run; tests compare both with a naive triple loop on every
+// shape class.
+//
+// Packing zero-pads partial micro-panels, so the kernel always computes a
+// full tile; edge tiles are computed into a scratch tile and only their
+// valid part is added to C. beta is applied to C once before the first k
+// block (beta == 0 overwrites, so NaN in an uninitialised C does not
+// leak); alpha is folded into the A packing.
 //
 // m == 1 (a batch-1 dense layer, a GEMV) skips packing: each thread streams
-// its columns of B through DotF32 (transB) or AxpyF32. Packing zero-pads partial micro-panels, so the
-// kernel always computes a full tile; edge tiles are computed into a
-// scratch tile and only their valid part is added to C. beta is applied to
-// C once before the first k block (beta == 0 overwrites, so NaN in an
-// uninitialised C does not leak); alpha is folded into the A packing.
+// its columns of B through DotF32 (transB) or AxpyF32.
 //
-// Threads split each (jc, pc) block: all pack disjoint B micro-panels, then
-// each computes a contiguous range of rows (or, when m is too small to
-// split, of B micro-panels). Work goes to a pool of long-lived goroutines
-// and scratch buffers are pooled, so steady-state calls do not allocate.
-// Sgemm uses GOMAXPROCS threads, fewer when m*n*k is small.
+// # Threads
+//
+// Sgemm uses GOMAXPROCS threads, fewer when m*n*k is small. Normally each
+// thread owns a range of C's columns (whole 16-column micro-panels) and runs
+// the whole loop nest on it with its own packed B, repeating only the
+// cheap A packing: threads share nothing and meet once per call. With few
+// columns and many rows they instead share one packed B per (jc, pc) block
+// and split the rows, with two barriers per block. Work goes to long-lived
+// worker goroutines, which (like the caller at the join) spin up to 200 µs
+// before parking, because waking a parked thread on an idle vCPU costs tens
+// of microseconds here. Call state and packing buffers are reused from a
+// small free list, so steady-state calls do not allocate.
 //
 // AVX-512 is not used: the project's machines are Zen 4, which splits
 // 512-bit FMAs into two 256-bit halves, so a ZMM FMA loop peaks at the same
