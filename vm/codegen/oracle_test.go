@@ -99,19 +99,34 @@ func fromVM(v vm.Value, want op.Value) (op.Value, error) {
 // checks every other module of the corpus that starts to (as LegalizeOps
 // and friends land) without a change here.
 var mustReachBuild = map[string]bool{
-	"../../testdata/lowered_call_tir_rewrite.tvms":    true,
-	"../../testdata/lowered_call_tir_tir_vars.tvms":   true,
-	"../../testdata/lowered_legalized_static.tvms":    true,
-	"../../testdata/lowered_legalized_symbolic.tvms":  true,
-	"../../testdata/lowered_memory_keyword_args.tvms": true,
-	"../../testdata/lowered_memory_planned.tvms":      true,
-	"../../testdata/lowered_vm_builtins.tvms":         true,
-	"../../testdata/lowered_vm_call_tir_dyn.tvms":     true,
-	"../../testdata/relax_expression_dims.tvms":       true,
-	"../../testdata/relax_leaf_values.tvms":           true,
-	"../../testdata/models/mlp_legalized.tvms":        true,
-	"../../testdata/models/transformer_block.tvms":    true,
-	"testdata/control_flow.tvms":                      true,
+	"../../testdata/lowered_call_tir_inplace.tvms":     true,
+	"../../testdata/lowered_call_tir_rewrite.tvms":     true,
+	"../../testdata/lowered_call_tir_tir_vars.tvms":    true,
+	"../../testdata/lowered_legalized_static.tvms":     true,
+	"../../testdata/lowered_legalized_symbolic.tvms":   true,
+	"../../testdata/lowered_memory_keyword_args.tvms":  true,
+	"../../testdata/lowered_memory_planned.tvms":       true,
+	"../../testdata/lowered_vm_builtins.tvms":          true,
+	"../../testdata/lowered_vm_call_tir_dyn.tvms":      true,
+	"../../testdata/relax_closure_capture.tvms":        true,
+	"../../testdata/relax_dataflow_multi_output.tvms":  true,
+	"../../testdata/relax_expression_dims.tvms":        true,
+	"../../testdata/relax_global_calls.tvms":           true,
+	"../../testdata/relax_if_local_function.tvms":      true,
+	"../../testdata/relax_leaf_values.tvms":            true,
+	"../../testdata/relax_make_invoke_closure.tvms":    true,
+	"../../testdata/relax_mlp_symbolic_batch.tvms":     true,
+	"../../testdata/relax_reductions_attrs.tvms":       true,
+	"../../testdata/relax_shape_and_prim_values.tvms":  true,
+	"../../testdata/relax_symbolic_defined_later.tvms": true,
+	"../../testdata/relax_transformer_block.tvms":      true,
+	"../../testdata/relax_tuple_as_shape.tvms":         true,
+	"../../testdata/relax_tuples.tvms":                 true,
+	"../../testdata/relax_tvm_script_decorator.tvms":   true,
+	"../../testdata/models/mlp.tvms":                   true,
+	"../../testdata/models/mlp_legalized.tvms":         true,
+	"../../testdata/models/transformer_block.tvms":     true,
+	"testdata/control_flow.tvms":                       true,
 }
 
 // TestVMAgreesWithEvaluator runs every bundled module the pipeline takes to
@@ -179,6 +194,7 @@ func TestVMAgreesWithEvaluator(t *testing.T) {
 			require.NoError(t, eval.Compare(got, want, eval.TranscendentalTol), "%s: symbolic size %d", path, size)
 			if seed == 0 {
 				checked++
+				t.Logf("%s: the VM agrees with the evaluator", path)
 			}
 		}
 	}
