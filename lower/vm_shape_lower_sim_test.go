@@ -105,6 +105,17 @@ func simCall(mod *ir.Module, c *ir.Call, eval func(ir.Expr) simValue, imm func(i
 		if pf == nil {
 			return simValue{}, fmt.Errorf("call of %s", callee.Name)
 		}
+		if ev, ok := pf.Body.(*ir.Evaluate); ok { // compute_symbolic_expr(scalars...): T.ret(expr)
+			ret, ok := ev.Value.(*ir.PrimCall)
+			if !ok || ret.Op != "ret" { // a kernel: not simulated
+				return simValue{kind: "object"}, nil
+			}
+			vars := map[*ir.PrimVar]int64{}
+			for i, p := range pf.Params {
+				vars[p] = eval(args[i]).prim
+			}
+			return simValue{kind: "prim", prim: evalPrim(ret.Args[0], nil, vars)}, nil
+		}
 		stmts := []ir.Stmt{pf.Body}
 		if s, ok := pf.Body.(*ir.SeqStmt); ok {
 			stmts = s.Stmts
@@ -402,6 +413,29 @@ func TestVMShapeLowerSimulated(t *testing.T) {
 		} {
 			_, err := simulate(out, "main", bad[0], bad[1])
 			require.Error(t, err, "%v", bad)
+		}
+	})
+
+	t.Run("compute_prim_value", func(t *testing.T) {
+		in := load("../testdata/passes/ComputePrimValue/composite.tvms")
+		mid, _, errs := lower.ComputePrimValue(in)
+		require.Empty(t, errs)
+		out, _, errs := lower.VMShapeLower(mid, true)
+		require.Empty(t, errs)
+		n := symVars(in.Func("main"))["n"]
+		m := symVars(in.Func("main"))["m"]
+		// main returns my.f(R.prim_value(n * 2 + 1), ...), and my.f is the
+		// identity on its first argument.
+		var first ir.PrimExpr
+		for _, b := range in.Func("main").Body.(*ir.SeqExpr).Blocks[0].Bindings {
+			if c, ok := b.(*ir.VarBinding).Value.(*ir.Call); ok {
+				first = c.Args[0].(*ir.PrimValue).Value
+			}
+		}
+		for _, dims := range [][2]int64{{3, 4}, {0, 7}, {10, 1}} {
+			got, err := simulate(out, "main", tensorOf("float32", dims[0], dims[1]))
+			require.NoError(t, err)
+			require.Equal(t, evalPrim(first, nil, map[*ir.PrimVar]int64{n: dims[0], m: dims[1]}), got.prim)
 		}
 	})
 }
