@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm/tir"
 )
@@ -258,4 +261,90 @@ func TestIntegerDivisionByHand(t *testing.T) {
 	}
 	require.Equal(t, int64(-2), call("wrap8", 127)) // 127*2 = 254 wraps to -2
 	require.Equal(t, int64(0), call("wrap8", 128))  // int8(128) = -128, *2 wraps to 0
+}
+
+// TestCorpusKernels compiles every PrimFunc of the repository's TVMScript
+// corpus (the error fixtures excepted) and runs it against the reference
+// with every symbolic variable at 1 and at 5.
+func TestCorpusKernels(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"../../testdata/*.tvms", "../../testdata/*/*.tvms", "../../testdata/*/*/*.tvms"} {
+		m, err := filepath.Glob(pat)
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
+	ran := 0
+	for _, file := range files {
+		if strings.Contains(file, "/errors/") || strings.Contains(file, "/fail/") {
+			continue
+		}
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		mod, diags := syntax.Parse(file, src)
+		if diags.HasErrors() {
+			continue // negative fixtures outside errors/
+		}
+		for _, name := range mod.Names() {
+			f := mod.PrimFunc(name)
+			if f == nil {
+				continue
+			}
+			for _, v := range []int64{1, 5} {
+				t.Run(fmt.Sprintf("%s/%s/%d", filepath.Base(file), name, v), func(t *testing.T) {
+					s := corpusSpec(f, v)
+					checkAll(t, f, makeArgs(t, f, s, rand.New(rand.NewPCG(uint64(v), 8))))
+					ran++
+				})
+			}
+		}
+	}
+	require.Greater(t, ran, 40)
+}
+
+// corpusSpec sizes f's buffers with every symbolic variable and integer
+// scalar parameter at v (shape expressions evaluated by the reference).
+func corpusSpec(f *ir.PrimFunc, v int64) spec {
+	s := spec{}
+	r := &refInterp{vars: map[*ir.PrimVar]refVal{}}
+	for _, p := range f.Params {
+		b := f.BufferMap[p]
+		if b == nil {
+			if p.Type.IsFloat() {
+				s[p.Name] = 0.5
+			} else {
+				s[p.Name] = int(v)
+				r.vars[p] = refVal{i: v}
+			}
+			continue
+		}
+		for _, d := range b.Shape {
+			walkVars(d, func(x *ir.PrimVar) { r.vars[x] = refVal{i: v} })
+		}
+	}
+	for _, p := range f.Params {
+		if b := f.BufferMap[p]; b != nil {
+			var shape []int64
+			for _, d := range b.Shape {
+				shape = append(shape, r.eval(d).i)
+			}
+			s[b.Name] = shape
+		}
+	}
+	return s
+}
+
+func walkVars(e ir.PrimExpr, f func(*ir.PrimVar)) {
+	switch e := e.(type) {
+	case *ir.PrimVar:
+		f(e)
+	case *ir.Binary:
+		walkVars(e.A, f)
+		walkVars(e.B, f)
+	case *ir.Cast:
+		walkVars(e.Value, f)
+	case *ir.PrimCall:
+		for _, a := range e.Args {
+			walkVars(a, f)
+		}
+	}
 }

@@ -47,8 +47,8 @@ func (k ParamKind) String() string {
 type ParamInfo struct {
 	Name  string
 	Kind  ParamKind
-	DType tensor.DType // element type of a buffer, type of a scalar
-	NDim  int          // buffers only
+	DType tensor.DType // element type of a buffer, type of a scalar; Invalid for an opaque handle
+	NDim  int          // buffers only; -1 for an opaque handle (any tensor)
 }
 
 // Kernel is a compiled PrimFunc. It is immutable and safe for concurrent
@@ -169,7 +169,10 @@ func (c *compiler) params(k *Kernel) {
 			continue
 		}
 		if p.Type.IsHandle() {
-			c.fail(p, "handle parameter %s is not bound to a buffer (T.match_buffer)", p.Name)
+			// A handle no T.match_buffer views: an opaque pointer the body
+			// cannot use (stub kernels); any tensor is accepted.
+			k.params = append(k.params, param{info: ParamInfo{Name: p.Name, Kind: ParamBuffer, DType: tensor.Invalid, NDim: -1}, buf: -1})
+			continue
 		}
 		dt, err := runtimeDType(p.Type)
 		if err != nil {
@@ -314,6 +317,9 @@ func (k *Kernel) bind(fr *frame, args []Arg) error {
 			fr.flts[p.slot] = roundValue(p.irType, a.F)
 		case ParamBuffer:
 			t := a.T
+			if p.buf < 0 {
+				continue // an opaque handle
+			}
 			if t == nil {
 				return fmt.Errorf("PrimFunc %s: argument %d (%s) must be a tensor", k.name, i, p.info.Name)
 			}
