@@ -57,6 +57,8 @@ func MakeArg(k ArgKind, v int64) Arg {
 	return Arg(int64(k)<<argValueBits | v&argValueMask)
 }
 
+// RegArg, ImmArg, ConstArg and FuncArg make argument words of each kind;
+// Kind, Value, IsReg, IsVMReg and IsVoid take them apart.
 func RegArg(r int64) Arg    { return MakeArg(ArgRegister, r) }
 func ImmArg(v int64) Arg    { return MakeArg(ArgImmediate, v) }
 func ConstArg(i int) Arg    { return MakeArg(ArgConstIdx, int64(i)) }

@@ -59,7 +59,10 @@ type Closure struct {
 	Bound []Value
 }
 
-// Constructors.
+// Constructors: Null is the null object (%void, killed registers), Int,
+// Float and Bool are prim values, DTypeValue a dtype, String a string
+// (error contexts), TensorValue and StorageValue wrap runtime objects (nil
+// gives Null), ShapeValue and TupleValue make new shapes and tuples.
 
 func Null() Value                          { return Value{} }
 func Int(v int64) Value                    { return Value{kind: KindInt, i: v} }
@@ -98,7 +101,8 @@ func (v Value) Kind() Kind { return v.kind }
 // IsNull reports whether v holds nothing.
 func (v Value) IsNull() bool { return v.kind == KindNull }
 
-// Accessors: each returns the zero value and false when v is of another kind.
+// Accessors: each returns the zero value and false when v is of another
+// kind. Int accepts ints and bools; Float also converts ints and bools.
 
 func (v Value) Int() (int64, bool) { return v.i, v.kind == KindInt || v.kind == KindBool }
 func (v Value) Float() (float64, bool) {
