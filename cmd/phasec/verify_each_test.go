@@ -22,9 +22,9 @@ func makeVar(t *testing.T, name string) string {
 	return string(m[1])
 }
 
-// The demo pipeline (make demo) passes --verify-each: every property the
-// contracts claim after every pass holds, and the output is the same as
-// without the flag.
+// The demo pipeline (make demo compiles EXAMPLE with `phasec build --passes
+// $(DEMO_PASSES)`) passes --verify-each: every property the contracts claim
+// after every pass holds, and the module is the same as without the flag.
 func TestDemoVerifyEach(t *testing.T) {
 	example := "../../" + makeVar(t, "EXAMPLE")
 	pipeline := makeVar(t, "DEMO_PASSES")
