@@ -355,6 +355,12 @@ func (c *compiler) assign(v *ir.PrimVar, value ir.PrimExpr) stmt {
 		}
 		return func(fr *frame) { fr.flts[slot] = f(fr) }
 	}
+	if src, ok := value.(*ir.PrimVar); ok && src.Type == v.Type {
+		from := c.intVar(src)
+		c.defineVar(v)
+		slot := c.ints[v]
+		return func(fr *frame) { fr.ints[slot] = fr.ints[from] }
+	}
 	f := c.compileI(value)
 	c.defineVar(v)
 	slot := c.ints[v]

@@ -117,8 +117,40 @@ type vaddr struct {
 	buf   int
 	xslot int
 	name  string
-	bases []iexpr
-	coefs []int64
+	dims  []vdim
+}
+
+// vdim is one dimension of a vaddr: index = ints[slot] + add (slot -1:
+// add alone) when fn is nil, else fn; plus coef per iteration.
+type vdim struct {
+	slot int
+	add  int64
+	fn   iexpr
+	coef int64
+}
+
+// simpleIndex recognises v, v + c, v - c and c, whose value needs no
+// closure call.
+func (c *compiler) simpleIndex(e ir.PrimExpr) (slot int, add int64, ok bool) {
+	if k, isConst := constI(e); isConst {
+		return -1, k, true
+	}
+	if v, isVar := e.(*ir.PrimVar); isVar && v.Type.IsInteger() && v.Type.Bits == 64 {
+		if s, bound := c.ints[v]; bound {
+			return s, 0, true
+		}
+	}
+	if b, isBin := e.(*ir.Binary); isBin && (b.Op == ir.OpAdd || b.Op == ir.OpSub) && b.DType().Bits == 64 {
+		if k, isConst := constI(b.B); isConst {
+			if s, a, ok := c.simpleIndex(b.A); ok && s >= 0 && a == 0 {
+				if b.Op == ir.OpSub {
+					k = -k
+				}
+				return s, k, true
+			}
+		}
+	}
+	return -1, 0, false
 }
 
 func (vc *vcomp) addr(b *ir.Buffer, idx []ir.PrimExpr, at ir.PrimExpr) *vaddr {
@@ -132,8 +164,13 @@ func (vc *vcomp) addr(b *ir.Buffer, idx []ir.PrimExpr, at ir.PrimExpr) *vaddr {
 		if !ok {
 			vc.no("non-affine index")
 		}
-		a.bases = append(a.bases, c.compileI(e))
-		a.coefs = append(a.coefs, k)
+		d := vdim{coef: k}
+		if slot, add, simple := c.simpleIndex(e); simple {
+			d.slot, d.add = slot, add
+		} else {
+			d.fn = c.compileI(e)
+		}
+		a.dims = append(a.dims, d)
 	}
 	return a
 }
@@ -202,14 +239,24 @@ func (a *vaddr) at(fr *frame, x0 int64, n int) (off, step int64) {
 	bd := &fr.bufs[a.buf]
 	last := int64(n - 1)
 	delta := x0 - fr.ints[a.xslot]
-	for d, base := range a.bases {
-		b := base(fr) + a.coefs[d]*delta
-		e := b + a.coefs[d]*last
+	for d := range a.dims {
+		dm := &a.dims[d]
+		var b int64
+		switch {
+		case dm.fn != nil:
+			b = dm.fn(fr)
+		case dm.slot >= 0:
+			b = fr.ints[dm.slot] + dm.add
+		default:
+			b = dm.add
+		}
+		b += dm.coef * delta
+		e := b + dm.coef*last
 		if b < 0 || b >= bd.shape[d] || e < 0 || e >= bd.shape[d] {
 			fault("index out of bounds: buffer %s dimension %d (extent %d) indexed from %d to %d", a.name, d, bd.shape[d], b, e)
 		}
 		off += b * bd.stride[d]
-		step += a.coefs[d] * bd.stride[d]
+		step += dm.coef * bd.stride[d]
 	}
 	return off, step
 }

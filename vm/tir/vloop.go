@@ -461,8 +461,8 @@ func (vc *vcomp) reduction(s *ir.BufferStore) (ir.BinaryOp, ir.PrimExpr, bool) {
 func (vc *vcomp) store(s *ir.BufferStore) vstmt {
 	a := vc.addr(s.Buffer, s.Indices, s.Value)
 	invariant := true
-	for _, k := range a.coefs {
-		if k != 0 {
+	for _, d := range a.dims {
+		if d.coef != 0 {
 			invariant = false
 		}
 	}
