@@ -94,39 +94,35 @@ func (s *Stats) Add(o *Stats) {
 	s.Kernels = mergeKernels(s.Kernels, o.Kernels)
 }
 
-func mergeFuncs(a, b []FuncStats) []FuncStats {
-	for _, x := range b {
-		found := false
-		for i := range a {
-			if a[i].Name == x.Name {
-				a[i].Calls += x.Calls
-				a[i].Instructions += x.Instructions
-				a[i].Time += x.Time
-				found = true
-			}
+// merge adds the entries of b into a, matching them by name.
+func merge[T any](a, b []T, name func(*T) string, add func(dst *T, src *T)) []T {
+	for i := range b {
+		j := 0
+		for j < len(a) && name(&a[j]) != name(&b[i]) {
+			j++
 		}
-		if !found {
-			a = append(a, x)
+		if j == len(a) {
+			a = append(a, b[i])
+		} else {
+			add(&a[j], &b[i])
 		}
 	}
 	return a
 }
 
+func mergeFuncs(a, b []FuncStats) []FuncStats {
+	return merge(a, b, func(f *FuncStats) string { return f.Name }, func(d, s *FuncStats) {
+		d.Calls += s.Calls
+		d.Instructions += s.Instructions
+		d.Time += s.Time
+	})
+}
+
 func mergeKernels(a, b []KernelStats) []KernelStats {
-	for _, x := range b {
-		found := false
-		for i := range a {
-			if a[i].Name == x.Name {
-				a[i].Calls += x.Calls
-				a[i].Time += x.Time
-				found = true
-			}
-		}
-		if !found {
-			a = append(a, x)
-		}
-	}
-	return a
+	return merge(a, b, func(k *KernelStats) string { return k.Name }, func(d, s *KernelStats) {
+		d.Calls += s.Calls
+		d.Time += s.Time
+	})
 }
 
 // Print writes the statistics as a table.

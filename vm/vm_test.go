@@ -597,3 +597,18 @@ func TestDebugBuiltins(t *testing.T) {
 	_, err = vm.Run(context.Background(), "main", vecF32(1), 0)
 	assert.EqualError(t, err, "t.tvms:2:5: in main, instruction 1 (call  relax.run.assert_op in: %1, c[1], %1 dst: %void): n must be nonzero, got 0")
 }
+
+func TestStatsAdd(t *testing.T) {
+	a := &Stats{Instructions: 10, Storages: 1, StorageBytes: 64,
+		Funcs:   []FuncStats{{Name: "main", Calls: 1, Instructions: 10, Time: 5}},
+		Kernels: []KernelStats{{Name: "k", Calls: 2, Time: 3}}}
+	b := &Stats{Instructions: 7, Storages: 2, StorageBytes: 32,
+		Funcs:   []FuncStats{{Name: "main", Calls: 1, Instructions: 4, Time: 1}, {Name: "g", Calls: 3, Instructions: 3, Time: 2}},
+		Kernels: []KernelStats{{Name: "k", Calls: 1, Time: 4}}}
+	a.Add(b)
+	assert.Equal(t, int64(17), a.Instructions)
+	assert.Equal(t, int64(3), a.Storages)
+	assert.Equal(t, int64(96), a.StorageBytes)
+	assert.Equal(t, []FuncStats{{Name: "main", Calls: 2, Instructions: 14, Time: 6}, {Name: "g", Calls: 3, Instructions: 3, Time: 2}}, a.Funcs)
+	assert.Equal(t, []KernelStats{{Name: "k", Calls: 3, Time: 7}}, a.Kernels)
+}
