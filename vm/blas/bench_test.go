@@ -68,7 +68,7 @@ func BenchmarkSgemm512(b *testing.B) {
 	})
 	b.Run("phasec-go-kernel", func(b *testing.B) {
 		saved := activeKernel
-		activeKernel.fn = kernel6x16Go
+		activeKernel = kernelChoice{name: "go-6x16", fn: kernel6x16Go}
 		defer func() { activeKernel = saved }()
 		for range b.N {
 			Sgemm(false, false, n, n, n, 1, a, n, bm, n, 0, c, n)

@@ -16,6 +16,9 @@ type microKernel func(k int, a, b, c []float32, ldc int)
 type kernelChoice struct {
 	name string
 	fn   microKernel
+	// rows[r], when set, computes only the first r rows of the tile (and
+	// writes only those rows of C), for the last row panel of a block.
+	rows [mr]microKernel
 }
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an

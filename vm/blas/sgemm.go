@@ -113,7 +113,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows,
 		shared: block{bp: g.shared.bp}, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -140,6 +140,7 @@ type gemm struct {
 	lda, ldb, ldc  int
 	threads        int
 	kern           microKernel
+	kernRows       [mr]microKernel // see kernelChoice.rows
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
 	shared block // the block all threads work on in phasePackB/phaseCompute
@@ -387,12 +388,20 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 		for ir := 0; ir < mcur; ir += mr {
 			nrows := min(mr, mcur-ir)
 			apanel := s.ap[ir*kcur : (ir+mr)*kcur]
+			kern := g.kern
+			if nrows < mr && g.kernRows[nrows] != nil {
+				kern = g.kernRows[nrows]
+				if ncols == nr {
+					kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
+					continue
+				}
+			}
 			if nrows == mr && ncols == nr {
-				g.kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
+				kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
 				continue
 			}
 			clear(s.tile[:])
-			g.kern(kcur, apanel, bpanel, s.tile[:], nr)
+			kern(kcur, apanel, bpanel, s.tile[:], nr)
 			for i := range nrows {
 				ci := g.c[cbase+(ir+i)*ldc:][:ncols]
 				ti := s.tile[i*nr:][:ncols]

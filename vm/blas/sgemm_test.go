@@ -77,6 +77,9 @@ var shapeClasses = [][3]int{
 	// The parallel shapes: columns split (many micro-panels) and rows split
 	// over a shared packed B (few panels, many rows).
 	{50, 300, 70}, {200, 100, 30},
+	// Last row panels of 2, 3 and 4 rows (the partial-row kernels; 1 and 5
+	// rows come up above), with odd k for their two accumulator sets.
+	{4, 40, 31}, {10, 32, 20}, {9, 16, 601}, {8, 48, 1},
 }
 
 func gemmCases() []gemmCase {
@@ -139,21 +142,21 @@ func newGemmData(tc gemmCase, rng *rand.Rand) gemmData {
 	return d
 }
 
-// withKernel runs f with Sgemm using the given micro-kernel.
-func withKernel(t *testing.T, kern microKernel, f func()) {
+// withKernel runs f with Sgemm using the given micro-kernels.
+func withKernel(t *testing.T, kern kernelChoice, f func()) {
 	t.Helper()
 	saved := activeKernel
-	activeKernel.fn = kern
+	activeKernel = kern
 	defer func() { activeKernel = saved }()
 	f()
 }
 
 // kernels lists the micro-kernels this CPU can run: the portable one always,
-// the assembly one where the CPU has AVX2+FMA.
-func kernels() map[string]microKernel {
-	ks := map[string]microKernel{"go": kernel6x16Go}
+// the assembly ones where the CPU has AVX2+FMA.
+func kernels() map[string]kernelChoice {
+	ks := map[string]kernelChoice{"go": {name: "go-6x16", fn: kernel6x16Go}}
 	if activeKernel.name != "go-6x16" {
-		ks[activeKernel.name] = activeKernel.fn
+		ks[activeKernel.name] = activeKernel
 	}
 	return ks
 }
