@@ -29,9 +29,10 @@
 // same layout run; tests compare both with a naive triple loop on every
 // shape class.
 //
-// Packing zero-pads partial micro-panels, so the kernel always computes a
-// full tile; edge tiles are computed into a scratch tile and only their
-// valid part is added to C. beta is applied to C once before the first k
+// Packing zero-pads partial micro-panels. A last row panel of 1 to 5 rows
+// runs a kernel for exactly that many rows (kernel_rows_amd64.s), which
+// updates only those rows of C; tiles with fewer than 16 valid columns are
+// computed into a scratch tile and only their valid part is added to C. beta is applied to C once before the first k
 // block (beta == 0 overwrites, so NaN in an uninitialised C does not
 // leak); alpha is folded into the A packing.
 //
