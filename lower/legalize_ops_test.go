@@ -13,6 +13,7 @@ import (
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm/tensor"
 )
@@ -424,4 +425,28 @@ func TestLegalizeSearchAndMiscOracle(t *testing.T) {
 		}
 	}
 	runLegalCases(t, cases)
+}
+
+// The high-level transformer block legalizes to its golden legalized form,
+// which computes the same as it and as the hand-legalized (and fused)
+// transformer_block.tvms, and passes canonicalize,lower with the same
+// results.
+func TestTransformerGolden(t *testing.T) {
+	src, err := os.ReadFile("../testdata/models/transformer_block_hl.tvms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi := evaltest.Parse(t, "transformer_block_hl.tvms", string(src))
+	got, errs := lower.LegalizeOps(hi, lower.LegalizeOptions{})
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	passtest.CheckGolden(t, "../testdata/models/transformer_block_hl_legalized.tvms", got)
+	hand, err := os.ReadFile("../testdata/models/transformer_block.tvms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evaltest.CheckSame(t, hi, evaltest.Parse(t, "transformer_block.tvms", string(hand)), evaltest.Options{Seed: 6, Dims: map[string]int64{"seq": 4}})
+	evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: 7, Dims: map[string]int64{"seq": 3}})
+	evaltest.CheckPipeline(t, hi, "canonicalize,lower", evaltest.Options{Seed: 8, Dims: map[string]int64{"seq": 2}})
 }

@@ -415,6 +415,9 @@ func castTo(dt ir.DataType, e ir.PrimExpr) ir.PrimExpr {
 	if e.DType() == dt {
 		return e
 	}
+	if c, ok := e.(*ir.IntImm); ok && !c.Type.IsBool() {
+		return constOf(dt, float64(c.Value)) // folded, as the parser folds T.Cast of a literal
+	}
 	return &ir.Cast{Type: dt, Value: e}
 }
 
