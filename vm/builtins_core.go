@@ -222,9 +222,13 @@ func allocShapeHeap(m *Machine, a []Value) (Value, error) {
 		return TensorValue(tensor.New(tensor.Int64, n)), nil
 	}
 	fr := &m.frames[len(m.frames)-1]
+	if fr.heapInUse { // a second heap in one call: never share the first
+		return TensorValue(tensor.New(tensor.Int64, n)), nil
+	}
 	if fr.heap == nil || fr.heap.Shape[0] != n {
 		fr.heap = tensor.New(tensor.Int64, n)
 	}
+	fr.heapInUse = true
 	clear(fr.heap.Bytes())
 	return TensorValue(fr.heap), nil
 }

@@ -25,7 +25,8 @@
 // switch over dense structs with pre-resolved callees and operands, and
 // never looks anything up by name. Jumps only go forward (validated), so a
 // function body always terminates; only calls repeat work, bounded by
-// Options.MaxCallDepth and Options.MaxSteps and interrupted by the context.
+// Options.MaxCallDepth and Options.MaxSteps and interrupted by the context
+// (checked every 256 instructions; a kernel call runs to completion).
 //
 // # Invariants
 //

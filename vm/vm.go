@@ -366,6 +366,10 @@ type frame struct {
 	storages []*tensor.Storage // allocated by this frame; freed at Ret unless returned
 	owned    []ownedTensor     // tensor headers of alloc_tensor, recycled at Ret unless returned
 	heap     *tensor.Tensor    // a recycled shape heap
+	// heapInUse: this call took heap; a frame slot reuses its heap for
+	// the next call at the same depth (the heap never escapes: VMShapeLower
+	// keeps it in a register), unless the result reaches it.
+	heapInUse bool
 	start    time.Time
 }
 
@@ -457,6 +461,7 @@ func (m *Machine) push(fi int, args []Value, retPC int, retDst int32) error {
 	fr.fn, fr.base, fr.retPC, fr.retDst = fi, base, retPC, retDst
 	fr.storages = fr.storages[:0]
 	fr.owned = fr.owned[:0]
+	fr.heapInUse = false
 	if m.stats != nil {
 		fr.start = time.Now()
 		m.stats.funcs[fi].calls++
@@ -668,7 +673,7 @@ func (m *Machine) checkpoint(maxSteps int64) error {
 func (m *Machine) pop(v Value) {
 	n := len(m.frames) - 1
 	fr := &m.frames[n]
-	if len(fr.storages) > 0 || len(fr.owned) > 0 {
+	if len(fr.storages) > 0 || len(fr.owned) > 0 || fr.heapInUse {
 		m.release(fr, v)
 	}
 	if m.stats != nil {
@@ -701,6 +706,7 @@ func (m *Machine) release(fr *frame, v Value) {
 	const maxWalk = 4096
 	for steps := 0; len(work) > 0; steps++ {
 		if steps > maxWalk {
+			fr.heap = nil
 			return
 		}
 		x := work[len(work)-1]
@@ -720,6 +726,9 @@ func (m *Machine) release(fr *frame, v Value) {
 			c, _ := x.closure()
 			work = append(work, c.Bound...)
 		}
+	}
+	if fr.heapInUse && slices.Contains(kept, fr.heap) {
+		fr.heap = nil // returned: the next call gets a new one
 	}
 	for _, s := range fr.storages {
 		if !slices.Contains(keep, s) {

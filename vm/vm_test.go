@@ -612,3 +612,34 @@ func TestStatsAdd(t *testing.T) {
 	assert.Equal(t, []FuncStats{{Name: "main", Calls: 2, Instructions: 14, Time: 6}, {Name: "g", Calls: 3, Instructions: 3, Time: 2}}, a.Funcs)
 	assert.Equal(t, []KernelStats{{Name: "k", Calls: 3, Time: 7}}, a.Kernels)
 }
+
+// TestShapeHeapNeverShared: a second heap in one call, and a heap that is
+// returned, are never handed out again while still reachable.
+func TestShapeHeapNeverShared(t *testing.T) {
+	b := NewBuilder()
+	b.BeginFunc("main", []string{"x"})
+	h1, h2, tup := b.NewReg(), b.NewReg(), b.NewReg()
+	b.CallPacked(h1, "vm.builtin.alloc_shape_heap", []Arg{RegArg(RegVM), ImmArg(1)}, Pos{})
+	b.CallPacked(RegVoid, "vm.builtin.match_shape", []Arg{RegArg(0), RegArg(h1), ImmArg(1), ImmArg(matchStoreToHeap), ImmArg(0)}, Pos{})
+	b.CallPacked(h2, "vm.builtin.alloc_shape_heap", []Arg{RegArg(RegVM), ImmArg(1)}, Pos{})
+	b.CallPacked(tup, "vm.builtin.make_tuple", []Arg{RegArg(h1), RegArg(h2)}, Pos{})
+	b.Ret(tup, Pos{})
+	b.EndFunc()
+	exe, err := b.Finish()
+	require.NoError(t, err)
+	vm := newVM(t, exe, Options{})
+	first, err := vm.Run(context.Background(), "main", vecF32(1, 2, 3))
+	require.NoError(t, err)
+	second, err := vm.Run(context.Background(), "main", vecF32(1, 2, 3, 4, 5))
+	require.NoError(t, err)
+	f, _ := first.Tuple()
+	s, _ := second.Tuple()
+	fh1, _ := f.Fields[0].Tensor()
+	fh2, _ := f.Fields[1].Tensor()
+	sh1, _ := s.Fields[0].Tensor()
+	require.NotSame(t, fh1, fh2)
+	require.NotSame(t, fh1, sh1)
+	assert.Equal(t, []int64{3}, tensor.Data[int64](fh1))
+	assert.Equal(t, []int64{5}, tensor.Data[int64](sh1))
+	assert.Equal(t, []int64{0}, tensor.Data[int64](fh2))
+}
