@@ -370,7 +370,7 @@ type frame struct {
 	// the next call at the same depth (the heap never escapes: VMShapeLower
 	// keeps it in a register), unless the result reaches it.
 	heapInUse bool
-	start    time.Time
+	start     time.Time
 }
 
 func (vm *VM) newMachine() *Machine {
