@@ -23,10 +23,17 @@ const (
 	nc = 4096
 )
 
-// minWorkPerThread is the multiply-add count (m*n*k) below which one more
-// thread does not pay for its wake-up and the extra packing. (A variable
-// so tests can run tiny shapes on several threads.)
-var minWorkPerThread = 1 << 18
+// minWorkPerThread is the multiply-add count (m*n*k) per thread below
+// which one more thread does not pay for the hand-off and the extra
+// packing: measured under SCHED_FIFO, two threads lost at 128^3 (2M) and
+// won 1.1x at 192^3 (7M) and 1.4x at 256^3 (17M). The GEMV path, bound by
+// streaming B, gains from a second thread much earlier (1x4096x1024, 4M
+// multiply-adds: 1.7-2x). (Variables so tests can run tiny shapes on
+// several threads.)
+var (
+	minWorkPerThread     = 1 << 22
+	minGemvWorkPerThread = 1 << 18
+)
 
 // maxThreads bounds SgemmThreads' parallelism (and so the worker pool).
 const maxThreads = 256
@@ -106,8 +113,13 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 		return
 	}
 	threads = min(max(threads, 1), maxThreads)
-	if work := m * n * k; work/threads < minWorkPerThread {
-		threads = max(1, min(threads, work/minWorkPerThread))
+	gemv := m == 1 && (!transA || lda == 1)
+	minWork := minWorkPerThread
+	if gemv {
+		minWork = minGemvWorkPerThread
+	}
+	if work := m * n * k; work/threads < minWork {
+		threads = max(1, min(threads, work/minWork))
 	}
 	g := getGemm()
 	*g = gemm{
@@ -119,7 +131,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 	if len(g.scratch) < threads {
 		g.scratch = append(g.scratch, make([]threadScratch, threads-len(g.scratch))...)
 	}
-	if m == 1 && (!transA || lda == 1) {
+	if gemv {
 		// A GEMV (a batch-1 dense layer): packing B would cost as much as
 		// the product, so stream B through dot products or AXPYs instead.
 		g.parallel(phaseGemv)

@@ -164,9 +164,9 @@ func kernels() map[string]kernelChoice {
 // forceThreads lets every shape use all the threads it is given, so the
 // parallel splits (and their empty shares) run on tiny shapes too.
 func forceThreads(t testing.TB) {
-	saved := minWorkPerThread
-	minWorkPerThread = 1
-	t.Cleanup(func() { minWorkPerThread = saved })
+	saved, savedGemv := minWorkPerThread, minGemvWorkPerThread
+	minWorkPerThread, minGemvWorkPerThread = 1, 1
+	t.Cleanup(func() { minWorkPerThread, minGemvWorkPerThread = saved, savedGemv })
 }
 
 func TestSgemmMatchesNaive(t *testing.T) {
