@@ -14,7 +14,8 @@ import (
 // buffer, block and variable names:
 //
 //   - matmul / batch_matmul: C[b.., i, j] = C + A[.., i|k, k|i] * B[.., k|j, j|k]
-//     with T.init setting C to a constant, fp32: vm/blas.Sgemm per batch;
+//     (times an optional constant) with T.init setting C to a constant,
+//     fp32: vm/blas.Sgemm per batch;
 //   - elementwise / broadcast: Out[idx] = x op y over the whole output
 //     with op one of + - * / max, each operand the output's index (same
 //     shape), a trailing-dimension row (broadcast) or a scalar, fp32:
@@ -200,6 +201,7 @@ type matmul struct {
 	batch            []int // nest variable indices of C's batch dimensions
 	ext              []iexpr
 	init             float32
+	alpha            float32 // constant factor of each product
 }
 
 func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
@@ -227,6 +229,25 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 	if self == nil || self.Buffer != st.Buffer || !sameIndices(self.Indices, st.Indices) {
 		return "", nil
 	}
+	// A constant factor (attention scores: Q*K*0.125) becomes alpha.
+	alpha := float32(1)
+	for {
+		m, ok := prod.(*ir.Binary)
+		if !ok || m.Op != ir.OpMul {
+			break
+		}
+		if c, ok := m.B.(*ir.FloatImm); ok {
+			alpha *= float32(c.Value)
+			prod = m.A
+			continue
+		}
+		if c, ok := m.A.(*ir.FloatImm); ok {
+			alpha *= float32(c.Value)
+			prod = m.B
+			continue
+		}
+		break
+	}
 	mul, ok := prod.(*ir.Binary)
 	if !ok || mul.Op != ir.OpMul {
 		return "", nil
@@ -236,7 +257,7 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 		return "", nil
 	}
 	p := len(st.Indices)
-	m := &matmul{cRank: p, init: float32(iv.Value)}
+	m := &matmul{cRank: p, init: float32(iv.Value), alpha: alpha}
 	seen := map[int]bool{}
 	for _, e := range st.Indices {
 		v := n.varIndex(e)
@@ -380,7 +401,7 @@ func (m *matmul) run(fr *frame) bool {
 		offC *= M * N
 		offA := batchOffset(A, m.aIdx, m.batch, bi[:nb], nb)
 		offB := batchOffset(B, m.bIdx, m.batch, bi[:nb], nb)
-		blas.Sgemm(m.transA, m.transB, int(M), int(N), int(K), 1,
+		blas.Sgemm(m.transA, m.transB, int(M), int(N), int(K), m.alpha,
 			A.f32[offA:], int(lda), B.f32[offB:], int(ldb), beta, C.f32[offC:], int(N))
 		d := nb - 1
 		for ; d >= 0; d-- {

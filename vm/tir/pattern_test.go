@@ -32,6 +32,9 @@ func TestPatterns(t *testing.T) {
 		{"mlp matmul", "models/mlp_legalized.tvms", "matmul", map[string]int64{"batch": 3}, "matmul", true},
 		{"mlp bias", "models/mlp_legalized.tvms", "add", map[string]int64{"batch": 3}, "broadcast", true},
 		{"mlp relu", "models/mlp_legalized.tvms", "relu", map[string]int64{"batch": 3}, "elementwise", true},
+		{"attention scores", "models/transformer_block.tvms", "scores", map[string]int64{"seq": 5}, "matmul", true},
+		{"attention", "models/transformer_block.tvms", "attend", map[string]int64{"seq": 5}, "matmul", true},
+		{"gelu", "models/transformer_block.tvms", "gelu", map[string]int64{"seq": 5}, "elementwise", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
