@@ -124,3 +124,33 @@ func TestHintNeverNamesTheFailingStep(t *testing.T) {
 		t.Errorf("hint %q, want %q", errs[0].Hint, want)
 	}
 }
+
+// TestHintChainRuns: when no single pass provides what a step misses, the
+// hint names the shortest chain, barriers first, and the chain followed by
+// the step runs.
+func TestHintChainRuns(t *testing.T) {
+	path := "../testdata/relax_mlp_symbolic_batch.tvms"
+	mod, errs := syntax.Parse(path, parse(t, path))
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	ph, props, err := passes.StartState(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, errs := passes.ParseAndBuild("--passes", "VMShapeLower")
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	errs = passes.Check(p, passes.NewPassContext(), ph, props)
+	if len(errs) != 1 || !strings.Contains(errs[0].Hint, "; run lower,build first") {
+		t.Fatalf("want the chain lower,build in the hint, got %v", errs)
+	}
+	p, errs = passes.ParseAndBuild("--passes", "lower,build,VMShapeLower")
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	if _, err := passes.NewPassContext().Run(t0, p, mod); err != nil {
+		t.Errorf("the hinted chain fails: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -208,7 +209,14 @@ func chainTo(target *Info, ph phase.Phase, props phase.Set) []string {
 		prev *node
 		pass string
 	}
+	// Barriers (passes that leave a phase) are tried first, so that of two
+	// chains of the same length the one made of barriers wins: a barrier
+	// also runs the orderings no property expresses (LowerAllocTensor
+	// before LowerRuntimeBuiltin), which a chain of single passes may miss.
 	regs := Registered()
+	slices.SortStableFunc(regs, func(a, b *Registration) int {
+		return cmp.Compare(btoi(a.Info.Leaves == Unchanged), btoi(b.Info.Leaves == Unchanged))
+	})
 	seen := map[state]bool{{ph, props}: true}
 	frontier := []*node{{state: state{ph, props}}}
 	for range maxChain {
@@ -239,6 +247,13 @@ func chainTo(target *Info, ph phase.Phase, props phase.Set) []string {
 		frontier = next
 	}
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func phaseList(ps []phase.Phase) string {
