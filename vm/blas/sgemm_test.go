@@ -251,12 +251,18 @@ func TestSgemmConcurrentCalls(t *testing.T) {
 }
 
 func TestSgemmSteadyStateDoesNotAllocate(t *testing.T) {
+	forceThreads(t) // the two-thread paths, not only the serial one
 	a := make([]float32, 128*128)
 	b := make([]float32, 128*128)
 	c := make([]float32, 128*128)
-	run := func() { SgemmThreads(2, false, true, 128, 128, 128, 1, a, 128, b, 128, 0, c, 128) }
-	run()
-	require.Zero(t, testing.AllocsPerRun(20, run))
+	for _, run := range []func(){
+		func() { SgemmThreads(2, false, true, 128, 128, 128, 1, a, 128, b, 128, 0, c, 128) }, // columns split
+		func() { SgemmThreads(2, false, false, 128, 16, 128, 1, a, 128, b, 16, 0, c, 16) },   // shared B
+		func() { SgemmThreads(2, false, true, 1, 128, 128, 1, a, 128, b, 128, 0, c, 128) },   // GEMV
+	} {
+		run()
+		require.Zero(t, testing.AllocsPerRun(20, run))
+	}
 }
 
 func TestCheckSgemm(t *testing.T) {
