@@ -234,6 +234,18 @@ func (e *Executable) FuncIndex(name string) int {
 	return -1
 }
 
+// kernelIndices maps kernel names to their section index (built once per
+// pass over the executable, so lookups stay linear overall).
+func (e *Executable) kernelIndices() map[string]int {
+	m := make(map[string]int, len(e.Kernels))
+	for i := range e.Kernels {
+		if _, dup := m[e.Kernels[i].Name]; !dup {
+			m[e.Kernels[i].Name] = i
+		}
+	}
+	return m
+}
+
 // KernelIndex returns the kernel-section index of name, or -1.
 func (e *Executable) KernelIndex(name string) int {
 	for i := range e.Kernels {

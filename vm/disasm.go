@@ -65,12 +65,13 @@ func (e *Executable) InstrString(in *Instr) string {
 // constant pool and the kernels with their signatures and TVMScript source.
 func (e *Executable) Text() string {
 	var b strings.Builder
+	kidx := e.kernelIndices()
 	for _, f := range e.Funcs {
 		switch f.Kind {
 		case FuncPacked:
 			fmt.Fprintf(&b, "@%s packed_func;\n\n", f.Name)
 		case FuncKernel:
-			fmt.Fprintf(&b, "@%s num_inputs=%d kernel;\n\n", f.Name, len(e.Kernels[max(e.KernelIndex(f.Name), 0)].Params))
+			fmt.Fprintf(&b, "@%s num_inputs=%d kernel;\n\n", f.Name, kernelArity(e, kidx, f.Name))
 		default:
 			params := append([]string(nil), f.ParamNames...)
 			for i := range params {
@@ -223,4 +224,11 @@ func (e *Executable) PlannedStaticBytes() (bytes int64, n int) {
 		}
 	}
 	return bytes, n
+}
+
+func kernelArity(e *Executable, kidx map[string]int, name string) int {
+	if i, ok := kidx[name]; ok {
+		return len(e.Kernels[i].Params)
+	}
+	return 0
 }

@@ -70,6 +70,7 @@ func (e *Executable) Marshal() []byte {
 			}
 		}
 	}
+	kidx := e.kernelIndices()
 	var payload []byte
 	section := func(id byte, body []byte) {
 		payload = append(payload, id)
@@ -107,7 +108,7 @@ func (e *Executable) Marshal() []byte {
 		case FuncPacked:
 			w = binary.AppendUvarint(w, uint64(builtinIdx[f.Name]))
 		case FuncKernel:
-			w = binary.AppendUvarint(w, uint64(max(e.KernelIndex(f.Name), 0)))
+			w = binary.AppendUvarint(w, uint64(kidx[f.Name]))
 		default:
 			w = appendString(w, f.Name)
 			w = binary.AppendUvarint(w, uint64(f.Start))

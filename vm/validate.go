@@ -28,6 +28,7 @@ import (
 func (e *Executable) Validate() error {
 	e.validated = false
 	var errs errorList
+	kidx := e.kernelIndices()
 	names := map[string]int{}
 	for i, f := range e.Funcs {
 		if f.Name == "" {
@@ -43,7 +44,7 @@ func (e *Executable) Validate() error {
 				errs.add("function %q: no builtin of that name is registered", f.Name)
 			}
 		case FuncKernel:
-			if e.KernelIndex(f.Name) < 0 {
+			if _, ok := kidx[f.Name]; !ok {
 				errs.add("function %q: no kernel of that name", f.Name)
 			}
 		case FuncVM:
@@ -130,7 +131,7 @@ func (e *Executable) Validate() error {
 			}
 		}
 		for pc := f.Start; pc < f.End; pc++ {
-			e.validateInstr(f, pc, written, &errs)
+			e.validateInstr(f, pc, written, kidx, &errs)
 			if len(errs) >= 20 {
 				return errs.err()
 			}
@@ -140,7 +141,7 @@ func (e *Executable) Validate() error {
 	return errs.err()
 }
 
-func (e *Executable) validateInstr(f *Function, pc int, written []int32, errs *errorList) {
+func (e *Executable) validateInstr(f *Function, pc int, written []int32, kidx map[string]int, errs *errorList) {
 	in := &e.Code[pc]
 	where := func() string { return fmt.Sprintf("function %q instruction %d (%s)", f.Name, pc-f.Start, in.Op) }
 	// readReg checks a register read; what names it (argument j when j >= 0).
@@ -226,7 +227,7 @@ func (e *Executable) validateInstr(f *Function, pc int, written []int32, errs *e
 				errs.add("%s: %s takes %d arguments, got %d", where(), callee.Name, callee.NumArgs, len(args))
 			}
 		case FuncKernel:
-			e.validateKernelArgs(e.Kernels[e.KernelIndex(callee.Name)], args, where, errs)
+			e.validateKernelArgs(e.Kernels[kidx[callee.Name]], args, where, errs)
 		case FuncPacked:
 			if b.WithCtx {
 				if len(args) == 0 || !args[0].IsVMReg() {

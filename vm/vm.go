@@ -148,13 +148,14 @@ func New(exe *Executable, opts Options) (*VM, error) {
 		vm.kernels[i] = kf
 	}
 	vm.funcs = make([]linkedFunc, len(exe.Funcs))
+	kidx := exe.kernelIndices()
 	for i, f := range exe.Funcs {
 		lf := linkedFunc{kind: f.Kind, name: f.Name, start: f.Start, numArgs: f.NumArgs, numRegs: f.NumRegs, kernel: -1}
 		switch f.Kind {
 		case FuncPacked:
 			lf.builtin = LookupBuiltin(f.Name)
 		case FuncKernel:
-			lf.kernel = exe.KernelIndex(f.Name)
+			lf.kernel = kidx[f.Name]
 			lf.numArgs = len(exe.Kernels[lf.kernel].Params)
 		}
 		vm.funcs[i] = lf
