@@ -195,8 +195,11 @@ type shapeLowering struct {
 	byKey  map[string]*primSlot
 	varIDs map[*ir.PrimVar]int
 	canon  map[ir.PrimExpr]ir.PrimExpr
-	heap   *ir.Var
-	ready  []*primSlot
+	// Shared leaves and struct info (see extern).
+	externs map[string]*ir.ExternFunc
+	ndims   []*ir.ShapeInfo
+	heap    *ir.Var
+	ready   []*primSlot
 	// span positions diagnostics about the match point being lowered.
 	span diag.Span
 }
@@ -536,9 +539,10 @@ func (l *shapeLowering) postExpr(_ *ir.Rewriter, e ir.Expr) ir.Expr {
 			code, arg := l.makeShapeArg(v, e.Span())
 			args = append(args, smallValue(int64(code)), arg)
 		}
-		c := packed(builtinMakeShape, ir.ShapeInfoNDim(len(e.Values)), args...)
+		sinfo := l.shapeInfoNDim(len(e.Values))
+		c := &ir.Call{Op: l.extern(builtinMakeShape), Args: args, SInfoArgs: []ir.StructInfo{sinfo}}
 		c.SetSpan(e.Span())
-		c.SetStructInfo(c.SInfoArgs[0])
+		c.SetStructInfo(sinfo)
 		return l.rw.B.Normalize(c) // the operands' struct info
 	case *ir.PrimValue:
 		switch e.Value.(type) {
@@ -558,6 +562,29 @@ func (l *shapeLowering) postExpr(_ *ir.Rewriter, e ir.Expr) ir.Expr {
 		l.errorf(e.Span(), DiagNestedFunction, "local function in %s: VMShapeLower needs module-level functions only (run LambdaLift, or the canonicalize barrier, first)", l.fnName)
 	}
 	return e
+}
+
+// extern is the normalized ExternFunc leaf naming a builtin, shared by
+// every call of it (leaves are immutable): one allocation per builtin rather
+// than per call on large functions.
+func (l *shapeLowering) extern(name string) *ir.ExternFunc {
+	if f, ok := l.externs[name]; ok {
+		return f
+	}
+	f := l.rw.B.Normalize(ir.NewExternFunc(name)).(*ir.ExternFunc)
+	if l.externs == nil {
+		l.externs = map[string]*ir.ExternFunc{}
+	}
+	l.externs[name] = f
+	return f
+}
+
+// shapeInfoNDim is R.Shape(ndim=n), shared (struct info is immutable).
+func (l *shapeLowering) shapeInfoNDim(n int) *ir.ShapeInfo {
+	for len(l.ndims) <= n {
+		l.ndims = append(l.ndims, ir.ShapeInfoNDim(len(l.ndims)))
+	}
+	return l.ndims[n]
 }
 
 // makeShapeArg is the code and operand of one dimension of make_shape.

@@ -1,6 +1,9 @@
 package lower
 
-import "github.com/phasec/phasec/ir"
+import (
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
+)
 
 // The straight-line path of VMShapeLower. Re-emitting every binding
 // through the Builder (ir.Rewriter) re-infers every call whose operands
@@ -186,9 +189,9 @@ func (sp *splicing) operands(in []ir.Expr) ([]ir.Expr, bool) {
 	return out, true
 }
 
-// infer gives a rebuilt expression its struct info. A call of a PrimFunc
-// or a packed function whose operands only changed has its old struct info
-// (fixed by the callee or by sinfo_args); the lowering's own calls come with
+// infer gives a rebuilt expression its struct info. A call of a PrimFunc,
+// a packed function or vm.kill_object whose operands only changed has its
+// old struct info (fixed by the callee, by sinfo_args, or void); the lowering's own calls come with
 // theirs; anything else goes through the normalizer, which has nothing to
 // hoist: the operands are leaves or tuples of leaves already.
 func (sp *splicing) infer(e, old ir.Expr) ir.Expr {
@@ -202,6 +205,11 @@ func (sp *splicing) infer(e, old ir.Expr) ir.Expr {
 			return c
 		case *ir.GlobalVar:
 			if pf := sp.l.rw.B.Module().PrimFunc(callee.Name); pf != nil {
+				c.SetStructInfo(old.StructInfo())
+				return c
+			}
+		case *ir.Op:
+			if callee == op.VMKillObject { // void, whatever it kills
 				c.SetStructInfo(old.StructInfo())
 				return c
 			}
