@@ -136,7 +136,12 @@ type ShapeLowerStats struct {
 // match_cast or result whose struct info provably contradicts the value's is
 // a diagnostic (TVM emits a check that always fails); composites computed
 // at one match point are computed in slot order (TVM follows an unordered
-// map); a match_cast is re-emitted with its rewritten value.
+// map); a match_cast is re-emitted with its rewritten value. Slots are
+// keyed on the canonical form ir.Simplify gives (the form the printer
+// shows), so that a module parsed from text and the same module built by
+// earlier passes lower alike; TVM compares the expressions as they are. As
+// in TVM's BlockBuilder::AddFunction, a shape_func structurally equal to a
+// PrimFunc already in the module is that function.
 //
 //	phasec opt --passes VMShapeLower testdata/passes/VMShapeLower/symbolic.tvms
 //	phasec opt --passes 'VMShapeLower{emit_err_ctx=false}' testdata/passes/VMShapeLower/tuples.tvms
