@@ -34,6 +34,9 @@ type symbol struct {
 	module bool // "cls = Module": an alias of the module being defined
 	poison bool // its definition failed; uses are skipped silently
 	loop   *loopInfo
+	// group holds the loop variables a single name stands for in
+	// "for iters in T.grid(a, b):" (iters[0] is the first).
+	group []*ast
 }
 
 // loopInfo records a TIR loop variable's domain, for T.axis.remap.

@@ -61,6 +61,9 @@ func (bd *builder) primNode(a *ast) ir.PrimExpr {
 	case aName:
 		return bd.primName(a)
 	case aIndex:
+		if g := bd.loopGroup(a.X); g != nil {
+			return bd.primName(bd.groupItem(a, g))
+		}
 		return bd.bufferLoad(a)
 	case aUnary:
 		return bd.primUnary(a)
@@ -487,4 +490,28 @@ func limitValue(dt ir.DataType, maximum bool) ir.PrimExpr {
 		return ir.NewInt(dt, int64(uint64(1)<<(bits-1)-1))
 	}
 	return ir.NewInt(dt, -int64(uint64(1)<<(bits-1)))
+}
+
+// loopGroup returns the loop variables a name bound by "for iters in
+// T.grid(...)" stands for, or nil.
+func (bd *builder) loopGroup(a *ast) []*ast {
+	if a.Kind != aName {
+		return nil
+	}
+	if s := bd.lookup(a.Name); s != nil {
+		return s.group
+	}
+	return nil
+}
+
+// groupItem resolves iters[k] to the k-th loop variable's name.
+func (bd *builder) groupItem(a *ast, g []*ast) *ast {
+	if len(a.Items) != 1 || a.Items[0].Kind != aInt {
+		bd.fail(a.Span, "expected %s[k] with an integer k", a.X.Name)
+	}
+	k, _ := bd.number(a.Items[0], false).(int64)
+	if k < 0 || k >= int64(len(g)) {
+		bd.fail(a.Items[0].Span, "index %d out of range: %s holds %d loop variables", k, a.X.Name, len(g))
+	}
+	return g[k]
 }

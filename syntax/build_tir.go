@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/phasec/phasec/diag"
@@ -452,6 +453,14 @@ func (bd *builder) tirFor(n *forNode) ir.Stmt {
 		ann         ir.Attrs
 	}
 	var loops []loop
+	var group *ast // "for iters in T.grid(a, b)": one name for all the loop variables
+	if c == "T.grid" && len(targets) == 1 && len(iter.Items) > 1 {
+		group = targets[0]
+		targets = make([]*ast, len(iter.Items))
+		for i := range targets {
+			targets[i] = &ast{Kind: aName, Name: group.Name + "_" + strconv.Itoa(i), Span: group.Span}
+		}
+	}
 	if c == "T.grid" {
 		if len(iter.Items) != len(targets) {
 			bd.fail(iter.Span, "T.grid has %s but the loop has %s", plural(len(iter.Items), "extent"), plural(len(targets), "variable"))
@@ -511,6 +520,9 @@ func (bd *builder) tirFor(n *forNode) ir.Stmt {
 		v.SetSpan(targets[i].Span)
 		loops[i].v = v
 		bd.define(targets[i].Name, &symbol{prim: v, loop: &loopInfo{min: loops[i].min, extent: loops[i].extent}})
+	}
+	if group != nil {
+		bd.define(group.Name, &symbol{group: targets})
 	}
 	body := bd.tirBody(n.Body)
 	for i := len(loops) - 1; i >= 0; i-- {

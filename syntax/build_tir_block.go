@@ -131,10 +131,18 @@ func (bd *builder) blockAxes(target, v *ast, blk *ir.Block, realize *ir.BlockRea
 	c := v.callee()
 	switch c {
 	case "T.axis.remap":
-		if len(v.Items) != 2 || v.Items[0].Kind != aStr || (v.Items[1].Kind != aList && v.Items[1].Kind != aTuple) {
+		var vars []*ast
+		if len(v.Items) == 2 {
+			if g := bd.loopGroup(v.Items[1]); g != nil {
+				vars = g // T.axis.remap("SS", iters) after "for iters in T.grid(...)"
+			} else if v.Items[1].Kind == aList || v.Items[1].Kind == aTuple {
+				vars = v.Items[1].Items
+			}
+		}
+		if len(v.Items) != 2 || v.Items[0].Kind != aStr || vars == nil {
 			bd.fail(v.Span, "expected T.axis.remap(\"SR...\", [loop vars])")
 		}
-		kinds, vars := v.Items[0].Text, v.Items[1].Items
+		kinds := v.Items[0].Text
 		if len(kinds) != len(vars) || len(vars) != len(names) {
 			bd.fail(v.Span, "T.axis.remap: %d kinds, %d loop variables and %d names must agree", len(kinds), len(vars), len(names))
 		}

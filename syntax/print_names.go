@@ -13,6 +13,15 @@ import (
 type nameSpace struct {
 	used map[string]bool
 	next map[string]int
+	// suffixed records the hint and number of each name fresh made by
+	// appending a number, so that release can make the number available
+	// again.
+	suffixed map[string]suffix
+}
+
+type suffix struct {
+	base string
+	n    int
 }
 
 func newNameSpace() *nameSpace { return newNameSpaceSized(0) }
@@ -41,7 +50,25 @@ func (ns *nameSpace) fresh(hint string) string {
 		if !ns.used[cand] {
 			ns.used[cand] = true
 			ns.next[base] = i + 1
+			if ns.suffixed == nil {
+				ns.suffixed = map[string]suffix{}
+			}
+			ns.suffixed[cand] = suffix{base, i}
 			return cand
+		}
+	}
+}
+
+// release frees a name whose scope ended (TVM's printer frees the names
+// of a frame when it exits: the loop variables of one loop nest, the
+// iteration variables and buffers of one block), so a sibling scope can
+// use it again.
+func (ns *nameSpace) release(name string) {
+	delete(ns.used, name)
+	if s, ok := ns.suffixed[name]; ok {
+		delete(ns.suffixed, name)
+		if ns.next[s.base] > s.n {
+			ns.next[s.base] = s.n
 		}
 	}
 }

@@ -381,6 +381,16 @@ func (p *printer) forLoop(f *ir.For) {
 	p.ind--
 	for _, l := range loops {
 		delete(p.tir.loops, l.Var)
+		p.releaseTIRVar(l.Var)
+	}
+}
+
+// releaseTIRVar frees v's name at the end of its scope (see
+// nameSpace.release).
+func (p *printer) releaseTIRVar(v *ir.PrimVar) {
+	if name, ok := p.tir.vars[v]; ok {
+		delete(p.tir.vars, v)
+		p.tir.ns.release(name)
 	}
 }
 
@@ -467,6 +477,15 @@ func (p *printer) blockRealize(br *ir.BlockRealize) {
 	}
 	p.stmt(b.Body)
 	p.ind--
+	for _, iv := range b.IterVars {
+		p.releaseTIRVar(iv.Var)
+	}
+	for _, buf := range b.AllocBuffers {
+		if name, ok := p.tir.bufs[buf]; ok {
+			delete(p.tir.bufs, buf)
+			p.tir.ns.release(name)
+		}
+	}
 }
 
 // remappable reports whether every iteration variable of br is bound to an
