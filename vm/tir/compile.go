@@ -37,7 +37,7 @@ type compiler struct {
 	nInts  int
 	nFlts  int
 	// vector scratch counts (see frame)
-	nS32, nS64, nSI, nSB int
+	nS32, nS64, nSI int
 	// vectorLoops counts loops compiled in vector mode; scalarLoops says
 	// why the others were not (for tests and Kernel.Stats).
 	vectorLoops int

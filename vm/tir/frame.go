@@ -149,7 +149,6 @@ type frame struct {
 	s32   [][]float32
 	s64   [][]float64
 	si    [][]int64
-	sb    [][]bool
 	// inParallel is set in worker frames: nested parallel loops run serially.
 	inParallel bool
 }
@@ -163,7 +162,6 @@ func (k *Kernel) newFrame() *frame {
 		s32:   make([][]float32, k.nS32),
 		s64:   make([][]float64, k.nS64),
 		si:    make([][]int64, k.nSI),
-		sb:    make([][]bool, k.nSB),
 	}
 	for i, b := range k.bufs {
 		fr.bufs[i].shape = make([]int64, len(b.Shape))
@@ -177,9 +175,6 @@ func (k *Kernel) newFrame() *frame {
 	}
 	for i := range fr.si {
 		fr.si[i] = make([]int64, chunkSize)
-	}
-	for i := range fr.sb {
-		fr.sb[i] = make([]bool, chunkSize)
 	}
 	return fr
 }

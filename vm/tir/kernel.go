@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/vm/tensor"
@@ -65,10 +66,29 @@ type Kernel struct {
 	vectorLoops int
 	scalarLoops []string
 
-	bufs                 []*ir.Buffer
-	nInts, nFlts         int
-	nS32, nS64, nSI, nSB int
-	frames               sync.Pool
+	bufs            []*ir.Buffer
+	nInts, nFlts    int
+	nS32, nS64, nSI int
+	// hot keeps one frame outside the sync.Pool, which the garbage
+	// collector empties: a kernel called in a loop between allocations
+	// (the VM) keeps its frame, scratch and allocated buffers.
+	hot    atomic.Pointer[frame]
+	frames sync.Pool
+}
+
+// getFrame returns a frame for one call; putFrame gives it back.
+func (k *Kernel) getFrame() *frame {
+	if fr := k.hot.Swap(nil); fr != nil {
+		return fr
+	}
+	return k.frames.Get().(*frame)
+}
+
+func (k *Kernel) putFrame(fr *frame) {
+	fr.inParallel = false
+	if !k.hot.CompareAndSwap(nil, fr) {
+		k.frames.Put(fr)
+	}
 }
 
 // fastPath runs a dispatched kernel; it reports false when the runtime
@@ -149,7 +169,7 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 	k.bufs = c.bufs
 	k.vectorLoops, k.scalarLoops = c.vectorLoops, c.scalarLoops
 	k.nInts, k.nFlts = c.nInts, c.nFlts
-	k.nS32, k.nS64, k.nSI, k.nSB = c.nS32, c.nS64, c.nSI, c.nSB
+	k.nS32, k.nS64, k.nSI = c.nS32, c.nS64, c.nSI
 	k.frames.New = func() any { return k.newFrame() }
 	return k, nil
 }
@@ -268,12 +288,12 @@ func (k *Kernel) CallValue(args []Arg) (Arg, error) {
 }
 
 func (k *Kernel) call(args []Arg) (out Arg, err error) {
-	fr := k.frames.Get().(*frame)
+	fr := k.getFrame()
 	defer func() {
 		if r := recover(); r != nil {
 			err = k.recovered(r)
 		}
-		k.frames.Put(fr)
+		k.putFrame(fr)
 	}()
 	if err := k.bind(fr, args); err != nil {
 		return Arg{}, err

@@ -51,8 +51,8 @@ func (j *parJob) run() {
 		j.rng(j.parent, j.lo, j.hi)
 		return
 	}
-	fr := j.k.frames.Get().(*frame)
-	defer j.k.frames.Put(fr)
+	fr := j.k.getFrame()
+	defer j.k.putFrame(fr)
 	fr.copyFrom(j.parent)
 	for x := j.lo; x < j.hi; x++ {
 		fr.ints[j.slot] = x
