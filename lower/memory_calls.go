@@ -23,7 +23,7 @@ func memAllocStorage(b *ir.Builder, bytes ir.PrimExpr, dev, scope ir.Expr, dtype
 // the canonical form spells it), of the struct info of the
 // builtin.alloc_tensor it replaces.
 func memAllocTensor(b *ir.Builder, storage *ir.Var, offset int64, shape ir.Expr, ti *ir.TensorInfo) ir.Expr {
-	c := ir.NewCall(op.MemAllocTensor, storage, ir.NewPrimValue(ir.I64(offset)), shape, ir.NewDataTypeImm(ti.DType), ir.NewPrimValue(ir.I64(0)))
+	c := ir.NewCall(op.MemAllocTensor, storage, smallValue(offset), shape, ir.NewDataTypeImm(ti.DType), smallValue(0))
 	c.SetStructInfo(ti)
 	return b.Normalize(c)
 }

@@ -24,6 +24,15 @@ const (
 type upperBounds struct {
 	an  *ir.Analyzer
 	dom map[*ir.PrimVar]int64 // var -> upper bound (lower bound 0)
+	// vars memoizes upper for bare variables, the usual symbolic dimension
+	// (a batch), so that a function allocating it 100k times asks the
+	// analyzer once.
+	vars map[*ir.PrimVar]varBound
+}
+
+type varBound struct {
+	bound    ir.PrimExpr
+	overflow bool
 }
 
 // newUpperBounds reads fn's attributes; a malformed one is reported at span.
@@ -120,9 +129,24 @@ func signatureVars(fn *ir.Function) []*ir.PrimVar {
 // dimension itself. overflow reports a bound beyond int64 (the analyzer
 // saturates, and a symbolic maximum that folds to a constant wrapped).
 func (ub *upperBounds) upper(d ir.PrimExpr) (bound ir.PrimExpr, overflow bool) {
-	if _, ok := d.(*ir.IntImm); ok {
+	switch v := d.(type) {
+	case *ir.IntImm:
 		return d, false
+	case *ir.PrimVar:
+		if r, ok := ub.vars[v]; ok {
+			return r.bound, r.overflow
+		}
+		bound, overflow = ub.upperUncached(d)
+		if ub.vars == nil {
+			ub.vars = map[*ir.PrimVar]varBound{}
+		}
+		ub.vars[v] = varBound{bound, overflow}
+		return bound, overflow
 	}
+	return ub.upperUncached(d)
+}
+
+func (ub *upperBounds) upperUncached(d ir.PrimExpr) (bound ir.PrimExpr, overflow bool) {
 	if _, hi, ok := ub.an.ConstBounds(d); ok && hi != math.MaxInt64 {
 		return ir.I64(hi), false
 	}
