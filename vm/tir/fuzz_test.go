@@ -28,7 +28,7 @@ type genInput struct {
 	idx []ir.PrimExpr
 }
 
-var genTypes = []ir.DataType{ir.Float32, ir.Float64, ir.Int32, ir.Int64}
+var genTypes = []ir.DataType{ir.Float32, ir.Float64, ir.Int32, ir.Int64, ir.Float32, ir.Int32, ir.Int8, ir.UInt8, ir.Int16}
 
 func (g *gen) pick(n int) int { return g.r.IntN(n) }
 
