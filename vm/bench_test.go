@@ -15,12 +15,16 @@ const callsPerRun = 1000
 // buildCalls: main(a, b, c) runs callsPerRun calls of the trivial builtin
 // test.nop3(%a, %b, %c) (three register arguments, like a kernel call),
 // then returns.
-func buildCalls(t testing.TB) *Executable {
+func buildCalls(t testing.TB) *Executable { return buildCallsTo(t, "test.nop3", 3) }
+
+// buildCallsTo is buildCalls for another builtin taking nargs registers.
+func buildCallsTo(t testing.TB, builtin string, nargs int) *Executable {
 	b := NewBuilder()
 	b.BeginFunc("main", []string{"a", "b", "c"})
 	r := b.NewReg()
 	for i := 0; i < callsPerRun; i++ {
-		b.CallPacked(r, "test.nop3", []Arg{RegArg(0), RegArg(1), RegArg(2)}, Pos{})
+		args := []Arg{RegArg(0), RegArg(1), RegArg(2)}[:nargs]
+		b.CallPacked(r, builtin, args, Pos{})
 	}
 	b.Ret(r, Pos{})
 	b.EndFunc()
@@ -110,4 +114,119 @@ func TestCallInstructionAllocs(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+}
+
+// wordInterpreter runs an executable's code as TVM's RunLoop does: each
+// Call decodes its argument words (register / immediate / constant /
+// function) and looks its callee up in the function table on every
+// execution. It is the baseline for the linked execution form (New), and
+// handles only what buildCalls emits.
+type wordInterpreter struct {
+	exe    *Executable
+	table  []*Builtin
+	consts []Value
+	regs   []Value
+	args   []Value
+}
+
+func newWordInterpreter(exe *Executable) *wordInterpreter {
+	w := &wordInterpreter{exe: exe, table: make([]*Builtin, len(exe.Funcs)), args: make([]Value, 0, 8)}
+	for i, f := range exe.Funcs {
+		if f.Kind == FuncPacked {
+			w.table[i] = LookupBuiltin(f.Name)
+		}
+	}
+	for i := range exe.Constants {
+		v, _ := exe.Constants[i].value()
+		w.consts = append(w.consts, v)
+	}
+	return w
+}
+
+func (w *wordInterpreter) run(fi int, in []Value) (Value, error) {
+	f := &w.exe.Funcs[fi]
+	if cap(w.regs) < f.NumRegs {
+		w.regs = make([]Value, f.NumRegs)
+	}
+	regs := w.regs[:f.NumRegs]
+	copy(regs, in)
+	for pc := f.Start; ; {
+		ins := &w.exe.Code[pc]
+		switch ins.Op {
+		case OpCall:
+			args := w.args[:0]
+			for _, a := range ins.Args {
+				switch a.Kind() {
+				case ArgRegister:
+					if r := a.Value(); r < RegVoid {
+						args = append(args, regs[r])
+					} else {
+						args = append(args, Value{})
+					}
+				case ArgImmediate:
+					args = append(args, Int(a.Value()))
+				case ArgConstIdx:
+					args = append(args, w.consts[a.Value()])
+				}
+			}
+			w.args = args
+			b := w.table[ins.Func]
+			v, err := b.Fn(nil, args)
+			if err != nil {
+				return Value{}, err
+			}
+			if ins.Dst != RegVoid {
+				regs[ins.Dst] = v
+			}
+			pc++
+		case OpRet:
+			return regs[ins.Reg], nil
+		case OpGoto:
+			pc += int(ins.Offset)
+		case OpIf:
+			if regs[ins.Reg].i != 0 {
+				pc++
+			} else {
+				pc += int(ins.Offset)
+			}
+		}
+	}
+}
+
+// BenchmarkDispatch compares the linked execution form with interpreting
+// TVM's instruction words directly, on the call-instruction program,
+// interleaved; the metrics are the fastest run of each per call.
+func BenchmarkDispatch(b *testing.B) {
+	b.Run("builtin", func(b *testing.B) { benchDispatch(b, buildCalls(b)) })
+	// vm.builtin.copy (codegen's var-to-var bindings and If results):
+	// linked as a register move.
+	b.Run("copy", func(b *testing.B) { benchDispatch(b, buildCallsTo(b, "vm.builtin.copy", 1)) })
+}
+
+func benchDispatch(b *testing.B, exe *Executable) {
+	x := TensorValue(tensor.New(tensor.Float32, 4))
+	args := []Value{x, x, x}
+	linked := newVM(b, exe, Options{})
+	words := newWordInterpreter(exe)
+	ctx := context.Background()
+	var minLinked, minWords time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, _, err := linked.Call(ctx, "main", args); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := words.run(exe.FuncIndex("main"), args); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if d := t1.Sub(t0); i == 0 || d < minLinked {
+			minLinked = d
+		}
+		if d := t2.Sub(t1); i == 0 || d < minWords {
+			minWords = d
+		}
+	}
+	b.ReportMetric(float64(minLinked.Nanoseconds())/callsPerRun, "linked-ns/call")
+	b.ReportMetric(float64(minWords.Nanoseconds())/callsPerRun, "words-ns/call")
 }
