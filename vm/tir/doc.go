@@ -45,10 +45,17 @@
 //
 // TIR semantics follow TVM: Div/Mod on integers truncate (truncdiv,
 // truncmod), FloorDiv/FloorMod round towards negative infinity, integer
-// arithmetic wraps at the type's width, T.round and T.nearbyint round half
-// to even (src/target/llvm/intrin_rule_llvm.cc maps both to
-// llvm.nearbyint), and T.init runs when every reduction iteration variable
-// of its block is at the start of its domain. Runtime faults (an index out
-// of bounds, an integer division by zero, a shape that does not match the
-// buffer declaration) are returned as errors by Call, never as panics.
+// arithmetic wraps at the type's width, and T.init runs when every
+// reduction iteration variable of its block is at the start of its domain.
+// T.round and T.nearbyint both round half to even, as NumPy's round does
+// (only exact halves could differ from a backend rounding them away from
+// zero). T.thread_binding loops run serially. A T.handle parameter that no
+// T.match_buffer views is opaque: Call accepts any tensor for it.
+//
+// Runtime faults are returned by Call as errors, never as panics: a shape
+// or dtype that does not match the buffer declaration, an integer division
+// by zero, and an index out of bounds. Vector mode checks every dimension
+// of every access; the scalar path checks only that the flattened offset
+// is inside the buffer (an index out of range in one dimension but inside
+// the buffer reads another element, as compiled TVM code would).
 package tir
