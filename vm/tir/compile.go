@@ -135,6 +135,9 @@ func (c *compiler) offset(b *ir.Buffer, idx []ir.PrimExpr, at interface{ Span() 
 	for i, e := range idx {
 		ix[i] = c.compileI(e)
 	}
+	// Every dimension is checked (a one-dimensional index is checked by
+	// the slice access itself).
+	name := b.Name
 	switch len(ix) {
 	case 0:
 		return func(*frame) int64 { return 0 }
@@ -149,29 +152,64 @@ func (c *compiler) offset(b *ir.Buffer, idx []ir.PrimExpr, at interface{ Span() 
 			s *= shape[d]
 		}
 		if len(ix) == 2 {
-			i0, i1, s0 := ix[0], ix[1], strides[0]
-			return func(fr *frame) int64 { return i0(fr)*s0 + i1(fr) }
+			i0, i1, s0, e0, e1 := ix[0], ix[1], strides[0], shape[0], shape[1]
+			return func(fr *frame) int64 {
+				a, b := i0(fr), i1(fr)
+				if uint64(a) >= uint64(e0) {
+					outOfBounds(name, 0, e0, a)
+				}
+				if uint64(b) >= uint64(e1) {
+					outOfBounds(name, 1, e1, b)
+				}
+				return a*s0 + b
+			}
 		}
 		return func(fr *frame) int64 {
 			var off int64
 			for d, f := range ix {
-				off += f(fr) * strides[d]
+				i := f(fr)
+				if uint64(i) >= uint64(shape[d]) {
+					outOfBounds(name, d, shape[d], i)
+				}
+				off += i * strides[d]
 			}
 			return off
 		}
 	}
 	if len(ix) == 2 {
 		i0, i1 := ix[0], ix[1]
-		return func(fr *frame) int64 { return i0(fr)*fr.bufs[bi].stride[0] + i1(fr) }
+		return func(fr *frame) int64 {
+			bd := &fr.bufs[bi]
+			a, b := i0(fr), i1(fr)
+			if uint64(a) >= uint64(bd.shape[0]) {
+				outOfBounds(name, 0, bd.shape[0], a)
+			}
+			if uint64(b) >= uint64(bd.shape[1]) {
+				outOfBounds(name, 1, bd.shape[1], b)
+			}
+			return a*bd.stride[0] + b
+		}
 	}
 	return func(fr *frame) int64 {
 		var off int64
-		st := fr.bufs[bi].stride
+		bd := &fr.bufs[bi]
 		for d, f := range ix {
-			off += f(fr) * st[d]
+			i := f(fr)
+			if uint64(i) >= uint64(bd.shape[d]) {
+				outOfBounds(name, d, bd.shape[d], i)
+			}
+			off += i * bd.stride[d]
 		}
 		return off
 	}
+}
+
+// outOfBounds reports an index outside a buffer's shape (the cold path of
+// offset, kept out of line).
+//
+//go:noinline
+func outOfBounds(name string, d int, ext, i int64) {
+	fault("index out of bounds: buffer %s dimension %d (extent %d) indexed at %d", name, d, ext, i)
 }
 
 func (c *compiler) loadF(e *ir.BufferLoad) fexpr {

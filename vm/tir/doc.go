@@ -54,8 +54,6 @@
 //
 // Runtime faults are returned by Call as errors, never as panics: a shape
 // or dtype that does not match the buffer declaration, an integer division
-// by zero, and an index out of bounds. Vector mode checks every dimension
-// of every access; the scalar path checks only that the flattened offset
-// is inside the buffer (an index out of range in one dimension but inside
-// the buffer reads another element, as compiled TVM code would).
+// by zero, and an index out of bounds in any dimension of any access
+// (vector mode checks each affine access once per chunk).
 package tir

@@ -73,6 +73,12 @@ func TestRuntimeErrors(t *testing.T) {
             B[i] = A[i + T.int64(1)]
 
     @T.prim_func(private=True)
+    def oobrow(A: T.Buffer((T.int64(4), T.int64(4)), "float32"), B: T.Buffer((T.int64(4),), "float32")):
+        for i in range(T.int64(4)):
+            if i >= T.int64(0):
+                B[i] = A[T.int64(1), i + T.int64(2)]
+
+    @T.prim_func(private=True)
     def oobgather(A: T.Buffer((T.int64(4),), "float32"), B: T.Buffer((T.int64(4),), "float32")):
         for i in range(T.int64(4)):
             B[i] = A[T.floormod(i * T.int64(3), T.int64(7))]
@@ -96,7 +102,8 @@ func TestRuntimeErrors(t *testing.T) {
 			"PrimFunc pad: argument 0 (A) must be a 1-d float32 tensor, got float64(5,)")
 		require.EqualError(t, k.Call([]tir.Arg{{T: A}, {I: 3}}), "PrimFunc pad: argument 1 (B) must be a tensor")
 
-		for _, name := range []string{"oob", "oobgather", "divzero"} {
+		// oobrow's A[1, 4] is inside the buffer but outside dimension 1.
+		for _, name := range []string{"oob", "oobrow", "oobgather", "divzero"} {
 			f := mod.PrimFunc(name)
 			k, err := tir.CompileWith(f, name, opts)
 			require.NoError(t, err)
