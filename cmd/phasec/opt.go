@@ -12,6 +12,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/wellformed"
 )
@@ -19,7 +20,8 @@ import (
 const optUsage = "[--passes SPEC] [--opt-level N] [--disable A,B] [--require A,B] [--config key=value]... " +
 	"[--print-before-all] [--print-after-all] [--print-before A,B] [--print-after A,B] [--print-changed[=diff]] " +
 	"[--dump-dir DIR] [--time-passes] [--verify-each] [--record FILE.jsonl] [--summary] [--bisect-limit N] " +
-	"[--run-prerequisites] [-o OUT] FILE"
+	"[--run-prerequisites] [--verify-semantics (--inputs A.npz | --random-inputs [--seed N]) [--symbolic n=8]... [--func F] [--semantics-dir DIR]] " +
+	"[-o OUT] FILE"
 
 func init() {
 	register(&command{
@@ -93,6 +95,8 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		bisectLimit                            = fs.Int("bisect-limit", -1, "run only the first `N` optional passes")
 		prereqs                                = fs.Bool("run-prerequisites", false, "run missing Requires prerequisites automatically")
 		outPath                                = fs.String("o", "", "write the result to `OUT` instead of stdout")
+		verifySemantics                        = fs.Bool("verify-semantics", false, "evaluate the module after every pass that changed it and stop at the first that changes the result")
+		semantics                              = addSemanticsFlags(fs, ".")
 	)
 	fs.Var(&disable, "disable", "passes never to run (`A,B`)")
 	fs.Var(&require, "require", "passes always to run (`A,B`)")
@@ -145,6 +149,15 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errs := pc.Validate(); errs.HasErrors() {
 		printDiags(stderr, errs)
 		return 2
+	}
+
+	var checker *semcheck.Checker
+	if *verifySemantics {
+		var err error
+		if checker, err = semantics.checker(pc); err != nil {
+			fmt.Fprintf(stderr, "phasec opt: %v\n", err)
+			return 2
+		}
 	}
 
 	mod, code := parseInput(fs.Arg(0), stdin, stderr)
@@ -211,6 +224,10 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "phasec opt: %v\n", err)
 		}
 		return 1
+	}
+	if checker != nil {
+		fmt.Fprintf(stderr, "verify-semantics: %s keeps its result after every pass (%d evaluated, %d between build steps skipped)\n",
+			checker.Func, checker.Checked, checker.Skipped)
 	}
 	text := syntax.Print(out)
 	if *outPath != "" {
