@@ -19,6 +19,7 @@
 package eval
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -67,6 +68,14 @@ type Machine struct {
 	dps    map[string]DPSFunc
 	// Out receives R.print output (nil: discarded).
 	Out interface{ Write([]byte) (int, error) }
+	// Ctx, when set, cancels a long evaluation (checked between bindings
+	// and every 1024 iterations of a TIR loop).
+	Ctx context.Context
+	// MaxDepth bounds nested Relax calls (0: 10000), so runaway recursion
+	// is an error instead of a stack overflow.
+	MaxDepth int
+
+	depth int
 }
 
 // New returns a Machine for mod with the standard packed functions.
@@ -168,6 +177,15 @@ func (f *frame) wrap(span diag.Span, err error) error {
 
 // apply calls a closure on args.
 func (m *Machine) apply(c *Closure, args []op.Value) (op.Value, error) {
+	limit := m.MaxDepth
+	if limit == 0 {
+		limit = 10000
+	}
+	if m.depth >= limit {
+		return nil, &Error{Func: c.Name, Msg: fmt.Sprintf("more than %d nested calls", limit)}
+	}
+	m.depth++
+	defer func() { m.depth-- }()
 	args = append(append([]op.Value{}, args...), c.Captured...)
 	fn := c.Fn
 	f := newFrame(c.Name, c.scope)
@@ -205,6 +223,9 @@ func (m *Machine) apply(c *Closure, args []op.Value) (op.Value, error) {
 func (m *Machine) seq(f *frame, s *ir.SeqExpr) (op.Value, error) {
 	for _, b := range s.Blocks {
 		for _, bd := range b.Bindings {
+			if m.Ctx != nil && m.Ctx.Err() != nil {
+				return nil, f.wrap(bd.Span(), m.Ctx.Err())
+			}
 			switch bd := bd.(type) {
 			case *ir.VarBinding:
 				v, err := m.expr(f, bd.Value)
@@ -409,7 +430,7 @@ func (m *Machine) invoke(f *frame, callee op.Value, args []op.Value, c *ir.Call)
 		if err != nil {
 			return nil, fmt.Errorf("calling %s: %v", fn.Name, err)
 		}
-		return op.Tuple{}, RunPrimFunc(fn.Fn, fn.Name, targs)
+		return op.Tuple{}, runPrimFunc(m.Ctx, fn.Fn, fn.Name, targs)
 	case PackedRef:
 		p, ok := m.packed[fn.Symbol]
 		if !ok {
@@ -471,6 +492,9 @@ func allocOutputs(f *frame, outs []ir.StructInfo) ([]*tensor.Tensor, error) {
 }
 
 func newTensor(dt ir.DataType, shape []int64) (*tensor.Tensor, error) {
+	if err := op.CheckSize(shape); err != nil {
+		return nil, err
+	}
 	tdt, err := op.TensorDType(dt)
 	if err != nil {
 		return nil, err
@@ -556,7 +580,7 @@ func (m *Machine) callOpValues(f *frame, o *ir.Op, c *ir.Call, args []op.Value) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", ir.OpPath(o), err)
 		}
-		if err := RunPrimFunc(ref.Fn, ref.Name, targs); err != nil {
+		if err := runPrimFunc(m.Ctx, ref.Fn, ref.Name, targs); err != nil {
 			return nil, err
 		}
 		return outputsValue(outs), nil
@@ -620,6 +644,9 @@ func (m *Machine) callOpValues(f *frame, o *ir.Op, c *ir.Call, args []op.Value) 
 		if !ok || len(s) != 1 || s[0] < 0 {
 			return nil, fmt.Errorf("%s: size must be a 1-D shape, got %s", ir.OpPath(o), op.KindOf(args[0]))
 		}
+		if s[0] > op.MaxElements*8 {
+			return nil, fmt.Errorf("%s: %d bytes exceed the evaluator's limit of %d", ir.OpPath(o), s[0], op.MaxElements*8)
+		}
 		return &Storage{S: tensor.NewStorage(s[0])}, nil
 	case op.MemAllocTensor, op.VMAllocTensor:
 		st, ok := args[0].(*Storage)
@@ -659,7 +686,7 @@ func (m *Machine) callOpValues(f *frame, o *ir.Op, c *ir.Call, args []op.Value) 
 		if err != nil {
 			return nil, err
 		}
-		return op.Tuple{}, RunPrimFunc(ref.Fn, ref.Name, targs)
+		return op.Tuple{}, runPrimFunc(m.Ctx, ref.Fn, ref.Name, targs)
 	}
 	ev, ok := op.EvalOf(o)
 	if !ok {

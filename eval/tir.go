@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -23,6 +24,7 @@ type scalar struct {
 
 // tirFrame is one PrimFunc activation.
 type tirFrame struct {
+	ctx  context.Context // nil: never cancelled
 	name string
 	vars map[*ir.PrimVar]scalar
 	bufs map[*ir.Buffer]*tensor.Tensor
@@ -38,7 +40,11 @@ type TIRArg struct {
 // RunPrimFunc calls f on args (inputs and outputs in parameter order),
 // binding the symbolic variables of the buffers' shapes from the tensors.
 func RunPrimFunc(f *ir.PrimFunc, name string, args []TIRArg) error {
-	fr := &tirFrame{name: name, vars: map[*ir.PrimVar]scalar{}, bufs: map[*ir.Buffer]*tensor.Tensor{}}
+	return runPrimFunc(nil, f, name, args)
+}
+
+func runPrimFunc(ctx context.Context, f *ir.PrimFunc, name string, args []TIRArg) error {
+	fr := &tirFrame{ctx: ctx, name: name, vars: map[*ir.PrimVar]scalar{}, bufs: map[*ir.Buffer]*tensor.Tensor{}}
 	if len(args) != len(f.Params) {
 		return fmt.Errorf("PrimFunc %s takes %d parameters, got %d arguments", name, len(f.Params), len(args))
 	}
@@ -126,6 +132,9 @@ func (fr *tirFrame) stmt(s ir.Stmt) error {
 			return err
 		}
 		for i := lo.i; i < lo.i+n.i; i++ {
+			if fr.ctx != nil && (i-lo.i)&1023 == 0 && fr.ctx.Err() != nil {
+				return fr.errorf("%v", fr.ctx.Err())
+			}
 			fr.vars[s.Var] = scalar{i: i}
 			if err := fr.stmt(s.Body); err != nil {
 				return err
@@ -233,6 +242,9 @@ func (fr *tirFrame) blockBody(b *ir.Block, first bool) error {
 		}
 		dt, err := op.TensorDType(buf.DType)
 		if err != nil {
+			return fr.errorf("buffer %s: %v", buf.Name, err)
+		}
+		if err := op.CheckSize(shape); err != nil {
 			return fr.errorf("buffer %s: %v", buf.Name, err)
 		}
 		t, err := tensor.NewChecked(dt, shape)

@@ -58,6 +58,15 @@ func paramName(op *ir.Op, i int) string {
 func argShape(op *ir.Op, args []Value, i int) ([]int64, error) {
 	if i < len(args) {
 		if s, ok := args[i].(Shape); ok {
+			known := make([]int64, 0, len(s))
+			for _, d := range s {
+				if d >= 0 { // -1 (reshape's inferred dimension) and errors are the op's to judge
+					known = append(known, d)
+				}
+			}
+			if err := CheckSize(known); err != nil {
+				return nil, opErrorf(op, "%s: %v", paramName(op, i), err)
+			}
 			return s, nil
 		}
 		return nil, opErrorf(op, "%s must be a shape, got %s", paramName(op, i), KindOf(args[i]))
@@ -130,6 +139,9 @@ func elementwise(op *ir.Op, outDT ir.DataType, ins []*array, f func(out *array, 
 		if shape, err = broadcastShape(op, shape, a.shape); err != nil {
 			return nil, err
 		}
+	}
+	if err := CheckSize(shape); err != nil {
+		return nil, opErrorf(op, "%v", err)
 	}
 	out := newArray(outDT, shape)
 	bs := make([]broadcaster, len(ins))

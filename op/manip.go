@@ -435,6 +435,9 @@ func newSplitOp() *ir.Op {
 	return op
 }
 
+// maxSplitParts bounds the tuple a split produces.
+const maxSplitParts = 1 << 16
+
 func inferSplit(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 	t, err := firstTensorArg(op, call)
 	if err != nil {
@@ -450,6 +453,9 @@ func inferSplit(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 	switch {
 	case isSections && sections <= 0:
 		return nil, opErrorf(op, "the number of sections must be positive, got %d", sections)
+	case isSections && sections > maxSplitParts || isIndices && len(indices) >= maxSplitParts:
+		// A tuple of that many fields is an input error, not a model.
+		return nil, opErrorf(op, "splits into more than %d parts", maxSplitParts)
 	case !isSections && !isIndices:
 		return nil, opErrorf(op, "indices_or_sections must be an int or a list of ints, got %v", v)
 	}
@@ -1231,6 +1237,9 @@ func evalTake(call *ir.Call, args []Value) (Value, error) {
 		return nil, opErrorf(op, "cannot take from axis %d of length 0", axis)
 	}
 	shape := append(append(append([]int64{}, x.shape[:axis]...), ind.shape...), x.shape[axis+1:]...)
+	if err := CheckSize(shape); err != nil {
+		return nil, opErrorf(op, "%v", err)
+	}
 	in := make([]int64, len(x.shape))
 	var bad error
 	out := gather(x, shape, func(idx []int64) int64 {

@@ -287,10 +287,8 @@ func evalFill(op *ir.Op, call *ir.Call, shape []int64, args []Value, fillPos int
 }
 
 func fillArray(op *ir.Op, dt ir.DataType, shape []int64, v *array, k int64) (Value, error) {
-	for i, d := range shape {
-		if d < 0 {
-			return nil, opErrorf(op, "shape dimension %d is negative (%d)", i, d)
-		}
+	if err := CheckSize(shape); err != nil {
+		return nil, opErrorf(op, "%v", err)
 	}
 	out := newArray(dt, shape)
 	for j := range out.size() {
@@ -368,6 +366,12 @@ func evalMatmul(call *ir.Call, args []Value) (Value, error) {
 	}
 	if len(b.shape) > 1 {
 		shape = append(shape, n)
+	}
+	if err := CheckSize(full); err != nil {
+		return nil, opErrorf(op, "%v", err)
+	}
+	if k > 0 && numElems(full) > MaxElements*64/k {
+		return nil, opErrorf(op, "%v x %v is more work than the reference evaluator's limit", a.shape, b.shape)
 	}
 	out := newArray(outDT, shape)
 	ba, bb := newBroadcaster(as[:len(as)-2]), newBroadcaster(bs[:len(bs)-2])

@@ -352,3 +352,24 @@ func unravel(k int64, shape, idx []int64) {
 		k /= shape[i]
 	}
 }
+
+// MaxElements bounds the tensors the reference evaluator creates (and,
+// times 64, the multiply-adds of one matmul): it is for tests and small
+// inputs, and a shape read from a module or input should not be able to
+// exhaust memory or time. Fuzz tests lower it.
+var MaxElements int64 = 1 << 24
+
+// CheckSize rejects negative dimensions and tensors above MaxElements.
+func CheckSize(shape []int64) error {
+	n := int64(1)
+	for i, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("dimension %d is negative (%d)", i, d)
+		}
+		if d > 0 && n > MaxElements/d {
+			return fmt.Errorf("shape %v exceeds the evaluator's limit of %d elements", shape, MaxElements)
+		}
+		n *= d
+	}
+	return nil
+}

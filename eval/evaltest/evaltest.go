@@ -117,3 +117,18 @@ func usesTranscendental(mod *ir.Module) bool {
 	}
 	return false
 }
+
+// elements counts the tensor elements of a value.
+func elements(v op.Value) int64 {
+	switch x := v.(type) {
+	case op.Tuple:
+		n := int64(0)
+		for _, e := range x {
+			n += elements(e)
+		}
+		return n
+	case interface{ NumElements() int64 }:
+		return x.NumElements()
+	}
+	return 0
+}
