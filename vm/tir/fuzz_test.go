@@ -144,9 +144,24 @@ func (g *gen) program() (*ir.PrimFunc, map[string]int64) {
 		body = &ir.BufferStore{Buffer: out, Indices: outIdx, Value: value}
 	}
 	if g.pick(4) == 0 {
+		// An if (maybe with an else) around the store, on an index
+		// variable compared with a constant.
+		d := g.pick(nd)
+		c := ir.I64(int64(g.pick(int(g.ext[d]) + 2)))
+		cond := ir.NewBinary([]ir.BinaryOp{ir.OpLT, ir.OpGE, ir.OpEQ, ir.OpLE}[g.pick(4)], g.vars[d], c)
+		ifs := &ir.IfThenElse{Cond: cond, Then: body}
+		if !reduce && g.pick(2) == 0 {
+			ifs.Else = &ir.BufferStore{Buffer: out, Indices: outIdx, Value: g.expr(outT, 2)}
+		}
+		body = ifs
+	}
+	if g.pick(4) == 0 {
 		// Bind part of the value to a let.
 		lv := ir.NewPrimVar("t", outT)
-		inner := body.(*ir.BufferStore)
+		inner, isStore := body.(*ir.BufferStore)
+		if !isStore {
+			inner = body.(*ir.IfThenElse).Then.(*ir.BufferStore)
+		}
 		inner.Value = ir.Add(inner.Value, lv)
 		body = &ir.LetStmt{Var: lv, Value: g.expr(outT, 1), Body: body}
 	}

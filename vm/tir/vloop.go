@@ -12,6 +12,15 @@ type vbody struct {
 	body   []*ir.BufferStore
 	// loadingLets are let values that load from buffers.
 	loadingLets []ir.PrimExpr
+	// guards holds the if/else condition of stores under one.
+	guards map[*ir.BufferStore]*vguard
+}
+
+// vguard is the condition of an if/else around a store: the store runs on
+// the lanes where every condition holds (else branch: where one fails).
+type vguard struct {
+	conds []vcondition
+	neg   bool
 }
 
 // vcondition is a T.where conjunct or T.init equality over the chunk.
@@ -58,7 +67,7 @@ func (c *compiler) compileVector(s *ir.For, lo, ext iexpr, slot int) (run stmt, 
 		vc.no("T.init depends on the loop variable twice")
 	}
 	init := vc.initStmts(vb.init, varyingInit == 1)
-	body := vc.stmts(vb.body)
+	body := vc.stmts(vb.body, vb.guards)
 	sets := vb.sets
 	setAt := func(fr *frame, x int64) {
 		fr.ints[slot] = x
@@ -157,19 +166,50 @@ func (vc *vcomp) initStmts(ss []*ir.BufferStore, peeled bool) vstmt {
 // consecutive float32 sum reductions (a mean and a mean of squares, as
 // layer norm has) run in one interleaved loop: each keeps its own
 // sequential order, and the two dependency chains overlap.
-func (vc *vcomp) stmts(ss []*ir.BufferStore) vstmt {
+func (vc *vcomp) stmts(ss []*ir.BufferStore, guards map[*ir.BufferStore]*vguard) vstmt {
 	var parts []vstmt
 	for i := 0; i < len(ss); i++ {
-		if i+1 < len(ss) {
+		if i+1 < len(ss) && guards[ss[i]] == nil && guards[ss[i+1]] == nil {
 			if p := vc.sumPair(ss[i], ss[i+1]); p != nil {
 				parts = append(parts, p)
 				i++
 				continue
 			}
 		}
-		parts = append(parts, vc.store(ss[i]))
+		st := vc.store(ss[i])
+		if g := guards[ss[i]]; g != nil {
+			st = g.wrap(st, vc.xslot)
+		}
+		parts = append(parts, st)
 	}
 	return seqV(parts)
+}
+
+// wrap runs st only on the lanes the guard selects.
+func (g *vguard) wrap(st vstmt, xslot int) vstmt {
+	return func(fr *frame, x0 int64, n int) {
+		a, b := int64(0), int64(n)
+		for i := range g.conds {
+			pa, pb := g.conds[i].intervalAt(fr, x0, int64(n), xslot)
+			a, b = max(a, pa), min(b, pb)
+		}
+		if !g.neg {
+			if a < b {
+				st(fr, x0+a, int(b-a))
+			}
+			return
+		}
+		if a >= b {
+			st(fr, x0, n)
+			return
+		}
+		if a > 0 {
+			st(fr, x0, int(a))
+		}
+		if b < int64(n) {
+			st(fr, x0+b, n-int(b))
+		}
+	}
 }
 
 // sumPair fuses two float32 sum reductions into distinct invariant
@@ -260,6 +300,28 @@ func (vc *vcomp) flatten(s ir.Stmt, vb *vbody, top bool) {
 			vc.sub[s.Var] = s.Value
 		}
 		vc.flatten(s.Body, vb, false)
+	case *ir.IfThenElse:
+		// An if/else over stores whose condition is invariant or affine in
+		// the loop: each branch runs on its own lanes.
+		conds := vc.conjuncts(s.Cond)
+		for i, branch := range []ir.Stmt{s.Then, s.Else} {
+			if branch == nil {
+				continue
+			}
+			sub := &vbody{}
+			vc.flatten(branch, sub, false)
+			if len(sub.sets) > 0 || len(sub.guards) > 0 || len(sub.preds) > 0 || len(sub.init) > 0 {
+				vc.no("nested statements under if")
+			}
+			if vb.guards == nil {
+				vb.guards = map[*ir.BufferStore]*vguard{}
+			}
+			g := &vguard{conds: conds, neg: i == 1}
+			for _, st := range sub.body {
+				vb.guards[st] = g
+				vb.body = append(vb.body, st)
+			}
+		}
 	case *ir.BlockRealize:
 		blk := s.Block
 		if !top || len(blk.AllocBuffers) > 0 || len(s.IterValues) != len(blk.IterVars) {
@@ -285,8 +347,8 @@ func (vc *vcomp) flatten(s ir.Stmt, vb *vbody, top bool) {
 		if blk.Init != nil {
 			initBody := &vbody{}
 			vc.flatten(blk.Init, initBody, false)
-			if len(initBody.sets) > 0 {
-				vc.no("lets in T.init")
+			if len(initBody.sets) > 0 || len(initBody.guards) > 0 {
+				vc.no("lets or ifs in T.init")
 			}
 			vb.init = initBody.body
 		}
