@@ -18,9 +18,9 @@
 // index, loads with other indices gather lane by lane (each lane checked),
 // reductions into a loop-invariant element accumulate a whole chunk at
 // once, T.where predicates affine in the loop variable clip the chunk,
-// T.if_then_else and if/else statements with an affine condition run each
-// arm only on its own lanes (padding), and a block's T.init runs on the single iteration
-// where it applies (peeled). In a perfect nest around one block, the
+// T.if_then_else and if/else statements with an affine condition run
+// each arm only on its own lanes (padding), and a block's T.init runs on
+// the single iteration where it applies (peeled). In a perfect nest around one block, the
 // spatial loop indexing the output's last dimension is moved innermost
 // (reorder.go), so reductions written innermost still update rows.
 // Vector mode distributes the loop body over the chunk statement by
