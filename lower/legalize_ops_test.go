@@ -450,3 +450,25 @@ func TestTransformerGolden(t *testing.T) {
 	evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: 7, Dims: map[string]int64{"seq": 3}})
 	evaltest.CheckPipeline(t, hi, "canonicalize,lower", evaltest.Options{Seed: 8, Dims: map[string]int64{"seq": 2}})
 }
+
+func TestLegalizeMoreOpsOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "int32"} {
+		cases = append(cases,
+			legalCase{name: "stack " + dt, params: []string{tensorParam("x", "(2, 3)", dt), tensorParam("y", "(2, 3)", dt)}, body: "gv = R.stack((x, y), axis=1)"},
+			legalCase{name: "stack symbolic " + dt, params: []string{tensorParam("x", `("n",)`, dt), tensorParam("y", `("n",)`, dt), tensorParam("z", `("n",)`, dt)},
+				body: "gv = R.stack((x, y, z), axis=-1)"},
+			legalCase{name: "tile " + dt, params: []string{tensorParam("x", "(2, 3)", dt)}, body: "gv = R.tile(x, repeats=[2, 1, 2])"},
+			legalCase{name: "tile symbolic " + dt, params: []string{tensorParam("x", `("n",)`, dt)}, body: "gv = R.tile(x, repeats=[3])"},
+			legalCase{name: "repeat " + dt, params: []string{tensorParam("x", `(2, "n")`, dt)}, body: "gv = R.repeat(x, repeats=2, axis=1)"},
+			legalCase{name: "outer " + dt, params: []string{tensorParam("x", `("n",)`, dt), tensorParam("y", "(4,)", dt)}, body: "gv = R.outer(x, y)"},
+		)
+		for _, o := range []string{"cumsum", "cumprod"} {
+			for _, attrs := range []string{"axis=1", "axis=0, exclusive=True", `axis=-1, dtype="float64"`} {
+				cases = append(cases, legalCase{name: o + attrs + dt, params: []string{tensorParam("x", `("n", 4)`, dt)},
+					body: fmt.Sprintf("gv = R.%s(x, %s)", o, attrs)})
+			}
+		}
+	}
+	runLegalCases(t, cases)
+}

@@ -5,35 +5,52 @@
 //
 // Package ir keeps only the registry and the ir.Op type the parser, the
 // normalizer and the passes resolve against; what an op means lives here,
-// one file per TVM op category, each holding its ops' schema and struct
-// info inference (and, as they are added, evaluation and legalization) side
-// by side, so adding an op touches one file:
+// one file per TVM op category. Each file holds, for each of its ops, the
+// three things an op is, side by side, so adding an op touches one file:
+//
+//   - its schema and struct-info inference (registered with ir.RegisterOp),
+//   - its evaluation (defEval; EvalOf): what it computes, for the
+//     reference evaluator in package eval,
+//   - its legalization (defLegalize; LegalizeOf): the TIR PrimFunc
+//     LegalizeOps (package lower) calls through R.call_tir.
+//
+// The files:
 //
 //	call.go    call_tir family, packed calls, closures, shape_of, print, assert
 //	memory.go  builtin.alloc_tensor and relax.memory.*
 //	vm.go      relax.vm.*
-//	unary.go   elementwise unary math (exp, sqrt, ..., nn.relu, nn.gelu, nn.silu)
-//	binary.go  elementwise arithmetic and comparison with broadcasting
-//	tensor.go  matmul, astype and creation (full, zeros, ones, *_like)
+//	unary.go   elementwise unary math (exp, sqrt, ..., nn.relu, nn.gelu,
+//	           nn.silu), predicates, clip, nn.leakyrelu
+//	binary.go  elementwise arithmetic, comparison, logical and bitwise ops
+//	           with broadcasting
+//	tensor.go  matmul, astype, creation (full, zeros, ones, *_like), tril, triu
 //	manip.go   reshape, permute_dims, expand_dims, squeeze, flatten, concat,
-//	           split, broadcast_to, strided_slice, take
-//	reduce.go  sum, mean, max, min, prod
+//	           split, broadcast_to, strided_slice, take, flip
+//	reduce.go  sum, mean, max, min, prod, variance, std
+//	search.go  where, argmax, argmin
 //	nn.go      softmax, log_softmax, layer_norm, rms_norm
-//	infer.go, schema.go  helpers shared by the categories (argument and
-//	           attribute access, broadcasting, errors prefixed with R.<op>)
+//	more_manip.go  stack, tile, repeat, outer, cumsum, cumprod
+//
+// and the machinery they share: infer.go and schema.go (argument and
+// attribute access, broadcasting, errors prefixed with R.<op>), value.go
+// and eval.go (evaluator values; exact float64/int64 element arrays that
+// each op computes on and rounds once to its output dtype), legalize.go
+// (the Kernel builder that emits TVM-shaped TIR).
 //
 // It is one package rather than a package per category because the
-// categories share those helpers and reuse each other (a softmax is
-// inferred like a reduction), and sub-packages would turn every shared
-// helper into exported API of a third package. Passes refer to the ops they
-// rewrite by their Go names (op.CallTIR, op.MemAllocTensor) and compare
-// them by pointer; code that only parses or prints reaches the ops by name
-// through the registry, which package syntax populates by importing this
-// package.
+// categories share those helpers and reuse each other (mean is a sum and a
+// divide, softmax a max, an exp and a sum), and sub-packages would turn
+// every shared helper into exported API of a third package. Passes refer
+// to the ops they rewrite by their Go names (op.CallTIR, op.MemAllocTensor)
+// and compare them by pointer; code that only parses or prints reaches the
+// ops by name through the registry, which package syntax populates by
+// importing this package.
 //
 // Invariants every op hook keeps: Infer, Normalize and Validate tolerate
 // arguments the normalizer has not reached yet (literal leaves without
 // struct info) and report problems as errors prefixed with the op's
 // TVMScript name ("R.reshape: ..."), which the normalizer positions at the
-// call.
+// call. Evaluations never panic on bad values: they return errors naming
+// the op, the parameter and the dimension. Legalizations return
+// ErrNotLegalizable, never a wrong kernel, for calls they do not handle.
 package op

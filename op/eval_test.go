@@ -228,3 +228,30 @@ func TestEveryTensorOpEvaluates(t *testing.T) {
 		assert.True(t, ok, "%s has no evaluation", o.Name)
 	}
 }
+
+func TestEvalSearchScanAndTiling(t *testing.T) {
+	x := tens(t, ir.Float32, []int64{2, 3}, 3, 1, 3, 0, 5, 5)
+	assert.Equal(t, []float64{0, 1}, elems(evalT(t, Argmax, ir.Attrs{"axis": int64(1), "keepdims": false}, x))) // first maximum wins
+	assert.Equal(t, []float64{1, 0, 0}, elems(evalT(t, Argmin, ir.Attrs{"axis": int64(0), "keepdims": false}, x)))
+	c := tens(t, ir.Bool, []int64{2, 1}, 1, 0)
+	assert.Equal(t, []float64{3, 1, 3, 9, 9, 9}, elems(evalT(t, Where, nil, c, x, tens(t, ir.Float32, []int64{}, 9))))
+	cs := evalT(t, Cumsum, ir.Attrs{"axis": int64(1), "exclusive": false, "dtype": ir.Void}, x)
+	assert.Equal(t, []float64{3, 4, 7, 0, 5, 10}, elems(cs))
+	ex := evalT(t, Cumprod, ir.Attrs{"axis": int64(1), "exclusive": true, "dtype": ir.Void}, x)
+	assert.Equal(t, []float64{1, 3, 3, 1, 0, 0}, elems(ex))
+	tl := evalT(t, Tile, ir.Attrs{"repeats": []any{int64(2)}}, tens(t, ir.Int32, []int64{2}, 1, 2))
+	assert.Equal(t, []float64{1, 2, 1, 2}, elems(tl))
+	rp := evalT(t, Repeat, ir.Attrs{"repeats": int64(2), "axis": int64(0)}, tens(t, ir.Int32, []int64{2}, 1, 2))
+	assert.Equal(t, []float64{1, 1, 2, 2}, elems(rp))
+	st := evalT(t, Stack, ir.Attrs{"axis": int64(1)}, Tuple{tens(t, ir.Int32, []int64{2}, 1, 2), tens(t, ir.Int32, []int64{2}, 3, 4)})
+	assert.Equal(t, []int64{2, 2}, st.Shape)
+	assert.Equal(t, []float64{1, 3, 2, 4}, elems(st))
+	tr := evalT(t, Tril, ir.Attrs{"k": int64(0)}, tens(t, ir.Int32, []int64{2, 2}, 1, 2, 3, 4))
+	assert.Equal(t, []float64{1, 0, 3, 4}, elems(tr))
+	v := evalT(t, Variance, ir.Attrs{"keepdims": false}, tens(t, ir.Float64, []int64{4}, 1, 2, 3, 4))
+	assert.Equal(t, []float64{1.25}, elems(v))
+	cl := evalT(t, Clip, nil, tens(t, ir.Int32, []int64{3}, -5, 2, 9), PrimInt(ir.Int64, 0), PrimInt(ir.Int64, 3))
+	assert.Equal(t, []float64{0, 2, 3}, elems(cl))
+	fl := evalT(t, Flip, ir.Attrs{"axis": int64(0)}, tens(t, ir.Int32, []int64{3}, 1, 2, 3))
+	assert.Equal(t, []float64{3, 2, 1}, elems(fl))
+}
