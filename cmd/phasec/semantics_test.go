@@ -89,3 +89,34 @@ func TestOptVerifySemantics(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "parameter y of main has no input")
 }
+
+func TestBisectCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.tvms")
+	require.NoError(t, os.WriteFile(in, []byte(semInput), 0o644))
+	repro := filepath.Join(dir, "repro.tvms")
+
+	code, stdout, stderr := runCLI(t, "", "bisect", "--passes", "canonicalize,lower,build", "-o", repro, in)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "no pass of canonicalize,lower,build changes the result")
+
+	code, stdout, stderr = runCLI(t, "", "bisect", "--passes", "canonicalize,CLIFlipSign,lower,build", "--seed", "7", "-o", repro, in)
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, stdout, "first failing pass: CLIFlipSign (semantic failure")
+	assert.Contains(t, stdout, "reduced main from 2 to ")
+	text, err := os.ReadFile(repro)
+	require.NoError(t, err)
+	assert.Contains(t, string(text), "# pipeline: canonicalize,CLIFlipSign,lower,build\n# culprit pass: CLIFlipSign (module in phase ingest)")
+	assert.Contains(t, string(text), "R.add(")
+
+	// The printed command replays the failure on the reproducer.
+	_, replay, ok := strings.Cut(stdout, "replay: phasec ")
+	require.True(t, ok, stdout)
+	code, _, stderr = runCLI(t, "", strings.Fields(strings.TrimSpace(replay))...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "pass CLIFlipSign changed what main computes")
+
+	code, _, stderr = runCLI(t, "", "bisect", in)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "want --passes SPEC")
+}

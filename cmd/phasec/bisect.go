@@ -1,0 +1,137 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/semcheck"
+	"github.com/phasec/phasec/syntax"
+)
+
+const bisectUsage = "--passes SPEC [--inputs A.npz] [--random-inputs] [--seed N] [--symbolic n=8]... [--func F] " +
+	"[--budget N] [-o REPRO.tvms] FILE"
+
+func init() {
+	register(&command{
+		name:    "bisect",
+		summary: "find the first pass after which the module computes something else, breaks an invariant or crashes, and reduce the module",
+		usage:   bisectUsage,
+		run:     runBisect,
+	})
+}
+
+// runBisect checks the module after every pass of the pipeline (result,
+// well-formedness, no failure), names the first pass that breaks one,
+// reduces the module that pass received while the failure persists, and
+// writes the reproducer with the command replaying it. Exit 0: no pass
+// fails; 1: a culprit was found (or an error); 2: usage.
+func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec bisect %s\n", bisectUsage); fs.PrintDefaults() }
+	spec := fs.String("passes", "", "the pipeline to bisect, e.g. canonicalize,lower,build")
+	budget := fs.Int("budget", 500, "the most reduction candidates to try")
+	outPath := fs.String("o", "repro.tvms", "where to write the reduced reproducer")
+	sem := addSemanticsFlags(fs, "")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 || *spec == "" {
+		fmt.Fprintf(stderr, "phasec bisect: want --passes SPEC and exactly one FILE\nusage: phasec bisect %s\n", bisectUsage)
+		return 2
+	}
+	if *sem.inputs == "" {
+		*sem.random = true // bisect needs some inputs; seeded random ones by default
+	}
+	in, err := sem.build()
+	if err != nil {
+		fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+		return 2
+	}
+	pipeline, errs := passes.ParseAndBuild("--passes", *spec)
+	if errs != nil {
+		printDiags(stderr, errs)
+		return 2
+	}
+	mod, code := parseInput(fs.Arg(0), stdin, stderr)
+	if mod == nil {
+		return code
+	}
+	cu, err := semcheck.FindCulprit(mod, pipeline, in)
+	if err != nil {
+		if l, ok := err.(diag.List); ok {
+			printDiags(stderr, l)
+		} else {
+			fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+		}
+		return 1
+	}
+	if cu == nil {
+		fmt.Fprintf(stdout, "no pass of %s changes the result of %s, breaks an invariant or fails\n", *spec, in.Func)
+		return 0
+	}
+	fmt.Fprintf(stdout, "first failing pass: %s (%s failure, module in phase %v)\n  %s\n", cu.Name, cu.Kind, cu.Phase,
+		strings.ReplaceAll(strings.TrimSpace(cu.Detail), "\n", "\n  "))
+	before := semcheck.CountBindings(cu.Input)
+	repro := cu.Input
+	if cu.Pass != nil && cu.Fails(cu.Input, in) {
+		repro = cu.Reduce(in, *budget)
+	} else {
+		fmt.Fprintf(stdout, "the pass alone does not reproduce the failure on its input; writing its input unreduced\n")
+	}
+	inputs := *sem.inputs
+	if fn := repro.Func(in.Func); fn != nil && inputs != "" {
+		params := map[string]bool{}
+		for _, p := range fn.Params {
+			params[p.Name] = true
+		}
+		for name := range in.Given {
+			if !params[name] {
+				inputs = "" // reduction turned that input into a value again; replay on random inputs
+			}
+		}
+	}
+	replay := replayCommand(cu, in, inputs, sem.symbols, *outPath)
+	text := cu.Header(*spec, replay) + syntax.Print(repro)
+	if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
+		fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "reduced %s from %d to %d bindings: %s\nreplay: %s\n", in.Func, before, semcheck.CountBindings(repro), *outPath, replay)
+	return 1
+}
+
+// replayCommand is the one phasec opt command that shows the failure on
+// the reproducer.
+func replayCommand(cu *semcheck.Culprit, in semcheck.Inputs, inputs string, symbols []string, path string) string {
+	pass := cu.Name
+	if cu.Pass != nil {
+		pass = cu.Pass.String()
+	}
+	cmd := []string{"phasec", "opt", "--passes", pass}
+	switch cu.Kind {
+	case semcheck.Semantic:
+		cmd = append(cmd, "--verify-semantics")
+		if inputs != "" {
+			cmd = append(cmd, "--inputs", inputs)
+		}
+		cmd = append(cmd, "--random-inputs", "--seed", fmt.Sprint(in.Seed))
+		for _, s := range symbols {
+			cmd = append(cmd, "--symbolic", s)
+		}
+		if in.Func != "main" {
+			cmd = append(cmd, "--func", in.Func)
+		}
+	case semcheck.Malformed:
+		cmd = append(cmd, "--verify-each")
+	}
+	return strings.Join(append(cmd, path), " ")
+}

@@ -1,0 +1,91 @@
+package semcheck
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/syntax"
+)
+
+func TestBisectNamesAndReducesBrokenPass(t *testing.T) {
+	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
+	require.Empty(t, diags)
+	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
+	require.Empty(t, diags)
+	in := Inputs{Seed: 4}
+	cu, err := FindCulprit(mod, p, in)
+	require.NoError(t, err)
+	require.NotNil(t, cu)
+	assert.Equal(t, "FlipSignForTest", cu.Name)
+	assert.Equal(t, Semantic, cu.Kind)
+	require.True(t, cu.Fails(cu.Input, in))
+
+	small := cu.Reduce(in, 200)
+	t.Logf("reduced from %d to %d bindings:\n%s", CountBindings(cu.Input), CountBindings(small), syntax.Print(small))
+	assert.Equal(t, 5, CountBindings(cu.Input))
+	assert.LessOrEqual(t, CountBindings(small), 2, "a few bindings")
+	assert.True(t, cu.Fails(small, in), "the reduced module still fails")
+	assert.Contains(t, syntax.Print(small), "R.add(")
+}
+
+func TestBisectCorrectPipeline(t *testing.T) {
+	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
+	require.Empty(t, diags)
+	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,lower,build")
+	require.Empty(t, diags)
+	cu, err := FindCulprit(mod, p, Inputs{Seed: 4})
+	require.NoError(t, err)
+	assert.Nil(t, cu)
+}
+
+func init() {
+	passes.Register(passes.Registration{
+		Info: passes.Info{Name: "CrashOnAddForTest", Doc: "broken on purpose: fails on any module with an R.add"},
+		New: func(passes.Options) *passes.Pass {
+			return passes.NewModulePass(passes.Info{}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+				if strings.Contains(syntax.Print(mod), "R.add(") {
+					return nil, errors.New("cannot handle add")
+				}
+				return mod, nil
+			})
+		},
+	})
+	passes.Register(passes.Registration{
+		Info: passes.Info{Name: "ClaimsNoDataflowForTest", Doc: "broken on purpose: claims NoDataflow but keeps the blocks",
+			Establishes: phase.Of(phase.NoDataflow)},
+		New: func(passes.Options) *passes.Pass {
+			return passes.NewModulePass(passes.Info{}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+				return mod, nil
+			})
+		},
+	})
+}
+
+func TestBisectCrashAndMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		pass string
+		kind FailureKind
+	}{{"CrashOnAddForTest", PassCrash}, {"ClaimsNoDataflowForTest", Malformed}} {
+		t.Run(tc.pass, func(t *testing.T) {
+			mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
+			require.Empty(t, diags)
+			p, diags := passes.ParseAndBuild("pipeline", "canonicalize,"+tc.pass)
+			require.Empty(t, diags)
+			cu, err := FindCulprit(mod, p, Inputs{Seed: 4})
+			require.NoError(t, err)
+			require.NotNil(t, cu)
+			assert.Equal(t, tc.pass, cu.Name)
+			assert.Equal(t, tc.kind, cu.Kind)
+			small := cu.Reduce(Inputs{Seed: 4}, 200)
+			assert.True(t, cu.Fails(small, Inputs{Seed: 4}))
+			assert.LessOrEqual(t, CountBindings(small), 1, syntax.Print(small))
+		})
+	}
+}
