@@ -120,7 +120,7 @@ func TestLegalizeBinaryOracle(t *testing.T) {
 			}
 		}
 		cases = append(cases, legalCase{name: "power" + sh[0] + sh[1], params: params("float32"), body: "gv = R.power(x, y)"})
-		for _, o := range []string{"bitwise_and", "bitwise_or", "bitwise_xor"} {
+		for _, o := range []string{"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"} {
 			cases = append(cases, legalCase{name: o + sh[0] + sh[1], params: params("int32"), body: fmt.Sprintf("gv = R.%s(x, y)", o)})
 		}
 		for _, o := range []string{"logical_and", "logical_or", "logical_xor"} {
