@@ -340,6 +340,29 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 		}
 	}
 	switch name {
+	case "IntImm", "FloatImm":
+		// The IR node constructors T.IntImm("int64", 3), T.FloatImm("float32", 1.5).
+		arity(2)
+		dt := bd.dtypeLiteral(args[0])
+		v, neg := args[1], false
+		if v.Kind == aUnary && v.Name == "-" {
+			v, neg = v.X, true
+		}
+		switch {
+		case name == "IntImm" && v.Kind == aInt && (dt.IsInteger() || dt.IsBool()):
+			n, _ := bd.number(v, neg).(int64)
+			return ir.NewInt(dt, n)
+		case name == "FloatImm" && (v.Kind == aInt || v.Kind == aFloat) && dt.IsFloat():
+			var f float64
+			switch x := bd.number(v, neg).(type) {
+			case int64:
+				f = float64(x)
+			case float64:
+				f = x
+			}
+			return ir.NewFloat(dt, f)
+		}
+		bd.fail(a.Span, "expected %s(dtype, literal) with a matching dtype", callee)
 	case "Cast":
 		arity(2)
 		return castTo(bd.dtypeLiteral(args[0]), bd.prim(args[1]))
