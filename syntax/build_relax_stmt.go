@@ -237,6 +237,16 @@ func (bd *builder) bindName(target *ast, annot *exprNode, value *ast, sp diag.Sp
 // returns its dtype.
 func symDecl(a *ast) (ir.DataType, bool) {
 	c := a.callee()
+	if c == "T.Var" || c == "T.SizeVar" {
+		// The IR node constructor T.Var("n", "int64") (also with
+		// dtype=): a declaration like n = T.int64().
+		if len(a.Items) == 2 && a.Items[1].Kind == aStr && (a.Keywords[1] == "" || a.Keywords[1] == "dtype") {
+			if dt, err := ir.ParseDataType(a.Items[1].Text); err == nil && (dt.IsInteger() || dt.IsFloat() || dt.IsBool()) {
+				return dt, true
+			}
+		}
+		return ir.Void, false
+	}
 	if len(c) < 3 || c[:2] != "T." || len(a.Items) != 0 {
 		return ir.Void, false
 	}
