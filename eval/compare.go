@@ -115,7 +115,7 @@ func RandomArgs(fn *ir.Function, seed uint64, dims map[string]int64, def int64) 
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	f := newFrame("RandomArgs", nil)
 	value := func(e ir.PrimExpr) (int64, error) {
-		for _, v := range freeVars(e) {
+		for _, v := range op.FreeVars(e) {
 			if _, ok := f.sym[v]; ok {
 				continue
 			}
@@ -207,35 +207,4 @@ func RandomArgs(fn *ir.Function, seed uint64, dims map[string]int64, def int64) 
 		args[i] = v
 	}
 	return args, nil
-}
-
-// freeVars lists the variables of e in first-occurrence order.
-func freeVars(e ir.PrimExpr) []*ir.PrimVar {
-	var out []*ir.PrimVar
-	seen := map[*ir.PrimVar]bool{}
-	stack := []ir.PrimExpr{e}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		switch x := x.(type) {
-		case *ir.PrimVar:
-			if !seen[x] {
-				seen[x] = true
-				out = append(out, x)
-			}
-		case *ir.Binary:
-			stack = append(stack, x.B, x.A)
-		case *ir.Not:
-			stack = append(stack, x.A)
-		case *ir.Cast:
-			stack = append(stack, x.Value)
-		case *ir.Select:
-			stack = append(stack, x.False, x.True, x.Cond)
-		case *ir.PrimCall:
-			for i := len(x.Args) - 1; i >= 0; i-- {
-				stack = append(stack, x.Args[i])
-			}
-		}
-	}
-	return out
 }

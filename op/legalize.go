@@ -97,7 +97,7 @@ func (k *Kernel) fresh(name string) string {
 // Dim translates a Relax dimension into the kernel's variables.
 func (k *Kernel) Dim(e ir.PrimExpr) ir.PrimExpr {
 	m := map[*ir.PrimVar]ir.PrimExpr{}
-	for _, v := range freePrimVars(e) {
+	for _, v := range FreeVars(e) {
 		t, ok := k.sym[v]
 		if !ok {
 			t = ir.NewPrimVar(v.Name, v.Type)
@@ -340,34 +340,16 @@ func (k *Kernel) Finish() (*ir.PrimFunc, []ir.PrimExpr) {
 	return &ir.PrimFunc{Params: params, BufferMap: k.bufs, Body: body, Attrs: ir.Attrs{ir.AttrNoAlias: true}}, tirVars
 }
 
-// freePrimVars lists the variables of e in first-occurrence order.
-func freePrimVars(e ir.PrimExpr) []*ir.PrimVar {
+// FreeVars lists the variables of e in first-occurrence order.
+func FreeVars(e ir.PrimExpr) []*ir.PrimVar {
 	var out []*ir.PrimVar
 	seen := map[*ir.PrimVar]bool{}
-	stack := []ir.PrimExpr{e}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		switch x := x.(type) {
-		case *ir.PrimVar:
-			if !seen[x] {
-				seen[x] = true
-				out = append(out, x)
-			}
-		case *ir.Binary:
-			stack = append(stack, x.B, x.A)
-		case *ir.Not:
-			stack = append(stack, x.A)
-		case *ir.Cast:
-			stack = append(stack, x.Value)
-		case *ir.Select:
-			stack = append(stack, x.False, x.True, x.Cond)
-		case *ir.PrimCall:
-			for i := len(x.Args) - 1; i >= 0; i-- {
-				stack = append(stack, x.Args[i])
-			}
+	ir.VisitPrimVars(e, func(v *ir.PrimVar) {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
 		}
-	}
+	})
 	return out
 }
 
