@@ -183,3 +183,13 @@ func checkTensorDType(t *tensor.Tensor, dt ir.DataType) error {
 	}
 	return nil
 }
+
+// axisAttr reads the "axis" attribute and resolves it against rank ndim
+// (a negative axis counts from the end).
+func axisAttr(op *ir.Op, call *ir.Call, ndim int) (int, error) {
+	v, _, err := opAttrInt(op, call, "axis")
+	if err != nil {
+		return 0, err
+	}
+	return normAxisEval(op, v, ndim)
+}

@@ -1075,11 +1075,7 @@ func evalSplit(call *ir.Call, args []Value) (Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	axisV, _, err := opAttrInt(op, call, "axis")
-	if err != nil {
-		return nil, err
-	}
-	axis, err := normAxisEval(op, axisV, len(x.shape))
+	axis, err := axisAttr(op, call, len(x.shape))
 	if err != nil {
 		return nil, err
 	}
@@ -1505,11 +1501,7 @@ func legalizeSplit(k *Kernel, call *ir.Call) error {
 	if !ok {
 		return ErrNotLegalizable
 	}
-	axisV, _, err := opAttrInt(op, call, "axis")
-	if err != nil {
-		return err
-	}
-	axis, err := normAxisEval(op, axisV, len(a.Shape))
+	axis, err := axisAttr(op, call, len(a.Shape))
 	if err != nil {
 		return err
 	}
@@ -1697,11 +1689,7 @@ func newFlipOp() *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		axisV, _, err := opAttrInt(op, call, "axis")
-		if err != nil {
-			return nil, err
-		}
-		axis, err := normAxisEval(op, axisV, len(x.shape))
+		axis, err := axisAttr(op, call, len(x.shape))
 		if err != nil {
 			return nil, err
 		}
@@ -1717,11 +1705,7 @@ func newFlipOp() *ir.Op {
 		if err != nil {
 			return err
 		}
-		axisV, _, err := opAttrInt(op, call, "axis")
-		if err != nil {
-			return err
-		}
-		axis, err := normAxisEval(op, axisV, len(a.Shape))
+		axis, err := axisAttr(op, call, len(a.Shape))
 		if err != nil {
 			return err
 		}

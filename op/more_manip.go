@@ -78,11 +78,7 @@ func newStackOp() *ir.Op {
 		if len(xs) == 0 {
 			return nil, opErrorf(op, "needs at least one tensor")
 		}
-		axisV, _, err := opAttrInt(op, call, "axis")
-		if err != nil {
-			return nil, err
-		}
-		axis, err := normAxisEval(op, axisV, len(xs[0].shape)+1)
+		axis, err := axisAttr(op, call, len(xs[0].shape)+1)
 		if err != nil {
 			return nil, err
 		}
@@ -116,11 +112,7 @@ func newStackOp() *ir.Op {
 			}
 			ins = append(ins, b)
 		}
-		axisV, _, err := opAttrInt(op, call, "axis")
-		if err != nil {
-			return err
-		}
-		axis, err := normAxisEval(op, axisV, len(ins[0].Shape)+1)
+		axis, err := axisAttr(op, call, len(ins[0].Shape)+1)
 		if err != nil {
 			return err
 		}

@@ -318,11 +318,7 @@ func legalizeSoftmax(k *Kernel, call *ir.Call, op *ir.Op, logOf bool) error {
 	if err != nil {
 		return err
 	}
-	axisV, _, err := opAttrInt(op, call, "axis")
-	if err != nil {
-		return err
-	}
-	axis, err := normAxisEval(op, axisV, len(a.Shape))
+	axis, err := axisAttr(op, call, len(a.Shape))
 	if err != nil {
 		return err
 	}
