@@ -12,7 +12,7 @@ DEMO_PASSES ?= canonicalize,lower,build
 DEMO_INPUTS ?= testdata/models/mlp_inputs
 DEMO_OUT ?= $(or $(TMPDIR),/tmp)/phasec-demo-mlp.pvm
 
-.PHONY: build test demo bench fuzz lint
+.PHONY: build test demo bench fuzz lint difftest
 
 build:
 	$(GO) build ./...
@@ -29,6 +29,13 @@ test:
 demo:
 	$(GO) run ./cmd/phasec build --passes $(DEMO_PASSES) --time-passes -o $(DEMO_OUT) $(EXAMPLE)
 	$(GO) run ./cmd/phasec run --stats --repeat 20 $(foreach p,x w0 b0 w1 b1,--input $(p)=$(DEMO_INPUTS)/$(p).npy) --expect $(DEMO_INPUTS)/expected.npy $(DEMO_OUT)
+
+# Differential testing: N random Relax modules (package ir/randmod) through
+# canonicalize,lower,build, the VM against the reference evaluator after
+# every pass; reports modules, ops covered and failures (CI runs 60 in go test).
+N ?= 10000
+difftest:
+	$(GO) test ./semcheck -run='^TestDifferential$$' -v -count=1 -difftest.n=$(N)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -1,0 +1,266 @@
+// Package randmod generates random, well-typed Relax modules as TVMScript
+// text, for differential testing of the whole pipeline (package semcheck:
+// the VM after canonicalize,lower,build against the reference evaluator at
+// Ingest).
+//
+// A module's main takes float32 tensors of shape (n, c) with a symbolic or
+// static n, a broadcastable (c,) vector and, when a matmul is drawn, a
+// (c, d) weight; its body is a chain of bindings over the op families of
+// Ops (unary, binary with broadcasting, matmul, keepdims reductions,
+// tuples), in a dataflow or a plain block, optionally behind an If on a
+// bool parameter, and returns one value or a tuple of two.
+//
+// Invariants: the same seed gives the same text; every generated call is
+// well-typed by construction (shapes are tracked symbolically as text),
+// and the unary ops are bounded or sign-preserving so that values stay
+// finite (no exp chains overflowing to inf, no log of negatives), which
+// keeps mismatches meaningful.
+package randmod
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Family is a kind of op the generator draws from.
+type Family int
+
+const (
+	Unary Family = iota
+	Binary
+	Matmul
+	Reduce
+	TupleOp
+)
+
+// Op is one op the generator uses, by its TVMScript spelling.
+type Op struct {
+	Name   string // e.g. "R.add", "R.nn.relu"
+	Family Family
+}
+
+// Ops lists every op the generator may emit. The differential test checks
+// each is a registered Relax op with an evaluator and a legalization.
+var Ops = []Op{
+	{"R.tanh", Unary}, {"R.sigmoid", Unary}, {"R.negative", Unary}, {"R.abs", Unary},
+	{"R.sin", Unary}, {"R.cos", Unary}, {"R.nn.relu", Unary}, {"R.nn.silu", Unary}, {"R.square", Unary},
+	{"R.add", Binary}, {"R.subtract", Binary}, {"R.multiply", Binary}, {"R.maximum", Binary}, {"R.minimum", Binary},
+	{"R.matmul", Matmul},
+	{"R.sum", Reduce}, {"R.mean", Reduce}, {"R.max", Reduce}, {"R.min", Reduce},
+}
+
+// Module is a generated module with what it uses.
+type Module struct {
+	Text                      string
+	Ops                       map[string]int // op spelling -> calls emitted
+	If                        bool           // main has an If
+	Tuple, Dataflow, Symbolic bool
+}
+
+type value struct {
+	name  string
+	shape string // "(n, 3)", "(n, 1)", "(3,)"
+	rows  bool   // shape is (n, c) or (n, 1): first dimension n
+	cols  int
+}
+
+type gen struct {
+	rng      *rand.Rand
+	n        string // "n" or a static size
+	c        int
+	lines    []string
+	vals     []value
+	next     int
+	ops      map[string]int
+	params   []string
+	hasW     bool
+	d        int
+	dataflow bool
+}
+
+func (g *gen) fresh() string { g.next++; return fmt.Sprintf("v%d", g.next) }
+
+func (g *gen) pick() value {
+	// Prefer recent values so chains get deep.
+	k := len(g.vals)
+	i := k - 1 - g.rng.IntN(min(k, 3))
+	return g.vals[i]
+}
+
+func (g *gen) pickRows(cols int) (value, bool) {
+	var cands []value
+	for _, v := range g.vals {
+		if v.rows && (cols < 0 || v.cols == cols) {
+			cands = append(cands, v)
+		}
+	}
+	if len(cands) == 0 {
+		return value{}, false
+	}
+	return cands[len(cands)-1-g.rng.IntN(min(len(cands), 3))], true
+}
+
+func (g *gen) emit(indent, name, expr string, v value) {
+	g.lines = append(g.lines, indent+name+" = "+expr)
+	v.name = name
+	g.vals = append(g.vals, v)
+}
+
+func (g *gen) rowShape(cols int) string { return fmt.Sprintf("(%s, %d)", g.n, cols) }
+
+// step emits one binding.
+func (g *gen) step(indent string) {
+	op := Ops[g.rng.IntN(len(Ops))]
+	name := g.fresh()
+	switch op.Family {
+	case Unary:
+		x := g.pick()
+		g.emit(indent, name, fmt.Sprintf("%s(%s)", op.Name, x.name), x)
+	case Binary:
+		a := g.pick()
+		// The other operand: same shape, a (c,) vector or a keepdims column.
+		var b value
+		found := false
+		for _, v := range g.vals {
+			if v.shape == a.shape && v.name != a.name && g.rng.IntN(2) == 0 {
+				b, found = v, true
+			}
+		}
+		if !found {
+			b = a
+		}
+		if a.rows && g.rng.IntN(3) == 0 {
+			for _, v := range g.vals {
+				if !v.rows && v.cols == a.cols {
+					b = v // broadcast the vector over rows
+				}
+			}
+		}
+		g.emit(indent, name, fmt.Sprintf("%s(%s, %s)", op.Name, a.name, b.name), a)
+	case Matmul:
+		a, ok := g.pickRows(g.c)
+		if !ok {
+			g.next--
+			return
+		}
+		if !g.hasW {
+			g.hasW = true
+			g.params = append(g.params, fmt.Sprintf(`w: R.Tensor((%d, %d), dtype="float32")`, g.c, g.d))
+		}
+		g.emit(indent, name, fmt.Sprintf("R.matmul(%s, w)", a.name), value{shape: g.rowShape(g.d), rows: true, cols: g.d})
+	case Reduce:
+		a, ok := g.pickRows(-1)
+		if !ok {
+			g.next--
+			return
+		}
+		g.emit(indent, name, fmt.Sprintf("%s(%s, axis=[1], keepdims=True)", op.Name, a.name), value{shape: g.rowShape(1), rows: true, cols: 1})
+	default:
+		return
+	}
+	g.ops[op.Name]++
+}
+
+// Generate returns the module of seed.
+func Generate(seed uint64) *Module {
+	g := &gen{rng: rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1)), ops: map[string]int{}}
+	m := &Module{Ops: g.ops}
+	g.c = 1 + g.rng.IntN(5)
+	g.d = 1 + g.rng.IntN(5)
+	if g.rng.IntN(2) == 0 {
+		g.n, m.Symbolic = "n", true
+	} else {
+		g.n = fmt.Sprint(1 + g.rng.IntN(4))
+	}
+	dims := func(s string) string { return strings.ReplaceAll(s, "(n,", `("n",`) }
+	g.params = []string{
+		fmt.Sprintf(`x: R.Tensor(%s, dtype="float32")`, dims(g.rowShape(g.c))),
+		fmt.Sprintf(`b: R.Tensor((%d,), dtype="float32")`, g.c),
+	}
+	g.vals = []value{{name: "x", shape: g.rowShape(g.c), rows: true, cols: g.c}, {name: "b", shape: fmt.Sprintf("(%d,)", g.c), cols: g.c}}
+	if g.rng.IntN(2) == 0 {
+		g.params = append(g.params, fmt.Sprintf(`y: R.Tensor(%s, dtype="float32")`, dims(g.rowShape(g.c))))
+		g.vals = append(g.vals, value{name: "y", shape: g.rowShape(g.c), rows: true, cols: g.c})
+	}
+	nsteps := 2 + g.rng.IntN(8)
+	var body []string
+	m.Dataflow = g.rng.IntN(2) == 0
+	m.If = !m.Dataflow && g.rng.IntN(3) == 0
+	switch {
+	case m.If:
+		g.params = append([]string{`cond: R.Tensor((), dtype="bool")`}, g.params...)
+		for range nsteps / 2 {
+			g.step("        ")
+		}
+		pre := append([]string(nil), g.lines...)
+		start := len(g.vals)
+		g.lines = nil
+		for range 1 + nsteps/2 {
+			g.step("            ")
+		}
+		thenLines, thenVal := g.lines, g.vals[len(g.vals)-1]
+		g.vals = g.vals[:start]
+		g.lines = nil
+		// The else branch must produce the same shape: apply unary ops to
+		// a value of thenVal's shape when there is one before the If.
+		src := value{}
+		for _, v := range g.vals {
+			if v.shape == thenVal.shape {
+				src = v
+			}
+		}
+		body = append(body, pre...)
+		var elseLines []string
+		if src.name == "" {
+			// No value of that shape before the If: the else branch
+			// recomputes the then branch's last value, negated.
+			elseLines = append(append(elseLines, thenLines...), "            r = R.negative("+thenVal.name+")")
+			g.ops["R.negative"]++
+		} else {
+			elseLines = []string{"            r = R.nn.relu(" + src.name + ")"}
+			g.ops["R.nn.relu"]++
+		}
+		body = append(body, "        if cond:")
+		body = append(body, thenLines...)
+		body = append(body, "            r = "+thenVal.name)
+		body = append(body, "        else:")
+		body = append(body, elseLines...)
+		body = append(body, "        return r")
+	default:
+		indent := "        "
+		if m.Dataflow {
+			indent = "            "
+		}
+		for range nsteps {
+			g.step(indent)
+		}
+		out := g.vals[len(g.vals)-1]
+		ret := out.name
+		if g.rng.IntN(3) == 0 && len(g.vals) > 1 {
+			m.Tuple = true
+			other := g.vals[len(g.vals)-2]
+			ret = fmt.Sprintf("(%s, %s)", out.name, other.name)
+		}
+		if m.Dataflow {
+			body = append(body, "        with R.dataflow():")
+			body = append(body, g.lines...)
+			names := strings.Trim(ret, "()")
+			body = append(body, "            R.output("+names+")")
+		} else {
+			body = append(body, g.lines...)
+		}
+		body = append(body, "        return "+ret)
+	}
+	var b strings.Builder
+	b.WriteString("# from tvm.script import ir as I\n# from tvm.script import tir as T\n# from tvm.script import relax as R\n\n")
+	fmt.Fprintf(&b, "# randmod seed %d\n@I.ir_module\nclass Module:\n    @R.function\n    def main(%s):\n", seed, strings.Join(g.params, ", "))
+	if m.Symbolic {
+		b.WriteString("        n = T.int64()\n")
+	}
+	for _, l := range body {
+		b.WriteString(l + "\n")
+	}
+	m.Text = b.String()
+	return m
+}
