@@ -41,7 +41,7 @@ func TestDifferential(t *testing.T) {
 	pipeline, diags := passes.ParseAndBuild("pipeline", "canonicalize,lower,build")
 	require.Empty(t, diags)
 	covered := map[string]int{}
-	var ifs, tuples, dataflow, symbolic, failures int
+	var ifs, tuples, tupleValues, closures, dataflow, symbolic, failures int
 	for seed := range uint64(*difftestN) {
 		gm := randmod.Generate(seed)
 		mod, diags := syntax.Parse("randmod.tvms", []byte(gm.Text))
@@ -67,6 +67,8 @@ func TestDifferential(t *testing.T) {
 		}
 		ifs += b2i(gm.If)
 		tuples += b2i(gm.Tuple)
+		tupleValues += gm.TupleValues
+		closures += b2i(gm.Closure)
 		dataflow += b2i(gm.Dataflow)
 		symbolic += b2i(gm.Symbolic)
 	}
@@ -75,8 +77,8 @@ func TestDifferential(t *testing.T) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	t.Logf("%d modules, %d failures; If %d, tuple results %d, dataflow %d, symbolic %d; ops covered %d of %d: %v",
-		*difftestN, failures, ifs, tuples, dataflow, symbolic, len(covered), len(randmod.Ops), names)
+	t.Logf("%d modules, %d failures; If %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d; ops covered %d of %d: %v",
+		*difftestN, failures, ifs, tuples, tupleValues, closures, dataflow, symbolic, len(covered), len(randmod.Ops), names)
 }
 
 func b2i(b bool) int {

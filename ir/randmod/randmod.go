@@ -6,9 +6,12 @@
 // A module's main takes float32 tensors of shape (n, c) with a symbolic or
 // static n, a broadcastable (c,) vector and, when a matmul is drawn, a
 // (c, d) weight; its body is a chain of bindings over the op families of
-// Ops (unary, binary with broadcasting, matmul, keepdims reductions,
-// tuples), in a dataflow or a plain block, optionally behind an If on a
-// bool parameter, and returns one value or a tuple of two.
+// Ops (unary, binary with broadcasting, matmul, keepdims reductions), with
+// tuples built and projected, in a dataflow or a plain block, optionally
+// behind an If on a bool parameter or calling a local function that
+// captures a parameter (a closure), and returns one value or a tuple of two.
+// Not generated yet: integer and float16 dtypes, shape-changing ops
+// (reshape, permute_dims, concat), nested Ifs, match_cast.
 //
 // Invariants: the same seed gives the same text; every generated call is
 // well-typed by construction (shapes are tracked symbolically as text),
@@ -55,7 +58,12 @@ type Module struct {
 	Text                      string
 	Ops                       map[string]int // op spelling -> calls emitted
 	If                        bool           // main has an If
-	Tuple, Dataflow, Symbolic bool
+	Tuple, Dataflow, Symbolic bool           // a tuple result; a dataflow block; a symbolic n
+	// TupleValues counts tuples built and projected inside the body;
+	// Closure: main defines a local function capturing a parameter and
+	// calls it (static shapes, plain blocks only).
+	TupleValues int
+	Closure     bool
 }
 
 type value struct {
@@ -77,6 +85,7 @@ type gen struct {
 	hasW     bool
 	d        int
 	dataflow bool
+	tuples   int
 }
 
 func (g *gen) fresh() string { g.next++; return fmt.Sprintf("v%d", g.next) }
@@ -111,6 +120,20 @@ func (g *gen) rowShape(cols int) string { return fmt.Sprintf("(%s, %d)", g.n, co
 
 // step emits one binding.
 func (g *gen) step(indent string) {
+	if g.rng.IntN(8) == 0 && len(g.vals) > 1 {
+		// A tuple value and a projection of one of its fields.
+		a, b := g.pick(), g.vals[g.rng.IntN(len(g.vals))]
+		t := g.fresh()
+		g.lines = append(g.lines, fmt.Sprintf("%s%s = (%s, %s)", indent, t, a.name, b.name))
+		field := []value{a, b}[g.rng.IntN(2)]
+		k := 0
+		if field.name == b.name && a.name != b.name {
+			k = 1
+		}
+		g.emit(indent, g.fresh(), fmt.Sprintf("%s[%d]", t, k), field)
+		g.tuples++
+		return
+	}
 	op := Ops[g.rng.IntN(len(Ops))]
 	name := g.fresh()
 	switch op.Family {
@@ -235,6 +258,21 @@ func Generate(seed uint64) *Module {
 		for range nsteps {
 			g.step(indent)
 		}
+		if !m.Dataflow && !m.Symbolic && g.rng.IntN(3) == 0 {
+			// A local function capturing b, called on the last (n, c) value.
+			m.Closure = true
+			shape := fmt.Sprintf(`R.Tensor(%s, dtype="float32")`, g.rowShape(g.c))
+			body = append(body,
+				fmt.Sprintf("        @R.function\n        def lf(p: %s) -> %s:", shape, shape),
+				"            q = R.add(p, b)",
+				"            r = R.tanh(q)",
+				"            return r",
+				"")
+			a, _ := g.pickRows(g.c)
+			g.emit(indent, g.fresh(), "lf("+a.name+")", a)
+			g.ops["R.add"]++
+			g.ops["R.tanh"]++
+		}
 		out := g.vals[len(g.vals)-1]
 		ret := out.name
 		if g.rng.IntN(3) == 0 && len(g.vals) > 1 {
@@ -262,5 +300,6 @@ func Generate(seed uint64) *Module {
 		b.WriteString(l + "\n")
 	}
 	m.Text = b.String()
+	m.TupleValues = g.tuples
 	return m
 }
