@@ -89,3 +89,28 @@ func TestBisectCrashAndMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestBisectLimits: opt-bisect limits agree with the checked run: the
+// broken optional pass is optional pass number Limit, and with one optional
+// pass fewer the pipeline keeps every property.
+func TestBisectLimits(t *testing.T) {
+	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
+	require.Empty(t, diags)
+	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
+	require.Empty(t, diags)
+	res, err := BisectLimits(mod, p, Inputs{Seed: 4})
+	require.NoError(t, err)
+	assert.Equal(t, "FlipSignForTest", res.Pass)
+	assert.Positive(t, res.Limit)
+	assert.GreaterOrEqual(t, res.Optional, res.Limit)
+	_, failed, err := limitRun(mod, p, Inputs{Seed: 4}, res.Limit-1)
+	require.NoError(t, err)
+	assert.False(t, failed)
+
+	// A correct pipeline: no limit fails.
+	p, _ = passes.ParseAndBuild("pipeline", "canonicalize,lower,build")
+	res, err = BisectLimits(mod, p, Inputs{Seed: 4})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.Limit)
+	assert.Empty(t, res.Pass)
+}

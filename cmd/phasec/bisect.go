@@ -80,6 +80,15 @@ func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "first failing pass: %s (%s failure, module in phase %v)\n  %s\n", cu.Name, cu.Kind, cu.Phase,
 		strings.ReplaceAll(strings.TrimSpace(cu.Detail), "\n", "\n  "))
+	limits := ""
+	if lr, err := semcheck.BisectLimits(mod, pipeline, in); err == nil && lr.Limit > 0 {
+		limits = fmt.Sprintf("opt-bisect: optional pass %d of %d (%s) is the first whose run fails; --bisect-limit %d keeps every property",
+			lr.Limit, lr.Optional, lr.Pass, lr.Limit-1)
+		fmt.Fprintln(stdout, limits)
+	} else if err == nil && lr.Limit < 0 {
+		limits = "opt-bisect: the run fails with no optional pass (the culprit is a required pass or a barrier step)"
+		fmt.Fprintln(stdout, limits)
+	}
 	before := semcheck.CountBindings(cu.Input)
 	repro := cu.Input
 	if cu.Pass != nil && cu.Fails(cu.Input, in) {
@@ -100,7 +109,11 @@ func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	replay := replayCommand(cu, in, inputs, sem.symbols, *outPath)
-	text := cu.Header(*spec, replay) + syntax.Print(repro)
+	header := cu.Header(*spec, replay)
+	if limits != "" {
+		header += "# " + limits + "\n"
+	}
+	text := header + syntax.Print(repro)
 	if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
 		fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
 		return 1

@@ -104,6 +104,8 @@ func TestBisectCommand(t *testing.T) {
 	require.Equal(t, 1, code, stderr)
 	assert.Contains(t, stdout, "first failing pass: CLIFlipSign (semantic failure")
 	assert.Contains(t, stdout, "reduced main from 2 to ")
+	assert.Contains(t, stdout, "(CLIFlipSign) is the first whose run fails")
+	t.Log(stdout)
 	text, err := os.ReadFile(repro)
 	require.NoError(t, err)
 	assert.Contains(t, string(text), "# pipeline: canonicalize,CLIFlipSign,lower,build\n# culprit pass: CLIFlipSign (module in phase ingest)")
