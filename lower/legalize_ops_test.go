@@ -472,3 +472,19 @@ func TestLegalizeMoreOpsOracle(t *testing.T) {
 	}
 	runLegalCases(t, cases)
 }
+
+func TestLegalizeParamOpsOracle(t *testing.T) {
+	cases := []legalCase{
+		{name: "wrap_param", params: []string{tensorParam("x", `("n", 3)`, "float32")}, body: `gv = R.wrap_param(x, dtype="float64")`},
+		{name: "wrap_param default", params: []string{tensorParam("x", "(2,)", "float16")}, body: `gv = R.wrap_param(x)`},
+		{name: "prelu", params: []string{tensorParam("x", `("n", 3, 2)`, "float32"), tensorParam("a", "(3,)", "float32")}, body: "gv = R.nn.prelu(x, a)"},
+		{name: "prelu last axis", params: []string{tensorParam("x", "(2, 4)", "float64"), tensorParam("a", "(4,)", "float64")}, body: "gv = R.nn.prelu(x, a, axis=-1)"},
+		{name: "gather_elements", params: []string{tensorParam("x", "(3, 4)", "float32")}, body: `
+			i = R.const([[0, 2, -1], [1, 0, 3]], "int64")
+			gv = R.gather_elements(x, i, axis=1)`},
+		{name: "gather_elements axis 0", params: []string{tensorParam("x", "(3, 2)", "int32")}, body: `
+			i = R.const([[2, 0], [1, 1], [0, 2]], "int32")
+			gv = R.gather_elements(x, i)`},
+	}
+	runLegalCases(t, cases)
+}

@@ -23,13 +23,14 @@
 //	           nn.silu), predicates, clip, nn.leakyrelu
 //	binary.go  elementwise arithmetic, comparison, logical and bitwise ops
 //	           with broadcasting
-//	tensor.go  matmul, astype, creation (full, zeros, ones, *_like), tril, triu
+//	tensor.go  matmul, astype, wrap_param, creation (full, zeros, ones,
+//	           *_like), tril, triu
 //	manip.go   reshape, permute_dims, expand_dims, squeeze, flatten, concat,
 //	           split, broadcast_to, strided_slice, take, flip
 //	reduce.go  sum, mean, max, min, prod, variance, std
 //	search.go  where, argmax, argmin
-//	nn.go      softmax, log_softmax, layer_norm, rms_norm
-//	more_manip.go  stack, tile, repeat, outer, cumsum, cumprod
+//	nn.go      softmax, log_softmax, layer_norm, rms_norm, prelu
+//	more_manip.go  stack, tile, repeat, gather_elements, outer, cumsum, cumprod
 //
 // and the machinery they share: infer.go and schema.go (argument and
 // attribute access, broadcasting, errors prefixed with R.<op>), value.go

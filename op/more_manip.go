@@ -597,3 +597,110 @@ func newScanOp(name, doc string) *ir.Op {
 	})
 	return op
 }
+
+// GatherElements is R.gather_elements(data, indices, axis=0):
+// out[i...] = data[i... with index[i...] along axis] (numpy.take_along_axis).
+var GatherElements = ir.RegisterOp(newGatherElementsOp())
+
+func newGatherElementsOp() *ir.Op {
+	op := &ir.Op{Name: "relax.gather_elements", Doc: "Gathers data along axis at the positions indices gives (take_along_axis).",
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "indices", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInt, Default: int64(0)}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := tensorArg(op, call, 1)
+		if err != nil {
+			return nil, err
+		}
+		if !idx.DType.IsVoid() && !idx.DType.IsInteger() {
+			return nil, opErrorf(op, "indices must be an integer tensor, got %s", idx.DType)
+		}
+		if t.NDim >= 0 && idx.NDim >= 0 && t.NDim != idx.NDim {
+			return nil, opErrorf(op, "indices has rank %d but data has %d", idx.NDim, t.NDim)
+		}
+		axis, _, err := opAttrInt(op, call, "axis")
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim >= 0 {
+			if _, err := normAxis(op, axis, t.NDim); err != nil {
+				return nil, err
+			}
+		}
+		return withDType(idx, t.DType), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		ind, err := argArray(op, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		if ind.f != nil || ind.dt.IsBool() || len(ind.shape) != len(x.shape) {
+			return nil, opErrorf(op, "indices must be an integer tensor of data's rank, got %s%v", ind.dt, ind.shape)
+		}
+		axis, err := axisAttr(op, call, len(x.shape))
+		if err != nil {
+			return nil, err
+		}
+		for d := range x.shape {
+			if d != axis && ind.shape[d] > x.shape[d] {
+				return nil, opErrorf(op, "indices dimension %d is %d, more than data's %d", d, ind.shape[d], x.shape[d])
+			}
+		}
+		n := x.shape[axis]
+		var bad error
+		in := make([]int64, len(x.shape))
+		out := gather(x, ind.shape, func(idx []int64) int64 {
+			j := ind.i[flatIndex(idx, ind.shape)]
+			if j < 0 {
+				j += n
+			}
+			if (j < 0 || j >= n) && bad == nil {
+				bad = opErrorf(op, "index %d is out of range for axis %d of length %d", ind.i[flatIndex(idx, ind.shape)], axis, n)
+				j = 0
+			}
+			copy(in, idx)
+			in[axis] = j
+			return flatIndex(in, x.shape)
+		})
+		if bad != nil {
+			return nil, bad
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		b, err := k.Input(call.Args[1], "B")
+		if err != nil {
+			return err
+		}
+		axis, err := axisAttr(op, call, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("T_gather_elements")
+		if err != nil {
+			return err
+		}
+		k.Compute("T_gather_elements", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			j := castTo(ir.Int64, Load(b, v))
+			// Negative indices count from the end, as in numpy.
+			j = &ir.Select{Cond: ir.NewBinary(ir.OpLT, j, ir.I64(0)), True: ir.Add(j, a.Shape[axis]), False: j}
+			idx := append([]ir.PrimExpr{}, v...)
+			idx[axis] = j
+			return Load(a, idx)
+		})
+		return nil
+	})
+	return op
+}

@@ -496,3 +496,103 @@ func legalizeRMSNorm(k *Kernel, call *ir.Call) error {
 	})
 	return nil
 }
+
+// --- prelu -------------------------------------------------------------------------
+
+// PRelu is R.nn.prelu(data, alpha, axis=1): x if x > 0 else alpha[c] * x,
+// with c the index along axis.
+var PRelu = ir.RegisterOp(newPReluOp())
+
+func newPReluOp() *ir.Op {
+	op := &ir.Op{Name: "relax.nn.prelu", Doc: "Parametric ReLU: x if x > 0 else alpha[c] * x along axis.", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "alpha", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInt, Default: int64(1)}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		if err := requireFloat(op, t.DType); err != nil {
+			return nil, err
+		}
+		al, err := tensorArg(op, call, 1)
+		if err != nil {
+			return nil, err
+		}
+		if al.NDim >= 0 && al.NDim != 1 {
+			return nil, opErrorf(op, "alpha must be a vector, got rank %d", al.NDim)
+		}
+		axis, _, err := opAttrInt(op, call, "axis")
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim >= 0 {
+			a, err := normAxis(op, axis, t.NDim)
+			if err != nil {
+				return nil, err
+			}
+			dt, ok1 := t.Dims()
+			da, ok2 := al.Dims()
+			if ok1 && ok2 && dimsProvablyDiffer(dt[a], da[0]) {
+				return nil, opErrorf(op, "alpha has %s entries but data dimension %d is %s", fmtDim(da[0]), a, fmtDim(dt[a]))
+			}
+		}
+		return t, nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		al, err := argArray(op, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		if x.f == nil || al.dt != x.dt {
+			return nil, opErrorf(op, "data and alpha must be float tensors of one dtype, got %s and %s", x.dt, al.dt)
+		}
+		axis, err := axisAttr(op, call, len(x.shape))
+		if err != nil {
+			return nil, err
+		}
+		if len(al.shape) != 1 || al.shape[0] != x.shape[axis] {
+			return nil, opErrorf(op, "alpha has shape %v but data dimension %d is %d", al.shape, axis, x.shape[axis])
+		}
+		out := newArray(x.dt, x.shape)
+		idx := make([]int64, len(x.shape))
+		for k := range out.size() {
+			unravel(k, x.shape, idx)
+			v := x.f[k]
+			if v <= 0 {
+				v *= al.f[idx[axis]]
+			}
+			out.setFloat(k, v)
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		al, err := k.Input(call.Args[1], "B")
+		if err != nil {
+			return err
+		}
+		axis, err := axisAttr(op, call, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("compute")
+		if err != nil {
+			return err
+		}
+		k.Compute("compute", out, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+			x := Load(a, v)
+			return &ir.Select{Cond: ir.NewBinary(ir.OpGT, x, constOf(a.DType, 0)), True: x,
+				False: ir.NewBinary(ir.OpMul, x, Load(al, []ir.PrimExpr{v[axis]}))}
+		})
+		return nil
+	})
+	return op
+}

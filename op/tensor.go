@@ -581,3 +581,52 @@ func newTriangleOp(name, doc string, lower bool) *ir.Op {
 	})
 	return op
 }
+
+// WrapParam is R.wrap_param(data, dtype="float32"): a model parameter cast
+// to dtype (a no-op when it already has it).
+var WrapParam = ir.RegisterOp(newWrapParamOp())
+
+func newWrapParamOp() *ir.Op {
+	op := &ir.Op{Name: "relax.wrap_param", Doc: "Casts a model parameter to dtype.", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "dtype", Kind: ir.AttrDType, Default: ir.Float32}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		dt, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		return withDType(t, dt), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		dt, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		out := newArray(dt, x.shape)
+		for k := range out.size() {
+			out.copyElem(k, x, k)
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("T_cast")
+		if err != nil {
+			return err
+		}
+		k.Compute("T_cast", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, Load(a, v)) })
+		return nil
+	})
+	return op
+}
