@@ -174,8 +174,8 @@ func (in Inputs) restrictedTo(mod *ir.Module) Inputs {
 	return in
 }
 
-// Reduce shrinks cu.Input while cu.Fails: it deletes bindings of the
-// checked function, forwards a binding's operand in place of its value,
+// Reduce shrinks cu.Input while cu.Fails: it turns dataflow blocks into
+// plain ones, deletes bindings of the checked function, forwards a binding's operand in place of its value,
 // turns bound values into parameters, drops unused parameters and removes
 // other functions, keeping each change only when the module is still
 // valid and the failure persists. At most budget candidates are tried.
@@ -198,6 +198,10 @@ func (cu *Culprit) Reduce(in Inputs, budget int) *ir.Module {
 		fn := cur.Func(name)
 		if fn == nil {
 			break
+		}
+		if try(unwrapDataflow(cur, name)) {
+			progress = true
+			continue
 		}
 		bindings := topLevelBindings(fn)
 		for i := len(bindings) - 1; i >= 0 && !progress; i-- {
@@ -287,6 +291,41 @@ func rewrite(mod *ir.Module, name string, v *ir.Var, repl ir.Expr, param *ir.Var
 	if param != nil {
 		nf.Params = append(append([]*ir.Var(nil), nf.Params...), param)
 	}
+	out := mod.Clone()
+	out.Set(name, &nf)
+	return reparse(out)
+}
+
+// unwrapDataflow turns the dataflow blocks of function name into plain
+// blocks (their variables become ordinary ones on reparsing), so that any
+// binding can become the result; nil when there is none.
+func unwrapDataflow(mod *ir.Module, name string) *ir.Module {
+	fn := mod.Func(name)
+	body, ok := fn.Body.(*ir.SeqExpr)
+	if !ok {
+		return nil
+	}
+	seq := *body
+	seq.Blocks = make([]*ir.BindingBlock, len(body.Blocks))
+	found := false
+	for i, b := range body.Blocks {
+		nb := *b
+		found = found || nb.Dataflow
+		nb.Dataflow = false
+		seq.Blocks[i] = &nb
+	}
+	if !found {
+		return nil
+	}
+	m := &ir.Mutator{KeepStructInfo: true, DefVar: func(v *ir.Var) *ir.Var {
+		if v.Dataflow {
+			return ir.NewVar(v.Name, v.StructInfo())
+		}
+		return v
+	}}
+	nf := *fn
+	nf.Body = &seq
+	nf = *m.Function(&nf)
 	out := mod.Clone()
 	out.Set(name, &nf)
 	return reparse(out)

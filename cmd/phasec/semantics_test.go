@@ -103,7 +103,7 @@ func TestBisectCommand(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "", "bisect", "--passes", "canonicalize,CLIFlipSign,lower,build", "--seed", "7", "-o", repro, in)
 	require.Equal(t, 1, code, stderr)
 	assert.Contains(t, stdout, "first failing pass: CLIFlipSign (semantic failure")
-	assert.Contains(t, stdout, "reduced main from 2 to ")
+	assert.Contains(t, stdout, "reduced main from 2 to 1 bindings")
 	assert.Contains(t, stdout, "(CLIFlipSign) is the first whose run fails")
 	t.Log(stdout)
 	text, err := os.ReadFile(repro)
