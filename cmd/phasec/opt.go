@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/phasec/phasec/diag"
@@ -96,7 +97,7 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		prereqs                                = fs.Bool("run-prerequisites", false, "run missing Requires prerequisites automatically")
 		outPath                                = fs.String("o", "", "write the result to `OUT` instead of stdout")
 		verifySemantics                        = fs.Bool("verify-semantics", false, "evaluate the module after every pass that changed it and stop at the first that changes the result")
-		semantics                              = addSemanticsFlags(fs, ".")
+		semantics                              = addSemanticsFlags(fs, filepath.Join(os.TempDir(), "phasec-semantics"))
 	)
 	fs.Var(&disable, "disable", "passes never to run (`A,B`)")
 	fs.Var(&require, "require", "passes always to run (`A,B`)")

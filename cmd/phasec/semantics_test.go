@@ -114,7 +114,11 @@ func TestBisectCommand(t *testing.T) {
 	// The printed command replays the failure on the reproducer.
 	_, replay, ok := strings.Cut(stdout, "replay: phasec ")
 	require.True(t, ok, stdout)
-	code, _, stderr = runCLI(t, "", strings.Fields(strings.TrimSpace(replay))...)
+	replayArgs := append(strings.Fields(strings.TrimSpace(replay)), "--semantics-dir", filepath.Join(dir, "replay"))
+	// Flags must precede FILE: move the file to the end.
+	n := len(replayArgs)
+	replayArgs[n-3], replayArgs[n-2], replayArgs[n-1] = replayArgs[n-2], replayArgs[n-1], replayArgs[n-3]
+	code, _, stderr = runCLI(t, "", replayArgs...)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "pass CLIFlipSign changed what main computes")
 
