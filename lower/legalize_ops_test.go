@@ -237,6 +237,13 @@ func TestLegalizeManipulationOracle(t *testing.T) {
 					gv = R.take(x, i, axis=1, mode="wrap")`},
 			legalCase{name: "take scalar " + dt, params: []string{tensorParam("x", "(3, 4)", dt)},
 				body: `gv = R.take(x, R.prim_value(2), axis=0)`},
+			// The index is a Relax variable of R.Prim struct info: it becomes a
+			// scalar parameter of the PrimFunc (Kernel.Finish once dereferenced
+			// the missing buffer of such a parameter).
+			legalCase{name: "take prim var " + dt, params: []string{tensorParam("x", "(4, 3)", dt), tensorParam("y", `("n",)`, "int64")},
+				body: `
+					i = R.prim_value(n)
+					gv = R.take(x, i, axis=0)`, dims: map[string]int64{"n": 2}},
 		)
 		for _, to := range []string{"float32", "int32", "bool", "float16", "int8"} {
 			cases = append(cases, legalCase{name: "astype " + dt + " " + to, params: x(`("n", 3)`, dt), body: fmt.Sprintf("gv = R.astype(x, %q)", to)})

@@ -314,7 +314,11 @@ func readRegions(value ir.PrimExpr, out *ir.Buffer) []ir.BufferRegion {
 func (k *Kernel) Finish() (*ir.PrimFunc, []ir.PrimExpr) {
 	bound := map[*ir.PrimVar]bool{}
 	for _, p := range k.params {
-		for _, d := range k.bufs[p].Shape {
+		buf := k.bufs[p]
+		if buf == nil { // a scalar operand (Operand on a PrimValue argument)
+			continue
+		}
+		for _, d := range buf.Shape {
 			if v, ok := d.(*ir.PrimVar); ok {
 				bound[v] = true
 			}
