@@ -20,6 +20,9 @@ const (
 	Semantic  FailureKind = "semantic"        // the result changed
 	Malformed FailureKind = "well-formedness" // the module breaks an invariant its contracts claim
 	PassCrash FailureKind = "crash"           // the pass failed or panicked
+	// EvalCrash: the module after the pass can no longer be evaluated (the
+	// evaluator or, in phase build, code generation or the VM fails).
+	EvalCrash FailureKind = "evaluation"
 )
 
 // Culprit is the first pass after which a pipeline's module fails a
@@ -81,7 +84,9 @@ type semWatch struct {
 
 func (*semWatch) Name() string { return "bisect-semantics" }
 
-func (s *semWatch) BeforePass(ev *passes.Event) error {
+// AfterPass runs before the Checker's (semWatch is installed first), so
+// when the Checker fails a pass, last is that pass's event.
+func (s *semWatch) AfterPass(ev *passes.Event) error {
 	if ev.Pass.Kind() != passes.KindSequential {
 		s.last = ev
 	}
@@ -112,7 +117,7 @@ func FindCulprit(mod *ir.Module, pipeline *passes.Pass, in Inputs) (*Culprit, er
 		m := c.Failure
 		kind := Semantic
 		if m.Crash {
-			kind = PassCrash
+			kind = EvalCrash
 		}
 		cu := &Culprit{Name: m.Pass, Kind: kind, Detail: m.Detail, Input: m.Before}
 		if ev := sw.last; ev != nil && ev.Info.Name == m.Pass {
@@ -145,6 +150,18 @@ func (cu *Culprit) Fails(mod *ir.Module, in Inputs) bool {
 		return false
 	}
 	in = in.restrictedTo(mod)
+	if cu.Kind == EvalCrash {
+		c := &Checker{Inputs: in}
+		if c.Reference(mod) != nil {
+			return false
+		}
+		out, err := pc.Execute(context.Background(), cu.Pass, mod, cu.Props)
+		if err != nil || !Evaluable(out) {
+			return false
+		}
+		m := c.Check(cu.Name, mod, out)
+		return m != nil && m.Crash
+	}
 	c := &Checker{Inputs: in}
 	if c.Reference(mod) != nil {
 		return false

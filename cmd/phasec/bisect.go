@@ -131,7 +131,7 @@ func replayCommand(cu *semcheck.Culprit, in semcheck.Inputs, inputs string, symb
 	}
 	cmd := []string{"phasec", "opt", "--passes", pass}
 	switch cu.Kind {
-	case semcheck.Semantic:
+	case semcheck.Semantic, semcheck.EvalCrash:
 		cmd = append(cmd, "--verify-semantics")
 		if inputs != "" {
 			cmd = append(cmd, "--inputs", inputs)
