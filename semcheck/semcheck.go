@@ -139,7 +139,7 @@ func Evaluate(mod *ir.Module, name string, args []op.Value, want op.Value) (op.V
 		}
 		vargs := make([]vm.Value, len(args))
 		for i, a := range args {
-			if vargs[i], err = ToVM(a); err != nil {
+			if vargs[i], err = codegen.ToVM(a); err != nil {
 				return nil, fmt.Errorf("argument %d: %v", i, err)
 			}
 		}
@@ -147,7 +147,7 @@ func Evaluate(mod *ir.Module, name string, args []op.Value, want op.Value) (op.V
 		if err != nil {
 			return nil, err
 		}
-		return FromVM(out, want)
+		return codegen.FromVM(out, want)
 	}
 	return eval.New(mod).Call(name, args...)
 }

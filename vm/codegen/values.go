@@ -1,4 +1,8 @@
-package semcheck
+package codegen
+
+// The conversions between the reference evaluator's values (package op)
+// and the VM's, for running a function on both and comparing the results
+// (package semcheck, the evaluator comparison tests).
 
 import (
 	"fmt"
