@@ -41,7 +41,7 @@ func TestDifferential(t *testing.T) {
 	pipeline, diags := passes.ParseAndBuild("pipeline", "canonicalize,lower,build")
 	require.Empty(t, diags)
 	covered := map[string]int{}
-	var ifs, tuples, tupleValues, closures, dataflow, symbolic, failures int
+	var ifs, tuples, tupleValues, closures, dataflow, symbolic, int32s, failures int
 	for seed := range uint64(*difftestN) {
 		gm := randmod.Generate(seed)
 		mod, diags := syntax.Parse("randmod.tvms", []byte(gm.Text))
@@ -69,6 +69,7 @@ func TestDifferential(t *testing.T) {
 		tuples += b2i(gm.Tuple)
 		tupleValues += gm.TupleValues
 		closures += b2i(gm.Closure)
+		int32s += b2i(gm.DType == "int32")
 		dataflow += b2i(gm.Dataflow)
 		symbolic += b2i(gm.Symbolic)
 	}
@@ -77,8 +78,8 @@ func TestDifferential(t *testing.T) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	t.Logf("%d modules, %d failures; If %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d; ops covered %d of %d: %v",
-		*difftestN, failures, ifs, tuples, tupleValues, closures, dataflow, symbolic, len(covered), len(randmod.Ops), names)
+	t.Logf("%d modules, %d failures; If %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d, int32 %d; ops covered %d of %d: %v",
+		*difftestN, failures, ifs, tuples, tupleValues, closures, dataflow, symbolic, int32s, len(covered), len(randmod.Ops), names)
 }
 
 func b2i(b bool) int {

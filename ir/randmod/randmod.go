@@ -3,14 +3,15 @@
 // the VM after canonicalize,lower,build against the reference evaluator at
 // Ingest).
 //
-// A module's main takes float32 tensors of shape (n, c) with a symbolic or
+// A module's main takes float32 (or, one in four, int32 with IntOps only)
+// tensors of shape (n, c) with a symbolic or
 // static n, a broadcastable (c,) vector and, when a matmul is drawn, a
 // (c, d) weight; its body is a chain of bindings over the op families of
 // Ops (unary, binary with broadcasting, matmul, keepdims reductions), with
 // tuples built and projected, in a dataflow or a plain block, optionally
 // behind an If on a bool parameter or calling a local function that
 // captures a parameter (a closure), and returns one value or a tuple of two.
-// Not generated yet: integer and float16 dtypes, shape-changing ops
+// Not generated yet: float16 and other integer dtypes, shape-changing ops
 // (reshape, permute_dims, concat), nested Ifs, match_cast.
 //
 // Invariants: the same seed gives the same text; every generated call is
@@ -43,6 +44,12 @@ type Op struct {
 	Family Family
 }
 
+// IntOps are the ops of Ops generated for int32 modules: exact integer
+// arithmetic (wrapping on overflow) that evaluator and VM must agree on
+// bit for bit.
+var IntOps = map[string]bool{"R.add": true, "R.subtract": true, "R.multiply": true, "R.maximum": true,
+	"R.minimum": true, "R.negative": true, "R.abs": true, "R.matmul": true, "R.sum": true, "R.max": true, "R.min": true}
+
 // Ops lists every op the generator may emit. The differential test checks
 // each is a registered Relax op with an evaluator and a legalization.
 var Ops = []Op{
@@ -64,6 +71,7 @@ type Module struct {
 	// calls it (static shapes, plain blocks only).
 	TupleValues int
 	Closure     bool
+	DType       string // of every tensor: "float32" or "int32"
 }
 
 type value struct {
@@ -86,6 +94,8 @@ type gen struct {
 	d        int
 	dataflow bool
 	tuples   int
+	dtype    string // "float32" or "int32"
+	ops_     []Op   // the ops allowed for dtype
 }
 
 func (g *gen) fresh() string { g.next++; return fmt.Sprintf("v%d", g.next) }
@@ -134,7 +144,7 @@ func (g *gen) step(indent string) {
 		g.tuples++
 		return
 	}
-	op := Ops[g.rng.IntN(len(Ops))]
+	op := g.ops_[g.rng.IntN(len(g.ops_))]
 	name := g.fresh()
 	switch op.Family {
 	case Unary:
@@ -169,7 +179,7 @@ func (g *gen) step(indent string) {
 		}
 		if !g.hasW {
 			g.hasW = true
-			g.params = append(g.params, fmt.Sprintf(`w: R.Tensor((%d, %d), dtype="float32")`, g.c, g.d))
+			g.params = append(g.params, fmt.Sprintf(`w: R.Tensor((%d, %d), dtype="%s")`, g.c, g.d, g.dtype))
 		}
 		g.emit(indent, name, fmt.Sprintf("R.matmul(%s, w)", a.name), value{shape: g.rowShape(g.d), rows: true, cols: g.d})
 	case Reduce:
@@ -189,6 +199,16 @@ func (g *gen) step(indent string) {
 func Generate(seed uint64) *Module {
 	g := &gen{rng: rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1)), ops: map[string]int{}}
 	m := &Module{Ops: g.ops}
+	g.dtype, g.ops_ = "float32", Ops
+	if g.rng.IntN(4) == 0 {
+		g.dtype, g.ops_ = "int32", nil
+		for _, o := range Ops {
+			if IntOps[o.Name] {
+				g.ops_ = append(g.ops_, o)
+			}
+		}
+	}
+	m.DType = g.dtype
 	g.c = 1 + g.rng.IntN(5)
 	g.d = 1 + g.rng.IntN(5)
 	if g.rng.IntN(2) == 0 {
@@ -198,12 +218,12 @@ func Generate(seed uint64) *Module {
 	}
 	dims := func(s string) string { return strings.ReplaceAll(s, "(n,", `("n",`) }
 	g.params = []string{
-		fmt.Sprintf(`x: R.Tensor(%s, dtype="float32")`, dims(g.rowShape(g.c))),
-		fmt.Sprintf(`b: R.Tensor((%d,), dtype="float32")`, g.c),
+		fmt.Sprintf(`x: R.Tensor(%s, dtype="%s")`, dims(g.rowShape(g.c)), g.dtype),
+		fmt.Sprintf(`b: R.Tensor((%d,), dtype="%s")`, g.c, g.dtype),
 	}
 	g.vals = []value{{name: "x", shape: g.rowShape(g.c), rows: true, cols: g.c}, {name: "b", shape: fmt.Sprintf("(%d,)", g.c), cols: g.c}}
 	if g.rng.IntN(2) == 0 {
-		g.params = append(g.params, fmt.Sprintf(`y: R.Tensor(%s, dtype="float32")`, dims(g.rowShape(g.c))))
+		g.params = append(g.params, fmt.Sprintf(`y: R.Tensor(%s, dtype="%s")`, dims(g.rowShape(g.c)), g.dtype))
 		g.vals = append(g.vals, value{name: "y", shape: g.rowShape(g.c), rows: true, cols: g.c})
 	}
 	nsteps := 2 + g.rng.IntN(8)
@@ -241,8 +261,8 @@ func Generate(seed uint64) *Module {
 			elseLines = append(append(elseLines, thenLines...), "            r = R.negative("+thenVal.name+")")
 			g.ops["R.negative"]++
 		} else {
-			elseLines = []string{"            r = R.nn.relu(" + src.name + ")"}
-			g.ops["R.nn.relu"]++
+			elseLines = []string{"            r = R.negative(" + src.name + ")"}
+			g.ops["R.negative"]++
 		}
 		body = append(body, "        if cond:")
 		body = append(body, thenLines...)
@@ -261,17 +281,17 @@ func Generate(seed uint64) *Module {
 		if !m.Dataflow && !m.Symbolic && g.rng.IntN(3) == 0 {
 			// A local function capturing b, called on the last (n, c) value.
 			m.Closure = true
-			shape := fmt.Sprintf(`R.Tensor(%s, dtype="float32")`, g.rowShape(g.c))
+			shape := fmt.Sprintf(`R.Tensor(%s, dtype="%s")`, g.rowShape(g.c), g.dtype)
 			body = append(body,
 				fmt.Sprintf("        @R.function\n        def lf(p: %s) -> %s:", shape, shape),
 				"            q = R.add(p, b)",
-				"            r = R.tanh(q)",
+				"            r = "+map[string]string{"float32": "R.tanh(q)", "int32": "R.negative(q)"}[g.dtype],
 				"            return r",
 				"")
 			a, _ := g.pickRows(g.c)
 			g.emit(indent, g.fresh(), "lf("+a.name+")", a)
 			g.ops["R.add"]++
-			g.ops["R.tanh"]++
+			g.ops[map[string]string{"float32": "R.tanh", "int32": "R.negative"}[g.dtype]]++
 		}
 		out := g.vals[len(g.vals)-1]
 		ret := out.name
