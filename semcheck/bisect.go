@@ -399,3 +399,46 @@ func (cu *Culprit) Header(pipeline, replay string) string {
 	fmt.Fprintf(&b, "# replay: %s\n", replay)
 	return b.String()
 }
+
+// ShrinkDims looks for the smallest sizes of the symbolic dimensions of
+// mod's function parameters (all set to one value, from 1 up) at which the
+// failure persists, and returns inputs naming each dimension explicitly
+// (so a replay passes them as --symbolic), or in unchanged when no
+// smaller size fails.
+func (cu *Culprit) ShrinkDims(mod *ir.Module, in Inputs) Inputs {
+	fn := mod.Func(in.funcName())
+	if fn == nil {
+		return in
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range fn.Params {
+		ir.InspectStructInfoPrims(p.StructInfo(), func(e ir.PrimExpr) bool {
+			ir.VisitPrimVars(e, func(v *ir.PrimVar) {
+				if !seen[v.Name] {
+					seen[v.Name] = true
+					names = append(names, v.Name)
+				}
+			})
+			return true
+		})
+	}
+	if len(names) == 0 {
+		return in
+	}
+	current := in.Dim
+	if current == 0 {
+		current = 4
+	}
+	for size := int64(1); size < current; size++ {
+		try := in
+		try.Dims = map[string]int64{}
+		for _, n := range names {
+			try.Dims[n] = size
+		}
+		if cu.Fails(mod, try) {
+			return try
+		}
+	}
+	return in
+}

@@ -114,3 +114,20 @@ func TestBisectLimits(t *testing.T) {
 	assert.Equal(t, 0, res.Limit)
 	assert.Empty(t, res.Pass)
 }
+
+// TestShrinkDims: the flipped add fails at every size, so the symbolic
+// dimension shrinks to 1, named explicitly.
+func TestShrinkDims(t *testing.T) {
+	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
+	require.Empty(t, diags)
+	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
+	require.Empty(t, diags)
+	cu, err := FindCulprit(mod, p, Inputs{Seed: 4})
+	require.NoError(t, err)
+	require.NotNil(t, cu)
+	in := cu.ShrinkDims(cu.Input, Inputs{Seed: 4})
+	assert.Equal(t, map[string]int64{"n": 1}, in.Dims)
+	args, err := in.Args(cu.Input)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 4}, args[0].(*tensorT).Shape)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/phasec/phasec/diag"
@@ -93,6 +94,10 @@ func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	repro := cu.Input
 	if cu.Pass != nil && cu.Fails(cu.Input, in) {
 		repro = cu.Reduce(in, *budget)
+		if shrunk := cu.ShrinkDims(repro, in); len(shrunk.Dims) > 0 && fmt.Sprint(shrunk.Dims) != fmt.Sprint(in.Dims) {
+			in = shrunk
+			fmt.Fprintf(stdout, "symbolic sizes shrunk to %v\n", shrunk.Dims)
+		}
 	} else {
 		fmt.Fprintf(stdout, "the pass alone does not reproduce the failure on its input; writing its input unreduced\n")
 	}
@@ -108,7 +113,19 @@ func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	replay := replayCommand(cu, in, inputs, sem.symbols, *outPath)
+	symbols := []string(sem.symbols)
+	if len(in.Dims) > 0 {
+		symbols = nil
+		keys := make([]string, 0, len(in.Dims))
+		for k := range in.Dims {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			symbols = append(symbols, fmt.Sprintf("%s=%d", k, in.Dims[k]))
+		}
+	}
+	replay := replayCommand(cu, in, inputs, symbols, *outPath)
 	header := cu.Header(*spec, replay)
 	if limits != "" {
 		header += "# " + limits + "\n"
