@@ -85,7 +85,16 @@ func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
 // run runs the implemented steps through exec, then checks the invariants
 // of b.To. As a pipeline step, exec is Env.Run, so instruments (timing,
 // printing, dumps) see every pass the barrier runs.
+//
+// A module that already records b.To passes through unchanged: barriers are
+// idempotent, which TVM's passes are not (a second VMShapeLower would
+// re-lower the shape checks VMShapeLower already emitted, and the VM would
+// read an empty shape heap). The recorded phase is trustworthy here because
+// every pipeline verifies it at its start (passes.StartState).
 func (b *Barrier) run(mod *ir.Module, exec func(*passes.Pass, *ir.Module) (*ir.Module, error)) (*ir.Module, error) {
+	if p, err := phase.Recorded(mod); err == nil && p == b.To {
+		return mod, nil
+	}
 	out, last := mod, ""
 	for _, s := range b.Steps {
 		if !s.Implemented() {

@@ -2,6 +2,7 @@ package semcheck
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -130,4 +131,21 @@ func TestShrinkDims(t *testing.T) {
 	args, err := in.Args(cu.Input)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 4}, args[0].(*tensorT).Shape)
+}
+
+// Building a module twice must not change what it computes: the build
+// barrier once re-ran VMShapeLower on its own output, and the VM then read a
+// shape heap nobody had filled (match_shape ... got null).
+func TestBuildTwiceKeepsResults(t *testing.T) {
+	src, err := os.ReadFile("../testdata/relax_shape_and_prim_values.tvms")
+	require.NoError(t, err)
+	mod, diags := syntax.Parse("relax_shape_and_prim_values.tvms", src)
+	require.Empty(t, diags)
+	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,lower,build,build")
+	require.Empty(t, diags)
+	cu, err := FindCulprit(mod, p, Inputs{Seed: 1})
+	require.NoError(t, err)
+	if cu != nil {
+		t.Fatalf("pass %s: %s", cu.Name, cu.Kind)
+	}
 }
