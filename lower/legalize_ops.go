@@ -118,7 +118,11 @@ func canonicalOpName(s string) string {
 // result shapes are known; ops without either, or with unknown shapes, are
 // left in place and reported once per op and function (unless
 // AllowUnlegalized). Generated PrimFuncs are named after the op, with a
-// numeric suffix on a clash (add, add1). The input module is not modified.
+// numeric suffix on a clash (add, add1). As in TVM's BlockBuilder
+// (src/relax/ir/block_builder.cc, AddFunction), a generated PrimFunc
+// structurally equal to one already in the module, generated or not, is not
+// added again: the call uses the existing one, so a chain of 100k adds of one
+// shape yields one add PrimFunc. The input module is not modified.
 func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 	skip := map[string]bool{}
 	for _, s := range o.Skip {
@@ -135,6 +139,7 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 		names[n] = true
 	}
 	var added []string
+	dedup := newFuncDedup(mod)
 	// left counts the calls left alone per function and op, in order of
 	// first appearance, for one diagnostic each.
 	type leftKey struct{ fn, op string }
@@ -185,10 +190,14 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 				}
 			}
 			if err == nil {
-				name := uniqueName(k.Name, names, suffix)
-				names[name] = true
-				work.Set(name, pf)
-				added = append(added, name)
+				name, h, found := dedup.find(pf)
+				if !found {
+					name = uniqueName(k.Name, names, suffix)
+					names[name] = true
+					work.Set(name, pf)
+					added = append(added, name)
+					dedup.add(h, pf, name)
+				}
 				gv := ir.NewGlobalVar(name)
 				args := []ir.Expr{gv, ir.NewTuple(k.Args...)}
 				if len(tirVars) > 0 {
@@ -244,6 +253,46 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 	}
 	errs.Sort()
 	return out, errs
+}
+
+// funcDedup finds PrimFuncs structurally equal to one already in the module,
+// like the BlockBuilder's context function dedup map in TVM
+// (src/relax/ir/block_builder.cc, LazyInitCtxFuncDedupMap): StructuralHash
+// picks the bucket, StructuralEqual decides.
+type funcDedup struct {
+	byHash map[uint64][]dedupEntry
+}
+
+type dedupEntry struct {
+	pf   *ir.PrimFunc
+	name string
+}
+
+func newFuncDedup(mod *ir.Module) *funcDedup {
+	d := &funcDedup{byHash: map[uint64][]dedupEntry{}}
+	for _, name := range mod.Names() {
+		if pf, ok := mod.Lookup(name); ok {
+			if pf, ok := pf.(*ir.PrimFunc); ok {
+				d.add(ir.StructuralHash(pf), pf, name)
+			}
+		}
+	}
+	return d
+}
+
+func (d *funcDedup) add(h uint64, pf *ir.PrimFunc, name string) {
+	d.byHash[h] = append(d.byHash[h], dedupEntry{pf, name})
+}
+
+// find returns the name of a function equal to pf, and pf's hash for add.
+func (d *funcDedup) find(pf *ir.PrimFunc) (string, uint64, bool) {
+	h := ir.StructuralHash(pf)
+	for _, e := range d.byHash[h] {
+		if ir.StructuralEqual(e.pf, pf, ir.EqualOptions{}) {
+			return e.name, h, true
+		}
+	}
+	return "", h, false
 }
 
 func opPathOf(name string) string { return "R." + strings.TrimPrefix(name, "relax.") }
