@@ -430,7 +430,11 @@ func (m *Machine) invoke(f *frame, callee op.Value, args []op.Value, c *ir.Call)
 		if err != nil {
 			return nil, fmt.Errorf("calling %s: %v", fn.Name, err)
 		}
-		return op.Tuple{}, runPrimFunc(m.Ctx, fn.Fn, fn.Name, targs)
+		ret, err := runPrimFunc(m.Ctx, fn.Fn, fn.Name, targs)
+		if err != nil || fn.Fn.Ret.IsVoid() {
+			return op.Tuple{}, err
+		}
+		return ret, nil
 	case PackedRef:
 		p, ok := m.packed[fn.Symbol]
 		if !ok {
@@ -580,7 +584,7 @@ func (m *Machine) callOpValues(f *frame, o *ir.Op, c *ir.Call, args []op.Value) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", ir.OpPath(o), err)
 		}
-		if err := runPrimFunc(m.Ctx, ref.Fn, ref.Name, targs); err != nil {
+		if _, err := runPrimFunc(m.Ctx, ref.Fn, ref.Name, targs); err != nil {
 			return nil, err
 		}
 		return outputsValue(outs), nil
@@ -686,7 +690,8 @@ func (m *Machine) callOpValues(f *frame, o *ir.Op, c *ir.Call, args []op.Value) 
 		if err != nil {
 			return nil, err
 		}
-		return op.Tuple{}, runPrimFunc(m.Ctx, ref.Fn, ref.Name, targs)
+		_, err = runPrimFunc(m.Ctx, ref.Fn, ref.Name, targs)
+		return op.Tuple{}, err
 	}
 	ev, ok := op.EvalOf(o)
 	if !ok {

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -28,7 +29,13 @@ type tirFrame struct {
 	name string
 	vars map[*ir.PrimVar]scalar
 	bufs map[*ir.Buffer]*tensor.Tensor
+	// ret is the value of the T.ret that ended the call (returned is set).
+	ret      scalar
+	returned bool
 }
+
+// errReturned unwinds the statement walk after a T.ret.
+var errReturned = errors.New("T.ret")
 
 // TIRArg is an argument of a PrimFunc call: a tensor for a buffer
 // parameter, a scalar for a scalar one.
@@ -40,11 +47,31 @@ type TIRArg struct {
 // RunPrimFunc calls f on args (inputs and outputs in parameter order),
 // binding the symbolic variables of the buffers' shapes from the tensors.
 func RunPrimFunc(f *ir.PrimFunc, name string, args []TIRArg) error {
-	return runPrimFunc(nil, f, name, args)
+	_, err := runPrimFunc(nil, f, name, args)
+	return err
 }
 
-func runPrimFunc(ctx context.Context, f *ir.PrimFunc, name string, args []TIRArg) error {
+// runPrimFunc runs f and returns the value of its T.ret, converted to f.Ret
+// (the zero Prim when f returns nothing).
+func runPrimFunc(ctx context.Context, f *ir.PrimFunc, name string, args []TIRArg) (op.Prim, error) {
 	fr := &tirFrame{ctx: ctx, name: name, vars: map[*ir.PrimVar]scalar{}, bufs: map[*ir.Buffer]*tensor.Tensor{}}
+	if err := fr.run(f, args); err != nil {
+		return op.Prim{}, err
+	}
+	if f.Ret.IsVoid() {
+		return op.Prim{}, nil
+	}
+	if !fr.returned {
+		return op.Prim{}, fmt.Errorf("PrimFunc %s returns %s but ended without T.ret", name, f.Ret)
+	}
+	if f.Ret.IsFloat() {
+		return op.Prim{DType: f.Ret, F: fr.ret.f}, nil
+	}
+	return op.Prim{DType: f.Ret, I: fr.ret.i}, nil
+}
+
+func (fr *tirFrame) run(f *ir.PrimFunc, args []TIRArg) error {
+	name := fr.name
 	if len(args) != len(f.Params) {
 		return fmt.Errorf("PrimFunc %s takes %d parameters, got %d arguments", name, len(f.Params), len(args))
 	}
@@ -96,7 +123,10 @@ func runPrimFunc(ctx context.Context, f *ir.PrimFunc, name string, args []TIRArg
 	if f.Body == nil {
 		return nil
 	}
-	return fr.stmt(f.Body)
+	if err := fr.stmt(f.Body); err != errReturned {
+		return err
+	}
+	return nil
 }
 
 func primScalar(p op.Prim, dt ir.DataType) scalar {
@@ -173,6 +203,14 @@ func (fr *tirFrame) stmt(s ir.Stmt) error {
 		fr.vars[s.Var] = v
 		return fr.stmt(s.Body)
 	case *ir.Evaluate:
+		if call, ok := s.Value.(*ir.PrimCall); ok && call.Op == "ret" && len(call.Args) == 1 {
+			v, err := fr.expr(call.Args[0])
+			if err != nil {
+				return err
+			}
+			fr.ret, fr.returned = v, true
+			return errReturned
+		}
 		_, err := fr.expr(s.Value)
 		return err
 	case *ir.BlockRealize:
