@@ -339,8 +339,17 @@ func (b *Builder) runValidateHook(o *Op, c *Call) (err error) {
 
 func (b *Builder) globalInfo(gv *GlobalVar) (StructInfo, bool) {
 	if b.mod != nil {
-		if s, ok := b.mod.GlobalInfo(gv.Name); ok {
-			return s, true
+		if fn, ok := b.mod.Lookup(gv.Name); ok {
+			if e, ok := b.globals[gv.Name]; ok && e.fn == fn {
+				return e.sinfo, true
+			}
+			if s, ok := b.mod.GlobalInfo(gv.Name); ok {
+				if b.globals == nil {
+					b.globals = map[string]globalInfoEntry{}
+				}
+				b.globals[gv.Name] = globalInfoEntry{fn, s}
+				return s, true
+			}
 		}
 	}
 	if gv.sinfo != nil {

@@ -566,3 +566,28 @@ func TestNormalizeDoesNotFillInputCalls(t *testing.T) {
 		t.Errorf("normalizing the same input twice differs")
 	}
 }
+
+// Every reference to a global shares the struct info computed once from its
+// function, until the module's entry changes.
+func TestNormalizeGlobalInfoSharedPerFunction(t *testing.T) {
+	mod := NewModule()
+	mod.Set("k", loopFunc(loopSpec{block: "b"}))
+	b := NewBuilder(mod)
+	first := b.Normalize(NewGlobalVar("k")).StructInfo()
+	second := b.Normalize(NewGlobalVar("k")).StructInfo()
+	if first == nil || first != second {
+		t.Fatalf("struct infos %p and %p, want one shared", first, second)
+	}
+	if want := PrimFuncInfo(mod.PrimFunc("k")); !StructuralEqual(first, want, EqualOptions{}) {
+		t.Fatalf("struct info %v, want %v", first, want)
+	}
+	// A replaced function is seen: the 2-D version has a 2-D tensor param.
+	m, n := NewPrimVar("m", Int64), NewPrimVar("n", Int64)
+	a := NewBuffer("A", []PrimExpr{m, n}, Float32)
+	pa := NewPrimVar("a", Handle)
+	mod.Set("k", &PrimFunc{Params: []*PrimVar{pa}, BufferMap: map[*PrimVar]*Buffer{pa: a}, Body: &Evaluate{Value: NewInt(Int32, 0)}})
+	third := b.Normalize(NewGlobalVar("k")).StructInfo()
+	if !StructuralEqual(third, PrimFuncInfo(mod.PrimFunc("k")), EqualOptions{}) || StructuralEqual(third, first, EqualOptions{}) {
+		t.Fatalf("after replacing k: struct info %v, want the new function's", third)
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phasec/phasec/ir/irgen"
+)
+
+// BenchmarkOptScale runs the whole `phasec opt --passes canonicalize,lower`
+// command (read, parse, passes with their barriers, print) on the parser
+// benchmark's module of 10k, 100k and 1M bindings. The command must be
+// linear: read the 1M/100k and 100k/10k time ratios (<= 11) and B/op. The
+// 1M case takes tens of seconds per iteration; select it or skip it with
+// -bench 'OptScale/bindings=(10000|100000)$'.
+func BenchmarkOptScale(b *testing.B) {
+	dir := b.TempDir()
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
+			path := filepath.Join(dir, fmt.Sprintf("chain%d.tvms", n))
+			src := irgen.ChainSource(n)
+			if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			var errs strings.Builder
+			for b.Loop() {
+				errs.Reset()
+				if code := runOpt([]string{"--passes", "canonicalize,lower", path}, nil, io.Discard, &errs); code != 0 {
+					b.Fatalf("exit %d: %s", code, errs.String())
+				}
+			}
+		})
+	}
+}
+
+// TestOptScaleModule keeps the benchmark honest on a small module: the
+// command succeeds and legalizes the three ops into three PrimFuncs, called
+// each binding writing a fresh allocation.
+func TestOptScaleModule(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.tvms")
+	if err := os.WriteFile(path, []byte(irgen.ChainSource(30)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	if code := runOpt([]string{"--passes", "canonicalize,lower", path}, nil, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	got := out.String()
+	if n := strings.Count(got, "@T.prim_func"); n != 3 {
+		t.Errorf("%d PrimFuncs, want 3 (add, multiply, relu):\n%s", n, got)
+	}
+	if n := strings.Count(got, "R.builtin.alloc_tensor("); n != 31 {
+		t.Errorf("%d output allocations, want 31 (30 bindings and gv)", n)
+	}
+}
