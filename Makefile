@@ -33,6 +33,7 @@ demo:
 # Differential testing: N random Relax modules (package ir/randmod) through
 # canonicalize,lower,build, the VM against the reference evaluator after
 # every pass; reports modules, ops covered and failures (CI runs 60 in go test).
+# A failure is reduced and written to testdata/semcheck/regress.
 N ?= 10000
 difftest:
 	$(GO) test ./semcheck -run='^TestDifferential$$' -v -count=1 -difftest.n=$(N)
@@ -53,6 +54,7 @@ fuzz:
 	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpy -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpz -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/tir -run='^$$' -fuzz=FuzzKernels -fuzztime=$(FUZZTIME)
+	$(GO) test ./semcheck -run='^$$' -fuzz=FuzzDifferential -fuzztime=$(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

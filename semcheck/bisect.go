@@ -131,7 +131,11 @@ func FindCulprit(mod *ir.Module, pipeline *passes.Pass, in Inputs) (*Culprit, er
 }
 
 // Fails reports whether running the culprit's pass on mod fails the
-// culprit's property again. mod must itself be well-formed for the
+// culprit's property again: the same failure kind and, for crashes and
+// well-formedness violations, a Similar message (a reduced module must not
+// fail for another reason than the original; a semantic mismatch's message
+// names values and output positions that reduction changes, so only its
+// kind must match). mod must itself be well-formed for the
 // properties the pass received.
 func (cu *Culprit) Fails(mod *ir.Module, in Inputs) bool {
 	if cu.Pass == nil || wellformed.CheckProperties(mod, cu.Props).HasErrors() {
@@ -141,10 +145,14 @@ func (cu *Culprit) Fails(mod *ir.Module, in Inputs) bool {
 	switch cu.Kind {
 	case PassCrash:
 		_, err := pc.Execute(context.Background(), cu.Pass, mod, cu.Props)
-		return err != nil
+		return err != nil && Similar(err.Error(), cu.Detail)
 	case Malformed:
 		out, err := pc.Execute(context.Background(), cu.Pass, mod, cu.Props)
-		return err == nil && wellformed.CheckProperties(out, cu.PropsAfter).HasErrors()
+		if err != nil {
+			return false
+		}
+		errs := wellformed.CheckProperties(out, cu.PropsAfter)
+		return errs.HasErrors() && Similar(errs.Error(), cu.Detail)
 	}
 	if !Evaluable(mod) {
 		return false
@@ -160,7 +168,7 @@ func (cu *Culprit) Fails(mod *ir.Module, in Inputs) bool {
 			return false
 		}
 		m := c.Check(cu.Name, mod, out)
-		return m != nil && m.Crash
+		return m != nil && m.Crash && Similar(m.Detail, cu.Detail)
 	}
 	c := &Checker{Inputs: in}
 	if c.Reference(mod) != nil {
@@ -406,23 +414,7 @@ func (cu *Culprit) Header(pipeline, replay string) string {
 // (so a replay passes them as --symbolic), or in unchanged when no
 // smaller size fails.
 func (cu *Culprit) ShrinkDims(mod *ir.Module, in Inputs) Inputs {
-	fn := mod.Func(in.funcName())
-	if fn == nil {
-		return in
-	}
-	var names []string
-	seen := map[string]bool{}
-	for _, p := range fn.Params {
-		ir.InspectStructInfoPrims(p.StructInfo(), func(e ir.PrimExpr) bool {
-			ir.VisitPrimVars(e, func(v *ir.PrimVar) {
-				if !seen[v.Name] {
-					seen[v.Name] = true
-					names = append(names, v.Name)
-				}
-			})
-			return true
-		})
-	}
+	names := paramSymbols(mod, in.funcName())
 	if len(names) == 0 {
 		return in
 	}
@@ -441,4 +433,75 @@ func (cu *Culprit) ShrinkDims(mod *ir.Module, in Inputs) Inputs {
 		}
 	}
 	return in
+}
+
+// Similar reports whether two failure messages describe the same failure:
+// their first lines, with numbers (positions, sizes, variable suffixes)
+// and quoted text masked, share at least half of their words (Jaccard
+// index of the word sets). Reduction renames nothing, but it moves
+// positions and changes shapes, so exact equality would reject every
+// candidate.
+func Similar(a, b string) bool {
+	wa, wb := failureWords(a), failureWords(b)
+	if len(wa) == 0 || len(wb) == 0 {
+		return len(wa) == len(wb)
+	}
+	common := 0
+	for w := range wa {
+		if wb[w] {
+			common++
+		}
+	}
+	return 2*common >= len(wa)+len(wb)-common
+}
+
+func failureWords(s string) map[string]bool {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	var b strings.Builder
+	quoted := false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted = !quoted
+			b.WriteString(" Q ")
+		case quoted:
+		case r >= '0' && r <= '9':
+			b.WriteByte('#')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(b.String(), func(r rune) bool {
+		return r == ' ' || r == ',' || r == ':' || r == '(' || r == ')' || r == '[' || r == ']' || r == '\t'
+	}) {
+		for strings.Contains(w, "##") {
+			w = strings.ReplaceAll(w, "##", "#")
+		}
+		words[w] = true
+	}
+	return words
+}
+
+// paramSymbols lists the symbolic dimensions of the parameters of function
+// name of mod, in order of first appearance.
+func paramSymbols(mod *ir.Module, name string) []string {
+	fn := mod.Func(name)
+	if fn == nil {
+		return nil
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range fn.Params {
+		ir.InspectStructInfoPrims(p.StructInfo(), func(e ir.PrimExpr) bool {
+			ir.VisitPrimVars(e, func(v *ir.PrimVar) {
+				if !seen[v.Name] {
+					seen[v.Name] = true
+					names = append(names, v.Name)
+				}
+			})
+			return true
+		})
+	}
+	return names
 }

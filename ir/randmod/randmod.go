@@ -22,6 +22,7 @@
 package randmod
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -197,7 +198,35 @@ func (g *gen) step(indent string) {
 
 // Generate returns the module of seed.
 func Generate(seed uint64) *Module {
-	g := &gen{rng: rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1)), ops: map[string]int{}}
+	return generate(rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1)), fmt.Sprintf("seed %d", seed))
+}
+
+// GenerateFrom returns a module whose every random choice is read from data
+// (8 bytes a draw; once data is used up, from a generator seeded by its
+// length), so a fuzzer's mutations of data change the module locally: the
+// fuzz target's entry point.
+func GenerateFrom(data []byte) *Module {
+	n := uint64(len(data))
+	return generate(rand.New(&byteSource{data: data, rest: rand.NewPCG(n, n^0x9e3779b97f4a7c15)}), fmt.Sprintf("%d fuzz bytes", len(data)))
+}
+
+type byteSource struct {
+	data []byte
+	rest *rand.PCG
+}
+
+func (s *byteSource) Uint64() uint64 {
+	if len(s.data) == 0 {
+		return s.rest.Uint64()
+	}
+	var b [8]byte
+	k := copy(b[:], s.data)
+	s.data = s.data[k:]
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+func generate(rng *rand.Rand, label string) *Module {
+	g := &gen{rng: rng, ops: map[string]int{}}
 	m := &Module{Ops: g.ops}
 	g.dtype, g.ops_ = "float32", Ops
 	if g.rng.IntN(4) == 0 {
@@ -312,7 +341,7 @@ func Generate(seed uint64) *Module {
 	}
 	var b strings.Builder
 	b.WriteString("# from tvm.script import ir as I\n# from tvm.script import tir as T\n# from tvm.script import relax as R\n\n")
-	fmt.Fprintf(&b, "# randmod seed %d\n@I.ir_module\nclass Module:\n    @R.function\n    def main(%s):\n", seed, strings.Join(g.params, ", "))
+	fmt.Fprintf(&b, "# randmod %s\n@I.ir_module\nclass Module:\n    @R.function\n    def main(%s):\n", label, strings.Join(g.params, ", "))
 	if m.Symbolic {
 		b.WriteString("        n = T.int64()\n")
 	}

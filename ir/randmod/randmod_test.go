@@ -25,3 +25,24 @@ func TestGenerateDeterministicAndWellFormed(t *testing.T) {
 	}
 	require.Greater(t, len(seen), 190, "seeds give distinct modules")
 }
+
+// TestGenerateFrom: the same bytes give the same module, every module is
+// well-formed, and changing the bytes changes the module (the fuzzer steers
+// the generator).
+func TestGenerateFrom(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 100 {
+		data := make([]byte, i)
+		for j := range data {
+			data[j] = byte(i*31 + j*7)
+		}
+		m := randmod.GenerateFrom(data)
+		require.Equal(t, m.Text, randmod.GenerateFrom(data).Text)
+		seen[m.Text] = true
+		mod, diags := syntax.Parse("randmod.tvms", []byte(m.Text))
+		require.Empty(t, diags, m.Text)
+		_, errs := wellformed.CheckRecorded(mod)
+		require.False(t, errs.HasErrors(), "%v\n%s", errs, m.Text)
+	}
+	require.Greater(t, len(seen), 80, "inputs give distinct modules")
+}
