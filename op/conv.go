@@ -1,0 +1,783 @@
+package op
+
+import (
+	"math"
+
+	"github.com/phasec/phasec/ir"
+)
+
+// Convolution, pooling and padding (TVM's nn.py: src/relax/op/nn/
+// convolution.cc, pooling.cc, nn.cc; legalized as
+// python/tvm/relax/transform/legalize_ops/nn.py does, through topi's
+// nn.pad, nn.conv2d_nchw / group_conv2d_nchw and nn.pool2d).
+//
+// Only the NCHW data layout and the OIHW kernel layout are supported; any
+// other layout is a diagnostic at inference, not a silent misreading.
+// Window attributes are kept in TVM's canonical form after normalization:
+// strides and dilation one entry per spatial axis, padding as the
+// (before..., after...) pairs of the spatial axes (top, left, bottom, right
+// for 2-D).
+
+var (
+	// Pad is R.nn.pad(data, pad_width, pad_mode="constant", pad_value=0.0).
+	Pad = ir.RegisterOp(newPadOp())
+	// Conv2D is R.nn.conv2d(data, weight, strides, padding, dilation,
+	// groups, data_layout, kernel_layout, out_layout, out_dtype).
+	Conv2D = ir.RegisterOp(newConv2DOp())
+	// MaxPool2D is R.nn.max_pool2d(data, pool_size, strides, padding,
+	// dilation, ceil_mode, count_include_pad, layout, out_layout).
+	MaxPool2D = ir.RegisterOp(newPool2DOp("relax.nn.max_pool2d", "2-D max pooling.", true))
+	// AvgPool2D is R.nn.avg_pool2d with the same parameters as max_pool2d.
+	AvgPool2D = ir.RegisterOp(newPool2DOp("relax.nn.avg_pool2d", "2-D average pooling.", false))
+)
+
+// --- shared window helpers ----------------------------------------------------
+
+// expandInts expands a 1-entry list to n entries; other lengths must be n.
+func expandInts(op *ir.Op, name string, v []int64, n int) ([]int64, error) {
+	if len(v) == 1 && n > 1 {
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = v[0]
+		}
+		return out, nil
+	}
+	if len(v) != n {
+		return nil, opErrorf(op, "%s must have 1 or %d entries, got %v", name, n, v)
+	}
+	return v, nil
+}
+
+// completePadding is TVM's GetCompletePadding: 1 entry for every side, one
+// per spatial axis (before = after), or (before..., after...).
+func completePadding(op *ir.Op, v []int64, spatial int) ([]int64, error) {
+	switch len(v) {
+	case 1:
+		return expandInts(op, "padding", v, 2*spatial)
+	case spatial:
+		return append(append([]int64{}, v...), v...), nil
+	case 2 * spatial:
+		return v, nil
+	}
+	return nil, opErrorf(op, "padding must have 1, %d or %d entries, got %v", spatial, 2*spatial, v)
+}
+
+// window holds the canonical window attributes of a call.
+type window struct {
+	kernel, strides, dilation, padding []int64 // padding: before..., after...
+}
+
+func windowAttrs(op *ir.Op, call *ir.Call, spatial int, kernelAttr string) (window, error) {
+	var w window
+	read := func(name string) ([]int64, error) {
+		v, _, err := opAttrInts(op, call, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range v {
+			if x < 0 || (x == 0 && name != "padding") {
+				return nil, opErrorf(op, "%s must be positive, got %v", name, v)
+			}
+		}
+		if name == "padding" {
+			return completePadding(op, v, spatial)
+		}
+		return expandInts(op, name, v, spatial)
+	}
+	var err error
+	if kernelAttr != "" {
+		if w.kernel, err = read(kernelAttr); err != nil {
+			return w, err
+		}
+	}
+	if w.strides, err = read("strides"); err != nil {
+		return w, err
+	}
+	if w.dilation, err = read("dilation"); err != nil {
+		return w, err
+	}
+	w.padding, err = read("padding")
+	return w, err
+}
+
+// normalizeWindow fills defaults and rewrites the window attributes into
+// their canonical lengths, so that parsed and built calls compare equal.
+func normalizeWindow(op *ir.Op, spatial int, kernelAttr string) func(*ir.InferCtx, *ir.Call) (ir.Expr, error) {
+	return func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) {
+		c, err := normalizeSchema(op, call)
+		if err != nil {
+			return nil, err
+		}
+		w, err := windowAttrs(op, c, spatial, kernelAttr)
+		if err != nil {
+			return nil, err
+		}
+		lists := map[string][]int64{"strides": w.strides, "dilation": w.dilation, "padding": w.padding}
+		if kernelAttr != "" {
+			lists[kernelAttr] = w.kernel
+		}
+		var attrs ir.Attrs
+		for name, v := range lists {
+			cur, _, _ := opAttrInts(op, c, name)
+			if sameDims(cur, v) {
+				continue
+			}
+			attrs = copyAttrsOnce(attrs, c.Attrs)
+			list := make([]any, len(v))
+			for i, x := range v {
+				list[i] = x
+			}
+			attrs[name] = list
+		}
+		if attrs == nil {
+			return c, nil
+		}
+		out := *c
+		out.SetStructInfo(nil)
+		out.Attrs = attrs
+		return &out, nil
+	}
+}
+
+// windowOutDim is floor((in + before + after - dilation*(k-1) - 1 [+ stride - 1 in
+// ceil mode]) / stride) + 1, TVM's output extent of a sliding window.
+func windowOutDim(in, k ir.PrimExpr, stride, dilation, before, after int64, ceil bool) ir.PrimExpr {
+	num := ir.Sub(ir.Add(in, ir.I64(before+after)), ir.Add(ir.Mul(ir.I64(dilation), ir.Sub(k, ir.I64(1))), ir.I64(1)))
+	if ceil {
+		num = ir.Add(num, ir.I64(stride-1))
+	}
+	return ir.Simplify(ir.Add(ir.FloorDiv(num, ir.I64(stride)), ir.I64(1)))
+}
+
+func windowOutInt(in, k, stride, dilation, before, after int64, ceil bool) int64 {
+	num := in + before + after - dilation*(k-1) - 1
+	if ceil {
+		num += stride - 1
+	}
+	return floorDivInt(num, stride) + 1
+}
+
+func floorDivInt(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func requireLayout(op *ir.Op, call *ir.Call, name, want string) error {
+	v, _ := opAttr(op, call, name).(string)
+	if v != "" && v != want {
+		return opErrorf(op, "only %s=%q is supported, got %q", name, want, v)
+	}
+	return nil
+}
+
+// provablyNegative reports a dimension that is a negative constant.
+func provablyNegative(d ir.PrimExpr) bool {
+	n, ok := ir.IntValue(d)
+	return ok && n < 0
+}
+
+// --- nn.pad ---------------------------------------------------------------------
+
+func newPadOp() *ir.Op {
+	op := &ir.Op{Name: "relax.nn.pad", Doc: "Pads each axis of data by pad_width (before, after pairs).", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "pad_width", Kind: ir.AttrInts},
+			{Name: "pad_mode", Kind: ir.AttrStr, Default: "constant"}, {Name: "pad_value", Kind: ir.AttrFloat, Default: 0.0}}}
+	padAttrs := func(call *ir.Call, ndim int) ([]int64, string, error) {
+		pw, _, err := opAttrInts(op, call, "pad_width")
+		if err != nil {
+			return nil, "", err
+		}
+		if len(pw) != 2*ndim {
+			return nil, "", opErrorf(op, "pad_width must have 2 entries per axis of data (%d), got %d", 2*ndim, len(pw))
+		}
+		mode, _ := opAttr(op, call, "pad_mode").(string)
+		switch mode {
+		case "constant", "edge", "reflect":
+		default:
+			return nil, "", opErrorf(op, "pad_mode must be \"constant\", \"edge\" or \"reflect\", got %q", mode)
+		}
+		return pw, mode, nil
+	}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim < 0 {
+			return ir.TensorInfoNDim(t.DType, -1), nil
+		}
+		pw, _, err := padAttrs(call, t.NDim)
+		if err != nil {
+			return nil, err
+		}
+		dims, ok := t.Dims()
+		if !ok {
+			return ir.TensorInfoNDim(t.DType, t.NDim), nil
+		}
+		out := make([]ir.PrimExpr, len(dims))
+		for i, d := range dims {
+			out[i] = ir.Simplify(ir.Add(d, ir.I64(pw[2*i]+pw[2*i+1])))
+			if provablyNegative(out[i]) {
+				return nil, opErrorf(op, "padding axis %d of extent %s by %d, %d leaves a negative extent", i, fmtDim(d), pw[2*i], pw[2*i+1])
+			}
+		}
+		return newTensor(t.DType, out, true, t.NDim), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		pw, mode, err := padAttrs(call, len(x.shape))
+		if err != nil {
+			return nil, err
+		}
+		value, _ := opAttr(op, call, "pad_value").(float64)
+		shape := make([]int64, len(x.shape))
+		for i, d := range x.shape {
+			shape[i] = d + pw[2*i] + pw[2*i+1]
+			if mode != "constant" && x.shape[i] == 0 && shape[i] > 0 {
+				return nil, opErrorf(op, "%s padding of an empty axis %d", mode, i)
+			}
+			if mode == "reflect" && (pw[2*i] >= d || pw[2*i+1] >= d) && shape[i] > d {
+				return nil, opErrorf(op, "reflect padding of axis %d by %d, %d needs fewer than %d", i, pw[2*i], pw[2*i+1], d)
+			}
+		}
+		if err := CheckSize(shape); err != nil {
+			return nil, opErrorf(op, "%v", err)
+		}
+		out := newArray(x.dt, shape)
+		idx := make([]int64, len(shape))
+		src := make([]int64, len(shape))
+		for k := range out.size() {
+			unravel(k, shape, idx)
+			inside := true
+			for i := range idx {
+				j := idx[i] - pw[2*i]
+				n := x.shape[i]
+				switch {
+				case j >= 0 && j < n:
+				case mode == "edge":
+					j = min(max(j, 0), n-1)
+				case mode == "reflect":
+					if j < 0 {
+						j = -j
+					} else {
+						j = 2*(n-1) - j
+					}
+				default:
+					inside = false
+				}
+				src[i] = j
+			}
+			if !inside {
+				out.setFloat(k, value)
+				continue
+			}
+			out.copyElem(k, x, flatIndex(src, x.shape))
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		pw, mode, err := padAttrs(call, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		value, _ := opAttr(op, call, "pad_value").(float64)
+		out, err := k.Output("PadInput")
+		if err != nil {
+			return err
+		}
+		k.Compute("PadInput", out, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+			idx := make([]ir.PrimExpr, len(v))
+			var cond ir.PrimExpr
+			for i := range v {
+				if pw[2*i] == 0 && pw[2*i+1] == 0 {
+					idx[i] = v[i]
+					continue
+				}
+				j := ir.Sub(v[i], ir.I64(pw[2*i]))
+				n := a.Shape[i]
+				switch mode {
+				case "edge":
+					idx[i] = ir.Min(ir.Max(j, ir.I64(0)), ir.Sub(n, ir.I64(1)))
+				case "reflect":
+					// j < 0: -j; j >= n: 2(n-1) - j.
+					idx[i] = &ir.Select{Cond: ir.NewBinary(ir.OpLT, j, ir.I64(0)), True: ir.Sub(ir.I64(0), j),
+						False: ir.Min(j, ir.Sub(ir.Mul(ir.I64(2), ir.Sub(n, ir.I64(1))), j))}
+				default:
+					idx[i] = j
+					in := ir.NewBinary(ir.OpAnd, ir.NewBinary(ir.OpGE, v[i], ir.I64(pw[2*i])),
+						ir.NewBinary(ir.OpLT, v[i], ir.Simplify(ir.Add(n, ir.I64(pw[2*i])))))
+					if cond == nil {
+						cond = in
+					} else {
+						cond = ir.NewBinary(ir.OpAnd, cond, in)
+					}
+				}
+			}
+			if cond == nil {
+				return Load(a, idx)
+			}
+			return intrinsic("if_then_else", out.DType, cond, Load(a, idx), constOf(out.DType, value))
+		})
+		return nil
+	})
+	return op
+}
+
+// --- nn.conv2d ---------------------------------------------------------------------
+
+func newConv2DOp() *ir.Op {
+	op := &ir.Op{Name: "relax.nn.conv2d", Doc: "2-D convolution (NCHW data, OIHW weight).", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "weight", Kind: ir.ArgExpr},
+			{Name: "strides", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
+			{Name: "padding", Kind: ir.AttrInts, Default: []any{int64(0), int64(0)}},
+			{Name: "dilation", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
+			{Name: "groups", Kind: ir.AttrInt, Default: int64(1)},
+			{Name: "data_layout", Kind: ir.AttrStr, Default: "NCHW"},
+			{Name: "kernel_layout", Kind: ir.AttrStr, Default: "OIHW"},
+			{Name: "out_layout", Kind: ir.AttrStr, Default: "NCHW"},
+			{Name: "out_dtype", Kind: ir.AttrDType, Default: ir.Void}}}
+	checkLayouts := func(call *ir.Call) (int64, error) {
+		for _, l := range [][2]string{{"data_layout", "NCHW"}, {"kernel_layout", "OIHW"}, {"out_layout", "NCHW"}} {
+			if err := requireLayout(op, call, l[0], l[1]); err != nil {
+				return 0, err
+			}
+		}
+		g, _, err := opAttrInt(op, call, "groups")
+		if err != nil {
+			return 0, err
+		}
+		if g < 1 {
+			return 0, opErrorf(op, "groups must be positive, got %d", g)
+		}
+		return g, nil
+	}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		x, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		w, err := tensorArg(op, call, 1)
+		if err != nil {
+			return nil, err
+		}
+		groups, err := checkLayouts(call)
+		if err != nil {
+			return nil, err
+		}
+		win, err := windowAttrs(op, call, 2, "")
+		if err != nil {
+			return nil, err
+		}
+		outDT, err := opAttrDType(op, call, "out_dtype")
+		if err != nil {
+			return nil, err
+		}
+		if outDT.IsVoid() {
+			if outDT, err = unifyDType(op, x.DType, w.DType); err != nil {
+				return nil, err
+			}
+		}
+		for i, t := range []*ir.TensorInfo{x, w} {
+			if t.NDim >= 0 && t.NDim != 4 {
+				return nil, opErrorf(op, "%s must be a 4-D tensor, got rank %d", opArgName(op, i), t.NDim)
+			}
+		}
+		dx, ok1 := x.Dims()
+		dw, ok2 := w.Dims()
+		if !ok1 || !ok2 {
+			return ir.TensorInfoNDim(outDT, 4), nil
+		}
+		if dimsProvablyDiffer(dx[1], ir.Simplify(ir.Mul(dw[1], ir.I64(groups)))) {
+			return nil, opErrorf(op, "data has %s channels but weight expects %s input channels per group times %d groups",
+				fmtDim(dx[1]), fmtDim(dw[1]), groups)
+		}
+		if o, ok := ir.IntValue(dw[0]); ok && o%groups != 0 {
+			return nil, opErrorf(op, "weight's %d output channels are not divisible by groups=%d", o, groups)
+		}
+		out := []ir.PrimExpr{dx[0], dw[0],
+			windowOutDim(dx[2], dw[2], win.strides[0], win.dilation[0], win.padding[0], win.padding[2], false),
+			windowOutDim(dx[3], dw[3], win.strides[1], win.dilation[1], win.padding[1], win.padding[3], false)}
+		for i := 2; i < 4; i++ {
+			if provablyNegative(out[i]) {
+				return nil, opErrorf(op, "the kernel (%s, %s) is larger than the padded input (%s, %s)",
+					fmtDim(dw[2]), fmtDim(dw[3]), fmtDim(dx[2]), fmtDim(dx[3]))
+			}
+		}
+		return newTensor(outDT, out, true, 4), nil
+	}
+	op.Normalize = normalizeWindow(op, 2, "")
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		w, err := argArray(op, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		groups, err := checkLayouts(call)
+		if err != nil {
+			return nil, err
+		}
+		win, err := windowAttrs(op, call, 2, "")
+		if err != nil {
+			return nil, err
+		}
+		outDT, err := opAttrDType(op, call, "out_dtype")
+		if err != nil {
+			return nil, err
+		}
+		if outDT.IsVoid() {
+			outDT = x.dt
+		}
+		if len(x.shape) != 4 || len(w.shape) != 4 {
+			return nil, opErrorf(op, "data and weight must be 4-D, got %v and %v", x.shape, w.shape)
+		}
+		n, c, h, wd := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
+		o, ic, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
+		if c != ic*groups || o%groups != 0 {
+			return nil, opErrorf(op, "data %v and weight %v do not fit groups=%d", x.shape, w.shape, groups)
+		}
+		oh := windowOutInt(h, kh, win.strides[0], win.dilation[0], win.padding[0], win.padding[2], false)
+		ow := windowOutInt(wd, kw, win.strides[1], win.dilation[1], win.padding[1], win.padding[3], false)
+		shape := []int64{n, o, max(oh, 0), max(ow, 0)}
+		if err := CheckSize(shape); err != nil {
+			return nil, opErrorf(op, "%v", err)
+		}
+		out := newArray(outDT, shape)
+		og := o / groups
+		for k := range out.size() {
+			ni, oi, y, xx := k/(shape[1]*shape[2]*shape[3]), k/(shape[2]*shape[3])%shape[1], k/shape[3]%shape[2], k%shape[3]
+			base := (oi / og) * ic
+			var sf float64
+			var si int64
+			for r := range ic {
+				for dy := range kh {
+					iy := y*win.strides[0] + dy*win.dilation[0] - win.padding[0]
+					if iy < 0 || iy >= h {
+						continue
+					}
+					for dx := range kw {
+						ix := xx*win.strides[1] + dx*win.dilation[1] - win.padding[1]
+						if ix < 0 || ix >= wd {
+							continue
+						}
+						xi := ((ni*c+base+r)*h+iy)*wd + ix
+						wi := ((oi*ic+r)*kh+dy)*kw + dx
+						if out.f != nil {
+							sf += x.float(xi) * w.float(wi)
+						} else {
+							si += x.int(xi) * w.int(wi)
+						}
+					}
+				}
+			}
+			if out.f != nil {
+				out.setFloat(k, sf)
+			} else {
+				out.setInt(k, si)
+			}
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		groups, err := checkLayouts(call)
+		if err != nil {
+			return err
+		}
+		win, err := windowAttrs(op, call, 2, "")
+		if err != nil {
+			return err
+		}
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		w, err := k.Input(call.Args[1], "B")
+		if err != nil {
+			return err
+		}
+		name := "conv2d_nchw"
+		if groups > 1 {
+			name = "group_conv2d_nchw"
+		}
+		out, err := k.Output(name)
+		if err != nil {
+			return err
+		}
+		dt := out.DType
+		src := padSpatial(k, a, win.padding, constOf(a.DType, 0))
+		ic := w.Shape[1]
+		var og ir.PrimExpr
+		if groups > 1 {
+			og = ir.Simplify(ir.FloorDiv(w.Shape[0], ir.I64(groups)))
+		}
+		k.Reduce(name, out, "nn", []ir.PrimExpr{ic, w.Shape[2], w.Shape[3]}, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			ch := r[0]
+			if groups > 1 {
+				ch = ir.Add(ir.Mul(ir.FloorDiv(s[1], og), ic), r[0])
+			}
+			iy := ir.Add(ir.Mul(s[2], ir.I64(win.strides[0])), ir.Mul(r[1], ir.I64(win.dilation[0])))
+			ix := ir.Add(ir.Mul(s[3], ir.I64(win.strides[1])), ir.Mul(r[2], ir.I64(win.dilation[1])))
+			xv := castTo(dt, Load(src, []ir.PrimExpr{s[0], ch, ir.Simplify(iy), ir.Simplify(ix)}))
+			wv := castTo(dt, Load(w, []ir.PrimExpr{s[1], r[0], r[1], r[2]}))
+			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, xv, wv))
+		})
+		return nil
+	})
+	return op
+}
+
+// padSpatial emits topi's pad_temp stage when any padding is nonzero:
+// the NC.. input padded on its trailing spatial axes by padding (before...,
+// after...) with fill. It returns a itself when there is no padding.
+func padSpatial(k *Kernel, a *ir.Buffer, padding []int64, fill ir.PrimExpr) *ir.Buffer {
+	spatial := len(padding) / 2
+	padded := false
+	for _, p := range padding {
+		padded = padded || p != 0
+	}
+	if !padded {
+		return a
+	}
+	off := len(a.Shape) - spatial
+	shape := append([]ir.PrimExpr{}, a.Shape...)
+	for i := range spatial {
+		shape[off+i] = ir.Simplify(ir.Add(a.Shape[off+i], ir.I64(padding[i]+padding[spatial+i])))
+	}
+	p := k.Alloc("pad_temp", a.DType, shape)
+	k.Compute("pad_temp", p, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+		idx := append([]ir.PrimExpr{}, v...)
+		var cond ir.PrimExpr
+		for i := range spatial {
+			before := padding[i]
+			if before == 0 && padding[spatial+i] == 0 {
+				continue
+			}
+			x := v[off+i]
+			idx[off+i] = ir.Sub(x, ir.I64(before))
+			in := ir.NewBinary(ir.OpAnd, ir.NewBinary(ir.OpGE, x, ir.I64(before)),
+				ir.NewBinary(ir.OpLT, x, ir.Simplify(ir.Add(a.Shape[off+i], ir.I64(before)))))
+			if cond == nil {
+				cond = in
+			} else {
+				cond = ir.NewBinary(ir.OpAnd, cond, in)
+			}
+		}
+		return intrinsic("if_then_else", a.DType, cond, Load(a, idx), fill)
+	})
+	return p
+}
+
+// --- nn.max_pool2d, nn.avg_pool2d ----------------------------------------------------
+
+func newPool2DOp(name, doc string, isMax bool) *ir.Op {
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr},
+			{Name: "pool_size", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
+			{Name: "strides", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
+			{Name: "padding", Kind: ir.AttrInts, Default: []any{int64(0), int64(0)}},
+			{Name: "dilation", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
+			{Name: "ceil_mode", Kind: ir.AttrBool, Default: false},
+			{Name: "count_include_pad", Kind: ir.AttrBool, Default: false},
+			{Name: "layout", Kind: ir.AttrStr, Default: "NCHW"},
+			{Name: "out_layout", Kind: ir.AttrStr, Default: "NCHW"}}}
+	attrs := func(call *ir.Call) (window, bool, bool, error) {
+		for _, l := range []string{"layout", "out_layout"} {
+			if err := requireLayout(op, call, l, "NCHW"); err != nil {
+				return window{}, false, false, err
+			}
+		}
+		win, err := windowAttrs(op, call, 2, "pool_size")
+		if err != nil {
+			return win, false, false, err
+		}
+		ceil, err := opAttrBool(op, call, "ceil_mode")
+		if err != nil {
+			return win, false, false, err
+		}
+		incl, err := opAttrBool(op, call, "count_include_pad")
+		return win, ceil, incl, err
+	}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		x, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		win, ceil, _, err := attrs(call)
+		if err != nil {
+			return nil, err
+		}
+		if x.NDim >= 0 && x.NDim != 4 {
+			return nil, opErrorf(op, "data must be a 4-D tensor, got rank %d", x.NDim)
+		}
+		dx, ok := x.Dims()
+		if !ok {
+			return ir.TensorInfoNDim(x.DType, 4), nil
+		}
+		out := append([]ir.PrimExpr{}, dx...)
+		for i := range 2 {
+			out[2+i] = windowOutDim(dx[2+i], ir.I64(win.kernel[i]), win.strides[i], win.dilation[i], win.padding[i], win.padding[2+i], ceil)
+			if provablyNegative(out[2+i]) {
+				return nil, opErrorf(op, "pool_size %v is larger than the padded input", win.kernel)
+			}
+		}
+		return newTensor(x.DType, out, true, 4), nil
+	}
+	op.Normalize = normalizeWindow(op, 2, "pool_size")
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		win, ceil, incl, err := attrs(call)
+		if err != nil {
+			return nil, err
+		}
+		if len(x.shape) != 4 {
+			return nil, opErrorf(op, "data must be 4-D, got %v", x.shape)
+		}
+		shape := append([]int64{}, x.shape...)
+		for i := range 2 {
+			shape[2+i] = max(0, windowOutInt(x.shape[2+i], win.kernel[i], win.strides[i], win.dilation[i], win.padding[i], win.padding[2+i], ceil))
+		}
+		if err := CheckSize(shape); err != nil {
+			return nil, opErrorf(op, "%v", err)
+		}
+		h, wd := x.shape[2], x.shape[3]
+		out := newArray(x.dt, shape)
+		for k := range out.size() {
+			nc, y, xx := k/(shape[2]*shape[3]), k/shape[3]%shape[2], k%shape[3]
+			acc := math.Inf(-1)
+			if !isMax {
+				acc = 0
+			}
+			var count int64
+			for dy := range win.kernel[0] {
+				iy := y*win.strides[0] + dy*win.dilation[0] - win.padding[0]
+				for dx := range win.kernel[1] {
+					ix := xx*win.strides[1] + dx*win.dilation[1] - win.padding[1]
+					inData := iy >= 0 && iy < h && ix >= 0 && ix < wd
+					inPad := iy < h+win.padding[2] && ix < wd+win.padding[3] // the user's padding, not ceil mode's
+					if inData || (incl && inPad) {
+						count++
+					}
+					var v float64
+					switch {
+					case inData:
+						v = x.float((nc*h+iy)*wd + ix)
+					case isMax:
+						v = math.Inf(-1)
+					}
+					if isMax {
+						acc = math.Max(acc, v)
+					} else {
+						acc += v
+					}
+				}
+			}
+			if isMax {
+				if math.IsInf(acc, -1) && !out.dt.IsFloat() {
+					out.setInt(k, limitInt(out.dt))
+					continue
+				}
+				out.setFloat(k, acc)
+				continue
+			}
+			if out.dt.IsFloat() {
+				out.setFloat(k, acc/float64(max(count, 1)))
+			} else {
+				out.setInt(k, floorDivInt(int64(acc), max(count, 1)))
+			}
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		win, ceil, incl, err := attrs(call)
+		if err != nil {
+			return err
+		}
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		if !a.DType.IsFloat() && !isMax {
+			return ErrNotLegalizable
+		}
+		dt := a.DType
+		padding := append([]int64{}, win.padding...)
+		if ceil {
+			// As topi: extra padding after, so the last partial window exists.
+			for i := range 2 {
+				padding[2+i] += win.strides[i] - 1
+			}
+		}
+		fill := limitValue(dt, true)
+		if !isMax {
+			fill = constOf(dt, 0)
+		}
+		src := padSpatial(k, a, padding, fill)
+		tap := func(s, r []ir.PrimExpr) ir.PrimExpr {
+			iy := ir.Add(ir.Mul(s[2], ir.I64(win.strides[0])), ir.Mul(r[0], ir.I64(win.dilation[0])))
+			ix := ir.Add(ir.Mul(s[3], ir.I64(win.strides[1])), ir.Mul(r[1], ir.I64(win.dilation[1])))
+			return Load(src, []ir.PrimExpr{s[0], s[1], ir.Simplify(iy), ir.Simplify(ix)})
+		}
+		kext := []ir.PrimExpr{ir.I64(win.kernel[0]), ir.I64(win.kernel[1])}
+		if isMax {
+			out, err := k.Output("pool_max")
+			if err != nil {
+				return err
+			}
+			k.Reduce("pool_max", out, "ax", kext, fill, func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+				return ir.NewBinary(ir.OpMax, acc, tap(s, r))
+			})
+			return nil
+		}
+		out, err := k.Output("pool_avg")
+		if err != nil {
+			return err
+		}
+		sum := k.Alloc("pool_sum", dt, out.Shape)
+		k.Reduce("pool_sum", sum, "ax", kext, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpAdd, acc, tap(s, r))
+		})
+		k.Compute("pool_avg", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			count := ir.PrimExpr(ir.I64(1))
+			for i := range 2 {
+				// Taps t in [0, K) with lo <= start + t*d <= hi.
+				start := ir.Sub(ir.Mul(v[2+i], ir.I64(win.strides[i])), ir.I64(win.padding[i]))
+				d := ir.I64(win.dilation[i])
+				lo, hi := ir.PrimExpr(ir.I64(0)), ir.Sub(a.Shape[2+i], ir.I64(1))
+				if incl {
+					lo = ir.I64(-win.padding[i])
+					hi = ir.Add(a.Shape[2+i], ir.I64(win.padding[2+i]-1))
+				}
+				first := ir.Max(ir.I64(0), ir.FloorDiv(ir.Add(ir.Sub(lo, start), ir.Sub(d, ir.I64(1))), d))
+				last := ir.Min(ir.I64(win.kernel[i]-1), ir.FloorDiv(ir.Sub(hi, start), d))
+				count = ir.Mul(count, ir.Max(ir.Add(ir.Sub(last, first), ir.I64(1)), ir.I64(0)))
+			}
+			return ir.NewBinary(ir.OpDiv, Load(sum, v), castTo(dt, ir.Max(count, ir.I64(1))))
+		})
+		return nil
+	})
+	return op
+}
+
+// limitInt is the least value of integer dtype dt.
+func limitInt(dt ir.DataType) int64 {
+	if dt.IsUInt() || dt.IsBool() {
+		return 0
+	}
+	return -1 << (dt.Bits - 1)
+}

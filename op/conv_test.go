@@ -1,0 +1,45 @@
+package op
+
+import (
+	"testing"
+
+	"github.com/phasec/phasec/ir"
+)
+
+func ints(v ...int64) []any {
+	out := make([]any, len(v))
+	for i, x := range v {
+		out[i] = x
+	}
+	return out
+}
+
+func TestInferConvPoolPad(t *testing.T) {
+	x := tensorVar("x", ir.Float32, symN, 4, 8, 8)
+	w := tensorVar("w", ir.Float32, 6, 4, 3, 3)
+	runInferCases(t, nil, []inferCase{
+		// (8 + 0 - 3) / 1 + 1 = 6
+		{"conv2d", opCall(Conv2D, nil, x, w), tinfo(ir.Float32, symN, 6, 6, 6), ""},
+		// (8 + 1 + 1 - 2*2 - 1) / 2 + 1 = 3
+		{"conv2d strided", opCall(Conv2D, ir.Attrs{"strides": ints(2), "padding": ints(1), "dilation": ints(2)}, x, w), tinfo(ir.Float32, symN, 6, 3, 3), ""},
+		// rows: (8 + 1 + 0 - 3)/1 + 1 = 7; cols: (8 + 2 + 0 - 3)/1 + 1 = 8
+		{"conv2d asymmetric padding", opCall(Conv2D, ir.Attrs{"padding": ints(1, 2, 0, 0)}, x, w), tinfo(ir.Float32, symN, 6, 7, 8), ""},
+		{"conv2d groups", opCall(Conv2D, ir.Attrs{"groups": int64(2)}, x, tensorVar("g", ir.Float32, 6, 2, 1, 1)), tinfo(ir.Float32, symN, 6, 8, 8), ""},
+		{"conv2d out_dtype", opCall(Conv2D, ir.Attrs{"out_dtype": ir.Float64}, x, w), tinfo(ir.Float64, symN, 6, 6, 6), ""},
+		{"conv2d channels", opCall(Conv2D, nil, x, tensorVar("g", ir.Float32, 6, 3, 3, 3)), nil, "R.nn.conv2d: data has 4 channels but weight expects 3"},
+		{"conv2d groups divide", opCall(Conv2D, ir.Attrs{"groups": int64(4)}, x, tensorVar("g", ir.Float32, 6, 1, 1, 1)), nil, "not divisible by groups=4"},
+		{"conv2d rank", opCall(Conv2D, nil, tensorVar("y", ir.Float32, 4, 8, 8), w), nil, "R.nn.conv2d: data must be a 4-D tensor, got rank 3"},
+		{"conv2d dtype", opCall(Conv2D, nil, x, tensorVar("g", ir.Int32, 6, 4, 3, 3)), nil, "must be equal"},
+		{"conv2d layout", opCall(Conv2D, ir.Attrs{"data_layout": "NHWC"}, x, w), nil, `only data_layout="NCHW" is supported, got "NHWC"`},
+		{"conv2d padding length", opCall(Conv2D, ir.Attrs{"padding": ints(1, 2, 3)}, x, w), nil, "padding must have 1, 2 or 4 entries"},
+		{"conv2d kernel too large", opCall(Conv2D, nil, tensorVar("y", ir.Float32, 1, 4, 1, 1), w), nil, "is larger than the padded input"},
+		// ceil((8 + 0 - 3)/2) + 1 = 4 (floor: 3)
+		{"max_pool2d ceil", opCall(MaxPool2D, ir.Attrs{"pool_size": ints(3), "strides": ints(2), "ceil_mode": true}, x), tinfo(ir.Float32, symN, 4, 4, 4), ""},
+		{"avg_pool2d", opCall(AvgPool2D, ir.Attrs{"pool_size": ints(3), "strides": ints(2)}, x), tinfo(ir.Float32, symN, 4, 3, 3), ""},
+		{"pool strides zero", opCall(MaxPool2D, ir.Attrs{"strides": ints(0)}, x), nil, "R.nn.max_pool2d: strides must be positive"},
+		{"pad", opCall(Pad, ir.Attrs{"pad_width": ints(0, 0, 1, 2)}, tensorVar("y", ir.Float32, symN, 3)), tinfo(ir.Float32, symN, 6), ""},
+		{"pad width", opCall(Pad, ir.Attrs{"pad_width": ints(1, 1)}, tensorVar("y", ir.Float32, symN, 3)), nil, "R.nn.pad: pad_width must have 2 entries per axis of data (4), got 2"},
+		{"pad mode", opCall(Pad, ir.Attrs{"pad_width": ints(1, 1), "pad_mode": "wrap"}, tensorVar("y", ir.Float32, 3)), nil, `pad_mode must be "constant", "edge" or "reflect"`},
+		{"pad negative", opCall(Pad, ir.Attrs{"pad_width": ints(-2, -2)}, tensorVar("y", ir.Float32, 3)), nil, "negative extent"},
+	})
+}
