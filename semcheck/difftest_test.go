@@ -38,7 +38,7 @@ func TestGeneratorUsesRegisteredOps(t *testing.T) {
 // TestRegressions replays it once the bug is fixed: commit it with the fix.
 func TestDifferential(t *testing.T) {
 	covered := map[string]int{}
-	var ifs, tuples, tupleValues, closures, dataflow, symbolic, int32s, failures int
+	var ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, failures int
 	for seed := range uint64(*difftestN) {
 		gm := randmod.Generate(seed)
 		if !diffOne(t, gm, fmt.Sprintf("randmod seed %d", seed), Inputs{Seed: seed, Dim: 1 + int64(seed%4)}, *regressDir) {
@@ -49,6 +49,8 @@ func TestDifferential(t *testing.T) {
 			covered[k] += v
 		}
 		ifs += b2i(gm.If)
+		nestedIfs += b2i(gm.NestedIf)
+		matchCasts += gm.MatchCasts
 		tuples += b2i(gm.Tuple)
 		tupleValues += gm.TupleValues
 		closures += b2i(gm.Closure)
@@ -57,12 +59,12 @@ func TestDifferential(t *testing.T) {
 		symbolic += b2i(gm.Symbolic)
 	}
 	var names []string
-	for k := range covered {
-		names = append(names, k)
+	for k, v := range covered {
+		names = append(names, fmt.Sprintf("%s %d", strings.TrimPrefix(k, "R."), v))
 	}
 	sort.Strings(names)
-	t.Logf("%d modules, %d failures; If %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d, int32 %d; ops covered %d of %d: %v",
-		*difftestN, failures, ifs, tuples, tupleValues, closures, dataflow, symbolic, int32s, len(covered), len(randmod.Ops), names)
+	t.Logf("%d modules, %d failures; If %d (nested %d), match_cast %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d, int32 %d; ops covered %d of %d (calls): %s",
+		*difftestN, failures, ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, len(covered), len(randmod.Ops), strings.Join(names, ", "))
 }
 
 func b2i(b bool) int {

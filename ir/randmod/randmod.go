@@ -4,15 +4,19 @@
 // Ingest).
 //
 // A module's main takes float32 (or, one in four, int32 with IntOps only)
-// tensors of shape (n, c) with a symbolic or
-// static n, a broadcastable (c,) vector and, when a matmul is drawn, a
-// (c, d) weight; its body is a chain of bindings over the op families of
-// Ops (unary, binary with broadcasting, matmul, keepdims reductions), with
-// tuples built and projected, in a dataflow or a plain block, optionally
-// behind an If on a bool parameter or calling a local function that
-// captures a parameter (a closure), and returns one value or a tuple of two.
-// Not generated yet: float16 and other integer dtypes, shape-changing ops
-// (reshape, permute_dims, concat), nested Ifs, match_cast.
+// tensors of shape (n, c) with a symbolic or static n, a broadcastable (c,)
+// vector and, when a matmul is drawn, a (c, d) weight; its body is a chain
+// of bindings over the op families of Ops (unary, binary with
+// broadcasting, matmul, keepdims reductions, shape-changing ops:
+// permute_dims, concat, expand_dims/squeeze and reshape round trips), with
+// tuples built and projected and match_casts to a value's own shape, in a
+// dataflow or a plain block, optionally behind an If on a bool parameter
+// (whose then branch may hold a second If on another one) or calling a
+// local function that captures a parameter (a closure), and returns one
+// value or a tuple of two. Generate draws from a seed, GenerateFrom from
+// bytes (the fuzz target's).
+// Not generated yet: float16 and other integer dtypes, match_cast to a new
+// symbolic variable, shapes of rank other than 1 and 2.
 //
 // Invariants: the same seed gives the same text; every generated call is
 // well-typed by construction (shapes are tracked symbolically as text),
@@ -37,6 +41,11 @@ const (
 	Matmul
 	Reduce
 	TupleOp
+	// ShapeOp changes a value's shape: permute_dims to (c, n) (a value
+	// only unary ops, same-shape binaries and a permute back use), concat
+	// along the columns, and the round trips expand_dims/squeeze and
+	// reshape to (n*c,) and back.
+	ShapeOp
 )
 
 // Op is one op the generator uses, by its TVMScript spelling.
@@ -49,7 +58,8 @@ type Op struct {
 // arithmetic (wrapping on overflow) that evaluator and VM must agree on
 // bit for bit.
 var IntOps = map[string]bool{"R.add": true, "R.subtract": true, "R.multiply": true, "R.maximum": true,
-	"R.minimum": true, "R.negative": true, "R.abs": true, "R.matmul": true, "R.sum": true, "R.max": true, "R.min": true}
+	"R.minimum": true, "R.negative": true, "R.abs": true, "R.matmul": true, "R.sum": true, "R.max": true, "R.min": true,
+	"R.permute_dims": true, "R.concat": true, "R.expand_dims": true, "R.squeeze": true, "R.reshape": true}
 
 // Ops lists every op the generator may emit. The differential test checks
 // each is a registered Relax op with an evaluator and a legalization.
@@ -59,6 +69,7 @@ var Ops = []Op{
 	{"R.add", Binary}, {"R.subtract", Binary}, {"R.multiply", Binary}, {"R.maximum", Binary}, {"R.minimum", Binary},
 	{"R.matmul", Matmul},
 	{"R.sum", Reduce}, {"R.mean", Reduce}, {"R.max", Reduce}, {"R.min", Reduce},
+	{"R.permute_dims", ShapeOp}, {"R.concat", ShapeOp}, {"R.expand_dims", ShapeOp}, {"R.squeeze", ShapeOp}, {"R.reshape", ShapeOp},
 }
 
 // Module is a generated module with what it uses.
@@ -73,13 +84,18 @@ type Module struct {
 	TupleValues int
 	Closure     bool
 	DType       string // of every tensor: "float32" or "int32"
+	// MatchCasts counts R.match_cast bindings (to the value's own shape,
+	// the symbolic n included); NestedIf: the If's then branch holds
+	// another If.
+	MatchCasts int
+	NestedIf   bool
 }
 
 type value struct {
 	name  string
 	shape string // "(n, 3)", "(n, 1)", "(3,)"
 	rows  bool   // shape is (n, c) or (n, 1): first dimension n
-	cols  int
+	cols  int    // -1 for a transposed (c, n) value
 }
 
 type gen struct {
@@ -95,6 +111,8 @@ type gen struct {
 	d        int
 	dataflow bool
 	tuples   int
+	casts    int
+	nested   bool   // an If inside the then branch of main's If (on cond2)
 	dtype    string // "float32" or "int32"
 	ops_     []Op   // the ops allowed for dtype
 }
@@ -190,10 +208,118 @@ func (g *gen) step(indent string) {
 			return
 		}
 		g.emit(indent, name, fmt.Sprintf("%s(%s, axis=[1], keepdims=True)", op.Name, a.name), value{shape: g.rowShape(1), rows: true, cols: 1})
+	case ShapeOp:
+		if !g.shapeStep(indent, op.Name, name) {
+			g.next--
+			return
+		}
 	default:
 		return
 	}
 	g.ops[op.Name]++
+	if g.rng.IntN(10) == 0 {
+		// Refine the new value by a match_cast to its own shape.
+		v := g.vals[len(g.vals)-1]
+		g.emit(indent, g.fresh(), fmt.Sprintf(`R.match_cast(%s, R.Tensor(%s, dtype="%s"))`, v.name, v.shape, g.dtype), v)
+		g.casts++
+	}
+}
+
+// ifBlock returns the lines of an If on cond at indent whose branches bind
+// res: the then branch runs steps bindings (and, when mayNest, one time in
+// two, an inner If on cond2), the else branch negates a value of the same
+// shape from before the If, or recomputes the then branch and negates its
+// result. res is appended to the values.
+func (g *gen) ifBlock(indent, cond string, steps int, res string, mayNest bool) []string {
+	inner := indent + "    "
+	saved := g.lines
+	g.lines = nil
+	start := len(g.vals)
+	for range steps {
+		g.step(inner)
+	}
+	if mayNest && g.rng.IntN(2) == 0 {
+		g.nested = true
+		lines := g.lines
+		g.lines = nil
+		lines = append(lines, g.ifBlock(inner, "cond2", 1+steps/2, g.fresh(), false)...)
+		g.lines = lines
+	}
+	thenLines, thenVal := g.lines, g.vals[len(g.vals)-1]
+	g.vals = g.vals[:start]
+	src := value{}
+	for _, v := range g.vals {
+		if v.shape == thenVal.shape {
+			src = v
+		}
+	}
+	var elseLines []string
+	if src.name == "" {
+		// No value of that shape before the If: recompute, negated.
+		elseLines = append(append(elseLines, thenLines...), inner+res+" = R.negative("+thenVal.name+")")
+	} else {
+		elseLines = []string{inner + res + " = R.negative(" + src.name + ")"}
+	}
+	g.ops["R.negative"]++
+	lines := append([]string{indent + "if " + cond + ":"}, thenLines...)
+	lines = append(lines, inner+res+" = "+thenVal.name, indent+"else:")
+	lines = append(lines, elseLines...)
+	g.lines = saved
+	thenVal.name = res
+	g.vals = append(g.vals, thenVal)
+	return lines
+}
+
+// shapeStep emits the bindings of a shape-changing op; false when no value
+// fits it.
+func (g *gen) shapeStep(indent, op, name string) bool {
+	switch op {
+	case "R.permute_dims":
+		// Permute a transposed value back, or transpose an (n, c) one.
+		for i := len(g.vals) - 1; i >= max(0, len(g.vals)-3); i-- {
+			if v := g.vals[i]; v.cols < 0 {
+				g.emit(indent, name, fmt.Sprintf("R.permute_dims(%s, axes=[1, 0])", v.name),
+					value{shape: g.rowShape(-v.cols), rows: true, cols: -v.cols})
+				return true
+			}
+		}
+		a, ok := g.pickRows(-1)
+		if !ok {
+			return false
+		}
+		g.emit(indent, name, fmt.Sprintf("R.permute_dims(%s, axes=[1, 0])", a.name),
+			value{shape: fmt.Sprintf("(%d, %s)", a.cols, g.n), cols: -a.cols})
+	case "R.concat":
+		a, ok := g.pickRows(-1)
+		if !ok {
+			return false
+		}
+		b, _ := g.pickRows(-1)
+		if a.cols+b.cols > 8 {
+			return false // keep the tensors small
+		}
+		g.emit(indent, name, fmt.Sprintf("R.concat((%s, %s), axis=1)", a.name, b.name),
+			value{shape: g.rowShape(a.cols + b.cols), rows: true, cols: a.cols + b.cols})
+	case "R.expand_dims", "R.squeeze":
+		a, ok := g.pickRows(-1)
+		if !ok {
+			return false
+		}
+		g.lines = append(g.lines, fmt.Sprintf("%s%s = R.expand_dims(%s, axis=[1])", indent, name, a.name))
+		g.emit(indent, g.fresh(), fmt.Sprintf("R.squeeze(%s, axis=[1])", name), a)
+		g.ops["R.expand_dims"]++
+		g.ops["R.squeeze"]++
+		g.ops[op]-- // counted once below
+	case "R.reshape":
+		a, ok := g.pickRows(-1)
+		if !ok {
+			return false
+		}
+		g.lines = append(g.lines, fmt.Sprintf("%s%s = R.reshape(%s, R.shape([%s * %d]))", indent, name, a.name, g.n, a.cols))
+		g.emit(indent, g.fresh(), fmt.Sprintf("R.reshape(%s, R.shape([%s, %d]))", name, g.n, a.cols), a)
+		g.ops["R.reshape"]++
+	}
+	return true
 }
 
 // Generate returns the module of seed.
@@ -265,40 +391,14 @@ func generate(rng *rand.Rand, label string) *Module {
 		for range nsteps / 2 {
 			g.step("        ")
 		}
-		pre := append([]string(nil), g.lines...)
-		start := len(g.vals)
+		body = append(body, g.lines...)
 		g.lines = nil
-		for range 1 + nsteps/2 {
-			g.step("            ")
-		}
-		thenLines, thenVal := g.lines, g.vals[len(g.vals)-1]
-		g.vals = g.vals[:start]
-		g.lines = nil
-		// The else branch must produce the same shape: apply unary ops to
-		// a value of thenVal's shape when there is one before the If.
-		src := value{}
-		for _, v := range g.vals {
-			if v.shape == thenVal.shape {
-				src = v
-			}
-		}
-		body = append(body, pre...)
-		var elseLines []string
-		if src.name == "" {
-			// No value of that shape before the If: the else branch
-			// recomputes the then branch's last value, negated.
-			elseLines = append(append(elseLines, thenLines...), "            r = R.negative("+thenVal.name+")")
-			g.ops["R.negative"]++
-		} else {
-			elseLines = []string{"            r = R.negative(" + src.name + ")"}
-			g.ops["R.negative"]++
-		}
-		body = append(body, "        if cond:")
-		body = append(body, thenLines...)
-		body = append(body, "            r = "+thenVal.name)
-		body = append(body, "        else:")
-		body = append(body, elseLines...)
+		body = append(body, g.ifBlock("        ", "cond", 1+nsteps/2, "r", true)...)
 		body = append(body, "        return r")
+		if g.nested {
+			m.NestedIf = true
+			g.params = append([]string{`cond2: R.Tensor((), dtype="bool")`}, g.params...)
+		}
 	default:
 		indent := "        "
 		if m.Dataflow {
@@ -350,5 +450,6 @@ func generate(rng *rand.Rand, label string) *Module {
 	}
 	m.Text = b.String()
 	m.TupleValues = g.tuples
+	m.MatchCasts = g.casts
 	return m
 }
