@@ -14,6 +14,8 @@ import (
 	"github.com/phasec/phasec/op"
 )
 
+var difftestFloat16 = flag.Bool("difftest.float16", false, "also generate float16 modules (randmod.Config.Float16; the VM cannot compile float16 kernels yet)")
+
 var difftestN = flag.Int("difftest.n", 60, "random modules the differential test runs (make difftest N=10000)")
 
 // TestGeneratorUsesRegisteredOps: every op the generator emits is a
@@ -38,9 +40,9 @@ func TestGeneratorUsesRegisteredOps(t *testing.T) {
 // TestRegressions replays it once the bug is fixed: commit it with the fix.
 func TestDifferential(t *testing.T) {
 	covered := map[string]int{}
-	var ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, failures int
+	var ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, float16s, failures int
 	for seed := range uint64(*difftestN) {
-		gm := randmod.Generate(seed)
+		gm := randmod.Config{Float16: *difftestFloat16}.Generate(seed)
 		if !diffOne(t, gm, fmt.Sprintf("randmod seed %d", seed), Inputs{Seed: seed, Dim: 1 + int64(seed%4)}, *regressDir) {
 			failures++
 			continue
@@ -55,6 +57,7 @@ func TestDifferential(t *testing.T) {
 		tupleValues += gm.TupleValues
 		closures += b2i(gm.Closure)
 		int32s += b2i(gm.DType == "int32")
+		float16s += b2i(gm.DType == "float16")
 		dataflow += b2i(gm.Dataflow)
 		symbolic += b2i(gm.Symbolic)
 	}
@@ -63,8 +66,8 @@ func TestDifferential(t *testing.T) {
 		names = append(names, fmt.Sprintf("%s %d", strings.TrimPrefix(k, "R."), v))
 	}
 	sort.Strings(names)
-	t.Logf("%d modules, %d failures; If %d (nested %d), match_cast %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d, int32 %d; ops covered %d of %d (calls): %s",
-		*difftestN, failures, ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, len(covered), len(randmod.Ops), strings.Join(names, ", "))
+	t.Logf("%d modules, %d failures; If %d (nested %d), match_cast %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d, int32 %d, float16 %d; ops covered %d of %d (calls): %s",
+		*difftestN, failures, ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, float16s, len(covered), len(randmod.Ops), strings.Join(names, ", "))
 }
 
 func b2i(b bool) int {

@@ -329,6 +329,9 @@ func (c *Checker) tolerance(mods ...*ir.Module) eval.Tolerance {
 	if c.Tol != nil {
 		return *c.Tol
 	}
+	if hasHalf(c.want) {
+		return Float16Tol
+	}
 	for _, m := range mods {
 		if usesTranscendental(m) {
 			return eval.TranscendentalTol
@@ -347,6 +350,25 @@ func usesTranscendental(mod *ir.Module) bool {
 	for _, w := range transcendental {
 		if strings.Contains(text, w) {
 			return true
+		}
+	}
+	return false
+}
+
+// Float16Tol is the tolerance of results in float16 or bfloat16: about ten
+// units in the last place of float16 (epsilon 2^-10), since the evaluator and the
+// VM round intermediate results to storage at different points.
+var Float16Tol = eval.Tolerance{Rel: 1e-2, Abs: 1e-2}
+
+func hasHalf(v op.Value) bool {
+	switch v := v.(type) {
+	case *tensor.Tensor:
+		return v.DType == tensor.Float16 || v.DType == tensor.BFloat16
+	case op.Tuple:
+		for _, x := range v {
+			if hasHalf(x) {
+				return true
+			}
 		}
 	}
 	return false
