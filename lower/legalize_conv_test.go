@@ -74,3 +74,31 @@ func TestLegalizeConvPoolPadOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeCreationOracle(t *testing.T) {
+	x := func(shape, dt string) []string { return []string{tensorParam("x", shape, dt)} }
+	cases := []legalCase{
+		{name: "arange end", params: x("(2,)", "float32"), body: "gv = R.arange(5)"},
+		{name: "arange step", params: x("(2,)", "float32"), body: `gv = R.arange(1, 10, 3, dtype="float32")`},
+		{name: "arange negative step", params: x("(2,)", "float32"), body: `gv = R.arange(5, 0, -2, dtype="int32")`},
+		{name: "arange empty", params: x("(2,)", "float32"), body: "gv = R.arange(3, 3)"},
+		{name: "arange float", params: x("(2,)", "float32"),
+			body: "gv = R.arange(R.prim_value(T.float32(0.5)), R.prim_value(T.float32(2.0)), R.prim_value(T.float32(0.25)))"},
+		{name: "arange symbolic", params: x(`("n",)`, "float32"), body: "gv = R.arange(R.prim_value(1), R.prim_value(n + 1), R.prim_value(1))"},
+		{name: "eye", params: x("(2,)", "float32"), body: "gv = R.eye(3)"},
+		{name: "eye k", params: x("(2,)", "float32"), body: `gv = R.eye(2, 4, 1, dtype="int32")`},
+		{name: "eye negative k", params: x("(2,)", "float32"), body: `gv = R.eye(4, 3, -2, dtype="float64")`},
+		{name: "eye symbolic", params: x(`("n",)`, "float32"), body: "gv = R.eye(R.prim_value(n), R.prim_value(2), R.prim_value(0))"},
+		{name: "eye empty", params: x("(2,)", "float32"), body: "gv = R.eye(0, 2)"},
+		{name: "one_hot", params: x("(2, 3)", "int32"), body: `
+			i = R.const([[0, 3, 1], [2, -1, 7]], "int32")
+			gv = R.one_hot(i, R.prim_value(T.float32(1.0)), R.prim_value(T.float32(-0.5)), depth=4)`},
+		{name: "one_hot axis 0", params: x("(2,)", "int32"), body: `
+			i = R.const([2, 0, 1], "int64")
+			gv = R.one_hot(i, R.prim_value(5), R.prim_value(0), depth=3, axis=0)`},
+		{name: "one_hot middle", params: x("(2, 2)", "int32"), body: `
+			i = R.const([[1, 0], [0, 1]], "int64")
+			gv = R.one_hot(i, R.prim_value(T.float64(2.5)), R.prim_value(T.float64(0)), depth=2, axis=1)`},
+	}
+	runFullyLegalized(t, cases)
+}

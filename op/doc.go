@@ -31,6 +31,7 @@
 //	search.go  where, argmax, argmin
 //	nn.go      softmax, log_softmax, layer_norm, rms_norm, prelu
 //	more_manip.go  stack, tile, repeat, gather_elements, outer, cumsum, cumprod
+//	create.go  arange, eye, one_hot (scalar operands as R.prim_value)
 //	conv.go    nn.pad, nn.conv2d, nn.max_pool2d, nn.avg_pool2d (NCHW)
 //
 // and the machinery they share: infer.go and schema.go (argument and
