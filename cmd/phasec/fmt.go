@@ -42,7 +42,10 @@ func runFmt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if mod == nil {
 		return code
 	}
-	fmt.Fprint(stdout, syntax.Print(mod))
+	if err := syntax.Fprint(stdout, mod); err != nil {
+		fmt.Fprintf(stderr, "phasec fmt: %v\n", err)
+		return 1
+	}
 	return 0
 }
 

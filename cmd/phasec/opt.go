@@ -230,16 +230,33 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verify-semantics: %s keeps its result after every pass (%d evaluated, %d between build steps skipped)\n",
 			checker.Func, checker.Checked, checker.Skipped)
 	}
-	text := syntax.Print(out)
+	// Printed straight to the destination: at 1M bindings the text is
+	// ~190 MB, and every copy of it counts in the peak.
 	if *outPath != "" {
-		if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
+		if err := writeModuleFile(*outPath, out); err != nil {
 			fmt.Fprintf(stderr, "phasec opt: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	fmt.Fprint(stdout, text)
+	if err := syntax.Fprint(stdout, out); err != nil {
+		fmt.Fprintf(stderr, "phasec opt: %v\n", err)
+		return 1
+	}
 	return 0
+}
+
+// writeModuleFile prints mod into the file path.
+func writeModuleFile(path string, mod *ir.Module) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := syntax.Fprint(f, mod); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // readInput reads FILE, or stdin for "-".
