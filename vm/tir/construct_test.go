@@ -166,6 +166,23 @@ const constructSrc = `
             O[i] = A[i] * alpha + T.Cast("float32", k * i)
 
     @T.prim_func(private=True)
+    def half(var_A: T.handle, var_O: T.handle, var_R: T.handle):
+        n = T.int64()
+        A = T.match_buffer(var_A, (n, T.int64(3)), "float16")
+        O = T.match_buffer(var_O, (n, T.int64(3)), "float16")
+        R = T.match_buffer(var_R, (n,), "bfloat16")
+        for i, j in T.grid(n, T.int64(3)):
+            with T.block("O"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                O[vi, vj] = A[vi, vj] * T.float16(2) + T.float16(1)
+        for i, j in T.grid(n, T.int64(3)):
+            with T.block("R"):
+                vi, vj = T.axis.remap("SR", [i, j])
+                with T.init():
+                    R[vi] = T.bfloat16(0)
+                R[vi] = R[vi] + T.Cast("bfloat16", A[vi, vj])
+
+    @T.prim_func(private=True)
     def twoblocks(var_A: T.handle, var_O: T.handle):
         n = T.int64()
         A = T.match_buffer(var_A, (n, T.int64(5)), "float32")

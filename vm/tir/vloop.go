@@ -553,6 +553,11 @@ func (vc *vcomp) store(s *ir.BufferStore) vstmt {
 	case stF64:
 		return storeFloat(vc, s, a, func(bd *bufData) []float64 { return bd.f64 })
 	}
+	if isFloatType(s.Buffer.DType) {
+		// float16 and bfloat16 have no vector loops: the scalar path
+		// computes them in float32 and rounds each store.
+		vc.no("float16/bfloat16 store")
+	}
 	v := intOperand(vc, s.Value)
 	switch st {
 	case stI8:
