@@ -45,6 +45,10 @@ type Culprit struct {
 type watch struct {
 	passes.BaseInstrument
 	first *Culprit
+	// c is the run's Checker: once it has failed a pass, the enclosing
+	// passes (a barrier around the step) fail with its error, which is
+	// not a crash of theirs.
+	c *Checker
 }
 
 func (*watch) Name() string { return "bisect-watch" }
@@ -63,7 +67,7 @@ func (w *watch) AfterPass(ev *passes.Event) error {
 }
 
 func (w *watch) AfterPassFailed(ev *passes.Event) error {
-	if w.first == nil && ev.Pass.Kind() != passes.KindSequential {
+	if w.first == nil && ev.Pass.Kind() != passes.KindSequential && (w.c == nil || w.c.Failure == nil) {
 		w.first = culpritOf(ev, PassCrash, ev.Err.Error())
 	}
 	return nil
@@ -105,7 +109,7 @@ func FindCulprit(mod *ir.Module, pipeline *passes.Pass, in Inputs) (*Culprit, er
 	if err := c.Reference(mod); err != nil {
 		return nil, err
 	}
-	w := &watch{}
+	w := &watch{c: c}
 	sw := &semWatch{c: c}
 	pc := passes.NewPassContext()
 	pc.Instruments = []passes.Instrument{sw, w, c}

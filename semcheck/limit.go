@@ -67,7 +67,7 @@ func limitRun(mod *ir.Module, pipeline *passes.Pass, in Inputs, limit int) ([]st
 	if err := c.Reference(mod); err != nil {
 		return nil, false, err
 	}
-	w := &watch{}
+	w := &watch{c: c}
 	pc := passes.NewPassContext()
 	pc.Instruments = []passes.Instrument{&passes.Bisect{Limit: limit, W: &buf}, w, c}
 	_, err := pc.Run(context.Background(), pipeline, mod)

@@ -182,3 +182,35 @@ func FuzzDifferential(f *testing.F) {
 		diffOne(t, gm, fmt.Sprintf("fuzz input %x (randmod.GenerateFrom)", data), Inputs{Seed: seed, Dim: 1 + int64(seed%4)}, *regressDir)
 	})
 }
+
+func init() {
+	passes.Register(passes.Registration{
+		Info: passes.Info{Name: "WrapsFlipSignForTest", Doc: "broken on purpose: runs FlipSignForTest as a nested step, as a barrier runs its steps"},
+		New: func(passes.Options) *passes.Pass {
+			return passes.NewModulePass(passes.Info{}, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+				step, diags := passes.ParseAndBuild("step", "FlipSignForTest")
+				if diags.HasErrors() {
+					return nil, diags
+				}
+				return env.Run(step, mod)
+			})
+		},
+	})
+}
+
+// TestCulpritInsideCompoundPass: when the checker fails a nested step, the
+// enclosing pass fails with the checker's error; the culprit is the step,
+// a semantic failure, not a crash of the enclosing pass (bug: a LegalizeOps
+// mismatch inside the lower barrier was reported as "lower" crashing and
+// could not be reduced).
+func TestCulpritInsideCompoundPass(t *testing.T) {
+	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
+	require.Empty(t, diags)
+	r, err := DiffCheck(mod, "canonicalize,WrapsFlipSignForTest,lower,build", "smallModule", Inputs{Seed: 4}, 200)
+	require.Error(t, err)
+	require.NotNil(t, r)
+	assert.Equal(t, "FlipSignForTest", r.Culprit.Name)
+	assert.Equal(t, Semantic, r.Culprit.Kind)
+	assert.Equal(t, "FlipSignForTest", r.Replay)
+	assert.Equal(t, 1, CountBindings(r.Module))
+}
