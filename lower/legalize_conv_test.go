@@ -102,3 +102,38 @@ func TestLegalizeCreationOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeNormDropoutOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "float64"} {
+		vec := func(name, n string) string { return tensorParam(name, "("+n+",)", dt) }
+		bn := func(x, c string) []string {
+			return []string{tensorParam("x", x, dt), vec("g", c), vec("b", c), vec("m", c), tensorParam("v", "("+c+",)", dt)}
+		}
+		cases = append(cases,
+			legalCase{name: "batch_norm training " + dt, params: bn(`("n", 3, 2, 2)`, "3"), body: "gv = R.nn.batch_norm(x, g, b, m, v, axis=1)"},
+			legalCase{name: "batch_norm inference " + dt, params: bn("(2, 3, 4)", "4"),
+				body: "gv = R.nn.batch_norm(x, g, b, m, v, axis=-1, epsilon=0.001, training=False)"},
+			legalCase{name: "batch_norm no affine " + dt, params: bn("(4, 2)", "2"),
+				body: "gv = R.nn.batch_norm(x, g, b, m, v, axis=1, center=False, scale=False, momentum=0.3)"},
+			legalCase{name: "group_norm " + dt, params: []string{tensorParam("x", `("n", 4, 3, 2)`, dt), vec("g", "4"), vec("b", "4")},
+				body: "gv = R.nn.group_norm(x, g, b, num_groups=2, channel_axis=1, axes=[2, 3])"},
+			legalCase{name: "group_norm last channel " + dt, params: []string{tensorParam("x", "(2, 3, 6)", dt), vec("g", "6"), vec("b", "6")},
+				body: "gv = R.nn.group_norm(x, g, b, num_groups=3, channel_axis=-1, axes=[1], epsilon=0.01, center=False)"},
+			legalCase{name: "group_norm one group " + dt, params: []string{tensorParam("x", "(2, 4, 1)", dt), vec("g", "4"), vec("b", "4")},
+				body: "gv = R.nn.group_norm(x, g, b, num_groups=1, channel_axis=1, axes=[2], scale=False)"},
+			legalCase{name: "dropout " + dt, params: []string{tensorParam("x", `("n", 3)`, dt)}, body: "gv = R.nn.dropout(x, rate=0.25)"},
+		)
+	}
+	for _, attrs := range []string{"", "output_size=[2, 3]", "output_size=[1]", "output_size=[4, 4]"} {
+		for _, shape := range []string{"(1, 2, 5, 7)", `("n", 1, 4, 4)`} {
+			sep := ""
+			if attrs != "" {
+				sep = ", "
+			}
+			cases = append(cases, legalCase{name: "adaptive_avg_pool2d " + attrs + shape, params: []string{tensorParam("x", shape, "float32")},
+				body: fmt.Sprintf("gv = R.nn.adaptive_avg_pool2d(x%s%s)", sep, attrs)})
+		}
+	}
+	runFullyLegalized(t, cases)
+}

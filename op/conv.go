@@ -781,3 +781,136 @@ func limitInt(dt ir.DataType) int64 {
 	}
 	return -1 << (dt.Bits - 1)
 }
+
+// --- nn.adaptive_avg_pool2d ------------------------------------------------------------
+
+// AdaptiveAvgPool2D is R.nn.adaptive_avg_pool2d(data, output_size=None,
+// layout="NCHW", out_layout=None): output cell i averages input rows
+// floor(i*H/OH) to ceil((i+1)*H/OH) (exclusive), as topi.nn.adaptive_pool.
+var AdaptiveAvgPool2D = ir.RegisterOp(newAdaptiveAvgPool2DOp())
+
+func newAdaptiveAvgPool2DOp() *ir.Op {
+	op := &ir.Op{Name: "relax.nn.adaptive_avg_pool2d", Doc: "2-D adaptive average pooling to output_size.", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "output_size", Kind: ir.AttrInts, Optional: true},
+			{Name: "layout", Kind: ir.AttrStr, Default: "NCHW"}, {Name: "out_layout", Kind: ir.AttrStr, Default: "NCHW"}}}
+	// size returns output_size expanded to 2 entries, or nil for the input's.
+	size := func(call *ir.Call) ([]int64, error) {
+		for _, l := range []string{"layout", "out_layout"} {
+			if err := requireLayout(op, call, l, "NCHW"); err != nil {
+				return nil, err
+			}
+		}
+		v, has, err := opAttrInts(op, call, "output_size")
+		if err != nil || !has {
+			return nil, err
+		}
+		v, err = expandInts(op, "output_size", v, 2)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range v {
+			if x <= 0 {
+				return nil, opErrorf(op, "output_size must be positive, got %v", v)
+			}
+		}
+		return v, nil
+	}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		x, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		os, err := size(call)
+		if err != nil {
+			return nil, err
+		}
+		if x.NDim >= 0 && x.NDim != 4 {
+			return nil, opErrorf(op, "data must be a 4-D tensor, got rank %d", x.NDim)
+		}
+		dims, ok := x.Dims()
+		if !ok {
+			return ir.TensorInfoNDim(x.DType, 4), nil
+		}
+		out := append([]ir.PrimExpr{}, dims...)
+		if os != nil {
+			out[2], out[3] = ir.I64(os[0]), ir.I64(os[1])
+		}
+		return newTensor(x.DType, out, true, 4), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		if x.f == nil || len(x.shape) != 4 {
+			return nil, opErrorf(op, "data must be a 4-D float tensor, got %s%v", x.dt, x.shape)
+		}
+		os, err := size(call)
+		if err != nil {
+			return nil, err
+		}
+		h, w := x.shape[2], x.shape[3]
+		if os == nil {
+			os = []int64{h, w}
+		}
+		shape := []int64{x.shape[0], x.shape[1], os[0], os[1]}
+		out := newArray(x.dt, shape)
+		for k := range out.size() {
+			nc, i, j := k/(os[0]*os[1]), k/os[1]%os[0], k%os[1]
+			y0, y1 := i*h/os[0], ((i+1)*h+os[0]-1)/os[0]
+			x0, x1 := j*w/os[1], ((j+1)*w+os[1]-1)/os[1]
+			var s float64
+			for y := y0; y < y1; y++ {
+				for xx := x0; xx < x1; xx++ {
+					s += x.f[(nc*h+y)*w+xx]
+				}
+			}
+			out.setFloat(k, s/float64(max((y1-y0)*(x1-x0), 1)))
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		if !a.DType.IsFloat() {
+			return ErrNotLegalizable
+		}
+		out, err := k.Output("adaptive_pool_avg")
+		if err != nil {
+			return err
+		}
+		dt := a.DType
+		// bounds of output cell i along spatial axis d: [start, end).
+		bounds := func(i ir.PrimExpr, d int) (start, end ir.PrimExpr) {
+			in, o := a.Shape[2+d], out.Shape[2+d]
+			start = ir.FloorDiv(ir.Mul(i, in), o)
+			end = ir.FloorDiv(ir.Sub(ir.Add(ir.Mul(ir.Add(i, ir.I64(1)), in), o), ir.I64(1)), o)
+			return start, end
+		}
+		// The widest window: ceil(in/out) + 1 taps, masked to [start, end).
+		var extents []ir.PrimExpr
+		for d := range 2 {
+			in, o := a.Shape[2+d], out.Shape[2+d]
+			extents = append(extents, ir.Simplify(ir.Add(ir.FloorDiv(ir.Sub(ir.Add(in, o), ir.I64(1)), o), ir.I64(1))))
+		}
+		sum := k.Alloc("adaptive_pool_sum", dt, out.Shape)
+		k.Reduce("adaptive_pool_sum", sum, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			y0, y1 := bounds(s[2], 0)
+			x0, x1 := bounds(s[3], 1)
+			y, x := ir.Add(y0, r[0]), ir.Add(x0, r[1])
+			in := ir.NewBinary(ir.OpAnd, ir.NewBinary(ir.OpLT, y, y1), ir.NewBinary(ir.OpLT, x, x1))
+			return ir.NewBinary(ir.OpAdd, acc, intrinsic("if_then_else", dt, in, Load(a, []ir.PrimExpr{s[0], s[1], y, x}), constOf(dt, 0)))
+		})
+		k.Compute("adaptive_pool_avg", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			y0, y1 := bounds(v[2], 0)
+			x0, x1 := bounds(v[3], 1)
+			n := ir.Max(ir.Mul(ir.Sub(y1, y0), ir.Sub(x1, x0)), ir.I64(1))
+			return ir.NewBinary(ir.OpDiv, Load(sum, v), castTo(dt, n))
+		})
+		return nil
+	})
+	return op
+}

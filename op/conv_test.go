@@ -43,3 +43,30 @@ func TestInferConvPoolPad(t *testing.T) {
 		{"pad negative", opCall(Pad, ir.Attrs{"pad_width": ints(-2, -2)}, tensorVar("y", ir.Float32, 3)), nil, "negative extent"},
 	})
 }
+
+func TestInferNormDropoutAdaptive(t *testing.T) {
+	x := tensorVar("x", ir.Float32, symN, 4, 6, 6)
+	v4 := tensorVar("v", ir.Float32, 4)
+	v3 := tensorVar("u", ir.Float32, 3)
+	runInferCases(t, nil, []inferCase{
+		{"batch_norm", opCall(BatchNorm, ir.Attrs{"axis": int64(1)}, x, v4, v4, v4, v4),
+			ir.NewTupleInfo(tinfo(ir.Float32, symN, 4, 6, 6), tinfo(ir.Float32, 4), tinfo(ir.Float32, 4)), ""},
+		{"batch_norm channels", opCall(BatchNorm, ir.Attrs{"axis": int64(1)}, x, v4, v3, v4, v4), nil, "R.nn.batch_norm: beta has 3 entries but data has 4 along axis 1"},
+		{"batch_norm axis", opCall(BatchNorm, ir.Attrs{"axis": int64(4)}, x, v4, v4, v4, v4), nil, "out of range"},
+		{"batch_norm int", opCall(BatchNorm, ir.Attrs{"axis": int64(0)}, tensorVar("y", ir.Int32, 4), v4, v4, v4, v4), nil, "R.nn.batch_norm"},
+		{"group_norm", opCall(GroupNorm, ir.Attrs{"num_groups": int64(2), "channel_axis": int64(1), "axes": ints(2, 3)}, x, v4, v4),
+			tinfo(ir.Float32, symN, 4, 6, 6), ""},
+		{"group_norm groups", opCall(GroupNorm, ir.Attrs{"num_groups": int64(3), "channel_axis": int64(1), "axes": ints(2, 3)}, x, v4, v4),
+			nil, "R.nn.group_norm: 4 channels do not split into num_groups=3 groups"},
+		{"group_norm channel in axes", opCall(GroupNorm, ir.Attrs{"num_groups": int64(2), "channel_axis": int64(1), "axes": ints(1, 3)}, x, v4, v4),
+			nil, "axes must not contain the channel axis 1"},
+		{"group_norm gamma", opCall(GroupNorm, ir.Attrs{"num_groups": int64(2), "channel_axis": int64(1), "axes": ints(2)}, x, v3, v4),
+			nil, "gamma has 3 entries but data has 4 channels"},
+		{"dropout", opCall(Dropout, nil, x), ir.NewTupleInfo(tinfo(ir.Float32, symN, 4, 6, 6), tinfo(ir.Float32, symN, 4, 6, 6)), ""},
+		{"dropout rate", opCall(Dropout, ir.Attrs{"rate": 1.0}, x), nil, "R.nn.dropout: rate must be in [0, 1)"},
+		{"adaptive default", opCall(AdaptiveAvgPool2D, nil, x), tinfo(ir.Float32, symN, 4, 6, 6), ""},
+		{"adaptive size", opCall(AdaptiveAvgPool2D, ir.Attrs{"output_size": ints(1)}, x), tinfo(ir.Float32, symN, 4, 1, 1), ""},
+		{"adaptive size zero", opCall(AdaptiveAvgPool2D, ir.Attrs{"output_size": ints(0, 2)}, x), nil, "output_size must be positive"},
+		{"adaptive layout", opCall(AdaptiveAvgPool2D, ir.Attrs{"layout": "NHWC"}, x), nil, `only layout="NCHW"`},
+	})
+}

@@ -32,7 +32,9 @@
 //	nn.go      softmax, log_softmax, layer_norm, rms_norm, prelu
 //	more_manip.go  stack, tile, repeat, gather_elements, outer, cumsum, cumprod
 //	create.go  arange, eye, one_hot (scalar operands as R.prim_value)
-//	conv.go    nn.pad, nn.conv2d, nn.max_pool2d, nn.avg_pool2d (NCHW)
+//	conv.go    nn.pad, nn.conv2d, nn.max_pool2d, nn.avg_pool2d,
+//	           nn.adaptive_avg_pool2d (NCHW)
+//	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
 //
 // and the machinery they share: infer.go and schema.go (argument and
 // attribute access, broadcasting, errors prefixed with R.<op>), value.go
