@@ -67,17 +67,19 @@ func RewriteDataflowReshape(mod *ir.Module) (*ir.Module, diag.List) {
 		if !ok || in.DType != out.DType || in.DType.IsVoid() {
 			return false
 		}
-		inDims, ok1 := in.Dims()
-		outDims, ok2 := out.Dims()
-		if !ok1 || !ok2 || !ir.NewAnalyzer().CanProveEqual(product(inDims), product(outDims)) {
-			return false
-		}
+		// The pattern check is cached per PrimFunc, so it goes before the
+		// element-count proof, which costs an analyzer per call.
 		is, seen := cache[pf]
 		if !seen {
 			is = hasReshapePattern(pf)
 			cache[pf] = is
 		}
 		if !is {
+			return false
+		}
+		inDims, ok1 := in.Dims()
+		outDims, ok2 := out.Dims()
+		if !ok1 || !ok2 || !ir.NewAnalyzer().CanProveEqual(product(inDims), product(outDims)) {
 			return false
 		}
 		r := ir.NewCall(op.Reshape, args.Fields[0], ir.NewShapeExpr(outDims...))
