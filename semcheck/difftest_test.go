@@ -14,8 +14,6 @@ import (
 	"github.com/phasec/phasec/op"
 )
 
-var difftestFloat16 = flag.Bool("difftest.float16", false, "also generate float16 modules (randmod.Config.Float16; the VM cannot compile float16 kernels yet)")
-
 var difftestN = flag.Int("difftest.n", 60, "random modules the differential test runs (make difftest N=10000)")
 
 // TestGeneratorUsesRegisteredOps: every op the generator emits is a
@@ -42,7 +40,7 @@ func TestDifferential(t *testing.T) {
 	covered := map[string]int{}
 	var ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, float16s, failures int
 	for seed := range uint64(*difftestN) {
-		gm := randmod.Config{Float16: *difftestFloat16}.Generate(seed)
+		gm := randmod.Generate(seed)
 		if !diffOne(t, gm, fmt.Sprintf("randmod seed %d", seed), Inputs{Seed: seed, Dim: 1 + int64(seed%4)}, *regressDir) {
 			failures++
 			continue
