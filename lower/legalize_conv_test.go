@@ -137,3 +137,26 @@ func TestLegalizeNormDropoutOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeSortOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "int32"} {
+		for _, shape := range []string{"(2, 5)", `("n", 4)`, "(3, 1)", "(0, 3)"} {
+			x := []string{tensorParam("x", shape, dt)}
+			cases = append(cases,
+				legalCase{name: "sort " + shape + dt, params: x, body: "gv = R.sort(x)"},
+				legalCase{name: "sort desc axis 0 " + shape + dt, params: x, body: "gv = R.sort(x, axis=0, descending=True)"},
+				legalCase{name: "argsort " + shape + dt, params: x, body: "gv = R.argsort(x)"},
+				legalCase{name: "argsort desc int64 " + shape + dt, params: x, body: `gv = R.argsort(x, axis=0, descending=True, dtype="int64")`},
+				legalCase{name: "topk " + shape + dt, params: x, body: "gv = R.topk(x, k=1, axis=1)"},
+				legalCase{name: "topk smallest values " + shape + dt, params: x, body: `gv = R.topk(x, k=1, axis=-1, ret_type="values", largest=False)`},
+				legalCase{name: "topk all indices " + shape + dt, params: x, body: `gv = R.topk(x, k=0, ret_type="indices", dtype="int64")`},
+			)
+		}
+		// Ties: the sort is stable.
+		cases = append(cases, legalCase{name: "sort ties " + dt, params: []string{tensorParam("x", "(1,)", dt)}, body: fmt.Sprintf(`
+			c = R.const([[3, 1, 3, 1, 2], [0, 0, 0, 0, 0]], %q)
+			gv = (R.argsort(c), R.argsort(c, descending=True), R.topk(c, k=3), R.sort(c, axis=0))`, dt)})
+	}
+	runFullyLegalized(t, cases)
+}

@@ -35,6 +35,7 @@
 //	conv.go    nn.pad, nn.conv2d, nn.max_pool2d, nn.avg_pool2d,
 //	           nn.adaptive_avg_pool2d (NCHW)
 //	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
+//	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
 //
 // and the machinery they share: infer.go and schema.go (argument and
 // attribute access, broadcasting, errors prefixed with R.<op>), value.go
