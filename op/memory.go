@@ -99,8 +99,11 @@ func newKillOp(name, doc string, cat ir.OpCategory, param string) *ir.Op {
 // schema: a dtype parameter holds R.dtype, a string parameter R.str, a prim
 // parameter a scalar (R.prim_value or a Prim-valued expression).
 func checkLiteralArgs(op *ir.Op, call *ir.Call) error {
-	for i, p := range op.ArgParams() {
-		if i >= len(call.Args) {
+	// Runs for every memory call; ArgParam walks the schema without
+	// allocating the list ArgParams builds.
+	for i := range call.Args {
+		p, ok := op.ArgParam(i)
+		if !ok {
 			break
 		}
 		a := call.Args[i]
