@@ -9,14 +9,15 @@
 // vector and, when a matmul is drawn, a (c, d) weight; its body is a chain
 // of bindings over the op families of Ops (unary, binary with
 // broadcasting, matmul, keepdims reductions, shape-changing ops:
-// permute_dims, concat, expand_dims/squeeze and reshape round trips), with
+// permute_dims, concat, expand_dims/squeeze and reshape round trips, and
+// astype through a wider dtype and back), with
 // tuples built and projected and match_casts to a value's own shape, in a
 // dataflow or a plain block, optionally behind an If on a bool parameter
 // (whose then branch may hold a second If on another one) or calling a
 // local function that captures a parameter (a closure), and returns one
 // value or a tuple of two. Generate draws from a seed, GenerateFrom from
 // bytes (the fuzz target's).
-// Not generated yet: bfloat16 and other integer dtypes, mixed dtypes (astype), match_cast to a new
+// Not generated yet: bfloat16 and other integer dtypes, astype to a narrower dtype, match_cast to a new
 // symbolic variable, shapes of rank other than 1 and 2.
 //
 // Invariants: the same seed gives the same text; every generated call is
@@ -60,18 +61,28 @@ type Op struct {
 // bit for bit.
 var IntOps = map[string]bool{"R.add": true, "R.subtract": true, "R.multiply": true, "R.maximum": true,
 	"R.minimum": true, "R.negative": true, "R.abs": true, "R.matmul": true, "R.sum": true, "R.max": true, "R.min": true,
-	"R.permute_dims": true, "R.concat": true, "R.expand_dims": true, "R.squeeze": true, "R.reshape": true}
+	"R.permute_dims": true, "R.concat": true, "R.expand_dims": true, "R.squeeze": true, "R.reshape": true,
+	"R.flip": true, "R.cumsum": true, "R.astype": true}
 
 // Ops lists every op the generator may emit. The differential test checks
 // each is a registered Relax op with an evaluator and a legalization.
 var Ops = []Op{
 	{"R.tanh", Unary}, {"R.sigmoid", Unary}, {"R.negative", Unary}, {"R.abs", Unary},
 	{"R.sin", Unary}, {"R.cos", Unary}, {"R.nn.relu", Unary}, {"R.nn.silu", Unary}, {"R.square", Unary},
+	{"R.nn.softmax", Unary}, {"R.nn.gelu", Unary}, {"R.erf", Unary}, {"R.flip", Unary}, {"R.cumsum", Unary},
 	{"R.add", Binary}, {"R.subtract", Binary}, {"R.multiply", Binary}, {"R.maximum", Binary}, {"R.minimum", Binary},
 	{"R.matmul", Matmul},
 	{"R.sum", Reduce}, {"R.mean", Reduce}, {"R.max", Reduce}, {"R.min", Reduce},
 	{"R.permute_dims", ShapeOp}, {"R.concat", ShapeOp}, {"R.expand_dims", ShapeOp}, {"R.squeeze", ShapeOp}, {"R.reshape", ShapeOp},
+	{"R.astype", ShapeOp},
 }
+
+// unaryAttrs are the attributes a unary op is called with (axis 0 exists
+// in every rank generated).
+var unaryAttrs = map[string]string{"R.flip": ", axis=0", "R.cumsum": ", axis=0"}
+
+// wider is the dtype an astype round trip goes through: exact both ways.
+var wider = map[string]string{"float32": "float64", "float16": "float32", "int32": "int64"}
 
 // Module is a generated module with what it uses.
 type Module struct {
@@ -169,7 +180,7 @@ func (g *gen) step(indent string) {
 	switch op.Family {
 	case Unary:
 		x := g.pick()
-		g.emit(indent, name, fmt.Sprintf("%s(%s)", op.Name, x.name), x)
+		g.emit(indent, name, fmt.Sprintf("%s(%s%s)", op.Name, x.name, unaryAttrs[op.Name]), x)
 	case Binary:
 		a := g.pick()
 		// The other operand: same shape, a (c,) vector or a keepdims column.
@@ -311,6 +322,11 @@ func (g *gen) shapeStep(indent, op, name string) bool {
 		g.ops["R.expand_dims"]++
 		g.ops["R.squeeze"]++
 		g.ops[op]-- // counted once below
+	case "R.astype":
+		a := g.pick()
+		g.lines = append(g.lines, fmt.Sprintf(`%s%s = R.astype(%s, dtype="%s")`, indent, name, a.name, wider[g.dtype]))
+		g.emit(indent, g.fresh(), fmt.Sprintf(`R.astype(%s, dtype="%s")`, name, g.dtype), a)
+		g.ops["R.astype"]++
 	case "R.reshape":
 		a, ok := g.pickRows(-1)
 		if !ok {
