@@ -160,3 +160,26 @@ func TestLegalizeSortOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeGatherNDCollapseOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "int32"} {
+		cases = append(cases,
+			legalCase{name: "gather_nd " + dt, params: []string{tensorParam("x", "(3, 4, 2)", dt)}, body: `
+				i = R.const([[0, 3], [2, 1], [1, 0]], "int64")
+				gv = R.gather_nd(x, i)`},
+			legalCase{name: "gather_nd full " + dt, params: []string{tensorParam("x", "(3, 4)", dt)}, body: `
+				i = R.const([[[0, 3]], [[2, 1]]], "int32")
+				gv = R.gather_nd(x, i)`},
+			legalCase{name: "gather_nd batch " + dt, params: []string{tensorParam("x", `(2, 3, "n")`, dt)}, body: `
+				i = R.const([[2], [0]], "int64")
+				gv = R.gather_nd(x, i, batch_dims=1)`},
+			legalCase{name: "collapse_sum_to " + dt, params: []string{tensorParam("x", "(2, 3, 4)", dt)}, body: "gv = R.collapse_sum_to(x, R.shape([3, 1]))"},
+			legalCase{name: "collapse_sum_to same " + dt, params: []string{tensorParam("x", `("n", 3)`, dt)}, body: "gv = R.collapse_sum_to(x, R.shape([3]))"},
+			legalCase{name: "collapse_sum_to scalar " + dt, params: []string{tensorParam("x", `("n", 3)`, dt)}, body: "gv = R.collapse_sum_to(x, R.shape([]))"},
+			legalCase{name: "collapse_sum_like " + dt, params: []string{tensorParam("x", "(2, 3, 4)", dt), tensorParam("y", "(2, 1, 4)", dt)}, body: "gv = R.collapse_sum_like(x, y)"},
+			legalCase{name: "collapse_sum_like copy " + dt, params: []string{tensorParam("x", `(2, "n")`, dt), tensorParam("y", `(2, "n")`, dt)}, body: "gv = R.collapse_sum_like(x, y)"},
+		)
+	}
+	runFullyLegalized(t, cases)
+}

@@ -1,0 +1,298 @@
+package op
+
+import (
+	"github.com/phasec/phasec/ir"
+)
+
+// gather_nd (TVM's manipulate.py; src/relax/op/tensor/manipulate.cc,
+// legalized as topi.gather_nd) and collapse_sum_to / collapse_sum_like
+// (the reductions that undo a broadcast, used by gradients; legalized as
+// topi.collapse_sum).
+
+var (
+	// GatherND is R.gather_nd(data, indices, batch_dims=0): indices' last
+	// axis (of length M) indexes data's dimensions batch_dims ..
+	// batch_dims+M-1; the output is indices.shape[:-1] +
+	// data.shape[batch_dims+M:].
+	GatherND = ir.RegisterOp(newGatherNDOp())
+	// CollapseSumTo is R.collapse_sum_to(data, shape): data summed over
+	// the dimensions a broadcast from shape to data's shape would add.
+	CollapseSumTo = ir.RegisterOp(newCollapseSumOp("relax.collapse_sum_to", "shape", ir.ArgShape))
+	// CollapseSumLike is R.collapse_sum_like(data, collapse_target): as
+	// collapse_sum_to with the target's shape.
+	CollapseSumLike = ir.RegisterOp(newCollapseSumOp("relax.collapse_sum_like", "collapse_target", ir.ArgExpr))
+)
+
+func newGatherNDOp() *ir.Op {
+	op := &ir.Op{Name: "relax.gather_nd", Doc: "Gathers slices of data at the multi-indices in indices' last axis.", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "indices", Kind: ir.ArgExpr}, {Name: "batch_dims", Kind: ir.AttrInt, Default: int64(0)}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := tensorArg(op, call, 1)
+		if err != nil {
+			return nil, err
+		}
+		if !idx.DType.IsVoid() && !idx.DType.IsInteger() {
+			return nil, opErrorf(op, "indices must be an integer tensor, got %s", idx.DType)
+		}
+		b, _, err := opAttrInt(op, call, "batch_dims")
+		if err != nil {
+			return nil, err
+		}
+		if b < 0 {
+			return nil, opErrorf(op, "batch_dims must be non-negative, got %d", b)
+		}
+		if idx.NDim == 0 {
+			return nil, opErrorf(op, "indices must have rank at least 1")
+		}
+		di, okD := t.Dims()
+		ii, okI := idx.Dims()
+		if !okI || t.NDim < 0 {
+			return ir.TensorInfoNDim(t.DType, -1), nil
+		}
+		m, ok := ir.IntValue(ii[len(ii)-1])
+		if !ok {
+			return ir.TensorInfoNDim(t.DType, -1), nil
+		}
+		if b+m > int64(t.NDim) || b > int64(len(ii)-1) {
+			return nil, opErrorf(op, "batch_dims %d plus the index length %d exceed data's rank %d", b, m, t.NDim)
+		}
+		ndim := len(ii) - 1 + t.NDim - int(b+m)
+		if !okD {
+			return ir.TensorInfoNDim(t.DType, ndim), nil
+		}
+		for i := range b {
+			if dimsProvablyDiffer(di[i], ii[i]) {
+				return nil, opErrorf(op, "batch dimension %d is %s in data but %s in indices", i, fmtDim(di[i]), fmtDim(ii[i]))
+			}
+		}
+		out := append(append([]ir.PrimExpr{}, ii[:len(ii)-1]...), di[b+m:]...)
+		return newTensor(t.DType, out, true, ndim), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		ix, err := argArray(op, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		if ix.f != nil || len(ix.shape) == 0 {
+			return nil, opErrorf(op, "indices must be an integer tensor of rank >= 1, got %s%v", ix.dt, ix.shape)
+		}
+		bv, _, err := opAttrInt(op, call, "batch_dims")
+		if err != nil {
+			return nil, err
+		}
+		b := int(bv)
+		lead := ix.shape[:len(ix.shape)-1]
+		m := int(ix.shape[len(ix.shape)-1])
+		if b < 0 || b+m > len(x.shape) || b > len(lead) {
+			return nil, opErrorf(op, "batch_dims %d plus the index length %d exceed data's rank %d", b, m, len(x.shape))
+		}
+		shape := append(append([]int64{}, lead...), x.shape[b+m:]...)
+		if err := CheckSize(shape); err != nil {
+			return nil, opErrorf(op, "%v", err)
+		}
+		out := newArray(x.dt, shape)
+		idx := make([]int64, len(shape))
+		src := make([]int64, len(x.shape))
+		in := make([]int64, len(ix.shape))
+		for k := range out.size() {
+			unravel(k, shape, idx)
+			copy(src, idx[:b])
+			copy(in, idx[:len(lead)])
+			for j := range m {
+				in[len(lead)] = int64(j)
+				v := ix.i[flatIndex(in, ix.shape)]
+				if v < 0 || v >= x.shape[b+j] {
+					return nil, opErrorf(op, "index %d is out of range for data dimension %d of extent %d", v, b+j, x.shape[b+j])
+				}
+				src[b+j] = v
+			}
+			copy(src[b+m:], idx[len(lead):])
+			out.copyElem(k, x, flatIndex(src, x.shape))
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		ix, err := k.Input(call.Args[1], "B")
+		if err != nil {
+			return err
+		}
+		bv, _, err := opAttrInt(op, call, "batch_dims")
+		if err != nil {
+			return err
+		}
+		m, ok := ir.IntValue(ix.Shape[len(ix.Shape)-1])
+		if !ok {
+			return ErrNotLegalizable
+		}
+		b, lead := int(bv), len(ix.Shape)-1
+		out, err := k.Output("T_gather_nd")
+		if err != nil {
+			return err
+		}
+		k.Compute("T_gather_nd", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			src := append([]ir.PrimExpr{}, v[:b]...)
+			for j := range m {
+				at := append(append([]ir.PrimExpr{}, v[:lead]...), ir.I64(j))
+				src = append(src, castTo(ir.Int64, Load(ix, at)))
+			}
+			src = append(src, v[lead:]...)
+			return Load(a, src)
+		})
+		return nil
+	})
+	return op
+}
+
+func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
+	op := &ir.Op{Name: name, Doc: "Sums data down to a shape that broadcasts to data's.", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: target, Kind: kind}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		var dims []ir.PrimExpr
+		var ndim int
+		var shape ir.Expr
+		if kind == ir.ArgShape {
+			if dims, ndim, shape, err = shapeArg(op, call, 1); err != nil {
+				return nil, err
+			}
+		} else {
+			tt, err := tensorArg(op, call, 1)
+			if err != nil {
+				return nil, err
+			}
+			ndim = tt.NDim
+			dims, _ = tt.Dims()
+		}
+		if t.NDim >= 0 && ndim > t.NDim {
+			return nil, opErrorf(op, "%s has rank %d, more than data's %d", target, ndim, t.NDim)
+		}
+		if dd, ok := t.Dims(); ok && dims != nil {
+			off := len(dd) - len(dims)
+			for i, d := range dims {
+				if !isOne(d) && dimsProvablyDiffer(d, dd[off+i]) {
+					return nil, opErrorf(op, "%s dimension %d (%s) does not broadcast to data's %s", target, i, fmtDim(d), fmtDim(dd[off+i]))
+				}
+			}
+		}
+		if kind == ir.ArgShape {
+			return tensorFromShape(t.DType, dims, ndim, shape), nil
+		}
+		if dims == nil {
+			return ir.TensorInfoNDim(t.DType, ndim), nil
+		}
+		return newTensor(t.DType, dims, true, ndim), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		var to []int64
+		if kind == ir.ArgShape {
+			if to, err = argShape(op, args, 1); err != nil {
+				return nil, err
+			}
+		} else {
+			tt, err := argArray(op, args, 1)
+			if err != nil {
+				return nil, err
+			}
+			to = tt.shape
+		}
+		if len(to) > len(x.shape) {
+			return nil, opErrorf(op, "%s %v has more dimensions than data %v", target, to, x.shape)
+		}
+		off := len(x.shape) - len(to)
+		for i, d := range to {
+			if d != 1 && d != x.shape[off+i] {
+				return nil, opErrorf(op, "%s %v does not broadcast to data %v", target, to, x.shape)
+			}
+		}
+		out := newArray(x.dt, to)
+		b := newBroadcaster(to)
+		idx := make([]int64, len(x.shape))
+		sf, si := make([]float64, out.size()), make([]int64, out.size())
+		for k := range x.size() {
+			unravel(k, x.shape, idx)
+			j := b.index(idx)
+			if x.f != nil {
+				sf[j] += x.f[k]
+			} else {
+				si[j] += x.i[k]
+			}
+		}
+		for j := range out.size() {
+			if x.f != nil {
+				out.setFloat(j, sf[j])
+			} else {
+				out.setInt(j, si[j])
+			}
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("T_collapse_sum")
+		if err != nil {
+			return err
+		}
+		off := len(a.Shape) - len(out.Shape)
+		// Reduced data dimensions: the leading ones, and those where the
+		// target has a 1 and data (provably) does not.
+		var extents []ir.PrimExpr
+		reduced := make([]bool, len(a.Shape))
+		for i, d := range a.Shape {
+			if i < off || (isOne(out.Shape[i-off]) && !isOne(d)) {
+				if i >= off {
+					if _, ok := ir.IntValue(d); !ok {
+						return ErrNotLegalizable // d may be 1 at run time
+					}
+				}
+				reduced[i] = true
+				extents = append(extents, d)
+			}
+		}
+		if len(extents) == 0 { // nothing collapses: a copy
+			k.Compute("T_collapse_sum", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return Load(a, v) })
+			return nil
+		}
+		k.Reduce("T_collapse_sum", out, "ax", extents, constOf(out.DType, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			idx := make([]ir.PrimExpr, len(a.Shape))
+			ri := 0
+			for i := range idx {
+				if reduced[i] {
+					idx[i] = r[ri]
+					ri++
+				} else {
+					idx[i] = s[i-off]
+				}
+			}
+			return ir.NewBinary(ir.OpAdd, acc, Load(a, idx))
+		})
+		return nil
+	})
+	return op
+}

@@ -1,0 +1,22 @@
+package op
+
+import (
+	"testing"
+
+	"github.com/phasec/phasec/ir"
+)
+
+func TestInferGatherNDCollapse(t *testing.T) {
+	x := tensorVar("x", ir.Float32, symN, 4, 5)
+	runInferCases(t, nil, []inferCase{
+		{"gather_nd", opCall(GatherND, nil, x, tensorVar("i", ir.Int64, 7, 2)), tinfo(ir.Float32, 7, 5), ""},
+		{"gather_nd batch", opCall(GatherND, ir.Attrs{"batch_dims": int64(1)}, x, tensorVar("i", ir.Int64, symN, 3, 1)), tinfo(ir.Float32, symN, 3, 5), ""},
+		{"gather_nd too long", opCall(GatherND, nil, x, tensorVar("i", ir.Int64, 2, 4)), nil, "R.gather_nd: batch_dims 0 plus the index length 4 exceed data's rank 3"},
+		{"gather_nd float indices", opCall(GatherND, nil, x, tensorVar("i", ir.Float32, 2, 1)), nil, "indices must be an integer tensor"},
+		{"gather_nd batch mismatch", opCall(GatherND, ir.Attrs{"batch_dims": int64(2)}, x, tensorVar("i", ir.Int64, symN, 3, 1)), nil, "batch dimension 1 is 4 in data but 3 in indices"},
+		{"collapse_sum_to", opCall(CollapseSumTo, nil, x, shapeLit(4, 1)), tinfo(ir.Float32, 4, 1), ""},
+		{"collapse_sum_to bad", opCall(CollapseSumTo, nil, x, shapeLit(3, 5)), nil, "R.collapse_sum_to: shape dimension 0 (3) does not broadcast to data's 4"},
+		{"collapse_sum_to rank", opCall(CollapseSumTo, nil, x, shapeLit(1, 1, 1, 1)), nil, "shape has rank 4, more than data's 3"},
+		{"collapse_sum_like", opCall(CollapseSumLike, nil, x, tensorVar("y", ir.Float32, 1, 5)), tinfo(ir.Float32, 1, 5), ""},
+	})
+}
