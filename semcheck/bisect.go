@@ -204,7 +204,7 @@ func (in Inputs) restrictedTo(mod *ir.Module) Inputs {
 }
 
 // Reduce shrinks cu.Input while cu.Fails: it turns dataflow blocks into
-// plain ones, deletes bindings of the checked function, forwards a binding's operand in place of its value,
+// plain ones, deletes bindings of the checked function, forwards a binding's operand (or a match_cast's value) in place of its value,
 // turns bound values into parameters, drops unused parameters and removes
 // other functions, keeping each change only when the module is still
 // valid and the failure persists. At most budget candidates are tried.
@@ -247,6 +247,12 @@ func (cu *Culprit) Reduce(in Inputs, budget int) *ir.Module {
 							break
 						}
 					}
+				}
+			}
+			if mc, ok := bindings[i].(*ir.MatchCast); ok && !progress {
+				// The cast value in place of the cast.
+				if u, ok := mc.Value.(*ir.Var); ok && try(rewrite(cur, name, v, u, nil)) {
+					progress = true
 				}
 			}
 			if progress {
@@ -320,6 +326,9 @@ func rewrite(mod *ir.Module, name string, v *ir.Var, repl ir.Expr, param *ir.Var
 	if param != nil {
 		nf.Params = append(append([]*ir.Var(nil), nf.Params...), param)
 	}
+	// The result's annotation is inferred again on reparsing: a forwarded
+	// operand may have another shape (the add before a permute_dims).
+	nf.Ret = nil
 	out := mod.Clone()
 	out.Set(name, &nf)
 	return reparse(out)

@@ -30,20 +30,63 @@ const difftestPipeline = "canonicalize,lower,build"
 // reproducer to dir and fails t naming it.
 func diffOne(t *testing.T, gm *randmod.Module, origin string, in Inputs, dir string) bool {
 	t.Helper()
+	report, ok := diffModule(t, gm, difftestPipeline, origin, in, dir)
+	if !ok {
+		t.Error(report)
+	}
+	return ok
+}
+
+// diffModule runs gm through pipeline with DiffCheck; on a failure it
+// writes the reduced reproducer to dir and returns the report.
+func diffModule(t *testing.T, gm *randmod.Module, pipeline, origin string, in Inputs, dir string) (string, bool) {
+	t.Helper()
 	mod, diags := syntax.Parse("randmod.tvms", []byte(gm.Text))
 	require.Empty(t, diags, "%s does not parse:\n%s", origin, gm.Text)
-	r, err := DiffCheck(mod, difftestPipeline, origin, in, 300)
+	r, err := DiffCheck(mod, pipeline, origin, in, 300)
 	if err == nil {
-		return true
+		return "", true
 	}
 	if r == nil {
-		t.Errorf("%s: the generated module cannot be checked: %v\n%s", origin, err, gm.Text)
-		return false
+		return fmt.Sprintf("%s: the generated module cannot be checked: %v\n%s", origin, err, gm.Text), false
 	}
 	path, werr := r.Write(dir)
 	require.NoError(t, werr)
-	t.Errorf("%s: %v\n%s\nreduced reproducer written to %s:\n%s", origin, err, gm.Text, path, r.Text())
-	return false
+	return fmt.Sprintf("%s: %v\n%s\nreduced reproducer written to %s:\n%s", origin, err, gm.Text, path, r.Text()), false
+}
+
+// TestDifferentialWritesRegressions: the differential test's path with
+// the broken pass in the pipeline: a generated module whose result depends
+// on its first add fails, its reproducer is written (one file per distinct reduced module),
+// is small, names the broken pass and replays the failure.
+func TestDifferentialWritesRegressions(t *testing.T) {
+	dir := t.TempDir()
+	failed := 0
+	for seed := range uint64(100) {
+		gm := randmod.Generate(seed)
+		report, ok := diffModule(t, gm, "canonicalize,FlipSignForTest,lower,build", fmt.Sprintf("randmod seed %d", seed),
+			Inputs{Seed: seed, Dim: 1 + int64(seed%4)}, dir)
+		if !ok {
+			failed++
+			assert.Contains(t, report, "reduced reproducer written to "+dir)
+		}
+	}
+	require.Positive(t, failed, "some generated module has an add the broken pass flips")
+	files, err := filepath.Glob(filepath.Join(dir, "*.tvms"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	assert.LessOrEqual(t, len(files), failed)
+	for _, f := range files {
+		mod, replay, _, err := ReadRegression(f)
+		require.NoError(t, err)
+		assert.Equal(t, "FlipSignForTest", replay, f)
+		assert.LessOrEqual(t, len(topLevelBindings(mod.Func("main"))), 2, "%s:\n%s", f, syntax.Print(mod))
+		cu, err := Replay(f)
+		require.NoError(t, err)
+		require.NotNil(t, cu, "%s replays the failure", f)
+		assert.Equal(t, "FlipSignForTest", cu.Name)
+	}
+	t.Logf("%d of 100 modules failed the broken pipeline; %d distinct reproducers", failed, len(files))
 }
 
 // TestRegressionWritten: a failure (the deliberately broken pass) is
