@@ -3,6 +3,8 @@ package semcheck
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -11,8 +13,11 @@ import (
 
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/randmod"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/syntax"
 )
 
 // The passes of the lower and build barriers, in the barriers' order.
@@ -65,6 +70,8 @@ func shuffle(rng *rand.Rand, steps []string) []string {
 // well-formedness and crash checks after every pass. An allowed order that
 // breaks a module would be an undeclared ordering dependence (a missing
 // contract declaration or constraint).
+var shuffleRandom = flag.Int("shuffle.random", 20, "random modules the pass-shuffling test also runs (3 orders each)")
+
 func TestShuffledPipelinesKeepResults(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 15))
 	paths := []string{"../testdata/models/mlp.tvms", "../testdata/relax_closure_capture.tvms",
@@ -72,9 +79,25 @@ func TestShuffledPipelinesKeepResults(t *testing.T) {
 		"../testdata/relax_shape_and_prim_values.tvms", "../testdata/lowered_call_tir_inplace.tvms"}
 	accepted, rejected, incomplete, built := 0, 0, 0, 0
 	orders := map[string]bool{}
+	type subject struct {
+		path   string
+		mod    *ir.Module
+		orders int
+	}
+	var subjects []subject
 	for _, path := range paths {
-		mod := parseFile(t, path)
-		for range 12 {
+		subjects = append(subjects, subject{path, parseFile(t, path), 12})
+	}
+	// Random modules (ir/randmod) widen what the orders run on: If,
+	// closures, tuples, shape-changing ops, float16 and int32.
+	for seed := range uint64(*shuffleRandom) {
+		mod, diags := syntax.Parse("randmod.tvms", []byte(randmod.Generate(seed).Text))
+		require.Empty(t, diags)
+		subjects = append(subjects, subject{fmt.Sprintf("randmod seed %d", seed), mod, 3})
+	}
+	for _, sub := range subjects {
+		path, mod := sub.path, sub.mod
+		for range sub.orders {
 			// The build steps run explicitly and the build barrier's
 			// checks follow without re-running them: the phase is recorded
 			// and VM code generation checks the build invariants.
