@@ -183,3 +183,20 @@ func TestLegalizeGatherNDCollapseOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeScatterElementsOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "int32"} {
+		for _, red := range []string{"update", "add", "mul", "max", "min"} {
+			cases = append(cases,
+				legalCase{name: "scatter_elements axis 0 " + red + dt, params: []string{tensorParam("x", "(3, 4)", dt), tensorParam("u", "(2, 3)", dt)}, body: fmt.Sprintf(`
+					i = R.const([[2, 0, -1], [2, 1, 0]], "int64")
+					gv = R.scatter_elements(x, i, u, reduction=%q)`, red)},
+				legalCase{name: "scatter_elements axis 1 " + red + dt, params: []string{tensorParam("x", `("n", 4)`, dt), tensorParam("u", "(1, 3)", dt)}, body: fmt.Sprintf(`
+					i = R.const([[3, 3, 0]], "int32")
+					gv = R.scatter_elements(x, i, u, axis=-1, reduction=%q)`, red)},
+			)
+		}
+	}
+	runFullyLegalized(t, cases)
+}

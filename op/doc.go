@@ -36,7 +36,7 @@
 //	           nn.adaptive_avg_pool2d (NCHW)
 //	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
 //	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
-//	gather.go  gather_nd, collapse_sum_to, collapse_sum_like
+//	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like
 //
 // and the machinery they share: infer.go and schema.go (argument and
 // attribute access, broadcasting, errors prefixed with R.<op>), value.go

@@ -296,3 +296,236 @@ func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
 	})
 	return op
 }
+
+// ScatterElements is R.scatter_elements(data, indices, updates, axis=0,
+// reduction="update"): data with updates[p] combined into the element
+// indices[p] picks along axis (ONNX ScatterElements; negative indices
+// count from the end). Duplicate positions apply in C order.
+var ScatterElements = ir.RegisterOp(newScatterElementsOp())
+
+func newScatterElementsOp() *ir.Op {
+	op := &ir.Op{Name: "relax.scatter_elements", Doc: "Scatters updates into a copy of data at the positions indices gives along axis.",
+		Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "indices", Kind: ir.ArgExpr}, {Name: "updates", Kind: ir.ArgExpr},
+			{Name: "axis", Kind: ir.AttrInt, Default: int64(0)}, {Name: "reduction", Kind: ir.AttrStr, Default: "update"}}}
+	reduction := func(call *ir.Call) (string, error) {
+		r, _ := opAttr(op, call, "reduction").(string)
+		switch r {
+		case "update", "add", "mul", "max", "min":
+			return r, nil
+		case "mean":
+			return "", opErrorf(op, "reduction \"mean\" is not supported by phasec yet")
+		}
+		return "", opErrorf(op, "reduction must be one of update, add, mul, mean, max, min; got %q", r)
+	}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := tensorArg(op, call, 1)
+		if err != nil {
+			return nil, err
+		}
+		upd, err := tensorArg(op, call, 2)
+		if err != nil {
+			return nil, err
+		}
+		if !idx.DType.IsVoid() && !idx.DType.IsInteger() {
+			return nil, opErrorf(op, "indices must be an integer tensor, got %s", idx.DType)
+		}
+		if _, err := unifyDType(op, t.DType, upd.DType); err != nil {
+			return nil, err
+		}
+		if _, err := reduction(call); err != nil {
+			return nil, err
+		}
+		for _, o := range []*ir.TensorInfo{idx, upd} {
+			if t.NDim >= 0 && o.NDim >= 0 && o.NDim != t.NDim {
+				return nil, opErrorf(op, "indices and updates must have data's rank %d, got %d", t.NDim, o.NDim)
+			}
+		}
+		if di, ok := idx.Dims(); ok {
+			if du, ok := upd.Dims(); ok && len(du) == len(di) {
+				for i := range di {
+					if dimsProvablyDiffer(di[i], du[i]) {
+						return nil, opErrorf(op, "indices and updates differ in dimension %d: %s vs %s", i, fmtDim(di[i]), fmtDim(du[i]))
+					}
+				}
+			}
+		}
+		axis, _, err := opAttrInt(op, call, "axis")
+		if err != nil {
+			return nil, err
+		}
+		if t.NDim >= 0 {
+			if _, err := normAxis(op, axis, t.NDim); err != nil {
+				return nil, err
+			}
+		}
+		return t, nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		ix, err := argArray(op, args, 1)
+		if err != nil {
+			return nil, err
+		}
+		up, err := argArray(op, args, 2)
+		if err != nil {
+			return nil, err
+		}
+		red, err := reduction(call)
+		if err != nil {
+			return nil, err
+		}
+		axis, err := axisAttr(op, call, len(x.shape))
+		if err != nil {
+			return nil, err
+		}
+		if ix.f != nil || !sameDims(ix.shape, up.shape) || len(ix.shape) != len(x.shape) {
+			return nil, opErrorf(op, "indices %s%v and updates %v must be integer and updates-shaped, of data's rank", ix.dt, ix.shape, up.shape)
+		}
+		out := newArray(x.dt, x.shape)
+		for k := range out.size() {
+			out.copyElem(k, x, k)
+		}
+		idx := make([]int64, len(ix.shape))
+		for p := range ix.size() {
+			unravel(p, ix.shape, idx)
+			for d := range idx {
+				if d != axis && idx[d] >= x.shape[d] {
+					return nil, opErrorf(op, "indices position %v is outside data %v", idx, x.shape)
+				}
+			}
+			v := ix.i[p]
+			if v < 0 {
+				v += x.shape[axis]
+			}
+			if v < 0 || v >= x.shape[axis] {
+				return nil, opErrorf(op, "index %d is out of range for axis %d of extent %d", ix.i[p], axis, x.shape[axis])
+			}
+			idx[axis] = v
+			j := flatIndex(idx, x.shape)
+			if out.f != nil {
+				a, u := out.f[j], up.float(p)
+				switch red {
+				case "update":
+					a = u
+				case "add":
+					a += u
+				case "mul":
+					a *= u
+				case "max":
+					a = max(a, u)
+				case "min":
+					a = min(a, u)
+				}
+				out.setFloat(j, a)
+				continue
+			}
+			a, u := out.i[j], up.int(p)
+			switch red {
+			case "update":
+				a = u
+			case "add":
+				a += u
+			case "mul":
+				a *= u
+			case "max":
+				a = max(a, u)
+			case "min":
+				a = min(a, u)
+			}
+			out.setInt(j, a)
+		}
+		return out.tensor()
+	})
+	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+		red, err := reduction(call)
+		if err != nil {
+			return err
+		}
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		ix, err := k.Input(call.Args[1], "B")
+		if err != nil {
+			return err
+		}
+		up, err := k.Input(call.Args[2], "C")
+		if err != nil {
+			return err
+		}
+		axis, err := axisAttr(op, call, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		out, err := k.Output("T_scatter_elements")
+		if err != nil {
+			return err
+		}
+		dt := a.DType
+		// The update position p of output element s with p[axis] = j, and
+		// whether it exists in indices' (possibly smaller) shape.
+		pos := func(s []ir.PrimExpr, j ir.PrimExpr) ([]ir.PrimExpr, ir.PrimExpr) {
+			p := append([]ir.PrimExpr{}, s...)
+			p[axis] = j
+			var in ir.PrimExpr = ir.NewBool(true)
+			for d := range s {
+				if d != axis {
+					in = ir.NewBinary(ir.OpAnd, in, ir.NewBinary(ir.OpLT, s[d], ix.Shape[d]))
+				}
+			}
+			return p, in
+		}
+		hits := func(s, p []ir.PrimExpr) ir.PrimExpr {
+			i := castTo(ir.Int64, Load(ix, p))
+			i = &ir.Select{Cond: ir.NewBinary(ir.OpLT, i, ir.I64(0)), True: ir.Add(i, a.Shape[axis]), False: i}
+			return ir.NewBinary(ir.OpEQ, i, s[axis])
+		}
+		ext := []ir.PrimExpr{ix.Shape[axis]}
+		if red == "update" {
+			last := k.Alloc("T_scatter_last", ir.Int64, a.Shape)
+			k.Reduce("T_scatter_last", last, "ax", ext, ir.I64(-1), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+				p, in := pos(s, r[0])
+				return intrinsic("if_then_else", ir.Int64, in, intrinsic("if_then_else", ir.Int64, hits(s, p), ir.Max(acc, r[0]), acc), acc)
+			})
+			k.Compute("T_scatter_elements", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+				j := Load(last, v)
+				p := append([]ir.PrimExpr{}, v...)
+				p[axis] = j
+				return intrinsic("if_then_else", dt, ir.NewBinary(ir.OpGE, j, ir.I64(0)), Load(up, p), Load(a, v))
+			})
+			return nil
+		}
+		var init ir.PrimExpr
+		var combine func(x, y ir.PrimExpr) ir.PrimExpr
+		switch red {
+		case "add":
+			init, combine = constOf(dt, 0), func(x, y ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpAdd, x, y) }
+		case "mul":
+			init, combine = constOf(dt, 1), func(x, y ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, x, y) }
+		case "max":
+			init, combine = limitValue(dt, true), func(x, y ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMax, x, y) }
+		default:
+			init, combine = limitValue(dt, false), func(x, y ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMin, x, y) }
+		}
+		acc := k.Alloc("T_scatter_acc", dt, a.Shape)
+		k.Reduce("T_scatter_acc", acc, "ax", ext, init, func(s, r []ir.PrimExpr, cur ir.PrimExpr) ir.PrimExpr {
+			p, in := pos(s, r[0])
+			return intrinsic("if_then_else", dt, in, intrinsic("if_then_else", dt, hits(s, p), combine(cur, Load(up, p)), cur), cur)
+		})
+		k.Compute("T_scatter_elements", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return combine(Load(a, v), Load(acc, v)) })
+		return nil
+	})
+	return op
+}

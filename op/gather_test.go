@@ -20,3 +20,18 @@ func TestInferGatherNDCollapse(t *testing.T) {
 		{"collapse_sum_like", opCall(CollapseSumLike, nil, x, tensorVar("y", ir.Float32, 1, 5)), tinfo(ir.Float32, 1, 5), ""},
 	})
 }
+
+func TestInferScatterElements(t *testing.T) {
+	x := tensorVar("x", ir.Float32, symN, 4)
+	i := tensorVar("i", ir.Int64, 2, 3)
+	u := tensorVar("u", ir.Float32, 2, 3)
+	runInferCases(t, nil, []inferCase{
+		{"scatter_elements", opCall(ScatterElements, nil, x, i, u), tinfo(ir.Float32, symN, 4), ""},
+		{"scatter_elements add", opCall(ScatterElements, ir.Attrs{"axis": int64(1), "reduction": "add"}, x, i, u), tinfo(ir.Float32, symN, 4), ""},
+		{"scatter_elements shapes", opCall(ScatterElements, nil, x, i, tensorVar("u", ir.Float32, 2, 2)), nil, "R.scatter_elements: indices and updates differ in dimension 1: 3 vs 2"},
+		{"scatter_elements rank", opCall(ScatterElements, nil, x, tensorVar("j", ir.Int64, 3), tensorVar("v", ir.Float32, 3)), nil, "must have data's rank 2, got 1"},
+		{"scatter_elements dtype", opCall(ScatterElements, nil, x, i, tensorVar("v", ir.Int32, 2, 3)), nil, "must be equal"},
+		{"scatter_elements reduction", opCall(ScatterElements, ir.Attrs{"reduction": "sum"}, x, i, u), nil, "reduction must be one of"},
+		{"scatter_elements axis", opCall(ScatterElements, ir.Attrs{"axis": int64(2)}, x, i, u), nil, "out of range"},
+	})
+}
