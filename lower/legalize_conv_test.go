@@ -46,6 +46,22 @@ func TestLegalizeConvPoolPadOracle(t *testing.T) {
 				params: []string{tensorParam("x", c.x, dt), tensorParam("w", c.w, dt)}, body: fmt.Sprintf("gv = R.nn.conv2d(x, w%s%s)", sep, c.attrs)})
 		}
 	}
+	for _, c := range []struct{ op, x, w, attrs string }{
+		{"conv1d", "(2, 3, 7)", "(4, 3, 3)", ""},
+		{"conv1d", `("n", 4, 6)`, "(2, 2, 2)", "strides=[2], padding=[1, 2], dilation=[2], groups=2"},
+		{"conv1d", "(1, 2, 5)", "(3, 2, 1)", "padding=[1]"},
+		{"conv3d", "(1, 2, 4, 3, 3)", "(2, 2, 2, 2, 2)", ""},
+		{"conv3d", `("n", 2, 3, 4, 3)`, "(2, 1, 3, 2, 1)", "strides=[1, 2, 1], padding=[1, 0, 1], groups=2"},
+	} {
+		for _, dt := range []string{"float32", "int32"} {
+			sep := ""
+			if c.attrs != "" {
+				sep = ", "
+			}
+			cases = append(cases, legalCase{name: c.op + c.x + c.w + c.attrs + dt,
+				params: []string{tensorParam("x", c.x, dt), tensorParam("w", c.w, dt)}, body: fmt.Sprintf("gv = R.nn.%s(x, w%s%s)", c.op, sep, c.attrs)})
+		}
+	}
 	cases = append(cases, legalCase{name: "conv2d out_dtype", params: []string{tensorParam("x", "(1, 2, 4, 4)", "float32"), tensorParam("w", "(1, 2, 2, 2)", "float32")},
 		body: `gv = R.nn.conv2d(x, w, out_dtype="float64")`})
 	for _, o := range []string{"max_pool2d", "avg_pool2d"} {

@@ -2,6 +2,7 @@ package op
 
 import (
 	"math"
+	"strings"
 
 	"github.com/phasec/phasec/ir"
 )
@@ -11,7 +12,7 @@ import (
 // python/tvm/relax/transform/legalize_ops/nn.py does, through topi's
 // nn.pad, nn.conv2d_nchw / group_conv2d_nchw and nn.pool2d).
 //
-// Only the NCHW data layout and the OIHW kernel layout are supported; any
+// Only the NC<spatial> data layouts and OI<spatial> kernel layouts are supported; any
 // other layout is a diagnostic at inference, not a silent misreading.
 // Window attributes are kept in TVM's canonical form after normalization:
 // strides and dilation one entry per spatial axis, padding as the
@@ -23,7 +24,11 @@ var (
 	Pad = ir.RegisterOp(newPadOp())
 	// Conv2D is R.nn.conv2d(data, weight, strides, padding, dilation,
 	// groups, data_layout, kernel_layout, out_layout, out_dtype).
-	Conv2D = ir.RegisterOp(newConv2DOp())
+	Conv2D = ir.RegisterOp(newConvOp(2))
+	// Conv1D is R.nn.conv1d (NCW data, OIW weight), as conv2d.
+	Conv1D = ir.RegisterOp(newConvOp(1))
+	// Conv3D is R.nn.conv3d (NCDHW data, OIDHW weight), as conv2d.
+	Conv3D = ir.RegisterOp(newConvOp(3))
 	// MaxPool2D is R.nn.max_pool2d(data, pool_size, strides, padding,
 	// dilation, ceil_mode, count_include_pad, layout, out_layout).
 	MaxPool2D = ir.RegisterOp(newPool2DOp("relax.nn.max_pool2d", "2-D max pooling.", true))
@@ -336,19 +341,43 @@ func newPadOp() *ir.Op {
 
 // --- nn.conv2d ---------------------------------------------------------------------
 
-func newConv2DOp() *ir.Op {
-	op := &ir.Op{Name: "relax.nn.conv2d", Doc: "2-D convolution (NCHW data, OIHW weight).", Pure: true, Category: ir.CatTensor,
+// convLayouts names the layouts of a convolution with the given number
+// of spatial axes: data (NCW, NCHW, NCDHW) and kernel (OIW, OIHW, OIDHW).
+func convLayouts(spatial int) (data, kernel string) {
+	axes := []string{"W", "HW", "DHW"}[spatial-1]
+	return "NC" + axes, "OI" + axes
+}
+
+// ones is a default window list of n ones (n zeros when zero).
+func ones(n int, zero bool) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = int64(1)
+		if zero {
+			out[i] = int64(0)
+		}
+	}
+	return out
+}
+
+// newConvOp is R.nn.conv1d, conv2d or conv3d: the data (N, C, spatial...)
+// convolved with the weight (O, C/groups, kernel...).
+func newConvOp(spatial int) *ir.Op {
+	dataLayout, kernelLayout := convLayouts(spatial)
+	name := "relax.nn.conv" + itoa(spatial) + "d"
+	op := &ir.Op{Name: name, Doc: itoa(spatial) + "-D convolution (" + dataLayout + " data, " + kernelLayout + " weight).", Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "weight", Kind: ir.ArgExpr},
-			{Name: "strides", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
-			{Name: "padding", Kind: ir.AttrInts, Default: []any{int64(0), int64(0)}},
-			{Name: "dilation", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
+			{Name: "strides", Kind: ir.AttrInts, Default: ones(spatial, false)},
+			{Name: "padding", Kind: ir.AttrInts, Default: ones(spatial, true)},
+			{Name: "dilation", Kind: ir.AttrInts, Default: ones(spatial, false)},
 			{Name: "groups", Kind: ir.AttrInt, Default: int64(1)},
-			{Name: "data_layout", Kind: ir.AttrStr, Default: "NCHW"},
-			{Name: "kernel_layout", Kind: ir.AttrStr, Default: "OIHW"},
-			{Name: "out_layout", Kind: ir.AttrStr, Default: "NCHW"},
+			{Name: "data_layout", Kind: ir.AttrStr, Default: dataLayout},
+			{Name: "kernel_layout", Kind: ir.AttrStr, Default: kernelLayout},
+			{Name: "out_layout", Kind: ir.AttrStr, Default: dataLayout},
 			{Name: "out_dtype", Kind: ir.AttrDType, Default: ir.Void}}}
+	rank := spatial + 2
 	checkLayouts := func(call *ir.Call) (int64, error) {
-		for _, l := range [][2]string{{"data_layout", "NCHW"}, {"kernel_layout", "OIHW"}, {"out_layout", "NCHW"}} {
+		for _, l := range [][2]string{{"data_layout", dataLayout}, {"kernel_layout", kernelLayout}, {"out_layout", dataLayout}} {
 			if err := requireLayout(op, call, l[0], l[1]); err != nil {
 				return 0, err
 			}
@@ -375,7 +404,7 @@ func newConv2DOp() *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		win, err := windowAttrs(op, call, 2, "")
+		win, err := windowAttrs(op, call, spatial, "")
 		if err != nil {
 			return nil, err
 		}
@@ -389,14 +418,14 @@ func newConv2DOp() *ir.Op {
 			}
 		}
 		for i, t := range []*ir.TensorInfo{x, w} {
-			if t.NDim >= 0 && t.NDim != 4 {
-				return nil, opErrorf(op, "%s must be a 4-D tensor, got rank %d", opArgName(op, i), t.NDim)
+			if t.NDim >= 0 && t.NDim != rank {
+				return nil, opErrorf(op, "%s must be a %d-D tensor, got rank %d", opArgName(op, i), rank, t.NDim)
 			}
 		}
 		dx, ok1 := x.Dims()
 		dw, ok2 := w.Dims()
 		if !ok1 || !ok2 {
-			return ir.TensorInfoNDim(outDT, 4), nil
+			return ir.TensorInfoNDim(outDT, rank), nil
 		}
 		if dimsProvablyDiffer(dx[1], ir.Simplify(ir.Mul(dw[1], ir.I64(groups)))) {
 			return nil, opErrorf(op, "data has %s channels but weight expects %s input channels per group times %d groups",
@@ -405,18 +434,17 @@ func newConv2DOp() *ir.Op {
 		if o, ok := ir.IntValue(dw[0]); ok && o%groups != 0 {
 			return nil, opErrorf(op, "weight's %d output channels are not divisible by groups=%d", o, groups)
 		}
-		out := []ir.PrimExpr{dx[0], dw[0],
-			windowOutDim(dx[2], dw[2], win.strides[0], win.dilation[0], win.padding[0], win.padding[2], false),
-			windowOutDim(dx[3], dw[3], win.strides[1], win.dilation[1], win.padding[1], win.padding[3], false)}
-		for i := 2; i < 4; i++ {
-			if provablyNegative(out[i]) {
-				return nil, opErrorf(op, "the kernel (%s, %s) is larger than the padded input (%s, %s)",
-					fmtDim(dw[2]), fmtDim(dw[3]), fmtDim(dx[2]), fmtDim(dx[3]))
+		out := []ir.PrimExpr{dx[0], dw[0]}
+		for i := range spatial {
+			d := windowOutDim(dx[2+i], dw[2+i], win.strides[i], win.dilation[i], win.padding[i], win.padding[spatial+i], false)
+			if provablyNegative(d) {
+				return nil, opErrorf(op, "the kernel %v is larger than the padded input %v", dw[2:], dx[2:])
 			}
+			out = append(out, d)
 		}
-		return newTensor(outDT, out, true, 4), nil
+		return newTensor(outDT, out, true, rank), nil
 	}
-	op.Normalize = normalizeWindow(op, 2, "")
+	op.Normalize = normalizeWindow(op, spatial, "")
 	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
@@ -430,7 +458,7 @@ func newConv2DOp() *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		win, err := windowAttrs(op, call, 2, "")
+		win, err := windowAttrs(op, call, spatial, "")
 		if err != nil {
 			return nil, err
 		}
@@ -441,46 +469,45 @@ func newConv2DOp() *ir.Op {
 		if outDT.IsVoid() {
 			outDT = x.dt
 		}
-		if len(x.shape) != 4 || len(w.shape) != 4 {
-			return nil, opErrorf(op, "data and weight must be 4-D, got %v and %v", x.shape, w.shape)
+		if len(x.shape) != rank || len(w.shape) != rank {
+			return nil, opErrorf(op, "data and weight must be %d-D, got %v and %v", rank, x.shape, w.shape)
 		}
-		n, c, h, wd := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
-		o, ic, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
+		c, o, ic := x.shape[1], w.shape[0], w.shape[1]
 		if c != ic*groups || o%groups != 0 {
 			return nil, opErrorf(op, "data %v and weight %v do not fit groups=%d", x.shape, w.shape, groups)
 		}
-		oh := windowOutInt(h, kh, win.strides[0], win.dilation[0], win.padding[0], win.padding[2], false)
-		ow := windowOutInt(wd, kw, win.strides[1], win.dilation[1], win.padding[1], win.padding[3], false)
-		shape := []int64{n, o, max(oh, 0), max(ow, 0)}
+		shape := []int64{x.shape[0], o}
+		for i := range spatial {
+			shape = append(shape, max(0, windowOutInt(x.shape[2+i], w.shape[2+i], win.strides[i], win.dilation[i], win.padding[i], win.padding[spatial+i], false)))
+		}
 		if err := CheckSize(shape); err != nil {
 			return nil, opErrorf(op, "%v", err)
 		}
 		out := newArray(outDT, shape)
 		og := o / groups
+		oIdx, wIdx, xIdx := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+		taps := numElems(w.shape[1:])
 		for k := range out.size() {
-			ni, oi, y, xx := k/(shape[1]*shape[2]*shape[3]), k/(shape[2]*shape[3])%shape[1], k/shape[3]%shape[2], k%shape[3]
-			base := (oi / og) * ic
+			unravel(k, shape, oIdx)
 			var sf float64
 			var si int64
-			for r := range ic {
-				for dy := range kh {
-					iy := y*win.strides[0] + dy*win.dilation[0] - win.padding[0]
-					if iy < 0 || iy >= h {
-						continue
+		tap:
+			for t := range taps {
+				unravel(t, w.shape[1:], wIdx[1:])
+				wIdx[0] = oIdx[1]
+				xIdx[0], xIdx[1] = oIdx[0], (oIdx[1]/og)*ic+wIdx[1]
+				for i := range spatial {
+					p := oIdx[2+i]*win.strides[i] + wIdx[2+i]*win.dilation[i] - win.padding[i]
+					if p < 0 || p >= x.shape[2+i] {
+						continue tap
 					}
-					for dx := range kw {
-						ix := xx*win.strides[1] + dx*win.dilation[1] - win.padding[1]
-						if ix < 0 || ix >= wd {
-							continue
-						}
-						xi := ((ni*c+base+r)*h+iy)*wd + ix
-						wi := ((oi*ic+r)*kh+dy)*kw + dx
-						if out.f != nil {
-							sf += x.float(xi) * w.float(wi)
-						} else {
-							si += x.int(xi) * w.int(wi)
-						}
-					}
+					xIdx[2+i] = p
+				}
+				xi, wi := flatIndex(xIdx, x.shape), flatIndex(wIdx, w.shape)
+				if out.f != nil {
+					sf += x.float(xi) * w.float(wi)
+				} else {
+					si += x.int(xi) * w.int(wi)
 				}
 			}
 			if out.f != nil {
@@ -496,7 +523,7 @@ func newConv2DOp() *ir.Op {
 		if err != nil {
 			return err
 		}
-		win, err := windowAttrs(op, call, 2, "")
+		win, err := windowAttrs(op, call, spatial, "")
 		if err != nil {
 			return err
 		}
@@ -508,11 +535,11 @@ func newConv2DOp() *ir.Op {
 		if err != nil {
 			return err
 		}
-		name := "conv2d_nchw"
+		block := "conv" + itoa(spatial) + "d_" + strings.ToLower(dataLayout)
 		if groups > 1 {
-			name = "group_conv2d_nchw"
+			block = "group_" + block
 		}
-		out, err := k.Output(name)
+		out, err := k.Output(block)
 		if err != nil {
 			return err
 		}
@@ -523,16 +550,17 @@ func newConv2DOp() *ir.Op {
 		if groups > 1 {
 			og = ir.Simplify(ir.FloorDiv(w.Shape[0], ir.I64(groups)))
 		}
-		k.Reduce(name, out, "nn", []ir.PrimExpr{ic, w.Shape[2], w.Shape[3]}, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+		k.Reduce(block, out, "nn", w.Shape[1:], constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
 			ch := r[0]
 			if groups > 1 {
 				ch = ir.Add(ir.Mul(ir.FloorDiv(s[1], og), ic), r[0])
 			}
-			iy := ir.Add(ir.Mul(s[2], ir.I64(win.strides[0])), ir.Mul(r[1], ir.I64(win.dilation[0])))
-			ix := ir.Add(ir.Mul(s[3], ir.I64(win.strides[1])), ir.Mul(r[2], ir.I64(win.dilation[1])))
-			xv := castTo(dt, Load(src, []ir.PrimExpr{s[0], ch, ir.Simplify(iy), ir.Simplify(ix)}))
-			wv := castTo(dt, Load(w, []ir.PrimExpr{s[1], r[0], r[1], r[2]}))
-			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, xv, wv))
+			xi := []ir.PrimExpr{s[0], ch}
+			for i := range spatial {
+				xi = append(xi, ir.Simplify(ir.Add(ir.Mul(s[2+i], ir.I64(win.strides[i])), ir.Mul(r[1+i], ir.I64(win.dilation[i])))))
+			}
+			wi := append([]ir.PrimExpr{s[1]}, r...)
+			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, castTo(dt, Load(src, xi)), castTo(dt, Load(w, wi))))
 		})
 		return nil
 	})

@@ -33,6 +33,14 @@ func TestInferConvPoolPad(t *testing.T) {
 		{"conv2d layout", opCall(Conv2D, ir.Attrs{"data_layout": "NHWC"}, x, w), nil, `only data_layout="NCHW" is supported, got "NHWC"`},
 		{"conv2d padding length", opCall(Conv2D, ir.Attrs{"padding": ints(1, 2, 3)}, x, w), nil, "padding must have 1, 2 or 4 entries"},
 		{"conv2d kernel too large", opCall(Conv2D, nil, tensorVar("y", ir.Float32, 1, 4, 1, 1), w), nil, "is larger than the padded input"},
+		// (8 + 1 + 2 - 3) / 2 + 1 = 5
+		{"conv1d", opCall(Conv1D, ir.Attrs{"strides": ints(2), "padding": ints(1, 2)}, tensorVar("y", ir.Float32, symN, 4, 8), tensorVar("k", ir.Float32, 6, 4, 3)),
+			tinfo(ir.Float32, symN, 6, 5), ""},
+		{"conv1d rank", opCall(Conv1D, nil, x, w), nil, "R.nn.conv1d: data must be a 3-D tensor, got rank 4"},
+		{"conv1d layout", opCall(Conv1D, ir.Attrs{"data_layout": "NCHW"}, x, w), nil, `only data_layout="NCW" is supported`},
+		// (4 + 2 - 3)/1 + 1 = 4 on each axis
+		{"conv3d", opCall(Conv3D, ir.Attrs{"padding": ints(1)}, tensorVar("y", ir.Float32, 1, 4, 4, 4, 4), tensorVar("k", ir.Float32, 2, 4, 3, 3, 3)),
+			tinfo(ir.Float32, 1, 2, 4, 4, 4), ""},
 		// ceil((8 + 0 - 3)/2) + 1 = 4 (floor: 3)
 		{"max_pool2d ceil", opCall(MaxPool2D, ir.Attrs{"pool_size": ints(3), "strides": ints(2), "ceil_mode": true}, x), tinfo(ir.Float32, symN, 4, 4, 4), ""},
 		{"avg_pool2d", opCall(AvgPool2D, ir.Attrs{"pool_size": ints(3), "strides": ints(2)}, x), tinfo(ir.Float32, symN, 4, 3, 3), ""},

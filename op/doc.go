@@ -32,8 +32,8 @@
 //	nn.go      softmax, log_softmax, layer_norm, rms_norm, prelu
 //	more_manip.go  stack, tile, repeat, gather_elements, outer, cumsum, cumprod
 //	create.go  arange, eye, one_hot (scalar operands as R.prim_value)
-//	conv.go    nn.pad, nn.conv2d, nn.max_pool2d, nn.avg_pool2d,
-//	           nn.adaptive_avg_pool2d (NCHW)
+//	conv.go    nn.pad, nn.conv1d/2d/3d, nn.max_pool2d, nn.avg_pool2d,
+//	           nn.adaptive_avg_pool2d (NCW/NCHW/NCDHW layouts only)
 //	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
 //	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
 //	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like
