@@ -17,8 +17,7 @@
 // local function that captures a parameter (a closure), and returns one
 // value or a tuple of two. Generate draws from a seed, GenerateFrom from
 // bytes (the fuzz target's).
-// Not generated yet: bfloat16 and other integer dtypes, astype to a narrower dtype, match_cast to a new
-// symbolic variable, shapes of rank other than 1 and 2.
+// Not generated yet: bfloat16 and other integer dtypes, astype to a narrower dtype, shapes of rank other than 1 and 2.
 //
 // Invariants: the same seed gives the same text; every generated call is
 // well-typed by construction (shapes are tracked symbolically as text),
@@ -97,7 +96,7 @@ type Module struct {
 	Closure     bool
 	DType       string // of every tensor: "float32", "float16" or "int32"
 	// MatchCasts counts R.match_cast bindings (to the value's own shape,
-	// the symbolic n included); NestedIf: the If's then branch holds
+	// or, with a symbolic n, to (m, c) defining a new symbolic m and back); NestedIf: the If's then branch holds
 	// another If.
 	MatchCasts int
 	NestedIf   bool
@@ -124,9 +123,17 @@ type gen struct {
 	dataflow bool
 	tuples   int
 	casts    int
-	nested   bool   // an If inside the then branch of main's If (on cond2)
-	dtype    string // "float32", "float16" or "int32"
-	ops_     []Op   // the ops allowed for dtype
+	usesM    bool // a match_cast defines the symbolic m
+	// ifDepth > 0 inside If branches, where m is not defined: the else
+	// branch may repeat the then branch's bindings, and a symbolic
+	// variable defined in both branches fails on the VM (VMShapeLower
+	// checks the else branch's definition against the then branch's
+	// unfilled slot: "match_cast error, shape[0] mismatch to a previous
+	// populated value (expected 0, got 2)"), a bug not fixed yet.
+	ifDepth int
+	nested  bool   // an If inside the then branch of main's If (on cond2)
+	dtype   string // "float32", "float16" or "int32"
+	ops_    []Op   // the ops allowed for dtype
 }
 
 func (g *gen) fresh() string { g.next++; return fmt.Sprintf("v%d", g.next) }
@@ -232,6 +239,16 @@ func (g *gen) step(indent string) {
 	if g.rng.IntN(10) == 0 {
 		// Refine the new value by a match_cast to its own shape.
 		v := g.vals[len(g.vals)-1]
+		if g.n == "n" && v.rows && g.ifDepth == 0 && g.rng.IntN(2) == 0 {
+			// Through a new symbolic variable m (defined by the cast, then
+			// checked equal to n by the cast back).
+			g.usesM = true
+			w := g.fresh()
+			g.lines = append(g.lines, fmt.Sprintf(`%s%s = R.match_cast(%s, R.Tensor((m, %d), dtype="%s"))`, indent, w, v.name, v.cols, g.dtype))
+			g.emit(indent, g.fresh(), fmt.Sprintf(`R.match_cast(%s, R.Tensor(%s, dtype="%s"))`, w, v.shape, g.dtype), v)
+			g.casts += 2
+			return
+		}
 		g.emit(indent, g.fresh(), fmt.Sprintf(`R.match_cast(%s, R.Tensor(%s, dtype="%s"))`, v.name, v.shape, g.dtype), v)
 		g.casts++
 	}
@@ -244,6 +261,8 @@ func (g *gen) step(indent string) {
 // result. res is appended to the values.
 func (g *gen) ifBlock(indent, cond string, steps int, res string, mayNest bool) []string {
 	inner := indent + "    "
+	g.ifDepth++
+	defer func() { g.ifDepth-- }()
 	saved := g.lines
 	g.lines = nil
 	start := len(g.vals)
@@ -477,6 +496,9 @@ func (c Config) generate(rng *rand.Rand, label string) *Module {
 	fmt.Fprintf(&b, "# randmod %s\n@I.ir_module\nclass Module:\n    @R.function\n    def main(%s):\n", label, strings.Join(g.params, ", "))
 	if m.Symbolic {
 		b.WriteString("        n = T.int64()\n")
+	}
+	if g.usesM {
+		b.WriteString("        m = T.int64()\n")
 	}
 	for _, l := range body {
 		b.WriteString(l + "\n")
