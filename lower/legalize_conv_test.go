@@ -216,3 +216,22 @@ func TestLegalizeScatterElementsOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeAttentionOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "float64"} {
+		qkv := func(q, k, v string) []string {
+			return []string{tensorParam("q", q, dt), tensorParam("k", k, dt), tensorParam("v", v, dt)}
+		}
+		cases = append(cases,
+			legalCase{name: "attention " + dt, params: qkv("(2, 3, 2, 4)", "(2, 5, 2, 4)", "(2, 5, 2, 3)"), body: "gv = R.nn.attention(q, k, v)"},
+			legalCase{name: "attention symbolic " + dt, params: qkv(`(1, "n", 2, 4)`, `(1, "n", 2, 4)`, `(1, "n", 2, 4)`),
+				body: `gv = R.nn.attention(q, k, v, causal_mask="TopLeft")`},
+			legalCase{name: "attention bottom right " + dt, params: qkv("(1, 3, 1, 2)", "(1, 5, 1, 2)", "(1, 5, 1, 2)"),
+				body: `gv = R.nn.attention(q, k, v, scale=0.3, causal_mask="BottomRight")`},
+			legalCase{name: "attention bias " + dt, params: append(qkv("(2, 3, 2, 4)", "(2, 4, 2, 4)", "(2, 4, 2, 1)"), tensorParam("b", "(2, 1, 3, 4)", dt)),
+				body: "gv = R.nn.attention(q, k, v, b)"},
+		)
+	}
+	runFullyLegalized(t, cases)
+}

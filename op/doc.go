@@ -35,6 +35,7 @@
 //	conv.go    nn.pad, nn.conv1d/2d/3d, nn.max_pool2d, nn.avg_pool2d,
 //	           nn.adaptive_avg_pool2d (NCW/NCHW/NCDHW layouts only)
 //	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
+//	attention.go  nn.attention (scaled dot-product, causal masks, bias)
 //	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
 //	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like
 //
