@@ -235,3 +235,29 @@ func TestLegalizeAttentionOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeLossOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "float64"} {
+		cases = append(cases,
+			legalCase{name: "cross_entropy " + dt, params: []string{tensorParam("p", `("n", 4)`, dt), tensorParam("l", `("n", 4)`, dt)},
+				body: "gv = R.nn.cross_entropy_with_logits(p, l)"},
+			legalCase{name: "cross_entropy vector " + dt, params: []string{tensorParam("p", "(5,)", dt), tensorParam("l", "(5,)", dt)},
+				body: "gv = R.nn.cross_entropy_with_logits(p, l)"},
+		)
+		for _, red := range []string{"mean", "sum", "none"} {
+			cases = append(cases,
+				legalCase{name: "nll_loss " + red + dt, params: []string{tensorParam("p", "(3, 4)", dt), tensorParam("w", "(4,)", dt)}, body: fmt.Sprintf(`
+					t = R.const([3, 0, 3], "int64")
+					gv = R.nn.nll_loss(p, t, w, reduction=%q)`, red)},
+				legalCase{name: "nll_loss spatial ignore " + red + dt, params: []string{tensorParam("p", "(2, 3, 2)", dt)}, body: fmt.Sprintf(`
+					t = R.const([[0, 2], [1, -1]], "int32")
+					gv = R.nn.nll_loss(p, t, reduction=%q, ignore_index=-1)`, red)},
+				legalCase{name: "nll_loss single " + red + dt, params: []string{tensorParam("p", "(4,)", dt)}, body: fmt.Sprintf(`
+					t = R.const(2, "int64")
+					gv = R.nn.nll_loss(p, t, reduction=%q)`, red)},
+			)
+		}
+	}
+	runFullyLegalized(t, cases)
+}
