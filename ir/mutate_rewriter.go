@@ -40,9 +40,23 @@ type Rewriter struct {
 	// dropped it, after remapping the var if it is still used); false
 	// re-emits the binding with the value (see ReEmit).
 	Binding func(rw *Rewriter, bind Binding, value Expr) bool
+	// Branch, when set, is called before an If's then branch is rewritten
+	// (BeforeThen), before its else branch (BeforeElse) and after both
+	// (AfterIf), so a pass whose state follows control flow (what is known
+	// at this point) can fork it per branch and join it after.
+	Branch func(rw *Rewriter, e *If, at BranchPoint)
 
 	remap map[*Var]Expr
 }
+
+// BranchPoint says where in an If the Rewriter's Branch hook is called.
+type BranchPoint uint8
+
+const (
+	BeforeThen BranchPoint = iota
+	BeforeElse
+	AfterIf
+)
 
 // NewRewriter returns a rewriter emitting through a fresh Builder resolving
 // globals in mod.
@@ -204,10 +218,19 @@ func (rw *Rewriter) Expr(e Expr) Expr {
 		}
 	case *If:
 		cond := rw.Expr(e.Cond)
+		if rw.Branch != nil {
+			rw.Branch(rw, e, BeforeThen)
+		}
 		rw.B.BeginInnerScope()
 		then := rw.scopeBody(e.Then)
+		if rw.Branch != nil {
+			rw.Branch(rw, e, BeforeElse)
+		}
 		rw.B.BeginInnerScope()
 		els := rw.scopeBody(e.Else)
+		if rw.Branch != nil {
+			rw.Branch(rw, e, AfterIf)
+		}
 		if cond != e.Cond || then != e.Then || els != e.Else {
 			n := &If{Cond: cond, Then: then, Else: els}
 			n.span = e.span

@@ -155,6 +155,7 @@ func VMShapeLower(mod *ir.Module, emitErrCtx bool) (*ir.Module, ShapeLowerStats,
 	}
 	l.rw.PostExpr = l.postExpr
 	l.rw.Binding = l.binding
+	l.rw.Branch = l.branch
 	for _, name := range mod.Names() {
 		fn := mod.Func(name)
 		if fn == nil {
@@ -205,6 +206,8 @@ type shapeLowering struct {
 	ndims   []*ir.ShapeInfo
 	heap    *ir.Var
 	ready   []*primSlot
+	// forks are the slot states saved at the Ifs being rewritten (see branch).
+	forks []ifFork
 	// span positions diagnostics about the match point being lowered.
 	span diag.Span
 }
@@ -831,3 +834,50 @@ func (l *shapeLowering) emitOutstandingCompute() {
 // attrIsHostFunc marks the generated PrimFuncs as host code (TVM's
 // tir::attr::kIsHostFunc): they read and write the shape heap on the CPU.
 const attrIsHostFunc = "tir.is_host_func"
+
+// slotState is what a point in a function knows about every slot.
+type slotState struct {
+	computed    []bool
+	outstanding []int
+}
+
+func (l *shapeLowering) saveSlots() slotState {
+	st := slotState{computed: make([]bool, len(l.slots)), outstanding: make([]int, len(l.slots))}
+	for i, s := range l.slots {
+		st.computed[i], st.outstanding[i] = s.computed, s.outstanding
+	}
+	return st
+}
+
+func (l *shapeLowering) restoreSlots(st slotState) {
+	for i, s := range l.slots {
+		s.computed, s.outstanding = st.computed[i], st.outstanding[i]
+	}
+}
+
+// ifFork holds the slot states of one If: before it, and at the end of its
+// then branch.
+type ifFork struct{ before, then slotState }
+
+// branch forks the slot state at an If and joins it after: each branch
+// starts from what was known before the If, and after it a slot is known
+// only when both branches stored it. (TVM's VMShapeLower keeps one state
+// across both branches, so a variable first matched in the then branch is
+// asserted against a slot the else branch never filled.)
+func (l *shapeLowering) branch(_ *ir.Rewriter, _ *ir.If, at ir.BranchPoint) {
+	switch at {
+	case ir.BeforeThen:
+		l.forks = append(l.forks, ifFork{before: l.saveSlots()})
+	case ir.BeforeElse:
+		f := &l.forks[len(l.forks)-1]
+		f.then = l.saveSlots()
+		l.restoreSlots(f.before)
+	case ir.AfterIf:
+		f := l.forks[len(l.forks)-1]
+		l.forks = l.forks[:len(l.forks)-1]
+		for i, s := range l.slots {
+			s.computed = s.computed && f.then.computed[i]
+			s.outstanding = max(s.outstanding, f.then.outstanding[i])
+		}
+	}
+}

@@ -124,12 +124,11 @@ type gen struct {
 	tuples   int
 	casts    int
 	usesM    bool // a match_cast defines the symbolic m
-	// ifDepth > 0 inside If branches, where m is not defined: the else
-	// branch may repeat the then branch's bindings, and a symbolic
-	// variable defined in both branches fails on the VM (VMShapeLower
-	// checks the else branch's definition against the then branch's
-	// unfilled slot: "match_cast error, shape[0] mismatch to a previous
-	// populated value (expected 0, got 2)"), a bug not fixed yet.
+	// ifDepth > 0 inside If branches. m may be defined there too: the
+	// else branch may repeat the then branch's bindings, so m is then
+	// defined in both (VMShapeLower once checked the else branch's
+	// definition against the then branch's unfilled slot; see
+	// testdata/semcheck/regress/match_cast_both_branches.tvms).
 	ifDepth int
 	nested  bool   // an If inside the then branch of main's If (on cond2)
 	dtype   string // "float32", "float16" or "int32"
@@ -239,7 +238,7 @@ func (g *gen) step(indent string) {
 	if g.rng.IntN(10) == 0 {
 		// Refine the new value by a match_cast to its own shape.
 		v := g.vals[len(g.vals)-1]
-		if g.n == "n" && v.rows && g.ifDepth == 0 && g.rng.IntN(2) == 0 {
+		if g.n == "n" && v.rows && g.rng.IntN(2) == 0 {
 			// Through a new symbolic variable m (defined by the cast, then
 			// checked equal to n by the cast back).
 			g.usesM = true
