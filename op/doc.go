@@ -38,7 +38,8 @@
 //	attention.go  nn.attention (scaled dot-product, causal masks, bias)
 //	loss.go    nn.cross_entropy_with_logits, nn.nll_loss
 //	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
-//	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like
+//	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like,
+//	           dynamic_strided_slice (not legalized)
 //
 // and the machinery they share: infer.go and schema.go (argument and
 // attribute access, broadcasting, errors prefixed with R.<op>), value.go

@@ -529,3 +529,93 @@ func newScatterElementsOp() *ir.Op {
 	})
 	return op
 }
+
+// DynamicStridedSlice is R.dynamic_strided_slice(x, begin, end, strides):
+// strided_slice with the bounds given as 1-D int64 tensors, one entry per
+// axis of x, read at run time (numpy slicing: negative positions count
+// from the end, bounds clamp). The result's shape is unknown until then;
+// its rank is x's. LegalizeOps leaves it alone (TVM legalizes it with a
+// shape-computing PrimFunc and a match_cast, which phasec does not build
+// yet).
+var DynamicStridedSlice = ir.RegisterOp(newDynamicStridedSliceOp())
+
+func newDynamicStridedSliceOp() *ir.Op {
+	op := &ir.Op{Name: "relax.dynamic_strided_slice", Doc: "Strided slice with run-time begin, end and strides tensors.", Pure: true, Category: ir.CatTensor,
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "begin", Kind: ir.ArgExpr}, {Name: "end", Kind: ir.ArgExpr}, {Name: "strides", Kind: ir.ArgExpr}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		if err := opCheckArity(op, call); err != nil {
+			return nil, err
+		}
+		t, err := firstTensorArg(op, call)
+		if err != nil {
+			return nil, err
+		}
+		for i := 1; i <= 3; i++ {
+			b, err := tensorArg(op, call, i)
+			if err != nil {
+				return nil, err
+			}
+			if !b.DType.IsVoid() && b.DType != ir.Int64 {
+				return nil, opErrorf(op, "%s must be an int64 tensor, got %s", opArgName(op, i), b.DType)
+			}
+			if b.NDim >= 0 && b.NDim != 1 {
+				return nil, opErrorf(op, "%s must be 1-D, got rank %d", opArgName(op, i), b.NDim)
+			}
+			if d, ok := b.Dims(); ok && t.NDim >= 0 {
+				if n, ok := ir.IntValue(d[0]); ok && n != int64(t.NDim) {
+					return nil, opErrorf(op, "%s has %d entries but x has rank %d", opArgName(op, i), n, t.NDim)
+				}
+			}
+		}
+		return ir.TensorInfoNDim(t.DType, t.NDim), nil
+	}
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		var bs [3]*array
+		for i := range bs {
+			if bs[i], err = argArray(op, args, i+1); err != nil {
+				return nil, err
+			}
+			if bs[i].f != nil || len(bs[i].shape) != 1 || bs[i].shape[0] != int64(len(x.shape)) {
+				return nil, opErrorf(op, "%s must be an integer vector of %d entries, got %s%v", paramName(op, i+1), len(x.shape), bs[i].dt, bs[i].shape)
+			}
+		}
+		n := len(x.shape)
+		begin, step := make([]int64, n), make([]int64, n)
+		shape := make([]int64, n)
+		for i, d := range x.shape {
+			b, e, s := bs[0].i[i], bs[1].i[i], bs[2].i[i]
+			if s == 0 {
+				return nil, opErrorf(op, "strides[%d] is 0", i)
+			}
+			norm := func(v int64) int64 {
+				if v < 0 {
+					v += d
+				}
+				if s > 0 {
+					return min(max(v, 0), d)
+				}
+				return min(max(v, -1), d-1)
+			}
+			b, e = norm(b), norm(e)
+			cnt := int64(0)
+			if s > 0 && e > b {
+				cnt = (e - b + s - 1) / s
+			} else if s < 0 && b > e {
+				cnt = (b - e + -s - 1) / -s
+			}
+			begin[i], step[i], shape[i] = b, s, cnt
+		}
+		src := make([]int64, n)
+		return gather(x, shape, func(idx []int64) int64 {
+			for i := range idx {
+				src[i] = begin[i] + idx[i]*step[i]
+			}
+			return flatIndex(src, x.shape)
+		}).tensor()
+	})
+	return op
+}

@@ -35,3 +35,47 @@ func TestInferScatterElements(t *testing.T) {
 		{"scatter_elements axis", opCall(ScatterElements, ir.Attrs{"axis": int64(2)}, x, i, u), nil, "out of range"},
 	})
 }
+
+func TestDynamicStridedSlice(t *testing.T) {
+	x := tensorVar("x", ir.Float32, symN, 4)
+	b := tensorVar("b", ir.Int64, 2)
+	runInferCases(t, nil, []inferCase{
+		{"dynamic_strided_slice", opCall(DynamicStridedSlice, nil, x, b, b, b), ir.TensorInfoNDim(ir.Float32, 2), ""},
+		{"dynamic_strided_slice length", opCall(DynamicStridedSlice, nil, x, b, b, tensorVar("s", ir.Int64, 3)), nil,
+			"R.dynamic_strided_slice: strides has 3 entries but x has rank 2"},
+		{"dynamic_strided_slice dtype", opCall(DynamicStridedSlice, nil, x, tensorVar("s", ir.Int32, 2), b, b), nil, "begin must be an int64 tensor, got int32"},
+	})
+	// numpy: x[-1:0:-2, 1:10:2] of a 5x4 arange: rows 4, 2; columns 1, 3.
+	ev, _ := EvalOf(DynamicStridedSlice)
+	data := newArray(ir.Float32, []int64{5, 4})
+	for k := range data.f {
+		data.f[k] = float64(k)
+	}
+	vec := func(v ...int64) Value {
+		a := newArray(ir.Int64, []int64{int64(len(v))})
+		copy(a.i, v)
+		tt, _ := a.tensor()
+		return tt
+	}
+	xt, _ := data.tensor()
+	got, err := ev(opCall(DynamicStridedSlice, nil), []Value{xt, vec(-1, 1), vec(0, 10), vec(-2, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := toArray(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{4*4 + 1, 4*4 + 3, 2*4 + 1, 2*4 + 3}
+	if !sameDims(out.shape, []int64{2, 2}) {
+		t.Fatalf("shape %v, want [2 2]", out.shape)
+	}
+	for i, w := range want {
+		if out.f[i] != w {
+			t.Fatalf("element %d is %v, want %v (got %v)", i, out.f[i], w, out.f)
+		}
+	}
+	if _, err := ev(opCall(DynamicStridedSlice, nil), []Value{xt, vec(0, 0), vec(1, 1), vec(1, 0)}); err == nil {
+		t.Fatal("a zero stride must be an error")
+	}
+}
