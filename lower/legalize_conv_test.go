@@ -261,3 +261,21 @@ func TestLegalizeLossOracle(t *testing.T) {
 	}
 	runFullyLegalized(t, cases)
 }
+
+func TestLegalizeEinsumOracle(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "int32"} {
+		two := func(a, b string) []string { return []string{tensorParam("x", a, dt), tensorParam("y", b, dt)} }
+		cases = append(cases,
+			legalCase{name: "einsum matmul " + dt, params: two(`("n", 3)`, "(3, 4)"), body: `gv = R.einsum((x, y), "ij,jk->ik")`},
+			legalCase{name: "einsum implicit " + dt, params: two("(2, 3)", "(3, 4)"), body: `gv = R.einsum((x, y), "ij,jk")`},
+			legalCase{name: "einsum batch transpose " + dt, params: two("(2, 3, 4)", "(2, 5, 4)"), body: `gv = R.einsum((x, y), "bik,bjk->bji")`},
+			legalCase{name: "einsum trace " + dt, params: []string{tensorParam("x", "(3, 3)", dt)}, body: `gv = R.einsum((x,), "ii->")`},
+			legalCase{name: "einsum diagonal " + dt, params: []string{tensorParam("x", "(3, 3)", dt)}, body: `gv = R.einsum((x,), "ii->i")`},
+			legalCase{name: "einsum outer three " + dt, params: []string{tensorParam("x", "(2,)", dt), tensorParam("y", "(3,)", dt), tensorParam("z", "(2,)", dt)},
+				body: `gv = R.einsum((x, y, z), "i,j,k->ijk")`},
+			legalCase{name: "einsum empty " + dt, params: two("(2, 0)", "(0, 3)"), body: `gv = R.einsum((x, y), "ij,jk->ik")`},
+		)
+	}
+	runFullyLegalized(t, cases)
+}

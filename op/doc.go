@@ -37,6 +37,7 @@
 //	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
 //	attention.go  nn.attention (scaled dot-product, causal masks, bias)
 //	loss.go    nn.cross_entropy_with_logits, nn.nll_loss
+//	einsum.go  einsum (no ellipses)
 //	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
 //	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like,
 //	           dynamic_strided_slice (not legalized)
