@@ -82,6 +82,17 @@ func roundValue(dt ir.DataType, v float64) float64 {
 	return v
 }
 
+// choose is T.Select / T.if_then_else: t when cond holds, else f (only
+// the chosen operand is evaluated, which guarded loads rely on).
+func choose[T int64 | float64](cond iexpr, t, f func(*frame) T) func(*frame) T {
+	return func(fr *frame) T {
+		if cond(fr) != 0 {
+			return t(fr)
+		}
+		return f(fr)
+	}
+}
+
 // compileI compiles an integer or boolean expression.
 func (c *compiler) compileI(e ir.PrimExpr) iexpr {
 	dt := e.DType()
@@ -101,13 +112,7 @@ func (c *compiler) compileI(e ir.PrimExpr) iexpr {
 		a := c.compileI(e.A)
 		return func(fr *frame) int64 { return a(fr) ^ 1 }
 	case *ir.Select:
-		cond, t, f := c.compileI(e.Cond), c.compileI(e.True), c.compileI(e.False)
-		return func(fr *frame) int64 {
-			if cond(fr) != 0 {
-				return t(fr)
-			}
-			return f(fr)
-		}
+		return choose(c.compileI(e.Cond), c.compileI(e.True), c.compileI(e.False))
 	case *ir.Cast:
 		return c.castI(e)
 	case *ir.BufferLoad:
@@ -135,13 +140,7 @@ func (c *compiler) compileF(e ir.PrimExpr) fexpr {
 	case *ir.Binary:
 		return c.binaryF(e)
 	case *ir.Select:
-		cond, t, f := c.compileI(e.Cond), c.compileF(e.True), c.compileF(e.False)
-		return func(fr *frame) float64 {
-			if cond(fr) != 0 {
-				return t(fr)
-			}
-			return f(fr)
-		}
+		return choose(c.compileI(e.Cond), c.compileF(e.True), c.compileF(e.False))
 	case *ir.Cast:
 		return c.castF(e)
 	case *ir.BufferLoad:
@@ -507,13 +506,7 @@ func (c *compiler) callF(e *ir.PrimCall) fexpr {
 	switch e.Op {
 	case "if_then_else":
 		c.arity(e, 3)
-		cond, t, f := c.compileI(e.Args[0]), c.compileF(e.Args[1]), c.compileF(e.Args[2])
-		return func(fr *frame) float64 {
-			if cond(fr) != 0 {
-				return t(fr)
-			}
-			return f(fr)
-		}
+		return choose(c.compileI(e.Args[0]), c.compileF(e.Args[1]), c.compileF(e.Args[2]))
 	case "likely":
 		c.arity(e, 1)
 		return c.compileF(e.Args[0])
@@ -553,13 +546,7 @@ func (c *compiler) callI(e *ir.PrimCall) iexpr {
 	switch e.Op {
 	case "if_then_else":
 		c.arity(e, 3)
-		cond, t, f := c.compileI(e.Args[0]), c.compileI(e.Args[1]), c.compileI(e.Args[2])
-		return func(fr *frame) int64 {
-			if cond(fr) != 0 {
-				return t(fr)
-			}
-			return f(fr)
-		}
+		return choose(c.compileI(e.Args[0]), c.compileI(e.Args[1]), c.compileI(e.Args[2]))
 	case "likely":
 		c.arity(e, 1)
 		return c.compileI(e.Args[0])
