@@ -110,7 +110,15 @@ func newAsTypeOp() *ir.Op {
 		Name: "relax.astype", Doc: "Casts each element to dtype.", Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "dtype", Kind: ir.AttrDType}},
 	}
-	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+	op.Infer = castInfer(op)
+	op.Normalize = schemaNormalize(op)
+	return op
+}
+
+// castInfer is the struct info of astype and wrap_param: the tensor's, with
+// the dtype attribute's element type.
+func castInfer(op *ir.Op) func(*ir.InferCtx, *ir.Call) (ir.StructInfo, error) {
+	return func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
@@ -121,8 +129,6 @@ func newAsTypeOp() *ir.Op {
 		}
 		return withDType(t, dtype), nil
 	}
-	op.Normalize = schemaNormalize(op)
-	return op
 }
 
 // fillValueArg checks that argument i is a scalar tensor and returns it.
@@ -228,21 +234,7 @@ func newLikeOp(name, doc string, withFill bool) *ir.Op {
 
 func init() {
 	defEval(Matmul, evalMatmul)
-	defEval(AsType, func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(AsType, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		dt, err := opAttrDType(AsType, call, "dtype")
-		if err != nil {
-			return nil, err
-		}
-		out := newArray(dt, x.shape)
-		for k := range out.size() {
-			out.copyElem(k, x, k)
-		}
-		return result(out, isScalarArg(args[0]))
-	})
+	defEval(AsType, evalCast(AsType))
 	defEval(Full, func(call *ir.Call, args []Value) (Value, error) {
 		shape, err := argShape(Full, args, 0)
 		if err != nil {
@@ -404,18 +396,7 @@ func evalMatmul(call *ir.Call, args []Value) (Value, error) {
 
 func init() {
 	defLegalize(Matmul, legalizeMatmul)
-	defLegalize(AsType, func(k *Kernel, call *ir.Call) error {
-		a, err := k.Input(call.Args[0], "A")
-		if err != nil {
-			return err
-		}
-		out, err := k.Output("T_cast")
-		if err != nil {
-			return err
-		}
-		k.Compute("T_cast", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, Load(a, v)) })
-		return nil
-	})
+	defLegalize(AsType, legalizeCast)
 	fill := func(block string, value func(k *Kernel, call *ir.Call) (ir.PrimExpr, error)) LegalizeFunc {
 		return func(k *Kernel, call *ir.Call) error {
 			v, err := value(k, call)
@@ -589,19 +570,17 @@ var WrapParam = ir.RegisterOp(newWrapParamOp())
 func newWrapParamOp() *ir.Op {
 	op := &ir.Op{Name: "relax.wrap_param", Doc: "Casts a model parameter to dtype.", Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "dtype", Kind: ir.AttrDType, Default: ir.Float32}}}
-	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
-		t, err := firstTensorArg(op, call)
-		if err != nil {
-			return nil, err
-		}
-		dt, err := opAttrDType(op, call, "dtype")
-		if err != nil {
-			return nil, err
-		}
-		return withDType(t, dt), nil
-	}
+	op.Infer = castInfer(op)
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	defEval(op, evalCast(op))
+	defLegalize(op, legalizeCast)
+	return op
+}
+
+// evalCast evaluates astype and wrap_param: each element converted to the
+// dtype attribute's type.
+func evalCast(op *ir.Op) EvalFunc {
+	return func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -614,19 +593,20 @@ func newWrapParamOp() *ir.Op {
 		for k := range out.size() {
 			out.copyElem(k, x, k)
 		}
-		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
-		a, err := k.Input(call.Args[0], "A")
-		if err != nil {
-			return err
-		}
-		out, err := k.Output("T_cast")
-		if err != nil {
-			return err
-		}
-		k.Compute("T_cast", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, Load(a, v)) })
-		return nil
-	})
-	return op
+		return result(out, isScalarArg(args[0]))
+	}
+}
+
+// legalizeCast is topi.cast (T_cast).
+func legalizeCast(k *Kernel, call *ir.Call) error {
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_cast")
+	if err != nil {
+		return err
+	}
+	k.Compute("T_cast", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, Load(a, v)) })
+	return nil
 }
