@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
@@ -21,6 +22,52 @@ var (
 	// take part.
 	TranscendentalTol = Tolerance{Rel: 1e-4, Abs: 1e-4}
 )
+
+// transcendental are the name fragments of ops, intrinsics and generated
+// PrimFuncs whose results differ in the last bits between implementations.
+var transcendental = []string{"exp", "log", "sqrt", "tanh", "sigmoid", "erf", "gelu", "silu",
+	"softmax", "norm", "pow", "power", "sin", "cos", "tan", "mean", "variance", "std"}
+
+func isTranscendental(name string) bool {
+	for _, w := range transcendental {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// UsesTranscendental reports whether mod computes with such a function: a
+// Relax op, a TIR intrinsic, or a PrimFunc named after one (LegalizeOps
+// names kernels after their op). Comparisons of such modules use
+// TranscendentalTol.
+func UsesTranscendental(mod *ir.Module) bool {
+	found := false
+	ir.WalkModule(mod, &ir.Visitor{Expr: func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Call); ok {
+			if o, ok := c.Op.(*ir.Op); ok && isTranscendental(o.Name) {
+				found = true
+			}
+		}
+		return !found
+	}})
+	for _, name := range mod.Names() {
+		f := mod.PrimFunc(name)
+		if found || f == nil {
+			continue
+		}
+		if isTranscendental(name) {
+			return true
+		}
+		ir.WalkStmt(f.Body, &ir.StmtVisitor{Prim: func(e ir.PrimExpr) bool {
+			if c, ok := e.(*ir.PrimCall); ok && isTranscendental(c.Op) {
+				found = true
+			}
+			return !found
+		}})
+	}
+	return found
+}
 
 // Compare checks got against the reference want, element by element,
 // naming the first differing element (by output path and multi-index).

@@ -333,26 +333,11 @@ func (c *Checker) tolerance(mods ...*ir.Module) eval.Tolerance {
 		return Float16Tol
 	}
 	for _, m := range mods {
-		if usesTranscendental(m) {
+		if eval.UsesTranscendental(m) {
 			return eval.TranscendentalTol
 		}
 	}
 	return eval.Float32Tol
-}
-
-// transcendental lists spellings of functions whose results differ in the
-// last bits between implementations (as eval/evaltest does).
-var transcendental = []string{"exp", "log", "sqrt", "tanh", "sigmoid", "erf", "gelu", "silu",
-	"softmax", "norm", "pow", "power", "sin", "cos", "tan", "mean", "variance", "std"}
-
-func usesTranscendental(mod *ir.Module) bool {
-	text := syntax.Print(mod)
-	for _, w := range transcendental {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // Float16Tol is the tolerance of results in float16 or bfloat16: about ten

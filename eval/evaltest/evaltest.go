@@ -6,7 +6,6 @@ package evaltest
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	_ "github.com/phasec/phasec/barrier" // registers the barriers and every pass
@@ -95,27 +94,12 @@ func CheckSame(t testing.TB, before, after *ir.Module, o Options) {
 	switch {
 	case o.Tol != nil:
 		tol = *o.Tol
-	case usesTranscendental(before) || usesTranscendental(after):
+	case eval.UsesTranscendental(before) || eval.UsesTranscendental(after):
 		tol = eval.TranscendentalTol
 	}
 	if err := eval.Compare(got, want, tol); err != nil {
 		t.Fatalf("the transformed module computes something else: %v\n%s", err, syntax.Print(after))
 	}
-}
-
-// transcendental lists the spellings of functions whose results differ in
-// the last bits between implementations.
-var transcendental = []string{"exp", "log", "sqrt", "tanh", "sigmoid", "erf", "gelu", "silu",
-	"softmax", "norm", "pow", "power", "sin", "cos", "tan", "mean", "variance", "std"}
-
-func usesTranscendental(mod *ir.Module) bool {
-	text := syntax.Print(mod)
-	for _, w := range transcendental {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // elements counts the tensor elements of a value.
