@@ -6,29 +6,14 @@ import (
 	"go/token"
 	"strings"
 	"testing"
+
+	"github.com/phasec/phasec/ir/irgen"
 )
 
 // genModule returns a module whose main function has n bindings in one
-// dataflow block (a chain of adds, multiplies and reshapes), and a Go file
-// of similar size for the go/parser baseline.
-func genModule(n int) string {
-	var b strings.Builder
-	b.WriteString(header + "@I.ir_module\nclass Module:\n    @R.function\n")
-	b.WriteString("    def main(x: R.Tensor((\"n\", 16), dtype=\"float32\"), y: R.Tensor((\"n\", 16), dtype=\"float32\")) -> R.Tensor((\"n\", 16), dtype=\"float32\"):\n")
-	b.WriteString("        n = T.int64()\n        with R.dataflow():\n            lv0 = R.add(x, y)\n")
-	for i := 1; i < n; i++ {
-		switch i % 3 {
-		case 0:
-			fmt.Fprintf(&b, "            lv%d = R.add(lv%d, x)\n", i, i-1)
-		case 1:
-			fmt.Fprintf(&b, "            lv%d: R.Tensor((n, 16), dtype=\"float32\") = R.multiply(lv%d, y)\n", i, i-1)
-		default:
-			fmt.Fprintf(&b, "            lv%d = R.nn.relu(lv%d)\n", i, i-1)
-		}
-	}
-	fmt.Fprintf(&b, "            gv = R.add(lv%d, x)\n            R.output(gv)\n        return gv\n", n-1)
-	return b.String()
-}
+// dataflow block (irgen.ChainSource: adds, annotated multiplies and relus);
+// genGo is a Go file of similar size and shape for the go/parser baseline.
+func genModule(n int) string { return irgen.ChainSource(n) }
 
 func genGo(n int) string {
 	var b strings.Builder
