@@ -506,3 +506,35 @@ func reducedAxes(op *ir.Op, axes []int64, all bool, n int) ([]bool, error) {
 	}
 	return reduced, nil
 }
+
+// ravelIndex is the row-major flat position of index idx in shape.
+func ravelIndex(idx, shape []ir.PrimExpr) ir.PrimExpr {
+	var flat ir.PrimExpr = ir.I64(0)
+	for i, x := range idx {
+		flat = ir.Add(ir.Mul(flat, shape[i]), x)
+	}
+	return ir.Simplify(flat)
+}
+
+// unravelIndex is the index of row-major flat position flat in shape
+// (topi's UnravelIndex).
+func unravelIndex(flat ir.PrimExpr, shape []ir.PrimExpr) []ir.PrimExpr {
+	idx := make([]ir.PrimExpr, len(shape))
+	var stride ir.PrimExpr = ir.I64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		idx[i] = ir.Simplify(ir.FloorMod(ir.FloorDiv(flat, stride), shape[i]))
+		stride = ir.Mul(stride, shape[i])
+	}
+	return idx
+}
+
+// Flatten reshapes a into a fresh one-dimensional intermediate buffer
+// (a T_reshape block, as topi.reshape(data, (prod(shape),)) prints in the
+// axis=None forms TVM's legalizations build) and returns it.
+func (k *Kernel) Flatten(a *ir.Buffer) *ir.Buffer {
+	flat := k.Alloc("T_reshape", a.DType, []ir.PrimExpr{ir.Simplify(shapeProduct(a.Shape))})
+	k.Compute(flat.Name, flat, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		return Load(a, unravelIndex(v[0], a.Shape))
+	})
+	return flat
+}

@@ -1308,17 +1308,7 @@ func legalizeReshape(k *Kernel, call *ir.Call) error {
 		return err
 	}
 	k.Compute("T_reshape", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
-		var flat ir.PrimExpr = ir.I64(0)
-		for i, x := range v {
-			flat = ir.Add(ir.Mul(flat, out.Shape[i]), x)
-		}
-		idx := make([]ir.PrimExpr, len(a.Shape))
-		var stride ir.PrimExpr = ir.I64(1)
-		for i := len(a.Shape) - 1; i >= 0; i-- {
-			idx[i] = ir.Simplify(ir.FloorMod(ir.FloorDiv(flat, stride), a.Shape[i]))
-			stride = ir.Mul(stride, a.Shape[i])
-		}
-		return Load(a, idx)
+		return Load(a, unravelIndex(ravelIndex(v, out.Shape), a.Shape))
 	})
 	return nil
 }
@@ -1449,9 +1439,6 @@ func legalizeConcat(k *Kernel, call *ir.Call) error {
 	if err != nil {
 		return err
 	}
-	if !has {
-		return ErrNotLegalizable
-	}
 	var ins []*ir.Buffer
 	for i, f := range tup.Fields {
 		b, err := k.Input(f, string(rune('A'+i%26)))
@@ -1459,6 +1446,12 @@ func legalizeConcat(k *Kernel, call *ir.Call) error {
 			return err
 		}
 		ins = append(ins, b)
+	}
+	if !has { // axis None: concatenate the flattened tensors
+		for i, b := range ins {
+			ins[i] = k.Flatten(b)
+		}
+		axisV = 0
 	}
 	axis, err := normAxisEval(op, axisV, len(ins[0].Shape))
 	if err != nil {
@@ -1611,10 +1604,15 @@ func legalizeTake(k *Kernel, call *ir.Call) error {
 	if err != nil {
 		return err
 	}
+	// axis None indexes the flattened a: topi.take without an axis reads
+	// a at the unravelled flat index, with the output shaped as indices.
+	shape := a.Shape
+	load := func(idx []ir.PrimExpr) ir.PrimExpr { return Load(a, idx) }
 	if !has {
-		return ErrNotLegalizable
+		shape, axisV = []ir.PrimExpr{ir.Simplify(shapeProduct(a.Shape))}, 0
+		load = func(idx []ir.PrimExpr) ir.PrimExpr { return Load(a, unravelIndex(idx[0], a.Shape)) }
 	}
-	axis, err := normAxisEval(op, axisV, len(a.Shape))
+	axis, err := normAxisEval(op, axisV, len(shape))
 	if err != nil {
 		return err
 	}
@@ -1644,7 +1642,7 @@ func legalizeTake(k *Kernel, call *ir.Call) error {
 	if err != nil {
 		return err
 	}
-	n := a.Shape[axis]
+	n := shape[axis]
 	k.Compute("T_take", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
 		j := castTo(ir.Int64, index(v))
 		switch mode {
@@ -1654,7 +1652,7 @@ func legalizeTake(k *Kernel, call *ir.Call) error {
 			j = ir.NewBinary(ir.OpFloorMod, j, n)
 		}
 		idx := append(append(append([]ir.PrimExpr{}, v[:axis]...), j), v[axis+nIdx:]...)
-		return Load(a, idx)
+		return load(idx)
 	})
 	return nil
 }

@@ -336,12 +336,15 @@ func newRepeatOp() *ir.Op {
 		if err != nil {
 			return err
 		}
-		if !has || r <= 0 {
+		if r <= 0 {
 			return ErrNotLegalizable
 		}
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
+		}
+		if !has { // TVM's te_repeat flattens with topi.reshape first
+			a, axisV = k.Flatten(a), 0
 		}
 		axis, err := normAxisEval(op, axisV, len(a.Shape))
 		if err != nil {
@@ -559,9 +562,6 @@ func newScanOp(name, doc string) *ir.Op {
 		if err != nil {
 			return err
 		}
-		if !has {
-			return ErrNotLegalizable
-		}
 		excl, err := opAttrBool(op, call, "exclusive")
 		if err != nil {
 			return err
@@ -569,6 +569,9 @@ func newScanOp(name, doc string) *ir.Op {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
+		}
+		if !has { // flatten, then scan the one axis (topi's scanop)
+			a, axisV = k.Flatten(a), 0
 		}
 		axis, err := normAxisEval(op, axisV, len(a.Shape))
 		if err != nil {

@@ -242,7 +242,8 @@ func init() {
 
 // legalizeArg finds the extreme value in a first reduction (T_<op>_red)
 // and the least index holding it in a second one; NaN inputs are not
-// handled as numpy does.
+// handled as numpy does. With axis None it reduces every axis and the
+// index is the flat (row-major) position, as topi.argmax without an axis.
 func legalizeArg(k *Kernel, call *ir.Call, op *ir.Op, better ir.BinaryOp) error {
 	a, err := k.Input(call.Args[0], "A")
 	if err != nil {
@@ -256,30 +257,40 @@ func legalizeArg(k *Kernel, call *ir.Call, op *ir.Op, better ir.BinaryOp) error 
 	if err != nil {
 		return err
 	}
-	if !has {
-		return ErrNotLegalizable // a flattened argmax: left to a reshape first
+	var axes []int64
+	if has {
+		axes = []int64{axis}
 	}
-	ax, err := normAxisEval(op, axis, len(a.Shape))
+	reduced, err := reducedAxes(op, axes, !has, len(a.Shape))
 	if err != nil {
 		return err
 	}
-	reduced := make([]bool, len(a.Shape))
-	reduced[ax] = true
+	var extents []ir.PrimExpr
+	for i, red := range reduced {
+		if red {
+			extents = append(extents, a.Shape[i])
+		}
+	}
 	out, err := k.Output("T_" + op.Name[len("relax."):])
 	if err != nil {
 		return err
 	}
-	n := a.Shape[ax]
+	if len(extents) == 0 { // a scalar's only element is at index 0
+		k.Compute(out.Name, out, "ax", func([]ir.PrimExpr) ir.PrimExpr { return ir.I64(0) })
+		return nil
+	}
+	// position is the index the op reports for reduction variables r.
+	position := func(r []ir.PrimExpr) ir.PrimExpr { return ravelIndex(r, extents) }
 	extreme := k.Alloc("T_"+op.Name[len("relax."):]+"_red", a.DType, out.Shape)
 	init := limitValue(a.DType, better == ir.OpGT)
-	k.Reduce(extreme.Name, extreme, "ax", []ir.PrimExpr{n}, init, func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+	k.Reduce(extreme.Name, extreme, "ax", extents, init, func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
 		x := Load(a, reduceIndex(reduced, keep, s, r))
 		return &ir.Select{Cond: ir.NewBinary(better, x, acc), True: x, False: acc}
 	})
-	k.Reduce(out.Name, out, "ax", []ir.PrimExpr{n}, castTo(ir.Int64, n), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+	k.Reduce(out.Name, out, "ax", extents, castTo(ir.Int64, ir.Simplify(shapeProduct(extents))), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
 		x := Load(a, reduceIndex(reduced, keep, s, r))
 		hit := ir.NewBinary(ir.OpEQ, x, Load(extreme, s))
-		return &ir.Select{Cond: hit, True: ir.NewBinary(ir.OpMin, acc, r[0]), False: acc}
+		return &ir.Select{Cond: hit, True: ir.NewBinary(ir.OpMin, acc, position(r)), False: acc}
 	})
 	return nil
 }

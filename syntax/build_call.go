@@ -426,9 +426,11 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 			default:
 				bd.fail(a.Span, "missing required argument %s of %s", p.Name, path)
 			}
-			if val == nil {
+			if val == nil && p.Default == nil {
 				continue // None: an absent optional attribute
 			}
+			// None for an attribute with another default (R.concat's
+			// axis=None) stays an explicit None.
 			if call.Attrs == nil {
 				call.Attrs = ir.Attrs{}
 			}
