@@ -41,6 +41,8 @@
 //	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
 //	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like,
 //	           dynamic_strided_slice (not legalized)
+//	scatter_nd.go  scatter_nd (and Kernel.Scatter, a serial block writing at
+//	           computed positions)
 //
 // and the machinery they share: infer.go and schema.go (argument and
 // attribute access, broadcasting, errors prefixed with R.<op>), value.go

@@ -46,6 +46,19 @@ func argArray(op *ir.Op, args []Value, i int) (*array, error) {
 	return a, nil
 }
 
+// argArrays reads the first n arguments as arrays (argArray each).
+func argArrays(op *ir.Op, args []Value, n int) ([]*array, error) {
+	out := make([]*array, n)
+	for i := range out {
+		a, err := argArray(op, args, i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
 // paramName names argument position i by the schema.
 func paramName(op *ir.Op, i int) string {
 	if p, ok := op.ArgParam(i); ok {

@@ -125,6 +125,22 @@ func firstTensorArg(op *ir.Op, call *ir.Call) (*ir.TensorInfo, error) {
 	return tensorArg(op, call, 0)
 }
 
+// tensorArgs is firstTensorArg for the first n arguments, all tensors.
+func tensorArgs(op *ir.Op, call *ir.Call, n int) ([]*ir.TensorInfo, error) {
+	if err := opCheckArity(op, call); err != nil {
+		return nil, err
+	}
+	out := make([]*ir.TensorInfo, n)
+	for i := range out {
+		t, err := tensorArg(op, call, i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
 // newTensor builds a result tensor: a known shape when known is true (the
 // dims are simplified), else rank-only.
 func newTensor(dtype ir.DataType, dims []ir.PrimExpr, known bool, ndim int) *ir.TensorInfo {

@@ -223,6 +223,14 @@ func (k *Kernel) Compute(block string, out *ir.Buffer, prefix string, f func(v [
 // block and update's accumulator is nil.
 func (k *Kernel) Reduce(block string, out *ir.Buffer, prefix string, reduce []ir.PrimExpr, init ir.PrimExpr,
 	update func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr) {
+	k.ReduceFrom(block, out, prefix, reduce, func([]ir.PrimExpr) ir.PrimExpr { return init }, update)
+}
+
+// ReduceFrom is Reduce with an initial value that depends on the output
+// position s (T.init() out[s] = init(s)): a reduction that starts from an
+// input element, as scatter ops fold their updates into data.
+func (k *Kernel) ReduceFrom(block string, out *ir.Buffer, prefix string, reduce []ir.PrimExpr, init func(s []ir.PrimExpr) ir.PrimExpr,
+	update func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr) {
 	sLoops, sVars := k.loopVars(prefix, len(out.Shape))
 	var rLoops, rVars []*ir.PrimVar
 	if len(reduce) > 0 {
@@ -246,10 +254,13 @@ func (k *Kernel) Reduce(block string, out *ir.Buffer, prefix string, reduce []ir
 	for i, v := range rVars {
 		b.IterVars = append(b.IterVars, &ir.IterVar{Var: v, Dom: ir.Range{Min: ir.I64(0), Extent: reduce[i]}, Kind: ir.IterReduce})
 	}
-	b.Reads = readRegions(value, out)
 	b.Writes = []ir.BufferRegion{pointRegion(out, s)}
 	if len(reduce) > 0 {
-		b.Init = &ir.BufferStore{Buffer: out, Indices: s, Value: init}
+		iv := init(s)
+		b.Init = &ir.BufferStore{Buffer: out, Indices: s, Value: iv}
+		b.Reads = readRegions(out, iv, value)
+	} else {
+		b.Reads = readRegions(out, value)
 	}
 	b.Body = &ir.BufferStore{Buffer: out, Indices: s, Value: value}
 	var body ir.Stmt = &ir.BlockRealize{IterValues: exprs(append(append([]*ir.PrimVar{}, sLoops...), rLoops...)), Block: b}
@@ -270,12 +281,15 @@ func pointRegion(buf *ir.Buffer, idx []ir.PrimExpr) ir.BufferRegion {
 	return r
 }
 
-// readRegions lists the elements value loads, in first-load order,
+// readRegions lists the elements values load, in first-load order,
 // excluding the block's own output (a reduction's accumulator).
-func readRegions(value ir.PrimExpr, out *ir.Buffer) []ir.BufferRegion {
+func readRegions(out *ir.Buffer, values ...ir.PrimExpr) []ir.BufferRegion {
 	var regions []ir.BufferRegion
 	seen := map[string]bool{}
-	stack := []ir.PrimExpr{value}
+	stack := make([]ir.PrimExpr, 0, len(values))
+	for i := len(values) - 1; i >= 0; i-- {
+		stack = append(stack, values[i])
+	}
 	for len(stack) > 0 {
 		e := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
