@@ -1,7 +1,6 @@
 package op
 
 import (
-	"math"
 	"strings"
 
 	"github.com/phasec/phasec/ir"
@@ -29,11 +28,6 @@ var (
 	Conv1D = ir.RegisterOp(newConvOp(1))
 	// Conv3D is R.nn.conv3d (NCDHW data, OIDHW weight), as conv2d.
 	Conv3D = ir.RegisterOp(newConvOp(3))
-	// MaxPool2D is R.nn.max_pool2d(data, pool_size, strides, padding,
-	// dilation, ceil_mode, count_include_pad, layout, out_layout).
-	MaxPool2D = ir.RegisterOp(newPool2DOp("relax.nn.max_pool2d", "2-D max pooling.", true))
-	// AvgPool2D is R.nn.avg_pool2d with the same parameters as max_pool2d.
-	AvgPool2D = ir.RegisterOp(newPool2DOp("relax.nn.avg_pool2d", "2-D average pooling.", false))
 )
 
 // --- shared window helpers ----------------------------------------------------
@@ -572,6 +566,17 @@ func newConvOp(spatial int) *ir.Op {
 // after...) with fill. It returns a itself when there is no padding.
 func padSpatial(k *Kernel, a *ir.Buffer, padding []int64, fill ir.PrimExpr) *ir.Buffer {
 	spatial := len(padding) / 2
+	axes := make([]int, spatial)
+	for i := range axes {
+		axes[i] = len(a.Shape) - spatial + i
+	}
+	return padAxes(k, a, axes, padding, fill)
+}
+
+// padAxes is padSpatial for spatial axes at any position of a's layout
+// (padding lists them in the order of axes).
+func padAxes(k *Kernel, a *ir.Buffer, axes []int, padding []int64, fill ir.PrimExpr) *ir.Buffer {
+	spatial := len(axes)
 	padded := false
 	for _, p := range padding {
 		padded = padded || p != 0
@@ -579,24 +584,23 @@ func padSpatial(k *Kernel, a *ir.Buffer, padding []int64, fill ir.PrimExpr) *ir.
 	if !padded {
 		return a
 	}
-	off := len(a.Shape) - spatial
 	shape := append([]ir.PrimExpr{}, a.Shape...)
-	for i := range spatial {
-		shape[off+i] = ir.Simplify(ir.Add(a.Shape[off+i], ir.I64(padding[i]+padding[spatial+i])))
+	for i, ax := range axes {
+		shape[ax] = ir.Simplify(ir.Add(a.Shape[ax], ir.I64(padding[i]+padding[spatial+i])))
 	}
 	p := k.Alloc("pad_temp", a.DType, shape)
 	k.Compute("pad_temp", p, "i", func(v []ir.PrimExpr) ir.PrimExpr {
 		idx := append([]ir.PrimExpr{}, v...)
 		var cond ir.PrimExpr
-		for i := range spatial {
+		for i, ax := range axes {
 			before := padding[i]
 			if before == 0 && padding[spatial+i] == 0 {
 				continue
 			}
-			x := v[off+i]
-			idx[off+i] = ir.Sub(x, ir.I64(before))
+			x := v[ax]
+			idx[ax] = ir.Sub(x, ir.I64(before))
 			in := ir.NewBinary(ir.OpAnd, ir.NewBinary(ir.OpGE, x, ir.I64(before)),
-				ir.NewBinary(ir.OpLT, x, ir.Simplify(ir.Add(a.Shape[off+i], ir.I64(before)))))
+				ir.NewBinary(ir.OpLT, x, ir.Simplify(ir.Add(a.Shape[ax], ir.I64(before)))))
 			if cond == nil {
 				cond = in
 			} else {
@@ -606,339 +610,4 @@ func padSpatial(k *Kernel, a *ir.Buffer, padding []int64, fill ir.PrimExpr) *ir.
 		return intrinsic("if_then_else", a.DType, cond, Load(a, idx), fill)
 	})
 	return p
-}
-
-// --- nn.max_pool2d, nn.avg_pool2d ----------------------------------------------------
-
-func newPool2DOp(name, doc string, isMax bool) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
-		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr},
-			{Name: "pool_size", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
-			{Name: "strides", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
-			{Name: "padding", Kind: ir.AttrInts, Default: []any{int64(0), int64(0)}},
-			{Name: "dilation", Kind: ir.AttrInts, Default: []any{int64(1), int64(1)}},
-			{Name: "ceil_mode", Kind: ir.AttrBool, Default: false},
-			{Name: "count_include_pad", Kind: ir.AttrBool, Default: false},
-			{Name: "layout", Kind: ir.AttrStr, Default: "NCHW"},
-			{Name: "out_layout", Kind: ir.AttrStr, Default: "NCHW"}}}
-	attrs := func(call *ir.Call) (window, bool, bool, error) {
-		for _, l := range []string{"layout", "out_layout"} {
-			if err := requireLayout(op, call, l, "NCHW"); err != nil {
-				return window{}, false, false, err
-			}
-		}
-		win, err := windowAttrs(op, call, 2, "pool_size")
-		if err != nil {
-			return win, false, false, err
-		}
-		ceil, err := opAttrBool(op, call, "ceil_mode")
-		if err != nil {
-			return win, false, false, err
-		}
-		incl, err := opAttrBool(op, call, "count_include_pad")
-		return win, ceil, incl, err
-	}
-	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
-		x, err := firstTensorArg(op, call)
-		if err != nil {
-			return nil, err
-		}
-		win, ceil, _, err := attrs(call)
-		if err != nil {
-			return nil, err
-		}
-		if x.NDim >= 0 && x.NDim != 4 {
-			return nil, opErrorf(op, "data must be a 4-D tensor, got rank %d", x.NDim)
-		}
-		dx, ok := x.Dims()
-		if !ok {
-			return ir.TensorInfoNDim(x.DType, 4), nil
-		}
-		out := append([]ir.PrimExpr{}, dx...)
-		for i := range 2 {
-			out[2+i] = windowOutDim(dx[2+i], ir.I64(win.kernel[i]), win.strides[i], win.dilation[i], win.padding[i], win.padding[2+i], ceil)
-			if provablyNegative(out[2+i]) {
-				return nil, opErrorf(op, "pool_size %v is larger than the padded input", win.kernel)
-			}
-		}
-		return newTensor(x.DType, out, true, 4), nil
-	}
-	op.Normalize = normalizeWindow(op, 2, "pool_size")
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(op, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		win, ceil, incl, err := attrs(call)
-		if err != nil {
-			return nil, err
-		}
-		if len(x.shape) != 4 {
-			return nil, opErrorf(op, "data must be 4-D, got %v", x.shape)
-		}
-		shape := append([]int64{}, x.shape...)
-		for i := range 2 {
-			shape[2+i] = max(0, windowOutInt(x.shape[2+i], win.kernel[i], win.strides[i], win.dilation[i], win.padding[i], win.padding[2+i], ceil))
-		}
-		if err := CheckSize(shape); err != nil {
-			return nil, opErrorf(op, "%v", err)
-		}
-		h, wd := x.shape[2], x.shape[3]
-		out := newArray(x.dt, shape)
-		for k := range out.size() {
-			nc, y, xx := k/(shape[2]*shape[3]), k/shape[3]%shape[2], k%shape[3]
-			acc := math.Inf(-1)
-			if !isMax {
-				acc = 0
-			}
-			var count int64
-			for dy := range win.kernel[0] {
-				iy := y*win.strides[0] + dy*win.dilation[0] - win.padding[0]
-				for dx := range win.kernel[1] {
-					ix := xx*win.strides[1] + dx*win.dilation[1] - win.padding[1]
-					inData := iy >= 0 && iy < h && ix >= 0 && ix < wd
-					inPad := iy < h+win.padding[2] && ix < wd+win.padding[3] // the user's padding, not ceil mode's
-					if inData || (incl && inPad) {
-						count++
-					}
-					var v float64
-					switch {
-					case inData:
-						v = x.float((nc*h+iy)*wd + ix)
-					case isMax:
-						v = math.Inf(-1)
-					}
-					if isMax {
-						acc = math.Max(acc, v)
-					} else {
-						acc += v
-					}
-				}
-			}
-			if isMax {
-				if math.IsInf(acc, -1) && !out.dt.IsFloat() {
-					out.setInt(k, limitInt(out.dt))
-					continue
-				}
-				out.setFloat(k, acc)
-				continue
-			}
-			if out.dt.IsFloat() {
-				out.setFloat(k, acc/float64(max(count, 1)))
-			} else {
-				out.setInt(k, floorDivInt(int64(acc), max(count, 1)))
-			}
-		}
-		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
-		win, ceil, incl, err := attrs(call)
-		if err != nil {
-			return err
-		}
-		a, err := k.Input(call.Args[0], "A")
-		if err != nil {
-			return err
-		}
-		if !a.DType.IsFloat() && !isMax {
-			return ErrNotLegalizable
-		}
-		dt := a.DType
-		padding := append([]int64{}, win.padding...)
-		if ceil {
-			// As topi: extra padding after, so the last partial window exists.
-			for i := range 2 {
-				padding[2+i] += win.strides[i] - 1
-			}
-		}
-		fill := limitValue(dt, true)
-		if !isMax {
-			fill = constOf(dt, 0)
-		}
-		src := padSpatial(k, a, padding, fill)
-		tap := func(s, r []ir.PrimExpr) ir.PrimExpr {
-			iy := ir.Add(ir.Mul(s[2], ir.I64(win.strides[0])), ir.Mul(r[0], ir.I64(win.dilation[0])))
-			ix := ir.Add(ir.Mul(s[3], ir.I64(win.strides[1])), ir.Mul(r[1], ir.I64(win.dilation[1])))
-			return Load(src, []ir.PrimExpr{s[0], s[1], ir.Simplify(iy), ir.Simplify(ix)})
-		}
-		kext := []ir.PrimExpr{ir.I64(win.kernel[0]), ir.I64(win.kernel[1])}
-		if isMax {
-			out, err := k.Output("pool_max")
-			if err != nil {
-				return err
-			}
-			k.Reduce("pool_max", out, "ax", kext, fill, func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
-				return ir.NewBinary(ir.OpMax, acc, tap(s, r))
-			})
-			return nil
-		}
-		out, err := k.Output("pool_avg")
-		if err != nil {
-			return err
-		}
-		sum := k.Alloc("pool_sum", dt, out.Shape)
-		k.Reduce("pool_sum", sum, "ax", kext, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
-			return ir.NewBinary(ir.OpAdd, acc, tap(s, r))
-		})
-		k.Compute("pool_avg", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
-			count := ir.PrimExpr(ir.I64(1))
-			for i := range 2 {
-				// Taps t in [0, K) with lo <= start + t*d <= hi.
-				start := ir.Sub(ir.Mul(v[2+i], ir.I64(win.strides[i])), ir.I64(win.padding[i]))
-				d := ir.I64(win.dilation[i])
-				lo, hi := ir.PrimExpr(ir.I64(0)), ir.Sub(a.Shape[2+i], ir.I64(1))
-				if incl {
-					lo = ir.I64(-win.padding[i])
-					hi = ir.Add(a.Shape[2+i], ir.I64(win.padding[2+i]-1))
-				}
-				first := ir.Max(ir.I64(0), ir.FloorDiv(ir.Add(ir.Sub(lo, start), ir.Sub(d, ir.I64(1))), d))
-				last := ir.Min(ir.I64(win.kernel[i]-1), ir.FloorDiv(ir.Sub(hi, start), d))
-				count = ir.Mul(count, ir.Max(ir.Add(ir.Sub(last, first), ir.I64(1)), ir.I64(0)))
-			}
-			return ir.NewBinary(ir.OpDiv, Load(sum, v), castTo(dt, ir.Max(count, ir.I64(1))))
-		})
-		return nil
-	})
-	return op
-}
-
-// limitInt is the least value of integer dtype dt.
-func limitInt(dt ir.DataType) int64 {
-	if dt.IsUInt() || dt.IsBool() {
-		return 0
-	}
-	return -1 << (dt.Bits - 1)
-}
-
-// --- nn.adaptive_avg_pool2d ------------------------------------------------------------
-
-// AdaptiveAvgPool2D is R.nn.adaptive_avg_pool2d(data, output_size=None,
-// layout="NCHW", out_layout=None): output cell i averages input rows
-// floor(i*H/OH) to ceil((i+1)*H/OH) (exclusive), as topi.nn.adaptive_pool.
-var AdaptiveAvgPool2D = ir.RegisterOp(newAdaptiveAvgPool2DOp())
-
-func newAdaptiveAvgPool2DOp() *ir.Op {
-	op := &ir.Op{Name: "relax.nn.adaptive_avg_pool2d", Doc: "2-D adaptive average pooling to output_size.", Pure: true, Category: ir.CatTensor,
-		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "output_size", Kind: ir.AttrInts, Optional: true},
-			{Name: "layout", Kind: ir.AttrStr, Default: "NCHW"}, {Name: "out_layout", Kind: ir.AttrStr, Default: "NCHW"}}}
-	// size returns output_size expanded to 2 entries, or nil for the input's.
-	size := func(call *ir.Call) ([]int64, error) {
-		for _, l := range []string{"layout", "out_layout"} {
-			if err := requireLayout(op, call, l, "NCHW"); err != nil {
-				return nil, err
-			}
-		}
-		v, has, err := opAttrInts(op, call, "output_size")
-		if err != nil || !has {
-			return nil, err
-		}
-		v, err = expandInts(op, "output_size", v, 2)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range v {
-			if x <= 0 {
-				return nil, opErrorf(op, "output_size must be positive, got %v", v)
-			}
-		}
-		return v, nil
-	}
-	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
-		x, err := firstTensorArg(op, call)
-		if err != nil {
-			return nil, err
-		}
-		os, err := size(call)
-		if err != nil {
-			return nil, err
-		}
-		if x.NDim >= 0 && x.NDim != 4 {
-			return nil, opErrorf(op, "data must be a 4-D tensor, got rank %d", x.NDim)
-		}
-		dims, ok := x.Dims()
-		if !ok {
-			return ir.TensorInfoNDim(x.DType, 4), nil
-		}
-		out := append([]ir.PrimExpr{}, dims...)
-		if os != nil {
-			out[2], out[3] = ir.I64(os[0]), ir.I64(os[1])
-		}
-		return newTensor(x.DType, out, true, 4), nil
-	}
-	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(op, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		if x.f == nil || len(x.shape) != 4 {
-			return nil, opErrorf(op, "data must be a 4-D float tensor, got %s%v", x.dt, x.shape)
-		}
-		os, err := size(call)
-		if err != nil {
-			return nil, err
-		}
-		h, w := x.shape[2], x.shape[3]
-		if os == nil {
-			os = []int64{h, w}
-		}
-		shape := []int64{x.shape[0], x.shape[1], os[0], os[1]}
-		out := newArray(x.dt, shape)
-		for k := range out.size() {
-			nc, i, j := k/(os[0]*os[1]), k/os[1]%os[0], k%os[1]
-			y0, y1 := i*h/os[0], ((i+1)*h+os[0]-1)/os[0]
-			x0, x1 := j*w/os[1], ((j+1)*w+os[1]-1)/os[1]
-			var s float64
-			for y := y0; y < y1; y++ {
-				for xx := x0; xx < x1; xx++ {
-					s += x.f[(nc*h+y)*w+xx]
-				}
-			}
-			out.setFloat(k, s/float64(max((y1-y0)*(x1-x0), 1)))
-		}
-		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
-		a, err := k.Input(call.Args[0], "A")
-		if err != nil {
-			return err
-		}
-		if !a.DType.IsFloat() {
-			return ErrNotLegalizable
-		}
-		out, err := k.Output("adaptive_pool_avg")
-		if err != nil {
-			return err
-		}
-		dt := a.DType
-		// bounds of output cell i along spatial axis d: [start, end).
-		bounds := func(i ir.PrimExpr, d int) (start, end ir.PrimExpr) {
-			in, o := a.Shape[2+d], out.Shape[2+d]
-			start = ir.FloorDiv(ir.Mul(i, in), o)
-			end = ir.FloorDiv(ir.Sub(ir.Add(ir.Mul(ir.Add(i, ir.I64(1)), in), o), ir.I64(1)), o)
-			return start, end
-		}
-		// The widest window: ceil(in/out) + 1 taps, masked to [start, end).
-		var extents []ir.PrimExpr
-		for d := range 2 {
-			in, o := a.Shape[2+d], out.Shape[2+d]
-			extents = append(extents, ir.Simplify(ir.Add(ir.FloorDiv(ir.Sub(ir.Add(in, o), ir.I64(1)), o), ir.I64(1))))
-		}
-		sum := k.Alloc("adaptive_pool_sum", dt, out.Shape)
-		k.Reduce("adaptive_pool_sum", sum, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
-			y0, y1 := bounds(s[2], 0)
-			x0, x1 := bounds(s[3], 1)
-			y, x := ir.Add(y0, r[0]), ir.Add(x0, r[1])
-			in := ir.NewBinary(ir.OpAnd, ir.NewBinary(ir.OpLT, y, y1), ir.NewBinary(ir.OpLT, x, x1))
-			return ir.NewBinary(ir.OpAdd, acc, intrinsic("if_then_else", dt, in, Load(a, []ir.PrimExpr{s[0], s[1], y, x}), constOf(dt, 0)))
-		})
-		k.Compute("adaptive_pool_avg", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
-			y0, y1 := bounds(v[2], 0)
-			x0, x1 := bounds(v[3], 1)
-			n := ir.Max(ir.Mul(ir.Sub(y1, y0), ir.Sub(x1, x0)), ir.I64(1))
-			return ir.NewBinary(ir.OpDiv, Load(sum, v), castTo(dt, n))
-		})
-		return nil
-	})
-	return op
 }

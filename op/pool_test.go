@@ -1,0 +1,41 @@
+package op
+
+import (
+	"testing"
+
+	"github.com/phasec/phasec/ir"
+)
+
+func TestInferPool1D3DLayouts(t *testing.T) {
+	x1 := tensorVar("x", ir.Float32, symN, 3, 9)
+	x3 := tensorVar("y", ir.Int32, 2, 3, 5, 6, 7)
+	nhwc := tensorVar("z", ir.Float32, symN, 8, 6, 3)
+	runInferCases(t, nil, []inferCase{
+		// (9 + 1 + 2 - 2*(3-1) - 1) / 2 + 1 = 4
+		{"max_pool1d", opCall(MaxPool1D, ir.Attrs{"pool_size": ints(3), "strides": ints(2), "padding": ints(1, 2), "dilation": ints(2)}, x1),
+			tinfo(ir.Float32, symN, 3, 4), ""},
+		// ceil((9 - 4) / 3) + 1 = 3 (floor: 2)
+		{"avg_pool1d ceil", opCall(AvgPool1D, ir.Attrs{"pool_size": ints(4), "strides": ints(3), "ceil_mode": true}, x1), tinfo(ir.Float32, symN, 3, 3), ""},
+		{"avg_pool1d NWC", opCall(AvgPool1D, ir.Attrs{"pool_size": ints(2), "layout": "NWC"}, x1), tinfo(ir.Float32, symN, 2, 9), ""},
+		// D: (5+2-3)/1+1 = 5; H: (6+2-3)+1 = 6; W: (7+2-3)+1 = 7, padding 1 everywhere
+		{"max_pool3d", opCall(MaxPool3D, ir.Attrs{"pool_size": ints(3), "padding": ints(1)}, x3), tinfo(ir.Int32, 2, 3, 5, 6, 7), ""},
+		// D: (5-1)/2+1 = 3; H: (6-2)/2+1 = 3; W: (7-3)/2+1 = 3
+		{"avg_pool3d", opCall(AvgPool3D, ir.Attrs{"pool_size": ints(1, 2, 3), "strides": ints(2)}, x3), tinfo(ir.Int32, 2, 3, 3, 3, 3), ""},
+		// NHWC: H=8 -> (8-2)/2+1 = 4, W=6 -> (6-3)/2+1 = 2 (floor of 1.5)
+		{"max_pool2d NHWC", opCall(MaxPool2D, ir.Attrs{"pool_size": ints(2, 3), "strides": ints(2), "layout": "NHWC"}, nhwc), tinfo(ir.Float32, symN, 4, 2, 3), ""},
+		{"max_pool2d out_layout", opCall(MaxPool2D, ir.Attrs{"layout": "NHWC", "out_layout": "NCHW"}, nhwc), nil,
+			`R.nn.max_pool2d: out_layout "NCHW" must equal layout "NHWC"`},
+		{"max_pool3d split layout", opCall(MaxPool3D, ir.Attrs{"layout": "NCDHW8c"}, x3), nil, `layout "NCDHW8c" is not supported: it must order N, C and DHW`},
+		{"max_pool1d layout letters", opCall(MaxPool1D, ir.Attrs{"layout": "NCH"}, x1), nil, `layout "NCH" is not supported`},
+		{"max_pool1d rank", opCall(MaxPool1D, nil, x3), nil, "R.nn.max_pool1d: data must be a 3-D tensor, got rank 5"},
+		{"avg_pool3d pool_size entries", opCall(AvgPool3D, ir.Attrs{"pool_size": ints(2, 2)}, x3), nil, "pool_size must have 1 or 3 entries"},
+		{"avg_pool3d padding entries", opCall(AvgPool3D, ir.Attrs{"padding": ints(1, 1, 1, 1)}, x3), nil, "padding must have 1, 3 or 6 entries"},
+		{"max_pool1d too large", opCall(MaxPool1D, ir.Attrs{"pool_size": ints(12)}, x1), nil, "pool_size [12] is larger than the padded input"},
+		{"adaptive1d", opCall(AdaptiveAvgPool1D, ir.Attrs{"output_size": ints(4)}, x1), tinfo(ir.Float32, symN, 3, 4), ""},
+		{"adaptive1d default", opCall(AdaptiveAvgPool1D, nil, x1), tinfo(ir.Float32, symN, 3, 9), ""},
+		{"adaptive3d", opCall(AdaptiveAvgPool3D, ir.Attrs{"output_size": ints(1, 2, 3)}, x3), tinfo(ir.Int32, 2, 3, 1, 2, 3), ""},
+		{"adaptive3d expand", opCall(AdaptiveAvgPool3D, ir.Attrs{"output_size": ints(2)}, x3), tinfo(ir.Int32, 2, 3, 2, 2, 2), ""},
+		{"adaptive2d NHWC", opCall(AdaptiveAvgPool2D, ir.Attrs{"output_size": ints(2, 1), "layout": "NHWC"}, nhwc), tinfo(ir.Float32, symN, 2, 1, 3), ""},
+		{"adaptive3d size entries", opCall(AdaptiveAvgPool3D, ir.Attrs{"output_size": ints(2, 2)}, x3), nil, "output_size must have 1 or 3 entries"},
+	})
+}
