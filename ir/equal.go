@@ -320,6 +320,10 @@ func (e *eqState) module(a, b *Module) bool {
 	if !e.attrs(a.Attrs, b.Attrs) {
 		return false
 	}
+	if !slices.EqualFunc(a.VDevices, b.VDevices, (*VDevice).Equal) {
+		e.field("global_infos")
+		return e.failStr(vdeviceList(a.VDevices), vdeviceList(b.VDevices))
+	}
 	names := a.Names()
 	for _, n := range b.Names() {
 		if _, ok := a.funcs[n]; !ok {
@@ -460,4 +464,13 @@ func (e *eqState) attrValue(a, b any) bool {
 		return e.fail(func() string { return FormatAttrValue(a) }, func() string { return FormatAttrValue(b) })
 	}
 	return true
+}
+
+// vdeviceList describes a module's virtual devices for a mismatch report.
+func vdeviceList(l []*VDevice) string {
+	parts := make([]string, len(l))
+	for i, d := range l {
+		parts[i] = d.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

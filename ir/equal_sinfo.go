@@ -38,7 +38,7 @@ func (e *eqState) sinfo(a, b StructInfo) bool {
 		return true
 	case *TensorInfo:
 		y, ok := b.(*TensorInfo)
-		if !ok || x.DType != y.DType || x.NDim != y.NDim {
+		if !ok || x.DType != y.DType || x.NDim != y.NDim || !sameVDevice(x.VDevice, y.VDevice) {
 			return e.sinfoMismatch(a, b)
 		}
 		return e.tensorShape(x, y)

@@ -191,6 +191,10 @@ func (h *hasher) top(x any) {
 func (h *hasher) module(m *Module) {
 	h.mix(tagModule)
 	h.attrs(m.Attrs)
+	h.mix(uint64(len(m.VDevices)))
+	for _, d := range m.VDevices {
+		h.mixString(d.String())
+	}
 	h.mix(uint64(m.Len()))
 	for name, f := range m.Functions() {
 		h.resetVars()
@@ -456,6 +460,10 @@ func (h *hasher) sinfo(s StructInfo) {
 		h.mix(tagTensorInfo)
 		h.mixDType(x.DType)
 		h.mix(uint64(int64(x.NDim)))
+		if x.VDevice != nil {
+			h.mixString(x.VDevice.Kind())
+			h.mix(uint64(x.VDevice.ID))
+		}
 		switch sh := x.Shape.(type) {
 		case nil:
 			h.mix(tagNil)

@@ -129,6 +129,18 @@ func (c *baseChecker) check(base, derived StructInfo) BaseCheckResult {
 			}
 			return FailL0
 		}
+		// Virtual devices as TVM's StructInfoBaseCheck
+		// (src/relax/analysis/struct_info_analysis.cc): a device on the
+		// base only is not provable statically, two different ones never
+		// meet.
+		if b.VDevice != nil {
+			if d.VDevice == nil {
+				return FailL1
+			}
+			if !b.VDevice.Equal(d.VDevice) {
+				return FailL0
+			}
+		}
 		if b.Shape == nil {
 			return Pass
 		}

@@ -65,8 +65,12 @@ func (e *eraser) erase(s StructInfo) StructInfo {
 }
 
 func (e *eraser) tensor(x *TensorInfo) StructInfo {
-	ndimOnly := func() StructInfo { return TensorInfoNDim(x.DType, x.NDim) }
-	withDims := func(vals []PrimExpr) StructInfo { return TensorInfoOf(x.DType, vals...) }
+	ndimOnly := func() StructInfo { return &TensorInfo{DType: x.DType, NDim: x.NDim, VDevice: x.VDevice} }
+	withDims := func(vals []PrimExpr) StructInfo {
+		t := TensorInfoOf(x.DType, vals...)
+		t.VDevice = x.VDevice
+		return t
+	}
 	switch sh := x.Shape.(type) {
 	case nil:
 		return x
@@ -83,9 +87,9 @@ func (e *eraser) tensor(x *TensorInfo) StructInfo {
 		if r, ok := e.varMap[sh]; ok {
 			switch r := r.(type) {
 			case *Var:
-				return &TensorInfo{Shape: r, DType: x.DType, NDim: x.NDim}
+				return &TensorInfo{Shape: r, DType: x.DType, NDim: x.NDim, VDevice: x.VDevice}
 			case *ShapeExpr:
-				return &TensorInfo{Shape: r, DType: x.DType, NDim: len(r.Values)}
+				return &TensorInfo{Shape: r, DType: x.DType, NDim: len(r.Values), VDevice: x.VDevice}
 			}
 			if vals, ok := shapeValues(r); ok {
 				return withDims(vals)

@@ -62,14 +62,19 @@ func StructInfoLCA(a, b StructInfo) StructInfo {
 		if x.NDim != y.NDim {
 			ndim = -1
 		}
+		// The join keeps a virtual device both sides agree on.
+		vdev := x.VDevice
+		if !sameVDevice(x.VDevice, y.VDevice) {
+			vdev = nil
+		}
 		if x.NDim != y.NDim || x.Shape == nil || y.Shape == nil || !shapesProvablyEqual(x.Shape, y.Shape) {
-			if x.Shape == nil && x.DType == dtype && x.NDim == ndim {
+			if x.Shape == nil && x.DType == dtype && x.NDim == ndim && x.VDevice == vdev {
 				return x
 			}
-			return TensorInfoNDim(dtype, ndim)
+			return &TensorInfo{DType: dtype, NDim: ndim, VDevice: vdev}
 		}
-		if x.DType != dtype {
-			return &TensorInfo{Shape: x.Shape, DType: dtype, NDim: x.NDim}
+		if x.DType != dtype || x.VDevice != vdev {
+			return &TensorInfo{Shape: x.Shape, DType: dtype, NDim: x.NDim, VDevice: vdev}
 		}
 		return x
 	case *TupleInfo:

@@ -24,6 +24,9 @@ type BaseFunc interface {
 type Module struct {
 	funcs map[string]BaseFunc
 	Attrs Attrs
+	// VDevices is the module's "vdevice" global info
+	// (I.module_global_infos); tensors' VDevice fields point into it.
+	VDevices []*VDevice
 	// Source is the file the module was parsed from, if any; for diagnostics.
 	Source string
 }
@@ -34,7 +37,7 @@ func NewModule() *Module { return &Module{funcs: map[string]BaseFunc{}} }
 // Clone returns a shallow copy: a new function table and attribute map
 // sharing the (immutable) functions.
 func (m *Module) Clone() *Module {
-	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), Source: m.Source}
+	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), VDevices: m.VDevices, Source: m.Source}
 }
 
 // Len is the number of functions.

@@ -244,6 +244,9 @@ func (b *Builder) inferCall(c *Call) StructInfo {
 			b.errorAt(c, DiagInternal, "internal: struct info inference of %s returned nothing", o.Name)
 			return Object()
 		}
+		if o.SInfoArgs == NoSInfoArgs {
+			s = inheritVDevice(c, s)
+		}
 		return s
 	}
 	var callee StructInfo

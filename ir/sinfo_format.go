@@ -49,6 +49,10 @@ type SInfoFormat struct {
 	Spell SInfoSpeller // nil: FormatPrim and FormatExpr with plain names
 	// Missing spells an absent (nil) struct info; "" means "None".
 	Missing string
+	// VDevices is the module's device list, which spells a tensor's
+	// virtual device ("cuda:0"); a device not in it prints as "kind:-1",
+	// and with no list the device prints as its I.vdevice(...) call.
+	VDevices []*VDevice
 }
 
 // Append appends s to b.
@@ -88,7 +92,7 @@ func (f SInfoFormat) Append(b []byte, s StructInfo) []byte {
 		hasShape := x.Shape != nil
 		hasDType := !x.DType.IsVoid()
 		hasNDim := !hasShape && x.NDim >= 0
-		if !hasShape && !hasDType && !hasNDim {
+		if !hasShape && !hasDType && !hasNDim && x.VDevice == nil {
 			return b
 		}
 		b = append(b, '(')
@@ -117,6 +121,21 @@ func (f SInfoFormat) Append(b []byte, s StructInfo) []byte {
 			}
 			b = append(b, "ndim="...)
 			b = strconv.AppendInt(b, int64(x.NDim), 10)
+		}
+		if x.VDevice != nil {
+			// TVM prints the device as a keyword naming it by kind and
+			// position among the module's devices of that kind.
+			if hasShape || hasDType || hasNDim {
+				b = append(b, ", "...)
+			}
+			b = append(b, "vdevice="...)
+			if f.VDevices == nil {
+				// Without the module's list (diagnostics), spell the
+				// device itself.
+				b = append(b, x.VDevice.String()...)
+			} else {
+				b = strconv.AppendQuote(b, VDeviceRef(f.VDevices, x.VDevice))
+			}
 		}
 		b = append(b, ')')
 	case *TupleInfo:

@@ -36,6 +36,8 @@ type TensorInfo struct {
 	Shape Expr
 	DType DataType
 	NDim  int
+	// VDevice is the virtual device the tensor lives on, nil if unknown.
+	VDevice *VDevice
 }
 
 // Dims returns the tensor's dimension expressions when its shape is a known

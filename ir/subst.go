@@ -155,7 +155,7 @@ func substSInfo(m map[*PrimVar]PrimExpr, s StructInfo) StructInfo {
 				ns := NewShapeExpr(vals...)
 				ns.span = se.span
 				ns.sinfo = ShapeInfoOf(vals...)
-				return &TensorInfo{Shape: ns, DType: s.DType, NDim: s.NDim}
+				return &TensorInfo{Shape: ns, DType: s.DType, NDim: s.NDim, VDevice: s.VDevice}
 			}
 		}
 	case *TupleInfo:

@@ -381,7 +381,7 @@ func (bd *builder) moduleStmt(as *assignNode) {
 		bd.mod.Attrs = ir.Attrs{}
 		maps.Copy(bd.mod.Attrs, bd.attrDict(a.Items[0]))
 	case "I.module_global_infos":
-		bd.fail(a.Span, "I.module_global_infos is not supported")
+		bd.moduleGlobalInfos(a)
 	default:
 		bd.fail(a.Span, "expected a function definition or I.module_attrs in the module body, found %s", a.describe())
 	}

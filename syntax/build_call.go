@@ -70,6 +70,10 @@ func (bd *builder) relaxCall(a *ast) ir.Expr {
 		return bd.shapeExpr(bd.onlyArg(a, "values"))
 	case "R.emit_with_sinfo":
 		return bd.emitWithSInfo(a)
+	case "R.to_vdevice":
+		return bd.toVDevice(a)
+	case "R.hint_on_device":
+		return bd.hintOnDevice(a)
 	case "R.match_cast":
 		bd.fail(a.Span, "R.match_cast(...) must be the whole value of a binding (v = R.match_cast(x, sinfo))")
 	case "R.output":

@@ -83,7 +83,11 @@ func (bd *builder) exprStmt(a *ast, fs *funcState, df *dataflowState) {
 func (bd *builder) voidValue(a *ast) ir.Expr {
 	value := bd.rb.Normalize(bd.relaxExpr(a))
 	if si := value.StructInfo(); si != nil && !isVoidInfo(si) {
-		bd.fail(a.Span, "non-void relax expressions must be bound to a variable, e.g. x = %s(...) (the value is %s)", describeOrName(a.X), ir.FormatStructInfo(si, nil))
+		example := "x = " + describeOrName(a)
+		if a.Kind == aCall {
+			example = "x = " + describeOrName(a.X) + "(...)"
+		}
+		bd.fail(a.Span, "non-void relax expressions must be bound to a variable, e.g. %s (the value is %s)", example, ir.FormatStructInfo(si, nil))
 	}
 	return value
 }

@@ -121,9 +121,7 @@ func (bd *builder) tensorInfo(a *ast) ir.StructInfo {
 	if shape != nil && shape.Kind == aStr && dtypeArg == nil {
 		shape, dtypeArg = nil, shape
 	}
-	if v := args["vdevice"]; !isNone(v) {
-		bd.fail(v.Span, "virtual devices (vdevice=) are not supported")
-	}
+	vdev := bd.vdeviceRef(args["vdevice"])
 	dt := ir.Void
 	if !isNone(dtypeArg) {
 		dt = bd.dtypeLiteral(dtypeArg)
@@ -135,6 +133,14 @@ func (bd *builder) tensorInfo(a *ast) ir.StructInfo {
 			bd.fail(n.Span, "expected ndim >= -1, found %d", ndim)
 		}
 	}
+	t := bd.tensorShapeInfo(shape, dt, ndim, args["ndim"])
+	t.VDevice = vdev
+	return t
+}
+
+// tensorShapeInfo is the TensorInfo of a shape argument (nil, a shape
+// variable or a tuple of dimensions), dtype and ndim.
+func (bd *builder) tensorShapeInfo(shape *ast, dt ir.DataType, ndim int, ndimArg *ast) *ir.TensorInfo {
 	if isNone(shape) {
 		return ir.TensorInfoNDim(dt, ndim)
 	}
@@ -149,7 +155,7 @@ func (bd *builder) tensorInfo(a *ast) ir.StructInfo {
 	}
 	dims := bd.dims(shape)
 	if ndim >= 0 && ndim != len(dims) {
-		bd.fail(args["ndim"].Span, "ndim=%d contradicts the shape's %s", ndim, plural(len(dims), "dimension"))
+		bd.fail(ndimArg.Span, "ndim=%d contradicts the shape's %s", ndim, plural(len(dims), "dimension"))
 	}
 	return ir.TensorInfoOf(dt, dims...)
 }

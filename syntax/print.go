@@ -131,6 +131,11 @@ func (p *printer) module() {
 		p.str(")\n")
 		first = false
 	}
+	if len(p.mod.VDevices) > 0 {
+		p.line()
+		p.moduleGlobalInfos()
+		first = false
+	}
 	for _, name := range functionOrder(p.mod) {
 		if !first {
 			p.nl()

@@ -94,6 +94,8 @@ func (p *printer) attrValue(v any) {
 			p.quote(e)
 		}
 		p.byte(']')
+	case *ir.VDevice:
+		p.quote(ir.VDeviceRef(p.mod.VDevices, x))
 	case ir.Attrs:
 		p.attrDict(x, "")
 	case map[string]any:

@@ -387,6 +387,10 @@ func (p *printer) call(c *ir.Call) {
 // then out_sinfo=, attributes (inplace_indices=), and the optional trailing
 // arguments by keyword (tir_vars=).
 func (p *printer) opCall(op *ir.Op, c *ir.Call) {
+	if op == opHintOnDevice {
+		p.hintOnDevice(c)
+		return
+	}
 	p.str(ir.OpPath(op))
 	p.byte('(')
 	externPos := -1

@@ -17,7 +17,7 @@ import (
 
 // sinfo writes s.
 func (p *printer) sinfo(s ir.StructInfo) {
-	p.out = ir.SInfoFormat{Spell: p, Missing: "R.Object"}.Append(p.out, s)
+	p.out = ir.SInfoFormat{Spell: p, Missing: "R.Object", VDevices: p.mod.VDevices}.Append(p.out, s)
 }
 
 // sinfoList writes l separated by commas.

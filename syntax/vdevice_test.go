@@ -1,0 +1,66 @@
+package syntax
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/ir"
+)
+
+// tvmPrintedDir holds modules in the exact form TVM v0.23's mod.script()
+// prints them: each must print back byte for byte.
+const tvmPrintedDir = "tvm_printed"
+
+func TestTVMPrintedByteIdentical(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(corpusRoot, tvmPrintedDir, "*.tvms"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			got := Print(parseOrFail(t, path, src))
+			if got != string(src) {
+				t.Errorf("print(parse(x)) != x:\n%s", firstLineDiff(string(src), got))
+			}
+		})
+	}
+}
+
+// TestVDeviceReferences checks that each annotation resolves to the device
+// TVM's LookupVDevice picks: "cuda:1" is the second cuda device (the third
+// entry), "llvm" the first llvm one, "vdevice:3" the fourth entry; that an
+// op's result inherits its operands' device; and that to_vdevice moves it.
+func TestVDeviceReferences(t *testing.T) {
+	path := filepath.Join(corpusRoot, "tvm_forms", "vdevice_string_targets.tvms")
+	src, err := os.ReadFile(path)
+	require.NoError(t, err)
+	mod := parseOrFail(t, path, src)
+	require.Len(t, mod.VDevices, 4)
+	f := mod.Func("foo")
+	require.NotNil(t, f)
+	dev := func(s ir.StructInfo) *ir.VDevice {
+		ti, ok := s.(*ir.TensorInfo)
+		require.True(t, ok, "%v is not a tensor", s)
+		return ti.VDevice
+	}
+	assert.Same(t, mod.VDevices[2], dev(f.Params[0].StructInfo()))
+	assert.Same(t, mod.VDevices[0], dev(f.Params[1].StructInfo()))
+	assert.Same(t, mod.VDevices[3], dev(f.Params[2].StructInfo()))
+	vars := map[string]*ir.Var{}
+	for _, blk := range f.Body.(*ir.SeqExpr).Blocks {
+		for _, b := range blk.Bindings {
+			vars[b.BoundVar().Name] = b.BoundVar()
+		}
+	}
+	// s keeps its device-free annotation (less specific than R.add's).
+	assert.Nil(t, dev(vars["s"].StructInfo()))
+	assert.Same(t, mod.VDevices[1], dev(vars["t"].StructInfo()), "to_vdevice(b, \"cuda\") is on cuda:0")
+	assert.Same(t, mod.VDevices[3], dev(vars["u"].StructInfo()), "hint_on_device keeps the input's struct info")
+	// w = s * a: s has no device, a is on cuda:1, so the product is there.
+	assert.Same(t, mod.VDevices[2], dev(vars["w"].StructInfo()))
+}
