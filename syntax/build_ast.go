@@ -37,7 +37,7 @@ type ast struct {
 	Paren    bool // written in parentheses (a parenthesized single value)
 	Span     diag.Span
 	Name     string // aName, aAttr: the identifier; aBinary, aUnary: the operator
-	Text     string // literal text or string value
+	Text     string // literal text or string value; aAttr: the dotted path when X has one (see Dotted)
 	X, Y     *ast
 	Items    []*ast
 	Values   []*ast
@@ -61,6 +61,9 @@ func (a *ast) Dotted() (string, bool) {
 	case aName:
 		return a.Name, true
 	case aAttr:
+		if a.Text != "" {
+			return a.Text, true
+		}
 		p, ok := a.X.Dotted()
 		if !ok {
 			return "", false

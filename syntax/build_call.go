@@ -349,7 +349,13 @@ var positionalSInfo = map[string]int{
 // SInfoArgs; literals wrapped per parameter kind; defaults filled in.
 func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 	params := op.Params
-	given := make([]*ast, len(params))
+	var givenBuf [8]*ast // ops rarely take more: no allocation per call
+	given := givenBuf[:0]
+	if len(params) <= len(givenBuf) {
+		given = givenBuf[:len(params)]
+	} else {
+		given = make([]*ast, len(params))
+	}
 	var variadic []*ast
 	variadicAt := -1
 	for i, p := range params {
@@ -410,6 +416,7 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 	}
 	extern := op.ExternCalleeParam()
 	omitted := ""
+	call.Args = make([]ir.Expr, 0, len(params)+len(variadic))
 	for i, p := range params {
 		if p.Variadic {
 			for _, v := range variadic {

@@ -345,8 +345,9 @@ func (p *exprReader) primary() (*ast, error) {
 			if name.Type != typeName {
 				return nil, unexpected(name, `a name after "."`)
 			}
+			nameTok := *name
 			p.lex.Next()
-			e = p.node(ast{Kind: aAttr, X: e, Name: name.Value, Span: spanOf(start, p.next())})
+			e = p.node(ast{Kind: aAttr, X: e, Name: nameTok.Value, Text: p.dotted(e, start, &nameTok), Span: spanOf(start, p.next())})
 		case "(":
 			if e, err = p.call(e, start); err != nil {
 				return nil, err
@@ -359,6 +360,30 @@ func (p *exprReader) primary() (*ast, error) {
 			return e, nil
 		}
 	}
+}
+
+// dotted returns the dotted path of x.name ("R.nn.relu"), or "" when x has
+// none. The builder asks for callee paths several times per binding; they
+// are computed once here, as a slice of the source when the path is written
+// without blanks (so without allocating).
+func (p *exprReader) dotted(x *ast, start lexer.Position, name *lexer.Token) string {
+	var prefix string
+	switch {
+	case x.Kind == aName:
+		prefix = x.Name
+	case x.Kind == aAttr && x.Text != "":
+		prefix = x.Text
+	default:
+		return ""
+	}
+	if ts, ok := p.lex.(*tokStream); ok {
+		src, from, to := ts.sc.src, start.Offset, name.Pos.Offset+len(name.Value)
+		if to-from == len(prefix)+1+len(name.Value) && to <= len(src) &&
+			src[from:from+len(prefix)] == prefix && src[from+len(prefix)] == '.' {
+			return src[from:to]
+		}
+	}
+	return prefix + "." + name.Value
 }
 
 // call reads the argument list of fn(...).

@@ -38,7 +38,8 @@ var errTooMany = errors.New("too many syntax errors")
 // readFile reads a whole file. On syntax errors it returns the tree of
 // what remained (nil when recovery gave up) and the recovery state.
 func readFile(filename string, src []byte) (*fileNode, *recovery) {
-	r := &stmtReader{ts: newTokStream(filename, string(src)), src: string(src)}
+	text := string(src) // one copy: the scanner and recovery share it
+	r := &stmtReader{ts: newTokStream(filename, text), src: text}
 	n := &fileNode{Pos: r.ts.Peek().Pos}
 	stmts, err := r.stmts(true)
 	if err != nil {
