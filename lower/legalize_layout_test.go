@@ -2,7 +2,13 @@ package lower_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
+
+	"github.com/phasec/phasec/eval/evaltest"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/passes/passtest"
 )
 
 // Oracle tests of scatter_nd, dynamic_strided_slice, layout_transform and
@@ -41,4 +47,57 @@ func TestLegalizeScatterNDOracle(t *testing.T) {
 		)
 	}
 	runFullyLegalized(t, cases)
+}
+
+// dynamic_strided_slice legalizes to a shape function, tensor_to_shape, a
+// match_cast and the slice kernel; begin, end and strides are constants
+// here so that no stride is 0.
+func TestLegalizeDynamicStridedSliceOracle(t *testing.T) {
+	var cases []legalCase
+	bounds := func(b, e, s string) string {
+		return fmt.Sprintf(`
+			b = R.const(%s, "int64")
+			e = R.const(%s, "int64")
+			s = R.const(%s, "int64")
+			gv = R.dynamic_strided_slice(x, b, e, s)`, b, e, s)
+	}
+	for _, dt := range []string{"float32", "int32", "bool"} {
+		x := func(shape string) []string { return []string{tensorParam("x", shape, dt)} }
+		cases = append(cases,
+			legalCase{name: "steps " + dt, params: x("(4, 5)"), body: bounds("[1, -1]", "[4, -6]", "[2, -2]")},
+			legalCase{name: "clamp symbolic " + dt, params: x(`("n", 5)`), body: bounds("[-100, 0]", "[100, 5]", "[1, 3]")},
+			legalCase{name: "reverse " + dt, params: x(`(3, "n", 2)`), body: bounds("[-1, 0, 0]", "[-100, 100, 2]", "[-1, 1, 1]")},
+			legalCase{name: "empty result " + dt, params: x("(4, 5)"), body: bounds("[3, 0]", "[1, 5]", "[1, 1]")},
+			legalCase{name: "empty input " + dt, params: x("(0, 3)"), body: bounds("[0, 1]", "[2, 3]", "[1, 1]")},
+			legalCase{name: "extent 1 " + dt, params: x("(1,)"), body: bounds("[0]", "[1]", "[1]")},
+		)
+	}
+	runFullyLegalized(t, cases)
+}
+
+// The legalized form of testdata/relax_layout_ops.tvms is golden (TVM's
+// shape function, tensor_to_shape and match_cast for dynamic_strided_slice)
+// and computes what the source computes, through canonicalize,lower too.
+func TestLegalizeLayoutOpsGolden(t *testing.T) {
+	hi, got := legalizeFile(t, "../testdata/relax_layout_ops.tvms")
+	passtest.CheckGolden(t, "testdata/legalize_layout_ops.tvms", got)
+	for _, n := range []int64{1, 4} {
+		evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: uint64(n), Dims: map[string]int64{"n": n}})
+		evaltest.CheckPipeline(t, hi, "canonicalize,lower", evaltest.Options{Seed: uint64(n), Dims: map[string]int64{"n": n}})
+	}
+}
+
+// legalizeFile parses the module in path and runs LegalizeOps on it.
+func legalizeFile(t *testing.T, path string) (src, legalized *ir.Module) {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = evaltest.Parse(t, path, string(text))
+	legalized, errs := lower.LegalizeOps(src, lower.LegalizeOptions{})
+	if errs.HasErrors() {
+		t.Fatal(errs)
+	}
+	return src, legalized
 }

@@ -154,6 +154,19 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 	var nested map[*ir.Call]bool
 
 	rw := ir.NewRewriter(work)
+	// em adds each kernel to the module (deduplicated) and emits the
+	// bindings of legalizations that need more than one call.
+	em := &kernelEmitter{rw: rw, nested: &nested, add: func(k *op.Kernel, pf *ir.PrimFunc) string {
+		name, h, found := dedup.find(pf)
+		if !found {
+			name = uniqueName(k.Name, names, suffix)
+			names[name] = true
+			work.Set(name, pf)
+			added = append(added, name)
+			dedup.add(h, pf, name)
+		}
+		return name
+	}}
 	var errs diag.List
 	rw.PostExpr = func(rw *ir.Rewriter, e ir.Expr) ir.Expr {
 		call, ok := e.(*ir.Call)
@@ -177,34 +190,19 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 		}
 		why := "has no legalization"
 		if ok {
+			em.call = call
 			k := op.NewKernel(call)
+			k.Emit = em
 			err := f(k, call)
-			var pf *ir.PrimFunc
-			var tirVars []ir.PrimExpr
+			var res ir.Expr
 			if err == nil {
-				pf, tirVars = k.Finish()
-				if len(tirVars) > 0 && nested[call] {
-					// The symbolic variables would cross into a nested
-					// function (WF012); LambdaLift first passes them in.
-					err = op.ErrNotLegalizable
+				out := k.Result
+				if out == nil {
+					out = call.StructInfo()
 				}
+				res, err = em.CallTIR(k, out)
 			}
 			if err == nil {
-				name, h, found := dedup.find(pf)
-				if !found {
-					name = uniqueName(k.Name, names, suffix)
-					names[name] = true
-					work.Set(name, pf)
-					added = append(added, name)
-					dedup.add(h, pf, name)
-				}
-				gv := ir.NewGlobalVar(name)
-				args := []ir.Expr{gv, ir.NewTuple(k.Args...)}
-				if len(tirVars) > 0 {
-					args = append(args, ir.NewShapeExpr(tirVars...))
-				}
-				res := &ir.Call{Op: op.CallTIR, Args: args, SInfoArgs: []ir.StructInfo{call.StructInfo()}}
-				res.SetSpan(call.Span())
 				return res
 			}
 			if !errors.Is(err, op.ErrNotLegalizable) {
@@ -253,6 +251,51 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 	}
 	errs.Sort()
 	return out, errs
+}
+
+// kernelEmitter is LegalizeOps' op.Emitter: kernels go into the module
+// through add, bindings into the rewriter's current block.
+type kernelEmitter struct {
+	rw     *ir.Rewriter
+	nested *map[*ir.Call]bool
+	add    func(k *op.Kernel, pf *ir.PrimFunc) string
+	call   *ir.Call // the call being legalized
+}
+
+// CallTIR finishes k and returns the call_tir of its PrimFunc, positioned
+// at the call being legalized.
+func (em *kernelEmitter) CallTIR(k *op.Kernel, out ir.StructInfo) (ir.Expr, error) {
+	pf, tirVars := k.Finish()
+	if len(tirVars) > 0 && (*em.nested)[em.call] {
+		// The symbolic variables would cross into a nested function
+		// (WF012); LambdaLift first passes them in.
+		return nil, op.ErrNotLegalizable
+	}
+	args := []ir.Expr{ir.NewGlobalVar(em.add(k, pf)), ir.NewTuple(k.Args...)}
+	if len(tirVars) > 0 {
+		args = append(args, ir.NewShapeExpr(tirVars...))
+	}
+	res := &ir.Call{Op: op.CallTIR, Args: args, SInfoArgs: []ir.StructInfo{out}}
+	res.SetSpan(em.call.Span())
+	return res, nil
+}
+
+func (em *kernelEmitter) Emit(value ir.Expr, name string) *ir.Var {
+	em.position(value)
+	return em.rw.B.Emit(value, name)
+}
+
+func (em *kernelEmitter) EmitMatchCast(value ir.Expr, s ir.StructInfo, name string) *ir.Var {
+	em.position(value)
+	return em.rw.B.EmitMatchCast(value, s, name)
+}
+
+// position gives an emitted value the legalized call's span, so that its
+// binding and diagnostics point at the op in the source.
+func (em *kernelEmitter) position(value ir.Expr) {
+	if v, ok := value.(interface{ SetSpan(diag.Span) }); ok && !value.Span().IsValid() {
+		v.SetSpan(em.call.Span())
+	}
 }
 
 // funcDedup finds PrimFuncs structurally equal to one already in the module,

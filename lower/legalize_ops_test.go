@@ -439,15 +439,7 @@ func TestLegalizeSearchAndMiscOracle(t *testing.T) {
 // transformer_block.tvms, and passes canonicalize,lower with the same
 // results.
 func TestTransformerGolden(t *testing.T) {
-	src, err := os.ReadFile("../testdata/models/transformer_block_hl.tvms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hi := evaltest.Parse(t, "transformer_block_hl.tvms", string(src))
-	got, errs := lower.LegalizeOps(hi, lower.LegalizeOptions{})
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	hi, got := legalizeFile(t, "../testdata/models/transformer_block_hl.tvms")
 	passtest.CheckGolden(t, "../testdata/models/transformer_block_hl_legalized.tvms", got)
 	hand, err := os.ReadFile("../testdata/models/transformer_block.tvms")
 	if err != nil {

@@ -40,7 +40,7 @@
 //	einsum.go  einsum (no ellipses)
 //	sort.go    sort, argsort, topk (stable; rank-counting TIR kernels)
 //	gather.go  gather_nd, scatter_elements, collapse_sum_to, collapse_sum_like,
-//	           dynamic_strided_slice (not legalized)
+//	           dynamic_strided_slice (legalized with a run-time shape function)
 //	scatter_nd.go  scatter_nd (and Kernel.Scatter, a serial block writing at
 //	           computed positions)
 //

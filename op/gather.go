@@ -534,9 +534,10 @@ func newScatterElementsOp() *ir.Op {
 // strided_slice with the bounds given as 1-D int64 tensors, one entry per
 // axis of x, read at run time (numpy slicing: negative positions count
 // from the end, bounds clamp). The result's shape is unknown until then;
-// its rank is x's. LegalizeOps leaves it alone (TVM legalizes it with a
-// shape-computing PrimFunc and a match_cast, which phasec does not build
-// yet).
+// its rank is x's. It legalizes as TVM's legalize_ops/index.py does: a
+// PrimFunc computing the output shape as an int64 tensor, R.tensor_to_shape
+// of it, a match_cast binding fresh shape variables, and the slice kernel
+// whose output buffer has those dimensions.
 var DynamicStridedSlice = ir.RegisterOp(newDynamicStridedSliceOp())
 
 func newDynamicStridedSliceOp() *ir.Op {
@@ -617,5 +618,105 @@ func newDynamicStridedSliceOp() *ir.Op {
 			return flatIndex(src, x.shape)
 		}).tensor()
 	})
+	defLegalize(op, legalizeDynamicStridedSlice)
 	return op
+}
+
+// legalizeDynamicStridedSlice emits the shape function and the match_cast
+// of its result, then builds the slice kernel (the call that replaces the
+// op) with an output of the matched shape.
+func legalizeDynamicStridedSlice(k *Kernel, call *ir.Call) error {
+	t, dims, ok := knownTensor(call.Args[0])
+	if !ok || k.Emit == nil {
+		return ErrNotLegalizable
+	}
+	for _, b := range call.Args[1:] {
+		if _, _, ok := knownTensor(b); !ok {
+			return ErrNotLegalizable
+		}
+	}
+	n := len(dims)
+	// The shape function: out[i] = the slice length along axis i.
+	sf := NewKernel(call)
+	sf.Name = "shape_func"
+	ins, err := dynamicSliceInputs(sf, call)
+	if err != nil {
+		return err
+	}
+	lens, err := sf.OutputOf("T_shape_func_strided_slice_dynamic", ir.TensorInfoOf(ir.Int64, ir.I64(int64(n))))
+	if err != nil {
+		return err
+	}
+	sf.Compute("T_shape_func_strided_slice_dynamic", lens, "i", func(v []ir.PrimExpr) ir.PrimExpr {
+		// The extent of axis v[0]: x's dimensions as a select chain.
+		var extent ir.PrimExpr = ir.I64(0)
+		for i := n - 1; i >= 0; i-- {
+			extent = &ir.Select{Cond: ir.NewBinary(ir.OpEQ, v[0], ir.I64(int64(i))), True: ins[0].Shape[i], False: extent}
+		}
+		_, length := sliceBounds(Load(ins[1], v), Load(ins[2], v), Load(ins[3], v), extent)
+		return length
+	})
+	shapeCall, err := k.Emit.CallTIR(sf, ir.TensorInfoOf(ir.Int64, ir.I64(int64(n))))
+	if err != nil {
+		return err
+	}
+	lensVar := k.Emit.Emit(shapeCall, "lv")
+	shapeVar := k.Emit.Emit(ir.NewCall(TensorToShape, lensVar), "lv")
+	outDims := make([]ir.PrimExpr, n)
+	for i := range outDims {
+		outDims[i] = ir.SymVar("s")
+	}
+	k.Emit.EmitMatchCast(shapeVar, ir.ShapeInfoOf(outDims...), "lv")
+	// The slice: out[v] = x[begin'[i] + v[i] * strides[i]...].
+	in, err := dynamicSliceInputs(k, call)
+	if err != nil {
+		return err
+	}
+	k.Result = ir.TensorInfoOf(t.DType, outDims...)
+	out, err := k.OutputOf("T_dynamic_strided_slice", k.Result)
+	if err != nil {
+		return err
+	}
+	k.Compute("T_dynamic_strided_slice", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		src := make([]ir.PrimExpr, n)
+		for i := range src {
+			at := []ir.PrimExpr{ir.I64(int64(i))}
+			step := Load(in[3], at)
+			begin, _ := sliceBounds(Load(in[1], at), Load(in[2], at), step, in[0].Shape[i])
+			src[i] = ir.Add(begin, ir.Mul(v[i], step))
+		}
+		return Load(in[0], src)
+	})
+	return nil
+}
+
+// dynamicSliceInputs adds x, begin, end and strides as k's buffers.
+func dynamicSliceInputs(k *Kernel, call *ir.Call) ([]*ir.Buffer, error) {
+	out := make([]*ir.Buffer, 4)
+	for i, name := range []string{"data", "begin", "end", "strides"} {
+		b, err := k.Input(call.Args[i], name)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// sliceBounds is numpy's slice arithmetic in TIR (topi's
+// canonicalize_index and get_length in dynamic_strided_slice): begin
+// clamped into the axis, and the number of elements taken, at least 0.
+func sliceBounds(begin, end, stride, extent ir.PrimExpr) (ir.PrimExpr, ir.PrimExpr) {
+	neg := ir.NewBinary(ir.OpLT, stride, ir.I64(0))
+	canon := func(i ir.PrimExpr) ir.PrimExpr {
+		lo := &ir.Select{Cond: neg, True: ir.I64(-1), False: ir.I64(0)}
+		hi := &ir.Select{Cond: neg, True: ir.Sub(extent, ir.I64(1)), False: extent}
+		i = &ir.Select{Cond: ir.NewBinary(ir.OpLT, i, ir.I64(0)), True: ir.Add(i, extent), False: i}
+		return ir.Min(ir.Max(i, lo), hi)
+	}
+	b, e := canon(begin), canon(end)
+	// ceildiv(e - b, s) for either sign of s: floordiv(e - b + s - sign(s), s).
+	sign := &ir.Select{Cond: neg, True: ir.I64(-1), False: ir.I64(1)}
+	length := ir.FloorDiv(ir.Sub(ir.Add(ir.Sub(e, b), stride), sign), stride)
+	return b, ir.Max(length, ir.I64(0))
 }

@@ -47,7 +47,16 @@ func LegalizeOf(op *ir.Op) (LegalizeFunc, bool) {
 type Kernel struct {
 	// Name is the PrimFunc's name hint (the op's name by default).
 	Name string
-	call *ir.Call
+	// Emit, when set (LegalizeOps sets it), lets a legalization emit
+	// bindings before the call that replaces the op; nil where that is
+	// not possible.
+	Emit Emitter
+	// Result, when set, is the struct info of the call_tir that replaces
+	// the op (the op's own when nil): a legalization that computes the
+	// output shape at run time names it here (TVM's match_cast shape
+	// variables).
+	Result ir.StructInfo
+	call   *ir.Call
 
 	params []*ir.PrimVar
 	bufs   map[*ir.PrimVar]*ir.Buffer
@@ -60,6 +69,21 @@ type Kernel struct {
 	stmts    []ir.Stmt
 	allocs   []*ir.Buffer
 	names    map[string]int
+}
+
+// Emitter emits the bindings of a legalization that needs more than one
+// kernel or a run-time shape, as TVM's legalize functions use bb.emit,
+// bb.match_cast and bb.call_te (python/tvm/relax/transform/legalize_ops/).
+// The bindings land before the binding of the call being legalized.
+type Emitter interface {
+	// CallTIR adds sub's PrimFunc to the module (named and deduplicated as
+	// every legalized kernel) and returns the R.call_tir of it, of struct
+	// info out, not yet emitted.
+	CallTIR(sub *Kernel, out ir.StructInfo) (ir.Expr, error)
+	// Emit binds value to a fresh variable named name.
+	Emit(value ir.Expr, name string) *ir.Var
+	// EmitMatchCast binds R.match_cast(value, s) to a fresh variable.
+	EmitMatchCast(value ir.Expr, s ir.StructInfo, name string) *ir.Var
 }
 
 // NewKernel starts the kernel of call, named after its op.
@@ -223,14 +247,6 @@ func (k *Kernel) Compute(block string, out *ir.Buffer, prefix string, f func(v [
 // block and update's accumulator is nil.
 func (k *Kernel) Reduce(block string, out *ir.Buffer, prefix string, reduce []ir.PrimExpr, init ir.PrimExpr,
 	update func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr) {
-	k.ReduceFrom(block, out, prefix, reduce, func([]ir.PrimExpr) ir.PrimExpr { return init }, update)
-}
-
-// ReduceFrom is Reduce with an initial value that depends on the output
-// position s (T.init() out[s] = init(s)): a reduction that starts from an
-// input element, as scatter ops fold their updates into data.
-func (k *Kernel) ReduceFrom(block string, out *ir.Buffer, prefix string, reduce []ir.PrimExpr, init func(s []ir.PrimExpr) ir.PrimExpr,
-	update func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr) {
 	sLoops, sVars := k.loopVars(prefix, len(out.Shape))
 	var rLoops, rVars []*ir.PrimVar
 	if len(reduce) > 0 {
@@ -256,12 +272,9 @@ func (k *Kernel) ReduceFrom(block string, out *ir.Buffer, prefix string, reduce 
 	}
 	b.Writes = []ir.BufferRegion{pointRegion(out, s)}
 	if len(reduce) > 0 {
-		iv := init(s)
-		b.Init = &ir.BufferStore{Buffer: out, Indices: s, Value: iv}
-		b.Reads = readRegions(out, iv, value)
-	} else {
-		b.Reads = readRegions(out, value)
+		b.Init = &ir.BufferStore{Buffer: out, Indices: s, Value: init}
 	}
+	b.Reads = readRegions(out, value)
 	b.Body = &ir.BufferStore{Buffer: out, Indices: s, Value: value}
 	var body ir.Stmt = &ir.BlockRealize{IterValues: exprs(append(append([]*ir.PrimVar{}, sLoops...), rLoops...)), Block: b}
 	loops := append(append([]*ir.PrimVar{}, sLoops...), rLoops...)
