@@ -74,4 +74,10 @@
 // hashing; otherwise one ir.StructuralHash of the output decides, the input's
 // hash being remembered from the previous pass. Hashes are computed only
 // when an installed instrument needs them (is not ChangeBlind).
+//
+// Module versions are released as soon as the pipeline is done with them:
+// once a pass's BeforePass hooks have run, the runner refers to its input
+// only through the pass's own argument (and through Event.Before if some
+// instrument is not InputBlind), so a barrier's input can be collected while
+// its later passes run.
 package passes

@@ -20,6 +20,7 @@ type DumpDir struct {
 }
 
 func (*DumpDir) ChangeBlind() {}
+func (*DumpDir) InputBlind()  {}
 
 func (*DumpDir) Name() string { return "dump-dir" }
 

@@ -30,6 +30,7 @@ type PrintIR struct {
 }
 
 func (*PrintIR) ChangeBlind() {}
+func (*PrintIR) InputBlind()  {}
 
 func (*PrintIR) Name() string { return "print-ir" }
 

@@ -200,6 +200,7 @@ type Bisect struct {
 }
 
 func (*Bisect) ChangeBlind() {}
+func (*Bisect) InputBlind()  {}
 
 func (*Bisect) Name() string { return "bisect" }
 

@@ -27,6 +27,7 @@ type timingNode struct {
 }
 
 func (*Timing) ChangeBlind() {}
+func (*Timing) InputBlind()  {}
 
 func (*Timing) Name() string { return "timing" }
 

@@ -22,6 +22,8 @@ type VerifyEach struct {
 	Checked int
 }
 
+func (*VerifyEach) InputBlind() {}
+
 func (*VerifyEach) Name() string { return "verify-each" }
 
 func (v *VerifyEach) AfterPass(ev *Event) error {

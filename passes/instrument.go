@@ -40,6 +40,16 @@ type Instrument interface {
 // returned a new module pointer).
 type ChangeBlind interface{ ChangeBlind() }
 
+// InputBlind is implemented by instruments that read Event.Before only
+// before the pass runs (ShouldRun, PassSkipped, BeforePass), never in
+// AfterPass or AfterPassFailed. When every installed instrument is
+// InputBlind the runner lets go of each pass's input once BeforePass hooks
+// have run (Event.Before is then nil afterwards), so that a module version
+// no later pass reads can be collected while the pass runs: at a million
+// bindings each version is hundreds of megabytes, and a pipeline step (a
+// barrier) would otherwise keep its input alive through all its passes.
+type InputBlind interface{ InputBlind() }
+
 // BaseInstrument implements every hook as a no-op.
 type BaseInstrument struct{}
 
@@ -63,6 +73,8 @@ type Event struct {
 	// Why the pass ran or was skipped.
 	Why Reason
 	// Before is the module the pass receives; After what it returned.
+	// Before is nil in AfterPass and AfterPassFailed when every instrument
+	// is InputBlind.
 	Before, After *ir.Module
 	// PhaseBefore/PhaseAfter are the recorded phases of Before and After.
 	PhaseBefore, PhaseAfter phase.Phase

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"weak"
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -80,6 +81,9 @@ func (pc *PassContext) Execute(ctx context.Context, p *Pass, mod *ir.Module, pro
 		if _, blind := in.(ChangeBlind); !blind {
 			r.track = true
 		}
+		if _, blind := in.(InputBlind); !blind {
+			r.keepInput = true
+		}
 	}
 	var entered []Instrument
 	var runErr error
@@ -116,6 +120,8 @@ type runner struct {
 	props phase.Set
 	// track: some instrument reads Event.Changed or hashes.
 	track bool
+	// keepInput: some instrument reads Event.Before after the pass ran.
+	keepInput bool
 	// The last hashed module and its hash: modules are immutable, so the
 	// output hash of one pass is the input hash of the next.
 	hashedMod  *ir.Module
@@ -206,6 +212,14 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 	if r.pc.Trace != nil {
 		r.pc.Trace(mod, &p.info, true)
 	}
+	// From here on the input is referenced only through the pass's own
+	// argument, so that once the pass no longer reads it (a barrier's first
+	// step is done with it) it can be collected; input still tells whether
+	// the pass returned it unchanged.
+	input := weak.Make(mod)
+	if !r.keepInput {
+		ev.Before = nil
+	}
 	start := r.pc.now()
 	var out *ir.Module
 	var err error
@@ -240,7 +254,7 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 	}
 	ev.PropsAfter = r.props
 	switch {
-	case out == mod:
+	case out == input.Value():
 		ev.HashAfter = ev.HashBefore
 	case r.track:
 		ev.HashAfter = r.hash(out)
