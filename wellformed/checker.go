@@ -237,7 +237,7 @@ func (c *checker) function(f *ir.Function, nested bool) {
 	// annotation does (the parser keeps a contradicting one, as TVM's does
 	// with check_well_formed=False).
 	if f.Ret != nil && f.Body != nil && f.Body.StructInfo() != nil && c.on(ruleBindingInfo) &&
-		ir.StructInfoBaseCheck(f.Ret, f.Body.StructInfo()) < ir.FailL2 { // provably wrong; unprovable symbolic mismatches are run-time checks
+		ir.StructInfoBaseCheck(f.Ret, f.Body.StructInfo()) == ir.FailL0 { // provably wrong; R.Object under R.Callable (L1) and symbolic mismatches are not (TVM's Function keeps such annotations)
 		c.report(ruleBindingInfo, span, "function %s returns a value of type %s but is annotated %s",
 			c.funcLabel(nested), c.fmtInfo(f.Body.StructInfo()), c.fmtInfo(f.Ret))
 	}

@@ -350,3 +350,23 @@ func TestCallTIRDynPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestClosureReturnedPipeline: a local function returning a closure keeps
+// its R.Callable return annotation through LambdaLift, and LowerRuntimeBuiltin
+// turning the closure into an R.Object must not reject it (TVM's Function
+// keeps such an annotation). main(x1, y1) = twice(inner(y1)) with inner
+// capturing x1: 2 * (y1 + x1).
+func TestClosureReturnedPipeline(t *testing.T) {
+	machine := buildModel(t, "../../testdata/passes/LambdaLift/nested.tvms")
+	rng := rand.New(rand.NewPCG(7, 7))
+	x, y := uniform(rng, -1, 1, 2), uniform(rng, -1, 1, 2)
+	out, err := machine.Run(context.Background(), "main", x, y)
+	require.NoError(t, err)
+	r, ok := out.Tensor()
+	require.True(t, ok)
+	xd, yd, rd := tensor.Data[float32](x), tensor.Data[float32](y), tensor.Data[float32](r)
+	require.Len(t, rd, 2)
+	for i := range rd {
+		require.Equal(t, 2*(yd[i]+xd[i]), rd[i], "element %d", i)
+	}
+}
