@@ -58,6 +58,9 @@ func completePadding(op *ir.Op, v []int64, spatial int) ([]int64, error) {
 	case 2 * spatial:
 		return v, nil
 	}
+	if spatial == 1 {
+		return nil, opErrorf(op, "padding must have 1 or 2 entries, got %v", v)
+	}
 	return nil, opErrorf(op, "padding must have 1, %d or %d entries, got %v", spatial, 2*spatial, v)
 }
 
@@ -115,27 +118,33 @@ func normalizeWindow(op *ir.Op, spatial int, kernelAttr string) func(*ir.InferCt
 		if kernelAttr != "" {
 			lists[kernelAttr] = w.kernel
 		}
-		var attrs ir.Attrs
-		for name, v := range lists {
-			cur, _, _ := opAttrInts(op, c, name)
-			if sameDims(cur, v) {
-				continue
-			}
-			attrs = copyAttrsOnce(attrs, c.Attrs)
-			list := make([]any, len(v))
-			for i, x := range v {
-				list[i] = x
-			}
-			attrs[name] = list
-		}
-		if attrs == nil {
-			return c, nil
-		}
-		out := *c
-		out.SetStructInfo(nil)
-		out.Attrs = attrs
-		return &out, nil
+		return withIntLists(op, c, lists), nil
 	}
+}
+
+// withIntLists returns c with the given list attributes, or c itself when
+// it already carries them.
+func withIntLists(op *ir.Op, c *ir.Call, lists map[string][]int64) *ir.Call {
+	var attrs ir.Attrs
+	for name, v := range lists {
+		cur, _, _ := opAttrInts(op, c, name)
+		if sameDims(cur, v) {
+			continue
+		}
+		attrs = copyAttrsOnce(attrs, c.Attrs)
+		list := make([]any, len(v))
+		for i, x := range v {
+			list[i] = x
+		}
+		attrs[name] = list
+	}
+	if attrs == nil {
+		return c
+	}
+	out := *c
+	out.SetStructInfo(nil)
+	out.Attrs = attrs
+	return &out
 }
 
 // windowOutDim is floor((in + before + after - dilation*(k-1) - 1 [+ stride - 1 in
@@ -354,21 +363,35 @@ func ones(n int, zero bool) []any {
 	return out
 }
 
+// convParams is the parameter list of R.nn.conv*d and, when transposed,
+// of R.nn.conv*d_transpose, in TVM's positional order. The transposed
+// ops take any data layout, so their out_layout has no fixed default:
+// None stands for data_layout until Normalize writes it.
+func convParams(spatial int, dataLayout, kernelLayout string, transposed bool) []ir.Param {
+	ps := []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "weight", Kind: ir.ArgExpr},
+		{Name: "strides", Kind: ir.AttrInts, Default: ones(spatial, false)},
+		{Name: "padding", Kind: ir.AttrInts, Default: ones(spatial, true)}}
+	outLayout := ir.Param{Name: "out_layout", Kind: ir.AttrStr, Default: dataLayout}
+	if transposed {
+		ps = append(ps, ir.Param{Name: "output_padding", Kind: ir.AttrInts, Default: ones(spatial, true)})
+		outLayout = ir.Param{Name: "out_layout", Kind: ir.AttrStr, Optional: true}
+	}
+	return append(ps,
+		ir.Param{Name: "dilation", Kind: ir.AttrInts, Default: ones(spatial, false)},
+		ir.Param{Name: "groups", Kind: ir.AttrInt, Default: int64(1)},
+		ir.Param{Name: "data_layout", Kind: ir.AttrStr, Default: dataLayout},
+		ir.Param{Name: "kernel_layout", Kind: ir.AttrStr, Default: kernelLayout},
+		outLayout,
+		ir.Param{Name: "out_dtype", Kind: ir.AttrDType, Default: ir.Void})
+}
+
 // newConvOp is R.nn.conv1d, conv2d or conv3d: the data (N, C, spatial...)
 // convolved with the weight (O, C/groups, kernel...).
 func newConvOp(spatial int) *ir.Op {
 	dataLayout, kernelLayout := convLayouts(spatial)
 	name := "relax.nn.conv" + itoa(spatial) + "d"
 	op := &ir.Op{Name: name, Doc: itoa(spatial) + "-D convolution (" + dataLayout + " data, " + kernelLayout + " weight).", Pure: true, Category: ir.CatTensor,
-		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "weight", Kind: ir.ArgExpr},
-			{Name: "strides", Kind: ir.AttrInts, Default: ones(spatial, false)},
-			{Name: "padding", Kind: ir.AttrInts, Default: ones(spatial, true)},
-			{Name: "dilation", Kind: ir.AttrInts, Default: ones(spatial, false)},
-			{Name: "groups", Kind: ir.AttrInt, Default: int64(1)},
-			{Name: "data_layout", Kind: ir.AttrStr, Default: dataLayout},
-			{Name: "kernel_layout", Kind: ir.AttrStr, Default: kernelLayout},
-			{Name: "out_layout", Kind: ir.AttrStr, Default: dataLayout},
-			{Name: "out_dtype", Kind: ir.AttrDType, Default: ir.Void}}}
+		Params: convParams(spatial, dataLayout, kernelLayout, false)}
 	rank := spatial + 2
 	checkLayouts := func(call *ir.Call) (int64, error) {
 		for _, l := range [][2]string{{"data_layout", dataLayout}, {"kernel_layout", kernelLayout}, {"out_layout", dataLayout}} {
@@ -386,14 +409,6 @@ func newConvOp(spatial int) *ir.Op {
 		return g, nil
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
-		x, err := firstTensorArg(op, call)
-		if err != nil {
-			return nil, err
-		}
-		w, err := tensorArg(op, call, 1)
-		if err != nil {
-			return nil, err
-		}
 		groups, err := checkLayouts(call)
 		if err != nil {
 			return nil, err
@@ -406,19 +421,11 @@ func newConvOp(spatial int) *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		if outDT.IsVoid() {
-			if outDT, err = unifyDType(op, x.DType, w.DType); err != nil {
-				return nil, err
-			}
+		dx, dw, outDT, err := convOperandInfo(op, call, rank, outDT)
+		if err != nil {
+			return nil, err
 		}
-		for i, t := range []*ir.TensorInfo{x, w} {
-			if t.NDim >= 0 && t.NDim != rank {
-				return nil, opErrorf(op, "%s must be a %d-D tensor, got rank %d", opArgName(op, i), rank, t.NDim)
-			}
-		}
-		dx, ok1 := x.Dims()
-		dw, ok2 := w.Dims()
-		if !ok1 || !ok2 {
+		if dx == nil {
 			return ir.TensorInfoNDim(outDT, rank), nil
 		}
 		if dimsProvablyDiffer(dx[1], ir.Simplify(ir.Mul(dw[1], ir.I64(groups)))) {
@@ -440,14 +447,6 @@ func newConvOp(spatial int) *ir.Op {
 	}
 	op.Normalize = normalizeWindow(op, spatial, "")
 	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(op, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		w, err := argArray(op, args, 1)
-		if err != nil {
-			return nil, err
-		}
 		groups, err := checkLayouts(call)
 		if err != nil {
 			return nil, err
@@ -460,11 +459,9 @@ func newConvOp(spatial int) *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		if outDT.IsVoid() {
-			outDT = x.dt
-		}
-		if len(x.shape) != rank || len(w.shape) != rank {
-			return nil, opErrorf(op, "data and weight must be %d-D, got %v and %v", rank, x.shape, w.shape)
+		x, w, outDT, err := convOperands(op, args, rank, outDT)
+		if err != nil {
+			return nil, err
 		}
 		c, o, ic := x.shape[1], w.shape[0], w.shape[1]
 		if c != ic*groups || o%groups != 0 {
@@ -559,6 +556,56 @@ func newConvOp(spatial int) *ir.Op {
 		return nil
 	})
 	return op
+}
+
+// convOperandInfo is the start of a convolution's inference: the data
+// and weight must be tensors of the given rank; the output dtype is
+// outDT, or when void the operands' common dtype. dx and dw are nil when
+// either shape is unknown.
+func convOperandInfo(op *ir.Op, call *ir.Call, rank int, outDT ir.DataType) (dx, dw []ir.PrimExpr, dt ir.DataType, err error) {
+	x, err := firstTensorArg(op, call)
+	if err != nil {
+		return nil, nil, dt, err
+	}
+	w, err := tensorArg(op, call, 1)
+	if err != nil {
+		return nil, nil, dt, err
+	}
+	if dt = outDT; dt.IsVoid() {
+		if dt, err = unifyDType(op, x.DType, w.DType); err != nil {
+			return nil, nil, dt, err
+		}
+	}
+	for i, t := range []*ir.TensorInfo{x, w} {
+		if t.NDim >= 0 && t.NDim != rank {
+			return nil, nil, dt, opErrorf(op, "%s must be a %d-D tensor, got rank %d", opArgName(op, i), rank, t.NDim)
+		}
+	}
+	dx, ok1 := x.Dims()
+	dw, ok2 := w.Dims()
+	if !ok1 || !ok2 {
+		return nil, nil, dt, nil
+	}
+	return dx, dw, dt, nil
+}
+
+// convOperands is the start of a convolution's evaluation: the data and
+// weight arrays of the given rank, and the output dtype (outDT, or the
+// data's when void).
+func convOperands(op *ir.Op, args []Value, rank int, outDT ir.DataType) (x, w *array, dt ir.DataType, err error) {
+	if x, err = argArray(op, args, 0); err != nil {
+		return nil, nil, dt, err
+	}
+	if w, err = argArray(op, args, 1); err != nil {
+		return nil, nil, dt, err
+	}
+	if dt = outDT; dt.IsVoid() {
+		dt = x.dt
+	}
+	if len(x.shape) != rank || len(w.shape) != rank {
+		return nil, nil, dt, opErrorf(op, "data and weight must be %d-D, got %v and %v", rank, x.shape, w.shape)
+	}
+	return x, w, dt, nil
 }
 
 // padSpatial emits topi's pad_temp stage when any padding is nonzero:

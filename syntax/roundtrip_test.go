@@ -76,6 +76,7 @@ func TestRoundTrip(t *testing.T) {
 // syntax/testdata/print/<name>.golden (regenerate with -update).
 var goldenFiles = []string{
 	"models/mlp.tvms",
+	"relax_conv_transpose.tvms",
 	"relax_if_local_function.tvms",
 	"relax_struct_info_forms.tvms",
 	"relax_expression_dims.tvms",
