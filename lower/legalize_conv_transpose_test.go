@@ -9,6 +9,7 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm/tensor"
 )
 
@@ -51,10 +52,39 @@ func TestLegalizeConvTransposeOracle(t *testing.T) {
 			body: `gv = R.nn.conv2d_transpose(x, w, strides=2, out_dtype="float64")`},
 		legalCase{name: "conv1d_transpose int8 to int32", params: []string{tensorParam("x", "(1, 2, 4)", "int8"), tensorParam("w", "(2, 2, 3)", "int8")},
 			body: `gv = R.nn.conv1d_transpose(x, w, strides=2, out_dtype="int32")`},
+		legalCase{name: "conv1d_transpose symbolic width", params: []string{tensorParam("x", `(1, 2, "n")`, "float32"), tensorParam("w", "(2, 3, 3)", "float32")},
+			body: "gv = R.nn.conv1d_transpose(x, w, strides=2, padding=1, output_padding=1)", dims: map[string]int64{"n": 4}},
+		legalCase{name: "conv2d_transpose symbolic height and width", params: []string{tensorParam("x", `(1, 2, "n", "m")`, "float32"), tensorParam("w", "(2, 3, 3, 2)", "float32")},
+			body: "gv = R.nn.conv2d_transpose(x, w, strides=[2, 1], dilation=2)", dims: map[string]int64{"n": 2, "m": 5}},
+		legalCase{name: "conv1d_transpose symbolic channels", params: []string{tensorParam("x", `(1, "n", 4)`, "float32"), tensorParam("w", `("n", 2, 3)`, "float32")},
+			body: "gv = R.nn.conv1d_transpose(x, w, strides=2)"},
+		legalCase{name: "conv1d_transpose float16 to float32", params: []string{tensorParam("x", "(1, 2, 4)", "float16"), tensorParam("w", "(2, 2, 3)", "float16")},
+			body: `gv = R.nn.conv1d_transpose(x, w, strides=2, out_dtype="float32")`},
 		legalCase{name: "conv2d_transpose symbolic batch 5", params: []string{tensorParam("x", `("n", 2, 2, 3)`, "float32"), tensorParam("w", "(2, 2, 3, 3)", "float32")},
 			body: "gv = R.nn.conv2d_transpose(x, w, strides=2, padding=1, output_padding=1)", dims: map[string]int64{"n": 5}},
 	)
+	for _, dt := range []string{"int8", "uint8"} {
+		cases = append(cases, legalCase{name: "conv2d_transpose wrapping " + dt, params: []string{tensorParam("x", `("n", 4, 2, 3)`, dt), tensorParam("w", "(4, 1, 3, 2)", dt)},
+			body: "gv = R.nn.conv2d_transpose(x, w, strides=[1, 2], output_padding=[0, 1], groups=2)"})
+	}
 	runFullyLegalized(t, cases)
+}
+
+// TestLegalizeConvTransposeHalfOracle checks the 16-bit float kernels,
+// which round every partial sum to the dtype while the evaluator rounds
+// each output once: with at most 2*3*3 = 18 terms of magnitude <= 1 the
+// difference stays within 18 roundings of relative size 2^-11 (float16,
+// ~0.009) or 2^-8 (bfloat16, ~0.07).
+func TestLegalizeConvTransposeHalfOracle(t *testing.T) {
+	for dt, tol := range map[string]float64{"float16": 0.01, "bfloat16": 0.08} {
+		c := legalCase{name: "conv2d_transpose " + dt, params: []string{tensorParam("x", `("n", 2, 3, 3)`, dt), tensorParam("w", "(2, 2, 3, 3)", dt)},
+			body: "gv = R.nn.conv2d_transpose(x, w, strides=2, padding=1, output_padding=1)"}
+		t.Run(c.name, func(t *testing.T) {
+			mod := evaltest.Parse(t, c.name, c.module())
+			out := evaltest.CheckPipeline(t, mod, "LegalizeOps", evaltest.Options{Seed: 1, Tol: &eval.Tolerance{Rel: tol, Abs: tol}})
+			require.Contains(t, syntax.Print(out), "R.call_tir")
+		})
+	}
 }
 
 // TestConvTransposeHandDerived checks two small cases against values
