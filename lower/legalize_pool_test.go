@@ -28,10 +28,7 @@ func TestLegalizePoolOracle(t *testing.T) {
 		"pool_size=[2, 1, 2], dilation=[1, 1, 2], padding=[1]", "pool_size=[2], count_include_pad=False, padding=[1, 0, 1]",
 		`pool_size=[2, 2, 1], strides=[1, 2, 1], layout="NDHWC"`}
 	for _, kind := range []string{"max", "avg"} {
-		dtypes := []string{"float32", "float64"}
-		if kind == "max" {
-			dtypes = append(dtypes, "int32", "uint8")
-		}
+		dtypes := []string{"float32", "float64", "int32", "uint8"}
 		for _, a := range window1 {
 			for _, shape := range []string{"(2, 3, 7)", `("n", 2, 5)`, "(1, 1, 4)"} {
 				add(kind+"_pool1d", shape, a, dtypes...)
@@ -46,14 +43,50 @@ func TestLegalizePoolOracle(t *testing.T) {
 	}
 	for _, a := range []string{"", "output_size=[3]", "output_size=[1]", "output_size=[5]", `output_size=[2], layout="NWC"`} {
 		for _, shape := range []string{"(2, 3, 7)", `("n", 2, 5)`, "(1, 1, 1)"} {
-			add("adaptive_avg_pool1d", shape, a, "float32", "float64")
+			add("adaptive_avg_pool1d", shape, a, "float32", "float64", "int32", "int8")
 		}
 	}
 	for _, a := range []string{"", "output_size=[2, 1, 3]", "output_size=[1]", `output_size=[2], layout="NDHWC"`} {
 		for _, shape := range []string{"(1, 2, 4, 3, 5)", `("n", 1, 3, 3, 3)`} {
-			add("adaptive_avg_pool3d", shape, a, "float32")
+			add("adaptive_avg_pool3d", shape, a, "float32", "int64")
 		}
 	}
 	add("adaptive_avg_pool2d", `("n", 5, 7, 2)`, `output_size=[2, 3], layout="NHWC"`, "float32")
 	runFullyLegalized(t, cases)
+}
+
+// One hand-derived value per pooling op, computed on paper (numpy/PyTorch
+// give the same, except where noted).
+func TestLegalizePoolHand(t *testing.T) {
+	x1 := `x = R.const([[[1, 5, -2, 7, 3]]], "float32")`
+	x3 := `x = R.const([[[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]]], "float32")` // (1, 1, 2, 2, 2)
+	runHandCases(t, []handCase{
+		// windows [1 5 -2] [-2 7 3] (stride 2)
+		{"max_pool1d", x1 + "\ngv = R.nn.max_pool1d(x, pool_size=[3], strides=[2])", `R.const([[[5, 7]]], "float32")`},
+		// padded [p 1 5 -2 7 3 p], windows of 2 with stride 2 in ceil mode: [p 1] [5 -2] [7 3] [p]; TVM keeps
+		// the last window, all padding, and yields float32's least finite value there (PyTorch drops it)
+		{"max_pool1d ceil padding", x1 + "\ngv = R.nn.max_pool1d(x, pool_size=[2], strides=[2], padding=[1, 1], ceil_mode=True)",
+			`R.const([[[1, 5, 7, -3.4028234663852886e+38]]], "float32")`},
+		// dilation 2: taps {0, 2}, {1, 3}, {2, 4}
+		{"max_pool1d dilation", x1 + "\ngv = R.nn.max_pool1d(x, pool_size=[2], dilation=[2])", `R.const([[[1, 7, 3]]], "float32")`},
+		// count_include_pad defaults to True for avg_pool1d: [p 1 5] / 3, [-2 7 3] / 3, [p] ... padding [1, 1]
+		{"avg_pool1d", x1 + "\ngv = R.nn.avg_pool1d(x, pool_size=[3], strides=[3], padding=[1, 1])", `R.const([[[2, 2.6666667]]], "float32")`},
+		{"avg_pool1d exclude pad", x1 + "\ngv = R.nn.avg_pool1d(x, pool_size=[3], strides=[3], padding=[1, 1], count_include_pad=False)", `R.const([[[3, 2.6666667]]], "float32")`},
+		// integer average truncates as TIR's Div: (-2 + 7 - 4) / 2 ... windows [-7 2] [-4 -1]
+		{"avg_pool1d int", `x = R.const([[[-7, 2, -4, -1]]], "int32")` + "\ngv = R.nn.avg_pool1d(x, pool_size=[2], strides=[2])", `R.const([[[-2, -2]]], "int32")`},
+		{"max_pool3d", x3 + "\ngv = R.nn.max_pool3d(x, pool_size=[2, 1, 2])", `R.const([[[[[6], [8]]]]], "float32")`},
+		// all eight: 36 / 8; with padding 1 on every side, the window of 2 at corner (0,0,0) sees only x[0,0,0] = 1
+		{"avg_pool3d", x3 + "\ngv = R.nn.avg_pool3d(x, pool_size=[2, 2, 2])", `R.const([[[[[4.5]]]]], "float32")`},
+		{"avg_pool3d padded corner", x3 + "\ngv = R.nn.avg_pool3d(x, pool_size=[2, 2, 2], strides=[2, 2, 2], padding=[1], count_include_pad=False)",
+			`R.const([[[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]]], "float32")`},
+		{"avg_pool3d padded corner incl", x3 + "\ngv = R.nn.avg_pool3d(x, pool_size=[2, 2, 2], strides=[2, 2, 2], padding=[1])",
+			`R.const([[[[[0.125, 0.25], [0.375, 0.5]], [[0.625, 0.75], [0.875, 1]]]]], "float32")`},
+		{"max_pool2d NHWC", `x = R.const([[[[1, -1], [2, -2]], [[3, -3], [4, -4]]]], "float32")` + "\ngv = R.nn.max_pool2d(x, pool_size=[2, 2], layout=\"NHWC\")",
+			`R.const([[[[4, -1]]]], "float32")`},
+		// cells of 5 into 2: [0, 3) and [2, 5)
+		{"adaptive_avg_pool1d", x1 + "\ngv = R.nn.adaptive_avg_pool1d(x, output_size=[2])", `R.const([[[1.3333334, 2.6666667]]], "float32")`},
+		{"adaptive_avg_pool1d up", `x = R.const([[[2, 4]]], "float32")` + "\ngv = R.nn.adaptive_avg_pool1d(x, output_size=[3])", `R.const([[[2, 3, 4]]], "float32")`},
+		{"adaptive_avg_pool3d", x3 + "\ngv = R.nn.adaptive_avg_pool3d(x, output_size=[1, 2, 1])", `R.const([[[[[3.5], [5.5]]]]], "float32")`},
+		{"adaptive_avg_pool3d NDHWC", x3 + "\ngv = R.nn.adaptive_avg_pool3d(x, output_size=[1], layout=\"NDHWC\")", `R.const([[[[[4, 5]]]]], "float32")`},
+	})
 }

@@ -32,8 +32,10 @@
 //	nn.go      softmax, log_softmax, layer_norm, rms_norm, prelu
 //	more_manip.go  stack, tile, repeat, gather_elements, outer, cumsum, cumprod
 //	create.go  arange, eye, one_hot (scalar operands as R.prim_value)
-//	conv.go    nn.pad, nn.conv1d/2d/3d, nn.max_pool2d, nn.avg_pool2d,
-//	           nn.adaptive_avg_pool2d (NCW/NCHW/NCDHW layouts only)
+//	conv.go    nn.pad, nn.conv1d/2d/3d (NCW/NCHW/NCDHW layouts only)
+//	pool.go    nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d,
+//	           nn.adaptive_avg_pool1d/2d/3d (one constructor per family over
+//	           the number of spatial axes; N/C/spatial layouts in any order)
 //	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
 //	attention.go  nn.attention (scaled dot-product, causal masks, bias)
 //	loss.go    nn.cross_entropy_with_logits, nn.nll_loss

@@ -208,7 +208,7 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 		if err != nil {
 			return err
 		}
-		if !a.DType.IsFloat() && !isMax {
+		if a.DType.IsBool() && !isMax {
 			return ErrNotLegalizable
 		}
 		return legalizePool(k, a, p, isMax)
@@ -269,8 +269,8 @@ func evalPool(op *ir.Op, x *array, p poolAttrs, isMax bool) (Value, error) {
 			out.setFloat(k, acc/float64(max(count, 1)))
 		case isMax:
 			out.setInt(k, int64(acc))
-		default:
-			out.setInt(k, floorDivInt(int64(acc), max(count, 1)))
+		default: // TIR's Div, as topi: truncating
+			out.setInt(k, int64(acc)/max(count, 1))
 		}
 	}
 	return out.tensor()
@@ -413,8 +413,8 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		if x.f == nil || len(x.shape) != spatial+2 {
-			return nil, opErrorf(op, "data must be a %d-D float tensor, got %s%v", spatial+2, x.dt, x.shape)
+		if len(x.shape) != spatial+2 {
+			return nil, opErrorf(op, "data must be %d-D, got %v", spatial+2, x.shape)
 		}
 		axes, size, err := attrs(call)
 		if err != nil {
@@ -431,7 +431,7 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 		if err != nil {
 			return err
 		}
-		if !a.DType.IsFloat() {
+		if a.DType.IsBool() {
 			return ErrNotLegalizable
 		}
 		return legalizeAdaptiveAvgPool(k, a, axes)
@@ -469,9 +469,13 @@ func evalAdaptiveAvgPool(x *array, axes []int, size []int64) Value {
 			for i, ax := range axes {
 				xIdx[ax] = start[i] + off[i]
 			}
-			sum += x.f[flatIndex(xIdx, x.shape)]
+			sum += x.float(flatIndex(xIdx, x.shape))
 		}
-		out.setFloat(k, sum/float64(max(n, 1)))
+		if out.dt.IsFloat() {
+			out.setFloat(k, sum/float64(max(n, 1)))
+		} else {
+			out.setInt(k, int64(sum)/max(n, 1)) // TIR's truncating Div, as topi
+		}
 	}
 	v, _ := out.tensor()
 	return v
