@@ -140,6 +140,7 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 	}
 	var added []string
 	dedup := newFuncDedup(mod)
+	kernels := newKernelCache()
 	// left counts the calls left alone per function and op, in order of
 	// first appearance, for one diagnostic each.
 	type leftKey struct{ fn, op string }
@@ -184,13 +185,26 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 		if !ok {
 			return n
 		}
-		f, ok := custom[o.Name]
+		f, isCustom := custom[o.Name]
+		ok = isCustom
 		if !ok {
 			f, ok = op.LegalizeOf(o)
 		}
+		// Custom legalizations are arbitrary code: only the op's own,
+		// which read their arguments' struct info and not their identity,
+		// are cached. Calls in nested functions may not take symbolic
+		// variables and are not cached either.
+		cacheable := cacheKernels && ok && !isCustom && !nested[call]
+		var sig uint64
+		if cacheable {
+			var hit *cachedKernel
+			if hit, sig = kernels.find(call); hit != nil {
+				return hit.callTIR(call)
+			}
+		}
 		why := "has no legalization"
 		if ok {
-			em.call = call
+			em.call, em.emitted = call, 0
 			k := op.NewKernel(call)
 			k.Emit = em
 			err := f(k, call)
@@ -203,6 +217,14 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 				res, err = em.CallTIR(k, out)
 			}
 			if err == nil {
+				// A legalization that emitted kernels or bindings of its
+				// own, or named a result other than the call's, is not one
+				// kernel call: it is legalized anew each time.
+				if cacheable && em.emitted == 1 && k.Result == nil {
+					if ck := newCachedKernel(call, res.(*ir.Call)); ck != nil {
+						kernels.add(sig, ck)
+					}
+				}
 				return res
 			}
 			if !errors.Is(err, op.ErrNotLegalizable) {
@@ -260,33 +282,44 @@ type kernelEmitter struct {
 	nested *map[*ir.Call]bool
 	add    func(k *op.Kernel, pf *ir.PrimFunc) string
 	call   *ir.Call // the call being legalized
+	// emitted counts the kernels and bindings emitted for the call.
+	emitted int
 }
 
 // CallTIR finishes k and returns the call_tir of its PrimFunc, positioned
 // at the call being legalized.
 func (em *kernelEmitter) CallTIR(k *op.Kernel, out ir.StructInfo) (ir.Expr, error) {
+	em.emitted++
 	pf, tirVars := k.Finish()
 	if len(tirVars) > 0 && (*em.nested)[em.call] {
 		// The symbolic variables would cross into a nested function
 		// (WF012); LambdaLift first passes them in.
 		return nil, op.ErrNotLegalizable
 	}
-	args := []ir.Expr{ir.NewGlobalVar(em.add(k, pf)), ir.NewTuple(k.Args...)}
+	return callTIR(em.call, em.add(k, pf), k.Args, tirVars, out), nil
+}
+
+// callTIR is the call_tir of PrimFunc name on args (passing the symbolic
+// variables tirVars) with result out, positioned at call.
+func callTIR(call *ir.Call, name string, args []ir.Expr, tirVars []ir.PrimExpr, out ir.StructInfo) *ir.Call {
+	cargs := []ir.Expr{ir.NewGlobalVar(name), ir.NewTuple(args...)}
 	if len(tirVars) > 0 {
-		args = append(args, ir.NewShapeExpr(tirVars...))
+		cargs = append(cargs, ir.NewShapeExpr(tirVars...))
 	}
-	res := &ir.Call{Op: op.CallTIR, Args: args, SInfoArgs: []ir.StructInfo{out}}
-	res.SetSpan(em.call.Span())
-	return res, nil
+	res := &ir.Call{Op: op.CallTIR, Args: cargs, SInfoArgs: []ir.StructInfo{out}}
+	res.SetSpan(call.Span())
+	return res
 }
 
 func (em *kernelEmitter) Emit(value ir.Expr, name string) *ir.Var {
 	em.position(value)
+	em.emitted++
 	return em.rw.B.Emit(value, name)
 }
 
 func (em *kernelEmitter) EmitMatchCast(value ir.Expr, s ir.StructInfo, name string) *ir.Var {
 	em.position(value)
+	em.emitted++
 	return em.rw.B.EmitMatchCast(value, s, name)
 }
 
@@ -296,6 +329,129 @@ func (em *kernelEmitter) position(value ir.Expr) {
 	if v, ok := value.(interface{ SetSpan(diag.Span) }); ok && !value.Span().IsValid() {
 		v.SetSpan(em.call.Span())
 	}
+}
+
+// kernelCache remembers the kernel legalized for a call signature, so that
+// a chain of a million adds of one shape builds the add PrimFunc once
+// instead of building a million copies for funcDedup to discard (TVM builds
+// each and deduplicates, src/relax/transform/legalize_ops.cc).
+//
+// Two calls have the same signature when they apply the same op with
+// structurally equal attributes, struct info arguments and result struct
+// info, their non-variable arguments are structurally equal, and their
+// variable arguments repeat in the same pattern with structurally equal
+// struct info. Symbolic variables compare by identity (no free-variable
+// mapping): the kernel's symbolic parameters are passed the caller's
+// variables, which must be the same ones. An op's legalization sees a
+// variable argument only through its struct info, so calls of one
+// signature legalize into the same kernel, taking the corresponding
+// arguments.
+type kernelCache struct {
+	byHash map[uint64][]*cachedKernel
+	// scratch and args are sameSignature's reused call.
+	scratch ir.Call
+	args    []ir.Expr
+}
+
+type cachedKernel struct {
+	call *ir.Call // the call legalized
+	name string   // its PrimFunc in the module
+	// argAt[i] is the position in call.Args of the kernel's argument i.
+	argAt   []int
+	tirVars []ir.PrimExpr
+}
+
+// cacheKernels turns kernelCache on; tests compare with it off.
+var cacheKernels = true
+
+func newKernelCache() *kernelCache { return &kernelCache{byHash: map[uint64][]*cachedKernel{}} }
+
+// newCachedKernel describes res, the call_tir legalizing call, for calls
+// of call's signature; nil when a kernel argument is not one of call's.
+func newCachedKernel(call, res *ir.Call) *cachedKernel {
+	ck := &cachedKernel{call: call, name: res.Args[0].(*ir.GlobalVar).Name}
+	kargs := res.Args[1].(*ir.Tuple).Fields
+	ck.argAt = make([]int, len(kargs))
+	for i, a := range kargs {
+		j := slices.Index(call.Args, a)
+		if j < 0 {
+			return nil
+		}
+		ck.argAt[i] = j
+	}
+	if len(res.Args) > 2 {
+		ck.tirVars = res.Args[2].(*ir.ShapeExpr).Values
+	}
+	return ck
+}
+
+// callTIR is the cached kernel applied to the arguments of call, a call of
+// the same signature.
+func (ck *cachedKernel) callTIR(call *ir.Call) *ir.Call {
+	args := make([]ir.Expr, len(ck.argAt))
+	for i, j := range ck.argAt {
+		args[i] = call.Args[j]
+	}
+	return callTIR(call, ck.name, args, ck.tirVars, call.StructInfo())
+}
+
+// add caches ck under h, its call's signatureHash.
+func (c *kernelCache) add(h uint64, ck *cachedKernel) {
+	c.byHash[h] = append(c.byHash[h], ck)
+}
+
+// find returns the cached kernel of call's signature (nil if none) and
+// the signature's hash.
+func (c *kernelCache) find(call *ir.Call) (*cachedKernel, uint64) {
+	h := signatureHash(call)
+	for _, ck := range c.byHash[h] {
+		if c.sameSignature(ck.call, call) {
+			return ck, h
+		}
+	}
+	return nil, h
+}
+
+// signatureHash hashes what sameSignature compares: the call (variables
+// by first use, which is their repetition pattern), the struct info of its
+// variable arguments and its result struct info.
+func signatureHash(call *ir.Call) uint64 {
+	h := ir.StructuralHash(call)
+	for _, a := range call.Args {
+		if v, ok := a.(*ir.Var); ok {
+			h = h*0x9e3779b97f4a7c15 ^ ir.StructuralHash(v.StructInfo())
+		}
+	}
+	return h*0x9e3779b97f4a7c15 ^ ir.StructuralHash(call.StructInfo())
+}
+
+func (c *kernelCache) sameSignature(a, b *ir.Call) bool {
+	if a.Op != b.Op || len(a.Args) != len(b.Args) ||
+		!ir.StructuralEqual(a.StructInfo(), b.StructInfo(), ir.EqualOptions{}) {
+		return false
+	}
+	// b with a's variables in place of its own compares as a call:
+	// operator, attributes, struct info arguments and the other arguments.
+	c.args = append(c.args[:0], b.Args...)
+	c.scratch = *b
+	c.scratch.Args = c.args
+	for i, x := range b.Args {
+		vb, ok := x.(*ir.Var)
+		if !ok {
+			continue
+		}
+		va, ok := a.Args[i].(*ir.Var)
+		if !ok || !ir.StructuralEqual(va.StructInfo(), vb.StructInfo(), ir.EqualOptions{}) {
+			return false
+		}
+		for j := range i {
+			if (a.Args[j] == ir.Expr(va)) != (b.Args[j] == ir.Expr(vb)) {
+				return false
+			}
+		}
+		c.scratch.Args[i] = va
+	}
+	return ir.StructuralEqual(a, &c.scratch, ir.EqualOptions{})
 }
 
 // funcDedup finds PrimFuncs structurally equal to one already in the module,
