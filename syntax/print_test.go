@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 
@@ -95,6 +96,7 @@ func TestPrintReferenceModule(t *testing.T) {
 class Module:
     @T.prim_func(private=True)
     def exp(A: T.Buffer((T.int64(2), T.int64(4)), "float32"), B: T.Buffer((T.int64(2), T.int64(4)), "float32")):
+        # with T.block("root"):
         for i, j in T.grid(T.int64(2), T.int64(4)):
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])
@@ -285,8 +287,9 @@ func TestPrintTIRReduction(t *testing.T) {
     def sum(var_A: T.handle, var_B: T.handle):
         T.func_attr({"tir.noalias": True})
         n = T.int64()
-        A = T.match_buffer(var_A, (n, T.int64(4)), "float32")
-        B = T.match_buffer(var_B, (n,), "float32")
+        A = T.match_buffer(var_A, (n, T.int64(4)))
+        B = T.match_buffer(var_B, (n,))
+        # with T.block("root"):
         for i, k in T.grid(n, T.int64(4)):
             with T.block("sum"):
                 vi, vk = T.axis.remap("SR", [i, k])
@@ -368,4 +371,37 @@ class Module:
 	if !strings.Contains(got, want) {
 		t.Errorf("got:\n%s\nwant the loops nested:\n%s", got, want)
 	}
+}
+
+// TestPrintIterVarRuns: TVM's printer (src/script/printer/tir/block.cc)
+// groups consecutive loop-bound iteration variables into T.axis.remap only
+// when there are at least two of them; a lone one, or one that is not a
+// loop variable, prints as T.axis.spatial / T.axis.reduce. A non-float32
+// T.alloc_buffer names its dtype, a float32 one does not.
+func TestPrintIterVarRuns(t *testing.T) {
+	src := `# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def f(A: T.Buffer((T.int64(4), T.int64(6), T.int64(8)), "float32"), B: T.Buffer((T.int64(4), T.int64(8)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        C = T.alloc_buffer((T.int64(4),), "int32")
+        D = T.alloc_buffer((T.int64(4),))
+        for i, j, k in T.grid(T.int64(4), T.int64(6), T.int64(8)):
+            with T.block("B"):
+                v_i = T.axis.spatial(T.int64(4), i)
+                v_j = T.axis.reduce(T.int64(6), j * T.int64(0))
+                v_k, v_j2 = T.axis.remap("SR", [k, j])
+                T.reads(A[v_i, v_j2, v_k])
+                T.writes(B[v_i, v_k])
+                with T.init():
+                    B[v_i, v_k] = T.float32(0)
+                B[v_i, v_k] = B[v_i, v_k] + A[v_i, v_j2, v_k]
+`
+	mod := parseOrFail(t, "runs.tvms", []byte(src))
+	require.Equal(t, src, Print(mod))
 }

@@ -94,7 +94,7 @@ func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 		p.str(" = T.match_buffer(")
 		p.str(t.vars[v])
 		p.str(", ")
-		p.bufferShapeDType(buf)
+		p.bufferDeclArgs(buf)
 		p.str(")\n")
 		t.collecting = false
 		decl := p.out
@@ -115,9 +115,33 @@ func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 		p.str("# with T.block(\"root\"):\n")
 		p.allocBuffers(br.Block.AllocBuffers)
 		body = br.Block.Body
+	} else if hasImplicitRoot(body) {
+		// TVM's parser wraps a body with blocks in a root block
+		// (src/tir/ir/script/script_complete.cc) and its printer shows
+		// that block as this comment; phasec wraps only to hold
+		// allocations.
+		p.line()
+		p.str("# with T.block(\"root\"):\n")
 	}
 	p.stmt(body)
 	p.ind--
+}
+
+// hasImplicitRoot reports whether TVM would give a PrimFunc body a root
+// block: it contains a block and is not itself a single block without
+// iteration variables (which TVM takes as the root).
+func hasImplicitRoot(body ir.Stmt) bool {
+	if br, ok := body.(*ir.BlockRealize); ok && len(br.Block.IterVars) == 0 {
+		return false
+	}
+	found := false
+	ir.WalkStmt(body, &ir.StmtVisitor{Stmt: func(s ir.Stmt) bool {
+		if _, ok := s.(*ir.BlockRealize); ok {
+			found = true
+		}
+		return !found
+	}})
+	return found
 }
 
 // isImplicitRoot reports whether br is the root block the parser wraps a
@@ -182,8 +206,16 @@ func (p *printer) bufferName(b *ir.Buffer) string {
 	return p.defineBuffer(b)
 }
 
-// bufferShapeDType writes `(d0, d1), "dtype"` and a non-global scope.
-func (p *printer) bufferShapeDType(b *ir.Buffer) {
+// bufferShapeDType writes `(d0, d1), "dtype"` and a non-global scope: the
+// T.Buffer parameter annotation, which always names its dtype (TVM's
+// BufferAttn, src/script/printer/tir/buffer.cc).
+func (p *printer) bufferShapeDType(b *ir.Buffer) { p.bufferArgs(b, false) }
+
+// bufferDeclArgs writes the arguments of T.match_buffer and T.alloc_buffer,
+// where TVM's BufferDecl leaves out the default dtype float32.
+func (p *printer) bufferDeclArgs(b *ir.Buffer) { p.bufferArgs(b, true) }
+
+func (p *printer) bufferArgs(b *ir.Buffer, decl bool) {
 	p.byte('(')
 	for i, d := range b.Shape {
 		if i > 0 {
@@ -194,8 +226,11 @@ func (p *printer) bufferShapeDType(b *ir.Buffer) {
 	if len(b.Shape) == 1 {
 		p.byte(',')
 	}
-	p.str("), ")
-	p.quote(b.DType.String())
+	p.byte(')')
+	if !decl || b.DType != ir.Float32 {
+		p.str(", ")
+		p.quote(b.DType.String())
+	}
 	if b.Scope != "" && b.Scope != "global" {
 		p.str(", scope=")
 		p.quote(b.Scope)
@@ -207,7 +242,7 @@ func (p *printer) allocBuffers(bufs []*ir.Buffer) {
 		p.line()
 		p.str(p.defineBuffer(b))
 		p.str(" = T.alloc_buffer(")
-		p.bufferShapeDType(b)
+		p.bufferDeclArgs(b)
 		p.str(")\n")
 	}
 }
@@ -411,48 +446,7 @@ func (p *printer) blockRealize(br *ir.BlockRealize) {
 	p.quote(b.Name)
 	p.str("):\n")
 	p.ind++
-	if len(b.IterVars) > 0 {
-		if p.remappable(br) {
-			p.line()
-			for i, iv := range b.IterVars {
-				if i > 0 {
-					p.str(", ")
-				}
-				p.str(p.defineTIRVar(iv.Var))
-			}
-			p.str(" = T.axis.remap(\"")
-			for _, iv := range b.IterVars {
-				p.str(iv.Kind.String())
-			}
-			p.str("\", [")
-			p.tirPrims(br.IterValues)
-			p.str("])\n")
-		} else {
-			for i, iv := range b.IterVars {
-				p.line()
-				p.str(p.defineTIRVar(iv.Var))
-				if iv.Kind == ir.IterReduce {
-					p.str(" = T.axis.reduce(")
-				} else {
-					p.str(" = T.axis.spatial(")
-				}
-				if isZero(iv.Dom.Min) {
-					p.tirPrim(iv.Dom.Extent)
-				} else {
-					p.byte('(')
-					p.tirPrim(iv.Dom.Min)
-					p.str(", ")
-					p.tirPrim(ir.Simplify(ir.Add(iv.Dom.Min, iv.Dom.Extent)))
-					p.byte(')')
-				}
-				p.str(", ")
-				if i < len(br.IterValues) {
-					p.tirPrim(br.IterValues[i])
-				}
-				p.str(")\n")
-			}
-		}
-	}
+	p.iterVars(br)
 	if br.Predicate != nil {
 		p.line()
 		p.str("T.where(")
@@ -488,24 +482,94 @@ func (p *printer) blockRealize(br *ir.BlockRealize) {
 	}
 }
 
-// remappable reports whether every iteration variable of br is bound to an
+// iterVars declares a block's iteration variables as TVM's printer does
+// (src/script/printer/tir/block.cc): each run of two or more variables
+// bound to an enclosing loop's variable over its whole range prints as one
+// T.axis.remap; a run of one and every other variable print as
+// T.axis.spatial / T.axis.reduce.
+func (p *printer) iterVars(br *ir.BlockRealize) {
+	ivs := br.Block.IterVars
+	var run []int
+	flush := func() {
+		if len(run) == 1 {
+			p.iterVarDef(br, run[0])
+		} else if len(run) > 1 {
+			p.line()
+			for k, i := range run {
+				if k > 0 {
+					p.str(", ")
+				}
+				p.str(p.defineTIRVar(ivs[i].Var))
+			}
+			p.str(" = T.axis.remap(\"")
+			for _, i := range run {
+				p.str(ivs[i].Kind.String())
+			}
+			p.str("\", [")
+			for k, i := range run {
+				if k > 0 {
+					p.str(", ")
+				}
+				p.tirPrim(br.IterValues[i])
+			}
+			p.str("])\n")
+		}
+		run = run[:0]
+	}
+	for i := range ivs {
+		if p.remappable(br, i) {
+			run = append(run, i)
+			continue
+		}
+		flush()
+		p.iterVarDef(br, i)
+	}
+	flush()
+}
+
+// iterVarDef writes `v = T.axis.spatial(dom, value)` (or reduce).
+func (p *printer) iterVarDef(br *ir.BlockRealize, i int) {
+	iv := br.Block.IterVars[i]
+	p.line()
+	p.str(p.defineTIRVar(iv.Var))
+	if iv.Kind == ir.IterReduce {
+		p.str(" = T.axis.reduce(")
+	} else {
+		p.str(" = T.axis.spatial(")
+	}
+	if isZero(iv.Dom.Min) {
+		p.tirPrim(iv.Dom.Extent)
+	} else {
+		p.byte('(')
+		p.tirPrim(iv.Dom.Min)
+		p.str(", ")
+		p.tirPrim(ir.Simplify(ir.Add(iv.Dom.Min, iv.Dom.Extent)))
+		p.byte(')')
+	}
+	p.str(", ")
+	if i < len(br.IterValues) {
+		p.tirPrim(br.IterValues[i])
+	}
+	p.str(")\n")
+}
+
+// remappable reports whether iteration variable i of br is bound to an
 // enclosing loop's variable over that loop's whole range, which is what
 // T.axis.remap declares.
-func (p *printer) remappable(br *ir.BlockRealize) bool {
+func (p *printer) remappable(br *ir.BlockRealize, i int) bool {
 	if len(br.IterValues) != len(br.Block.IterVars) {
 		return false
 	}
-	for i, iv := range br.Block.IterVars {
-		lv, ok := br.IterValues[i].(*ir.PrimVar)
-		if !ok || lv.Type != iv.Var.Type || !isZero(iv.Dom.Min) {
-			return false
-		}
-		ext, ok := p.tir.loops[lv]
-		if !ok || !samePrim(ext, iv.Dom.Extent) {
-			return false
-		}
+	iv := br.Block.IterVars[i]
+	if iv.Kind != ir.IterSpatial && iv.Kind != ir.IterReduce {
+		return false
 	}
-	return true
+	lv, ok := br.IterValues[i].(*ir.PrimVar)
+	if !ok || lv.Type != iv.Var.Type || !isZero(iv.Dom.Min) {
+		return false
+	}
+	ext, ok := p.tir.loops[lv]
+	return ok && samePrim(ext, iv.Dom.Extent)
 }
 
 func samePrim(a, b ir.PrimExpr) bool {
