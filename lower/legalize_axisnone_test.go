@@ -135,3 +135,46 @@ func TestConcatAxisNoneRoundTrip(t *testing.T) {
 		t.Fatalf("not a fixed point:\n%s\n---\n%s", text, again)
 	}
 }
+
+// scatter_elements reduction="mean": each element becomes the average of
+// its original value and all updates scattered to it.
+func TestLegalizeScatterMean(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "float64", "int32", "int64", "int8", "uint8"} {
+		cases = append(cases,
+			legalCase{name: "duplicates " + dt, params: []string{tensorParam("x", "(3, 4)", dt), tensorParam("u", "(3, 4)", dt)}, body: `
+				i = R.const([[2, 0, -1, 2], [2, 2, 0, 2], [2, 0, -3, 2]], "int64")
+				gv = R.scatter_elements(x, i, u, reduction="mean")`},
+			legalCase{name: "symbolic axis 1 " + dt, params: []string{tensorParam("x", `("n", 4)`, dt), tensorParam("u", `(1, 3)`, dt)}, body: `
+				i = R.const([[3, 3, 0]], "int32")
+				gv = R.scatter_elements(x, i, u, axis=1, reduction="mean")`},
+			legalCase{name: "symbolic updates " + dt, params: []string{tensorParam("x", `("n", "m")`, dt), tensorParam("u", `("n", "m")`, dt)},
+				dims: map[string]int64{"n": 3, "m": 1}, body: `
+				i = R.zeros(R.shape([n, m]), "int64")
+				gv = R.scatter_elements(x, i, u, reduction="mean")`},
+			legalCase{name: "no updates " + dt, params: []string{tensorParam("x", "(2, 3)", dt), tensorParam("u", "(0, 3)", dt)}, body: `
+				i = R.zeros(R.shape([0, 3]), "int64")
+				gv = R.scatter_elements(x, i, u, reduction="mean")`},
+			legalCase{name: "one element " + dt, params: []string{tensorParam("x", "(1,)", dt), tensorParam("u", "(1,)", dt)}, body: `
+				i = R.const([0], "int64")
+				gv = R.scatter_elements(x, i, u, reduction="mean")`},
+		)
+	}
+	runFullyLegalized(t, cases)
+	body := `
+		x = R.const([[1, 2], [3, 4]], "%[1]s")
+		i = R.const([[1, 0], [1, 0]], "int64")
+		u = R.const([[10, 20], [30, 40]], "%[1]s")
+		gv = R.scatter_elements(x, i, u, reduction="mean")`
+	runHandCases(t, []handCase{
+		// (2+20+40)/3 and (3+10+30)/3; the others keep their value.
+		{"scatter mean float", fmt.Sprintf(body, "float32"), `R.const([[1, 20.666666], [14.333333, 4]], "float32")`},
+		{"scatter mean int", fmt.Sprintf(body, "int32"), `R.const([[1, 20], [14, 4]], "int32")`},
+		// (-7 + 0) / 2 rounds down to -4.
+		{"scatter mean int floor", `
+			x = R.const([-7, 5], "int32")
+			i = R.const([0], "int64")
+			u = R.const([0], "int32")
+			gv = R.scatter_elements(x, i, u, reduction="mean")`, `R.const([-4, 5], "int32")`},
+	})
+}

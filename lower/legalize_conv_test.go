@@ -203,7 +203,7 @@ func TestLegalizeGatherNDCollapseOracle(t *testing.T) {
 func TestLegalizeScatterElementsOracle(t *testing.T) {
 	var cases []legalCase
 	for _, dt := range []string{"float32", "int32"} {
-		for _, red := range []string{"update", "add", "mul", "max", "min"} {
+		for _, red := range []string{"update", "add", "mul", "mean", "max", "min"} {
 			cases = append(cases,
 				legalCase{name: "scatter_elements axis 0 " + red + dt, params: []string{tensorParam("x", "(3, 4)", dt), tensorParam("u", "(2, 3)", dt)}, body: fmt.Sprintf(`
 					i = R.const([[2, 0, -1], [2, 1, 0]], "int64")

@@ -300,7 +300,10 @@ func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
 // ScatterElements is R.scatter_elements(data, indices, updates, axis=0,
 // reduction="update"): data with updates[p] combined into the element
 // indices[p] picks along axis (ONNX ScatterElements; negative indices
-// count from the end). Duplicate positions apply in C order.
+// count from the end). Duplicate positions apply in C order. "mean" is
+// the average of the original element and every update scattered to it
+// (PyTorch's scatter_reduce mean with include_self, which TVM's frontends
+// map to it); integer averages round down, as avg_pool's do.
 var ScatterElements = ir.RegisterOp(newScatterElementsOp())
 
 func newScatterElementsOp() *ir.Op {
@@ -311,10 +314,8 @@ func newScatterElementsOp() *ir.Op {
 	reduction := func(call *ir.Call) (string, error) {
 		r, _ := opAttr(op, call, "reduction").(string)
 		switch r {
-		case "update", "add", "mul", "max", "min":
+		case "update", "add", "mul", "mean", "max", "min":
 			return r, nil
-		case "mean":
-			return "", opErrorf(op, "reduction \"mean\" is not supported by phasec yet")
 		}
 		return "", opErrorf(op, "reduction must be one of update, add, mul, mean, max, min; got %q", r)
 	}
@@ -397,6 +398,11 @@ func newScatterElementsOp() *ir.Op {
 		for k := range out.size() {
 			out.copyElem(k, x, k)
 		}
+		// mean sums into out and counts the updates of each element.
+		var count []int64
+		if red == "mean" {
+			count = make([]int64, out.size())
+		}
 		idx := make([]int64, len(ix.shape))
 		for p := range ix.size() {
 			unravel(p, ix.shape, idx)
@@ -414,12 +420,15 @@ func newScatterElementsOp() *ir.Op {
 			}
 			idx[axis] = v
 			j := flatIndex(idx, x.shape)
+			if count != nil {
+				count[j]++
+			}
 			if out.f != nil {
 				a, u := out.f[j], up.float(p)
 				switch red {
 				case "update":
 					a = u
-				case "add":
+				case "add", "mean":
 					a += u
 				case "mul":
 					a *= u
@@ -435,7 +444,7 @@ func newScatterElementsOp() *ir.Op {
 			switch red {
 			case "update":
 				a = u
-			case "add":
+			case "add", "mean":
 				a += u
 			case "mul":
 				a *= u
@@ -445,6 +454,13 @@ func newScatterElementsOp() *ir.Op {
 				a = min(a, u)
 			}
 			out.setInt(j, a)
+		}
+		for j, c := range count {
+			if out.f != nil {
+				out.setFloat(int64(j), out.f[j]/float64(c+1))
+			} else {
+				out.setInt(int64(j), floorDivInt(out.i[j], c+1))
+			}
 		}
 		return out.tensor()
 	})
@@ -510,7 +526,7 @@ func newScatterElementsOp() *ir.Op {
 		var init ir.PrimExpr
 		var combine func(x, y ir.PrimExpr) ir.PrimExpr
 		switch red {
-		case "add":
+		case "add", "mean":
 			init, combine = constOf(dt, 0), func(x, y ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpAdd, x, y) }
 		case "mul":
 			init, combine = constOf(dt, 1), func(x, y ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, x, y) }
@@ -524,7 +540,24 @@ func newScatterElementsOp() *ir.Op {
 			p, in := pos(s, r[0])
 			return intrinsic("if_then_else", dt, in, intrinsic("if_then_else", dt, hits(s, p), combine(cur, Load(up, p)), cur), cur)
 		})
-		k.Compute("T_scatter_elements", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return combine(Load(a, v), Load(acc, v)) })
+		if red != "mean" {
+			k.Compute("T_scatter_elements", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return combine(Load(a, v), Load(acc, v)) })
+			return nil
+		}
+		// mean: the sum of the original and its updates over their number.
+		count := k.Alloc("T_scatter_count", ir.Int64, a.Shape)
+		k.Reduce("T_scatter_count", count, "ax", ext, ir.I64(0), func(s, r []ir.PrimExpr, cur ir.PrimExpr) ir.PrimExpr {
+			p, in := pos(s, r[0])
+			return intrinsic("if_then_else", ir.Int64, in, intrinsic("if_then_else", ir.Int64, hits(s, p), ir.Add(cur, ir.I64(1)), cur), cur)
+		})
+		div := ir.OpDiv
+		if !dt.IsFloat() {
+			div = ir.OpFloorDiv
+		}
+		k.Compute("T_scatter_elements", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			n := castTo(dt, ir.Add(Load(count, v), ir.I64(1)))
+			return ir.NewBinary(div, combine(Load(a, v), Load(acc, v)), n)
+		})
 		return nil
 	})
 	return op
