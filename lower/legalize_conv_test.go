@@ -52,6 +52,12 @@ func TestLegalizeConvPoolPadOracle(t *testing.T) {
 		{"conv1d", "(1, 2, 5)", "(3, 2, 1)", "padding=[1]"},
 		{"conv3d", "(1, 2, 4, 3, 3)", "(2, 2, 2, 2, 2)", ""},
 		{"conv3d", `("n", 2, 3, 4, 3)`, "(2, 1, 3, 2, 1)", "strides=[1, 2, 1], padding=[1, 0, 1], groups=2"},
+		// Permuted layouts: topi's conv2d_nhwc / HWIO, a layout change, and
+		// a grouped NWC conv1d with OWI weights.
+		{"conv2d", `("n", 5, 4, 3)`, "(3, 2, 3, 4)", `padding=[1, 0], strides=[2, 1], data_layout="NHWC", kernel_layout="HWIO"`},
+		{"conv2d", "(1, 2, 5, 4)", "(3, 2, 2, 2)", `dilation=[2, 1], out_layout="NHWC"`},
+		{"conv1d", "(2, 6, 4)", "(4, 3, 2)", `padding=[2, 1], groups=2, data_layout="NWC", kernel_layout="OWI", out_layout="NCW"`},
+		{"conv3d", "(1, 3, 2, 3, 2)", "(2, 2, 1, 2, 2)", `data_layout="NDHWC", kernel_layout="OIDHW"`},
 	} {
 		for _, dt := range []string{"float32", "int32"} {
 			sep := ""

@@ -2,6 +2,7 @@ package lower_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,6 +10,7 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm/tensor"
 )
@@ -141,6 +143,51 @@ func TestConvTransposeHandDerived(t *testing.T) {
 				for i, v := range c.want {
 					require.InDelta(t, v, out.Float64At(i), 1e-5, "%s: element %d", what, i)
 				}
+			}
+		})
+	}
+}
+
+// TestConvLayoutsAgreeWithPermuteDims checks the layout attributes
+// against R.permute_dims, an independent definition of what a layout
+// means: a convolution in permuted layouts equals the canonical one on
+// permuted inputs, before and after legalization.
+func TestConvLayoutsAgreeWithPermuteDims(t *testing.T) {
+	for _, c := range []struct{ name, params, body string }{
+		{"conv2d NHWC HWIO", `x: R.Tensor((2, 5, 4, 3), dtype="float32"), w: R.Tensor((3, 2, 3, 4), dtype="float32")`, `
+			a = R.nn.conv2d(x, w, strides=[2, 1], padding=[1, 0], data_layout="NHWC", kernel_layout="HWIO")
+			xc = R.permute_dims(x, [0, 3, 1, 2])
+			wc = R.permute_dims(w, [3, 2, 0, 1])
+			bc = R.nn.conv2d(xc, wc, strides=[2, 1], padding=[1, 0])
+			b = R.permute_dims(bc, [0, 2, 3, 1])`},
+		{"conv2d_transpose NHWC HWIO to NCHW", `x: R.Tensor((1, 3, 4, 4), dtype="float32"), w: R.Tensor((2, 3, 4, 3), dtype="float32")`, `
+			a = R.nn.conv2d_transpose(x, w, strides=[2, 1], output_padding=[1, 0], groups=2, data_layout="NHWC", kernel_layout="HWIO", out_layout="NCHW")
+			xc = R.permute_dims(x, [0, 3, 1, 2])
+			wc = R.permute_dims(w, [2, 3, 0, 1])
+			b = R.nn.conv2d_transpose(xc, wc, strides=[2, 1], output_padding=[1, 0], groups=2)`},
+		{"conv1d_transpose NWC WOI", `x: R.Tensor((2, 5, 2), dtype="float32"), w: R.Tensor((3, 4, 2), dtype="float32")`, `
+			a = R.nn.conv1d_transpose(x, w, strides=2, padding=[1, 0], dilation=2, data_layout="NWC", kernel_layout="WOI")
+			xc = R.permute_dims(x, [0, 2, 1])
+			wc = R.permute_dims(w, [2, 1, 0])
+			bc = R.nn.conv1d_transpose(xc, wc, strides=2, padding=[1, 0], dilation=2)
+			b = R.permute_dims(bc, [0, 2, 1])`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "@I.ir_module\nclass Module:\n    @R.function\n    def main(" + c.params + "):\n        with R.dataflow():\n"
+			for _, line := range strings.Split(strings.TrimSpace(c.body), "\n") {
+				src += "            " + strings.TrimSpace(line) + "\n"
+			}
+			src += "            gv = (a, b)\n            R.output(gv)\n        return gv\n"
+			mod := evaltest.Parse(t, c.name, src)
+			legal, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+			require.False(t, errs.HasErrors(), "%v", errs)
+			args, err := eval.RandomArgs(mod.Func("main"), 7, nil, 3)
+			require.NoError(t, err)
+			for what, m := range map[string]*eval.Machine{"evaluator": eval.New(mod), "legalized kernels": eval.New(legal)} {
+				got, err := m.Call("main", args...)
+				require.NoError(t, err, what)
+				pair := got.(op.Tuple)
+				require.NoError(t, eval.Compare(pair[0], pair[1], eval.Float32Tol), what)
 			}
 		})
 	}

@@ -11,8 +11,11 @@ import (
 // python/tvm/relax/transform/legalize_ops/nn.py does, through topi's
 // nn.pad, nn.conv2d_nchw / group_conv2d_nchw and nn.pool2d).
 //
-// Only the NC<spatial> data layouts and OI<spatial> kernel layouts are supported; any
-// other layout is a diagnostic at inference, not a silent misreading.
+// Layouts may be any permutation of the canonical ones (NCHW data, OIHW
+// weight: NHWC, HWIO, ...; out_layout None is data_layout); layouts with
+// split axes (NCHW4c) are a diagnostic at inference, not a silent
+// misreading. TVM legalizes fewer (topi's conv2d covers NCHW, NHWC and
+// HWCN); phasec's gather reads any permutation.
 // Window attributes are kept in TVM's canonical form after normalization:
 // strides and dilation one entry per spatial axis, padding as the
 // (before..., after...) pairs of the spatial axes (top, left, bottom, right
@@ -171,14 +174,6 @@ func floorDivInt(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-func requireLayout(op *ir.Op, call *ir.Call, name, want string) error {
-	v, _ := opAttr(op, call, name).(string)
-	if v != "" && v != want {
-		return opErrorf(op, "only %s=%q is supported, got %q", name, want, v)
-	}
-	return nil
 }
 
 // provablyNegative reports a dimension that is a negative constant.
@@ -364,161 +359,233 @@ func ones(n int, zero bool) []any {
 }
 
 // convParams is the parameter list of R.nn.conv*d and, when transposed,
-// of R.nn.conv*d_transpose, in TVM's positional order. The transposed
-// ops take any data layout, so their out_layout has no fixed default:
-// None stands for data_layout until Normalize writes it.
+// of R.nn.conv*d_transpose, in TVM's positional order. out_layout has no
+// fixed default: None stands for data_layout until Normalize writes it.
 func convParams(spatial int, dataLayout, kernelLayout string, transposed bool) []ir.Param {
 	ps := []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "weight", Kind: ir.ArgExpr},
 		{Name: "strides", Kind: ir.AttrInts, Default: ones(spatial, false)},
 		{Name: "padding", Kind: ir.AttrInts, Default: ones(spatial, true)}}
-	outLayout := ir.Param{Name: "out_layout", Kind: ir.AttrStr, Default: dataLayout}
 	if transposed {
 		ps = append(ps, ir.Param{Name: "output_padding", Kind: ir.AttrInts, Default: ones(spatial, true)})
-		outLayout = ir.Param{Name: "out_layout", Kind: ir.AttrStr, Optional: true}
 	}
 	return append(ps,
 		ir.Param{Name: "dilation", Kind: ir.AttrInts, Default: ones(spatial, false)},
 		ir.Param{Name: "groups", Kind: ir.AttrInt, Default: int64(1)},
 		ir.Param{Name: "data_layout", Kind: ir.AttrStr, Default: dataLayout},
 		ir.Param{Name: "kernel_layout", Kind: ir.AttrStr, Default: kernelLayout},
-		outLayout,
+		ir.Param{Name: "out_layout", Kind: ir.AttrStr, Optional: true},
 		ir.Param{Name: "out_dtype", Kind: ir.AttrDType, Default: ir.Void})
 }
 
+// convAttrs are the attributes of a convolution or a transposed one in
+// canonical form, the layouts as permutations: canonical axis j (N, C,
+// spatial... for data and output; O, I, kernel... or I, O, kernel... for
+// the weight) is axis perm[j] of the tensor.
+type convAttrs struct {
+	win                   window
+	groups                int64
+	data, kernel, out     []int
+	outDType              ir.DataType
+	dataLayout, outLayout string
+}
+
+// readConvAttrs reads a convolution's attributes; kernelLayout is the
+// canonical weight layout (OIHW, or IOHW when transposed).
+func readConvAttrs(op *ir.Op, call *ir.Call, spatial int, kernelLayout string) (a convAttrs, err error) {
+	if a.win, err = windowAttrs(op, call, spatial, ""); err != nil {
+		return a, err
+	}
+	if a.groups, _, err = opAttrInt(op, call, "groups"); err != nil {
+		return a, err
+	}
+	if a.groups < 1 {
+		return a, opErrorf(op, "groups must be positive, got %d", a.groups)
+	}
+	canonical, _ := convLayouts(spatial)
+	a.dataLayout, _ = opAttr(op, call, "data_layout").(string)
+	kl, _ := opAttr(op, call, "kernel_layout").(string)
+	a.outLayout = a.dataLayout
+	if v, ok := call.Attrs["out_layout"].(string); ok {
+		a.outLayout = v
+	}
+	if a.data, err = layoutPerm(op, "data_layout", a.dataLayout, canonical); err != nil {
+		return a, err
+	}
+	if a.kernel, err = layoutPerm(op, "kernel_layout", kl, kernelLayout); err != nil {
+		return a, err
+	}
+	if a.out, err = layoutPerm(op, "out_layout", a.outLayout, canonical); err != nil {
+		return a, err
+	}
+	a.outDType, err = opAttrDType(op, call, "out_dtype")
+	return a, err
+}
+
+// normalizeConv sets an absent out_layout to data_layout (as TVM's conv
+// builders do) and rewrites the window attributes into canonical form.
+func normalizeConv(op *ir.Op, spatial int) func(*ir.InferCtx, *ir.Call) (ir.Expr, error) {
+	window := normalizeWindow(op, spatial, "")
+	return func(ctx *ir.InferCtx, call *ir.Call) (ir.Expr, error) {
+		if v, has := call.Attrs["out_layout"]; !has || v == nil {
+			c := *call
+			c.SetStructInfo(nil)
+			c.Attrs = copyAttrsOnce(nil, call.Attrs)
+			c.Attrs["out_layout"] = opAttr(op, call, "data_layout")
+			call = &c
+		}
+		return window(ctx, call)
+	}
+}
+
+// layoutPerm maps the axes of canonical to their positions in layout.
+func layoutPerm(op *ir.Op, attr, layout, canonical string) ([]int, error) {
+	perm := make([]int, len(canonical))
+	ok := len(layout) == len(canonical)
+	for j := range canonical {
+		perm[j] = strings.IndexByte(layout, canonical[j])
+		ok = ok && perm[j] >= 0 && strings.LastIndexByte(layout, canonical[j]) == perm[j]
+	}
+	if !ok {
+		return nil, opErrorf(op, "%s %q is not a permutation of %q (layouts with split axes are not supported)", attr, layout, canonical)
+	}
+	return perm, nil
+}
+
+// toCanonical reorders the dims (or indices) of a tensor in a layout into
+// canonical order.
+func toCanonical[T any](dims []T, perm []int) []T {
+	out := make([]T, len(perm))
+	for j, p := range perm {
+		out[j] = dims[p]
+	}
+	return out
+}
+
+// fromCanonical reorders canonical dims (or indices) into a layout's order.
+func fromCanonical[T any](dims []T, perm []int) []T {
+	out := make([]T, len(perm))
+	for j, p := range perm {
+		out[p] = dims[j]
+	}
+	return out
+}
+
+// layoutFlat is the flat index, in a tensor of the given shape and
+// layout, of the element at canonical index ci (scratch holds the
+// layout's index).
+func layoutFlat(ci []int64, perm []int, shape, scratch []int64) int64 {
+	for j, p := range perm {
+		scratch[p] = ci[j]
+	}
+	return flatIndex(scratch, shape)
+}
+
 // newConvOp is R.nn.conv1d, conv2d or conv3d: the data (N, C, spatial...)
-// convolved with the weight (O, C/groups, kernel...).
+// convolved with the weight (O, C/groups, kernel...), in any permutation
+// layouts (NHWC, HWIO, ...).
 func newConvOp(spatial int) *ir.Op {
 	dataLayout, kernelLayout := convLayouts(spatial)
 	name := "relax.nn.conv" + itoa(spatial) + "d"
 	op := &ir.Op{Name: name, Doc: itoa(spatial) + "-D convolution (" + dataLayout + " data, " + kernelLayout + " weight).", Pure: true, Category: ir.CatTensor,
 		Params: convParams(spatial, dataLayout, kernelLayout, false)}
 	rank := spatial + 2
-	checkLayouts := func(call *ir.Call) (int64, error) {
-		for _, l := range [][2]string{{"data_layout", dataLayout}, {"kernel_layout", kernelLayout}, {"out_layout", dataLayout}} {
-			if err := requireLayout(op, call, l[0], l[1]); err != nil {
-				return 0, err
-			}
-		}
-		g, _, err := opAttrInt(op, call, "groups")
-		if err != nil {
-			return 0, err
-		}
-		if g < 1 {
-			return 0, opErrorf(op, "groups must be positive, got %d", g)
-		}
-		return g, nil
-	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
-		groups, err := checkLayouts(call)
+		a, err := readConvAttrs(op, call, spatial, kernelLayout)
 		if err != nil {
 			return nil, err
 		}
-		win, err := windowAttrs(op, call, spatial, "")
-		if err != nil {
-			return nil, err
-		}
-		outDT, err := opAttrDType(op, call, "out_dtype")
-		if err != nil {
-			return nil, err
-		}
-		dx, dw, outDT, err := convOperandInfo(op, call, rank, outDT)
+		dx, dw, outDT, err := convOperandInfo(op, call, rank, a.outDType)
 		if err != nil {
 			return nil, err
 		}
 		if dx == nil {
 			return ir.TensorInfoNDim(outDT, rank), nil
 		}
-		if dimsProvablyDiffer(dx[1], ir.Simplify(ir.Mul(dw[1], ir.I64(groups)))) {
+		cx, cw := toCanonical(dx, a.data), toCanonical(dw, a.kernel)
+		groups, win := a.groups, a.win
+		if dimsProvablyDiffer(cx[1], ir.Simplify(ir.Mul(cw[1], ir.I64(groups)))) {
 			return nil, opErrorf(op, "data has %s channels but weight expects %s input channels per group times %d groups",
-				fmtDim(dx[1]), fmtDim(dw[1]), groups)
+				fmtDim(cx[1]), fmtDim(cw[1]), groups)
 		}
-		if o, ok := ir.IntValue(dw[0]); ok && o%groups != 0 {
+		if o, ok := ir.IntValue(cw[0]); ok && o%groups != 0 {
 			return nil, opErrorf(op, "weight's %d output channels are not divisible by groups=%d", o, groups)
 		}
-		out := []ir.PrimExpr{dx[0], dw[0]}
+		out := []ir.PrimExpr{cx[0], cw[0]}
 		for i := range spatial {
-			d := windowOutDim(dx[2+i], dw[2+i], win.strides[i], win.dilation[i], win.padding[i], win.padding[spatial+i], false)
+			d := windowOutDim(cx[2+i], cw[2+i], win.strides[i], win.dilation[i], win.padding[i], win.padding[spatial+i], false)
 			if provablyNegative(d) {
-				return nil, opErrorf(op, "the kernel %v is larger than the padded input %v", dw[2:], dx[2:])
+				return nil, opErrorf(op, "the kernel %v is larger than the padded input %v", cw[2:], cx[2:])
 			}
 			out = append(out, d)
 		}
-		return newTensor(outDT, out, true, rank), nil
+		return newTensor(outDT, fromCanonical(out, a.out), true, rank), nil
 	}
-	op.Normalize = normalizeWindow(op, spatial, "")
+	op.Normalize = normalizeConv(op, spatial)
 	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
-		groups, err := checkLayouts(call)
+		a, err := readConvAttrs(op, call, spatial, kernelLayout)
 		if err != nil {
 			return nil, err
 		}
-		win, err := windowAttrs(op, call, spatial, "")
+		x, w, outDT, err := convOperands(op, args, rank, a.outDType)
 		if err != nil {
 			return nil, err
 		}
-		outDT, err := opAttrDType(op, call, "out_dtype")
-		if err != nil {
-			return nil, err
-		}
-		x, w, outDT, err := convOperands(op, args, rank, outDT)
-		if err != nil {
-			return nil, err
-		}
-		c, o, ic := x.shape[1], w.shape[0], w.shape[1]
+		groups, win := a.groups, a.win
+		cx, cw := toCanonical(x.shape, a.data), toCanonical(w.shape, a.kernel)
+		c, o, ic := cx[1], cw[0], cw[1]
 		if c != ic*groups || o%groups != 0 {
 			return nil, opErrorf(op, "data %v and weight %v do not fit groups=%d", x.shape, w.shape, groups)
 		}
-		shape := []int64{x.shape[0], o}
+		shape := []int64{cx[0], o}
 		for i := range spatial {
-			shape = append(shape, max(0, windowOutInt(x.shape[2+i], w.shape[2+i], win.strides[i], win.dilation[i], win.padding[i], win.padding[spatial+i], false)))
+			shape = append(shape, max(0, windowOutInt(cx[2+i], cw[2+i], win.strides[i], win.dilation[i], win.padding[i], win.padding[spatial+i], false)))
 		}
 		if err := CheckSize(shape); err != nil {
 			return nil, opErrorf(op, "%v", err)
 		}
-		out := newArray(outDT, shape)
+		out := newArray(outDT, fromCanonical(shape, a.out))
 		og := o / groups
-		oIdx, wIdx, xIdx := make([]int64, rank), make([]int64, rank), make([]int64, rank)
-		taps := numElems(w.shape[1:])
-		for k := range out.size() {
+		oIdx, wIdx, xIdx, scratch := make([]int64, rank), make([]int64, rank), make([]int64, rank), make([]int64, rank)
+		taps := numElems(cw[1:])
+		for k := range numElems(shape) {
 			unravel(k, shape, oIdx)
 			var sf float64
 			var si int64
 		tap:
 			for t := range taps {
-				unravel(t, w.shape[1:], wIdx[1:])
+				unravel(t, cw[1:], wIdx[1:])
 				wIdx[0] = oIdx[1]
 				xIdx[0], xIdx[1] = oIdx[0], (oIdx[1]/og)*ic+wIdx[1]
 				for i := range spatial {
 					p := oIdx[2+i]*win.strides[i] + wIdx[2+i]*win.dilation[i] - win.padding[i]
-					if p < 0 || p >= x.shape[2+i] {
+					if p < 0 || p >= cx[2+i] {
 						continue tap
 					}
 					xIdx[2+i] = p
 				}
-				xi, wi := flatIndex(xIdx, x.shape), flatIndex(wIdx, w.shape)
+				xi, wi := layoutFlat(xIdx, a.data, x.shape, scratch), layoutFlat(wIdx, a.kernel, w.shape, scratch)
 				if out.f != nil {
 					sf += x.float(xi) * w.float(wi)
 				} else {
 					si += x.int(xi) * w.int(wi)
 				}
 			}
+			j := layoutFlat(oIdx, a.out, out.shape, scratch)
 			if out.f != nil {
-				out.setFloat(k, sf)
+				out.setFloat(j, sf)
 			} else {
-				out.setInt(k, si)
+				out.setInt(j, si)
 			}
 		}
 		return out.tensor()
 	})
 	defLegalize(op, func(k *Kernel, call *ir.Call) error {
-		groups, err := checkLayouts(call)
+		a, err := readConvAttrs(op, call, spatial, kernelLayout)
 		if err != nil {
 			return err
 		}
-		win, err := windowAttrs(op, call, spatial, "")
-		if err != nil {
-			return err
-		}
-		a, err := k.Input(call.Args[0], "A")
+		groups, win := a.groups, a.win
+		x, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
 		}
@@ -526,7 +593,8 @@ func newConvOp(spatial int) *ir.Op {
 		if err != nil {
 			return err
 		}
-		block := "conv" + itoa(spatial) + "d_" + strings.ToLower(dataLayout)
+		// As topi: conv2d_nchw, conv2d_nhwc, group_conv2d_nchw, ...
+		block := "conv" + itoa(spatial) + "d_" + strings.ToLower(a.dataLayout)
 		if groups > 1 {
 			block = "group_" + block
 		}
@@ -535,23 +603,25 @@ func newConvOp(spatial int) *ir.Op {
 			return err
 		}
 		dt := out.DType
-		src := padSpatial(k, a, win.padding, constOf(a.DType, 0))
-		ic := w.Shape[1]
+		src := padAxes(k, x, a.data[2:], win.padding, constOf(x.DType, 0))
+		cw := toCanonical(w.Shape, a.kernel)
+		ic := cw[1]
 		var og ir.PrimExpr
 		if groups > 1 {
-			og = ir.Simplify(ir.FloorDiv(w.Shape[0], ir.I64(groups)))
+			og = ir.Simplify(ir.FloorDiv(cw[0], ir.I64(groups)))
 		}
-		k.Reduce(block, out, "nn", w.Shape[1:], constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+		k.Reduce(block, out, "nn", cw[1:], constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			cs := toCanonical(s, a.out)
 			ch := r[0]
 			if groups > 1 {
-				ch = ir.Add(ir.Mul(ir.FloorDiv(s[1], og), ic), r[0])
+				ch = ir.Add(ir.Mul(ir.FloorDiv(cs[1], og), ic), r[0])
 			}
-			xi := []ir.PrimExpr{s[0], ch}
+			xi := []ir.PrimExpr{cs[0], ch}
 			for i := range spatial {
-				xi = append(xi, ir.Simplify(ir.Add(ir.Mul(s[2+i], ir.I64(win.strides[i])), ir.Mul(r[1+i], ir.I64(win.dilation[i])))))
+				xi = append(xi, ir.Simplify(ir.Add(ir.Mul(cs[2+i], ir.I64(win.strides[i])), ir.Mul(r[1+i], ir.I64(win.dilation[i])))))
 			}
-			wi := append([]ir.PrimExpr{s[1]}, r...)
-			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, castTo(dt, Load(src, xi)), castTo(dt, Load(w, wi))))
+			wi := append([]ir.PrimExpr{cs[1]}, r...)
+			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, castTo(dt, Load(src, fromCanonical(xi, a.data))), castTo(dt, Load(w, fromCanonical(wi, a.kernel)))))
 		})
 		return nil
 	})

@@ -30,14 +30,19 @@ func TestInferConvPoolPad(t *testing.T) {
 		{"conv2d groups divide", opCall(Conv2D, ir.Attrs{"groups": int64(4)}, x, tensorVar("g", ir.Float32, 6, 1, 1, 1)), nil, "not divisible by groups=4"},
 		{"conv2d rank", opCall(Conv2D, nil, tensorVar("y", ir.Float32, 4, 8, 8), w), nil, "R.nn.conv2d: data must be a 4-D tensor, got rank 3"},
 		{"conv2d dtype", opCall(Conv2D, nil, x, tensorVar("g", ir.Int32, 6, 4, 3, 3)), nil, "must be equal"},
-		{"conv2d layout", opCall(Conv2D, ir.Attrs{"data_layout": "NHWC"}, x, w), nil, `only data_layout="NCHW" is supported, got "NHWC"`},
+		// NHWC data (n, 8, 8, 4), HWIO weight (3, 3, 4, 6): NHWC output.
+		{"conv2d NHWC", opCall(Conv2D, ir.Attrs{"data_layout": "NHWC", "kernel_layout": "HWIO"}, tensorVar("y", ir.Float32, symN, 8, 8, 4), tensorVar("k", ir.Float32, 3, 3, 4, 6)),
+			tinfo(ir.Float32, symN, 6, 6, 6), ""},
+		{"conv2d out_layout", opCall(Conv2D, ir.Attrs{"out_layout": "NHWC", "strides": ints(2)}, x, w), tinfo(ir.Float32, symN, 3, 3, 6), ""},
+		{"conv2d NHWC channels", opCall(Conv2D, ir.Attrs{"data_layout": "NHWC"}, x, w), nil, "R.nn.conv2d: data has 8 channels but weight expects 4"},
+		{"conv2d layout", opCall(Conv2D, ir.Attrs{"data_layout": "NCHW16c"}, x, w), nil, `data_layout "NCHW16c" is not a permutation of "NCHW"`},
 		{"conv2d padding length", opCall(Conv2D, ir.Attrs{"padding": ints(1, 2, 3)}, x, w), nil, "padding must have 1, 2 or 4 entries"},
 		{"conv2d kernel too large", opCall(Conv2D, nil, tensorVar("y", ir.Float32, 1, 4, 1, 1), w), nil, "is larger than the padded input"},
 		// (8 + 1 + 2 - 3) / 2 + 1 = 5
 		{"conv1d", opCall(Conv1D, ir.Attrs{"strides": ints(2), "padding": ints(1, 2)}, tensorVar("y", ir.Float32, symN, 4, 8), tensorVar("k", ir.Float32, 6, 4, 3)),
 			tinfo(ir.Float32, symN, 6, 5), ""},
 		{"conv1d rank", opCall(Conv1D, nil, x, w), nil, "R.nn.conv1d: data must be a 3-D tensor, got rank 4"},
-		{"conv1d layout", opCall(Conv1D, ir.Attrs{"data_layout": "NCHW"}, x, w), nil, `only data_layout="NCW" is supported`},
+		{"conv1d layout", opCall(Conv1D, ir.Attrs{"data_layout": "NCHW"}, x, w), nil, `data_layout "NCHW" is not a permutation of "NCW"`},
 		// (4 + 2 - 3)/1 + 1 = 4 on each axis
 		{"conv3d", opCall(Conv3D, ir.Attrs{"padding": ints(1)}, tensorVar("y", ir.Float32, 1, 4, 4, 4, 4), tensorVar("k", ir.Float32, 2, 4, 3, 3, 3)),
 			tinfo(ir.Float32, 1, 2, 4, 4, 4), ""},

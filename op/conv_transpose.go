@@ -1,10 +1,6 @@
 package op
 
-import (
-	"strings"
-
-	"github.com/phasec/phasec/ir"
-)
+import "github.com/phasec/phasec/ir"
 
 // Transposed convolution: R.nn.conv1d_transpose, conv2d_transpose and
 // conv3d_transpose, the gradient of conv*d with respect to its data.
@@ -44,47 +40,10 @@ var (
 	Conv3DTranspose = ir.RegisterOp(newConvTransposeOp(3))
 )
 
-// convTransposeAttrs are a call's attributes in canonical form; the
-// layouts as permutations: canonical axis j is axis perm[j] of the layout.
+// convTransposeAttrs are a call's attributes in canonical form.
 type convTransposeAttrs struct {
-	win                 window
-	outputPadding       []int64
-	groups              int64
-	data, kernel, out   []int
-	outDType            ir.DataType
-	dataLayout, outName string
-}
-
-// layoutPerm maps the axes of canonical to their positions in layout.
-func layoutPerm(op *ir.Op, attr, layout, canonical string) ([]int, error) {
-	perm := make([]int, len(canonical))
-	ok := len(layout) == len(canonical)
-	for j := range canonical {
-		perm[j] = strings.IndexByte(layout, canonical[j])
-		ok = ok && perm[j] >= 0 && strings.LastIndexByte(layout, canonical[j]) == perm[j]
-	}
-	if !ok {
-		return nil, opErrorf(op, "%s %q is not a permutation of %q (layouts with split axes are not supported)", attr, layout, canonical)
-	}
-	return perm, nil
-}
-
-// toCanonical reorders dims of a tensor in a layout into canonical order.
-func toCanonical[T any](dims []T, perm []int) []T {
-	out := make([]T, len(perm))
-	for j, p := range perm {
-		out[j] = dims[p]
-	}
-	return out
-}
-
-// fromCanonical reorders canonical dims into the layout's order.
-func fromCanonical[T any](dims []T, perm []int) []T {
-	out := make([]T, len(perm))
-	for j, p := range perm {
-		out[p] = dims[j]
-	}
-	return out
+	convAttrs
+	outputPadding []int64
 }
 
 func newConvTransposeOp(spatial int) *ir.Op {
@@ -96,7 +55,7 @@ func newConvTransposeOp(spatial int) *ir.Op {
 		Params: convParams(spatial, dataLayout, kernelLayout, true)}
 	rank := spatial + 2
 	attrs := func(call *ir.Call) (a convTransposeAttrs, err error) {
-		if a.win, err = windowAttrs(op, call, spatial, ""); err != nil {
+		if a.convAttrs, err = readConvAttrs(op, call, spatial, kernelLayout); err != nil {
 			return a, err
 		}
 		opad, _, err := opAttrInts(op, call, "output_padding")
@@ -113,29 +72,7 @@ func newConvTransposeOp(spatial int) *ir.Op {
 					a.outputPadding, a.win.strides)
 			}
 		}
-		if a.groups, _, err = opAttrInt(op, call, "groups"); err != nil {
-			return a, err
-		}
-		if a.groups < 1 {
-			return a, opErrorf(op, "groups must be positive, got %d", a.groups)
-		}
-		a.dataLayout, _ = opAttr(op, call, "data_layout").(string)
-		kl, _ := opAttr(op, call, "kernel_layout").(string)
-		a.outName = a.dataLayout
-		if v, ok := call.Attrs["out_layout"].(string); ok {
-			a.outName = v
-		}
-		if a.data, err = layoutPerm(op, "data_layout", a.dataLayout, dataLayout); err != nil {
-			return a, err
-		}
-		if a.kernel, err = layoutPerm(op, "kernel_layout", kl, kernelLayout); err != nil {
-			return a, err
-		}
-		if a.out, err = layoutPerm(op, "out_layout", a.outName, dataLayout); err != nil {
-			return a, err
-		}
-		a.outDType, err = opAttrDType(op, call, "out_dtype")
-		return a, err
+		return a, nil
 	}
 	// outDim is TVM's output extent of one spatial axis.
 	outDim := func(a convTransposeAttrs, i int, in, k ir.PrimExpr) ir.PrimExpr {
@@ -174,16 +111,9 @@ func newConvTransposeOp(spatial int) *ir.Op {
 		}
 		return newTensor(outDT, fromCanonical(out, a.out), true, rank), nil
 	}
-	normWindow := normalizeWindow(op, spatial, "")
+	normalize := normalizeConv(op, spatial)
 	op.Normalize = func(ctx *ir.InferCtx, call *ir.Call) (ir.Expr, error) {
-		if v, has := call.Attrs["out_layout"]; !has || v == nil {
-			c := *call
-			c.SetStructInfo(nil)
-			c.Attrs = copyAttrsOnce(nil, call.Attrs)
-			c.Attrs["out_layout"] = opAttr(op, call, "data_layout")
-			call = &c
-		}
-		e, err := normWindow(ctx, call)
+		e, err := normalize(ctx, call)
 		if err != nil {
 			return nil, err
 		}
@@ -347,14 +277,4 @@ func newConvTransposeOp(spatial int) *ir.Op {
 		return nil
 	})
 	return op
-}
-
-// layoutFlat is the flat index, in a tensor of the given shape and
-// layout, of the element at canonical index ci (scratch holds the
-// layout's index).
-func layoutFlat(ci []int64, perm []int, shape, scratch []int64) int64 {
-	for j, p := range perm {
-		scratch[p] = ci[j]
-	}
-	return flatIndex(scratch, shape)
 }

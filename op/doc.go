@@ -32,7 +32,9 @@
 //	nn.go      softmax, log_softmax, layer_norm, rms_norm, prelu
 //	more_manip.go  stack, tile, repeat, gather_elements, outer, cumsum, cumprod
 //	create.go  arange, eye, one_hot (scalar operands as R.prim_value)
-//	conv.go    nn.pad, nn.conv1d/2d/3d (NCW/NCHW/NCDHW layouts only)
+//	conv.go    nn.pad, nn.conv1d/2d/3d (any permutation layouts)
+//	conv_transpose.go  nn.conv1d/2d/3d_transpose (any permutation layouts;
+//	           scatter evaluation, topi-shaped gather legalization)
 //	pool.go    nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d,
 //	           nn.adaptive_avg_pool1d/2d/3d (one constructor per family over
 //	           the number of spatial axes; N/C/spatial layouts in any order)
