@@ -178,3 +178,46 @@ func TestLegalizeScatterMean(t *testing.T) {
 			gv = R.scatter_elements(x, i, u, reduction="mean")`, `R.const([-4, 5], "int32")`},
 	})
 }
+
+// attention with window_size: a causal sliding window of window_size keys
+// ending at each query's diagonal.
+func TestLegalizeAttentionWindow(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "float64"} {
+		qkv := func(q, k, v string) []string {
+			return []string{tensorParam("q", q, dt), tensorParam("k", k, dt), tensorParam("v", v, dt)}
+		}
+		for _, c := range []struct{ q, k, v, attrs string }{
+			{"(2, 5, 2, 4)", "(2, 5, 2, 4)", "(2, 5, 2, 3)", `causal_mask="TopLeft", window_size=2`},
+			{"(1, 4, 1, 2)", "(1, 4, 1, 2)", "(1, 4, 1, 2)", `causal_mask="TopLeft", window_size=1`},
+			{"(1, 3, 2, 2)", "(1, 6, 2, 2)", "(1, 6, 2, 1)", `causal_mask="BottomRight", window_size=3`},
+			{"(1, 3, 1, 2)", "(1, 6, 1, 2)", "(1, 6, 1, 2)", `window_size=2, scale=0.5`},
+			{"(1, 4, 1, 2)", "(1, 4, 1, 2)", "(1, 4, 1, 2)", `causal_mask="TopLeft", window_size=100`},
+			{"(1, 1, 1, 1)", "(1, 1, 1, 1)", "(1, 1, 1, 1)", `causal_mask="BottomRight", window_size=1`},
+			{"(0, 3, 1, 2)", "(0, 3, 1, 2)", "(0, 3, 1, 2)", `causal_mask="TopLeft", window_size=2`},
+			{`(1, "n", 2, 4)`, `(1, "n", 2, 4)`, `(1, "n", 2, 3)`, `causal_mask="TopLeft", window_size=2`},
+			{`(2, "n", 1, 2)`, `(2, "m", 1, 2)`, `(2, "m", 1, 2)`, `causal_mask="BottomRight", window_size=3`},
+		} {
+			cases = append(cases, legalCase{name: c.q + c.k + c.attrs + dt, params: qkv(c.q, c.k, c.v), dims: map[string]int64{"n": 4, "m": 7},
+				body: fmt.Sprintf("gv = R.nn.attention(q, k, v, %s)", c.attrs)})
+		}
+		cases = append(cases, legalCase{name: "window with bias " + dt, params: append(qkv("(2, 3, 2, 4)", "(2, 4, 2, 4)", "(2, 4, 2, 1)"), tensorParam("b", "(2, 1, 3, 4)", dt)),
+			body: `gv = R.nn.attention(q, k, v, b, causal_mask="BottomRight", window_size=2)`})
+	}
+	runFullyLegalized(t, cases)
+	// Zero queries give equal scores, so each output is the mean of the
+	// values inside the window: v = 1, 2, 4, 8.
+	v := `
+		q = R.const([[[[0]], [[0]], [[0]], [[0]]]], "float32")
+		k = R.const([[[[3]], [[1]], [[-2]], [[5]]]], "float32")
+		v = R.const([[[[1]], [[2]], [[4]], [[8]]]], "float32")
+		`
+	runHandCases(t, []handCase{
+		// keys {0}, {0,1}, {1,2}, {2,3}
+		{"window top left", v + `gv = R.nn.attention(q, k, v, causal_mask="TopLeft", window_size=2)`,
+			`R.const([[[[1]], [[1.5]], [[3]], [[6]]]], "float32")`},
+		// two queries over four keys: diagonals 2 and 3, keys {0,1,2}, {1,2,3}
+		{"window bottom right", strings.Replace(v, "[[[[0]], [[0]], [[0]], [[0]]]]", "[[[[0]], [[0]]]]", 1) +
+			`gv = R.nn.attention(q, k, v, window_size=3)`, `R.const([[[[2.3333333]], [[4.6666667]]]], "float32")`},
+	})
+}

@@ -14,7 +14,13 @@ import (
 // key j for query i when j <= i, "BottomRight" when j <= i + T - S; masked
 // scores become the dtype's lowest value before the softmax, as TVM's
 // legalization (python/tvm/relax/transform/legalize_ops/nn.py) does.
-// window_size is not supported (a diagnostic).
+//
+// window_size w makes the mask a causal sliding window: query i keeps the
+// w keys d-w+1 .. d ending at its diagonal d (i for "TopLeft", i + T - S
+// for "BottomRight" or no causal_mask). This is what TVM's cutlass
+// flash-attention offload computes (window_size_left = w - 1,
+// window_size_right = 0, bottom-right aligned); TVM's own legalization
+// rejects window_size, phasec legalizes it.
 var Attention = ir.RegisterOp(newAttentionOp())
 
 func newAttentionOp() *ir.Op {
@@ -23,18 +29,25 @@ func newAttentionOp() *ir.Op {
 			{Name: "bias", Kind: ir.ArgExpr, Optional: true},
 			{Name: "scale", Kind: ir.AttrFloat, Optional: true}, {Name: "causal_mask", Kind: ir.AttrStr, Optional: true},
 			{Name: "window_size", Kind: ir.AttrInt, Optional: true}}}
-	attrs := func(call *ir.Call) (scale float64, hasScale bool, causal string, err error) {
+	attrs := func(call *ir.Call) (scale float64, hasScale bool, causal string, window int64, err error) {
 		if v := opAttr(op, call, "scale"); v != nil {
 			scale, hasScale = v.(float64)
 		}
 		causal, _ = opAttr(op, call, "causal_mask").(string)
 		if causal != "" && causal != "TopLeft" && causal != "BottomRight" {
-			return 0, false, "", opErrorf(op, "causal_mask must be \"TopLeft\" or \"BottomRight\", got %q", causal)
+			return 0, false, "", 0, opErrorf(op, "causal_mask must be \"TopLeft\" or \"BottomRight\", got %q", causal)
 		}
-		if opAttr(op, call, "window_size") != nil {
-			return 0, false, "", opErrorf(op, "window_size is not supported")
+		window, hasWindow, err := opAttrInt(op, call, "window_size")
+		if err != nil {
+			return 0, false, "", 0, err
 		}
-		return scale, hasScale, causal, nil
+		if hasWindow && window < 1 {
+			return 0, false, "", 0, opErrorf(op, "window_size must be positive, got %d", window)
+		}
+		if hasWindow && causal == "" {
+			causal = "BottomRight" // the window ends at the bottom-right diagonal
+		}
+		return scale, hasScale, causal, window, nil
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if len(call.Args) < 3 || len(call.Args) > 4 {
@@ -59,7 +72,7 @@ func newAttentionOp() *ir.Op {
 		if err := requireFloat(op, ts[0].DType); err != nil {
 			return nil, err
 		}
-		if _, _, _, err := attrs(call); err != nil {
+		if _, _, _, _, err := attrs(call); err != nil {
 			return nil, err
 		}
 		q, okQ := ts[0].Dims()
@@ -120,7 +133,7 @@ func newAttentionOp() *ir.Op {
 		if k.shape[0] != B || v.shape[0] != B || k.shape[2] != N || v.shape[2] != N || k.shape[3] != H || v.shape[1] != T {
 			return nil, opErrorf(op, "query %v, key %v and value %v do not fit", q.shape, k.shape, v.shape)
 		}
-		scale, hasScale, causal, err := attrs(call)
+		scale, hasScale, causal, window, err := attrs(call)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +170,11 @@ func newAttentionOp() *ir.Op {
 						if bias != nil {
 							s += bias.float(bb.index([]int64{b, n, i, j}))
 						}
-						if (causal == "TopLeft" && j > i) || (causal == "BottomRight" && j > i+T-S) {
+						diag := i
+						if causal == "BottomRight" {
+							diag = i + T - S
+						}
+						if causal != "" && (j > diag || (window > 0 && j <= diag-window)) {
 							s = lowest
 						}
 						score[j] = s
@@ -181,7 +198,7 @@ func newAttentionOp() *ir.Op {
 		return out.tensor()
 	})
 	defLegalize(op, func(kr *Kernel, call *ir.Call) error {
-		scale, hasScale, causal, err := attrs(call)
+		scale, hasScale, causal, window, err := attrs(call)
 		if err != nil {
 			return err
 		}
@@ -227,16 +244,20 @@ func newAttentionOp() *ir.Op {
 			if bias != nil {
 				y = ir.NewBinary(ir.OpAdd, y, Load(bias, broadcastIndex(bias.Shape, scoreShape, x)))
 			}
-			var limit ir.PrimExpr
+			var diag ir.PrimExpr // the last key query x[2] sees
 			switch causal {
 			case "TopLeft":
-				limit = x[2]
+				diag = x[2]
 			case "BottomRight":
-				limit = ir.Add(x[2], ir.Sub(T, S))
+				diag = ir.Add(x[2], ir.Sub(T, S))
 			default:
 				return y
 			}
-			return &ir.Select{Cond: ir.NewBinary(ir.OpGT, x[3], limit), True: limitValue(dt, true), False: y}
+			masked := ir.NewBinary(ir.OpGT, x[3], diag)
+			if window > 0 {
+				masked = ir.NewBinary(ir.OpOr, masked, ir.NewBinary(ir.OpLE, x[3], ir.Sub(diag, ir.I64(window))))
+			}
+			return &ir.Select{Cond: masked, True: limitValue(dt, true), False: y}
 		})
 		rows := []ir.PrimExpr{B, N, S}
 		mx := kr.Alloc("T_attn_max", dt, rows)

@@ -303,7 +303,7 @@ func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
 // count from the end). Duplicate positions apply in C order. "mean" is
 // the average of the original element and every update scattered to it
 // (PyTorch's scatter_reduce mean with include_self, which TVM's frontends
-// map to it); integer averages round down, as avg_pool's do.
+// map to it); integer averages round down (floor), as PyTorch's do.
 var ScatterElements = ir.RegisterOp(newScatterElementsOp())
 
 func newScatterElementsOp() *ir.Op {
