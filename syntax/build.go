@@ -82,6 +82,9 @@ type builder struct {
 	// nil when the file parsed at once. neutralSeen counts those met.
 	neutral     map[int][]string
 	neutralSeen int
+	// lazy reads the deferred statements of Parse's first pass
+	// (deferred.go); nil when the tree was read eagerly.
+	lazy *lazyReader
 }
 
 func newBuilder(file string) *builder {

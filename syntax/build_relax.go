@@ -203,6 +203,7 @@ func (bd *builder) relaxBody(stmts []*stmtNode, fs *funcState, branch *branchTai
 		}
 	}
 	for i, st := range stmts {
+		st = bd.materialize(st)
 		last := i == len(stmts)-1
 		if res.result != nil && st.Simple != nil && st.Simple.Return != nil {
 			bd.errorf(spanOf(st.Pos, st.Pos), "expected one return statement, found a second one")
@@ -364,6 +365,7 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 		if i == outputAt {
 			continue
 		}
+		st = bd.materialize(st)
 		bd.try(func() { bd.relaxStmt(st, fs, df) })
 		// Each statement is converted once: dropping its syntax lets the
 		// collector reclaim the tree while the IR grows, which halves the

@@ -28,6 +28,11 @@ type stmtNode struct {
 	If        *ifNode        `parser:"| @@"`
 	For       *forNode       `parser:"| @@"`
 	With      *withNode      `parser:"| @@"`
+	// deferred is set on a simple statement of a Relax function body that
+	// Parse skipped and reads again when the builder gets to it
+	// (deferred.go); its other fields are then unset but Pos and EndPos.
+	deferred *deferredBlock
+	reread   bool // the builder has read the deferred statement
 }
 
 type decoratedNode struct {

@@ -185,10 +185,8 @@ func (n *exprListNode) parse(lex tokenSource) error {
 		}
 		if n.Items == nil {
 			// Most lists have one item: allocate it with its slice.
-			one := &struct {
-				node  exprNode
-				items [1]*exprNode
-			}{node: exprNode{tree: t, problems: p.problems}}
+			one := newListItem(lex)
+			one.node = exprNode{tree: t, problems: p.problems}
 			one.items[0] = &one.node
 			n.Items = one.items[:1:1]
 		} else {
@@ -546,7 +544,12 @@ func (p *exprReader) strings() *ast {
 // items reads "e1, e2, ..." up to and including the closing bracket; a
 // trailing comma is allowed and reported.
 func (p *exprReader) items(closing string) ([]*ast, bool, error) {
-	items := make([]*ast, 0, 4)
+	var items []*ast
+	if ts, ok := p.lex.(*tokStream); ok && ts.arena != nil {
+		items, _ = ts.arena.argSlices()
+	} else {
+		items = make([]*ast, 0, 4)
+	}
 	comma := false
 	for !isOp(p.lex.Peek(), closing) {
 		if !startsExpr(p.lex.Peek()) {
@@ -638,6 +641,9 @@ func (p *exprReader) node(a ast) *ast {
 		*n = a
 		return n
 	}
+	if ts.arena != nil {
+		return ts.arena.node(a)
+	}
 	if len(ts.slab) == cap(ts.slab) {
 		ts.slab = make([]ast, 0, astSlab)
 	}
@@ -654,6 +660,9 @@ func (p *exprReader) argSlices() ([]*ast, []string) {
 	ts, ok := p.lex.(*tokStream)
 	if !ok {
 		return make([]*ast, 0, 4), make([]string, 0, 4)
+	}
+	if ts.arena != nil {
+		return ts.arena.argSlices()
 	}
 	if len(ts.itemSlab)+4 > cap(ts.itemSlab) {
 		ts.itemSlab = make([]*ast, 0, 4*astSlab)

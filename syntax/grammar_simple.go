@@ -68,11 +68,7 @@ func (n *simpleNode) parse(lex tokenSource) error {
 		n.Pass = true
 	case startsExpr(tok):
 		// One allocation for the parts of an assignment.
-		parts := &struct {
-			as            assignNode
-			target, value exprListNode
-			annot         exprNode
-		}{}
+		parts := newAssignParts(lex)
 		as := &parts.as
 		as.Pos, as.Target = tok.Pos, &parts.target
 		n.Expr = as

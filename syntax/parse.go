@@ -23,6 +23,11 @@
 //     names against a table of intrinsics; every Relax binding goes through
 //     the normalizing ir.Builder, so every expression has struct info.
 //
+// The bindings of Relax function bodies are not kept as a tree: the first
+// pass only scans over them, and the builder reads each again when it gets
+// to it, into memory reused for the next (deferred.go). Input with a syntax
+// error is read eagerly instead, with recovery.
+//
 // Throughput: see BenchmarkParse (parse_bench_test.go), which runs go/parser
 // on Go source of the same shape beside it.
 //
@@ -67,7 +72,17 @@ func Parse(filename string, src []byte) (mod *ir.Module, diags diag.List) {
 			})
 		}
 	}()
-	tree, rec := readFile(filename, src)
+	text := string(src) // one copy for every reading
+	if mod, diags, ok := parseDeferred(filename, text); ok {
+		return mod, diags
+	}
+	return parseEager(filename, text)
+}
+
+// parseEager reads the whole syntax tree, recovering from syntax errors,
+// then builds it.
+func parseEager(filename, text string) (mod *ir.Module, diags diag.List) {
+	tree, rec := newStmtReader(filename, text).file()
 	if tree == nil {
 		return nil, finish(rec.diags)
 	}

@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -30,6 +31,16 @@ type stmtReader struct {
 	ts  *tokStream
 	rec *recovery // nil until the first syntax error
 	src string
+	// skim is Parse's first pass (deferred.go): the simple statements of
+	// Relax function bodies (inRelax) are skipped, not read, and the first
+	// syntax error aborts with errNotDeferred.
+	skim, inRelax bool
+	stubs         []stmtNode // the skipped statements' stand-ins, by slabs
+	nstubs        int
+}
+
+func newStmtReader(filename, src string) *stmtReader {
+	return &stmtReader{ts: newTokStream(filename, src), src: src}
 }
 
 // errTooMany aborts parsing once recovery has collected maxErrors errors.
@@ -38,11 +49,17 @@ var errTooMany = errors.New("too many syntax errors")
 // readFile reads a whole file. On syntax errors it returns the tree of
 // what remained (nil when recovery gave up) and the recovery state.
 func readFile(filename string, src []byte) (*fileNode, *recovery) {
-	text := string(src) // one copy: the scanner and recovery share it
-	r := &stmtReader{ts: newTokStream(filename, text), src: text}
+	return newStmtReader(filename, string(src)).file()
+}
+
+func (r *stmtReader) file() (*fileNode, *recovery) {
+	filename := r.ts.sc.file
 	n := &fileNode{Pos: r.ts.Peek().Pos}
 	stmts, err := r.stmts(true)
 	if err != nil {
+		if r.skim {
+			return nil, nil
+		}
 		if r.rec == nil { // an error recovery could not place: report it alone
 			r.rec = newRecovery(filename, r.src)
 			r.rec.diags = append(r.rec.diags, syntaxDiagnostic(filename, err))
@@ -59,6 +76,7 @@ func readFile(filename string, src []byte) (*fileNode, *recovery) {
 // recorded, the text is skipped, and a `pass` stands in its place.
 func (r *stmtReader) stmts(top bool) ([]*stmtNode, error) {
 	var out []*stmtNode
+	var block *deferredBlock // the levels the deferred statements share
 	for {
 		tok := r.ts.Peek()
 		if top && tok.EOF() {
@@ -81,6 +99,15 @@ func (r *stmtReader) stmts(top bool) ([]*stmtNode, error) {
 		if tok.Type == typeIndent {
 			levels--
 		}
+		if r.skim && r.inRelax && tok.Type == typeName {
+			if block == nil || !slices.Equal(block.levels, r.ts.sc.stack) {
+				block = &deferredBlock{levels: slices.Clone(r.ts.sc.stack)}
+			}
+			if st, ok := r.skip(block); ok {
+				out = append(out, st)
+				continue
+			}
+		}
 		st, err := r.stmt()
 		if err == nil {
 			out = append(out, st)
@@ -97,8 +124,11 @@ func (r *stmtReader) stmts(top bool) ([]*stmtNode, error) {
 // recover handles the syntax error err of the statement starting at start
 // if the text to drop starts within it; otherwise it passes err on.
 func (r *stmtReader) recover(err error, start lexer.Position, levels int) (*stmtNode, error) {
-	if err == errTooMany {
+	if err == errTooMany || err == errNotDeferred {
 		return nil, err
+	}
+	if r.skim {
+		return nil, errNotDeferred // the reading that recovers is the eager one
 	}
 	var drop *dropError
 	if !errors.As(err, &drop) {
@@ -142,7 +172,12 @@ func (e *dropError) Error() string { return e.err.Error() }
 // stmt reads one statement.
 func (r *stmtReader) stmt() (*stmtNode, error) {
 	tok := r.ts.Peek()
-	st := &stmtNode{Pos: tok.Pos}
+	st := &stmtNode{}
+	if a := r.ts.arena; a != nil {
+		st = &a.stmt
+		*st = stmtNode{}
+	}
+	st.Pos = tok.Pos
 	var err error
 	switch {
 	case isOp(tok, "@"):
@@ -174,6 +209,10 @@ func (r *stmtReader) stmt() (*stmtNode, error) {
 
 func (r *stmtReader) simple() (*simpleNode, error) {
 	n := &simpleNode{}
+	if a := r.ts.arena; a != nil {
+		n = &a.simple
+		*n = simpleNode{}
+	}
 	if err := n.parse(r.ts); err != nil {
 		if err == participle.NextMatch {
 			return nil, unexpected(r.ts.Peek(), "a statement")
@@ -226,10 +265,14 @@ func (r *stmtReader) decorated() (*decoratedNode, error) {
 	}
 	tok := r.ts.Peek()
 	var err error
+	inRelax := r.inRelax
+	defer func() { r.inRelax = inRelax }()
 	switch {
 	case tok.Type == typeKeyword && tok.Value == "class":
+		r.inRelax = false
 		n.Class, err = r.class()
 	case tok.Type == typeKeyword && tok.Value == "def":
+		r.inRelax = len(n.Decorators) == 1 && isRelaxDecorator(n.Decorators[0].tree)
 		n.Def, err = r.def()
 	default:
 		err = unexpected(tok, `"@", "class" or "def"`)

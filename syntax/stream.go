@@ -48,6 +48,9 @@ type tokStream struct {
 	slab     []ast
 	itemSlab []*ast
 	kwSlab   []string
+	// arena, when set, replaces the allocators above with memory reused
+	// statement after statement (deferred.go).
+	arena *stmtArena
 }
 
 func newTokStream(filename, src string) *tokStream {
@@ -77,11 +80,14 @@ func (s *tokStream) Peek() *lexer.Token {
 }
 
 // Peek2 implements tokenSource.
-func (s *tokStream) Peek2() *lexer.Token {
-	for s.end < s.next+2 {
+func (s *tokStream) Peek2() *lexer.Token { return s.peekAt(1) }
+
+// peekAt returns the token k places after the next one (k < streamWindow).
+func (s *tokStream) peekAt(k int) *lexer.Token {
+	for s.end < s.next+k+1 {
 		s.fill()
 	}
-	return &s.ring[(s.next+1)&(streamWindow-1)]
+	return &s.ring[(s.next+k)&(streamWindow-1)]
 }
 
 // Next implements tokenSource.
@@ -104,4 +110,12 @@ func (s *tokStream) restart(off, line, stackLen int) {
 	sc.pending, sc.head, sc.done = sc.pending[:0], 0, false
 	sc.atLineStart, sc.indentWidth, sc.indentTab, sc.depth = true, 0, false, 0
 	sc.stack = sc.stack[:stackLen]
+}
+
+// restartLine resumes scanning at byte offset off, the start of physical
+// line line, inside blocks with the indentation columns levels: the
+// deferred statements are re-read this way.
+func (s *tokStream) restartLine(off, line int, levels []int) {
+	s.restart(off, line, 0)
+	s.sc.stack = append(s.sc.stack, levels...)
 }

@@ -1,0 +1,246 @@
+package syntax
+
+import (
+	"errors"
+
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/ir"
+)
+
+// Deferred statements: how Parse keeps the syntax tree of a large function
+// from ever existing whole.
+//
+// The builder needs the whole file before it converts a function body
+// (calls resolve against functions defined later, the metadata section
+// comes last), so reading everything first and building after would hold
+// the tree of every binding at once: most of the memory a parse allocated
+// was that tree. Parse instead reads in two passes over the same text:
+//
+//  1. skim: the statement reader builds the file's skeleton as usual, but
+//     the simple statements of @R.function bodies (bindings and expression
+//     statements; not return, pass or R.output(...), which the builder
+//     looks at out of order) are only scanned to their NEWLINE and stand in
+//     the tree as stubs carrying their position and the indentation levels
+//     of their block;
+//  2. build: when the builder's statement loop reaches a stub
+//     (builder.materialize), the statement is read again from its line into
+//     memory that is reused for the next one (stmtArena). The builder keeps
+//     no syntax of a statement once it has converted it (names and literal
+//     text are slices of the source, spans are copied).
+//
+// Valid input is read this way only. Any syntax error, in either pass,
+// abandons the deferred parse (errNotDeferred) and Parse starts over with
+// the eager reader and its recovery, so diagnostics are exactly the eager
+// ones; so does a build that never got to some stubs (they might hide a
+// syntax error). An invalid file costs at most one extra deferred parse. TestDeferredParse
+// checks that both readings build the same module on the whole corpus.
+
+// errNotDeferred abandons a deferred parse: the eager one takes over.
+var errNotDeferred = errors.New("deferred parse abandoned")
+
+// deferredBlock is shared by the stubs of one block: the indentation columns
+// the scanner has open at their lines.
+type deferredBlock struct {
+	levels []int
+}
+
+// parseDeferred parses valid text in the two passes above; ok is false when
+// the text needs the eager reader.
+func parseDeferred(filename, text string) (mod *ir.Module, diags diag.List, ok bool) {
+	r := newStmtReader(filename, text)
+	r.skim = true
+	tree, _ := r.file()
+	if tree == nil || r.rec != nil {
+		return nil, nil, false
+	}
+	bd := newBuilder(filename)
+	bd.lazy = newLazyReader(filename, text)
+	defer func() {
+		if p := recover(); p != nil {
+			if p != any(errNotDeferred) {
+				panic(p)
+			}
+			mod, diags, ok = nil, nil, false
+		}
+	}()
+	mod = bd.buildFile(tree)
+	if bd.lazy.reads != r.nstubs {
+		// The builder gave up on some statements before it read them (a
+		// failed signature, a misplaced function): they may hide syntax
+		// errors, which only the eager reading reports.
+		return nil, nil, false
+	}
+	if len(bd.diags) > 0 {
+		return mod, finish(bd.diags), true
+	}
+	return mod, nil, true
+}
+
+// isRelaxDecorator reports whether a decorator is @R.function or
+// @R.function(...).
+func isRelaxDecorator(a *ast) bool {
+	if a.Kind == aCall {
+		a = a.X
+	}
+	d, _ := a.Dotted()
+	return d == "R.function"
+}
+
+// skip scans over the simple statement at the next token and returns its
+// stub, or false (nothing consumed) for a statement that must be read now.
+// A lexical error stops the scan; the error token stays next, so reading
+// the statement reports it.
+func (r *stmtReader) skip(block *deferredBlock) (*stmtNode, bool) {
+	ts := r.ts
+	first := ts.Peek()
+	if first.Value == "R" && isOp(ts.peekAt(1), ".") {
+		if out := ts.peekAt(2); out.Type == typeName && out.Value == "output" {
+			return nil, false // dataflowBlock looks for it first
+		}
+	}
+	pos := first.Pos
+	for {
+		switch t := ts.Next(); t.Type {
+		case typeNewline:
+			if len(r.stubs) == cap(r.stubs) {
+				r.stubs = make([]stmtNode, 0, astSlab)
+			}
+			r.stubs = append(r.stubs, stmtNode{Pos: pos, EndPos: ts.Peek().Pos, deferred: block})
+			r.nstubs++
+			return &r.stubs[len(r.stubs)-1], true
+		case typeError:
+			return nil, false
+		}
+	}
+}
+
+// lazyReader reads deferred statements again for the builder.
+type lazyReader struct {
+	r     *stmtReader
+	reads int // the stubs read, each counted once
+}
+
+func newLazyReader(filename, text string) *lazyReader {
+	r := newStmtReader(filename, text)
+	r.ts.arena = newStmtArena()
+	return &lazyReader{r: r}
+}
+
+// read returns the statement st stands for. Its syntax lives until the next
+// read.
+func (lz *lazyReader) read(st *stmtNode) *stmtNode {
+	ts := lz.r.ts
+	ts.arena.reset()
+	// A block's statement starts its line, after blanks only.
+	ts.restartLine(st.Pos.Offset-(st.Pos.Column-1), st.Pos.Line, st.deferred.levels)
+	got, err := lz.r.stmt()
+	if err != nil || got.Simple == nil || got.Pos != st.Pos || got.EndPos != st.EndPos {
+		panic(errNotDeferred)
+	}
+	if !st.reread {
+		st.reread = true
+		lz.reads++
+	}
+	return got
+}
+
+// materialize returns the statement itself for a stub, st otherwise.
+func (bd *builder) materialize(st *stmtNode) *stmtNode {
+	if st.deferred == nil {
+		return st
+	}
+	return bd.lazy.read(st)
+}
+
+// stmtArena is the memory of one deferred statement's syntax, reused for
+// the next: the skeleton nodes, and chunks of expression nodes and
+// argument slices (a statement needing more chunks than the last keeps
+// them for the next).
+type stmtArena struct {
+	stmt   stmtNode
+	simple simpleNode
+	parts  assignParts
+	lists  [4]listItem
+	nlists int
+
+	nodes       [][]ast
+	nodeChunk   int
+	items       [][]*ast
+	kws         [][]string
+	itemChunk   int
+	itemsOffset int
+}
+
+func newStmtArena() *stmtArena {
+	return &stmtArena{
+		nodes: [][]ast{make([]ast, 0, astSlab)},
+		items: [][]*ast{make([]*ast, 4*astSlab)},
+		kws:   [][]string{make([]string, 4*astSlab)},
+	}
+}
+
+func (m *stmtArena) reset() {
+	m.nlists = 0
+	m.nodeChunk, m.nodes[0] = 0, m.nodes[0][:0]
+	m.itemChunk, m.itemsOffset = 0, 0
+}
+
+func (m *stmtArena) node(a ast) *ast {
+	c := &m.nodes[m.nodeChunk]
+	if len(*c) == cap(*c) {
+		m.nodeChunk++
+		if m.nodeChunk == len(m.nodes) {
+			m.nodes = append(m.nodes, make([]ast, 0, astSlab))
+		}
+		c = &m.nodes[m.nodeChunk]
+		*c = (*c)[:0]
+	}
+	*c = append(*c, a)
+	return &(*c)[len(*c)-1]
+}
+
+// argSlices is exprReader.argSlices from the arena.
+func (m *stmtArena) argSlices() ([]*ast, []string) {
+	if m.itemsOffset+4 > len(m.items[m.itemChunk]) {
+		m.itemChunk++
+		if m.itemChunk == len(m.items) {
+			m.items = append(m.items, make([]*ast, 4*astSlab))
+			m.kws = append(m.kws, make([]string, 4*astSlab))
+		}
+		m.itemsOffset = 0
+	}
+	n := m.itemsOffset
+	m.itemsOffset += 4
+	return m.items[m.itemChunk][n : n : n+4], m.kws[m.itemChunk][n : n : n+4]
+}
+
+// assignParts are the nodes of an assignment, allocated together.
+type assignParts struct {
+	as            assignNode
+	target, value exprListNode
+	annot         exprNode
+}
+
+func newAssignParts(lex tokenSource) *assignParts {
+	if ts, ok := lex.(*tokStream); ok && ts.arena != nil {
+		p := &ts.arena.parts
+		*p = assignParts{}
+		return p
+	}
+	return &assignParts{}
+}
+
+// listItem is the first item of an expression list with its slice.
+type listItem struct {
+	node  exprNode
+	items [1]*exprNode
+}
+
+func newListItem(lex tokenSource) *listItem {
+	if ts, ok := lex.(*tokStream); ok && ts.arena != nil && ts.arena.nlists < len(ts.arena.lists) {
+		it := &ts.arena.lists[ts.arena.nlists]
+		ts.arena.nlists++
+		return it
+	}
+	return &listItem{}
+}
