@@ -426,15 +426,22 @@ func readConvAttrs(op *ir.Op, call *ir.Call, spatial int, kernelLayout string) (
 func normalizeConv(op *ir.Op, spatial int) func(*ir.InferCtx, *ir.Call) (ir.Expr, error) {
 	window := normalizeWindow(op, spatial, "")
 	return func(ctx *ir.InferCtx, call *ir.Call) (ir.Expr, error) {
-		if v, has := call.Attrs["out_layout"]; !has || v == nil {
-			c := *call
-			c.SetStructInfo(nil)
-			c.Attrs = copyAttrsOnce(nil, call.Attrs)
-			c.Attrs["out_layout"] = opAttr(op, call, "data_layout")
-			call = &c
-		}
-		return window(ctx, call)
+		return window(ctx, withOutLayout(op, call, "data_layout"))
 	}
+}
+
+// withOutLayout returns call with an absent (or None) out_layout set to
+// the layout attribute from, as TVM's builders default it; call itself
+// when it has one.
+func withOutLayout(op *ir.Op, call *ir.Call, from string) *ir.Call {
+	if v, has := call.Attrs["out_layout"]; has && v != nil {
+		return call
+	}
+	c := *call
+	c.SetStructInfo(nil)
+	c.Attrs = copyAttrsOnce(nil, call.Attrs)
+	c.Attrs["out_layout"] = opAttr(op, call, from)
+	return &c
 }
 
 // layoutPerm maps the axes of canonical to their positions in layout.

@@ -98,14 +98,7 @@ func normalizePool(op *ir.Op, spatial int, kernelAttr string) func(*ir.InferCtx,
 		if !ok {
 			return e, nil
 		}
-		if _, has := c.Attrs["out_layout"]; has {
-			return c, nil
-		}
-		out := *c
-		out.SetStructInfo(nil)
-		out.Attrs = copyAttrsOnce(nil, c.Attrs)
-		out.Attrs["out_layout"] = opAttr(op, c, "layout")
-		return &out, nil
+		return withOutLayout(op, c, "layout"), nil
 	}
 }
 
