@@ -296,15 +296,19 @@ func (em *kernelEmitter) CallTIR(k *op.Kernel, out ir.StructInfo) (ir.Expr, erro
 		// (WF012); LambdaLift first passes them in.
 		return nil, op.ErrNotLegalizable
 	}
-	return callTIR(em.call, em.add(k, pf), k.Args, tirVars, out), nil
+	var vars *ir.ShapeExpr
+	if len(tirVars) > 0 {
+		vars = ir.NewShapeExpr(tirVars...)
+	}
+	return callTIR(em.call, ir.NewGlobalVar(em.add(k, pf)), k.Args, vars, out), nil
 }
 
 // callTIR is the call_tir of PrimFunc name on args (passing the symbolic
-// variables tirVars) with result out, positioned at call.
-func callTIR(call *ir.Call, name string, args []ir.Expr, tirVars []ir.PrimExpr, out ir.StructInfo) *ir.Call {
-	cargs := []ir.Expr{ir.NewGlobalVar(name), ir.NewTuple(args...)}
-	if len(tirVars) > 0 {
-		cargs = append(cargs, ir.NewShapeExpr(tirVars...))
+// variables tirVars, when not nil) with result out, positioned at call.
+func callTIR(call *ir.Call, gv *ir.GlobalVar, args []ir.Expr, tirVars *ir.ShapeExpr, out ir.StructInfo) *ir.Call {
+	cargs := []ir.Expr{gv, ir.NewTuple(args...)}
+	if tirVars != nil {
+		cargs = append(cargs, tirVars)
 	}
 	res := &ir.Call{Op: op.CallTIR, Args: cargs, SInfoArgs: []ir.StructInfo{out}}
 	res.SetSpan(call.Span())
@@ -355,10 +359,13 @@ type kernelCache struct {
 
 type cachedKernel struct {
 	call *ir.Call // the call legalized
-	name string   // its PrimFunc in the module
+	// gv names its PrimFunc; it and tirVars are immutable leaves that
+	// every call of the signature shares, as TVM shares a function's
+	// GlobalVar (a million copies would cost about 140 MB).
+	gv *ir.GlobalVar
 	// argAt[i] is the position in call.Args of the kernel's argument i.
 	argAt   []int
-	tirVars []ir.PrimExpr
+	tirVars *ir.ShapeExpr
 }
 
 // cacheKernels turns kernelCache on; tests compare with it off.
@@ -369,7 +376,7 @@ func newKernelCache() *kernelCache { return &kernelCache{byHash: map[uint64][]*c
 // newCachedKernel describes res, the call_tir legalizing call, for calls
 // of call's signature; nil when a kernel argument is not one of call's.
 func newCachedKernel(call, res *ir.Call) *cachedKernel {
-	ck := &cachedKernel{call: call, name: res.Args[0].(*ir.GlobalVar).Name}
+	ck := &cachedKernel{call: call, gv: res.Args[0].(*ir.GlobalVar)}
 	kargs := res.Args[1].(*ir.Tuple).Fields
 	ck.argAt = make([]int, len(kargs))
 	for i, a := range kargs {
@@ -380,7 +387,7 @@ func newCachedKernel(call, res *ir.Call) *cachedKernel {
 		ck.argAt[i] = j
 	}
 	if len(res.Args) > 2 {
-		ck.tirVars = res.Args[2].(*ir.ShapeExpr).Values
+		ck.tirVars = res.Args[2].(*ir.ShapeExpr)
 	}
 	return ck
 }
@@ -392,7 +399,7 @@ func (ck *cachedKernel) callTIR(call *ir.Call) *ir.Call {
 	for i, j := range ck.argAt {
 		args[i] = call.Args[j]
 	}
-	return callTIR(call, ck.name, args, ck.tirVars, call.StructInfo())
+	return callTIR(call, ck.gv, args, ck.tirVars, call.StructInfo())
 }
 
 // add caches ck under h, its call's signatureHash.
