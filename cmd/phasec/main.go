@@ -36,6 +36,7 @@ func lookup(name string) *command {
 }
 
 func main() {
+	setMemoryLimit()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
