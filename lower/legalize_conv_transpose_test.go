@@ -11,6 +11,7 @@ import (
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm/tensor"
 )
@@ -193,5 +194,18 @@ func TestConvLayoutsAgreeWithPermuteDims(t *testing.T) {
 				require.NoError(t, eval.Compare(pair[0], pair[1], eval.Float32Tol), what)
 			}
 		})
+	}
+}
+
+// The legalized form of testdata/relax_conv_transpose.tvms is golden
+// (topi's data_pad, kernel_transform and compute stages; conv2d_nchw for
+// the conv2d) and computes what the source computes, through
+// canonicalize,lower too, for batch sizes 1 and 4.
+func TestLegalizeConvTransposeGolden(t *testing.T) {
+	hi, got := legalizeFile(t, "../testdata/relax_conv_transpose.tvms")
+	passtest.CheckGolden(t, "testdata/legalize_conv_transpose.tvms", got)
+	for _, n := range []int64{1, 4} {
+		evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: uint64(n), Dims: map[string]int64{"n": n}})
+		evaltest.CheckPipeline(t, hi, "canonicalize,lower", evaltest.Options{Seed: uint64(n), Dims: map[string]int64{"n": n}})
 	}
 }
