@@ -457,6 +457,23 @@ func (e *eqState) attrValue(a, b any) bool {
 		}
 		// Nested dictionaries report their keys under the current path.
 		return e.dict(x, y)
+	case *IndexMap:
+		y, isM := b.(*IndexMap)
+		if !isM || len(x.Params) != len(y.Params) || len(x.Results) != len(y.Results) {
+			ok = false
+			break
+		}
+		for i := range x.Params {
+			if !e.definePrim(x.Params[i], y.Params[i]) {
+				return false
+			}
+		}
+		for i := range x.Results {
+			if !e.prim(x.Results[i], y.Results[i]) {
+				return false
+			}
+		}
+		return true
 	default:
 		ok = attrsDeepEqual(a, b)
 	}

@@ -275,6 +275,8 @@ func FormatAttrValue(v any) string {
 		return FormatStructInfo(x, nil)
 	case Expr:
 		return FormatExpr(x, nil)
+	case *IndexMap:
+		return x.String()
 	}
 	return "<unknown attr value>"
 }

@@ -261,6 +261,14 @@ func (h *hasher) attrValue(v any) {
 		}
 	case Attrs:
 		h.attrs(x)
+	case *IndexMap:
+		h.mix(107 + uint64(len(x.Params))<<8)
+		for _, p := range x.Params {
+			h.primVarOrd(p)
+		}
+		for _, r := range x.Results {
+			h.prim(r)
+		}
 	default:
 		h.mix(tagUnknown)
 	}

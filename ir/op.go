@@ -121,6 +121,10 @@ type Param struct {
 	Default  any
 	Optional bool // may be omitted with no default (e.g. call_tir's tir_vars)
 	Variadic bool // collects all remaining positional arguments (call_packed)
+	// PrintNone prints the attribute as name=None when it is absent, as
+	// TVM prints every field of some attrs nodes (layout_transform's
+	// pad_value).
+	PrintNone bool
 }
 
 // SInfoArgsKind says whether and how an op takes explicit output struct info.

@@ -47,6 +47,7 @@
 //	           dynamic_strided_slice (legalized with a run-time shape function)
 //	scatter_nd.go  scatter_nd (and Kernel.Scatter, a serial block writing at
 //	           computed positions)
+//	layout.go  layout_transform (index maps: ir.IndexMap)
 //
 // and the machinery they share: infer.go and schema.go (argument and
 // attribute access, broadcasting, errors prefixed with R.<op>), value.go

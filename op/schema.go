@@ -196,7 +196,7 @@ func attrValueEqual(a, b any) bool {
 		return true
 	}
 	switch a.(type) {
-	case int64, bool, float64, string, ir.DataType:
+	case int64, bool, float64, string, ir.DataType, *ir.IndexMap, ir.PrimExpr:
 		return a == b
 	}
 	return false

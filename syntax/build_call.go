@@ -538,6 +538,8 @@ func (bd *builder) attrArg(p ir.Param, a *ast, path string) any {
 		raw = bd.onlyArg(a, "value").Text
 	case p.Kind == ir.AttrInt && a.Kind == aCall && a.callee() == "R.prim_value":
 		raw = bd.attrValue(bd.onlyArg(a, "value"))
+	case p.Kind == ir.AttrAny && containsLambda(a):
+		raw = bd.indexMap(a)
 	default:
 		raw = bd.attrValue(a)
 	}
@@ -610,4 +612,32 @@ func (bd *builder) emitWithSInfo(a *ast) ir.Expr {
 	}
 	call.SetSpan(a.Span)
 	return call
+}
+
+// indexMap converts an index map attribute, lambda i, j: (j, i) or
+// T.index_map(lambda ...), into an ir.IndexMap whose parameters are int64
+// variables in scope only in its body.
+func (bd *builder) indexMap(a *ast) *ir.IndexMap {
+	if a.Kind == aCall && a.callee() == "T.index_map" {
+		a = bd.onlyArg(a, "mapping")
+	}
+	if a.Kind != aLambda {
+		bd.fail(a.Span, "expected an index map (lambda i, j: (j, i)), found %s", a.describe())
+	}
+	m := &ir.IndexMap{}
+	bd.push()
+	defer bd.pop()
+	for _, it := range a.Items {
+		v := ir.NewPrimVar(it.Name, ir.Int64)
+		bd.define(it.Name, &symbol{prim: v})
+		m.Params = append(m.Params, v)
+	}
+	body := []*ast{a.X}
+	if a.X.Kind == aTuple || a.X.Kind == aList {
+		body = a.X.Items
+	}
+	for _, r := range body {
+		m.Results = append(m.Results, bd.primInt64(r))
+	}
+	return m
 }

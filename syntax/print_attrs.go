@@ -51,6 +51,10 @@ func (p *printer) attrValue(v any) {
 		p.quote(x)
 	case verbatim:
 		p.str(string(x))
+	case *ir.IndexMap:
+		p.str("T.index_map(")
+		p.str(x.Lambda(p.relaxPrimName))
+		p.byte(')')
 	case ir.DataType:
 		if x.IsVoid() {
 			p.str(`"void"`) // DataType.String() spells Void as ""

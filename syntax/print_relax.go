@@ -473,16 +473,19 @@ func declaresOpaque(e ir.Expr) bool {
 // callAttrs prints a call's attributes as keywords: schema attributes in
 // schema order, then any others in sorted order.
 func (p *printer) callAttrs(op *ir.Op, attrs ir.Attrs, comma func()) {
-	if len(attrs) == 0 {
-		return
-	}
 	done := 0
 	for _, prm := range op.Params {
 		if !prm.Kind.IsAttr() {
 			continue
 		}
 		v, ok := attrs[prm.Name]
+		if !ok && !prm.PrintNone {
+			continue
+		}
 		if !ok {
+			comma()
+			p.str(prm.Name)
+			p.str("=None")
 			continue
 		}
 		comma()
