@@ -101,8 +101,9 @@ func product(ds []ir.PrimExpr) ir.PrimExpr {
 // hasReshapePattern reports whether f is a copy of its first buffer into
 // its second that keeps every element's row-major position: loops over a
 // single spatial block storing out[v...] = in[idx...] with
-// linear(idx, in.shape) = linear(v, out.shape), proven symbolically or, for
-// static shapes, checked for every element.
+// linear(idx, in.shape) = linear(v, out.shape), proven by the analyzer, by
+// provesSamePosition (symbolic shapes) or, for static shapes, checked for
+// every element.
 func hasReshapePattern(f *ir.PrimFunc) bool {
 	if len(f.Params) != 2 {
 		return false
@@ -162,7 +163,7 @@ func hasReshapePattern(f *ir.PrimFunc) bool {
 			a.AssumeNonNegative(v)
 		}
 	}
-	if a.CanProveEqual(flatIn, flatOut) {
+	if a.CanProveEqual(flatIn, flatOut) || provesSamePosition(vars, outBuf.Shape, load.Indices, inBuf.Shape) {
 		return true
 	}
 	return exhaustiveSamePosition(vars, outBuf.Shape, load.Indices, inBuf.Shape)
