@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/phasec/phasec/diag"
 )
@@ -168,6 +169,15 @@ func (b *Builder) EndScope() {
 // BeginBlock starts a binding block (dataflow or not) in the current scope.
 func (b *Builder) BeginBlock(dataflow bool) {
 	b.blocks = append(b.blocks, &blockFrame{dataflow: dataflow, diverged: true})
+}
+
+// ReserveBindings makes room for n more bindings in the current block: a
+// hint from a caller that knows the block's size (the parser), so that a
+// block of a million bindings does not grow its slice by doubling.
+func (b *Builder) ReserveBindings(n int) {
+	if fr := b.curBlock(); fr != nil && fr.diverged {
+		fr.bindings = slices.Grow(fr.bindings, n)
+	}
 }
 
 // beginBlockLike starts a block that is expected to reproduce orig; while

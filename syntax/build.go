@@ -124,8 +124,14 @@ func (bd *builder) try(f func()) (ok bool) {
 
 // Scopes.
 
-func (bd *builder) push() { bd.scope = &scope{parent: bd.scope, names: map[string]*symbol{}} }
-func (bd *builder) pop()  { bd.scope = bd.scope.parent }
+func (bd *builder) push() { bd.pushSized(0) }
+
+// pushSized opens a scope that will hold about n names (a block's
+// statement count: no rehashing as a large block's names go in).
+func (bd *builder) pushSized(n int) {
+	bd.scope = &scope{parent: bd.scope, names: make(map[string]*symbol, n)}
+}
+func (bd *builder) pop() { bd.scope = bd.scope.parent }
 
 func (bd *builder) define(name string, s *symbol) {
 	if name == "_" {

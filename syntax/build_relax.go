@@ -132,7 +132,7 @@ func (bd *builder) relaxFunction(def *defNode, sig *relaxSig, pure bool) *ir.Fun
 	savedRB := bd.rb
 	rb := ir.NewBuilder(bd.mod)
 	bd.rb = rb
-	bd.push()
+	bd.pushSized(len(sig.syms) + len(sig.params) + len(suiteStmts(def.Body)))
 	defer func() {
 		bd.pop()
 		bd.rb = savedRB
@@ -358,8 +358,9 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 	if outputAt >= 0 && outputAt != len(stmts)-1 {
 		bd.errorf(spanOf(stmts[outputAt].Pos, stmts[outputAt].Pos), "expected R.output(...) to be the last statement of the dataflow block")
 	}
-	bd.push()
+	bd.pushSized(len(stmts))
 	rb.BeginBlock(true)
+	rb.ReserveBindings(len(stmts))
 	df := &dataflowState{outputs: outputs}
 	for i, st := range stmts {
 		if i == outputAt {

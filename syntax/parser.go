@@ -172,10 +172,12 @@ func (e *dropError) Error() string { return e.err.Error() }
 // stmt reads one statement.
 func (r *stmtReader) stmt() (*stmtNode, error) {
 	tok := r.ts.Peek()
-	st := &stmtNode{}
+	var st *stmtNode
 	if a := r.ts.arena; a != nil {
 		st = &a.stmt
 		*st = stmtNode{}
+	} else {
+		st = new(stmtNode)
 	}
 	st.Pos = tok.Pos
 	var err error
@@ -208,10 +210,12 @@ func (r *stmtReader) stmt() (*stmtNode, error) {
 }
 
 func (r *stmtReader) simple() (*simpleNode, error) {
-	n := &simpleNode{}
+	var n *simpleNode
 	if a := r.ts.arena; a != nil {
 		n = &a.simple
 		*n = simpleNode{}
+	} else {
+		n = new(simpleNode)
 	}
 	if err := n.parse(r.ts); err != nil {
 		if err == participle.NextMatch {
