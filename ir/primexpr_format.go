@@ -19,7 +19,7 @@ type PrimFormat struct {
 	// BareInt is the one integer type whose literals print without a
 	// constructor: Int64 for Relax shapes, Int32 for TIR bodies. Other
 	// integer literals print as T.int64(3), bools as True/False, floats as
-	// T.float32(0.5) (17 significant digits, like TVM's printer).
+	// T.float32(0.5) (see AppendFloatLiteral: TVM's printer's float form).
 	BareInt DataType
 }
 
@@ -30,7 +30,7 @@ func FormatPrim(e PrimExpr, name func(*PrimVar) string) string {
 }
 
 // FormatTIR prints e as a TIR body expression, where int32 literals are bare
-// and every other literal carries its type (`T.int64(3)`, `T.float32(0)`).
+// and every other literal carries its type (`T.int64(3)`, `T.float32(0.0)`).
 func FormatTIR(e PrimExpr, name func(*PrimVar) string) string {
 	return PrimFormat{VarName: name, BareInt: Int32}.Format(e)
 }
@@ -235,7 +235,20 @@ func formatFloatLiteral(v float64) string {
 	case math.IsInf(v, -1):
 		return `"-inf"`
 	}
-	return strconv.FormatFloat(v, 'g', 17, 64)
+	return string(AppendFloatLiteral(nil, v))
+}
+
+// AppendFloatLiteral appends a finite float as TVM v0.23's script printer
+// writes a float literal (src/script/printer/doc_printer/python_doc_printer.cc):
+// a value with no fractional part in fixed notation with one decimal
+// ("0.0", "-340282346638528859811704183484516925440.0"), so that Python
+// reads it back as a float; any other value with 17 significant digits, as
+// C's %.17g ("0.10000000000000001", "1.0000000000000001e-05").
+func AppendFloatLiteral(b []byte, v float64) []byte {
+	if v == math.Trunc(v) {
+		return strconv.AppendFloat(b, v, 'f', 1, 64)
+	}
+	return strconv.AppendFloat(b, v, 'g', 17, 64)
 }
 
 // String methods print the Relax-shape form (FormatPrim with PrimVar names).

@@ -80,11 +80,11 @@ func TestFormatTIR(t *testing.T) {
 		{NewInt(UInt64, -1), "T.uint64(18446744073709551615)"},
 		{NewInt(Int8, -1), "T.int8(-1)"},
 		{NewBool(false), "False"},
-		{NewFloat(Float32, 0), "T.float32(0)"},
+		{NewFloat(Float32, 0), "T.float32(0.0)"},
 		{NewFloat(Float32, 1.5), "T.float32(1.5)"},
 		{NewFloat(Float64, 0.1), "T.float64(0.10000000000000001)"},
-		{NewFloat(Float32, 1e20), "T.float32(1e+20)"},
-		{NewFloat(Float16, -2), "T.float16(-2)"},
+		{NewFloat(Float32, 1e20), "T.float32(100000000000000000000.0)"},
+		{NewFloat(Float16, -2), "T.float16(-2.0)"},
 		{NewFloat(Float32, math.Inf(1)), `T.float32("inf")`},
 		{NewFloat(Float32, math.Inf(-1)), `T.float32("-inf")`},
 		{NewFloat(Float32, math.NaN()), `T.float32("nan")`},
@@ -93,7 +93,7 @@ func TestFormatTIR(t *testing.T) {
 		{&Cast{Type: Float32, Value: i}, `T.Cast("float32", i)`},
 		{&PrimCall{Op: "exp", Args: []PrimExpr{x}, Type: Float32}, "T.exp(x)"},
 		{&PrimCall{Op: "pow", Args: []PrimExpr{x, y}, Type: Float32}, "T.pow(x, y)"},
-		{&PrimCall{Op: "if_then_else", Args: []PrimExpr{cond, x, NewFloat(Float32, 0)}, Type: Float32}, "T.if_then_else(cond, x, T.float32(0))"},
+		{&PrimCall{Op: "if_then_else", Args: []PrimExpr{cond, x, NewFloat(Float32, 0)}, Type: Float32}, "T.if_then_else(cond, x, T.float32(0.0))"},
 		{&PrimCall{Op: "max_value", Args: []PrimExpr{&PrimStr{Value: "float32"}}, Type: Float32}, `T.max_value("float32")`},
 		{&Select{Cond: lt(i, j), True: x, False: y}, "T.Select(i < j, x, y)"},
 		{&BufferLoad{Buffer: A, Indices: []PrimExpr{i, Add(j, NewInt(Int32, 1))}}, "A[i, j + 1]"},
@@ -102,8 +102,8 @@ func TestFormatTIR(t *testing.T) {
 		{NewBinary(OpDiv, x, Add(x, y)), "x / (x + y)"},
 		{NewBinary(OpDiv, i, j), "T.truncdiv(i, j)"},
 		{NewBinary(OpMod, i, j), "T.truncmod(i, j)"},
-		{Max(x, NewFloat(Float32, 0)), "T.max(x, T.float32(0))"},
-		{Mul(&BufferLoad{Buffer: A, Indices: []PrimExpr{i, j}}, NewFloat(Float32, 2)), "A[i, j] * T.float32(2)"},
+		{Max(x, NewFloat(Float32, 0)), "T.max(x, T.float32(0.0))"},
+		{Mul(&BufferLoad{Buffer: A, Indices: []PrimExpr{i, j}}, NewFloat(Float32, 2)), "A[i, j] * T.float32(2.0)"},
 	}
 	for _, c := range cases {
 		if got := FormatTIR(c.e, nil); got != c.want {
@@ -138,7 +138,7 @@ func TestPrimExprStringMethods(t *testing.T) {
 		want string
 	}{
 		{I64(4), "4"},
-		{NewFloat(Float32, 2), "T.float32(2)"},
+		{NewFloat(Float32, 2), "T.float32(2.0)"},
 		{&PrimStr{Value: "a\"b"}, `"a\"b"`},
 		{n, "n"},
 		{NewBinary(OpAdd, n, I64(1)), "n + 1"},

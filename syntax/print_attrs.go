@@ -3,7 +3,6 @@ package syntax
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/phasec/phasec/ir"
@@ -44,9 +43,9 @@ func (p *printer) attrValue(v any) {
 	case int32:
 		p.out = strconv.AppendInt(p.out, int64(x), 10)
 	case float64:
-		p.float(x, 64)
+		p.float(x)
 	case float32:
-		p.float(float64(x), 32)
+		p.float(float64(x))
 	case string:
 		p.quote(x)
 	case verbatim:
@@ -117,11 +116,11 @@ func (p *printer) bool(b bool) {
 	}
 }
 
-// float writes v as a Python float literal: the shortest decimal that reads
-// back to the same value at the given precision, always with a '.' or an
-// exponent so that it stays a float ("1.0", "0.1", "1e+20"). Non-finite
-// values print as float("inf") / float("nan").
-func (p *printer) float(v float64, bits int) {
+// float writes v as TVM's printer writes a float literal (see
+// ir.AppendFloatLiteral: "1.0", "0.10000000000000001"; a float32 value
+// widened to double). Non-finite values print as float("inf") /
+// float("nan"), which Python reads back.
+func (p *printer) float(v float64) {
 	switch {
 	case math.IsNaN(v):
 		p.str(`float("nan")`)
@@ -133,11 +132,7 @@ func (p *printer) float(v float64, bits int) {
 		p.str(`-float("inf")`)
 		return
 	}
-	start := len(p.out)
-	p.out = strconv.AppendFloat(p.out, v, 'g', -1, bits)
-	if !slices.ContainsFunc(p.out[start:], func(c byte) bool { return c == '.' || c == 'e' }) {
-		p.str(".0")
-	}
+	p.out = ir.AppendFloatLiteral(p.out, v)
 }
 
 // constant writes R.const(value, "dtype"); a tensor constant's value is a
@@ -179,11 +174,7 @@ func (p *printer) nestedList(d *ir.NDArray, dim int, idx *int) {
 func (p *printer) scalar(d *ir.NDArray, i int) {
 	switch t := d.DType; {
 	case t.IsFloat():
-		bits := 32
-		if t.Bits == 64 {
-			bits = 64
-		}
-		p.float(d.Float(i), bits)
+		p.float(d.Float(i))
 	case t.IsBool():
 		p.bool(d.Int(i) != 0)
 	case t.IsUInt():

@@ -296,7 +296,7 @@ func TestPrintTIRReduction(t *testing.T) {
                 T.reads(A[vi, T.int64(0):T.int64(4)])
                 T.writes(B[vi])
                 with T.init():
-                    B[vi] = T.float32(0)
+                    B[vi] = T.float32(0.0)
                 B[vi] = B[vi] + A[vi, vk]
 `
 	if !strings.HasSuffix(got, want) {
@@ -326,7 +326,7 @@ func TestPrintConstants(t *testing.T) {
 		t.Fatal(diags.Err())
 	}
 	out := Print(mod)
-	for _, want := range []string{`c1 = R.const(0.1, "float32")`, `c2 = R.const([[1, 2], [3, 4]], "int32")`} {
+	for _, want := range []string{`c1 = R.const(0.10000000149011612, "float32")`, `c2 = R.const([[1, 2], [3, 4]], "int32")`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
@@ -364,7 +364,7 @@ class Module:
     def tri(A: T.Buffer((4, 4), "float32")):
         for i in range(4):
             for j in range(i):
-                A[i, j] = T.float32(0)
+                A[i, j] = T.float32(0.0)
 `)
 	got := Print(mod)
 	want := "        for i in range(4):\n            for j in range(i):\n"
@@ -399,7 +399,7 @@ class Module:
                 T.reads(A[v_i, v_j2, v_k])
                 T.writes(B[v_i, v_k])
                 with T.init():
-                    B[v_i, v_k] = T.float32(0)
+                    B[v_i, v_k] = T.float32(0.0)
                 B[v_i, v_k] = B[v_i, v_k] + A[v_i, v_j2, v_k]
 `
 	mod := parseOrFail(t, "runs.tvms", []byte(src))
