@@ -55,7 +55,7 @@ func TestLegalizeAxisNoneOracle(t *testing.T) {
 	shapes := []string{"()", "(1,)", "(0, 3)", "(2, 3, 4)", `("n", 3)`, `(2, "n", "m")`}
 	var cases []legalCase
 	for _, shape := range shapes {
-		for _, dt := range []string{"float32", "float64", "float16", "int32", "int64", "int8", "uint8"} {
+		for _, dt := range []string{"float32", "float64", "float16", "int32", "int64", "int8", "uint8", "bool"} {
 			x := []string{tensorParam("x", shape, dt)}
 			for _, o := range []string{"cumsum", "cumprod"} {
 				for _, attrs := range []string{"", ", exclusive=True", `, dtype="float64"`, `, dtype="int64"`} {
@@ -116,6 +116,8 @@ func TestLegalizeAxisNoneHand(t *testing.T) {
 		{"argmin", x + "\ngv = R.argmin(x)", `R.const(4, "int64")`},
 		{"concat", x + "\ny = R.const([9], \"int32\")\ngv = R.concat((x, y), axis=None)", `R.const([1, 5, 2, 7, 0, 7, 9], "int32")`},
 		{"take", x + "\ni = R.const([[5, 1], [3, 0]], \"int64\")\ngv = R.take(x, i)", `R.const([[7, 5], [7, 1]], "int32")`},
+		// fast mode: negative indices count from the end of the flattened x
+		{"take negative", x + "\ni = R.const([-1, -6, -4], \"int64\")\ngv = R.take(x, i)", `R.const([7, 1, 2], "int32")`},
 		{"take wrap", x + "\ni = R.const([-1, 8], \"int64\")\ngv = R.take(x, i, mode=\"wrap\")", `R.const([7, 2], "int32")`},
 		{"repeat", x + "\ngv = R.repeat(x, repeats=2)", `R.const([1, 1, 5, 5, 2, 2, 7, 7, 0, 0, 7, 7], "int32")`},
 	})
