@@ -54,12 +54,13 @@ func init() {
 // not modified; functions without DPS calls are shared.
 func CallTIRRewrite(mod *ir.Module) (*ir.Module, diag.List) {
 	rw := ir.NewRewriter(mod)
+	leaves := &allocLeaves{}
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 		c, ok := value.(*ir.Call)
 		if !ok || !isDPSCall(c) {
 			return false
 		}
-		if res := emitDPS(rw.B, c, bind.Span()); res != nil {
+		if res := emitDPS(rw.B, leaves, c, bind.Span()); res != nil {
 			rw.ReEmit(bind, res)
 			return true
 		}
@@ -72,10 +73,37 @@ func isDPSCall(c *ir.Call) bool {
 	return c.Op == op.CallTIR || c.Op == op.CallTIRInplace || c.Op == op.CallDPSPacked
 }
 
+// allocLeaves are the constant operands of the allocations, normalized
+// once and shared by all of them (leaves are immutable): at a million
+// bindings a copy per allocation costs about 300 MB.
+type allocLeaves struct {
+	global ir.Expr
+	dtypes map[ir.DataType]ir.Expr
+}
+
+func (l *allocLeaves) scope(b *ir.Builder) ir.Expr {
+	if l.global == nil {
+		l.global = b.Normalize(ir.NewStringImm("global"))
+	}
+	return l.global
+}
+
+func (l *allocLeaves) dtype(b *ir.Builder, dt ir.DataType) ir.Expr {
+	e, ok := l.dtypes[dt]
+	if !ok {
+		if l.dtypes == nil {
+			l.dtypes = map[ir.DataType]ir.Expr{}
+		}
+		e = b.Normalize(ir.NewDataTypeImm(dt))
+		l.dtypes[dt] = e
+	}
+	return e
+}
+
 // emitDPS emits the allocations and the direct call for c and returns what
 // the original binding now binds, or nil (after reporting) when c cannot be
 // rewritten.
-func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
+func emitDPS(b *ir.Builder, leaves *allocLeaves, c *ir.Call, span diag.Span) ir.Expr {
 	if len(c.Args) < 2 {
 		return nil // malformed: the checker reports it
 	}
@@ -121,10 +149,21 @@ func emitDPS(b *ir.Builder, c *ir.Call, span diag.Span) ir.Expr {
 				opName(c), i, ir.FormatStructInfo(o, nil))
 			return nil
 		}
+		var sinfo ir.StructInfo
+		if se, isExpr := t.Shape.(*ir.ShapeExpr); isExpr && se.StructInfo() != nil && t.VDevice == nil {
+			// The output's struct info is what alloc_tensor's inference
+			// would build from its shape and dtype (op/memory.go): the
+			// allocation shares it and its normalized shape instead of
+			// building copies.
+			shape, sinfo = se, t
+		}
 		alloc := &ir.Call{Op: op.BuiltinAllocTensor, Args: []ir.Expr{
-			shape, ir.NewDataTypeImm(t.DType), ir.NewPrimValue(ir.I64(0)), ir.NewStringImm("global"),
+			shape, leaves.dtype(b, t.DType), smallValue(0), leaves.scope(b),
 		}}
 		alloc.SetSpan(span)
+		if sinfo != nil {
+			alloc.SetStructInfo(sinfo)
+		}
 		results[i] = b.Emit(alloc, "alloc")
 		fresh = append(fresh, results[i])
 	}
