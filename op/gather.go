@@ -341,8 +341,12 @@ func newScatterElementsOp() *ir.Op {
 		if _, err := unifyDType(op, t.DType, upd.DType); err != nil {
 			return nil, err
 		}
-		if _, err := reduction(call); err != nil {
+		red, err := reduction(call)
+		if err != nil {
 			return nil, err
+		}
+		if red == "mean" && t.DType.IsBool() {
+			return nil, opErrorf(op, "reduction \"mean\" needs a numeric data type, got bool")
 		}
 		for _, o := range []*ir.TensorInfo{idx, upd} {
 			if t.NDim >= 0 && o.NDim >= 0 && o.NDim != t.NDim {
@@ -386,6 +390,9 @@ func newScatterElementsOp() *ir.Op {
 		red, err := reduction(call)
 		if err != nil {
 			return nil, err
+		}
+		if red == "mean" && x.dt.IsBool() {
+			return nil, opErrorf(op, "reduction \"mean\" needs a numeric data type, got bool")
 		}
 		axis, err := axisAttr(op, call, len(x.shape))
 		if err != nil {

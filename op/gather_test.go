@@ -32,6 +32,9 @@ func TestInferScatterElements(t *testing.T) {
 		{"scatter_elements rank", opCall(ScatterElements, nil, x, tensorVar("j", ir.Int64, 3), tensorVar("v", ir.Float32, 3)), nil, "must have data's rank 2, got 1"},
 		{"scatter_elements dtype", opCall(ScatterElements, nil, x, i, tensorVar("v", ir.Int32, 2, 3)), nil, "must be equal"},
 		{"scatter_elements reduction", opCall(ScatterElements, ir.Attrs{"reduction": "sum"}, x, i, u), nil, "reduction must be one of"},
+		{"scatter_elements mean", opCall(ScatterElements, ir.Attrs{"reduction": "mean"}, x, i, u), tinfo(ir.Float32, symN, 4), ""},
+		{"scatter_elements mean bool", opCall(ScatterElements, ir.Attrs{"reduction": "mean"}, tensorVar("b", ir.Bool, 2, 3), i, tensorVar("c", ir.Bool, 2, 3)), nil,
+			`R.scatter_elements: reduction "mean" needs a numeric data type, got bool`},
 		{"scatter_elements axis", opCall(ScatterElements, ir.Attrs{"axis": int64(2)}, x, i, u), nil, "out of range"},
 	})
 }
