@@ -38,6 +38,8 @@
 //	pool.go    nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d,
 //	           nn.adaptive_avg_pool1d/2d/3d (one constructor per family over
 //	           the number of spatial axes; N/C/spatial layouts in any order)
+//	image.go   image.resize2d (topi's float32 coordinate arithmetic, mirrored
+//	           operation by operation in the evaluator)
 //	nn_norm.go nn.batch_norm, nn.group_norm, nn.dropout
 //	attention.go  nn.attention (scaled dot-product, causal masks, bias)
 //	loss.go    nn.cross_entropy_with_logits, nn.nll_loss
