@@ -26,11 +26,11 @@ func TestLegalizeResize2DOracle(t *testing.T) {
 				attrs += ", roi=[0.1, -0.2, 0.8, 1.3], extrapolation_value=-1.5"
 			}
 			for _, sz := range []struct{ shape, size string }{
-				{"(1, 2, 3, 4)", "(6, 8)"},     // integer upscale
-				{"(2, 1, 5, 7)", "(3, 2)"},     // downscale
-				{`("n", 2, 4, 3)`, "(7, 5)"},   // fractional, symbolic batch
-				{"(1, 1, 1, 3)", "(2, 5)"},     // extent-1 input axis
-				{"(1, 2, 4, 5)", "(4, 5)"},     // same size
+				{"(1, 2, 3, 4)", "(6, 8)"},   // integer upscale
+				{"(2, 1, 5, 7)", "(3, 2)"},   // downscale
+				{`("n", 2, 4, 3)`, "(7, 5)"}, // fractional, symbolic batch
+				{"(1, 1, 1, 3)", "(2, 5)"},   // extent-1 input axis
+				{"(1, 2, 4, 5)", "(4, 5)"},   // same size
 			} {
 				add(sz.shape, sz.size, attrs, "float32", "int32")
 			}
