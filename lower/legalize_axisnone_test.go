@@ -228,29 +228,12 @@ func TestLegalizeAttentionWindow(t *testing.T) {
 // round every step to float16, the evaluator once.
 var float16Tol = eval.Tolerance{Rel: 2e-3, Abs: 1e-3}
 
-// runFloat16Cases checks float16 cases through the oracle at float16Tol
-// and requires that each was legalized.
-func runFloat16Cases(t *testing.T, cases []legalCase) {
-	t.Helper()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			mod := evaltest.Parse(t, c.name, c.module())
-			for seed := uint64(1); seed <= 2; seed++ {
-				out := evaltest.CheckPipeline(t, mod, "LegalizeOps", evaltest.Options{Seed: seed, Dims: c.dims, Tol: &float16Tol})
-				if text := syntax.Print(out); !strings.Contains(text, "R.call_tir") {
-					t.Fatalf("not legalized:\n%s", text)
-				}
-			}
-		})
-	}
-}
-
 func TestLegalizeFloat16WindowAndMean(t *testing.T) {
 	qkv := []string{tensorParam("q", `(1, "n", 2, 4)`, "float16"), tensorParam("k", `(1, "n", 2, 4)`, "float16"), tensorParam("v", `(1, "n", 2, 3)`, "float16")}
-	runFloat16Cases(t, []legalCase{
-		{name: "attention window", params: qkv, dims: map[string]int64{"n": 5}, body: `gv = R.nn.attention(q, k, v, causal_mask="TopLeft", window_size=2)`},
-		{name: "attention window bottom right", params: qkv, dims: map[string]int64{"n": 4}, body: `gv = R.nn.attention(q, k, v, window_size=3)`},
-		{name: "scatter mean", params: []string{tensorParam("x", "(3, 4)", "float16"), tensorParam("u", "(3, 4)", "float16")}, body: `
+	runFullyLegalized(t, []legalCase{
+		{name: "attention window", params: qkv, dims: map[string]int64{"n": 5}, tol: &float16Tol, body: `gv = R.nn.attention(q, k, v, causal_mask="TopLeft", window_size=2)`},
+		{name: "attention window bottom right", params: qkv, dims: map[string]int64{"n": 4}, tol: &float16Tol, body: `gv = R.nn.attention(q, k, v, window_size=3)`},
+		{name: "scatter mean", params: []string{tensorParam("x", "(3, 4)", "float16"), tensorParam("u", "(3, 4)", "float16")}, tol: &float16Tol, body: `
 			i = R.const([[2, 0, -1, 2], [2, 2, 0, 2], [2, 0, -3, 2]], "int64")
 			gv = R.scatter_elements(x, i, u, reduction="mean")`},
 	})

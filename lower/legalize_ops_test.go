@@ -29,6 +29,7 @@ type legalCase struct {
 	params []string // "x: R.Tensor((n, 3), dtype=\"float32\")"
 	body   string   // bindings, the last binds gv
 	dims   map[string]int64
+	tol    *eval.Tolerance // nil: the oracle's default for the module
 }
 
 func (c legalCase) module() string {
@@ -62,7 +63,7 @@ func runLegalCases(t *testing.T, cases []legalCase) {
 		t.Run(c.name, func(t *testing.T) {
 			mod := evaltest.Parse(t, c.name, c.module())
 			for seed := uint64(1); seed <= 2; seed++ {
-				out := evaltest.CheckPipeline(t, mod, "LegalizeOps", evaltest.Options{Seed: seed, Dims: c.dims, Dim: 3})
+				out := evaltest.CheckPipeline(t, mod, "LegalizeOps", evaltest.Options{Seed: seed, Dims: c.dims, Dim: 3, Tol: c.tol})
 				if out.Func("main") == nil {
 					t.Fatal("main disappeared")
 				}
