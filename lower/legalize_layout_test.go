@@ -147,3 +147,35 @@ func TestLayoutOpsPrintBack(t *testing.T) {
 		t.Errorf("%s does not print back as written:\n%s", path, got)
 	}
 }
+
+// R.memory.view is not legalized (as in TVM it stays until
+// LowerRuntimeBuiltin); the lower barrier keeps what it computes, for
+// views that change the shape, the dtype (reinterpreting bytes) and the
+// offset, of parameters and of intermediate tensors, with a symbolic
+// dimension. testdata/relax_memory_view.tvms runs it on the VM.
+func TestMemoryViewThroughLower(t *testing.T) {
+	var cases []legalCase
+	for _, dt := range []string{"float32", "int32", "float64", "int8"} {
+		x := []string{tensorParam("x", `("n", 4)`, dt)}
+		cases = append(cases,
+			legalCase{name: "reshape " + dt, params: x, body: `gv = R.memory.view(x, R.shape([4, n]))`},
+			legalCase{name: "same " + dt, params: x, body: `gv = R.memory.view(x)`},
+			legalCase{name: "intermediate " + dt, params: x, body: `
+				a = R.add(x, x)
+				v = R.memory.view(a, R.shape([2, 2]), relative_byte_offset=R.prim_value(T.int64(0)))
+				gv = R.multiply(v, v)`},
+		)
+	}
+	cases = append(cases,
+		legalCase{name: "bits", params: []string{tensorParam("x", "(2, 4)", "float32")}, body: `gv = R.memory.view(x, dtype="int32")`},
+		legalCase{name: "offset", params: []string{tensorParam("x", "(2, 4)", "int32")},
+			body: `gv = R.memory.view(x, R.shape([3]), R.dtype("int16"), R.prim_value(T.int64(10)))`},
+		legalCase{name: "empty", params: []string{tensorParam("x", "(0, 4)", "float32")}, body: `gv = R.memory.view(x, R.shape([0]))`},
+	)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mod := evaltest.Parse(t, c.name, c.module())
+			evaltest.CheckPipeline(t, mod, "canonicalize,lower", evaltest.Options{Seed: 1, Dims: map[string]int64{"n": 2}})
+		})
+	}
+}

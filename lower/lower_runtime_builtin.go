@@ -51,6 +51,7 @@ const (
 	builtinTensorToShape = "vm.builtin.tensor_to_shape"
 	builtinMakeClosure   = "vm.builtin.make_closure"
 	builtinInvokeClosure = "vm.builtin.invoke_closure"
+	builtinCreateView    = "runtime.TVMArrayCreateView"
 )
 
 // LowerRuntimeBuiltin rewrites the ops the VM has no instruction for into
@@ -65,6 +66,7 @@ const (
 //	R.memory.alloc_storage(n, dev, scope, dt) R.vm.alloc_storage(n, dev, R.dtype("uint8"), scope)
 //	R.memory.alloc_tensor(s, off, shape, dt)  R.vm.alloc_tensor(s, off, shape, dt)
 //	R.memory.kill_storage(x), kill_tensor(x)  R.vm.kill_object(x)
+//	R.memory.view(x, shape, dtype, offset)  runtime.TVMArrayCreateView(x, shape, dtype, offset) (a packed call)
 //
 // A reshape whose shape is a var is given the ShapeExpr the var is bound to
 // (reported when it is not bound to one). R.builtin.alloc_tensor is an
@@ -233,9 +235,50 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 			return nil
 		}
 		return ir.NewCall(op.VMKillObject, c.Args[0])
+	case op.MemView:
+		return lowerView(b, c, span)
 	}
 	if !wellformed.VMCodegenOp(o) {
 		b.Errorf(span, DiagNoVMLowering, "%s has no VM lowering and VM codegen cannot handle it (TVM's LegalizeOps turns an op with an FCallPacked attribute, such as R.print or R.assert_op, into a call_packed of that function: LegalizeOps in the lower barrier must lower it)", ir.OpPath(o))
 	}
 	return nil
+}
+
+// lowerView is TVM's LowerBuiltinView (src/relax/op/memory/view.cc):
+// R.memory.view becomes a call of the packed function
+// runtime.TVMArrayCreateView with every argument explicit (x's shape and
+// dtype, offset 0, where the view left them void).
+func lowerView(b *ir.Builder, c *ir.Call, span diag.Span) *ir.Call {
+	if len(c.Args) != 4 {
+		return nil
+	}
+	t, ok := c.Args[0].StructInfo().(*ir.TensorInfo)
+	if !ok {
+		b.Errorf(span, DiagBuiltinArgs, "R.memory.view: data must be a tensor")
+		return nil
+	}
+	isVoid := func(e ir.Expr) bool {
+		tup, ok := e.StructInfo().(*ir.TupleInfo)
+		return ok && len(tup.Fields) == 0
+	}
+	shape, dtype, offset := c.Args[1], c.Args[2], c.Args[3]
+	if isVoid(shape) {
+		dims, ok := t.Dims()
+		if !ok {
+			b.Errorf(span, DiagBuiltinArgs, "R.memory.view: lowering needs the view's shape or the input's, but neither is known")
+			return nil
+		}
+		shape = ir.NewShapeExpr(dims...)
+	}
+	if isVoid(dtype) {
+		if t.DType.IsVoid() {
+			b.Errorf(span, DiagBuiltinArgs, "R.memory.view: lowering needs the view's dtype or the input's, but neither is known")
+			return nil
+		}
+		dtype = ir.NewDataTypeImm(t.DType)
+	}
+	if isVoid(offset) {
+		offset = ir.NewPrimValue(ir.I64(0))
+	}
+	return packed(builtinCreateView, c.StructInfo(), c.Args[0], shape, dtype, offset)
 }

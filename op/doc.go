@@ -17,7 +17,8 @@
 // The files:
 //
 //	call.go    call_tir family, packed calls, closures, shape_of, print, assert
-//	memory.go  builtin.alloc_tensor and relax.memory.*
+//	memory.go  builtin.alloc_tensor and relax.memory.* (memory.view: a
+//	           byte-level view, lowered by LowerRuntimeBuiltin)
 //	vm.go      relax.vm.*
 //	unary.go   elementwise unary math (exp, sqrt, ..., nn.relu, nn.gelu,
 //	           nn.silu), predicates, clip, nn.leakyrelu

@@ -1,6 +1,9 @@
 package op
 
-import "github.com/phasec/phasec/ir"
+import (
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/vm/tensor"
+)
 
 // Explicit-memory ops: relax.builtin.alloc_tensor (introduced by
 // CallTIRRewrite) and the relax.memory.* ops (introduced by memory planning,
@@ -125,4 +128,134 @@ func checkLiteralArgs(op *ir.Op, call *ir.Call) error {
 		}
 	}
 	return nil
+}
+
+// MemView is R.memory.view(data, shape=None, dtype=None,
+// relative_byte_offset=None) (TVM's src/relax/op/memory/view.cc): data's
+// bytes seen with another shape and dtype, starting relative_byte_offset
+// bytes in. An omitted argument is the void tuple R.tuple() and keeps
+// data's shape or dtype (offset 0). The view must fit within data. It is
+// pure and aliases data; LowerRuntimeBuiltin lowers it, as TVM's
+// FLowerBuiltin does, to the packed function runtime.TVMArrayCreateView.
+var MemView = ir.RegisterOp(newMemViewOp())
+
+func newMemViewOp() *ir.Op {
+	op := &ir.Op{Name: "relax.memory.view", Doc: "A view of data's bytes with another shape, dtype and byte offset.", Pure: true, Category: ir.CatMemory,
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr},
+			{Name: "shape", Kind: ir.ArgShape, Default: ir.NewTuple()},
+			{Name: "dtype", Kind: ir.ArgDType, Default: ir.NewTuple()},
+			{Name: "relative_byte_offset", Kind: ir.ArgPrimValue, Default: ir.NewTuple()}}}
+	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		if len(call.Args) != 4 {
+			return nil, opErrorf(op, "should receive 4 arguments, but received %d", len(call.Args))
+		}
+		t, err := tensorArg(op, call, 0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := viewArgs(op, call)
+		if err != nil {
+			return nil, err
+		}
+		inDims, inKnown := t.Dims()
+		outDims, outKnown, ndim := inDims, inKnown, t.NDim
+		if v.shape != nil {
+			outDims, outKnown, ndim = v.shape.Values, v.shape.Known(), v.shape.NDim
+		}
+		dt := t.DType
+		if v.dtypeSet {
+			dt = v.dtype
+		}
+		// TVM's bounds check, when everything is known.
+		if inKnown && outKnown && !t.DType.IsVoid() && !dt.IsVoid() && v.offset != nil {
+			inBytes := ir.Mul(shapeProduct(inDims), ir.I64(elemBytes(t.DType)))
+			outBytes := ir.Mul(shapeProduct(outDims), ir.I64(elemBytes(dt)))
+			var an ir.Analyzer
+			if an.CanProve(ir.NewBinary(ir.OpGT, ir.Add(outBytes, v.offset), inBytes)) {
+				return nil, opErrorf(op, "views into an existing array must fit within that array, but the view of %s bytes at byte offset %s exceeds the %s bytes of data",
+					fmtDim(ir.Simplify(outBytes)), fmtDim(v.offset), fmtDim(ir.Simplify(inBytes)))
+			}
+		}
+		if outKnown {
+			return ir.TensorInfoOf(dt, outDims...), nil
+		}
+		return ir.TensorInfoNDim(dt, ndim), nil
+	}
+	op.Normalize = schemaNormalize(op)
+	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+		x, ok := args[0].(*tensor.Tensor)
+		if !ok {
+			return nil, opErrorf(op, "data must be a tensor, got %s", KindOf(args[0]))
+		}
+		shape, dt, offset := x.Shape, x.DType, int64(0)
+		if s, ok := args[1].(Shape); ok {
+			shape = s
+		}
+		if d, ok := args[2].(DTypeValue); ok {
+			var err error
+			if dt, err = TensorDType(ir.DataType(d)); err != nil {
+				return nil, opErrorf(op, "dtype: %v", err)
+			}
+		}
+		if p, ok := args[3].(Prim); ok {
+			offset = p.I
+		}
+		v, err := tensor.CreateView(x, shape, dt, offset)
+		if err != nil {
+			return nil, opErrorf(op, "%v", err)
+		}
+		return v, nil
+	})
+	return op
+}
+
+// viewArguments are R.memory.view's shape, dtype and offset: nil / unset
+// when given as the void tuple.
+type viewArguments struct {
+	shape    *ir.ShapeInfo
+	dtype    ir.DataType
+	dtypeSet bool
+	offset   ir.PrimExpr // nil when its value is unknown
+}
+
+func viewArgs(op *ir.Op, call *ir.Call) (viewArguments, error) {
+	var v viewArguments
+	isVoid := func(e ir.Expr) bool {
+		t, ok := argStructInfo(e).(*ir.TupleInfo)
+		return ok && len(t.Fields) == 0
+	}
+	switch s := argStructInfo(call.Args[1]).(type) {
+	case *ir.ShapeInfo:
+		v.shape = s
+	default:
+		if !isVoid(call.Args[1]) {
+			return v, opErrorf(op, "expects second argument to be a ShapeExpr, or a void-type (empty relax tuple), but received %s", sinfoKind(s))
+		}
+	}
+	if d, ok := call.Args[2].(*ir.DataTypeImm); ok {
+		v.dtype, v.dtypeSet = d.Value, true
+	} else if !isVoid(call.Args[2]) {
+		if _, ok := argStructInfo(call.Args[2]).(*ir.ObjectInfo); !ok {
+			return v, opErrorf(op, "expects the dtype argument to be a relax::DataTypeImm, but received %s", exprKind(call.Args[2]))
+		}
+		v.dtype, v.dtypeSet = ir.Void, true // a dtype known only at run time
+	}
+	v.offset = ir.I64(0)
+	if !isVoid(call.Args[3]) {
+		p, ok := argStructInfo(call.Args[3]).(*ir.PrimInfo)
+		if !ok {
+			return v, opErrorf(op, "expects the relative_byte_offset argument to be a Relax PrimValue, but received %s", sinfoKind(argStructInfo(call.Args[3])))
+		}
+		if p.DType != ir.Int64 {
+			return v, opErrorf(op, "expects the relative_byte_offset to be a 64-bit integer, but received %s", p.DType)
+		}
+		v.offset = p.Value
+	}
+	return v, nil
+}
+
+// elemBytes is the size of one (vector) element of dt in bytes.
+func elemBytes(dt ir.DataType) int64 {
+	lanes := int64(max(dt.Lanes, 1))
+	return (int64(dt.Bits)*lanes + 7) / 8
 }

@@ -97,6 +97,9 @@ func defaultMatchesKind(p ir.Param) string {
 	if p.Default == nil {
 		return ""
 	}
+	if t, ok := p.Default.(*ir.Tuple); ok && len(t.Fields) == 0 && !p.Kind.IsAttr() {
+		return "" // the void tuple: "not given" (R.memory.view's shape, dtype, offset)
+	}
 	ok := false
 	switch p.Kind {
 	case ir.ArgExpr:

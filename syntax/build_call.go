@@ -509,6 +509,10 @@ func (bd *builder) opArg(p ir.Param, a *ast, extern bool) ir.Expr {
 		e = ir.NewDataTypeImm(bd.dtypeLiteral(a))
 	case p.Kind == ir.ArgStr && a.Kind == aStr:
 		e = ir.NewStringImm(a.Text)
+	case voidDefault(p) && (a.Kind == aTuple && len(a.Items) == 0 || a.Kind == aConst && a.Text == "None"):
+		// () or None where the default is the void tuple (R.memory.view's
+		// shape, dtype and offset): "not given", as the printer writes it.
+		e = ir.NewTuple()
 	case p.Kind == ir.ArgShape && (a.Kind == aTuple || a.Kind == aList):
 		e = bd.shapeExpr(a)
 	case p.Kind == ir.ArgPrimValue && bd.primOnly(a):
@@ -526,6 +530,12 @@ func (bd *builder) opArg(p ir.Param, a *ast, extern bool) ir.Expr {
 	}
 	setSpan(e, a)
 	return e
+}
+
+// voidDefault reports whether p's default is the void tuple.
+func voidDefault(p ir.Param) bool {
+	t, ok := p.Default.(*ir.Tuple)
+	return ok && len(t.Fields) == 0
 }
 
 // attrArg converts an attribute argument through the schema's coercion.

@@ -38,6 +38,7 @@ var mustReachBuild = map[string]bool{
 	"../../testdata/relax_if_local_function.tvms":               true,
 	"../../testdata/relax_layout_ops.tvms":                      true,
 	"../../testdata/relax_leaf_values.tvms":                     true,
+	"../../testdata/relax_memory_view.tvms":                     true,
 	"../../testdata/relax_make_invoke_closure.tvms":             true,
 	"../../testdata/relax_mlp_symbolic_batch.tvms":              true,
 	"../../testdata/relax_reductions_attrs.tvms":                true,
