@@ -431,36 +431,10 @@ func newScatterElementsOp() *ir.Op {
 				count[j]++
 			}
 			if out.f != nil {
-				a, u := out.f[j], up.float(p)
-				switch red {
-				case "update":
-					a = u
-				case "add", "mean":
-					a += u
-				case "mul":
-					a *= u
-				case "max":
-					a = max(a, u)
-				case "min":
-					a = min(a, u)
-				}
-				out.setFloat(j, a)
+				out.setFloat(j, scatterCombine(red, out.f[j], up.float(p)))
 				continue
 			}
-			a, u := out.i[j], up.int(p)
-			switch red {
-			case "update":
-				a = u
-			case "add", "mean":
-				a += u
-			case "mul":
-				a *= u
-			case "max":
-				a = max(a, u)
-			case "min":
-				a = min(a, u)
-			}
-			out.setInt(j, a)
+			out.setInt(j, scatterCombine(red, out.i[j], up.int(p)))
 		}
 		for j, c := range count {
 			if out.f != nil {

@@ -179,10 +179,11 @@ func newScatterNDOp() *ir.Op {
 	return op
 }
 
-// scatterCombine folds update u into the current element a.
+// scatterCombine folds update u into the current element a (scatter_nd's
+// and scatter_elements' reductions; "mean" sums, the caller divides).
 func scatterCombine[T int64 | float64](red string, a, u T) T {
 	switch red {
-	case "add":
+	case "add", "mean":
 		return a + u
 	case "mul":
 		return a * u
