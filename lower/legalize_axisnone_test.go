@@ -238,3 +238,21 @@ func TestLegalizeFloat16WindowAndMean(t *testing.T) {
 			gv = R.scatter_elements(x, i, u, reduction="mean")`},
 	})
 }
+
+// The axis=None forms pass the whole lower barrier (their kernels'
+// intermediate T_reshape buffers included) and compute the same.
+func TestAxisNoneThroughLower(t *testing.T) {
+	c := legalCase{name: "axis None", params: []string{tensorParam("x", `("n", 3)`, "float32"), tensorParam("y", `(2, "n")`, "float32")}, body: `
+		a = R.cumsum(x)
+		b = R.argmax(y, keepdims=True)
+		c = R.concat((x, y), axis=None)
+		i = R.const([0, 4, 2], "int64")
+		d = R.take(c, i)
+		e = R.repeat(x, repeats=2)
+		f = R.cumprod(y, exclusive=True)
+		gv = (a, b, d, e, f)`}
+	mod := evaltest.Parse(t, c.name, c.module())
+	for _, n := range []int64{1, 3} {
+		evaltest.CheckPipeline(t, mod, "canonicalize,lower", evaltest.Options{Seed: uint64(n), Dims: map[string]int64{"n": n}})
+	}
+}
