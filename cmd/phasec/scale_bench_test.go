@@ -16,8 +16,20 @@ import (
 // benchmark's module of 10k, 100k and 1M bindings. The command must be
 // linear: read the 1M/100k and 100k/10k time ratios (<= 11) and B/op. The
 // 1M case takes tens of seconds per iteration; select it or skip it with
-// -bench 'OptScale/bindings=(10000|100000)$'.
+// -bench 'OptScale/bindings=(10000|100000)$'. Peak memory is measured on
+// the built binary (/usr/bin/time -v), where main sets the soft memory
+// limit (memlimit.go).
 func BenchmarkOptScale(b *testing.B) {
+	benchScale(b, runOpt, "--passes", "canonicalize,lower")
+}
+
+// BenchmarkFmtScale runs `phasec fmt` (read, parse, print) on the same
+// modules, with the same linearity target.
+func BenchmarkFmtScale(b *testing.B) { benchScale(b, runFmt) }
+
+// benchScale runs a command on irgen.ChainSource modules of 10k, 100k and
+// 1M bindings, the module file last among args.
+func benchScale(b *testing.B, cmd func(args []string, stdin io.Reader, stdout, stderr io.Writer) int, args ...string) {
 	dir := b.TempDir()
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
@@ -27,11 +39,12 @@ func BenchmarkOptScale(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(src)))
+			src = "" // the command reads the file; this copy need not stay live
 			b.ReportAllocs()
 			var errs strings.Builder
 			for b.Loop() {
 				errs.Reset()
-				if code := runOpt([]string{"--passes", "canonicalize,lower", path}, nil, io.Discard, &errs); code != 0 {
+				if code := cmd(append(args[:len(args):len(args)], path), nil, io.Discard, &errs); code != 0 {
 					b.Fatalf("exit %d: %s", code, errs.String())
 				}
 			}
