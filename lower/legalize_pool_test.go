@@ -3,6 +3,9 @@ package lower_test
 import (
 	"fmt"
 	"testing"
+
+	"github.com/phasec/phasec/eval"
+	"github.com/phasec/phasec/eval/evaltest"
 )
 
 // TestLegalizePoolOracle checks max/avg pooling over 1, 2 and 3 spatial axes
@@ -28,7 +31,7 @@ func TestLegalizePoolOracle(t *testing.T) {
 		"pool_size=[2, 1, 2], dilation=[1, 1, 2], padding=[1]", "pool_size=[2], count_include_pad=False, padding=[1, 0, 1]",
 		`pool_size=[2, 2, 1], strides=[1, 2, 1], layout="NDHWC"`}
 	for _, kind := range []string{"max", "avg"} {
-		dtypes := []string{"float32", "float64", "int32", "uint8"}
+		dtypes := []string{"float32", "float64", "int32", "uint8", "int8", "int64"}
 		for _, a := range window1 {
 			for _, shape := range []string{"(2, 3, 7)", `("n", 2, 5)`, "(1, 1, 4)"} {
 				add(kind+"_pool1d", shape, a, dtypes...)
@@ -74,6 +77,9 @@ func TestLegalizePoolHand(t *testing.T) {
 		{"avg_pool1d exclude pad", x1 + "\ngv = R.nn.avg_pool1d(x, pool_size=[3], strides=[3], padding=[1, 1], count_include_pad=False)", `R.const([[[3, 2.6666667]]], "float32")`},
 		// integer average truncates as TIR's Div: (-2 + 7 - 4) / 2 ... windows [-7 2] [-4 -1]
 		{"avg_pool1d int", `x = R.const([[[-7, 2, -4, -1]]], "int32")` + "\ngv = R.nn.avg_pool1d(x, pool_size=[2], strides=[2])", `R.const([[[-2, -2]]], "int32")`},
+		// topi sums in the data's dtype: 100 + 100 wraps to -56 in int8, 200 + 100 to 44 in uint8
+		{"avg_pool1d int8 wraps", `x = R.const([[[100, 100]]], "int8")` + "\ngv = R.nn.avg_pool1d(x, pool_size=[2])", `R.const([[[-28]]], "int8")`},
+		{"adaptive_avg_pool1d uint8 wraps", `x = R.const([[[200, 100]]], "uint8")` + "\ngv = R.nn.adaptive_avg_pool1d(x, output_size=[1])", `R.const([[[22]]], "uint8")`},
 		{"max_pool3d", x3 + "\ngv = R.nn.max_pool3d(x, pool_size=[2, 1, 2])", `R.const([[[[[6], [8]]]]], "float32")`},
 		// all eight: 36 / 8; with padding 1 on every side, the window of 2 at corner (0,0,0) sees only x[0,0,0] = 1
 		{"avg_pool3d", x3 + "\ngv = R.nn.avg_pool3d(x, pool_size=[2, 2, 2])", `R.const([[[[[4.5]]]]], "float32")`},
@@ -89,4 +95,38 @@ func TestLegalizePoolHand(t *testing.T) {
 		{"adaptive_avg_pool3d", x3 + "\ngv = R.nn.adaptive_avg_pool3d(x, output_size=[1, 2, 1])", `R.const([[[[[3.5], [5.5]]]]], "float32")`},
 		{"adaptive_avg_pool3d NDHWC", x3 + "\ngv = R.nn.adaptive_avg_pool3d(x, output_size=[1], layout=\"NDHWC\")", `R.const([[[[[4, 5]]]]], "float32")`},
 	})
+}
+
+// Half-precision pooling and resizing. Max pooling and resize2d (which
+// interpolates in float32 and rounds once) agree at float32 tolerance;
+// the average kernels sum in the data's dtype, rounding each of at most 8
+// partial sums (relative 2^-11 for float16, 2^-8 for bfloat16) where the
+// evaluator rounds once, so they agree within 8 such roundings of values
+// below 1 in magnitude plus the final division's.
+func TestLegalizePoolResizeHalfOracle(t *testing.T) {
+	for dt, tol := range map[string]float64{"float16": 0.005, "bfloat16": 0.04} {
+		for _, c := range []struct {
+			shape, body string
+			exact       bool
+		}{
+			{"(2, 3, 7)", "gv = R.nn.max_pool1d(x, pool_size=[3], padding=[1], ceil_mode=True, strides=[2])", true},
+			{"(1, 2, 3, 4, 3)", "gv = R.nn.max_pool3d(x, pool_size=[2], padding=[1])", true},
+			{"(2, 3, 7)", "gv = R.nn.avg_pool1d(x, pool_size=[3], padding=[1])", false},
+			{"(1, 2, 3, 4, 3)", "gv = R.nn.avg_pool3d(x, pool_size=[2], padding=[1], count_include_pad=False)", false},
+			{"(2, 3, 7)", "gv = R.nn.adaptive_avg_pool1d(x, output_size=[3])", false},
+			{"(1, 2, 4, 3, 5)", "gv = R.nn.adaptive_avg_pool3d(x, output_size=[2])", false},
+			{"(2, 3, 4, 7)", `gv = R.image.resize2d(x, (5, 9))`, true},
+			{"(2, 3, 4, 7)", `gv = R.image.resize2d(x, (5, 3), method="cubic", coordinate_transformation_mode="pytorch_half_pixel")`, true},
+			{"(2, 3, 4, 7)", `gv = R.image.resize2d(x, (5, 9), method="nearest_neighbor", out_dtype="float32")`, true},
+		} {
+			t.Run(dt+" "+c.body, func(t *testing.T) {
+				mod := evaltest.Parse(t, c.body, legalCase{params: []string{tensorParam("x", c.shape, dt)}, body: c.body}.module())
+				opts := evaltest.Options{Seed: 1}
+				if !c.exact {
+					opts.Tol = &eval.Tolerance{Rel: tol, Abs: tol}
+				}
+				evaltest.CheckPipeline(t, mod, "LegalizeOps", opts)
+			})
+		}
+	}
 }

@@ -228,9 +228,10 @@ func evalPool(op *ir.Op, x *array, p poolAttrs, isMax bool) (Value, error) {
 	for k := range out.size() {
 		unravel(k, shape, oIdx)
 		copy(xIdx, oIdx)
-		acc := least
+		// Floats accumulate in acc, integers exactly in accI.
+		acc, accI := least, int64(least)
 		if !isMax {
-			acc = 0
+			acc, accI = 0, 0
 		}
 		var count int64
 		for t := range taps {
@@ -248,22 +249,29 @@ func evalPool(op *ir.Op, x *array, p poolAttrs, isMax bool) (Value, error) {
 			if !inData {
 				continue
 			}
-			v := x.float(flatIndex(xIdx, x.shape))
-			if isMax {
-				acc = math.Max(acc, v)
-			} else {
-				acc += v
+			j := flatIndex(xIdx, x.shape)
+			switch {
+			case x.f != nil && isMax:
+				acc = math.Max(acc, x.f[j])
+			case x.f != nil:
+				acc += x.f[j]
+			case isMax:
+				accI = max(accI, x.i[j])
+			default:
+				accI += x.i[j]
 			}
 		}
 		switch {
-		case out.dt.IsFloat() && isMax:
+		case x.f != nil && isMax:
 			out.setFloat(k, acc)
-		case out.dt.IsFloat():
+		case x.f != nil:
 			out.setFloat(k, acc/float64(max(count, 1)))
 		case isMax:
-			out.setInt(k, int64(acc))
-		default: // TIR's Div, as topi: truncating
-			out.setInt(k, int64(acc)/max(count, 1))
+			out.setInt(k, accI)
+		default:
+			// The kernel sums in the data's dtype (wrapping) and divides
+			// with TIR's truncating Div, as topi.
+			out.setInt(k, wrapInt(x.dt, accI)/max(count, 1))
 		}
 	}
 	return out.tensor()
@@ -457,17 +465,23 @@ func evalAdaptiveAvgPool(x *array, axes []int, size []int64) Value {
 		}
 		n := numElems(box)
 		var sum float64
+		var sumI int64
 		for t := range n {
 			unravel(t, box, off)
 			for i, ax := range axes {
 				xIdx[ax] = start[i] + off[i]
 			}
-			sum += x.float(flatIndex(xIdx, x.shape))
+			if j := flatIndex(xIdx, x.shape); x.f != nil {
+				sum += x.f[j]
+			} else {
+				sumI += x.i[j]
+			}
 		}
-		if out.dt.IsFloat() {
+		if x.f != nil {
 			out.setFloat(k, sum/float64(max(n, 1)))
 		} else {
-			out.setInt(k, int64(sum)/max(n, 1)) // TIR's truncating Div, as topi
+			// Summed in the data's dtype (wrapping), divided with TIR's truncating Div, as topi.
+			out.setInt(k, wrapInt(x.dt, sumI)/max(n, 1))
 		}
 	}
 	v, _ := out.tensor()

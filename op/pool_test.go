@@ -1,9 +1,12 @@
 package op
 
 import (
+	endian "encoding/binary"
+	"math"
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestInferPool1D3DLayouts(t *testing.T) {
@@ -38,4 +41,23 @@ func TestInferPool1D3DLayouts(t *testing.T) {
 		{"adaptive2d NHWC", opCall(AdaptiveAvgPool2D, ir.Attrs{"output_size": ints(2, 1), "layout": "NHWC"}, nhwc), tinfo(ir.Float32, symN, 2, 1, 3), ""},
 		{"adaptive3d size entries", opCall(AdaptiveAvgPool3D, ir.Attrs{"output_size": ints(2, 2)}, x3), nil, "output_size must have 1 or 3 entries"},
 	})
+}
+
+// The evaluator on the cases where TVM's semantics are easy to get wrong,
+// derived by hand: integer sums wrap in the data's dtype and divide
+// truncating, a ceil-mode window wholly in padding yields the least finite
+// value, adaptive cells overlap.
+func TestEvalPoolHand(t *testing.T) {
+	i8 := tens(t, ir.Int8, []int64{1, 1, 4}, 100, 100, -7, 2)
+	avg := elems(evalT(t, AvgPool1D, ir.Attrs{"pool_size": ints(2), "strides": ints(2), "count_include_pad": false}, i8))
+	assert.Equal(t, []float64{-28, -2}, avg) // (200 wraps to -56) / 2; -5 / 2 truncates
+	f := tens(t, ir.Float32, []int64{1, 1, 3}, 1, 5, -2)
+	mx := elems(evalT(t, MaxPool1D, ir.Attrs{"pool_size": ints(2), "strides": ints(2), "padding": ints(0, 2), "ceil_mode": true}, f))
+	assert.Equal(t, []float64{5, -2, -math.MaxFloat32}, mx)
+	ad := elems(evalT(t, AdaptiveAvgPool1D, ir.Attrs{"output_size": ints(2)}, f)) // cells [0, 2) and [1, 3)
+	assert.InDeltaSlice(t, []float64{3, 1.5}, ad, 1e-6)
+	i64 := tens(t, ir.Int64, []int64{1, 1, 2}, 0, 0)
+	endian.LittleEndian.PutUint64(i64.Bytes()[8:], math.MaxInt64-1)
+	got := evalT(t, MaxPool1D, ir.Attrs{"pool_size": ints(2)}, i64).Bytes()
+	assert.Equal(t, uint64(math.MaxInt64-1), endian.LittleEndian.Uint64(got)) // exact, not via float64
 }
