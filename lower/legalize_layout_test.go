@@ -179,3 +179,14 @@ func TestMemoryViewThroughLower(t *testing.T) {
 		})
 	}
 }
+
+// A layout_transform whose map may send two elements to one position (i + j
+// over symbolic extents) is left to the evaluator, which reports the
+// collision, rather than legalized into a kernel that would overwrite.
+func TestLayoutTransformNotProvablyInjective(t *testing.T) {
+	c := legalCase{name: "sum", params: []string{tensorParam("x", `("n", "m")`, "float32")}, body: "gv = R.layout_transform(x, index_map=lambda i, j: (i + j,))"}
+	_, errs := lower.LegalizeOps(evaltest.Parse(t, c.name, c.module()), lower.LegalizeOptions{})
+	if len(errs) != 1 || errs[0].Code != lower.DiagNoLegalization {
+		t.Fatalf("want one %s, got %v", lower.DiagNoLegalization, errs)
+	}
+}

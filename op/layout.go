@@ -67,6 +67,13 @@ func newLayoutTransformOp() *ir.Op {
 		if err != nil {
 			return nil, err
 		}
+		// An image smaller than the input: two elements land on one position.
+		in, to := ir.Simplify(shapeProduct(dims)), ir.Simplify(shapeProduct(out))
+		if a, ok := ir.IntValue(in); ok {
+			if b, ok := ir.IntValue(to); ok && b < a {
+				return nil, opErrorf(op, "the index map is not injective: it maps the %d elements of x into %d positions", a, b)
+			}
+		}
 		return ir.TensorInfoOf(t.DType, out...), nil
 	}
 	op.Normalize = schemaNormalize(op)
@@ -110,6 +117,7 @@ func newLayoutTransformOp() *ir.Op {
 			}
 		}
 		idx, to := make([]int64, len(x.shape)), make([]int64, len(shape))
+		from := make(map[int64]int64, x.size()) // output position -> input element
 		for k := range x.size() {
 			unravel(k, x.shape, idx)
 			if err := m.ApplyInts(idx, to); err != nil {
@@ -120,7 +128,14 @@ func newLayoutTransformOp() *ir.Op {
 					return nil, opErrorf(op, "the index map sends %v to %v, outside the output %v", idx, to, shape)
 				}
 			}
-			out.copyElem(flatIndex(to, shape), x, k)
+			j := flatIndex(to, shape)
+			if prev, dup := from[j]; dup {
+				other := make([]int64, len(x.shape))
+				unravel(prev, x.shape, other)
+				return nil, opErrorf(op, "the index map is not injective: it sends both %v and %v to %v", other, idx, to)
+			}
+			from[j] = k
+			out.copyElem(j, x, k)
 		}
 		return out.tensor()
 	})
@@ -156,7 +171,17 @@ func newLayoutTransformOp() *ir.Op {
 		}
 		if inv == nil {
 			// No closed-form inverse: fill with the pad value, then send
-			// every element where the map says.
+			// every element where the map says. Only where the map can be
+			// injective (an output at least as large as the input): the
+			// evaluator rejects a collision, a kernel would overwrite.
+			var an ir.Analyzer
+			grows := ir.NewBinary(ir.OpGE, shapeProduct(out.Shape), shapeProduct(x.Shape))
+			for _, v := range FreeVars(grows) {
+				an.AssumeNonNegative(v) // shape variables
+			}
+			if !an.CanProve(grows) {
+				return ErrNotLegalizable
+			}
 			k.Compute(k.Name+"_pad", out, "ax", func([]ir.PrimExpr) ir.PrimExpr { return padValue })
 			k.Scatter(k.Name, out, "ax", x.Shape, func(v []ir.PrimExpr) []ir.PrimExpr { return m.Apply(v) },
 				func(v []ir.PrimExpr, _ ir.PrimExpr) ir.PrimExpr { return Load(x, v) })

@@ -1,6 +1,7 @@
 package op
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/phasec/phasec/ir"
@@ -56,6 +57,8 @@ func TestInferLayoutTransform(t *testing.T) {
 		{"not an index map", opCall(LayoutTransform, ir.Attrs{"index_map": int64(3)}, x), nil, "index_map must be an index map"},
 		{"offset", opCall(LayoutTransform, at(indexMap(1, func(p []ir.PrimExpr) []ir.PrimExpr { return []ir.PrimExpr{ir.Add(p[0], ir.I64(1))} }), nil),
 			tensorVar("x", ir.Float32, 4)), nil, "index map result 0 (i + 1) takes values from 1, not from 0"},
+		{"not injective", opCall(LayoutTransform, at(indexMap(2, func(p []ir.PrimExpr) []ir.PrimExpr { return []ir.PrimExpr{ir.Add(p[0], p[1])} }), nil),
+			tensorVar("x", ir.Float32, 3, 3)), nil, "the index map is not injective: it maps the 9 elements of x into 5 positions"},
 		{"separators", opCall(LayoutTransform, at(transpose, ir.Attrs{"axis_separators": []any{int64(3)}}), tensorVar("x", ir.Float32, 2, 2)), nil,
 			"axis_separators entry 3 is outside [0, 2]"},
 	})
@@ -83,6 +86,13 @@ func TestEvalLayoutTransform(t *testing.T) {
 	out, err := toArray(got)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// i + j sends (0, 1) and (1, 0) to 1: an error, not a silent overwrite.
+	sum := indexMap(2, func(p []ir.PrimExpr) []ir.PrimExpr { return []ir.PrimExpr{ir.Add(p[0], p[1])} })
+	y := newArray(ir.Int32, []int64{2, 2})
+	yt, _ := y.tensor()
+	if _, err := ev(opCall(LayoutTransform, ir.Attrs{"index_map": sum}), []Value{yt}); err == nil || !strings.Contains(err.Error(), "sends both [0 1] and [1 0] to [1]") {
+		t.Fatalf("a non-injective map: %v", err)
 	}
 	want := []int64{0, 1, 2, 3, 4, 5, 9, 9}
 	if !sameDims(out.shape, []int64{2, 1, 4}) {
