@@ -129,7 +129,9 @@ func (bd *builder) opaqueCall(a *ast, path string, declared ir.StructInfo) ir.Ex
 		attrs[kw] = bd.opaqueAttr(kw, it)
 	}
 	call := &ir.Call{Op: opaqueOp(path, len(args), kws), Args: args, Attrs: attrs}
-	if declared != nil {
+	// R.Object is what an undeclared opaque call gives anyway; recording it
+	// would make an annotated binding differ from an unannotated one.
+	if _, isObj := declared.(*ir.ObjectInfo); declared != nil && !isObj {
 		call.SInfoArgs = []ir.StructInfo{declared}
 	}
 	call.SetSpan(a.Span)

@@ -26,6 +26,6 @@ class Module:
 	var buf bytes.Buffer
 	require.NoError(t, Fprint(&buf, mod))
 	require.Equal(t, Print(mod), buf.String())
-	require.Contains(t, buf.String(), "gv = R.add(x, x)")
+	require.Contains(t, buf.String(), `gv: R.Tensor((2, 3), dtype="float32") = R.add(x, x)`)
 	require.EqualError(t, Fprint(failingWriter{}, mod), "disk full")
 }

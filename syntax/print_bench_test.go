@@ -80,7 +80,7 @@ func TestPrintSharedHintsLinear(t *testing.T) {
 		}
 	}
 	out := Print(mod)
-	if !strings.Contains(out, fmt.Sprintf(" lv%d = ", n-1)) {
+	if !strings.Contains(out, fmt.Sprintf(" lv%d: ", n-1)) {
 		t.Errorf("expected suffixes up to lv%d", n-1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 )
 
 // Relax functions, bindings and expressions.
@@ -210,7 +211,7 @@ func (p *printer) binding(b ir.Binding, inDataflow bool) {
 		}
 		p.line()
 		p.str(p.defineVar(b.Var))
-		if needAnnotation(b.Var.StructInfo(), b.Value.StructInfo()) || declaresOpaque(b.Value) {
+		if annotateBinding(b.Var, b.Value) || declaresOpaque(b.Value) {
 			p.str(": ")
 			p.sinfo(b.Var.StructInfo())
 		}
@@ -220,7 +221,7 @@ func (p *printer) binding(b ir.Binding, inDataflow bool) {
 	case *ir.MatchCast:
 		p.line()
 		p.str(p.defineVar(b.Var))
-		if needAnnotation(b.Var.StructInfo(), b.SInfo) {
+		if b.Var.StructInfo() != nil {
 			p.str(": ")
 			p.sinfo(b.Var.StructInfo())
 		}
@@ -236,7 +237,7 @@ func (p *printer) binding(b ir.Binding, inDataflow bool) {
 // both end by binding v.
 func (p *printer) ifBinding(v *ir.Var, e *ir.If) {
 	name := p.defineVar(v)
-	ann := needAnnotation(v.StructInfo(), e.StructInfo())
+	ann := annotateBinding(v, e)
 	p.line()
 	p.str("if ")
 	p.expr(e.Cond)
@@ -268,8 +269,53 @@ func (p *printer) branch(e ir.Expr, name string, v *ir.Var, ann bool) {
 	p.nl()
 }
 
-// needAnnotation reports whether a binding must spell its var's struct info:
-// exactly when it differs from what the value's inference gives.
+// annotateBinding reports whether a binding spells its var's struct info.
+// TVM v0.23 prints with show_all_struct_info=True by default
+// (python/tvm/runtime/script_printer.py; StructInfoAsAnn in
+// src/script/printer/relax/utils.h): every binding is annotated, except a
+// call_tir or call_dps_packed whose var has exactly the struct info its
+// out_sinfo gives.
+func annotateBinding(v *ir.Var, value ir.Expr) bool {
+	if v.StructInfo() == nil {
+		return false
+	}
+	if c, ok := value.(*ir.Call); ok && (c.Op == ir.Expr(op.CallTIR) || c.Op == ir.Expr(op.CallDPSPacked)) {
+		return needAnnotation(v.StructInfo(), value.StructInfo())
+	}
+	if hasNegativeDim(v.StructInfo()) {
+		// An annotation with a negative extent does not parse (see
+		// syntax.dims); an inferred one is left to inference.
+		return needAnnotation(v.StructInfo(), value.StructInfo())
+	}
+	return true
+}
+
+// hasNegativeDim reports whether s (or a tuple field) has a constant
+// negative dimension.
+func hasNegativeDim(s ir.StructInfo) bool {
+	var dims []ir.PrimExpr
+	switch x := s.(type) {
+	case *ir.TensorInfo:
+		dims, _ = x.Dims()
+	case *ir.ShapeInfo:
+		dims = x.Values
+	case *ir.TupleInfo:
+		for _, f := range x.Fields {
+			if hasNegativeDim(f) {
+				return true
+			}
+		}
+	}
+	for _, d := range dims {
+		if v, ok := ir.IntValue(d); ok && v < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// needAnnotation reports whether a var's struct info differs from what the
+// value's inference gives.
 func needAnnotation(varInfo, valueInfo ir.StructInfo) bool {
 	switch {
 	case varInfo == nil:
