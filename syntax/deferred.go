@@ -2,6 +2,9 @@ package syntax
 
 import (
 	"errors"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2/lexer"
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -99,16 +102,24 @@ func (r *stmtReader) skip(block *deferredBlock) (*stmtNode, bool) {
 		}
 	}
 	pos := first.Pos
-	for {
+	stub := func() *stmtNode {
+		if len(r.stubs) == cap(r.stubs) {
+			r.stubs = make([]stmtNode, 0, astSlab)
+		}
+		r.stubs = append(r.stubs, stmtNode{Pos: pos, EndPos: ts.Peek().Pos, deferred: block})
+		r.nstubs++
+		return &r.stubs[len(r.stubs)-1]
+	}
+	// Past the tokens looked at already, the rest of the line is skipped
+	// over bytes when it is plain enough, then token by token.
+	for buffered := true; ; {
+		if buffered = buffered && ts.next < ts.end; !buffered {
+			ts.sc.skipLine()
+		}
 		switch t := ts.Next(); t.Type {
 		case typeNewline:
-			if len(r.stubs) == cap(r.stubs) {
-				r.stubs = make([]stmtNode, 0, astSlab)
-			}
-			r.stubs = append(r.stubs, stmtNode{Pos: pos, EndPos: ts.Peek().Pos, deferred: block})
-			r.nstubs++
-			return &r.stubs[len(r.stubs)-1], true
-		case typeError:
+			return stub(), true
+		case typeError, lexer.EOF:
 			return nil, false
 		}
 	}
@@ -243,4 +254,76 @@ func newListItem(lex tokenSource) *listItem {
 		return it
 	}
 	return &listItem{}
+}
+
+// skipLine advances the scanner over the rest of the logical line, up to
+// the line break that ends it, as scanning its tokens would (line and
+// bracket counts), without making tokens. It leaves the state untouched at
+// what it does not handle (triple-quoted strings, continuations, carriage
+// returns, the end of the input), where the token scanner takes over; text
+// that would be a lexical error goes by unnoticed here, and the statement's
+// second reading reports it.
+func (s *scanner) skipLine() {
+	if s.head < len(s.pending) || s.done {
+		return
+	}
+	src, i := s.src, s.off
+	depth, line, lineStart, wide := s.depth, s.line, s.lineStart, s.lineWide
+	commit := func() {
+		s.off, s.depth, s.line, s.lineStart, s.lineWide = i, depth, line, lineStart, wide
+	}
+	for i < len(src) {
+		switch c := src[i]; c {
+		case '\n':
+			if depth == 0 {
+				commit()
+				return
+			}
+			i++
+			line, lineStart, wide = line+1, i, false
+		case '(', '[', '{':
+			depth++
+			i++
+		case ')', ']', '}':
+			if depth > 0 {
+				depth--
+			}
+			i++
+		case '#':
+			for i < len(src) && src[i] != '\n' {
+				if src[i] >= utf8.RuneSelf {
+					wide = true
+				}
+				i++
+			}
+		case '"', '\'':
+			if i+2 < len(src) && src[i+1] == c && src[i+2] == c {
+				commit()
+				return
+			}
+			j := i + 1
+			for j < len(src) && src[j] != c && src[j] != '\n' {
+				if src[j] == '\\' {
+					j++
+				} else if src[j] >= utf8.RuneSelf {
+					wide = true
+				}
+				j++
+			}
+			if j >= len(src) || src[j] != c {
+				commit()
+				return
+			}
+			i = j + 1
+		case '\\', '\r':
+			commit()
+			return
+		default:
+			if c >= utf8.RuneSelf {
+				wide = true
+			}
+			i++
+		}
+	}
+	commit()
 }

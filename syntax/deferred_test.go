@@ -61,6 +61,17 @@ class Module:
             R.output(e)
         return e
 `,
+	"strings and comments": `@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        R.func_attr({"a": "(#]", 'b': 'x\'y)', "c": """tri(ple""", "d": "ü)"})  # ) ] }
+        a = R.add(x, x)  # (
+        b = R.add(  # ü [
+            a,  # )
+            a)
+        return b
+`,
 	"branches": `@I.ir_module
 class Module:
     @R.function
