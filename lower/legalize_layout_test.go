@@ -118,6 +118,7 @@ func TestLegalizeLayoutTransformOracle(t *testing.T) {
 			legalCase{name: "nchw4c " + dt, params: x("(1, 8, 2, 3)"), body: lt("lambda n, c, h, w: (n, c // 4, h, w, c % 4)", "")},
 			legalCase{name: "nchw4c pad " + dt, params: x("(2, 6, 1, 2)"), body: lt("lambda n, c, h, w: (n, c // 4, h, w, c % 4)", "")},
 			legalCase{name: "split symbolic " + dt, params: x(`(2, "n")`), body: lt("T.index_map(lambda i, j: (j // 3, i, j % 3))", "")},
+			legalCase{name: "split symbolic pad " + dt, params: x(`(2, "n")`), body: lt("lambda i, j: (j // 4, i, j % 4)", ""), dims: map[string]int64{"n": 5}},
 			legalCase{name: "fuse " + dt, params: x("(4, 3)"), body: lt("lambda i, j: (i * 3 + j,)", "")},
 			legalCase{name: "reverse " + dt, params: x("(5,)"), body: lt("lambda i: (4 - i,)", "")},
 			legalCase{name: "extent 0 " + dt, params: x("(0, 3)"), body: lt("lambda i, j: (j, i)", "")},
