@@ -120,6 +120,12 @@ func TestLegalizeLayoutTransformOracle(t *testing.T) {
 			legalCase{name: "split symbolic " + dt, params: x(`(2, "n")`), body: lt("T.index_map(lambda i, j: (j // 3, i, j % 3))", "")},
 			legalCase{name: "split symbolic pad " + dt, params: x(`(2, "n")`), body: lt("lambda i, j: (j // 4, i, j % 4)", ""), dims: map[string]int64{"n": 5}},
 			legalCase{name: "fuse " + dt, params: x("(4, 3)"), body: lt("lambda i, j: (i * 3 + j,)", "")},
+			// Two maps on one signature: LegalizeOps' kernel cache must tell them apart.
+			legalCase{name: "two maps " + dt, params: x("(3, 3)"), body: `
+				a = R.layout_transform(x, index_map=lambda i, j: (j, i))
+				b = R.layout_transform(x, index_map=lambda i, j: (i, j))
+				c = R.layout_transform(x, index_map=lambda p, q: (q, p))
+				gv = (a, b, c)`},
 			legalCase{name: "reverse " + dt, params: x("(5,)"), body: lt("lambda i: (4 - i,)", "")},
 			legalCase{name: "extent 0 " + dt, params: x("(0, 3)"), body: lt("lambda i, j: (j, i)", "")},
 			legalCase{name: "extent 1 " + dt, params: x("(1, 1)"), body: lt("lambda i, j: (i, j // 2, j % 2)", "")},
