@@ -37,6 +37,9 @@ type symbol struct {
 	// group holds the loop variables a single name stands for in
 	// "for iters in T.grid(a, b):" (iters[0] is the first).
 	group []*ast
+	// meta is the expression "x = T.meta_var(e)" binds x to: uses of x
+	// stand for e itself, no variable is defined.
+	meta ir.PrimExpr
 }
 
 // loopInfo records a TIR loop variable's domain, for T.axis.remap.

@@ -89,6 +89,8 @@ func (bd *builder) primName(a *ast) ir.PrimExpr {
 		bd.skip()
 	case s.prim != nil:
 		return s.prim
+	case s.meta != nil:
+		return s.meta
 	case s.buf != nil:
 		bd.fail(a.Span, "expected a scalar, found buffer %s (index it: %s[...])", a.Name, a.Name)
 	case s.relax != nil:

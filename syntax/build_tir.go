@@ -361,6 +361,10 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, *ir.LetStmt
 		return nil, nil
 	case strings.HasPrefix(c, "T.axis."):
 		bd.fail(value.Span, "%s is only allowed at the top of a T.block", c)
+	case c == "T.meta_var":
+		bd.define(name, bd.metaVar(value))
+		ok = true
+		return nil, nil
 	}
 	if dt, isDecl := symDecl(value); isDecl {
 		v := ir.NewPrimVar(name, dt)
@@ -576,4 +580,18 @@ func (bd *builder) tirWith(w *withNode) ir.Stmt {
 			didYouMean(c, []string{"T.block", "T.init"}, ""))
 	}
 	return nil
+}
+
+// metaVar converts T.meta_var(value): in TVM a Python-level alias, so the
+// name stands for value (an expression, or whatever a name denotes: a
+// buffer, a variable) and no TIR variable or let is created.
+func (bd *builder) metaVar(a *ast) *symbol {
+	v := bd.onlyArg(a, "value")
+	if v.Kind == aName {
+		if s := bd.lookup(v.Name); s != nil {
+			alias := *s
+			return &alias
+		}
+	}
+	return &symbol{meta: bd.prim(v)}
 }
