@@ -107,8 +107,11 @@ func newResize2DOp() *ir.Op {
 		if err != nil {
 			return nil, err
 		}
-		size, ndim, _, err := shapeArg(op, call, 1)
-		if err != nil {
+		var size []ir.PrimExpr
+		ndim := 2
+		if se := resizeShorthand(call); se != nil {
+			size = se.Values
+		} else if size, ndim, _, err = shapeArg(op, call, 1); err != nil {
 			return nil, err
 		}
 		if ndim != 2 && ndim != -1 {
@@ -141,13 +144,18 @@ func newResize2DOp() *ir.Op {
 			return nil, err
 		}
 		canon := []any{roi[0], roi[1], roi[2], roi[3]}
-		if attrValueEqual(c.Attrs["roi"], canon) {
+		size := resizeShorthand(c)
+		if attrValueEqual(c.Attrs["roi"], canon) && size == nil {
 			return c, nil
 		}
 		out := *c
 		out.SetStructInfo(nil)
 		out.Attrs = copyAttrsOnce(nil, c.Attrs)
 		out.Attrs["roi"] = canon
+		if size != nil {
+			out.Args = slices.Clone(c.Args)
+			out.Args[1] = size
+		}
 		return &out, nil
 	}
 	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
@@ -188,6 +196,25 @@ func newResize2DOp() *ir.Op {
 		return nil
 	})
 	return op
+}
+
+// resizeShorthand is the (s, s) size of TVM's one-extent forms of size, an
+// integer or a 1-tuple, or nil for any other argument.
+func resizeShorthand(call *ir.Call) *ir.ShapeExpr {
+	if len(call.Args) < 2 {
+		return nil
+	}
+	switch s := call.Args[1].(type) {
+	case *ir.PrimValue:
+		if s.Value.DType().IsInt() {
+			return ir.NewShapeExpr(s.Value, s.Value)
+		}
+	case *ir.ShapeExpr:
+		if len(s.Values) == 1 {
+			return ir.NewShapeExpr(s.Values[0], s.Values[0])
+		}
+	}
+	return nil
 }
 
 // resizeROI reads roi: four numbers (ints, floats or T.float32 literals), or

@@ -12,8 +12,10 @@ func TestInferResize2D(t *testing.T) {
 	runInferCases(t, nil, []inferCase{
 		{"resize2d", opCall(Resize2D, nil, x, s), tinfo(ir.Float32, symN, 3, 8, 6), ""},
 		{"resize2d NHWC out_dtype", opCall(Resize2D, ir.Attrs{"layout": "NHWC", "out_dtype": ir.Int32}, x, s), tinfo(ir.Int32, symN, 8, 6, 5), ""},
+		{"resize2d one extent", opCall(Resize2D, nil, x, primLit(7)), tinfo(ir.Float32, symN, 3, 7, 7), ""},
+		{"resize2d one-tuple", opCall(Resize2D, nil, x, shapeLit(2)), tinfo(ir.Float32, symN, 3, 2, 2), ""},
 		{"resize2d unknown size", opCall(Resize2D, nil, x, ir.NewVar("s", ir.ShapeInfoNDim(2))), ir.TensorInfoNDim(ir.Float32, 4), ""},
-		{"resize2d size rank", opCall(Resize2D, nil, x, shapeLit(8)), nil, "R.image.resize2d: size must be a 2-D shape (height, width), got 1 dimensions"},
+		{"resize2d size rank", opCall(Resize2D, nil, x, shapeLit(8, 8, 8)), nil, "R.image.resize2d: size must be a 2-D shape (height, width), got 3 dimensions"},
 		{"resize2d size kind", opCall(Resize2D, nil, x, x), nil, "R.image.resize2d: size must be a shape"},
 		{"resize2d rank", opCall(Resize2D, nil, tensorVar("y", ir.Float32, 4, 5), s), nil, "data must be a 4-D tensor, got rank 2"},
 		{"resize2d layout", opCall(Resize2D, ir.Attrs{"layout": "NCHW4c"}, x, s), nil, `layout "NCHW4c" is not supported (NCHW or NHWC)`},
