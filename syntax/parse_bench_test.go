@@ -33,9 +33,10 @@ func genGo(n int) string {
 }
 
 // BenchmarkParse compares, at 10k, 100k and 1M bindings (the 1M module is
-// ~55 MB): the whole Parse (lex + read + build + normalize), the statement
-// reader alone (lexing included), and go/parser on a Go file of similar size
-// and shape; below 1M also participle's parser of the same grammar (the
+// ~55 MB): the whole Parse (lex + read + build + normalize; for valid input
+// the deferred reading of deferred.go), the eager statement reader alone
+// (lexing included: what Parse runs on input with syntax errors), and
+// go/parser on a Go file of similar size and shape; below 1M also participle's parser of the same grammar (the
 // grammar of record; it cannot take 1M statements, participle caps a
 // repetition at a million) and the lexer alone, scanning into the token
 // slice participle reads. Ratios to read: Parse/GoParser at each size, and
