@@ -146,7 +146,7 @@ func (n *exprNode) Parse(lex *lexer.PeekingLexer) error {
 }
 
 func (n *exprNode) parse(lex tokenSource) error {
-	p := exprReader{lex: lex}
+	p := newExprReader(lex)
 	t, err := p.expr()
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func (n *exprListNode) Parse(lex *lexer.PeekingLexer) error {
 func (n *exprListNode) parse(lex tokenSource) error {
 	n.Pos = lex.Peek().Pos
 	for {
-		p := exprReader{lex: lex}
+		p := newExprReader(lex)
 		t, err := p.expr()
 		if err != nil {
 			return err
@@ -210,6 +210,7 @@ func (n *exprListNode) parse(lex tokenSource) error {
 // Pos/EndPos convention, which the other productions follow too).
 type exprReader struct {
 	lex      tokenSource
+	ts       *tokStream // lex, when it is one: calls without dynamic dispatch
 	problems []exprProblem
 	// depth counts the open binary calls plus the operators and trailers
 	// chained inside them, so it bounds the depth of the ast being built.
@@ -246,16 +247,35 @@ func unexpected(tok *lexer.Token, expect string) error {
 
 // expect consumes the operator op or fails with "expected want".
 func (p *exprReader) expect(op, want string) error {
-	tok := p.lex.Peek()
+	tok := p.peek()
 	if !isOp(tok, op) {
 		return unexpected(tok, want)
 	}
-	p.lex.Next()
+	p.advance()
 	return nil
 }
 
+func newExprReader(lex tokenSource) exprReader {
+	ts, _ := lex.(*tokStream)
+	return exprReader{lex: lex, ts: ts}
+}
+
+func (p *exprReader) peek() *lexer.Token {
+	if p.ts != nil {
+		return p.ts.Peek()
+	}
+	return p.lex.Peek()
+}
+
+func (p *exprReader) advance() *lexer.Token {
+	if p.ts != nil {
+		return p.ts.Next()
+	}
+	return p.lex.Next()
+}
+
 // next is the position of the next token: the end of the node just read.
-func (p *exprReader) next() lexer.Position { return p.lex.Peek().Pos }
+func (p *exprReader) next() lexer.Position { return p.peek().Pos }
 
 func (p *exprReader) expr() (*ast, error) { return p.binary(precOr) }
 
@@ -277,13 +297,13 @@ func (p *exprReader) climb(minPrec int) (*ast, error) {
 		return nil, err
 	}
 	for {
-		op := p.lex.Peek()
+		op := p.peek()
 		prec := binaryPrec(op)
 		if prec == 0 || prec < minPrec {
 			return left, nil
 		}
 		opName := op.Value // op is not held across the operand: the stream moves on
-		p.lex.Next()
+		p.advance()
 		if err := p.deeper(); err != nil {
 			return nil, err
 		}
@@ -301,7 +321,7 @@ func (p *exprReader) climb(minPrec int) (*ast, error) {
 }
 
 func (p *exprReader) unary() (*ast, error) {
-	op := *p.lex.Peek()
+	op := *p.peek()
 	prec := 0
 	switch {
 	case op.Type == typeKeyword && op.Value == "not":
@@ -311,7 +331,7 @@ func (p *exprReader) unary() (*ast, error) {
 	default:
 		return p.primary()
 	}
-	p.lex.Next()
+	p.advance()
 	x, err := p.binary(prec)
 	if err != nil {
 		return nil, err
@@ -326,7 +346,7 @@ func (p *exprReader) primary() (*ast, error) {
 		return nil, err
 	}
 	for {
-		tok := p.lex.Peek()
+		tok := p.peek()
 		if tok.Type != typeOp {
 			return e, nil
 		}
@@ -338,13 +358,13 @@ func (p *exprReader) primary() (*ast, error) {
 		}
 		switch tok.Value {
 		case ".":
-			p.lex.Next()
-			name := p.lex.Peek()
+			p.advance()
+			name := p.peek()
 			if name.Type != typeName {
 				return nil, unexpected(name, `a name after "."`)
 			}
 			nameTok := *name
-			p.lex.Next()
+			p.advance()
 			e = p.node(ast{Kind: aAttr, X: e, Name: nameTok.Value, Text: p.dotted(e, start, &nameTok), Span: spanOf(start, p.next())})
 		case "(":
 			if e, err = p.call(e, start); err != nil {
@@ -374,7 +394,7 @@ func (p *exprReader) dotted(x *ast, start lexer.Position, name *lexer.Token) str
 	default:
 		return ""
 	}
-	if ts, ok := p.lex.(*tokStream); ok {
+	if ts := p.ts; ts != nil {
 		src, from, to := ts.sc.src, start.Offset, name.Pos.Offset+len(name.Value)
 		if to-from == len(prefix)+1+len(name.Value) && to <= len(src) &&
 			src[from:from+len(prefix)] == prefix && src[from+len(prefix)] == '.' {
@@ -386,26 +406,26 @@ func (p *exprReader) dotted(x *ast, start lexer.Position, name *lexer.Token) str
 
 // call reads the argument list of fn(...).
 func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
-	p.lex.Next() // (
+	p.advance() // (
 	// Calls rarely have more than four arguments: one allocation each for
 	// the arguments and their keywords.
 	items, kws := p.argSlices()
 	call := p.node(ast{Kind: aCall, X: fn, Items: items, Keywords: kws})
-	for !isOp(p.lex.Peek(), ")") {
-		tok := p.lex.Peek()
+	for !isOp(p.peek(), ")") {
+		tok := p.peek()
 		argStart := tok.Pos
 		kw := ""
 		if tok.Type == typeName && isOp(p.lex.Peek2(), "=") {
 			kw = tok.Value
-			p.lex.Next()
-			p.lex.Next()
+			p.advance()
+			p.advance()
 		}
-		if star := p.lex.Peek(); isOp(star, "*") || isOp(star, "**") {
-			p.lex.Next()
+		if star := p.peek(); isOp(star, "*") || isOp(star, "**") {
+			p.advance()
 			p.problem(spanOf(argStart, argStart), "expected an argument, found "+star.Value+" (star arguments are not supported)")
 		}
-		if !startsExpr(p.lex.Peek()) {
-			return nil, unexpected(p.lex.Peek(), `an argument or ")"`)
+		if !startsExpr(p.peek()) {
+			return nil, unexpected(p.peek(), `an argument or ")"`)
 		}
 		v, err := p.expr()
 		if err != nil {
@@ -413,10 +433,10 @@ func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
 		}
 		call.Items = append(call.Items, v)
 		call.Keywords = append(call.Keywords, kw)
-		if !isOp(p.lex.Peek(), ",") {
+		if !isOp(p.peek(), ",") {
 			break
 		}
-		p.lex.Next()
+		p.advance()
 	}
 	if err := p.expect(")", `"," or ")"`); err != nil {
 		return nil, err
@@ -427,7 +447,7 @@ func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
 
 // index reads the subscripts of x[...].
 func (p *exprReader) index(x *ast, start lexer.Position) (*ast, error) {
-	p.lex.Next() // [
+	p.advance() // [
 	idx := p.node(ast{Kind: aIndex, X: x})
 	comma := false
 	for {
@@ -436,11 +456,11 @@ func (p *exprReader) index(x *ast, start lexer.Position) (*ast, error) {
 			return nil, err
 		}
 		idx.Items = append(idx.Items, s)
-		if !isOp(p.lex.Peek(), ",") {
+		if !isOp(p.peek(), ",") {
 			break
 		}
-		p.lex.Next()
-		if isOp(p.lex.Peek(), "]") {
+		p.advance()
+		if isOp(p.peek(), "]") {
 			comma = true
 			break
 		}
@@ -460,19 +480,19 @@ func (p *exprReader) subscript() (*ast, error) {
 	start := p.next()
 	var lo, hi *ast
 	var err error
-	if !isOp(p.lex.Peek(), ":") {
-		if !startsExpr(p.lex.Peek()) {
-			return nil, unexpected(p.lex.Peek(), "an index")
+	if !isOp(p.peek(), ":") {
+		if !startsExpr(p.peek()) {
+			return nil, unexpected(p.peek(), "an index")
 		}
 		if lo, err = p.expr(); err != nil {
 			return nil, err
 		}
-		if !isOp(p.lex.Peek(), ":") {
+		if !isOp(p.peek(), ":") {
 			return lo, nil
 		}
 	}
-	p.lex.Next() // :
-	if startsExpr(p.lex.Peek()) {
+	p.advance() // :
+	if startsExpr(p.peek()) {
 		if hi, err = p.expr(); err != nil {
 			return nil, err
 		}
@@ -481,10 +501,10 @@ func (p *exprReader) subscript() (*ast, error) {
 }
 
 func (p *exprReader) atom() (*ast, error) {
-	tok := p.lex.Peek()
+	tok := p.peek()
 	switch tok.Type {
 	case typeName, typeInt, typeFloat:
-		p.lex.Next()
+		p.advance()
 		a := p.node(ast{Span: spanOf(tok.Pos, p.next())})
 		switch tok.Type {
 		case typeName:
@@ -500,7 +520,7 @@ func (p *exprReader) atom() (*ast, error) {
 	case typeKeyword:
 		switch tok.Value {
 		case "True", "False", "None":
-			p.lex.Next()
+			p.advance()
 			return p.node(ast{Kind: aConst, Text: tok.Value, Span: spanOf(tok.Pos, p.next())}), nil
 		case "lambda":
 			return p.lambda()
@@ -510,7 +530,7 @@ func (p *exprReader) atom() (*ast, error) {
 		case "(":
 			return p.paren()
 		case "[":
-			p.lex.Next()
+			p.advance()
 			items, _, err := p.items("]")
 			if err != nil {
 				return nil, err
@@ -525,13 +545,13 @@ func (p *exprReader) atom() (*ast, error) {
 
 // strings reads adjacent string literals, which concatenate.
 func (p *exprReader) strings() *ast {
-	first := *p.lex.Next() // a copy: the stream's buffer moves on
+	first := *p.advance() // a copy: the stream's buffer moves on
 	text, err := unquote(first.Value)
 	if err != nil {
 		p.problem(spanOf(first.Pos, first.Pos), "bad string literal "+first.Value+": "+err.Error())
 	}
-	for p.lex.Peek().Type == typeString {
-		tok := p.lex.Next()
+	for p.peek().Type == typeString {
+		tok := p.advance()
 		v, err := unquote(tok.Value)
 		if err != nil {
 			p.problem(spanOf(first.Pos, first.Pos), "bad string literal "+tok.Value+": "+err.Error())
@@ -545,25 +565,25 @@ func (p *exprReader) strings() *ast {
 // trailing comma is allowed and reported.
 func (p *exprReader) items(closing string) ([]*ast, bool, error) {
 	var items []*ast
-	if ts, ok := p.lex.(*tokStream); ok && ts.arena != nil {
-		items, _ = ts.arena.argSlices()
+	if p.ts != nil && p.ts.arena != nil {
+		items, _ = p.ts.arena.argSlices()
 	} else {
 		items = make([]*ast, 0, 4)
 	}
 	comma := false
-	for !isOp(p.lex.Peek(), closing) {
-		if !startsExpr(p.lex.Peek()) {
-			return nil, false, unexpected(p.lex.Peek(), `an expression or "`+closing+`"`)
+	for !isOp(p.peek(), closing) {
+		if !startsExpr(p.peek()) {
+			return nil, false, unexpected(p.peek(), `an expression or "`+closing+`"`)
 		}
 		e, err := p.expr()
 		if err != nil {
 			return nil, false, err
 		}
 		items = append(items, e)
-		if !isOp(p.lex.Peek(), ",") {
+		if !isOp(p.peek(), ",") {
 			break
 		}
-		p.lex.Next()
+		p.advance()
 		comma = true
 	}
 	if err := p.expect(closing, `"," or "`+closing+`"`); err != nil {
@@ -575,9 +595,9 @@ func (p *exprReader) items(closing string) ([]*ast, bool, error) {
 // paren reads (), (e), (e,) and (e1, e2, ...). A single parenthesized value
 // keeps its own span and is marked Paren.
 func (p *exprReader) paren() (*ast, error) {
-	open := *p.lex.Next()
-	if isOp(p.lex.Peek(), ",") { // "(,)": reported, read as an empty tuple
-		p.lex.Next()
+	open := *p.advance()
+	if isOp(p.peek(), ",") { // "(,)": reported, read as an empty tuple
+		p.advance()
 		if err := p.expect(")", `")"`); err != nil {
 			return nil, err
 		}
@@ -597,11 +617,11 @@ func (p *exprReader) paren() (*ast, error) {
 }
 
 func (p *exprReader) dict() (*ast, error) {
-	open := *p.lex.Next()
+	open := *p.advance()
 	d := p.node(ast{Kind: aDict})
-	for !isOp(p.lex.Peek(), "}") {
-		if !startsExpr(p.lex.Peek()) {
-			return nil, unexpected(p.lex.Peek(), `a dict entry or "}"`)
+	for !isOp(p.peek(), "}") {
+		if !startsExpr(p.peek()) {
+			return nil, unexpected(p.peek(), `a dict entry or "}"`)
 		}
 		k, err := p.expr()
 		if err != nil {
@@ -610,8 +630,8 @@ func (p *exprReader) dict() (*ast, error) {
 		if err := p.expect(":", `":"`); err != nil {
 			return nil, err
 		}
-		if !startsExpr(p.lex.Peek()) {
-			return nil, unexpected(p.lex.Peek(), "an expression")
+		if !startsExpr(p.peek()) {
+			return nil, unexpected(p.peek(), "an expression")
 		}
 		v, err := p.expr()
 		if err != nil {
@@ -619,10 +639,10 @@ func (p *exprReader) dict() (*ast, error) {
 		}
 		d.Items = append(d.Items, k)
 		d.Values = append(d.Values, v)
-		if !isOp(p.lex.Peek(), ",") {
+		if !isOp(p.peek(), ",") {
 			break
 		}
-		p.lex.Next()
+		p.advance()
 	}
 	if err := p.expect("}", `"," or "}"`); err != nil {
 		return nil, err
@@ -635,7 +655,7 @@ func (p *exprReader) dict() (*ast, error) {
 // of astSlab (one allocation per astSlab nodes instead of one each: a
 // binding is about seven nodes).
 func (p *exprReader) node(a ast) *ast {
-	ts, ok := p.lex.(*tokStream)
+	ts, ok := p.ts, p.ts != nil
 	if !ok {
 		n := new(ast)
 		*n = a
@@ -657,7 +677,7 @@ const astSlab = 128
 // keywords, carved from slabs when reading from a tokStream (a call with
 // more arguments grows its own).
 func (p *exprReader) argSlices() ([]*ast, []string) {
-	ts, ok := p.lex.(*tokStream)
+	ts, ok := p.ts, p.ts != nil
 	if !ok {
 		return make([]*ast, 0, 4), make([]string, 0, 4)
 	}
@@ -676,25 +696,25 @@ func (p *exprReader) argSlices() ([]*ast, []string) {
 // lambda reads "lambda a, b: body" (TVM's index maps: T.index_map(lambda i,
 // j: (i // 4, j))).
 func (p *exprReader) lambda() (*ast, error) {
-	start := p.lex.Next().Pos
+	start := p.advance().Pos
 	lam := p.node(ast{Kind: aLambda})
-	for !isOp(p.lex.Peek(), ":") {
-		tok := p.lex.Peek()
+	for !isOp(p.peek(), ":") {
+		tok := p.peek()
 		if tok.Type != typeName {
 			return nil, unexpected(tok, `a parameter name or ":"`)
 		}
-		p.lex.Next()
+		p.advance()
 		lam.Items = append(lam.Items, p.node(ast{Kind: aName, Name: tok.Value, Span: spanOf(tok.Pos, p.next())}))
-		if !isOp(p.lex.Peek(), ",") {
+		if !isOp(p.peek(), ",") {
 			break
 		}
-		p.lex.Next()
+		p.advance()
 	}
 	if err := p.expect(":", `":"`); err != nil {
 		return nil, err
 	}
-	if !startsExpr(p.lex.Peek()) {
-		return nil, unexpected(p.lex.Peek(), "an expression")
+	if !startsExpr(p.peek()) {
+		return nil, unexpected(p.peek(), "an expression")
 	}
 	if err := p.deeper(); err != nil {
 		return nil, err
