@@ -2,7 +2,6 @@ package op
 
 import (
 	"math"
-	"strings"
 
 	"github.com/phasec/phasec/ir"
 )
@@ -53,20 +52,11 @@ func spatialLetters(n int) string { return "DHW"[3-n:] }
 // spatialAxes returns the positions of the spatial axes (in the order of
 // spatialLetters) in a data layout of N, C and those axes.
 func spatialAxes(op *ir.Op, layout string, spatial int) ([]int, error) {
-	letters := spatialLetters(spatial)
-	want := "N, C and " + letters
-	if len(layout) != spatial+2 || strings.Count(layout, "N") != 1 || strings.Count(layout, "C") != 1 {
-		return nil, opErrorf(op, "layout %q is not supported: it must order %s, one letter each", layout, want)
+	perm, err := layoutPerm(op, "layout", layout, "NC"+spatialLetters(spatial))
+	if err != nil {
+		return nil, err
 	}
-	axes := make([]int, spatial)
-	for i, l := range letters {
-		pos := strings.IndexRune(layout, l)
-		if pos < 0 || strings.Count(layout, string(l)) != 1 {
-			return nil, opErrorf(op, "layout %q is not supported: it must order %s, one letter each", layout, want)
-		}
-		axes[i] = pos
-	}
-	return axes, nil
+	return perm[2:], nil
 }
 
 // poolLayout reads layout and out_layout (absent: layout, as TVM's
