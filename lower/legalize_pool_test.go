@@ -130,3 +130,21 @@ func TestLegalizePoolResizeHalfOracle(t *testing.T) {
 		}
 	}
 }
+
+// Symbolic spatial extents, bound only at run time (5 and 6): output
+// extents are expressions of them, and resize2d's size may be one too.
+func TestLegalizePoolResizeSymbolicSpatial(t *testing.T) {
+	d := map[string]int64{"n": 5, "m": 6}
+	var cases []legalCase
+	for _, b := range []string{
+		"gv = R.nn.max_pool2d(x, pool_size=[3, 2], strides=[2, 2], padding=[1], ceil_mode=True)",
+		"gv = R.nn.avg_pool2d(x, pool_size=[3, 2], strides=[2, 1], padding=[1, 0, 0, 1], count_include_pad=True)",
+		"gv = R.nn.adaptive_avg_pool2d(x, output_size=[2, 4])",
+		`gv = R.image.resize2d(x, (7, 3), method="cubic")`,
+		`gv = R.image.resize2d(x, R.shape([m, n]), method="nearest_neighbor", coordinate_transformation_mode="asymmetric")`,
+		`gv = R.image.resize2d(x, (4, 9), coordinate_transformation_mode="tf_crop_and_resize", roi=[0.2, 0.1, 0.7, 1.2])`,
+	} {
+		cases = append(cases, legalCase{name: b, params: []string{tensorParam("x", `(1, 2, "n", "m")`, "float32")}, body: b, dims: d})
+	}
+	runFullyLegalized(t, cases)
+}
