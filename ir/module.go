@@ -27,6 +27,11 @@ type Module struct {
 	// VDevices is the module's "vdevice" global info
 	// (I.module_global_infos); tensors' VDevice fields point into it.
 	VDevices []*VDevice
+	// Unchecked records the check_well_formed=False decorator arguments the
+	// text gave ("" for @I.ir_module, else a function's name) so that they
+	// print back. phasec never checks while parsing, so nothing else reads
+	// them, and they are not part of equality.
+	Unchecked map[string]bool
 	// Source is the file the module was parsed from, if any; for diagnostics.
 	Source string
 }
@@ -37,7 +42,7 @@ func NewModule() *Module { return &Module{funcs: map[string]BaseFunc{}} }
 // Clone returns a shallow copy: a new function table and attribute map
 // sharing the (immutable) functions.
 func (m *Module) Clone() *Module {
-	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), VDevices: m.VDevices, Source: m.Source}
+	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), VDevices: m.VDevices, Unchecked: m.Unchecked, Source: m.Source}
 }
 
 // Len is the number of functions.

@@ -250,7 +250,9 @@ func (bd *builder) checkModuleDecorators(d *decoratedNode) {
 				if kw != "check_well_formed" {
 					bd.fail(a.Items[i].Span, "expected check_well_formed=... in @%s(...), found %s", name, cmp.Or(kw, "a positional argument"))
 				}
-				bd.boolLiteral(a.Items[i])
+				if !bd.boolLiteral(a.Items[i]) {
+					bd.markUnchecked("")
+				}
 			}
 		}
 		if name == "I.ir_module" || name == "tvm.script.ir_module" || name == "ir_module" {
@@ -354,6 +356,9 @@ func (bd *builder) funcDecorators(dn *decoratedNode) *funcDecl {
 			case kw == "pure" && d.relax:
 				d.pure = bd.boolLiteral(v)
 			case kw == "check_well_formed":
+				if !bd.boolLiteral(v) {
+					bd.markUnchecked(dn.Def.Name)
+				}
 			case kw == "":
 				bd.fail(v.Span, "expected keyword arguments in @%s(...), found a positional argument", name)
 			default:
@@ -366,6 +371,15 @@ func (bd *builder) funcDecorators(dn *decoratedNode) *funcDecl {
 		}
 	}
 	return d
+}
+
+// markUnchecked records a check_well_formed=False decorator argument (on
+// the module for name "") for the printer.
+func (bd *builder) markUnchecked(name string) {
+	if bd.mod.Unchecked == nil {
+		bd.mod.Unchecked = map[string]bool{}
+	}
+	bd.mod.Unchecked[name] = true
 }
 
 func (bd *builder) boolLiteral(a *ast) bool {

@@ -121,7 +121,11 @@ const scriptHeader = "# from tvm.script import ir as I\n" +
 
 func (p *printer) module() {
 	p.str(scriptHeader)
-	p.str("@I.ir_module\nclass Module:\n")
+	if p.mod.Unchecked[""] {
+		p.str("@I.ir_module(check_well_formed=False)\nclass Module:\n")
+	} else {
+		p.str("@I.ir_module\nclass Module:\n")
+	}
 	p.ind = 1
 	first := true
 	if len(p.mod.Attrs) > 0 {
@@ -184,21 +188,23 @@ func isPrimFunc(f ir.BaseFunc) bool {
 
 // decorator writes "@prefix", or "@prefix(private=True, pure=False)" with the
 // options that apply.
-func (p *printer) decorator(prefix string, private, impure bool) {
+func (p *printer) decorator(prefix string, private, impure, unchecked bool) {
 	p.line()
 	p.byte('@')
 	p.str(prefix)
-	if private || impure {
+	var args []string
+	if private {
+		args = append(args, "private=True")
+	}
+	if impure {
+		args = append(args, "pure=False")
+	}
+	if unchecked {
+		args = append(args, "check_well_formed=False")
+	}
+	if len(args) > 0 {
 		p.byte('(')
-		if private {
-			p.str("private=True")
-		}
-		if impure {
-			if private {
-				p.str(", ")
-			}
-			p.str("pure=False")
-		}
+		p.str(strings.Join(args, ", "))
 		p.byte(')')
 	}
 	p.nl()

@@ -54,7 +54,7 @@ func (p *printer) relaxFunc(name string, f *ir.Function, topLevel bool) {
 	defer func() { p.fn = frame.parent }()
 
 	attrs, private := visibleAttrs(name, f.Attrs, topLevel)
-	p.decorator("R.function", private, !f.Pure)
+	p.decorator("R.function", private, !f.Pure, topLevel && p.mod.Unchecked[name])
 	p.line()
 	p.str("def ")
 	p.str(name)

@@ -40,7 +40,7 @@ func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 	defer func() { p.tir = nil }()
 
 	attrs, private := visibleAttrs(name, f.Attrs, true)
-	p.decorator("T.prim_func", private, false)
+	p.decorator("T.prim_func", private, false, p.mod.Unchecked[name])
 	p.line()
 	p.str("def ")
 	p.str(name)
