@@ -368,6 +368,12 @@ func (p *printer) expr(e ir.Expr) {
 		p.quote(x.Value.String())
 		p.byte(')')
 	case *ir.Tuple:
+		if len(x.Fields) == 0 {
+			// TVM prints the empty tuple as a call, not "()"
+			// (src/script/printer/relax/tuple.cc).
+			p.str("R.tuple()")
+			return
+		}
 		p.byte('(')
 		p.exprList(x.Fields)
 		if len(x.Fields) == 1 {
