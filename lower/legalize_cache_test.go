@@ -13,16 +13,23 @@ import (
 	"github.com/phasec/phasec/syntax"
 )
 
-// legalizeBothWays legalizes mod with and without the kernel cache.
+// legalizeBothWays legalizes mod with and without the kernel cache and
+// returns both results printed with their diagnostics, after checking they
+// are structurally equal (struct info included, which printing may omit).
 func legalizeBothWays(t *testing.T, mod *ir.Module, o LegalizeOptions) (cached, built string) {
 	t.Helper()
-	print := func(on bool) string {
+	legalize := func(on bool) (*ir.Module, string) {
 		cacheKernels = on
 		defer func() { cacheKernels = true }()
 		out, errs := LegalizeOps(mod, o)
-		return syntax.Print(out) + "\n" + errs.Error()
+		return out, syntax.Print(out) + "\n" + errs.Error()
 	}
-	return print(true), print(false)
+	withCache, cached := legalize(true)
+	without, built := legalize(false)
+	if d := ir.Diff(without, withCache, ir.EqualOptions{}); d != nil {
+		t.Errorf("%s: legalized with the kernel cache differs structurally at %s", mod.Source, d)
+	}
+	return cached, built
 }
 
 // The kernel cache changes nothing but the work done: every module of the
