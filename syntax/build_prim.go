@@ -402,6 +402,9 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 	}
 	in, ok := intrinsics[name]
 	if !ok {
+		if ret, opaque := opaqueIntrinsics[name]; opaque {
+			return bd.opaqueIntrinsic(a, name, ret)
+		}
 		bd.fail(a.X.Span, "unknown TIR function %s%s", callee, didYouMean(callee, primFuncNames(), ""))
 	}
 	if in.arity >= 0 {
