@@ -233,6 +233,9 @@ func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 				return call
 			}
 			why = "has arguments or a result of unknown shape"
+			if reason, ok := strings.CutPrefix(err.Error(), op.ErrNotLegalizable.Error()+": "); ok {
+				why = "cannot be legalized: " + reason // the op said why (fmt.Errorf("%w: ...", op.ErrNotLegalizable))
+			}
 		}
 		key := leftKey{fnName, o.Name}
 		info := left[key]

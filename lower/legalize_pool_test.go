@@ -2,10 +2,13 @@ package lower_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
+	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/syntax"
 )
 
 // TestLegalizePoolOracle checks max/avg pooling over 1, 2 and 3 spatial axes
@@ -147,4 +150,19 @@ func TestLegalizePoolResizeSymbolicSpatial(t *testing.T) {
 		cases = append(cases, legalCase{name: b, params: []string{tensorParam("x", `(1, 2, "n", "m")`, "float32")}, body: b, dims: d})
 	}
 	runFullyLegalized(t, cases)
+}
+
+// A pool whose out_layout differs from its layout is left alone, as TVM's
+// legalize_ops/nn.py leaves it (topi pools in one layout), with a
+// diagnostic that says why.
+func TestLegalizePoolOutLayoutLeftAlone(t *testing.T) {
+	c := legalCase{params: []string{tensorParam("x", "(1, 4, 4, 2)", "float32")},
+		body: `gv = R.nn.max_pool2d(x, pool_size=[2, 2], layout="NHWC", out_layout="NCHW")`}
+	got, errs := lower.LegalizeOps(evaltest.Parse(t, "out_layout", c.module()), lower.LegalizeOptions{})
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "R.nn.max_pool2d cannot be legalized: topi pools in one layout, and out_layout differs") {
+		t.Fatalf("want one LOW030 naming the reason, got %v", errs)
+	}
+	if text := syntax.Print(got); strings.Contains(text, "R.call_tir") || !strings.Contains(text, `R.nn.max_pool2d(x`) {
+		t.Fatalf("legalized or lost:\n%s", text)
+	}
 }

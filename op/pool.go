@@ -1,7 +1,9 @@
 package op
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/phasec/phasec/ir"
 )
@@ -16,7 +18,8 @@ import (
 // Layouts: any permutation of N, C and the spatial axes (NCW, NWC, NCHW,
 // NHWC, NCDHW, NDHWC, ...); window attributes are listed in the order of
 // the spatial letters (D, H, W) wherever those axes sit. Split layouts
-// (NCHW16c) and an out_layout other than layout are diagnostics.
+// (NCHW16c) are diagnostics. An out_layout other than layout is inferred
+// and evaluated, and, as in TVM, not legalized.
 
 var (
 	// MaxPool1D is R.nn.max_pool1d(data, pool_size, strides, padding,
@@ -59,14 +62,59 @@ func spatialAxes(op *ir.Op, layout string, spatial int) ([]int, error) {
 	return perm[2:], nil
 }
 
-// poolLayout reads layout and out_layout (absent: layout, as TVM's
-// out_layout=None) and returns the spatial axes of data.
+// poolLayout reads layout and returns the spatial axes of data.
 func poolLayout(op *ir.Op, call *ir.Call, spatial int) ([]int, error) {
 	layout, _ := opAttr(op, call, "layout").(string)
-	if out, ok := call.Attrs["out_layout"].(string); ok && out != layout {
-		return nil, opErrorf(op, "out_layout %q must equal layout %q (a layout change is not supported)", out, layout)
-	}
 	return spatialAxes(op, layout, spatial)
+}
+
+// errPoolOutLayout leaves a layout-changing pool alone.
+var errPoolOutLayout = fmt.Errorf("%w: topi pools in one layout, and out_layout differs from layout (TVM leaves the call alone too)", ErrNotLegalizable)
+
+// poolOutAxes is the permutation (as permute_dims' axes) from layout to
+// out_layout, nil when they are equal (or out_layout is absent, which
+// means layout). TVM infers a layout-changing pool's struct info but does
+// not legalize it (legalize_ops/nn.py leaves the call alone), and so does
+// phasec; the evaluator pools and then permutes.
+func poolOutAxes(op *ir.Op, call *ir.Call) ([]int, error) {
+	layout, _ := opAttr(op, call, "layout").(string)
+	out, ok := call.Attrs["out_layout"].(string)
+	if !ok || out == layout {
+		return nil, nil
+	}
+	if _, err := layoutPerm(op, "out_layout", out, layout); err != nil {
+		return nil, err
+	}
+	axes := make([]int, len(out))
+	for i := range out {
+		axes[i] = strings.IndexByte(layout, out[i])
+	}
+	return axes, nil
+}
+
+// relayoutInfo and relayoutValue put a pooling result, computed in the
+// data's layout, into out_layout.
+func relayoutInfo(t *ir.TensorInfo, axes []int) *ir.TensorInfo {
+	dims, ok := t.Dims()
+	if axes == nil || !ok {
+		return t
+	}
+	out := make([]ir.PrimExpr, len(dims))
+	for i, a := range axes {
+		out[i] = dims[a]
+	}
+	return newTensor(t.DType, out, true, len(out))
+}
+
+func relayoutValue(v Value, err error, axes []int) (Value, error) {
+	if axes == nil || err != nil {
+		return v, err
+	}
+	list := make([]any, len(axes))
+	for i, a := range axes {
+		list[i] = int64(a)
+	}
+	return evalPermuteDims(&ir.Call{Op: PermuteDims, Attrs: ir.Attrs{"axes": list}}, []Value{v})
 }
 
 // normalizePool canonicalises the call's schema (and, with kernelAttr, its
@@ -106,6 +154,7 @@ func checkRank(op *ir.Op, x *ir.TensorInfo, spatial int) error {
 type poolAttrs struct {
 	win        window
 	axes       []int // spatial axes of data
+	outAxes    []int // poolOutAxes
 	ceil, incl bool
 }
 
@@ -130,6 +179,9 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 		var p poolAttrs
 		var err error
 		if p.axes, err = poolLayout(op, call, spatial); err != nil {
+			return p, err
+		}
+		if p.outAxes, err = poolOutAxes(op, call); err != nil {
 			return p, err
 		}
 		if p.win, err = windowAttrs(op, call, spatial, "pool_size"); err != nil {
@@ -165,7 +217,7 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 				return nil, opErrorf(op, "pool_size %v is larger than the padded input", w.kernel)
 			}
 		}
-		return newTensor(x.DType, out, true, spatial+2), nil
+		return relayoutInfo(newTensor(x.DType, out, true, spatial+2), p.outAxes), nil
 	}
 	op.Normalize = normalizePool(op, spatial, "pool_size")
 	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
@@ -180,7 +232,8 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 		if len(x.shape) != spatial+2 {
 			return nil, opErrorf(op, "data must be %d-D, got %v", spatial+2, x.shape)
 		}
-		return evalPool(op, x, p, isMax)
+		v, err := evalPool(op, x, p, isMax)
+		return relayoutValue(v, err, p.outAxes)
 	})
 	defLegalize(op, func(k *Kernel, call *ir.Call) error {
 		p, err := attrs(call)
@@ -190,6 +243,9 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
+		}
+		if p.outAxes != nil {
+			return errPoolOutLayout
 		}
 		if a.DType.IsBool() && !isMax {
 			return ErrNotLegalizable
@@ -354,32 +410,35 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 		Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "output_size", Kind: ir.AttrInts, Optional: true},
 			{Name: "layout", Kind: ir.AttrStr, Default: layout}, {Name: "out_layout", Kind: ir.AttrStr, Optional: true}}}
-	// attrs returns the spatial axes and output_size expanded to one entry
-	// per spatial axis, or nil for the input's extents.
-	attrs := func(call *ir.Call) (axes []int, size []int64, err error) {
+	// attrs returns the spatial axes, output_size expanded to one entry per
+	// spatial axis (nil for the input's extents) and poolOutAxes.
+	attrs := func(call *ir.Call) (axes []int, size []int64, outAxes []int, err error) {
 		if axes, err = poolLayout(op, call, spatial); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		if outAxes, err = poolOutAxes(op, call); err != nil {
+			return nil, nil, nil, err
 		}
 		v, has, err := opAttrInts(op, call, "output_size")
 		if err != nil || !has {
-			return axes, nil, err
+			return axes, nil, outAxes, err
 		}
 		if v, err = expandInts(op, "output_size", v, spatial); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for _, x := range v {
 			if x <= 0 {
-				return nil, nil, opErrorf(op, "output_size must be positive, got %v", v)
+				return nil, nil, nil, opErrorf(op, "output_size must be positive, got %v", v)
 			}
 		}
-		return axes, v, nil
+		return axes, v, outAxes, nil
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		x, err := firstTensorArg(op, call)
 		if err != nil {
 			return nil, err
 		}
-		axes, size, err := attrs(call)
+		axes, size, outAxes, err := attrs(call)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +455,7 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 				out[ax] = ir.I64(size[i])
 			}
 		}
-		return newTensor(x.DType, out, true, spatial+2), nil
+		return relayoutInfo(newTensor(x.DType, out, true, spatial+2), outAxes), nil
 	}
 	op.Normalize = normalizePool(op, spatial, "")
 	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
@@ -407,16 +466,19 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 		if len(x.shape) != spatial+2 {
 			return nil, opErrorf(op, "data must be %d-D, got %v", spatial+2, x.shape)
 		}
-		axes, size, err := attrs(call)
+		axes, size, outAxes, err := attrs(call)
 		if err != nil {
 			return nil, err
 		}
-		return evalAdaptiveAvgPool(x, axes, size), nil
+		return relayoutValue(evalAdaptiveAvgPool(x, axes, size), nil, outAxes)
 	})
 	defLegalize(op, func(k *Kernel, call *ir.Call) error {
-		axes, _, err := attrs(call)
+		axes, _, outAxes, err := attrs(call)
 		if err != nil {
 			return err
+		}
+		if outAxes != nil {
+			return errPoolOutLayout
 		}
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {

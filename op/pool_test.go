@@ -26,8 +26,11 @@ func TestInferPool1D3DLayouts(t *testing.T) {
 		{"avg_pool3d", opCall(AvgPool3D, ir.Attrs{"pool_size": ints(1, 2, 3), "strides": ints(2)}, x3), tinfo(ir.Int32, 2, 3, 3, 3, 3), ""},
 		// NHWC: H=8 -> (8-2)/2+1 = 4, W=6 -> (6-3)/2+1 = 2 (floor of 1.5)
 		{"max_pool2d NHWC", opCall(MaxPool2D, ir.Attrs{"pool_size": ints(2, 3), "strides": ints(2), "layout": "NHWC"}, nhwc), tinfo(ir.Float32, symN, 4, 2, 3), ""},
-		{"max_pool2d out_layout", opCall(MaxPool2D, ir.Attrs{"layout": "NHWC", "out_layout": "NCHW"}, nhwc), nil,
-			`R.nn.max_pool2d: out_layout "NCHW" must equal layout "NHWC"`},
+		// out_layout permutes the result, as TVM's InferStructInfoPool2D
+		{"max_pool2d out_layout", opCall(MaxPool2D, ir.Attrs{"pool_size": ints(2), "layout": "NHWC", "out_layout": "NCHW"}, nhwc), tinfo(ir.Float32, symN, 3, 7, 5), ""},
+		{"adaptive1d out_layout", opCall(AdaptiveAvgPool1D, ir.Attrs{"output_size": ints(2), "out_layout": "NWC"}, x1), tinfo(ir.Float32, symN, 2, 3), ""},
+		{"max_pool2d bad out_layout", opCall(MaxPool2D, ir.Attrs{"layout": "NHWC", "out_layout": "NCDW"}, nhwc), nil,
+			`R.nn.max_pool2d: out_layout "NCDW" is not a permutation of "NHWC"`},
 		{"max_pool3d split layout", opCall(MaxPool3D, ir.Attrs{"layout": "NCDHW8c"}, x3), nil, `layout "NCDHW8c" is not a permutation of "NCDHW"`},
 		{"max_pool1d layout letters", opCall(MaxPool1D, ir.Attrs{"layout": "NCH"}, x1), nil, `layout "NCH" is not a permutation of "NCW"`},
 		{"max_pool1d rank", opCall(MaxPool1D, nil, x3), nil, "R.nn.max_pool1d: data must be a 3-D tensor, got rank 5"},
@@ -54,6 +57,14 @@ func TestEvalPoolHand(t *testing.T) {
 	f := tens(t, ir.Float32, []int64{1, 1, 3}, 1, 5, -2)
 	mx := elems(evalT(t, MaxPool1D, ir.Attrs{"pool_size": ints(2), "strides": ints(2), "padding": ints(0, 2), "ceil_mode": true}, f))
 	assert.Equal(t, []float64{5, -2, -math.MaxFloat32}, mx)
+	ncw := tens(t, ir.Float32, []int64{1, 2, 3}, 1, 2, 3, 4, 5, 6)
+	nwc := evalT(t, MaxPool1D, ir.Attrs{"pool_size": ints(2), "out_layout": "NWC"}, ncw) // NCW [[2, 3], [5, 6]]
+	assert.Equal(t, []int64{1, 2, 2}, nwc.Shape)
+	assert.Equal(t, []float64{2, 5, 3, 6}, elems(nwc))
+	// out_layout NWC: the (1, 1, 2) result (3, 1.5) read as (N, W, C)
+	re := evalT(t, AdaptiveAvgPool1D, ir.Attrs{"output_size": ints(2), "out_layout": "NWC"}, f)
+	assert.Equal(t, []int64{1, 2, 1}, re.Shape)
+	assert.InDeltaSlice(t, []float64{3, 1.5}, elems(re), 1e-6)
 	ad := elems(evalT(t, AdaptiveAvgPool1D, ir.Attrs{"output_size": ints(2)}, f)) // cells [0, 2) and [1, 3)
 	assert.InDeltaSlice(t, []float64{3, 1.5}, ad, 1e-6)
 	i64 := tens(t, ir.Int64, []int64{1, 1, 2}, 0, 0)
