@@ -67,6 +67,7 @@ func runLegalCases(t *testing.T, cases []legalCase) {
 				if out.Func("main") == nil {
 					t.Fatal("main disappeared")
 				}
+				recordLegalized(mod, out)
 			}
 		})
 	}
