@@ -307,22 +307,7 @@ func (b *Builder) EmitBinding(bind Binding) {
 
 	switch bd := bind.(type) {
 	case *VarBinding:
-		val := b.Normalize(bd.Value)
-		info := infoOrObject(val)
-		v := bd.Var
-		if v.StructInfo() == nil {
-			v.SetStructInfo(info)
-		} else if len(b.errs) == nerr {
-			b.checkAnnotation(v.StructInfo(), info, bind.Span(), v.Name)
-		}
-		if seq, ok := val.(*SeqExpr); ok && b.spliceSeq(fr, seq) {
-			val = seq.Body
-		}
-		if val != bd.Value {
-			nb := &VarBinding{Var: v, Value: val}
-			nb.span = bd.span
-			bind = nb
-		}
+		bind = b.normalizeVarBinding(fr, bd.Var, bd.Value, bd.span, bd, nerr)
 	case *MatchCast:
 		val := b.Normalize(bd.Value)
 		v := bd.Var
@@ -339,6 +324,41 @@ func (b *Builder) EmitBinding(bind Binding) {
 		panic(fmt.Sprintf("ir.Builder: unknown binding type %T", bind))
 	}
 	fr.append(bind)
+}
+
+// EmitVar is EmitBinding(NewVarBinding(v, value)) for a binding spanning
+// span, allocating only the binding it appends: the parser binds every
+// statement of a module through it.
+func (b *Builder) EmitVar(v *Var, value Expr, span diag.Span) {
+	fr := b.mustBlock("EmitVar")
+	saved := b.span
+	if span.IsValid() {
+		b.span = span
+	}
+	defer func() { b.span = saved }()
+	fr.append(b.normalizeVarBinding(fr, v, value, span, nil, len(b.errs)))
+}
+
+// normalizeVarBinding normalizes "v = value" for EmitBinding and EmitVar: it
+// returns orig when normalization kept value (and orig is not nil), else a
+// new binding. nerr is the error count before the binding.
+func (b *Builder) normalizeVarBinding(fr *blockFrame, v *Var, value Expr, span diag.Span, orig *VarBinding, nerr int) Binding {
+	val := b.Normalize(value)
+	info := infoOrObject(val)
+	if v.StructInfo() == nil {
+		v.SetStructInfo(info)
+	} else if len(b.errs) == nerr {
+		b.checkAnnotation(v.StructInfo(), info, span, v.Name)
+	}
+	if seq, ok := val.(*SeqExpr); ok && b.spliceSeq(fr, seq) {
+		val = seq.Body
+	}
+	if orig != nil && val == orig.Value {
+		return orig
+	}
+	nb := &VarBinding{Var: v, Value: val}
+	nb.span = span
+	return nb
 }
 
 // spliceSeq appends the bindings of a normalized SeqExpr to fr when all its

@@ -88,6 +88,8 @@ type builder struct {
 	// lazy reads the deferred statements of Parse's first pass
 	// (deferred.go); nil when the tree was read eagerly.
 	lazy *lazyReader
+	// symbols is the unused rest of newSymbol's current slab.
+	symbols []symbol
 }
 
 func newBuilder(file string) *builder {
@@ -135,6 +137,22 @@ func (bd *builder) pushSized(n int) {
 	bd.scope = &scope{parent: bd.scope, names: make(map[string]*symbol, n)}
 }
 func (bd *builder) pop() { bd.scope = bd.scope.parent }
+
+// newSymbol returns a copy of s carved from a slab of symbols: a module's
+// bindings each define a name, and one allocation per few hundred of them
+// instead of one each keeps the collector's work down. A slab lives as long
+// as any of its symbols (the function scope holds them all anyway).
+func (bd *builder) newSymbol(s symbol) *symbol {
+	if len(bd.symbols) == 0 {
+		bd.symbols = make([]symbol, symbolSlab)
+	}
+	p := &bd.symbols[0]
+	bd.symbols = bd.symbols[1:]
+	*p = s
+	return p
+}
+
+const symbolSlab = 256
 
 func (bd *builder) define(name string, s *symbol) {
 	if name == "_" {

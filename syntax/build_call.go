@@ -55,15 +55,15 @@ func (bd *builder) relaxCall(a *ast) ir.Expr {
 	case "R.TupleGetItem":
 		// The IR node's constructor, R.TupleGetItem(tuple_value, index).
 		args := bd.callArgs(a, "tuple_value", "index")
-		if args["tuple_value"] == nil || args["index"] == nil {
+		if args.get("tuple_value") == nil || args.get("index") == nil {
 			bd.fail(a.Span, "expected R.TupleGetItem(tuple_value, index)")
 		}
-		idx := args["index"]
+		idx := args.get("index")
 		if idx.Kind != aInt {
 			bd.fail(idx.Span, "expected an integer index, found %s", idx.describe())
 		}
 		n, _ := bd.number(idx, false).(int64)
-		g := &ir.TupleGetItem{Tuple: bd.relaxExpr(args["tuple_value"]), Index: int(n)}
+		g := &ir.TupleGetItem{Tuple: bd.relaxExpr(args.get("tuple_value")), Index: int(n)}
 		g.SetSpan(a.Span)
 		return g
 	case "R.ShapeExpr":
@@ -363,7 +363,10 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 			variadicAt = i
 		}
 	}
-	call := &ir.Call{Op: op}
+	// Most calls take at most two arguments: one allocation holds the call
+	// and its arguments.
+	cw := &callWithArgs{call: ir.Call{Op: op}}
+	call := &cw.call
 	pos := 0
 	sawKeyword := false
 	sinfoAt, hasSInfoAt := positionalSInfo[op.Name]
@@ -416,7 +419,11 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 	}
 	extern := op.ExternCalleeParam()
 	omitted := ""
-	call.Args = make([]ir.Expr, 0, len(params)+len(variadic))
+	if n := len(params) + len(variadic); n <= len(cw.args) {
+		call.Args = cw.args[:0:n]
+	} else {
+		call.Args = make([]ir.Expr, 0, n)
+	}
 	for i, p := range params {
 		if p.Variadic {
 			for _, v := range variadic {
@@ -471,6 +478,13 @@ func (bd *builder) opCall(op *ir.Op, a *ast, path string) ir.Expr {
 	}
 	call.SetSpan(a.Span)
 	return call
+}
+
+// callWithArgs lays out a call and the argument array of a short call in one
+// allocation (opCall).
+type callWithArgs struct {
+	call ir.Call
+	args [2]ir.Expr
 }
 
 func countPositional(a *ast) int {
@@ -602,7 +616,7 @@ func (bd *builder) sinfoList(a *ast) []ir.StructInfo {
 // info arguments (python/tvm/script/ir_builder/relax/ir.py).
 func (bd *builder) emitWithSInfo(a *ast) ir.Expr {
 	args := bd.callArgs(a, "op", "args", "sinfo_args")
-	name, list := args["op"], args["args"]
+	name, list := args.get("op"), args.get("args")
 	if name == nil || list == nil || name.Kind != aStr {
 		bd.fail(a.Span, "expected R.emit_with_sinfo(\"op.name\", (args...), sinfo_args)")
 	}
@@ -617,7 +631,7 @@ func (bd *builder) emitWithSInfo(a *ast) ir.Expr {
 	for _, it := range list.Items {
 		call.Args = append(call.Args, bd.relaxExpr(it))
 	}
-	if si := args["sinfo_args"]; si != nil {
+	if si := args.get("sinfo_args"); si != nil {
 		call.SInfoArgs = bd.sinfoList(si)
 	}
 	call.SetSpan(a.Span)

@@ -230,10 +230,8 @@ func (bd *builder) bindName(target *ast, annot *exprNode, value *ast, sp diag.Sp
 	v := ir.NewVar(name, ann)
 	v.Dataflow = dataflow
 	v.SetSpan(target.Span)
-	bind := ir.NewVarBinding(v, val)
-	bind.SetSpan(sp)
-	bd.rb.EmitBinding(bind)
-	bd.define(name, &symbol{relax: v})
+	bd.rb.EmitVar(v, val, sp)
+	bd.define(name, bd.newSymbol(symbol{relax: v}))
 	ok = true
 }
 

@@ -1,6 +1,8 @@
 package syntax
 
 import (
+	"slices"
+
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 )
@@ -82,58 +84,69 @@ func (bd *builder) sinfo(a *ast) ir.StructInfo {
 }
 
 // callArgs binds a call's arguments to named parameters, positionally or by
-// keyword, rejecting unknown keywords and extra arguments.
-func (bd *builder) callArgs(a *ast, names ...string) map[string]*ast {
-	out := map[string]*ast{}
+// keyword, rejecting unknown keywords and extra arguments. The result lives
+// on the caller's stack: the R.Tensor(...) annotations of a large module's
+// bindings read their arguments without a map each.
+func (bd *builder) callArgs(a *ast, names ...string) namedArgs {
+	if len(names) > len(namedArgs{}.vals) {
+		panic("syntax: callArgs: more parameter names than namedArgs holds") // internal invariant
+	}
+	out := namedArgs{names: names}
 	for i, it := range a.Items {
 		kw := a.Keywords[i]
+		j := i
 		if kw == "" {
 			if i >= len(names) {
 				bd.fail(it.Span, "%s takes at most %s, found %d", a.callee(), plural(len(names), "argument"), len(a.Items))
 			}
 			kw = names[i]
-		} else if !contains(names, kw) {
+		} else if j = slices.Index(names, kw); j < 0 {
 			bd.fail(it.Span, "unknown keyword %s in %s(...)%s", kw, a.callee(), didYouMean(kw, names, ""))
 		}
-		if _, dup := out[kw]; dup {
+		if out.vals[j] != nil {
 			bd.fail(it.Span, "argument %s of %s given twice", kw, a.callee())
 		}
-		out[kw] = it
+		out.vals[j] = it
 	}
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// namedArgs is a call's arguments bound to parameter names by callArgs.
+type namedArgs struct {
+	names []string
+	vals  [4]*ast // vals[i] is the argument of names[i], nil when absent
+}
+
+// get returns the argument given for the parameter name, or nil.
+func (na namedArgs) get(name string) *ast {
+	if i := slices.Index(na.names, name); i >= 0 {
+		return na.vals[i]
 	}
-	return false
+	return nil
 }
 
 func isNone(a *ast) bool { return a == nil || (a.Kind == aConst && a.Text == "None") }
 
 func (bd *builder) tensorInfo(a *ast) ir.StructInfo {
 	args := bd.callArgs(a, "shape", "dtype", "vdevice", "ndim")
-	shape, dtypeArg := args["shape"], args["dtype"]
+	shape, dtypeArg := args.get("shape"), args.get("dtype")
 	// R.Tensor("float32") / R.Tensor("float32", ndim=2): a lone string is the dtype.
 	if shape != nil && shape.Kind == aStr && dtypeArg == nil {
 		shape, dtypeArg = nil, shape
 	}
-	vdev := bd.vdeviceRef(args["vdevice"])
+	vdev := bd.vdeviceRef(args.get("vdevice"))
 	dt := ir.Void
 	if !isNone(dtypeArg) {
 		dt = bd.dtypeLiteral(dtypeArg)
 	}
 	ndim := -1
-	if n := args["ndim"]; n != nil {
+	if n := args.get("ndim"); n != nil {
 		ndim = bd.intLiteral(n)
 		if ndim < -1 {
 			bd.fail(n.Span, "expected ndim >= -1, found %d", ndim)
 		}
 	}
-	t := bd.tensorShapeInfo(shape, dt, ndim, args["ndim"])
+	t := bd.tensorShapeInfo(shape, dt, ndim, args.get("ndim"))
 	t.VDevice = vdev
 	return t
 }
@@ -238,14 +251,14 @@ func (bd *builder) intLiteral(a *ast) int {
 
 func (bd *builder) shapeInfo(a *ast) ir.StructInfo {
 	args := bd.callArgs(a, "values", "ndim")
-	if v := args["values"]; !isNone(v) {
+	if v := args.get("values"); !isNone(v) {
 		dims := bd.dims(v)
-		if n := args["ndim"]; n != nil && bd.intLiteral(n) != len(dims) {
+		if n := args.get("ndim"); n != nil && bd.intLiteral(n) != len(dims) {
 			bd.fail(n.Span, "ndim contradicts the number of values")
 		}
 		return ir.ShapeInfoOf(dims...)
 	}
-	if n := args["ndim"]; n != nil {
+	if n := args.get("ndim"); n != nil {
 		return ir.ShapeInfoNDim(bd.intLiteral(n))
 	}
 	return ir.ShapeInfoNDim(-1)
@@ -253,16 +266,16 @@ func (bd *builder) shapeInfo(a *ast) ir.StructInfo {
 
 func (bd *builder) primInfo(a *ast) ir.StructInfo {
 	args := bd.callArgs(a, "dtype", "value")
-	if v := args["value"]; v != nil {
+	if v := args.get("value"); v != nil {
 		val := bd.dim(v)
-		if d := args["dtype"]; d != nil {
+		if d := args.get("dtype"); d != nil {
 			if dt := bd.dtypeLiteral(d); dt != val.DType() {
 				bd.fail(d.Span, "R.Prim dtype %s contradicts the value's %s", dt, val.DType())
 			}
 		}
 		return ir.PrimInfoOf(val)
 	}
-	d := args["dtype"]
+	d := args.get("dtype")
 	if d == nil {
 		bd.fail(a.Span, "missing required argument dtype of R.Prim")
 	}
@@ -271,18 +284,18 @@ func (bd *builder) primInfo(a *ast) ir.StructInfo {
 
 func (bd *builder) callableInfo(a *ast) ir.StructInfo {
 	args := bd.callArgs(a, "params", "ret", "purity", "derive_func")
-	if d := args["derive_func"]; d != nil {
+	if d := args.get("derive_func"); d != nil {
 		bd.fail(d.Span, "derive_func is not supported")
 	}
 	var ret ir.StructInfo = ir.Object()
-	if r := args["ret"]; r != nil {
+	if r := args.get("ret"); r != nil {
 		ret = bd.sinfo(r)
 	}
 	pure := true
-	if p := args["purity"]; p != nil {
+	if p := args.get("purity"); p != nil {
 		pure = bd.boolLiteral(p)
 	}
-	ps := args["params"]
+	ps := args.get("params")
 	if isNone(ps) {
 		return ir.OpaqueFuncInfo(ret, pure)
 	}

@@ -46,7 +46,7 @@ func (bd *builder) vdeviceDecl(a *ast) *ir.VDevice {
 	}
 	args := bd.callArgs(a, "target", "vdevice_id", "memory_scope")
 	d := &ir.VDevice{Scope: "global"}
-	switch t := args["target"]; {
+	switch t := args.get("target"); {
 	case t == nil || isNone(t):
 		bd.fail(a.Span, "I.vdevice(...) needs a target (a string such as \"llvm\" or a target config dict)")
 	case t.Kind == aStr:
@@ -60,10 +60,10 @@ func (bd *builder) vdeviceDecl(a *ast) *ir.VDevice {
 	default:
 		bd.fail(t.Span, "expected a target string or config dict, found %s", t.describe())
 	}
-	if id := args["vdevice_id"]; id != nil {
+	if id := args.get("vdevice_id"); id != nil {
 		d.ID = int64(bd.intLiteral(id))
 	}
-	if s := args["memory_scope"]; s != nil {
+	if s := args.get("memory_scope"); s != nil {
 		if s.Kind != aStr {
 			bd.fail(s.Span, "expected a memory scope string, found %s", s.describe())
 		}
@@ -100,13 +100,13 @@ func (bd *builder) vdeviceRef(a *ast) *ir.VDevice {
 // toVDevice converts R.to_vdevice(data, dst_vdevice).
 func (bd *builder) toVDevice(a *ast) ir.Expr {
 	args := bd.callArgs(a, "data", "dst_vdevice")
-	if args["data"] == nil || args["dst_vdevice"] == nil {
+	if args.get("data") == nil || args.get("dst_vdevice") == nil {
 		bd.fail(a.Span, "expected R.to_vdevice(data, dst_vdevice)")
 	}
-	data := bd.relaxExpr(args["data"])
-	dev := bd.vdeviceRef(args["dst_vdevice"])
+	data := bd.relaxExpr(args.get("data"))
+	dev := bd.vdeviceRef(args.get("dst_vdevice"))
 	if dev == nil {
-		bd.fail(args["dst_vdevice"].Span, "virtual device %s is not declared in the module's I.module_global_infos", args["dst_vdevice"].describe())
+		bd.fail(args.get("dst_vdevice").Span, "virtual device %s is not declared in the module's I.module_global_infos", args.get("dst_vdevice").describe())
 	}
 	c := &ir.Call{Op: op.ToVDevice, Args: []ir.Expr{data}, Attrs: ir.Attrs{"dst_vdevice": dev}}
 	c.SetSpan(a.Span)
@@ -118,13 +118,13 @@ func (bd *builder) toVDevice(a *ast) ir.Expr {
 // dev_id=0) or R.cpu(0), R.cuda(0), ...
 func (bd *builder) hintOnDevice(a *ast) ir.Expr {
 	args := bd.callArgs(a, "data", "dst_vdevice", "memory_scope")
-	if args["data"] == nil || args["dst_vdevice"] == nil {
+	if args.get("data") == nil || args.get("dst_vdevice") == nil {
 		bd.fail(a.Span, "expected R.hint_on_device(data, dst_vdevice, memory_scope)")
 	}
-	data := bd.relaxExpr(args["data"])
-	devType, devID := bd.deviceLiteral(args["dst_vdevice"])
+	data := bd.relaxExpr(args.get("data"))
+	devType, devID := bd.deviceLiteral(args.get("dst_vdevice"))
 	scope := "global"
-	if s := args["memory_scope"]; s != nil {
+	if s := args.get("memory_scope"); s != nil {
 		if s.Kind != aStr {
 			bd.fail(s.Span, "expected a memory scope string, found %s", s.describe())
 		}
@@ -151,10 +151,10 @@ func (bd *builder) deviceLiteral(a *ast) (devType, devID int64) {
 	if a.Kind != aCall {
 		bd.fail(a.Span, "expected a device such as R.device(dev_type=1, dev_id=0) or R.cpu(0), found %s", a.describe())
 	}
-	var args map[string]*ast
+	var args namedArgs
 	if callee == "R.device" {
 		args = bd.callArgs(a, "dev_type", "dev_id")
-		t := args["dev_type"]
+		t := args.get("dev_type")
 		switch {
 		case t == nil:
 			bd.fail(a.Span, "R.device(...) needs a dev_type")
@@ -175,7 +175,7 @@ func (bd *builder) deviceLiteral(a *ast) (devType, devID int64) {
 		devType = code
 		args = bd.callArgs(a, "dev_id")
 	}
-	if id := args["dev_id"]; id != nil {
+	if id := args.get("dev_id"); id != nil {
 		devID = int64(bd.intLiteral(id))
 	}
 	return devType, devID
