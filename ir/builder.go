@@ -52,6 +52,9 @@ type Builder struct {
 	// of one PrimFunc then shares one FuncInfo instead of allocating its
 	// own (~0.5 KB per call).
 	globals map[string]globalInfoEntry
+	// owned is the call EmitVar's caller handed over with its value:
+	// normalizeCall completes it in place rather than copying it.
+	owned *Call
 }
 
 type globalInfoEntry struct {
@@ -328,14 +331,19 @@ func (b *Builder) EmitBinding(bind Binding) {
 
 // EmitVar is EmitBinding(NewVarBinding(v, value)) for a binding spanning
 // span, allocating only the binding it appends: the parser binds every
-// statement of a module through it.
+// statement of a module through it. The caller gives value away: a call
+// without struct info is completed in place, not copied as Normalize does,
+// so the caller must not use value again.
 func (b *Builder) EmitVar(v *Var, value Expr, span diag.Span) {
 	fr := b.mustBlock("EmitVar")
-	saved := b.span
+	saved, savedOwned := b.span, b.owned
 	if span.IsValid() {
 		b.span = span
 	}
-	defer func() { b.span = saved }()
+	if c, ok := value.(*Call); ok {
+		b.owned = c
+	}
+	defer func() { b.span, b.owned = saved, savedOwned }()
 	fr.append(b.normalizeVarBinding(fr, v, value, span, nil, len(b.errs)))
 }
 

@@ -181,8 +181,9 @@ func (b *Builder) normalizeCall(c *Call) Expr {
 	if c.sinfo != nil {
 		return c
 	}
-	if c == orig {
-		// Never fill in the caller's node: its Normalize hook may rewrite
+	if c == orig && c != b.owned {
+		// Never fill in the caller's node (unless EmitVar's caller gave it
+		// away, see Builder.owned): its Normalize hook may rewrite
 		// it, and a later normalization would take the input's call,
 		// struct info now set, for canonical (found by the contract
 		// audit: Normalize mutated its input).

@@ -591,3 +591,37 @@ func TestNormalizeGlobalInfoSharedPerFunction(t *testing.T) {
 		t.Fatalf("after replacing k: struct info %v, want the new function's", third)
 	}
 }
+
+// EmitVar binds like EmitBinding(NewVarBinding(...)); the call it is given
+// is completed in place (the caller gave it away) rather than copied.
+func TestEmitVarMatchesEmitBinding(t *testing.T) {
+	x := NewVar("x", f32(I64(2), I64(4)))
+	emit := func(viaVar bool) (*BindingBlock, *Call) {
+		b := NewBuilder(nil)
+		b.BeginBlock(false)
+		call := NewCall(testAdd, x, x)
+		v := NewVar("y", nil)
+		if viaVar {
+			b.EmitVar(v, call, diag.Span{})
+		} else {
+			b.EmitBinding(NewVarBinding(v, call))
+		}
+		noDiags(t, b.Diagnostics())
+		return b.EndBlock(), call
+	}
+	want, given := emit(false)
+	if given.StructInfo() != nil {
+		t.Fatal("EmitBinding wrote struct info into its input's call")
+	}
+	got, given := emit(true)
+	if !StructuralEqual(got, want, EqualOptions{}) {
+		t.Fatalf("EmitVar bound\n%v\nEmitBinding bound\n%v", got, want)
+	}
+	vb := got.Bindings[0].(*VarBinding)
+	if vb.Value != Expr(given) || given.StructInfo() == nil {
+		t.Errorf("EmitVar copied the call it was given instead of completing it")
+	}
+	if !StructuralEqual(vb.Var.StructInfo(), f32(I64(2), I64(4)), EqualOptions{}) {
+		t.Errorf("y has struct info %v", vb.Var.StructInfo())
+	}
+}
