@@ -90,6 +90,7 @@ type builder struct {
 	lazy *lazyReader
 	// symbols is the unused rest of newSymbol's current slab.
 	symbols []symbol
+	vars    []ir.Var // the unused rest of newVar's current slab
 }
 
 func newBuilder(file string) *builder {
@@ -153,6 +154,19 @@ func (bd *builder) newSymbol(s symbol) *symbol {
 }
 
 const symbolSlab = 256
+
+// newVar is ir.NewVar carved from a slab, for the same reason as newSymbol.
+// The variables outlive the parse with the module, and so do their slabs,
+// which hold nothing else.
+func (bd *builder) newVar(name string, sinfo ir.StructInfo) *ir.Var {
+	if len(bd.vars) == 0 {
+		bd.vars = make([]ir.Var, symbolSlab)
+	}
+	v := &bd.vars[0]
+	bd.vars = bd.vars[1:]
+	*v = *ir.NewVar(name, sinfo)
+	return v
+}
 
 func (bd *builder) define(name string, s *symbol) {
 	if name == "_" {

@@ -227,7 +227,7 @@ func (bd *builder) bindName(target *ast, annot *exprNode, value *ast, sp diag.Sp
 	bd.declared, bd.declaredFor = ann, value
 	val := bd.relaxExpr(value)
 	bd.declared, bd.declaredFor = nil, nil
-	v := ir.NewVar(name, ann)
+	v := bd.newVar(name, ann)
 	v.Dataflow = dataflow
 	v.SetSpan(target.Span)
 	bd.rb.EmitVar(v, val, sp)
