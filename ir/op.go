@@ -75,7 +75,8 @@ const (
 	CatMemory
 	// CatVM: relax.vm.*, legal in the Build phase.
 	CatVM
-	// CatShape: shape_of, reshape and other shape ops lowered to builtins.
+	// CatShape: shape_of, reshape and the other ops LowerRuntimeBuiltin
+	// turns into VM builtins (to_vdevice, hint_on_device), not LegalizeOps.
 	CatShape
 	// CatMisc: null_value, print, assert and other utilities.
 	CatMisc

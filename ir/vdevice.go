@@ -34,6 +34,33 @@ func (v *VDevice) Kind() string {
 	return ""
 }
 
+// DLDeviceType is the DLPack device type of the target kind, as TVM's
+// Target::GetTargetDeviceType (kDLCPU for llvm and c, kDLCUDA for cuda,
+// ...); 0 for a kind it does not know.
+func (v *VDevice) DLDeviceType() int64 {
+	switch v.Kind() {
+	case "llvm", "c":
+		return 1
+	case "cuda", "nvptx":
+		return 2
+	case "opencl":
+		return 4
+	case "vulkan":
+		return 7
+	case "metal":
+		return 8
+	case "rocm":
+		return 10
+	case "ext_dev":
+		return 12
+	case "hexagon":
+		return 16
+	case "webgpu":
+		return 15
+	}
+	return 0
+}
+
 // Equal reports whether v and w are the same device: equal targets, ids and
 // scopes (TVM's StructInfoBaseCheck compares these three).
 func (v *VDevice) Equal(w *VDevice) bool {

@@ -52,6 +52,7 @@ const (
 	builtinMakeClosure   = "vm.builtin.make_closure"
 	builtinInvokeClosure = "vm.builtin.invoke_closure"
 	builtinCreateView    = "runtime.TVMArrayCreateView"
+	builtinToDevice      = "vm.builtin.to_device"
 )
 
 // LowerRuntimeBuiltin rewrites the ops the VM has no instruction for into
@@ -67,6 +68,8 @@ const (
 //	R.memory.alloc_tensor(s, off, shape, dt)  R.vm.alloc_tensor(s, off, shape, dt)
 //	R.memory.kill_storage(x), kill_tensor(x)  R.vm.kill_object(x)
 //	R.memory.view(x, shape, dtype, offset)  runtime.TVMArrayCreateView(x, shape, dtype, offset) (a packed call)
+//	R.to_vdevice(x, dst_vdevice=d)          R.call_packed("vm.builtin.to_device", x, dev_type, dev_id, ...) (TVM's MakeToDevice)
+//	R.hint_on_device(x, R.device(t, i))     the same, to device (t, i): phasec has no RealizeVDevice to consume the hint
 //
 // A reshape whose shape is a var is given the ShapeExpr the var is bound to
 // (reported when it is not bound to one). R.builtin.alloc_tensor is an
@@ -237,11 +240,30 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 		return ir.NewCall(op.VMKillObject, c.Args[0])
 	case op.MemView:
 		return lowerView(b, c, span)
+	case op.ToVDevice:
+		dev, ok := c.Attrs["dst_vdevice"].(*ir.VDevice)
+		if !ok || len(c.Args) != 1 {
+			return nil
+		}
+		return toDevice(c, dev.DLDeviceType(), dev.ID)
+	case op.HintOnDevice:
+		typ, ok1 := c.Attrs["dev_type"].(int64)
+		id, ok2 := c.Attrs["dev_id"].(int64)
+		if !ok1 || !ok2 || len(c.Args) != 1 {
+			return nil
+		}
+		return toDevice(c, typ, id)
 	}
 	if !wellformed.VMCodegenOp(o) {
 		b.Errorf(span, DiagNoVMLowering, "%s has no VM lowering and VM codegen cannot handle it (TVM's LegalizeOps turns an op with an FCallPacked attribute, such as R.print or R.assert_op, into a call_packed of that function: LegalizeOps in the lower barrier must lower it)", ir.OpPath(o))
 	}
 	return nil
+}
+
+// toDevice is the packed call that copies c's tensor to device (typ, id);
+// the VM, which runs on the host only, returns the tensor itself.
+func toDevice(c *ir.Call, typ, id int64) *ir.Call {
+	return packed(builtinToDevice, c.StructInfo(), c.Args[0], ir.NewPrimValue(ir.I64(typ)), ir.NewPrimValue(ir.I64(id)))
 }
 
 // lowerView is TVM's LowerBuiltinView (src/relax/op/memory/view.cc):

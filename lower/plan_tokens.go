@@ -151,7 +151,8 @@ func isAliasOp(op ir.Expr) bool {
 		return false
 	}
 	switch o.Name {
-	case "relax.reshape", "relax.memory.view", "relax.memory.ensure_zero_offset":
+	case "relax.reshape", "relax.memory.view", "relax.memory.ensure_zero_offset",
+		"relax.to_vdevice", "relax.hint_on_device": // the host VM's to_device returns its input
 		return true
 	}
 	return false

@@ -8,6 +8,9 @@ import (
 
 // Virtual-device ops (python/tvm/relax/op/base.py, src/relax/op/op.cc).
 // phasec runs everything on the host, so both evaluate to their input.
+// LegalizeOps leaves them (CatShape) and LowerRuntimeBuiltin turns them
+// into vm.builtin.to_device, as TVM's MakeToDevice does for to_vdevice
+// (src/relax/backend/vm/lower_runtime_builtin.cc).
 
 var (
 	// ToVDevice is R.to_vdevice(data, dst_vdevice): a copy of data on the
@@ -21,7 +24,7 @@ var (
 func newToVDeviceOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.to_vdevice", Doc: "Copies a tensor to a virtual device of the module.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatShape,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "dst_vdevice", Kind: ir.AttrAny}},
 	}
 	// TVM's InferToVDeviceStructInfo: the input's shape and dtype on the
@@ -46,7 +49,7 @@ func newToVDeviceOp() *ir.Op {
 func newHintOnDeviceOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.hint_on_device", Doc: "Hints the device a tensor should live on; its value is the input.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatShape,
 		Params: []ir.Param{
 			{Name: "data", Kind: ir.ArgExpr},
 			{Name: "dev_type", Kind: ir.AttrInt}, {Name: "dev_id", Kind: ir.AttrInt},

@@ -49,6 +49,7 @@ var mustReachBuild = map[string]bool{
 	"../../testdata/relax_transformer_block.tvms":               true,
 	"../../testdata/relax_tuple_as_shape.tvms":                  true,
 	"../../testdata/relax_tuples.tvms":                          true,
+	"../../testdata/relax_vdevice.tvms":                         true,
 	"../../testdata/relax_tvm_script_decorator.tvms":            true,
 	"../../testdata/models/mlp.tvms":                            true,
 	"../../testdata/models/mlp_legalized.tvms":                  true,
