@@ -78,3 +78,9 @@ const (
 	AttrNoAlias          = "tir.noalias"         // TIR: buffers do not alias
 	AttrPhase            = "phase"               // module phase (see package phase)
 )
+
+// Target is a compilation target as TVMScript writes it in a function
+// attribute, T.target({...}): the configuration TVM's Target.Export()
+// returns ("kind", "keys", "tag", "host", options). phasec keeps it as
+// data for round trips; nothing reads it yet. Config is never nil.
+type Target struct{ Config Attrs }

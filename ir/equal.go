@@ -457,6 +457,13 @@ func (e *eqState) attrValue(a, b any) bool {
 		}
 		// Nested dictionaries report their keys under the current path.
 		return e.dict(x, y)
+	case *Target:
+		y, isT := b.(*Target)
+		if !isT {
+			ok = false
+			break
+		}
+		return e.dict(x.Config, y.Config)
 	case *IndexMap:
 		y, isM := b.(*IndexMap)
 		if !isM || len(x.Params) != len(y.Params) || len(x.Results) != len(y.Results) {

@@ -277,6 +277,8 @@ func FormatAttrValue(v any) string {
 		return FormatExpr(x, nil)
 	case *IndexMap:
 		return x.String()
+	case *Target:
+		return "T.target(" + FormatAttrValue(x.Config) + ")"
 	}
 	return "<unknown attr value>"
 }

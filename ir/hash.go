@@ -261,6 +261,9 @@ func (h *hasher) attrValue(v any) {
 		}
 	case Attrs:
 		h.attrs(x)
+	case *Target:
+		h.mix(108)
+		h.attrs(x.Config)
 	case *IndexMap:
 		h.mix(107 + uint64(len(x.Params))<<8)
 		for _, p := range x.Params {

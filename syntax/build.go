@@ -491,6 +491,9 @@ func (bd *builder) attrValue(a *ast) any {
 	case aDict:
 		return bd.attrDict(a)
 	case aCall, aName, aBinary:
+		if a.Kind == aCall && a.callee() == "T.target" {
+			return bd.target(a)
+		}
 		saved := bd.intType
 		bd.intType = ir.Int64
 		defer func() { bd.intType = saved }()
@@ -498,6 +501,28 @@ func (bd *builder) attrValue(a *ast) any {
 	}
 	bd.fail(a.Span, "expected an attribute value (string, bool, number, list or dict), found %s", a.describe())
 	return nil
+}
+
+// target converts T.target({...}), the form TVM prints a Target in (its
+// exported configuration). The string form T.target("llvm") TVM's parser
+// also accepts needs TVM's per-kind defaults to print as TVM does, which
+// phasec does not have; it is rejected with a pointer to the dict form.
+func (bd *builder) target(a *ast) *ir.Target {
+	if len(a.Items) != 1 {
+		bd.fail(a.Span, "expected T.target({...}) with one configuration dict, found %d arguments", len(a.Items))
+	}
+	cfg := a.Items[0]
+	if cfg.Kind == aStr {
+		bd.fail(cfg.Span, "T.target(%q): only the configuration dict form TVM prints is supported (T.target({\"kind\": %q, ...}))", cfg.Text, cfg.Text)
+	}
+	if cfg.Kind != aDict {
+		bd.fail(cfg.Span, "expected a target configuration dict, found %s", cfg.describe())
+	}
+	conf := bd.attrDict(cfg)
+	if _, ok := conf["kind"].(string); !ok {
+		bd.fail(cfg.Span, "a target configuration needs a string \"kind\" entry")
+	}
+	return &ir.Target{Config: conf}
 }
 
 // number parses an int or float literal (negated when neg) as int64 or

@@ -50,6 +50,12 @@ func (p *printer) attrValue(v any) {
 		p.quote(x)
 	case verbatim:
 		p.str(string(x))
+	case *ir.Target:
+		// TVM prints a target as its exported configuration
+		// (Target::Export, include/tvm/target/target.h) under T.target.
+		p.str("T.target(")
+		p.attrDict(x.Config, "")
+		p.byte(')')
 	case *ir.IndexMap:
 		p.str("T.index_map(")
 		p.str(x.Lambda(p.relaxPrimName))

@@ -1,0 +1,43 @@
+package syntax
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/ir"
+)
+
+// TestTargetAttrEquality: a T.target function attribute takes part in
+// structural equality and hashing, entry by entry (nested host included).
+func TestTargetAttrEquality(t *testing.T) {
+	const tmpl = `# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        T.func_attr({"target": T.target({"host": {"keys": ["cpu"], "kind": "HOST"}, "keys": ["cpu"], "kind": "KIND", "tag": ""})})
+        A[0] = T.float32(1)
+`
+	parse := func(kind, host string) *ir.Module {
+		src := strings.Replace(strings.Replace(tmpl, "KIND", kind, 1), "HOST", host, 1)
+		return parseOrFail(t, "target.tvms", []byte(src))
+	}
+	base := parse("llvm", "llvm")
+	same := parse("llvm", "llvm")
+	require.Nil(t, ir.Diff(base, same, ir.EqualOptions{}))
+	require.Equal(t, ir.StructuralHash(base), ir.StructuralHash(same))
+
+	tgt, ok := base.PrimFunc("f").Attrs["target"].(*ir.Target)
+	require.True(t, ok, "target attribute is %T", base.PrimFunc("f").Attrs["target"])
+	require.Equal(t, "llvm", tgt.Config["kind"])
+
+	for _, other := range []*ir.Module{parse("c", "llvm"), parse("llvm", "c")} {
+		require.NotNil(t, ir.Diff(base, other, ir.EqualOptions{}))
+		require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(other))
+	}
+}
