@@ -43,32 +43,67 @@ import (
 // depth follows expression and loop nesting only.
 
 // Print returns the canonical TVMScript text of mod.
-func Print(mod *ir.Module) string { return string(printBytes(mod)) }
-
-// Fprint writes the canonical TVMScript text of mod to w. For a large module
-// it saves Print's copy of the whole text into a string (190 MB for a
-// 1M-binding lowered module).
-func Fprint(w io.Writer, mod *ir.Module) error {
-	_, err := w.Write(printBytes(mod))
-	return err
+func Print(mod *ir.Module) string {
+	p := newPrinter(mod, nil)
+	p.module()
+	p.flush()
+	n := 0
+	for _, c := range p.done {
+		n += len(c)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, c := range p.done {
+		sb.Write(c)
+	}
+	return sb.String()
 }
 
-func printBytes(mod *ir.Module) []byte {
-	p := &printer{mod: mod}
+// Fprint writes the canonical TVMScript text of mod to w. The text is never
+// whole in memory: it goes to w in chunks of about chunkSize bytes, except
+// that a top-level Relax function's body is held (in chunks) until it is
+// complete, because the declarations found while printing it go above it.
+func Fprint(w io.Writer, mod *ir.Module) error {
+	p := newPrinter(mod, w)
+	p.module()
+	p.flush()
+	return p.err
+}
+
+func newPrinter(mod *ir.Module, w io.Writer) *printer {
+	p := &printer{mod: mod, w: w, out: make([]byte, 0, chunkCap)}
 	p.relaxPrimNameFn = p.relaxPrimName
 	p.tirNameFn = p.tirVarName
 	p.tirBufferFn = p.bufferName
-	p.module()
-	return p.out
+	return p
 }
 
-// printer accumulates output in out. Methods write directly to out; function
-// bodies are printed into a scratch buffer first so that the declarations
-// found while printing them can be placed above (see relaxFunc).
+// chunkSize is the size at which the printer passes its output on (or, in a
+// held function body, starts a new chunk); chunkCap leaves room for the
+// binding that crosses it, so chunks rarely regrow. Variables so that tests
+// can check the text does not depend on them.
+var (
+	chunkSize = 64 << 10
+	chunkCap  = chunkSize + 4<<10
+)
+
+// printer accumulates output in out, which it passes on in chunks (see
+// spill). Methods write directly to out; the bodies of Relax functions are
+// printed aside first so that the declarations found while printing them
+// can be placed above (see relaxFunc).
 type printer struct {
 	mod *ir.Module
 	out []byte
-	ind int // current indentation level (4 spaces each)
+	// w receives the output; when it is nil (Print), done keeps the
+	// finished chunks instead.
+	w    io.Writer
+	err  error // w's first write error
+	done [][]byte
+	// held collects the full chunks of the top-level Relax function body
+	// being printed (holding is set), to be emitted after its header.
+	held    [][]byte
+	holding bool
+	ind     int // current indentation level (4 spaces each)
 	// fn is the innermost Relax function being printed, nil in TIR.
 	fn *relaxFrame
 	// tir is the PrimFunc being printed, nil in Relax.
@@ -82,6 +117,47 @@ type printer struct {
 	relaxPrimNameFn func(*ir.PrimVar) string
 	tirNameFn       func(*ir.PrimVar) string
 	tirBufferFn     func(*ir.Buffer) string
+}
+
+// emit passes a finished chunk on: written to w, or kept in done when there
+// is no w. It reports whether the caller may reuse c's memory.
+func (p *printer) emit(c []byte) (reusable bool) {
+	if len(c) == 0 {
+		return true
+	}
+	if p.w == nil {
+		p.done = append(p.done, c)
+		return false
+	}
+	if p.err == nil {
+		_, p.err = p.w.Write(c)
+	}
+	return true
+}
+
+// flush emits out and starts it afresh.
+func (p *printer) flush() {
+	if p.emit(p.out) {
+		p.out = p.out[:0]
+	} else {
+		p.out = make([]byte, 0, chunkCap)
+	}
+}
+
+// spill moves out on once it reaches chunkSize: into held while a
+// top-level function body is held, else to emit. Callers call it only where
+// out holds nothing but finished text of the current destination (between
+// statements of a top-level function, between functions).
+func (p *printer) spill() {
+	if len(p.out) < chunkSize {
+		return
+	}
+	if p.holding {
+		p.held = append(p.held, p.out)
+		p.out = make([]byte, 0, chunkCap)
+		return
+	}
+	p.flush()
 }
 
 func (p *printer) str(s string) { p.out = append(p.out, s...) }
@@ -152,6 +228,7 @@ func (p *printer) module() {
 		case *ir.PrimFunc:
 			p.primFunc(name, f)
 		}
+		p.spill()
 	}
 	if first {
 		p.line()

@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	goprinter "go/printer"
 	"go/token"
+	"io"
 	"strings"
 	"testing"
 
@@ -14,24 +15,47 @@ import (
 	"github.com/phasec/phasec/ir/irgen"
 )
 
-// Printing throughput on generated modules of 10 000 and 100 000 bindings
-// (irgen.Chain: one dataflow block over a symbolic batch), next to go/printer
-// printing a parsed Go file of similar size in the same run. MB/s is over
-// the output text.
+// Printing throughput on generated modules of 10 000, 100 000 and 1 000 000
+// bindings (irgen.Chain: one dataflow block over a symbolic batch), next to
+// go/printer printing a parsed Go file of similar size in the same run. MB/s
+// is over the output text. tvmscript/ is Print (the text as a string),
+// fprint/ is Fprint to io.Discard (what phasec fmt does); the printer must be
+// linear, so compare the 1M/100k ratios. The 1M module takes seconds to
+// build; leave it out with -bench 'Print/.*=(10|100)000'.
 
-var benchSizes = []int{10_000, 100_000}
+var benchSizes = []int{10_000, 100_000, 1_000_000}
 
 func BenchmarkPrint(b *testing.B) {
 	for _, n := range benchSizes {
-		mod := irgen.MustNormalize(irgen.Chain(n))
-		size := len(Print(mod))
+		var mod *ir.Module
+		size := 0
+		build := func() {
+			if mod == nil {
+				mod = irgen.MustNormalize(irgen.Chain(n))
+				size = len(Print(mod))
+			}
+		}
 		b.Run(fmt.Sprintf("tvmscript/bindings=%d", n), func(b *testing.B) {
+			build()
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
 			for b.Loop() {
 				Print(mod)
 			}
 		})
+		b.Run(fmt.Sprintf("fprint/bindings=%d", n), func(b *testing.B) {
+			build()
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := Fprint(io.Discard, mod); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if mod == nil {
+			continue // both filtered out: no size to match
+		}
 		file, fset := goFileOfSize(b, size)
 		var buf bytes.Buffer
 		if err := goprinter.Fprint(&buf, fset, file); err != nil {

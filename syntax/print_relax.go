@@ -77,14 +77,25 @@ func (p *printer) relaxFunc(name string, f *ir.Function, topLevel bool) {
 	p.sig = false
 	p.str(":\n")
 
-	// The body goes to a scratch buffer first: printing it may declare
-	// symbolic variables (and set usesCls), which print above it.
+	// The body is printed aside first: printing it may declare symbolic
+	// variables (and set usesCls), which print above it. A top-level body
+	// is held in chunks (spill), a nested one, small, in one buffer that
+	// goes into the enclosing body.
 	saved := p.out
-	p.out = make([]byte, 0, bytesPerBinding*countVars(f))
+	if topLevel {
+		p.out = make([]byte, 0, chunkCap)
+		p.holding = true
+	} else {
+		p.out = make([]byte, 0, bytesPerBinding*countVars(f))
+	}
 	p.ind++
 	p.body(f.Body)
 	body := p.out
 	p.out = saved
+	var held [][]byte
+	if topLevel {
+		held, p.held, p.holding = p.held, nil, false
+	}
 	for _, v := range frame.decls {
 		p.line()
 		p.str(frame.sc.prims[v].name)
@@ -102,8 +113,18 @@ func (p *printer) relaxFunc(name string, f *ir.Function, topLevel bool) {
 		p.line()
 		p.str("cls = Module\n")
 	}
-	p.out = append(p.out, body...)
 	p.ind--
+	if !topLevel {
+		p.out = append(p.out, body...)
+		return
+	}
+	p.flush()
+	for _, c := range held {
+		p.emit(c)
+	}
+	if p.emit(body) && cap(body) > cap(p.out) {
+		p.out = body[:0]
+	}
 }
 
 // defineVar gives v its unique printed name.
@@ -164,6 +185,7 @@ func (p *printer) blocks(blocks []*ir.BindingBlock) {
 		if !b.Dataflow {
 			for _, bd := range b.Bindings {
 				p.binding(bd, false)
+				p.spillTop()
 			}
 			continue
 		}
@@ -176,6 +198,7 @@ func (p *printer) blocks(blocks []*ir.BindingBlock) {
 			if v := bd.BoundVar(); !v.Dataflow {
 				outputs = append(outputs, p.fn.sc.vars[v])
 			}
+			p.spillTop()
 		}
 		p.line()
 		p.str("R.output(")
@@ -187,6 +210,15 @@ func (p *printer) blocks(blocks []*ir.BindingBlock) {
 		}
 		p.str(")\n")
 		p.ind--
+	}
+}
+
+// spillTop spills between the statements of a top-level function's body,
+// where out is that body's text (a nested function's body is printed into
+// a buffer of its own, which must stay whole).
+func (p *printer) spillTop() {
+	if p.fn.parent == nil {
+		p.spill()
 	}
 }
 
