@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
@@ -213,6 +214,8 @@ func (fr *tirFrame) stmt(s ir.Stmt) error {
 		}
 		_, err := fr.expr(s.Value)
 		return err
+	case *ir.AttrStmt:
+		return fr.errorf("lowered TIR (%s) is not supported by the evaluator", attrStmtForm(s))
 	case *ir.BlockRealize:
 		return fr.block(s)
 	case *ir.Block:
@@ -669,4 +672,12 @@ func store(t *tensor.Tensor, k int, from ir.DataType, v scalar) {
 	default:
 		t.SetFloat64(k, float64(v.i))
 	}
+}
+
+// attrStmtForm names an AttrStmt as TVMScript writes it, for messages.
+func attrStmtForm(s *ir.AttrStmt) string {
+	if s.Thread != nil {
+		return "T.launch_thread(" + strconv.Quote(s.Tag) + ", ...)"
+	}
+	return "T.attr(..., " + strconv.Quote(s.Key) + ", ...)"
 }

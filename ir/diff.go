@@ -54,6 +54,11 @@ func describeStmt(s Stmt) string {
 		return "if " + FormatPrim(v.Cond, nil)
 	case *LetStmt:
 		return primVarDesc(v.Var) + " = " + FormatPrim(v.Value, nil)
+	case *AttrStmt:
+		if v.Thread != nil {
+			return primVarDesc(v.Thread) + " = T.launch_thread(" + strconv.Quote(v.Tag) + ", " + FormatPrim(v.Value, nil) + ")"
+		}
+		return "T.attr(" + FormatPrim(v.Node, nil) + ", " + strconv.Quote(v.Key) + ", " + FormatPrim(v.Value, nil) + ")"
 	case *Evaluate:
 		return "T.evaluate(" + FormatPrim(v.Value, nil) + ")"
 	case *BlockRealize:

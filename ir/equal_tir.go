@@ -197,6 +197,22 @@ func (e *eqState) stmt(a, b Stmt) bool {
 			return e.failStr(primVarDesc(x.Var), primVarDesc(y.Var))
 		}
 		return e.stmtField("body", x.Body, y.Body)
+	case *AttrStmt:
+		y, ok := b.(*AttrStmt)
+		if !ok || x.Key != y.Key || x.Tag != y.Tag || (x.Thread == nil) != (y.Thread == nil) || (x.Node == nil) != (y.Node == nil) {
+			return e.stmtMismatch(a, b)
+		}
+		if !e.primField("value", x.Value, y.Value) {
+			return false
+		}
+		if x.Node != nil && !e.primField("node", x.Node, y.Node) {
+			return false
+		}
+		if x.Thread != nil && !e.definePrim(x.Thread, y.Thread) {
+			e.field("thread")
+			return e.failStr(primVarDesc(x.Thread), primVarDesc(y.Thread))
+		}
+		return e.stmtField("body", x.Body, y.Body)
 	case *Evaluate:
 		y, ok := b.(*Evaluate)
 		if !ok {

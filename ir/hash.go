@@ -85,6 +85,7 @@ const (
 	tagSeqStmt
 	tagIfThenElse
 	tagLetStmt
+	tagAttrStmt
 	tagEvaluate
 	tagBlockRealize
 	tagTIRBlock
@@ -694,6 +695,18 @@ func (h *hasher) stmt(s Stmt) {
 		h.mix(tagLetStmt)
 		h.prim(x.Value)
 		h.definePrim(x.Var)
+		h.stmt(x.Body)
+	case *AttrStmt:
+		h.mix(tagAttrStmt)
+		h.mixString(x.Key)
+		h.mixString(x.Tag)
+		h.prim(x.Value)
+		if x.Node != nil {
+			h.prim(x.Node)
+		}
+		if x.Thread != nil {
+			h.definePrim(x.Thread)
+		}
 		h.stmt(x.Body)
 	case *Evaluate:
 		h.mix(tagEvaluate)

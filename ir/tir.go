@@ -172,3 +172,18 @@ func (*PrimFunc) baseFunc()             {}
 
 // ParamBuffer returns the buffer bound to parameter i, or nil for a scalar.
 func (f *PrimFunc) ParamBuffer(i int) *Buffer { return f.BufferMap[f.Params[i]] }
+
+// AttrStmt annotates Body with Key = Value on a node, as lowered TIR does.
+// A thread launch (Key "thread_extent" or "virtual_thread") has Thread set:
+// the thread index variable, defined here and scoped over Body, bound to
+// the hardware thread Tag ("blockIdx.x") with extent Value (TVMScript
+// T.launch_thread). Otherwise Node is the annotated expression (T.attr).
+type AttrStmt struct {
+	stmtBase
+	Thread *PrimVar
+	Tag    string
+	Node   PrimExpr
+	Key    string
+	Value  PrimExpr
+	Body   Stmt
+}

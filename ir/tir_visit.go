@@ -79,6 +79,10 @@ func WalkStmt(s Stmt, v *StmtVisitor) {
 	case *LetStmt:
 		v.prim(s.Value)
 		WalkStmt(s.Body, v)
+	case *AttrStmt:
+		v.prim(s.Node)
+		v.prim(s.Value)
+		WalkStmt(s.Body, v)
 	case *Evaluate:
 		v.prim(s.Value)
 	case *BlockRealize:
@@ -299,6 +303,21 @@ func (m *TIRMutator) Stmt(s Stmt) Stmt {
 		v, val, body := m.bindVar(s.Var), m.Prim(s.Value), m.Stmt(s.Body)
 		if v != s.Var || val != s.Value || body != s.Body {
 			n := &LetStmt{Var: v, Value: val, Body: body}
+			n.span = s.span
+			out = n
+		}
+	case *AttrStmt:
+		th := s.Thread
+		if th != nil {
+			th = m.bindVar(th)
+		}
+		var node PrimExpr
+		if s.Node != nil {
+			node = m.Prim(s.Node)
+		}
+		val, body := m.Prim(s.Value), m.Stmt(s.Body)
+		if th != s.Thread || node != s.Node || val != s.Value || body != s.Body {
+			n := &AttrStmt{Thread: th, Tag: s.Tag, Node: node, Key: s.Key, Value: val, Body: body}
 			n.span = s.span
 			out = n
 		}

@@ -75,6 +75,8 @@ func stmtSize(s ir.Stmt) int {
 		return 1 + stmtSize(s.Then) + stmtSize(s.Else)
 	case *ir.LetStmt:
 		return 1 + stmtSize(s.Body)
+	case *ir.AttrStmt:
+		return 1 + stmtSize(s.Body)
 	case *ir.BlockRealize:
 		n := 1
 		if s.Block != nil {

@@ -206,7 +206,7 @@ func (bd *builder) tirDim(a *ast) ir.PrimExpr {
 func (bd *builder) tirStmts(stmts []*stmtNode) ir.Stmt {
 	type letFrame struct {
 		before []ir.Stmt
-		let    *ir.LetStmt
+		let    ir.Stmt // a *ir.LetStmt or *ir.AttrStmt
 	}
 	var frames []letFrame
 	var cur []ir.Stmt
@@ -227,7 +227,12 @@ func (bd *builder) tirStmts(stmts []*stmtNode) ir.Stmt {
 	}
 	body := seqOf(cur)
 	for i := len(frames) - 1; i >= 0; i-- {
-		frames[i].let.Body = body
+		switch s := frames[i].let.(type) {
+		case *ir.LetStmt:
+			s.Body = body
+		case *ir.AttrStmt:
+			s.Body = body
+		}
 		body = seqOf(append(frames[i].before, frames[i].let))
 	}
 	return body
@@ -244,9 +249,10 @@ func seqOf(stmts []ir.Stmt) ir.Stmt {
 }
 
 // tirStmt converts one statement. Declarations (symbolic variables,
-// buffers, attributes) yield nothing; a let yields the LetStmt whose body
-// the caller fills.
-func (bd *builder) tirStmt(st *stmtNode) (ir.Stmt, *ir.LetStmt) {
+// buffers, attributes) yield nothing; a let or a concise thread launch
+// yields the LetStmt or AttrStmt whose body (the rest of the list) the
+// caller fills.
+func (bd *builder) tirStmt(st *stmtNode) (ir.Stmt, ir.Stmt) {
 	sp := spanOf(st.Pos, st.EndPos)
 	switch {
 	case st.Simple != nil && st.Simple.Pass:
@@ -273,12 +279,17 @@ func (bd *builder) tirBody(s *suiteNode) ir.Stmt {
 	return bd.tirStmts(suiteStmts(s))
 }
 
-func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, *ir.LetStmt) {
+func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, ir.Stmt) {
 	st := bd.tir
 	target := bd.conv.exprList(as.Target)
 	if as.Value == nil {
 		if as.Annot != nil {
 			bd.fail(sp, "expected \"= value\" after the annotation")
+		}
+		if target.callee() == "T.attr" {
+			s := bd.attrStmt(target)
+			s.SetSpan(sp)
+			return nil, s // scopes over the rest of the list
 		}
 		return bd.tirExprStmt(target), nil
 	}
@@ -365,6 +376,11 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, *ir.LetStmt
 		bd.define(name, bd.metaVar(value))
 		ok = true
 		return nil, nil
+	case c == "T.launch_thread":
+		s := bd.launchThread(value, target)
+		s.SetSpan(sp)
+		ok = true
+		return nil, s
 	}
 	if dt, isDecl := symDecl(value); isDecl {
 		v := ir.NewPrimVar(name, dt)
@@ -573,6 +589,28 @@ func (bd *builder) tirWith(w *withNode) ir.Stmt {
 	switch c := a.callee(); c {
 	case "T.block", "T.sblock":
 		return bd.tirBlock(a, w)
+	case "T.attr":
+		if w.As != nil {
+			bd.fail(bd.conv.expr(w.As).Span, "with T.attr(...) defines no variable; drop \"as ...\"")
+		}
+		s := bd.attrStmt(a)
+		s.SetSpan(spanOf(w.Pos, w.Pos))
+		s.Body = bd.tirBody(w.Body)
+		return s
+	case "T.launch_thread":
+		if w.As == nil {
+			bd.fail(a.Span, "expected \"with T.launch_thread(tag, extent) as name:\"")
+		}
+		target := bd.conv.expr(w.As)
+		if target.Kind != aName {
+			bd.fail(target.Span, "expected a thread variable name after \"as\", found %s", target.describe())
+		}
+		bd.push()
+		defer bd.pop()
+		s := bd.launchThread(a, target)
+		s.SetSpan(spanOf(w.Pos, w.Pos))
+		s.Body = bd.tirBody(w.Body)
+		return s
 	case "T.init":
 		bd.fail(a.Span, "with T.init() is only allowed directly inside a T.block")
 	default:
@@ -594,4 +632,44 @@ func (bd *builder) metaVar(a *ast) *symbol {
 		}
 	}
 	return &symbol{meta: bd.prim(v)}
+}
+
+// launchThread converts T.launch_thread("blockIdx.x", extent) assigned to
+// target: TVM's LaunchThread with a thread tag creates the thread's index
+// variable (named by the assignment, typed like the extent) and scopes it
+// over the rest of the body. Launching an already defined thread variable
+// (after T.env_thread) is not supported yet.
+func (bd *builder) launchThread(a, target *ast) *ir.AttrStmt {
+	if len(a.Items) != 2 {
+		bd.fail(a.Span, "expected T.launch_thread(thread_tag, extent), found %d arguments", len(a.Items))
+	}
+	tag := a.Items[0]
+	if tag.Kind != aStr {
+		bd.fail(tag.Span, "expected a thread tag string such as \"blockIdx.x\", found %s (T.env_thread variables are not supported yet)", tag.describe())
+	}
+	ext := bd.prim(a.Items[1])
+	if !ext.DType().IsInt() {
+		bd.fail(a.Items[1].Span, "a thread extent must be an integer, found %s", ext.DType())
+	}
+	v := ir.NewPrimVar(target.Name, ext.DType())
+	v.SetSpan(target.Span)
+	bd.define(target.Name, &symbol{prim: v})
+	key := "thread_extent"
+	if strings.HasPrefix(tag.Text, "vthread") {
+		key = "virtual_thread"
+	}
+	return &ir.AttrStmt{Thread: v, Tag: tag.Text, Key: key, Value: ext}
+}
+
+// attrStmt converts T.attr(node, "key", value), an annotation scoped over
+// the statements that follow it (or over a with block).
+func (bd *builder) attrStmt(a *ast) *ir.AttrStmt {
+	if len(a.Items) != 3 {
+		bd.fail(a.Span, "expected T.attr(node, attr_key, value), found %d arguments", len(a.Items))
+	}
+	key := a.Items[1]
+	if key.Kind != aStr {
+		bd.fail(key.Span, "expected an attribute key string, found %s", key.describe())
+	}
+	return &ir.AttrStmt{Node: bd.prim(a.Items[0]), Key: key.Text, Value: bd.prim(a.Items[2])}
 }

@@ -134,6 +134,14 @@ func (c *regionCollector) stmt(s ir.Stmt, nested bool) {
 		c.local[s.Var] = true
 		c.expr(s.Value, nested)
 		c.stmt(s.Body, nested)
+	case *ir.AttrStmt:
+		if s.Thread != nil {
+			c.local[s.Thread] = true
+		} else {
+			c.expr(s.Node, nested)
+		}
+		c.expr(s.Value, nested)
+		c.stmt(s.Body, nested)
 	case *ir.Evaluate:
 		c.expr(s.Value, nested)
 	case *ir.BlockRealize:

@@ -282,7 +282,11 @@ func (p *printer) stmt(s ir.Stmt) {
 		if len(x.Stmts) == 0 {
 			p.stmt(nil)
 		}
-		for _, c := range x.Stmts {
+		for i, c := range x.Stmts {
+			if a, ok := c.(*ir.AttrStmt); ok && i < len(x.Stmts)-1 {
+				p.attrStmt(a, false)
+				continue
+			}
 			p.stmt(c)
 		}
 	case *ir.For:
@@ -324,6 +328,8 @@ func (p *printer) stmt(s ir.Stmt) {
 		p.tirPrim(x.Value)
 		p.nl()
 		p.stmt(x.Body)
+	case *ir.AttrStmt:
+		p.attrStmt(x, true)
 	case *ir.Evaluate:
 		p.line()
 		if c, ok := x.Value.(*ir.PrimCall); ok && c.Op == "ret" && len(c.Args) == 1 {
@@ -610,4 +616,52 @@ func (p *printer) regions(head string, regions []ir.BufferRegion) {
 		p.byte(']')
 	}
 	p.str(")\n")
+}
+
+// attrStmt prints an AttrStmt as TVM's printer does (the AttrStmt
+// dispatch of src/script/printer/tir/stmt.cc): a thread launch as
+// T.launch_thread(tag, extent) defining its variable, anything else as
+// T.attr(node, key, value). The last statement of a body prints concisely
+// (name = T.launch_thread(...) followed by the body at the same level,
+// DoConciseScoping); one followed by more statements prints as a with
+// block.
+func (p *printer) attrStmt(x *ir.AttrStmt, concise bool) {
+	p.line()
+	if !concise {
+		p.str("with ")
+	}
+	var name string
+	if x.Thread != nil {
+		name = p.defineTIRVar(x.Thread)
+		if concise {
+			p.str(name)
+			p.str(" = ")
+		}
+		p.str("T.launch_thread(")
+		p.quote(x.Tag)
+	} else {
+		p.str("T.attr(")
+		p.tirPrim(x.Node)
+		p.str(", ")
+		p.quote(x.Key)
+	}
+	p.str(", ")
+	p.tirPrim(x.Value)
+	p.byte(')')
+	if concise {
+		p.nl()
+		p.stmt(x.Body)
+	} else {
+		if name != "" {
+			p.str(" as ")
+			p.str(name)
+		}
+		p.str(":\n")
+		p.ind++
+		p.stmt(x.Body)
+		p.ind--
+	}
+	if x.Thread != nil {
+		p.releaseTIRVar(x.Thread) // its frame ends, as TVM's does
+	}
 }

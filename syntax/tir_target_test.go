@@ -41,3 +41,36 @@ class Module:
 		require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(other))
 	}
 }
+
+// TestLaunchThreadEquality: thread launches compare by tag, key and extent,
+// and their variables alpha-rename like any definition.
+func TestLaunchThreadEquality(t *testing.T) {
+	const tmpl = `# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((64,), "float32")):
+        VAR = T.launch_thread("TAG", EXT)
+        T.attr(0, "KEY", 1)
+        A[VAR] = T.float32(1)
+`
+	parse := func(v, tag, ext, key string) *ir.Module {
+		src := strings.NewReplacer("VAR", v, "TAG", tag, "EXT", ext, "KEY", key).Replace(tmpl)
+		return parseOrFail(t, "launch.tvms", []byte(src))
+	}
+	base := parse("tx", "threadIdx.x", "64", "k")
+	renamed := parse("other", "threadIdx.x", "64", "k")
+	require.Nil(t, ir.Diff(base, renamed, ir.EqualOptions{}))
+	require.Equal(t, ir.StructuralHash(base), ir.StructuralHash(renamed))
+	for _, other := range []*ir.Module{
+		parse("tx", "blockIdx.x", "64", "k"),
+		parse("tx", "threadIdx.x", "32", "k"),
+		parse("tx", "threadIdx.x", "64", "j"),
+	} {
+		require.NotNil(t, ir.Diff(base, other, ir.EqualOptions{}))
+		require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(other))
+	}
+}

@@ -497,6 +497,8 @@ func walkStores(s ir.Stmt, f func(*ir.Buffer)) {
 			s = t.Body
 		case *ir.LetStmt:
 			s = t.Body
+		case *ir.AttrStmt:
+			s = t.Body
 		case *ir.IfThenElse:
 			walkStores(t.Then, f)
 			s = t.Else

@@ -373,6 +373,11 @@ func (c *compiler) compileStmt(s ir.Stmt) stmt {
 		return func(*frame) {}
 	case *ir.BlockRealize:
 		return c.compileBlock(s)
+	case *ir.AttrStmt:
+		if s.Thread != nil {
+			c.fail(s, "T.launch_thread(%q, ...) is not supported: the kernel compiler runs unscheduled TIR", s.Tag)
+		}
+		c.fail(s, "T.attr(..., %q, ...) is not supported by the kernel compiler", s.Key)
 	}
 	c.fail(s, "unsupported statement %T", s)
 	return nil
@@ -555,6 +560,8 @@ func containsLoop(s ir.Stmt) bool {
 			}
 		}
 	case *ir.LetStmt:
+		return containsLoop(s.Body)
+	case *ir.AttrStmt:
 		return containsLoop(s.Body)
 	case *ir.IfThenElse:
 		return containsLoop(s.Then) || containsLoop(s.Else)
