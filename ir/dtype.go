@@ -77,6 +77,39 @@ func (t DataType) Element() DataType { return t.WithLanes(1) }
 // String spells the type as TVMScript does: "float32", "int64x4", "bool",
 // "handle"; Void is the empty string.
 func (t DataType) String() string {
+	if t.Lanes <= 1 {
+		// The common scalar types without building the string: the
+		// printer spells one per binding.
+		switch t.Code {
+		case CodeFloat:
+			switch t.Bits {
+			case 16:
+				return "float16"
+			case 32:
+				return "float32"
+			case 64:
+				return "float64"
+			}
+		case CodeInt:
+			switch t.Bits {
+			case 8:
+				return "int8"
+			case 16:
+				return "int16"
+			case 32:
+				return "int32"
+			case 64:
+				return "int64"
+			}
+		case CodeUInt:
+			switch t.Bits {
+			case 8:
+				return "uint8"
+			case 32:
+				return "uint32"
+			}
+		}
+	}
 	var base string
 	switch t.Code {
 	case CodeVoid:

@@ -45,3 +45,15 @@ func TestDataTypeBytes(t *testing.T) {
 		}
 	}
 }
+
+var dtypeSink string
+
+// The printer spells a dtype per binding: the common scalar ones cost no
+// allocation (their spelling is checked by TestParseDataTypeRoundTrips).
+func TestDataTypeStringCommonNoAlloc(t *testing.T) {
+	for _, d := range []DataType{Float16, Float32, Float64, Int32, Int64, Bool} {
+		if n := testing.AllocsPerRun(100, func() { dtypeSink = d.String() }); n != 0 {
+			t.Errorf("%v.String() allocates %v times", d, n)
+		}
+	}
+}

@@ -13,10 +13,16 @@ import (
 type nameSpace struct {
 	used map[string]bool
 	next map[string]int
-	// suffixed records the hint and number of each name fresh made by
-	// appending a number, so that release can make the number available
-	// again.
-	suffixed map[string]suffix
+	// releasable is set for a name space whose names are released (TIR's):
+	// only then does fresh record in suffixed the hint and number of each
+	// name it made by appending a number, so that release can make the
+	// number available again. A Relax scope never releases, and a million
+	// "lv" hints would otherwise fill a million-entry map for nothing.
+	releasable bool
+	suffixed   map[string]suffix
+	// cand is scratch space for suffixed candidates, so that a taken one
+	// costs no allocation.
+	cand []byte
 }
 
 type suffix struct {
@@ -24,9 +30,15 @@ type suffix struct {
 	n    int
 }
 
-func newNameSpace() *nameSpace { return newNameSpaceSized(0) }
+// newNameSpace returns a name space whose names may be released.
+func newNameSpace() *nameSpace {
+	ns := newNameSpaceSized(0)
+	ns.releasable = true
+	return ns
+}
 
-// newNameSpaceSized returns a name space expecting about n names.
+// newNameSpaceSized returns a name space expecting about n names, none of
+// them released.
 func newNameSpaceSized(n int) *nameSpace {
 	ns := &nameSpace{used: make(map[string]bool, n+len(reservedNames)), next: map[string]int{}}
 	for _, r := range reservedNames {
@@ -38,24 +50,36 @@ func newNameSpaceSized(n int) *nameSpace {
 // Names the printed text itself uses at module or function level.
 var reservedNames = []string{"I", "R", "T", "cls", "Module", "metadata", "range"}
 
+// take marks name used and reports whether it was free. One map operation:
+// the map grows exactly when the name was not there (a million bindings
+// make a million calls).
+func (ns *nameSpace) take(name string) bool {
+	n := len(ns.used)
+	ns.used[name] = true
+	return len(ns.used) > n
+}
+
 // fresh returns a new unique name for hint.
 func (ns *nameSpace) fresh(hint string) string {
 	base := sanitizeName(hint)
-	if !ns.used[base] {
-		ns.used[base] = true
+	if ns.take(base) {
 		return base
 	}
 	for i := max(ns.next[base], 1); ; i++ {
-		cand := base + strconv.Itoa(i)
-		if !ns.used[cand] {
-			ns.used[cand] = true
-			ns.next[base] = i + 1
+		ns.cand = strconv.AppendInt(append(ns.cand[:0], base...), int64(i), 10)
+		if ns.used[string(ns.cand)] { // no allocation for a taken candidate
+			continue
+		}
+		cand := string(ns.cand)
+		ns.used[cand] = true
+		ns.next[base] = i + 1
+		if ns.releasable {
 			if ns.suffixed == nil {
 				ns.suffixed = map[string]suffix{}
 			}
 			ns.suffixed[cand] = suffix{base, i}
-			return cand
 		}
+		return cand
 	}
 }
 
