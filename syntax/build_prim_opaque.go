@@ -10,7 +10,11 @@ import "github.com/phasec/phasec/ir"
 
 // opaqueIntrinsics maps a name to its result type rule: "arg0" (the first
 // argument's type), "dtype0" (a leading dtype string argument, as
-// T.call_extern("float32", "f", x)), "bool", or "int32".
+// T.call_extern("float32", "f", x)), "bool", "int32", or "lanes" (the
+// first argument's type widened to the constant lane count the last
+// argument gives: the vector expressions T.Broadcast(value, lanes) and
+// T.Ramp(base, stride, lanes), which TVM's printer writes under these
+// names, src/script/printer/tir/expr.cc).
 var opaqueIntrinsics = map[string]string{
 	"call_extern": "dtype0", "call_pure_extern": "dtype0", "call_intrin": "dtype0",
 	"call_llvm_intrin": "dtype0", "call_llvm_pure_intrin": "dtype0", "call_packed": "int32",
@@ -19,7 +23,11 @@ var opaqueIntrinsics = map[string]string{
 	"atan2": "arg0", "q_multiply_shift": "arg0", "q_multiply_shift_per_axis": "arg0",
 	"ceildiv": "arg0", "tvm_thread_invariant": "arg0",
 	"isnullptr": "bool", "vscale": "int32", "dp4a": "int32",
+	"Broadcast": "lanes", "Ramp": "lanes",
 }
+
+// vectorArity is the argument count of the "lanes" intrinsics.
+var vectorArity = map[string]int{"Broadcast": 2, "Ramp": 3}
 
 func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 	args := a.Items
@@ -32,6 +40,22 @@ func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 	}
 	var t ir.DataType
 	switch ret {
+	case "lanes":
+		if n := vectorArity[name]; len(ops) != n {
+			bd.fail(a.Span, "T.%s takes %d arguments, found %d", name, n, len(ops))
+		}
+		lanes, ok := ops[len(ops)-1].(*ir.IntImm)
+		if !ok || lanes.Value < 2 || lanes.Value > 65535 {
+			bd.fail(args[len(args)-1].Span, "expected a constant lane count of at least 2 as the last argument of T.%s", name)
+		}
+		elem := ops[0].DType()
+		if !elem.IsScalar() {
+			bd.fail(args[0].Span, "T.%s needs a scalar first argument, found %s", name, elem)
+		}
+		if name == "Ramp" && ops[1].DType() != elem {
+			bd.fail(args[1].Span, "T.Ramp's stride must have the base's dtype %s, found %s", elem, ops[1].DType())
+		}
+		t = elem.WithLanes(int(lanes.Value))
 	case "bool":
 		t = ir.Bool
 	case "int32":
