@@ -22,7 +22,7 @@ var opaqueIntrinsics = map[string]string{
 	"ldexp": "arg0", "nextafter": "arg0", "copysign": "arg0", "hypot": "arg0", "fmod": "arg0",
 	"atan2": "arg0", "q_multiply_shift": "arg0", "q_multiply_shift_per_axis": "arg0",
 	"ceildiv": "arg0", "tvm_thread_invariant": "arg0",
-	"isnullptr": "bool", "vscale": "int32", "dp4a": "int32",
+	"isnullptr": "bool", "assume": "bool", "vscale": "int32", "dp4a": "int32",
 	"Broadcast": "lanes", "Ramp": "lanes",
 }
 

@@ -335,6 +335,13 @@ func (p *printer) stmt(s ir.Stmt) {
 		if c, ok := x.Value.(*ir.PrimCall); ok && c.Op == "ret" && len(c.Args) == 1 {
 			p.str("T.ret(")
 			p.tirPrim(c.Args[0])
+		} else if ok && !tvmExprNode[c.Op] {
+			// TVM's printer writes an evaluated Call as a bare expression
+			// statement (the Evaluate dispatch of
+			// src/script/printer/tir/stmt.cc); T.evaluate wraps the rest.
+			p.tirPrim(c)
+			p.nl()
+			return
 		} else {
 			p.str("T.evaluate(")
 			p.tirPrim(x.Value)
@@ -665,3 +672,8 @@ func (p *printer) attrStmt(x *ir.AttrStmt, concise bool) {
 		p.releaseTIRVar(x.Thread) // its frame ends, as TVM's does
 	}
 }
+
+// tvmExprNode names the PrimCall ops that are expression nodes of their
+// own in TVM, not Calls (tir::Broadcast, tir::Ramp), so an evaluated one
+// keeps its T.evaluate.
+var tvmExprNode = map[string]bool{"Broadcast": true, "Ramp": true}

@@ -74,3 +74,26 @@ class Module:
 		require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(other))
 	}
 }
+
+// TestEvaluatedCallPrintsBare: T.evaluate(call) prints as the bare call,
+// as TVM's printer writes an Evaluate of a Call; a non-call keeps
+// T.evaluate, and so does a vector node (T.Broadcast is no Call in TVM).
+func TestEvaluatedCallPrintsBare(t *testing.T) {
+	src := `# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((8,), "float32")):
+        T.evaluate(T.call_extern("int32", "g", 2))
+        T.evaluate(T.Broadcast(1, 4))
+        T.evaluate(1)
+        A[0] = T.float32(1.0)
+`
+	got := Print(parseOrFail(t, "ev.tvms", []byte(src)))
+	require.Contains(t, got, "\n        T.call_extern(\"int32\", \"g\", 2)\n")
+	require.Contains(t, got, "\n        T.evaluate(T.Broadcast(1, 4))\n")
+	require.Contains(t, got, "\n        T.evaluate(1)\n")
+}
