@@ -589,6 +589,26 @@ func (bd *builder) tirWith(w *withNode) ir.Stmt {
 	switch c := a.callee(); c {
 	case "T.block", "T.sblock":
 		return bd.tirBlock(a, w)
+	case "T.LetStmt":
+		// with T.LetStmt(value) as x: what TVM prints for a let followed
+		// by more statements.
+		if w.As == nil || len(a.Items) != 1 {
+			bd.fail(a.Span, "expected \"with T.LetStmt(value) as name:\"")
+		}
+		target := bd.conv.expr(w.As)
+		if target.Kind != aName {
+			bd.fail(target.Span, "expected a variable name after \"as\", found %s", target.describe())
+		}
+		val := bd.prim(a.Items[0])
+		bd.push()
+		defer bd.pop()
+		v := ir.NewPrimVar(target.Name, val.DType())
+		v.SetSpan(target.Span)
+		bd.define(target.Name, &symbol{prim: v})
+		let := &ir.LetStmt{Var: v, Value: val}
+		let.SetSpan(spanOf(w.Pos, w.Pos))
+		let.Body = bd.tirBody(w.Body)
+		return let
 	case "T.attr":
 		if w.As != nil {
 			bd.fail(bd.conv.expr(w.As).Span, "with T.attr(...) defines no variable; drop \"as ...\"")

@@ -287,6 +287,21 @@ func (p *printer) stmt(s ir.Stmt) {
 				p.attrStmt(a, false)
 				continue
 			}
+			if l, ok := c.(*ir.LetStmt); ok && i < len(x.Stmts)-1 {
+				// Not the last statement: TVM's LetStmt dispatch
+				// (src/script/printer/tir/stmt.cc) prints a with block.
+				p.line()
+				p.str("with T.LetStmt(")
+				p.tirPrim(l.Value)
+				p.str(") as ")
+				p.str(p.defineTIRVar(l.Var))
+				p.str(":\n")
+				p.ind++
+				p.stmt(l.Body)
+				p.ind--
+				p.releaseTIRVar(l.Var)
+				continue
+			}
 			p.stmt(c)
 		}
 	case *ir.For:
