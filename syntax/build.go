@@ -40,6 +40,10 @@ type symbol struct {
 	// meta is the expression "x = T.meta_var(e)" binds x to: uses of x
 	// stand for e itself, no variable is defined.
 	meta ir.PrimExpr
+	// envThread is the thread tag "x = T.env_thread(tag)" binds x to; each
+	// T.launch_thread(x, n) defines its own variable for the launch.
+	envThread string
+	envType   ir.DataType
 }
 
 // loopInfo records a TIR loop variable's domain, for T.axis.remap.

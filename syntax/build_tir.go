@@ -286,6 +286,11 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, ir.Stmt) {
 		if as.Annot != nil {
 			bd.fail(sp, "expected \"= value\" after the annotation")
 		}
+		if target.callee() == "T.launch_thread" {
+			s := bd.launchThread(target, nil)
+			s.SetSpan(sp)
+			return nil, s // T.launch_thread(env_var, n) scopes over the rest
+		}
 		if target.callee() == "T.attr" {
 			s := bd.attrStmt(target)
 			s.SetSpan(sp)
@@ -374,6 +379,22 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, ir.Stmt) {
 		bd.fail(value.Span, "%s is only allowed at the top of a T.block", c)
 	case c == "T.meta_var":
 		bd.define(name, bd.metaVar(value))
+		ok = true
+		return nil, nil
+	case c == "T.env_thread":
+		if len(value.Items) < 1 || len(value.Items) > 2 || value.Items[0].Kind != aStr {
+			bd.fail(value.Span, "expected T.env_thread(thread_tag[, dtype])")
+		}
+		dt := ir.Int32
+		if len(value.Items) == 2 {
+			d := value.Items[1]
+			t, err := ir.ParseDataType(d.Text)
+			if d.Kind != aStr || err != nil || !t.IsInt() {
+				bd.fail(d.Span, "expected an integer dtype string for the thread variable")
+			}
+			dt = t
+		}
+		bd.define(name, &symbol{envThread: value.Items[0].Text, envType: dt})
 		ok = true
 		return nil, nil
 	case c == "T.launch_thread":
@@ -618,6 +639,14 @@ func (bd *builder) tirWith(w *withNode) ir.Stmt {
 		s.Body = bd.tirBody(w.Body)
 		return s
 	case "T.launch_thread":
+		if w.As == nil && bd.envThreadArg(a) != nil {
+			bd.push()
+			defer bd.pop()
+			s := bd.launchThread(a, nil)
+			s.SetSpan(spanOf(w.Pos, w.Pos))
+			s.Body = bd.tirBody(w.Body)
+			return s
+		}
 		if w.As == nil {
 			bd.fail(a.Span, "expected \"with T.launch_thread(tag, extent) as name:\"")
 		}
@@ -664,21 +693,44 @@ func (bd *builder) launchThread(a, target *ast) *ir.AttrStmt {
 		bd.fail(a.Span, "expected T.launch_thread(thread_tag, extent), found %d arguments", len(a.Items))
 	}
 	tag := a.Items[0]
-	if tag.Kind != aStr {
-		bd.fail(tag.Span, "expected a thread tag string such as \"blockIdx.x\", found %s (T.env_thread variables are not supported yet)", tag.describe())
-	}
 	ext := bd.prim(a.Items[1])
 	if !ext.DType().IsInt() {
 		bd.fail(a.Items[1].Span, "a thread extent must be an integer, found %s", ext.DType())
 	}
-	v := ir.NewPrimVar(target.Name, ext.DType())
+	dt := ext.DType()
+	tagText := tag.Text
+	if env := bd.envThreadArg(a); env != nil {
+		// T.launch_thread(x, n) after x = T.env_thread(tag): a fresh
+		// variable per launch (each launch scopes its own), named x.
+		if target != nil {
+			bd.fail(target.Span, "T.launch_thread(%s, ...) launches the variable T.env_thread declared; it defines no new name", tag.Name)
+		}
+		target, tagText, dt = tag, env.envThread, env.envType
+	} else if tag.Kind != aStr {
+		bd.fail(tag.Span, "expected a thread tag string such as \"blockIdx.x\" or a T.env_thread variable, found %s", tag.describe())
+	} else if target == nil {
+		bd.fail(a.Span, "T.launch_thread(%q, ...) defines a thread variable: write \"name = T.launch_thread(...)\"", tag.Text)
+	}
+	v := ir.NewPrimVar(target.Name, dt)
 	v.SetSpan(target.Span)
 	bd.define(target.Name, &symbol{prim: v})
 	key := "thread_extent"
-	if strings.HasPrefix(tag.Text, "vthread") {
+	if strings.HasPrefix(tagText, "vthread") {
 		key = "virtual_thread"
 	}
-	return &ir.AttrStmt{Thread: v, Tag: tag.Text, Key: key, Value: ext}
+	return &ir.AttrStmt{Thread: v, Tag: tagText, Key: key, Value: ext}
+}
+
+// envThreadArg returns the T.env_thread symbol a T.launch_thread call's
+// first argument names, or nil.
+func (bd *builder) envThreadArg(a *ast) *symbol {
+	if len(a.Items) == 0 || a.Items[0].Kind != aName {
+		return nil
+	}
+	if s := bd.lookup(a.Items[0].Name); s != nil && s.envThread != "" {
+		return s
+	}
+	return nil
 }
 
 // attrStmt converts T.attr(node, "key", value), an annotation scoped over

@@ -97,3 +97,33 @@ class Module:
 	require.Contains(t, got, "\n        T.evaluate(T.Broadcast(1, 4))\n")
 	require.Contains(t, got, "\n        T.evaluate(1)\n")
 }
+
+// TestEnvThreadLaunch: T.env_thread declares a thread that
+// T.launch_thread(x, n) launches; the module equals the one written with
+// thread tags, and prints in that form (TVM prints a launch whose variable
+// is not yet defined with its tag).
+func TestEnvThreadLaunch(t *testing.T) {
+	const head = `# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((64,), "float32")):
+`
+	env := head + `        tx = T.env_thread("threadIdx.x")
+        with T.launch_thread(tx, 64):
+            A[tx] = T.float32(1.0)
+        T.launch_thread(tx, 32)
+        A[tx] = T.float32(2.0)
+`
+	tags := head + `        with T.launch_thread("threadIdx.x", 64) as tx:
+            A[tx] = T.float32(1.0)
+        tx = T.launch_thread("threadIdx.x", 32)
+        A[tx] = T.float32(2.0)
+`
+	m1, m2 := parseOrFail(t, "env.tvms", []byte(env)), parseOrFail(t, "tags.tvms", []byte(tags))
+	require.Nil(t, ir.Diff(m1, m2, ir.EqualOptions{}))
+	require.Equal(t, tags, Print(m1))
+}
