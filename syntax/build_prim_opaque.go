@@ -10,7 +10,8 @@ import "github.com/phasec/phasec/ir"
 
 // opaqueIntrinsics maps a name to its result type rule: "arg0" (the first
 // argument's type), "dtype0" (a leading dtype string argument, as
-// T.call_extern("float32", "f", x)), "bool", "int32", or "lanes" (the
+// T.call_extern("float32", "f", x)), "arg1" (the second argument's type,
+// as tvm_warp_shuffle's value), "bool", "int32", "handle", or "lanes" (the
 // first argument's type widened to the constant lane count the last
 // argument gives: the vector expressions T.Broadcast(value, lanes) and
 // T.Ramp(base, stride, lanes), which TVM's printer writes under these
@@ -24,6 +25,11 @@ var opaqueIntrinsics = map[string]string{
 	"ceildiv": "arg0", "tvm_thread_invariant": "arg0",
 	"isnullptr": "bool", "assume": "bool", "vscale": "int32", "dp4a": "int32",
 	"Broadcast": "lanes", "Ramp": "lanes",
+	// Lowered-TIR builtins (python/tvm/tir/op.py gives their types).
+	"tvm_storage_sync": "int32", "tvm_call_packed_lowered": "int32", "tvm_call_cpacked": "int32",
+	"tvm_call_cpacked_lowered": "int32", "call_packed_lowered": "int32", "call_cpacked_lowered": "int32",
+	"tvm_warp_shuffle": "arg1", "tvm_warp_shuffle_up": "arg1", "tvm_warp_shuffle_down": "arg1",
+	"tvm_stack_alloca": "handle", "tvm_thread_allreduce": "handle", "tvm_throw_last_error": "handle",
 }
 
 // vectorArity is the argument count of the "lanes" intrinsics.
@@ -31,7 +37,7 @@ var vectorArity = map[string]int{"Broadcast": 2, "Ramp": 3}
 
 func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 	args := a.Items
-	if len(args) == 0 && ret != "int32" {
+	if len(args) == 0 && ret != "int32" && ret != "handle" {
 		bd.fail(a.Span, "T.%s takes arguments", name)
 	}
 	ops := make([]ir.PrimExpr, len(args))
@@ -60,6 +66,13 @@ func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 		t = ir.Bool
 	case "int32":
 		t = ir.Int32
+	case "handle":
+		t = ir.Handle
+	case "arg1":
+		if len(ops) < 2 {
+			bd.fail(a.Span, "T.%s takes at least 2 arguments, found %d", name, len(ops))
+		}
+		t = ops[1].DType()
 	case "dtype0":
 		s, ok := ops[0].(*ir.PrimStr)
 		if !ok {
