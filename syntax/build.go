@@ -31,9 +31,17 @@ type symbol struct {
 	relax  *ir.Var
 	prim   *ir.PrimVar
 	buf    *ir.Buffer
-	module bool // "cls = Module": an alias of the module being defined
-	poison bool // its definition failed; uses are skipped silently
 	loop   *loopInfo
+	rare   *rareSymbol // the kinds few names are; nil for most
+	module bool        // "cls = Module": an alias of the module being defined
+	poison bool        // its definition failed; uses are skipped silently
+}
+
+// rareSymbol holds what only a few TIR names need, behind a pointer so that
+// the symbol of every binding stays small (48 bytes, not 104: a large
+// module defines one per binding, and the collector's work is the largest
+// cost of a parse).
+type rareSymbol struct {
 	// group holds the loop variables a single name stands for in
 	// "for iters in T.grid(a, b):" (iters[0] is the first).
 	group []*ast

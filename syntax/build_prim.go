@@ -89,8 +89,8 @@ func (bd *builder) primName(a *ast) ir.PrimExpr {
 		bd.skip()
 	case s.prim != nil:
 		return s.prim
-	case s.meta != nil:
-		return s.meta
+	case s.rare != nil && s.rare.meta != nil:
+		return s.rare.meta
 	case s.buf != nil:
 		bd.fail(a.Span, "expected a scalar, found buffer %s (index it: %s[...])", a.Name, a.Name)
 	case s.relax != nil:
@@ -526,8 +526,8 @@ func (bd *builder) loopGroup(a *ast) []*ast {
 	if a.Kind != aName {
 		return nil
 	}
-	if s := bd.lookup(a.Name); s != nil {
-		return s.group
+	if s := bd.lookup(a.Name); s != nil && s.rare != nil {
+		return s.rare.group
 	}
 	return nil
 }

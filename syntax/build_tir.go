@@ -394,7 +394,7 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, ir.Stmt) {
 			}
 			dt = t
 		}
-		bd.define(name, &symbol{envThread: value.Items[0].Text, envType: dt})
+		bd.define(name, &symbol{rare: &rareSymbol{envThread: value.Items[0].Text, envType: dt}})
 		ok = true
 		return nil, nil
 	case c == "T.launch_thread":
@@ -563,7 +563,7 @@ func (bd *builder) tirFor(n *forNode) ir.Stmt {
 		bd.define(targets[i].Name, &symbol{prim: v, loop: &loopInfo{min: loops[i].min, extent: loops[i].extent}})
 	}
 	if group != nil {
-		bd.define(group.Name, &symbol{group: targets})
+		bd.define(group.Name, &symbol{rare: &rareSymbol{group: targets}})
 	}
 	body := bd.tirBody(n.Body)
 	for i := len(loops) - 1; i >= 0; i-- {
@@ -680,7 +680,7 @@ func (bd *builder) metaVar(a *ast) *symbol {
 			return &alias
 		}
 	}
-	return &symbol{meta: bd.prim(v)}
+	return &symbol{rare: &rareSymbol{meta: bd.prim(v)}}
 }
 
 // launchThread converts T.launch_thread("blockIdx.x", extent) assigned to
@@ -705,7 +705,7 @@ func (bd *builder) launchThread(a, target *ast) *ir.AttrStmt {
 		if target != nil {
 			bd.fail(target.Span, "T.launch_thread(%s, ...) launches the variable T.env_thread declared; it defines no new name", tag.Name)
 		}
-		target, tagText, dt = tag, env.envThread, env.envType
+		target, tagText, dt = tag, env.rare.envThread, env.rare.envType
 	} else if tag.Kind != aStr {
 		bd.fail(tag.Span, "expected a thread tag string such as \"blockIdx.x\" or a T.env_thread variable, found %s", tag.describe())
 	} else if target == nil {
@@ -727,7 +727,7 @@ func (bd *builder) envThreadArg(a *ast) *symbol {
 	if len(a.Items) == 0 || a.Items[0].Kind != aName {
 		return nil
 	}
-	if s := bd.lookup(a.Items[0].Name); s != nil && s.envThread != "" {
+	if s := bd.lookup(a.Items[0].Name); s != nil && s.rare != nil && s.rare.envThread != "" {
 		return s
 	}
 	return nil
