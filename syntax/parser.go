@@ -3,6 +3,7 @@ package syntax
 import (
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -103,6 +104,9 @@ func (r *stmtReader) stmts(top bool) ([]*stmtNode, error) {
 			if block == nil || !slices.Equal(block.levels, r.ts.sc.stack) {
 				block = &deferredBlock{levels: slices.Clone(r.ts.sc.stack)}
 			}
+			if out == nil {
+				out = make([]*stmtNode, 0, blockLines(r.src, tok.Pos.Offset))
+			}
 			if st, ok := r.skip(block); ok {
 				out = append(out, st)
 				continue
@@ -119,6 +123,40 @@ func (r *stmtReader) stmts(top bool) ([]*stmtNode, error) {
 		}
 		out = append(out, pass)
 	}
+}
+
+// blockLines bounds the number of statements in the block whose statement
+// starts at offset: its lines indented as that one, up to the first one
+// indented less (blank and comment lines aside). The
+// skimming pass sizes a Relax body's statement list with it, as appending
+// 100k stubs one by one allocated megabytes of slices. A string or bracket
+// continuation indented less ends the count early: the list then grows.
+func blockLines(src string, offset int) int {
+	start := strings.LastIndexByte(src[:offset], '\n') + 1
+	indent := offset - start
+	n := 0
+	for rest := src[start:]; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		k := 0
+		for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+			k++
+		}
+		if k == len(line) || line[k] == '#' || line[k] == '\r' {
+			continue
+		}
+		if k < indent {
+			break
+		}
+		if k == indent {
+			n++
+		}
+	}
+	return n
 }
 
 // recover handles the syntax error err of the statement starting at start
