@@ -65,7 +65,7 @@ const (
 //	R.make_closure(f, (c...))               R.call_packed("vm.builtin.make_closure", f, c..., sinfo_args=(R.Object,))
 //	R.invoke_closure(g, (a...), sinfo_args) R.call_builtin_with_ctx("vm.builtin.invoke_closure", (g, a...), sinfo_args)
 //	R.memory.alloc_storage(n, dev, scope, dt) R.vm.alloc_storage(n, dev, R.dtype("uint8"), scope)
-//	R.memory.alloc_tensor(s, off, shape, dt)  R.vm.alloc_tensor(s, off, shape, dt)
+//	R.memory.alloc_tensor(s, off, shape, dt, dev) R.vm.alloc_tensor(s, off, shape, dt, dev)
 //	R.memory.kill_storage(x), kill_tensor(x)  R.vm.kill_object(x)
 //	R.memory.view(x, shape, dtype, offset)  runtime.TVMArrayCreateView(x, shape, dtype, offset) (a packed call)
 //	R.to_vdevice(x, dst_vdevice=d)          R.call_packed("vm.builtin.to_device", x, dev_type, dev_id, ...) (TVM's MakeToDevice)
@@ -232,7 +232,12 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 		if len(c.Args) < 4 {
 			return nil
 		}
-		return ir.NewCall(op.VMAllocTensor, c.Args[0], c.Args[1], c.Args[2], c.Args[3])
+		// runtime_device_index carries over, as in TVM's MakeMemAllocTensor.
+		var dev ir.Expr = ir.NewPrimValue(ir.I64(0))
+		if len(c.Args) > 4 {
+			dev = c.Args[4]
+		}
+		return ir.NewCall(op.VMAllocTensor, c.Args[0], c.Args[1], c.Args[2], c.Args[3], dev)
 	case op.MemKillStorage, op.MemKillTensor:
 		if len(c.Args) != 1 {
 			return nil

@@ -27,14 +27,15 @@ var (
 			{Name: "storage_scope", Kind: ir.ArgStr},
 			{Name: "dtype", Kind: ir.ArgDType},
 		}))
-	// MemAllocTensor is R.memory.alloc_tensor(storage, offset, shape, dtype, runtime_device_index=0).
+	// MemAllocTensor is R.memory.alloc_tensor(storage, offset, shape, dtype, runtime_device_ind=0)
+	// (the keyword is python/tvm/relax/op/memory/memory.py's name).
 	MemAllocTensor = ir.RegisterOp(newAllocTensorOp("relax.memory.alloc_tensor",
 		"Carves a tensor out of a storage at a byte offset.", ir.CatMemory, []ir.Param{
 			{Name: "storage", Kind: ir.ArgExpr},
 			{Name: "offset", Kind: ir.ArgPrimValue},
 			{Name: "shape", Kind: ir.ArgShape},
 			{Name: "dtype", Kind: ir.ArgDType},
-			{Name: "runtime_device_index", Kind: ir.ArgPrimValue, Default: ir.NewPrimValue(ir.I64(0))},
+			{Name: "runtime_device_ind", Kind: ir.ArgPrimValue, Default: ir.NewPrimValue(ir.I64(0))},
 		}, 2, 3))
 	// MemKillStorage is R.memory.kill_storage(storage).
 	MemKillStorage = ir.RegisterOp(newKillOp("relax.memory.kill_storage",

@@ -14,13 +14,17 @@ var (
 			{Name: "dtype", Kind: ir.ArgDType},
 			{Name: "storage_scope", Kind: ir.ArgStr, Default: ir.NewStringImm("global")},
 		}))
-	// VMAllocTensor is R.vm.alloc_tensor(storage, offset, shape, dtype).
+	// VMAllocTensor is R.vm.alloc_tensor(storage, offset, shape, dtype,
+	// runtime_device_ind=0): TVM v0.23's five-argument form (the keyword is
+	// python/tvm/relax/op/vm/vm.py's name); the parser fills the default, as
+	// TVM's Python wrapper does, so the printer always writes all five.
 	VMAllocTensor = ir.RegisterOp(newAllocTensorOp("relax.vm.alloc_tensor",
 		"Carves a tensor out of VM storage at a byte offset (vm.builtin.alloc_tensor).", ir.CatVM, []ir.Param{
 			{Name: "storage", Kind: ir.ArgExpr},
 			{Name: "offset", Kind: ir.ArgPrimValue},
 			{Name: "shape", Kind: ir.ArgShape},
 			{Name: "dtype", Kind: ir.ArgDType},
+			{Name: "runtime_device_ind", Kind: ir.ArgPrimValue, Default: ir.NewPrimValue(ir.I64(0))},
 		}, 2, 3))
 	// VMKillObject is R.vm.kill_object(obj).
 	VMKillObject = ir.RegisterOp(newKillOp("relax.vm.kill_object",

@@ -36,10 +36,7 @@ var auditKeywordOnly = map[string]string{"R.call_builtin_with_ctx": "sinfo_args"
 
 // auditKnownGaps are call forms TVM accepts that phasec still rejects, with
 // the reason; the test checks they still fail, so a fix must remove them.
-var auditKnownGaps = map[string]string{
-	"R.vm.alloc_tensor": "TVM's signature has a fifth runtime_device_ind=PrimValue(0); phasec's VM op, " +
-		"its lowering and codegen take four arguments",
-}
+var auditKnownGaps = map[string]string{}
 
 // auditArg is a generic value for a parameter, by its name.
 func auditArg(param string) string {

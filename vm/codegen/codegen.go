@@ -363,8 +363,11 @@ func (g *gen) opCall(o *ir.Op, c *ir.Call, pos vm.Pos) vm.Arg {
 		g.b.CallPacked(r, "vm.builtin.alloc_storage", args, pos)
 		return vm.RegArg(r)
 	case op.VMAllocTensor:
+		// vm.builtin.alloc_tensor takes (storage, offset, shape, dtype); the
+		// fifth argument, runtime_device_index, names the device the storage
+		// already lives on, so the single-device VM has no use for it.
 		r := g.b.NewReg()
-		g.b.CallPacked(r, "vm.builtin.alloc_tensor", g.args(c.Args, pos), pos)
+		g.b.CallPacked(r, "vm.builtin.alloc_tensor", g.args(c.Args[:4], pos), pos)
 		return vm.RegArg(r)
 	case op.VMKillObject:
 		a := g.expr(c.Args[0], pos)
