@@ -147,6 +147,7 @@ const stubSlab = 20480 / int(unsafe.Sizeof(stmtNode{}))
 
 // lazyReader reads deferred statements again for the builder.
 type lazyReader struct {
+	line  lineReader // the common one-line forms (deferred_line.go)
 	r     *stmtReader
 	reads int // the stubs read, each counted once
 }
@@ -154,23 +155,35 @@ type lazyReader struct {
 func newLazyReader(filename, text string) *lazyReader {
 	r := newStmtReader(filename, text)
 	r.ts.arena = newStmtArena()
-	return &lazyReader{r: r}
+	return &lazyReader{r: r, line: lineReader{src: text, file: filename, arena: r.ts.arena}}
 }
 
 // read returns the statement st stands for. Its syntax lives until the next
 // read.
 func (lz *lazyReader) read(st *stmtNode) *stmtNode {
+	got := lz.line.read(st)
+	if got == nil {
+		if got = lz.readTokens(st); got == nil {
+			panic(errNotDeferred)
+		}
+	}
+	if !st.deferred.read {
+		st.deferred = st.deferred.markRead()
+		lz.reads++
+	}
+	return got
+}
+
+// readTokens reads st through the token stream, or returns nil when that
+// fails or does not end where the first pass ended.
+func (lz *lazyReader) readTokens(st *stmtNode) *stmtNode {
 	ts := lz.r.ts
 	ts.arena.reset()
 	// A block's statement starts its line, after blanks only.
 	ts.restartLine(st.Pos.Offset-(st.Pos.Column-1), st.Pos.Line, st.deferred.levels)
 	got, err := lz.r.stmt()
 	if err != nil || got.Simple == nil || got.Pos != st.Pos || got.EndPos != st.EndPos {
-		panic(errNotDeferred)
-	}
-	if !st.deferred.read {
-		st.deferred = st.deferred.markRead()
-		lz.reads++
+		return nil
 	}
 	return got
 }
@@ -216,7 +229,7 @@ func (m *stmtArena) reset() {
 	m.itemChunk, m.itemsOffset = 0, 0
 }
 
-func (m *stmtArena) node(a ast) *ast {
+func (m *stmtArena) node() *ast {
 	c := &m.nodes[m.nodeChunk]
 	if len(*c) == cap(*c) {
 		m.nodeChunk++
@@ -226,8 +239,11 @@ func (m *stmtArena) node(a ast) *ast {
 		c = &m.nodes[m.nodeChunk]
 		*c = (*c)[:0]
 	}
-	*c = append(*c, a)
-	return &(*c)[len(*c)-1]
+	n := len(*c)
+	*c = (*c)[:n+1]
+	a := &(*c)[n]
+	*a = ast{}
+	return a
 }
 
 // argSlices is exprReader.argSlices from the arena.

@@ -385,6 +385,17 @@ func (p *exprReader) primary() (*ast, error) {
 // are computed once here, as a slice of the source when the path is written
 // without blanks (so without allocating).
 func (p *exprReader) dotted(x *ast, start lexer.Position, name *lexer.Token) string {
+	src := ""
+	if p.ts != nil {
+		src = p.ts.sc.src
+	}
+	return dottedPath(src, x, start.Offset, name.Pos.Offset, name.Value)
+}
+
+// dottedPath is the dotted path of x.name, where x starts at byte offset
+// from of src and name at nameOff: src[from:nameOff+len(name)] when that is
+// the path (written without blanks), else a new string.
+func dottedPath(src string, x *ast, from, nameOff int, name string) string {
 	var prefix string
 	switch {
 	case x.Kind == aName:
@@ -394,14 +405,11 @@ func (p *exprReader) dotted(x *ast, start lexer.Position, name *lexer.Token) str
 	default:
 		return ""
 	}
-	if ts := p.ts; ts != nil {
-		src, from, to := ts.sc.src, start.Offset, name.Pos.Offset+len(name.Value)
-		if to-from == len(prefix)+1+len(name.Value) && to <= len(src) &&
-			src[from:from+len(prefix)] == prefix && src[from+len(prefix)] == '.' {
-			return src[from:to]
-		}
+	if to := nameOff + len(name); to-from == len(prefix)+1+len(name) && to <= len(src) &&
+		src[from:from+len(prefix)] == prefix && src[from+len(prefix)] == '.' {
+		return src[from:to]
 	}
-	return prefix + "." + name.Value
+	return prefix + "." + name
 }
 
 // call reads the argument list of fn(...).
@@ -662,7 +670,9 @@ func (p *exprReader) node(a ast) *ast {
 		return n
 	}
 	if ts.arena != nil {
-		return ts.arena.node(a)
+		n := ts.arena.node()
+		*n = a
+		return n
 	}
 	if len(ts.slab) == cap(ts.slab) {
 		ts.slab = make([]ast, 0, astSlab)
