@@ -117,14 +117,32 @@ type printer struct {
 	relaxPrimNameFn func(*ir.PrimVar) string
 	tirNameFn       func(*ir.PrimVar) string
 	tirBufferFn     func(*ir.Buffer) string
+	// headerPending is set while it is unknown whether the text uses the T
+	// prefix (a module without PrimFuncs); pre holds the chunks printed
+	// meanwhile. usesRelax is known from the start.
+	headerPending, usesRelax bool
+	pre                      [][]byte
 }
 
-// emit passes a finished chunk on: written to w, or kept in done when there
-// is no w. It reports whether the caller may reuse c's memory.
+// emit passes a finished chunk on (see write). While the header is pending
+// (see module), chunks without a TIR prefix wait in pre.
 func (p *printer) emit(c []byte) (reusable bool) {
 	if len(c) == 0 {
 		return true
 	}
+	if p.headerPending {
+		if !usesPrefix(c, 'T') {
+			p.pre = append(p.pre, c)
+			return false
+		}
+		p.writeHeader(true)
+	}
+	return p.write(c)
+}
+
+// write passes a chunk on: written to w, or kept in done when there is no
+// w. It reports whether the caller may reuse c's memory.
+func (p *printer) write(c []byte) (reusable bool) {
 	if p.w == nil {
 		p.done = append(p.done, c)
 		return false
@@ -191,12 +209,77 @@ func (p *printer) quote(s string) {
 	p.out = strconv.AppendQuote(p.out, s)
 }
 
-const scriptHeader = "# from tvm.script import ir as I\n" +
-	"# from tvm.script import tir as T\n" +
-	"# from tvm.script import relax as R\n\n"
+// The header names the prefixes the text uses, as TVM's printer does: its
+// IR, TIR and Relax doc helpers record the prefix each time they print it
+// (d->ir_usage in src/script/printer/ir_docsifier.cc), and HeaderWrapper
+// (src/script/printer/utils.h) writes one import comment per recorded
+// prefix. So a module without PrimFuncs mentions T only if its Relax text
+// does (`n = T.int64()`, `R.prim_value(T.int64(1))`).
+func scriptHeader(tir, relax bool) string {
+	h := "# from tvm.script import ir as I\n"
+	if tir {
+		h += "# from tvm.script import tir as T\n"
+	}
+	if relax {
+		h += "# from tvm.script import relax as R\n"
+	}
+	return h + "\n"
+}
+
+// writeHeader writes the header and the chunks that waited for it.
+func (p *printer) writeHeader(tir bool) {
+	p.headerPending = false
+	p.write([]byte(scriptHeader(tir, p.usesRelax)))
+	for _, c := range p.pre {
+		p.write(c)
+	}
+	p.pre = nil
+}
+
+// usesPrefix reports whether printed text c uses the module prefix x (as
+// in "T.int64"): x followed by a dot, not part of a longer name or dotted
+// path, outside string literals and comments. Chunks end between
+// statements, so no token or literal spans two.
+func usesPrefix(c []byte, x byte) bool {
+	for i := 0; i+1 < len(c); i++ {
+		switch c[i] {
+		case '"':
+			for i++; i < len(c) && c[i] != '"'; i++ {
+				if c[i] == '\\' {
+					i++
+				}
+			}
+		case '#':
+			for i < len(c) && c[i] != '\n' {
+				i++
+			}
+		case x:
+			if c[i+1] == '.' && (i == 0 || !isNameByte(c[i-1]) && c[i-1] != '.') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
 
 func (p *printer) module() {
-	p.str(scriptHeader)
+	hasTIR := false
+	for _, f := range p.mod.Functions() {
+		if isPrimFunc(f) {
+			hasTIR = true
+		} else {
+			p.usesRelax = true
+		}
+	}
+	if hasTIR {
+		p.str(scriptHeader(true, p.usesRelax))
+	} else {
+		p.headerPending = true
+	}
 	if p.mod.Unchecked[""] {
 		p.str("@I.ir_module(check_well_formed=False)\nclass Module:\n")
 	} else {
@@ -233,6 +316,10 @@ func (p *printer) module() {
 	if first {
 		p.line()
 		p.str("pass\n")
+	}
+	p.flush()
+	if p.headerPending {
+		p.writeHeader(false)
 	}
 }
 

@@ -382,7 +382,6 @@ class Module:
 func TestPrintIterVarRuns(t *testing.T) {
 	src := `# from tvm.script import ir as I
 # from tvm.script import tir as T
-# from tvm.script import relax as R
 
 @I.ir_module
 class Module:

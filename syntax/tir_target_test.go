@@ -105,7 +105,6 @@ class Module:
 func TestEnvThreadLaunch(t *testing.T) {
 	const head = `# from tvm.script import ir as I
 # from tvm.script import tir as T
-# from tvm.script import relax as R
 
 @I.ir_module
 class Module:
