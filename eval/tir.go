@@ -196,6 +196,22 @@ func (fr *tirFrame) stmt(s ir.Stmt) error {
 			return fr.stmt(s.Else)
 		}
 		return nil
+	case *ir.While:
+		for n := 0; ; n++ {
+			if fr.ctx != nil && n&1023 == 0 && fr.ctx.Err() != nil {
+				return fr.errorf("%v", fr.ctx.Err())
+			}
+			c, err := fr.expr(s.Cond)
+			if err != nil {
+				return err
+			}
+			if c.i == 0 {
+				return nil
+			}
+			if err := fr.stmt(s.Body); err != nil {
+				return err
+			}
+		}
 	case *ir.LetStmt:
 		v, err := fr.expr(s.Value)
 		if err != nil {

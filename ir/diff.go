@@ -61,6 +61,14 @@ func describeStmt(s Stmt) string {
 		return "T.attr(" + FormatPrim(v.Node, nil) + ", " + strconv.Quote(v.Key) + ", " + FormatPrim(v.Value, nil) + ")"
 	case *Evaluate:
 		return "T.evaluate(" + FormatPrim(v.Value, nil) + ")"
+	case *While:
+		return "while " + FormatPrim(v.Cond, nil)
+	case *Allocate:
+		return primVarDesc(v.Data) + " = T.allocate(" + strconv.Itoa(len(v.Extents)) + " extents, " + strconv.Quote(v.DType.String()) + ", " + strconv.Quote(ScopeString(v.Scope)) + ")"
+	case *AllocateConst:
+		return primVarDesc(v.Data) + " = T.allocate_const(" + strconv.Itoa(len(v.Values)) + " values, " + strconv.Quote(v.DType.String()) + ")"
+	case *DeclBuffer:
+		return bufferDesc(v.Buffer) + " = T.decl_buffer(...)"
 	case *BlockRealize:
 		if v.Block != nil {
 			return describeStmt(v.Block)

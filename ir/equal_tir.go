@@ -63,6 +63,16 @@ func (e *eqState) bufferLayout(a, b *Buffer) bool {
 }
 
 // useBufferQuiet compares buffer uses: paired, or free.
+// defineField pairs the variables a statement defines in field name,
+// recording the mismatch when they differ.
+func (e *eqState) defineField(name string, a, b *PrimVar) bool {
+	if !e.definePrim(a, b) {
+		e.field(name)
+		return e.failStr(primVarDesc(a), primVarDesc(b))
+	}
+	return true
+}
+
 func (e *eqState) useBufferQuiet(a, b *Buffer) bool {
 	if m, ok := e.bufs.l.Get(a); ok {
 		return m == b
@@ -140,9 +150,8 @@ func (e *eqState) stmt(a, b Stmt) bool {
 		if !e.primField("min", x.Min, y.Min) || !e.primField("extent", x.Extent, y.Extent) {
 			return false
 		}
-		if !e.definePrim(x.Var, y.Var) {
-			e.field("loop_var")
-			return e.failStr(primVarDesc(x.Var), primVarDesc(y.Var))
+		if !e.defineField("loop_var", x.Var, y.Var) {
+			return false
 		}
 		if !e.attrs(x.Annotations, y.Annotations) {
 			return false
@@ -192,9 +201,8 @@ func (e *eqState) stmt(a, b Stmt) bool {
 		if !e.primField("value", x.Value, y.Value) {
 			return false
 		}
-		if !e.definePrim(x.Var, y.Var) {
-			e.field("var")
-			return e.failStr(primVarDesc(x.Var), primVarDesc(y.Var))
+		if !e.defineField("var", x.Var, y.Var) {
+			return false
 		}
 		return e.stmtField("body", x.Body, y.Body)
 	case *AttrStmt:
@@ -219,6 +227,47 @@ func (e *eqState) stmt(a, b Stmt) bool {
 			return e.stmtMismatch(a, b)
 		}
 		return e.primField("value", x.Value, y.Value)
+	case *While:
+		y, ok := b.(*While)
+		if !ok {
+			return e.stmtMismatch(a, b)
+		}
+		return e.primField("cond", x.Cond, y.Cond) && e.stmtField("body", x.Body, y.Body)
+	case *Allocate:
+		y, ok := b.(*Allocate)
+		if !ok || x.DType != y.DType || ScopeString(x.Scope) != ScopeString(y.Scope) {
+			return e.stmtMismatch(a, b)
+		}
+		if !e.primList("extents", x.Extents, y.Extents) || !e.primField("condition", x.Condition, y.Condition) || !e.attrs(x.Annotations, y.Annotations) {
+			return false
+		}
+		if !e.defineField("buffer_var", x.Data, y.Data) {
+			return false
+		}
+		return e.stmtField("body", x.Body, y.Body)
+	case *AllocateConst:
+		y, ok := b.(*AllocateConst)
+		if !ok || x.DType != y.DType {
+			return e.stmtMismatch(a, b)
+		}
+		if !e.primList("extents", x.Extents, y.Extents) || !e.primList("data", x.Values, y.Values) {
+			return false
+		}
+		if !e.defineField("buffer_var", x.Data, y.Data) {
+			return false
+		}
+		return e.stmtField("body", x.Body, y.Body)
+	case *DeclBuffer:
+		y, ok := b.(*DeclBuffer)
+		if !ok {
+			return e.stmtMismatch(a, b)
+		}
+		e.field("buffer")
+		if !e.defineBuffer(x.Buffer, y.Buffer) {
+			return false
+		}
+		e.pop()
+		return e.stmtField("body", x.Body, y.Body)
 	case *BlockRealize:
 		y, ok := b.(*BlockRealize)
 		if !ok {

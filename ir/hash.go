@@ -92,6 +92,10 @@ const (
 	tagAttrs
 	tagList
 	tagUnknown
+	tagWhile
+	tagAllocate
+	tagAllocateConst
+	tagDeclBuffer
 )
 
 // hashers recycles hashers and their variable tables (see eqStates).
@@ -711,6 +715,36 @@ func (h *hasher) stmt(s Stmt) {
 	case *Evaluate:
 		h.mix(tagEvaluate)
 		h.prim(x.Value)
+	case *While:
+		h.mix(tagWhile)
+		h.prim(x.Cond)
+		h.stmt(x.Body)
+	case *Allocate:
+		h.mix(tagAllocate + uint64(len(x.Extents))<<8)
+		h.mixDType(x.DType)
+		h.mixString(ScopeString(x.Scope))
+		for _, e := range x.Extents {
+			h.prim(e)
+		}
+		h.prim(x.Condition)
+		h.attrs(x.Annotations)
+		h.definePrim(x.Data)
+		h.stmt(x.Body)
+	case *AllocateConst:
+		h.mix(tagAllocateConst + uint64(len(x.Extents))<<8 + uint64(len(x.Values))<<24)
+		h.mixDType(x.DType)
+		for _, e := range x.Extents {
+			h.prim(e)
+		}
+		for _, v := range x.Values {
+			h.prim(v)
+		}
+		h.definePrim(x.Data)
+		h.stmt(x.Body)
+	case *DeclBuffer:
+		h.mix(tagDeclBuffer)
+		h.defineBuffer(x.Buffer)
+		h.stmt(x.Body)
 	case *BlockRealize:
 		h.mix(tagBlockRealize + uint64(len(x.IterValues))<<8)
 		for _, v := range x.IterValues {

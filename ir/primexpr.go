@@ -172,14 +172,27 @@ type PrimCall struct {
 
 func (e *PrimCall) DType() DataType { return e.Type }
 
-// BufferLoad reads one element of a buffer.
+// BufferLoad reads one element of a buffer, or a vector of them when the
+// last index is a vector (A[T.Ramp(0, 1, 4)]).
 type BufferLoad struct {
 	primBase
 	Buffer  *Buffer
 	Indices []PrimExpr
 }
 
-func (e *BufferLoad) DType() DataType { return e.Buffer.DType }
+// DType is the buffer's element type, widened as TVM's
+// BufferLoadNode::LegalizeDType does (src/tir/ir/expr.cc): a last index of
+// n lanes loads n elements, so float32 read at T.Ramp(0, 1, 4) is
+// float32x4.
+func (e *BufferLoad) DType() DataType {
+	t := e.Buffer.DType
+	if n := len(e.Indices); n > 0 && e.Indices[n-1] != nil {
+		if l := e.Indices[n-1].DType().Lanes; l > 1 {
+			return t.WithLanes(int(max(t.Lanes, 1)) * int(l))
+		}
+	}
+	return t
+}
 
 // Constructors. They carry no span; the parser sets spans with SetSpan.
 

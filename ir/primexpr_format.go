@@ -177,6 +177,22 @@ func (f PrimFormat) write(sb *strings.Builder, e PrimExpr) {
 		f.write(sb, e.Value)
 		sb.WriteByte(')')
 	case *PrimCall:
+		if DTypeFirstCalls[e.Op] {
+			// TVM prints the call's dtype as its first argument for ops
+			// registered with TScriptDtypePrintLocation kFirst
+			// (src/tir/op/builtin.cc): T.reinterpret("int32", x).
+			sb.WriteString("T.")
+			sb.WriteString(e.Op)
+			sb.WriteString(`("`)
+			sb.WriteString(e.Type.String())
+			sb.WriteByte('"')
+			for _, a := range e.Args {
+				sb.WriteString(", ")
+				f.write(sb, a)
+			}
+			sb.WriteByte(')')
+			return
+		}
 		f.call(sb, "T."+e.Op, e.Args...)
 	case *BufferLoad:
 		if f.BufferName != nil {
@@ -250,6 +266,12 @@ func AppendFloatLiteral(b []byte, v float64) []byte {
 	}
 	return strconv.AppendFloat(b, v, 'g', 17, 64)
 }
+
+// DTypeFirstCalls are the PrimCall ops whose result type is written as a
+// leading dtype string (T.reinterpret("int32", x)) but not kept in Args:
+// TVM's ops with TScriptDtypePrintLocation kFirst whose Python builder
+// takes the dtype first (python/tvm/tir/op.py).
+var DTypeFirstCalls = map[string]bool{"reinterpret": true}
 
 // String methods print the Relax-shape form (FormatPrim with PrimVar names).
 

@@ -187,3 +187,79 @@ type AttrStmt struct {
 	Value  PrimExpr
 	Body   Stmt
 }
+
+// While runs Body as long as Cond holds (TVM's tir::While: TVMScript
+// `while cond:` or `with T.While(cond):`).
+type While struct {
+	stmtBase
+	Cond PrimExpr
+	Body Stmt
+}
+
+// Allocate reserves memory for Body, as lowered TIR does (T.allocate):
+// Data is the handle variable it defines, scoped over Body, pointing to
+// the product of Extents elements of DType in storage Scope ("global",
+// "shared", "local", ...). Condition is nil when it is the constant true.
+// Buffers view the memory through a DeclBuffer whose Buffer.Data is Data.
+type Allocate struct {
+	stmtBase
+	Data        *PrimVar
+	DType       DataType
+	Extents     []PrimExpr
+	Scope       string
+	Condition   PrimExpr
+	Annotations Attrs
+	Body        Stmt
+}
+
+// AllocateConst is an Allocate whose memory holds constant data
+// (T.allocate_const): Values are the elements in row-major order, integer
+// or float constants of DType.
+type AllocateConst struct {
+	stmtBase
+	Data    *PrimVar
+	DType   DataType
+	Extents []PrimExpr
+	Values  []PrimExpr
+	Body    Stmt
+}
+
+// DeclBuffer declares Buffer over the memory its Data handle points to, for
+// Body (T.decl_buffer). The handle is defined elsewhere (an Allocate, a
+// parameter buffer's data): a DeclBuffer defines the buffer, not memory.
+type DeclBuffer struct {
+	stmtBase
+	Buffer *Buffer
+	Body   Stmt
+}
+
+// ScopeString is s as TVM names a storage scope: "global" for "".
+func ScopeString(s string) string {
+	if s == "" {
+		return "global"
+	}
+	return s
+}
+
+// ScopeBody returns the body of a statement that wraps exactly one body
+// (For, LetStmt, AttrStmt, While, Allocate, AllocateConst, DeclBuffer), so
+// analyses that only follow bodies need not list every kind.
+func ScopeBody(s Stmt) (Stmt, bool) {
+	switch s := s.(type) {
+	case *For:
+		return s.Body, true
+	case *LetStmt:
+		return s.Body, true
+	case *AttrStmt:
+		return s.Body, true
+	case *While:
+		return s.Body, true
+	case *Allocate:
+		return s.Body, true
+	case *AllocateConst:
+		return s.Body, true
+	case *DeclBuffer:
+		return s.Body, true
+	}
+	return nil, false
+}

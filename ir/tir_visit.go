@@ -2,7 +2,8 @@ package ir
 
 // TIR traversal: a read-only visitor in the style of go/ast.Inspect and a
 // copy-on-write mutator, over statements (For, BufferStore, SeqStmt,
-// IfThenElse, LetStmt, Evaluate, Block, BlockRealize) and every PrimExpr
+// IfThenElse, LetStmt, AttrStmt, While, Allocate, AllocateConst,
+// DeclBuffer, Evaluate, Block, BlockRealize) and every PrimExpr
 // node. The same PrimExpr helpers serve Relax symbolic shape arithmetic.
 //
 // Recursion follows nesting (expression depth, loop depth); a SeqStmt's
@@ -85,6 +86,23 @@ func WalkStmt(s Stmt, v *StmtVisitor) {
 		WalkStmt(s.Body, v)
 	case *Evaluate:
 		v.prim(s.Value)
+	case *While:
+		v.prim(s.Cond)
+		WalkStmt(s.Body, v)
+	case *Allocate:
+		for _, e := range s.Extents {
+			v.prim(e)
+		}
+		v.prim(s.Condition)
+		WalkStmt(s.Body, v)
+	case *AllocateConst:
+		for _, e := range s.Extents {
+			v.prim(e)
+		}
+		WalkStmt(s.Body, v)
+	case *DeclBuffer:
+		v.buffer(s.Buffer)
+		WalkStmt(s.Body, v)
 	case *BlockRealize:
 		for _, iv := range s.IterValues {
 			v.prim(iv)
@@ -324,6 +342,42 @@ func (m *TIRMutator) Stmt(s Stmt) Stmt {
 	case *Evaluate:
 		if v := m.Prim(s.Value); v != s.Value {
 			n := &Evaluate{Value: v}
+			n.span = s.span
+			out = n
+		}
+	case *While:
+		c, body := m.Prim(s.Cond), m.Stmt(s.Body)
+		if c != s.Cond || body != s.Body {
+			n := &While{Cond: c, Body: body}
+			n.span = s.span
+			out = n
+		}
+	case *Allocate:
+		data := m.bindVar(s.Data)
+		ext, ch := m.prims(s.Extents)
+		var cond PrimExpr
+		if s.Condition != nil {
+			cond = m.Prim(s.Condition)
+		}
+		body := m.Stmt(s.Body)
+		if ch || data != s.Data || cond != s.Condition || body != s.Body {
+			n := *s
+			n.Data, n.Extents, n.Condition, n.Body = data, ext, cond, body
+			out = &n
+		}
+	case *AllocateConst:
+		data := m.bindVar(s.Data)
+		ext, ch := m.prims(s.Extents)
+		body := m.Stmt(s.Body)
+		if ch || data != s.Data || body != s.Body {
+			n := *s
+			n.Data, n.Extents, n.Body = data, ext, body
+			out = &n
+		}
+	case *DeclBuffer:
+		buf, body := m.buffer(s.Buffer), m.Stmt(s.Body)
+		if buf != s.Buffer || body != s.Body {
+			n := &DeclBuffer{Buffer: buf, Body: body}
 			n.span = s.span
 			out = n
 		}

@@ -69,14 +69,8 @@ func stmtSize(s ir.Stmt) int {
 			n += stmtSize(c)
 		}
 		return n
-	case *ir.For:
-		return 1 + stmtSize(s.Body)
 	case *ir.IfThenElse:
 		return 1 + stmtSize(s.Then) + stmtSize(s.Else)
-	case *ir.LetStmt:
-		return 1 + stmtSize(s.Body)
-	case *ir.AttrStmt:
-		return 1 + stmtSize(s.Body)
 	case *ir.BlockRealize:
 		n := 1
 		if s.Block != nil {
@@ -85,6 +79,9 @@ func stmtSize(s ir.Stmt) int {
 		return n
 	case *ir.Block:
 		return 1 + stmtSize(s.Init) + stmtSize(s.Body)
+	}
+	if body, ok := ir.ScopeBody(s); ok {
+		return 1 + stmtSize(body)
 	}
 	return 1
 }

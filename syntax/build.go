@@ -269,6 +269,8 @@ func stmtKind(st *stmtNode) string {
 		return "a class"
 	case st.If != nil:
 		return "an if statement"
+	case st.For != nil && st.For.While != nil:
+		return "a while loop"
 	case st.For != nil:
 		return "a for loop"
 	case st.With != nil:
@@ -515,26 +517,40 @@ func (bd *builder) attrValue(a *ast) any {
 	return nil
 }
 
-// target converts T.target({...}), the form TVM prints a Target in (its
-// exported configuration). The string form T.target("llvm") TVM's parser
-// also accepts needs TVM's per-kind defaults to print as TVM does, which
-// phasec does not have; it is rejected with a pointer to the dict form.
+// target converts T.target(config, host=None): a configuration dict, the
+// form TVM prints a Target in (its exported configuration), or a target
+// string, expanded as TVM does (targetFromString). host is a string or a
+// dict too, kept under "host".
 func (bd *builder) target(a *ast) *ir.Target {
-	if len(a.Items) != 1 {
-		bd.fail(a.Span, "expected T.target({...}) with one configuration dict, found %d arguments", len(a.Items))
+	args := bd.callArgs(a, "target_config", "host")
+	cfg := args.get("target_config")
+	if cfg == nil {
+		bd.fail(a.Span, "expected T.target(target_config, host=None)")
 	}
-	cfg := a.Items[0]
-	if cfg.Kind == aStr {
-		bd.fail(cfg.Span, "T.target(%q): only the configuration dict form TVM prints is supported (T.target({\"kind\": %q, ...}))", cfg.Text, cfg.Text)
-	}
-	if cfg.Kind != aDict {
-		bd.fail(cfg.Span, "expected a target configuration dict, found %s", cfg.describe())
-	}
-	conf := bd.attrDict(cfg)
-	if _, ok := conf["kind"].(string); !ok {
-		bd.fail(cfg.Span, "a target configuration needs a string \"kind\" entry")
+	conf := bd.targetConfig(cfg)
+	if h := args.get("host"); h != nil && !isNone(h) {
+		conf["host"] = bd.targetConfig(h)
 	}
 	return &ir.Target{Config: conf}
+}
+
+func (bd *builder) targetConfig(cfg *ast) ir.Attrs {
+	switch cfg.Kind {
+	case aStr:
+		conf, err := targetFromString(cfg.Text)
+		if err != nil {
+			bd.fail(cfg.Span, "T.target(%q): %v; write the configuration dict TVM prints (T.target({\"kind\": ..., ...}))", cfg.Text, err)
+		}
+		return conf
+	case aDict:
+		conf := bd.attrDict(cfg)
+		if _, ok := conf["kind"].(string); !ok {
+			bd.fail(cfg.Span, "a target configuration needs a string \"kind\" entry")
+		}
+		return conf
+	}
+	bd.fail(cfg.Span, "expected a target string or configuration dict, found %s", cfg.describe())
+	return nil
 }
 
 // number parses an int or float literal (negated when neg) as int64 or

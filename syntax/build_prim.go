@@ -243,6 +243,50 @@ func (bd *builder) unify(x, y ir.PrimExpr, xLit, yLit bool) (ir.PrimExpr, ir.Pri
 	if tx == ty {
 		return x, y
 	}
+	if lx, ly := max(tx.Lanes, 1), max(ty.Lanes, 1); lx != ly && (lx == 1 || ly == 1) {
+		// A scalar meeting a vector is broadcast to its lanes after the
+		// element types are reconciled, as TVM's BinaryOpMatchTypes
+		// (src/tir/op/op.cc) does: A[T.Ramp(0, 1, 4)] * 2.0 multiplies by
+		// T.Broadcast(T.float32(2.0), 4).
+		ex, ey := bd.unifyScalars(x, y, xLit, yLit)
+		if lx == 1 {
+			return broadcast(ex, int(ly)), ey
+		}
+		return ex, broadcast(ey, int(lx))
+	}
+	return bd.unifyScalars(x, y, xLit, yLit)
+}
+
+// broadcast is T.Broadcast(e, lanes), kept as the opaque vector call the
+// parser builds for it.
+func broadcast(e ir.PrimExpr, lanes int) ir.PrimExpr {
+	return &ir.PrimCall{Op: "Broadcast", Args: []ir.PrimExpr{e, ir.NewInt(ir.Int32, int64(lanes))}, Type: e.DType().WithLanes(lanes)}
+}
+
+// unifyScalars reconciles the element types of x and y (their lanes are
+// equal, or one is a scalar about to be broadcast).
+func (bd *builder) unifyScalars(x, y ir.PrimExpr, xLit, yLit bool) (ir.PrimExpr, ir.PrimExpr) {
+	tx, ty := x.DType(), y.DType()
+	if tx.Element() == ty.Element() {
+		return x, y
+	}
+	if max(tx.Lanes, 1) != max(ty.Lanes, 1) {
+		// Only the element types are compared below.
+		ex, ey := tx.Element(), ty.Element()
+		switch {
+		case xLit && !yLit:
+			return bd.adapt(x, true, ey), y
+		case yLit && !xLit:
+			return x, bd.adapt(y, true, ex)
+		}
+		switch {
+		case ex.IsFloat() && !ey.IsFloat(), ex.IsInteger() && ey.IsInteger() && ex.Bits > ey.Bits, ex.IsFloat() && ey.IsFloat() && ex.Bits > ey.Bits:
+			return x, castTo(ex.WithLanes(int(max(ty.Lanes, 1))), y)
+		case ey.IsFloat() && !ex.IsFloat(), ex.IsInteger() && ey.IsInteger() && ey.Bits > ex.Bits, ex.IsFloat() && ey.IsFloat() && ey.Bits > ex.Bits:
+			return castTo(ey.WithLanes(int(max(tx.Lanes, 1))), x), y
+		}
+		return x, y
+	}
 	switch {
 	case xLit && !yLit:
 		return bd.adapt(x, true, ty), y

@@ -34,7 +34,7 @@ func (bd *builder) relaxStmt(st *stmtNode, fs *funcState, df *dataflowState) {
 		}
 		bd.fail(a.Span, "expected \"with R.dataflow():\" in a Relax function, found \"with %s\"", describeOrName(a))
 	case st.For != nil:
-		bd.fail(sp, "for loops are not allowed in Relax functions (only in @T.prim_func)")
+		bd.fail(sp, "%s loops are not allowed in Relax functions (only in @T.prim_func)", map[bool]string{true: "while", false: "for"}[st.For.While != nil])
 	case st.Simple != nil && st.Simple.Return != nil:
 		bd.fail(sp, "expected return at the end of the function body, found it inside a block")
 	default:

@@ -309,6 +309,10 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, ir.Stmt) {
 			bd.errorf(value.Span, "cannot store a value of dtype %s into buffer %s of dtype %s (convert it with T.Cast)", vt, buf.Name, buf.DType)
 		}
 		s := &ir.BufferStore{Buffer: buf, Indices: idx, Value: v}
+		if want, got := (&ir.BufferLoad{Buffer: buf, Indices: idx}).DType().Lanes, v.DType().Lanes; max(want, 1) != max(got, 1) {
+			// TVM's BufferStore constructor (src/tir/ir/stmt.cc) checks it.
+			bd.errorf(value.Span, "cannot store a value of %d lanes into %s[...], which holds %d lanes (index lanes times buffer element lanes)", max(got, 1), buf.Name, max(want, 1))
+		}
 		s.SetSpan(sp)
 		return s, nil
 	}
@@ -476,6 +480,9 @@ var loopKinds = map[string]ir.ForKind{
 }
 
 func (bd *builder) tirFor(n *forNode) ir.Stmt {
+	if n.While != nil {
+		return bd.tirWhile(bd.conv.expr(n.While), n.Body, spanOf(n.Pos, n.Pos))
+	}
 	iter := bd.conv.expr(n.Iter)
 	c := iter.callee()
 	var targets []*ast
@@ -575,6 +582,22 @@ func (bd *builder) tirFor(n *forNode) ir.Stmt {
 	return body
 }
 
+// tirWhile converts `while cond:` (or `with T.While(cond):`). As TVM's
+// While constructor (src/tir/ir/stmt.cc), the condition must be a scalar
+// and not a constant ("The condition should not be trivial").
+func (bd *builder) tirWhile(c *ast, body *suiteNode, sp diag.Span) ir.Stmt {
+	cond := bd.prim(c)
+	if !cond.DType().IsScalar() || cond.DType().IsHandle() {
+		bd.fail(c.Span, "a while condition must be a scalar, found %s", cond.DType())
+	}
+	if _, ok := cond.(*ir.IntImm); ok {
+		bd.fail(c.Span, "a while condition must not be a constant (TVM: the condition should not be trivial)")
+	}
+	s := &ir.While{Cond: cond, Body: bd.tirBody(body)}
+	s.SetSpan(sp)
+	return s
+}
+
 // extentOf is hi - lo, folded when both are constants.
 func extentOf(lo, hi ir.PrimExpr) ir.PrimExpr {
 	a, ok1 := ir.IntValue(lo)
@@ -660,6 +683,14 @@ func (bd *builder) tirWith(w *withNode) ir.Stmt {
 		s.SetSpan(spanOf(w.Pos, w.Pos))
 		s.Body = bd.tirBody(w.Body)
 		return s
+	case "T.While":
+		if w.As != nil {
+			bd.fail(bd.conv.expr(w.As).Span, "with T.While(...) defines no variable; drop \"as ...\"")
+		}
+		if len(a.Items) != 1 || a.Keywords[0] != "" && a.Keywords[0] != "condition" {
+			bd.fail(a.Span, "expected T.While(condition)")
+		}
+		return bd.tirWhile(a.Items[0], w.Body, spanOf(w.Pos, w.Pos))
 	case "T.init":
 		bd.fail(a.Span, "with T.init() is only allowed directly inside a T.block")
 	default:

@@ -144,6 +144,24 @@ func (c *regionCollector) stmt(s ir.Stmt, nested bool) {
 		c.stmt(s.Body, nested)
 	case *ir.Evaluate:
 		c.expr(s.Value, nested)
+	case *ir.While:
+		c.expr(s.Cond, true)
+		c.stmt(s.Body, true) // its iterations are not known: whole buffers
+	case *ir.Allocate:
+		c.local[s.Data] = true
+		for _, x := range s.Extents {
+			c.expr(x, nested)
+		}
+		c.expr(s.Condition, nested)
+		c.stmt(s.Body, nested)
+	case *ir.AllocateConst:
+		c.local[s.Data] = true
+		c.stmt(s.Body, nested)
+	case *ir.DeclBuffer:
+		if c.local[s.Buffer.Data] {
+			c.own[s.Buffer] = true // memory allocated inside the block
+		}
+		c.stmt(s.Body, nested)
 	case *ir.BlockRealize:
 		for _, v := range s.IterValues {
 			c.expr(v, nested)

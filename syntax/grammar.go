@@ -88,10 +88,13 @@ type elifNode struct {
 	Body *suiteNode `parser:"@@"`
 }
 
+// forNode is a for loop, or a while loop (TIR's `while cond:`) when
+// While is set (one node for both keeps stmtNode's size).
 type forNode struct {
 	Pos     lexer.Position
-	Targets []*exprNode `parser:"'for' @@ ( ',' @@ )* ','?"`
-	Iter    *exprNode   `parser:"'in' @@ ':'"`
+	While   *exprNode   `parser:"(  'while' @@ ':'"`
+	Targets []*exprNode `parser:"  | 'for' @@ ( ',' @@ )* ','?"`
+	Iter    *exprNode   `parser:"    'in' @@ ':' )"`
 	Body    *suiteNode  `parser:"@@"`
 }
 

@@ -53,7 +53,7 @@ const (
 // so that a <name> in the grammar never swallows "in" or "else").
 func isKeyword(s string) bool {
 	switch s {
-	case "def", "class", "if", "elif", "else", "for", "in", "with", "as", "return", "and", "or", "not",
+	case "def", "class", "if", "elif", "else", "for", "while", "in", "with", "as", "return", "and", "or", "not",
 		"pass", "True", "False", "None", "lambda", "is":
 		return true
 	}

@@ -123,7 +123,7 @@ var regexpRules = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "String", Pattern: `"""(?s:.*?)"""|'''(?s:.*?)'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'`},
 	{Name: "Float", Pattern: `(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+`},
 	{Name: "Int", Pattern: `0[xX][0-9a-fA-F]+|\d+`},
-	{Name: "Keyword", Pattern: `(?:def|class|if|elif|else|for|in|with|as|return|and|or|not|pass|True|False|None|lambda|is)\b`},
+	{Name: "Keyword", Pattern: `(?:def|class|if|elif|else|for|while|in|with|as|return|and|or|not|pass|True|False|None|lambda|is)\b`},
 	{Name: "Name", Pattern: `[A-Za-z_]\w*`},
 	{Name: "Op", Pattern: `\*\*|//|->|==|!=|<=|>=|<<|>>|[-+*/%@<>=()\[\]{},:.;~&|^]`},
 	{Name: "NL", Pattern: `\r?\n`},

@@ -232,6 +232,8 @@ func (r *stmtReader) stmt() (*stmtNode, error) {
 			st.If, err = r.ifStmt()
 		case "for":
 			st.For, err = r.forStmt()
+		case "while":
+			st.For, err = r.whileStmt()
 		case "with":
 			st.With, err = r.with()
 		default:
@@ -489,6 +491,20 @@ func (r *stmtReader) forStmt() (*forNode, error) {
 	}
 	var err error
 	if n.Iter, err = r.expr(); err != nil {
+		return nil, err
+	}
+	if err := r.expect(":"); err != nil {
+		return nil, err
+	}
+	n.Body, err = r.suite()
+	return n, err
+}
+
+// whileStmt reads `while cond:` into a forNode with While set.
+func (r *stmtReader) whileStmt() (*forNode, error) {
+	n := &forNode{Pos: r.ts.Next().Pos}
+	var err error
+	if n.While, err = r.expr(); err != nil {
 		return nil, err
 	}
 	if err := r.expect(":"); err != nil {

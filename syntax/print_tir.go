@@ -345,6 +345,14 @@ func (p *printer) stmt(s ir.Stmt) {
 		p.stmt(x.Body)
 	case *ir.AttrStmt:
 		p.attrStmt(x, true)
+	case *ir.While:
+		p.line()
+		p.str("while ")
+		p.tirPrim(x.Cond)
+		p.str(":\n")
+		p.ind++
+		p.stmt(x.Body)
+		p.ind--
 	case *ir.Evaluate:
 		p.line()
 		if c, ok := x.Value.(*ir.PrimCall); ok && c.Op == "ret" && len(c.Args) == 1 {

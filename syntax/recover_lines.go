@@ -28,7 +28,7 @@ type logicalLine struct {
 // following more-indented lines) or belongs to a decorated definition.
 func (l *logicalLine) isHeader() bool {
 	switch l.first {
-	case "@", "def", "class", "if", "elif", "else", "for", "with":
+	case "@", "def", "class", "if", "elif", "else", "for", "while", "with":
 		return true
 	}
 	return false

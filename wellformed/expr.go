@@ -493,12 +493,6 @@ func walkStores(s ir.Stmt, f func(*ir.Buffer)) {
 				walkStores(x, f)
 			}
 			return
-		case *ir.For:
-			s = t.Body
-		case *ir.LetStmt:
-			s = t.Body
-		case *ir.AttrStmt:
-			s = t.Body
 		case *ir.IfThenElse:
 			walkStores(t.Then, f)
 			s = t.Else
@@ -512,7 +506,11 @@ func walkStores(s ir.Stmt, f func(*ir.Buffer)) {
 			walkStores(t.Block.Init, f)
 			s = t.Block.Body
 		default:
-			return
+			body, ok := ir.ScopeBody(s)
+			if !ok {
+				return
+			}
+			s = body
 		}
 	}
 }

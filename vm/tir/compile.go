@@ -356,6 +356,14 @@ func (c *compiler) compileStmt(s ir.Stmt) stmt {
 				els(fr)
 			}
 		}
+	case *ir.While:
+		cond := c.compileI(s.Cond)
+		body := c.compileStmt(s.Body)
+		return func(fr *frame) {
+			for cond(fr) != 0 {
+				body(fr)
+			}
+		}
 	case *ir.LetStmt:
 		set := c.assign(s.Var, s.Value)
 		body := c.compileStmt(s.Body)
@@ -551,7 +559,7 @@ func (c *compiler) allocs(bufs []*ir.Buffer) stmt {
 // containsLoop reports whether s has a nested loop (so it is not innermost).
 func containsLoop(s ir.Stmt) bool {
 	switch s := s.(type) {
-	case *ir.For:
+	case *ir.For, *ir.While:
 		return true
 	case *ir.SeqStmt:
 		for _, x := range s.Stmts {
@@ -559,14 +567,13 @@ func containsLoop(s ir.Stmt) bool {
 				return true
 			}
 		}
-	case *ir.LetStmt:
-		return containsLoop(s.Body)
-	case *ir.AttrStmt:
-		return containsLoop(s.Body)
 	case *ir.IfThenElse:
 		return containsLoop(s.Then) || containsLoop(s.Else)
 	case *ir.BlockRealize:
 		return containsLoop(s.Block.Body) || containsLoop(s.Block.Init)
+	}
+	if body, ok := ir.ScopeBody(s); ok {
+		return containsLoop(body)
 	}
 	return false
 }

@@ -192,6 +192,10 @@ func (r *refInterp) exec(s ir.Stmt) {
 		} else {
 			r.exec(s.Else)
 		}
+	case *ir.While:
+		for r.eval(s.Cond).i != 0 {
+			r.exec(s.Body)
+		}
 	case *ir.LetStmt:
 		v := r.eval(s.Value)
 		if isF(s.Var.Type) {
@@ -432,6 +436,20 @@ func (r *refInterp) call(e *ir.PrimCall) refVal {
 		return r.eval(e.Args[2])
 	case "likely":
 		return r.eval(e.Args[0])
+	case "reinterpret":
+		// The bits of a 32- or 64-bit float as an integer, or back.
+		from, x := e.Args[0].DType(), r.eval(e.Args[0])
+		switch {
+		case isF(from) && from.Bits == 32:
+			return refVal{i: wrapTo(e.Type, int64(math.Float32bits(float32(x.f))))}
+		case isF(from):
+			return refVal{i: int64(math.Float64bits(x.f))}
+		case isF(e.Type) && e.Type.Bits == 32:
+			return refVal{f: float64(math.Float32frombits(uint32(x.i)))}
+		case isF(e.Type):
+			return refVal{f: math.Float64frombits(uint64(x.i))}
+		}
+		return refVal{i: wrapTo(e.Type, x.i)}
 	case "isnan", "isinf", "isfinite":
 		if !isF(e.Args[0].DType()) {
 			return bv(e.Op == "isfinite")
