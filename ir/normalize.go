@@ -157,15 +157,21 @@ func (b *Builder) tupleGetItemInfo(g *TupleGetItem) StructInfo {
 	case *TupleInfo:
 		if g.Index < 0 || g.Index >= len(s.Fields) {
 			b.errorAt(g, DiagInference, "tuple index %d out of range for %s", g.Index, FormatStructInfo(s, nil))
-			return Object()
+			return failedInfo
 		}
 		return s.Fields[g.Index]
-	case nil, *ObjectInfo:
-		// Unknown (already reported, or an opaque object): nothing to add.
+	case nil:
+		return failedInfo // reported already
+	case *ObjectInfo:
+		// Unknown (a failed inference, reported already, or an opaque
+		// object): nothing to add.
+		if s.failed {
+			return failedInfo
+		}
 		return Object()
 	default:
 		b.errorAt(g, DiagInference, "indexing [%d] into a non-tuple value of struct info %s", g.Index, FormatStructInfo(s, nil))
-		return Object()
+		return failedInfo
 	}
 }
 
@@ -223,27 +229,59 @@ func (b *Builder) normalizeCall(c *Call) Expr {
 	return c
 }
 
+// failedInfo is the struct info of a call whose inference failed: R.Object
+// to everything that reads it, and a mark (ObjectInfo.failed) that keeps a
+// call using the result from reporting the failure again as its own, say
+// "x must be a tensor, got R.Object" at every later unannotated use.
+var failedInfo = &ObjectInfo{failed: true}
+
+// failedOperand reports whether operand a's struct info is missing or
+// comes from a failed inference (directly or as a field of a tuple
+// operand, as in R.concat((lv, x))): its problem was reported already.
+func failedOperand(a Expr) bool {
+	if _, isOp := a.(*Op); isOp {
+		return false
+	}
+	switch s := a.StructInfo().(type) {
+	case nil:
+		return true
+	case *ObjectInfo:
+		return s.failed
+	case *TupleInfo:
+		for _, f := range s.Fields {
+			if o, ok := f.(*ObjectInfo); ok && o.failed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // inferCall computes the struct info of a call whose operands are
-// normalized. Failures are reported and yield R.Object.
+// normalized. Failures are reported and yield failedInfo; a call with a
+// failed operand yields failedInfo without a report.
 func (b *Builder) inferCall(c *Call) StructInfo {
 	for _, a := range c.Args {
-		if _, isOp := a.(*Op); !isOp && a.StructInfo() == nil {
-			return Object() // the operand's problem was reported already
+		if failedOperand(a) {
+			return failedInfo
 		}
+	}
+	if failedOperand(c.Op) {
+		return failedInfo
 	}
 	if o, ok := c.Op.(*Op); ok {
 		if o.Infer == nil {
 			b.errorAt(c, DiagInternal, "internal: op %s has no struct info inference", o.Name)
-			return Object()
+			return failedInfo
 		}
 		s, err := b.runInferHook(o, c)
 		if err != nil {
 			b.errorAt(c, DiagInference, "%s", opError(o, err))
-			return Object()
+			return failedInfo
 		}
 		if s == nil {
 			b.errorAt(c, DiagInternal, "internal: struct info inference of %s returned nothing", o.Name)
-			return Object()
+			return failedInfo
 		}
 		if o.SInfoArgs == NoSInfoArgs {
 			s = inheritVDevice(c, s)
@@ -260,7 +298,7 @@ func (b *Builder) inferCall(c *Call) StructInfo {
 			callee = gv.sinfo
 		}
 		if callee == nil {
-			return Object() // reported when the GlobalVar was normalized
+			return failedInfo // reported when the GlobalVar was normalized
 		}
 	} else {
 		callee = c.Op.StructInfo()
@@ -270,7 +308,7 @@ func (b *Builder) inferCall(c *Call) StructInfo {
 		if callee != nil {
 			b.errorAt(c, DiagInference, "callee of struct info %s is not callable", FormatStructInfo(callee, nil))
 		}
-		return Object()
+		return failedInfo
 	}
 	var (
 		s   StructInfo
@@ -283,7 +321,7 @@ func (b *Builder) inferCall(c *Call) StructInfo {
 	}
 	if err != nil {
 		b.errorAt(c, DiagInference, "call to %s: %v", calleeName(c.Op), err)
-		return Object()
+		return failedInfo
 	}
 	if s == nil {
 		return Object()

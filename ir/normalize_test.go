@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/diag"
 )
 
@@ -624,4 +627,34 @@ func TestEmitVarMatchesEmitBinding(t *testing.T) {
 	if !StructuralEqual(vb.Var.StructInfo(), f32(I64(2), I64(4)), EqualOptions{}) {
 		t.Errorf("y has struct info %v", vb.Var.StructInfo())
 	}
+}
+
+// TestNormalizeNoCascade: a failed inference is reported once. Unannotated
+// uses of its result (directly, in a tuple operand, through a projection)
+// add no diagnostics of their own, while a genuine R.Object operand (an
+// opaque value, not a failure) is still rejected by the op that needs a
+// tensor.
+func TestNormalizeNoCascade(t *testing.T) {
+	x := NewVar("x", f32(I64(4)))
+	obj := NewVar("o", Object())
+	b := NewBuilder(nil)
+	b.BeginScope([]*Var{x, obj})
+	b.BeginBlock(false)
+	bad := b.Emit(NewCall(testFail, x), "bad")
+	require.Len(t, b.Diagnostics(), 1)
+	_, isObject := bad.StructInfo().(*ObjectInfo)
+	require.True(t, isObject, "a failed inference reads as R.Object")
+	use := b.Emit(NewCall(testAdd, bad, x), "use")
+	b.Emit(NewCall(testAdd, use, x), "use2")
+	tup := b.Emit(&Tuple{Fields: []Expr{bad, x}}, "tup")
+	b.Emit(NewCall(testAdd, tup, x), "use3")
+	b.Emit(&TupleGetItem{Tuple: bad, Index: 0}, "proj")
+	assert.Len(t, b.Diagnostics(), 1, "uses of a failed result must not report again: %v", b.Diagnostics())
+
+	b.Emit(NewCall(testAdd, obj, x), "opaque")
+	d := b.Diagnostics()
+	require.Len(t, d, 2, "an opaque R.Object operand is still an error")
+	assert.Contains(t, d[1].Msg, "expects tensors")
+	b.EndBlock()
+	b.EndScope()
 }

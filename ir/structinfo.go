@@ -10,7 +10,13 @@ type StructInfo interface {
 }
 
 // ObjectInfo is any runtime object (R.Object): the top of the lattice.
-type ObjectInfo struct{}
+type ObjectInfo struct {
+	// failed marks the R.Object a failed inference yields (see
+	// failedInfo); it is not part of the value: every ObjectInfo is equal.
+	// It also keeps the type from being zero-sized, whose pointers Go may
+	// make all equal.
+	failed bool
+}
 
 // PrimInfo is a scalar of DType, with its symbolic value when known (R.Prim).
 type PrimInfo struct {
