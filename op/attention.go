@@ -27,8 +27,8 @@ func newAttentionOp() *ir.Op {
 	op := &ir.Op{Name: "relax.nn.attention", Doc: "Scaled dot-product multi-head attention.", Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{{Name: "query", Kind: ir.ArgExpr}, {Name: "key", Kind: ir.ArgExpr}, {Name: "value", Kind: ir.ArgExpr},
 			{Name: "bias", Kind: ir.ArgExpr, Optional: true},
-			{Name: "scale", Kind: ir.AttrFloat, Optional: true}, {Name: "causal_mask", Kind: ir.AttrStr, Optional: true},
-			{Name: "window_size", Kind: ir.AttrInt, Optional: true}}}
+			{Name: "scale", Kind: ir.AttrFloat, Optional: true, PrintNone: true}, {Name: "causal_mask", Kind: ir.AttrStr, Optional: true, PrintNone: true},
+			{Name: "window_size", Kind: ir.AttrInt, Optional: true, PrintNone: true}}}
 	attrs := func(call *ir.Call) (scale float64, hasScale bool, causal string, window int64, err error) {
 		if v := opAttr(op, call, "scale"); v != nil {
 			scale, hasScale = v.(float64)

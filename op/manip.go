@@ -138,7 +138,7 @@ func newPermuteDimsOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.permute_dims", Doc: "Permutes the axes of x (reverses them when axes is None).",
 		Pure: true, Category: ir.CatTensor,
-		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axes", Kind: ir.AttrInts, Optional: true}},
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axes", Kind: ir.AttrInts, Optional: true, PrintNone: true}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -236,7 +236,7 @@ func newSqueezeOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.squeeze", Doc: "Removes unit dimensions (those at axis, or all of them).",
 		Pure: true, Category: ir.CatTensor,
-		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInts, Optional: true}},
+		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInts, Optional: true, PrintNone: true}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -688,7 +688,7 @@ func newTakeOp() *ir.Op {
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
 			{Name: "indices", Kind: ir.ArgExpr},
-			{Name: "axis", Kind: ir.AttrInt, Optional: true},
+			{Name: "axis", Kind: ir.AttrInt, Optional: true, PrintNone: true},
 			{Name: "mode", Kind: ir.AttrStr, Default: "fast"},
 		},
 	}

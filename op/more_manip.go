@@ -252,7 +252,7 @@ func newTileOp() *ir.Op {
 func newRepeatOp() *ir.Op {
 	op := &ir.Op{Name: "relax.repeat", Doc: "Repeats each element repeats times along axis (of the flattened data when None).",
 		Pure: true, Category: ir.CatTensor,
-		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "repeats", Kind: ir.AttrInt}, {Name: "axis", Kind: ir.AttrInt, Optional: true}}}
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "repeats", Kind: ir.AttrInt}, {Name: "axis", Kind: ir.AttrInt, Optional: true, PrintNone: true}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
@@ -441,7 +441,7 @@ func newScanOp(name, doc string) *ir.Op {
 	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{
 			{Name: "data", Kind: ir.ArgExpr},
-			{Name: "axis", Kind: ir.AttrInt, Optional: true},
+			{Name: "axis", Kind: ir.AttrInt, Optional: true, PrintNone: true},
 			{Name: "dtype", Kind: ir.AttrDType, Default: ir.Void},
 			{Name: "exclusive", Kind: ir.AttrBool, Default: false},
 		}}

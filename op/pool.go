@@ -408,7 +408,7 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 	layout, _ := convLayouts(spatial)
 	op := &ir.Op{Name: "relax.nn.adaptive_avg_pool" + itoa(spatial) + "d", Doc: itoa(spatial) + "-D adaptive average pooling to output_size.",
 		Pure: true, Category: ir.CatTensor,
-		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "output_size", Kind: ir.AttrInts, Optional: true},
+		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "output_size", Kind: ir.AttrInts, Optional: true, PrintNone: true},
 			{Name: "layout", Kind: ir.AttrStr, Default: layout}, {Name: "out_layout", Kind: ir.AttrStr, Optional: true}}}
 	// attrs returns the spatial axes, output_size expanded to one entry per
 	// spatial axis (nil for the input's extents) and poolOutAxes.

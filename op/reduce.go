@@ -23,7 +23,7 @@ func newReduceOp(name, doc string) *ir.Op {
 		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
-			{Name: "axis", Kind: ir.AttrInts, Optional: true},
+			{Name: "axis", Kind: ir.AttrInts, Optional: true, PrintNone: true},
 			{Name: "keepdims", Kind: ir.AttrBool, Default: false},
 		},
 	}

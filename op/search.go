@@ -72,7 +72,7 @@ func newArgOp(name, doc string) *ir.Op {
 	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
-			{Name: "axis", Kind: ir.AttrInt, Optional: true},
+			{Name: "axis", Kind: ir.AttrInt, Optional: true, PrintNone: true},
 			{Name: "keepdims", Kind: ir.AttrBool, Default: false},
 		}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
