@@ -263,3 +263,23 @@ func ScopeBody(s Stmt) (Stmt, bool) {
 	}
 	return nil, false
 }
+
+// AllocatedDeclBuffer returns the DeclBuffer an Allocate's body is when it
+// declares a buffer over exactly the allocated memory (same handle, dtype
+// and shape, no condition or annotations): TVMScript's
+// "A = T.decl_buffer(shape, dtype, scope=...)" without data= is this pair,
+// and TVM's printer writes the pair that way (IsAllocateDeclBufferPattern,
+// src/script/printer/tir/stmt.cc).
+func AllocatedDeclBuffer(a *Allocate) (*DeclBuffer, bool) {
+	d, ok := a.Body.(*DeclBuffer)
+	if !ok || d.Buffer.Data != a.Data || d.Buffer.DType != a.DType || a.Condition != nil ||
+		len(a.Annotations) > 0 || len(a.Extents) != len(d.Buffer.Shape) {
+		return nil, false
+	}
+	for i, e := range a.Extents {
+		if !StructuralEqual(e, d.Buffer.Shape[i], EqualOptions{}) {
+			return nil, false
+		}
+	}
+	return d, true
+}

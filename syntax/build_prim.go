@@ -71,6 +71,14 @@ func (bd *builder) primNode(a *ast) ir.PrimExpr {
 		return bd.primBinary(a)
 	case aCall:
 		return bd.primCall(a)
+	case aAttr:
+		// A buffer's data handle (A.data), as lowered TIR passes it to
+		// builtins such as T.tvm_access_ptr.
+		if a.X.Kind == aName && a.Name == "data" {
+			if s := bd.lookup(a.X.Name); s != nil && s.buf != nil {
+				return s.buf.Data
+			}
+		}
 	}
 	bd.fail(a.Span, "expected a scalar expression, found %s", a.describe())
 	return nil

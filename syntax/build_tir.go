@@ -17,6 +17,9 @@ type tirState struct {
 	bufferMap map[*ir.PrimVar]*ir.Buffer
 	attrs     ir.Attrs
 	rootAlloc []*ir.Buffer
+	// ptrScope is the storage scope of the memory each handle defined by
+	// T.allocate or T.decl_buffer points to ("" for global).
+	ptrScope map[*ir.PrimVar]string
 	// allocs is where T.alloc_buffer puts buffers: the innermost block's
 	// list, or rootAlloc at function level.
 	allocs *[]*ir.Buffer
@@ -24,7 +27,7 @@ type tirState struct {
 }
 
 func (bd *builder) buildPrimFunc(d *funcDecl) {
-	st := &tirState{bufferMap: map[*ir.PrimVar]*ir.Buffer{}}
+	st := &tirState{bufferMap: map[*ir.PrimVar]*ir.Buffer{}, ptrScope: map[*ir.PrimVar]string{}}
 	st.allocs = &st.rootAlloc
 	savedInt, savedTIR := bd.intType, bd.tir
 	bd.intType, bd.tir = ir.Int32, st
@@ -124,12 +127,19 @@ func (bd *builder) tirParam(p *paramNode, st *tirState) {
 // float32), scope; layout keywords that do not change the model are
 // accepted and ignored.
 func (bd *builder) bufferDecl(a *ast, name string) *ir.Buffer {
+	buf, _ := bd.bufferDeclData(a, name)
+	return buf
+}
+
+// bufferDeclData is bufferDecl that also reports whether the buffer views
+// an existing handle (data=, accepted in T.decl_buffer).
+func (bd *builder) bufferDeclData(a *ast, name string) (*ir.Buffer, bool) {
 	args := a.Items
 	kws := a.Keywords
 	if c := a.callee(); c == "T.match_buffer" {
 		args, kws = args[1:], kws[1:]
 	}
-	var shape, dtype, scope *ast
+	var shape, dtype, scope, data *ast
 	pos := 0
 	for i, it := range args {
 		switch kw := kws[i]; kw {
@@ -150,7 +160,13 @@ func (bd *builder) bufferDecl(a *ast, name string) *ir.Buffer {
 		case "scope":
 			scope = it
 		case "align", "offset_factor", "buffer_type", "axis_separators":
-		case "data", "strides", "elem_offset":
+		case "data":
+			if a.callee() == "T.decl_buffer" && !isNone(it) {
+				data = it
+			} else if !isNone(it) {
+				bd.fail(it.Span, "data= is only supported in T.decl_buffer")
+			}
+		case "strides", "elem_offset":
 			if !isNone(it) {
 				bd.fail(it.Span, "%s= is not supported on buffers", kw)
 			}
@@ -187,8 +203,13 @@ func (bd *builder) bufferDecl(a *ast, name string) *ir.Buffer {
 			buf.Scope = scope.Text
 		}
 	}
+	if data != nil {
+		// TVM's BufferDecl takes the handle as is: the buffer's scope is
+		// the one its memory was allocated in, whatever scope= says.
+		buf.Data, buf.Scope = bd.dataHandle(data)
+	}
 	buf.SetSpan(a.Span)
-	return buf
+	return buf, data != nil
 }
 
 // tirDim converts a buffer dimension in the TIR context (int literals are
@@ -227,12 +248,7 @@ func (bd *builder) tirStmts(stmts []*stmtNode) ir.Stmt {
 	}
 	body := seqOf(cur)
 	for i := len(frames) - 1; i >= 0; i-- {
-		switch s := frames[i].let.(type) {
-		case *ir.LetStmt:
-			s.Body = body
-		case *ir.AttrStmt:
-			s.Body = body
-		}
+		fillBody(frames[i].let, body)
 		body = seqOf(append(frames[i].before, frames[i].let))
 	}
 	return body
@@ -373,7 +389,12 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, ir.Stmt) {
 		bd.define(name, &symbol{buf: buf})
 		ok = true
 		return nil, nil
-	case c == "T.alloc_buffer" || c == "T.sblock_alloc_buffer" || c == "T.decl_buffer":
+	case c == "T.decl_buffer" || c == "T.allocate" || c == "T.allocate_const":
+		s := bd.scopedAlloc(value, target)
+		s.(interface{ SetSpan(diag.Span) }).SetSpan(sp)
+		ok = true
+		return nil, s // scopes over the rest of the list
+	case c == "T.alloc_buffer" || c == "T.sblock_alloc_buffer":
 		buf := bd.bufferDecl(value, name)
 		*st.allocs = append(*st.allocs, buf)
 		bd.define(name, &symbol{buf: buf})
@@ -691,6 +712,16 @@ func (bd *builder) tirWith(w *withNode) ir.Stmt {
 			bd.fail(a.Span, "expected T.While(condition)")
 		}
 		return bd.tirWhile(a.Items[0], w.Body, spanOf(w.Pos, w.Pos))
+	case "T.allocate", "T.allocate_const", "T.decl_buffer":
+		if w.As == nil {
+			bd.fail(a.Span, "expected \"with %s(...) as name:\"", c)
+		}
+		bd.push()
+		defer bd.pop()
+		s := bd.scopedAlloc(a, bd.conv.expr(w.As))
+		s.(interface{ SetSpan(diag.Span) }).SetSpan(spanOf(w.Pos, w.Pos))
+		fillBody(s, bd.tirBody(w.Body))
+		return s
 	case "T.init":
 		bd.fail(a.Span, "with T.init() is only allowed directly inside a T.block")
 	default:
@@ -698,6 +729,21 @@ func (bd *builder) tirWith(w *withNode) ir.Stmt {
 			didYouMean(c, []string{"T.block", "T.init"}, ""))
 	}
 	return nil
+}
+
+// scopedAlloc converts T.allocate, T.allocate_const or T.decl_buffer
+// bound to name; the caller fills the body.
+func (bd *builder) scopedAlloc(a, name *ast) ir.Stmt {
+	if name.Kind != aName {
+		bd.fail(name.Span, "expected a name to bind %s(...) to, found %s", a.callee(), name.describe())
+	}
+	switch a.callee() {
+	case "T.allocate":
+		return bd.allocateStmt(a, name)
+	case "T.allocate_const":
+		return bd.allocateConstStmt(a, name)
+	}
+	return bd.declBufferStmt(a, name)
 }
 
 // metaVar converts T.meta_var(value): in TVM a Python-level alias, so the

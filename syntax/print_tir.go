@@ -287,6 +287,9 @@ func (p *printer) stmt(s ir.Stmt) {
 				p.attrStmt(a, false)
 				continue
 			}
+			if p.allocation(c, i == len(x.Stmts)-1) {
+				continue
+			}
 			if l, ok := c.(*ir.LetStmt); ok && i < len(x.Stmts)-1 {
 				// Not the last statement: TVM's LetStmt dispatch
 				// (src/script/printer/tir/stmt.cc) prints a with block.
@@ -345,6 +348,8 @@ func (p *printer) stmt(s ir.Stmt) {
 		p.stmt(x.Body)
 	case *ir.AttrStmt:
 		p.attrStmt(x, true)
+	case *ir.Allocate, *ir.AllocateConst, *ir.DeclBuffer:
+		p.allocation(x, true)
 	case *ir.While:
 		p.line()
 		p.str("while ")
@@ -694,6 +699,114 @@ func (p *printer) attrStmt(x *ir.AttrStmt, concise bool) {
 	if x.Thread != nil {
 		p.releaseTIRVar(x.Thread) // its frame ends, as TVM's does
 	}
+}
+
+// allocation prints T.allocate, T.allocate_const and T.decl_buffer as
+// TVM's printer does (src/script/printer/tir/stmt.cc): "A = T.allocate(...)"
+// followed by the body when it is the last statement of its body
+// (concise), "with T.allocate(...) as A:" otherwise. An Allocate whose body
+// declares a buffer over exactly its memory (IsAllocateDeclBufferPattern)
+// prints as that T.decl_buffer alone, its handle then being "A.data". It
+// reports false for other statements.
+func (p *printer) allocation(s ir.Stmt, concise bool) bool {
+	start := len(p.out)
+	var name string
+	var body ir.Stmt
+	var release func()
+	switch x := s.(type) {
+	case *ir.Allocate:
+		if d, ok := ir.AllocatedDeclBuffer(x); ok {
+			return p.allocation(d, concise)
+		}
+		p.line()
+		name = p.defineTIRVar(x.Data) // in the enclosing frame, as TVM's DefineVar
+		p.str("T.allocate([")
+		p.tirPrims(x.Extents)
+		p.str("], ")
+		p.quote(x.DType.String())
+		p.str(", ")
+		p.quote(ir.ScopeString(x.Scope))
+		if x.Condition != nil {
+			p.str(", ")
+			p.tirPrim(x.Condition)
+		}
+		if len(x.Annotations) > 0 {
+			p.str(", annotations=")
+			p.attrDict(x.Annotations, "")
+		}
+		p.byte(')')
+		body = x.Body
+	case *ir.AllocateConst:
+		p.line()
+		name = p.defineTIRVar(x.Data)
+		p.str("T.allocate_const([")
+		for i, v := range x.Values {
+			if i > 0 {
+				p.str(", ")
+			}
+			switch c := v.(type) {
+			case *ir.IntImm:
+				p.out = strconv.AppendInt(p.out, c.Value, 10)
+			case *ir.FloatImm:
+				p.out = ir.AppendFloatLiteral(p.out, c.Value)
+			}
+		}
+		p.str("], ")
+		p.quote(x.DType.String())
+		p.str(", [")
+		p.tirPrims(x.Extents)
+		p.str("])")
+		body = x.Body
+	case *ir.DeclBuffer:
+		p.line()
+		b := x.Buffer
+		_, dataDefined := p.tir.vars[b.Data]
+		args := len(p.out)
+		p.str("T.decl_buffer(")
+		p.bufferDeclArgs(b)
+		if dataDefined {
+			p.str(", data=")
+			p.str(p.tirVarName(b.Data))
+		}
+		p.byte(')')
+		call := string(p.out[args:])
+		p.out = p.out[:args]
+		name = p.defineBuffer(b)
+		p.str(call)
+		if !dataDefined {
+			p.tir.vars[b.Data] = name + ".data" // TVM's inline definition of the handle
+		}
+		release = func() {
+			delete(p.tir.bufs, b)
+			p.tir.ns.release(name)
+		}
+		body = x.Body
+	default:
+		return false
+	}
+	call := string(p.out[start+4*p.ind:])
+	p.out = p.out[:start]
+	p.line()
+	if concise {
+		p.str(name)
+		p.str(" = ")
+		p.str(call)
+		p.nl()
+		p.stmt(body)
+	} else {
+		p.str("with ")
+		p.str(call)
+		p.str(" as ")
+		p.str(name)
+		p.str(":\n")
+		p.ind++
+		p.stmt(body)
+		p.ind--
+	}
+	if release != nil {
+		release()
+	}
+	return true
 }
 
 // tvmExprNode names the PrimCall ops that are expression nodes of their

@@ -381,6 +381,19 @@ func (c *compiler) compileStmt(s ir.Stmt) stmt {
 		return func(*frame) {}
 	case *ir.BlockRealize:
 		return c.compileBlock(s)
+	case *ir.Allocate:
+		if d, ok := ir.AllocatedDeclBuffer(s); ok {
+			// A local buffer (T.decl_buffer without data=): allocated as
+			// a block's T.alloc_buffer is.
+			alloc := c.allocs([]*ir.Buffer{d.Buffer})
+			body := c.compileStmt(d.Body)
+			return func(fr *frame) { alloc(fr); body(fr) }
+		}
+		c.fail(s, "T.allocate(...) whose memory is viewed otherwise than by one T.decl_buffer of its shape is not supported by the kernel compiler")
+	case *ir.AllocateConst:
+		c.fail(s, "T.allocate_const(...) is not supported by the kernel compiler")
+	case *ir.DeclBuffer:
+		c.fail(s, "T.decl_buffer(..., data=...) viewing existing memory is not supported by the kernel compiler")
 	case *ir.AttrStmt:
 		if s.Thread != nil {
 			c.fail(s, "T.launch_thread(%q, ...) is not supported: the kernel compiler runs unscheduled TIR", s.Tag)

@@ -192,6 +192,13 @@ func (r *refInterp) exec(s ir.Stmt) {
 		} else {
 			r.exec(s.Else)
 		}
+	case *ir.Allocate:
+		d, ok := ir.AllocatedDeclBuffer(s)
+		if !ok {
+			panic("ref: only T.decl_buffer allocations")
+		}
+		r.alloc(d.Buffer)
+		r.exec(d.Body)
 	case *ir.While:
 		for r.eval(s.Cond).i != 0 {
 			r.exec(s.Body)
@@ -218,19 +225,7 @@ func (r *refInterp) exec(s ir.Stmt) {
 			return
 		}
 		for _, b := range blk.AllocBuffers {
-			rb := &refBuf{dt: b.DType}
-			n := int64(1)
-			for _, d := range b.Shape {
-				e := r.eval(d).i
-				rb.shape = append(rb.shape, e)
-				n *= e
-			}
-			if isF(b.DType) {
-				rb.f = make([]float64, n)
-			} else {
-				rb.i = make([]int64, n)
-			}
-			r.bufs[b] = rb
+			r.alloc(b)
 		}
 		if blk.Init != nil {
 			first := true
@@ -425,6 +420,23 @@ func (r *refInterp) binary(e *ir.Binary) refVal {
 		}
 	}
 	return refVal{i: wrapTo(e.DType(), v)}
+}
+
+// alloc gives a buffer fresh zeroed storage.
+func (r *refInterp) alloc(b *ir.Buffer) {
+	rb := &refBuf{dt: b.DType}
+	n := int64(1)
+	for _, d := range b.Shape {
+		e := r.eval(d).i
+		rb.shape = append(rb.shape, e)
+		n *= e
+	}
+	if isF(b.DType) {
+		rb.f = make([]float64, n)
+	} else {
+		rb.i = make([]int64, n)
+	}
+	r.bufs[b] = rb
 }
 
 func (r *refInterp) call(e *ir.PrimCall) refVal {
