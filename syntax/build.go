@@ -81,6 +81,10 @@ type builder struct {
 	metadata map[string][]*ast
 
 	scope *scope
+	// recent caches lookup results (see lookup); entries of another
+	// generation than recentGen are void.
+	recent    *recentNames
+	recentGen uint32
 	// intType is the type of an integer literal in the current prim
 	// context: int64 in Relax shapes, int32 in TIR bodies.
 	intType ir.DataType
@@ -109,6 +113,7 @@ func newBuilder(file string) *builder {
 	bd := &builder{file: file, funcs: map[string]bool{}, intType: ir.Int64}
 	bd.conv.diags = &bd.diags
 	bd.scope = &scope{names: map[string]*symbol{}}
+	bd.recent = new(recentNames)
 	return bd
 }
 
@@ -149,7 +154,10 @@ func (bd *builder) push() { bd.pushSized(0) }
 func (bd *builder) pushSized(n int) {
 	bd.scope = &scope{parent: bd.scope, names: make(map[string]*symbol, n)}
 }
-func (bd *builder) pop() { bd.scope = bd.scope.parent }
+func (bd *builder) pop() {
+	bd.scope = bd.scope.parent
+	bd.recentGen++ // its names are gone
+}
 
 // newSymbol returns a copy of s carved from a slab of symbols: a module's
 // bindings each define a name, and one allocation per few hundred of them
@@ -180,20 +188,54 @@ func (bd *builder) newVar(name string, sinfo ir.StructInfo) *ir.Var {
 	return v
 }
 
+// define binds name in the innermost scope.
 func (bd *builder) define(name string, s *symbol) {
 	if name == "_" {
 		return
 	}
 	bd.scope.names[name] = s
+	*bd.recent.slot(name) = recentName{name, s, bd.recentGen}
 }
 
+// lookup resolves name from the innermost scope out. The names a block
+// uses are mostly those it defined a few bindings before and the
+// function's parameters; in a block of 100k bindings each map probe is a
+// cache miss (two when the name is a parameter), so results go to a small
+// direct-mapped cache first. It stays exact because definitions only go to
+// the innermost scope (define writes through, and a new innermost scope
+// starts empty) and pop, which forgets names, voids it.
 func (bd *builder) lookup(name string) *symbol {
+	c := bd.recent.slot(name)
+	if c.sym != nil && c.gen == bd.recentGen && c.name == name {
+		return c.sym
+	}
 	for s := bd.scope; s != nil; s = s.parent {
 		if sym, ok := s.names[name]; ok {
+			*c = recentName{name, sym, bd.recentGen}
 			return sym
 		}
 	}
 	return nil
+}
+
+const recentSlots = 256
+
+type recentNames [recentSlots]recentName
+
+type recentName struct {
+	name string
+	sym  *symbol
+	gen  uint32
+}
+
+// slot returns name's entry: hashed on its length and last bytes, which
+// tell generated names (lv1, lv2, ...) apart.
+func (r *recentNames) slot(name string) *recentName {
+	h := uint(len(name))
+	for i := max(0, len(name)-4); i < len(name); i++ {
+		h = h*31 + uint(name[i])
+	}
+	return &r[h%recentSlots]
 }
 
 // visibleNames lists every name in scope, for suggestions.
