@@ -223,12 +223,20 @@ func newStmtArena() *stmtArena {
 	}
 }
 
+// reset makes the arena empty. The nodes are cleared here, all at once
+// (node hands them out zeroed): clearing them one by one with the
+// collector's write barriers on was a sixth of the line reader's time.
 func (m *stmtArena) reset() {
 	m.nlists = 0
-	m.nodeChunk, m.nodes[0] = 0, m.nodes[0][:0]
+	for k := 0; k <= m.nodeChunk; k++ {
+		clear(m.nodes[k])
+		m.nodes[k] = m.nodes[k][:0]
+	}
+	m.nodeChunk = 0
 	m.itemChunk, m.itemsOffset = 0, 0
 }
 
+// node returns a zeroed node.
 func (m *stmtArena) node() *ast {
 	c := &m.nodes[m.nodeChunk]
 	if len(*c) == cap(*c) {
@@ -241,9 +249,7 @@ func (m *stmtArena) node() *ast {
 	}
 	n := len(*c)
 	*c = (*c)[:n+1]
-	a := &(*c)[n]
-	*a = ast{}
-	return a
+	return &(*c)[n]
 }
 
 // argSlices is exprReader.argSlices from the arena.
