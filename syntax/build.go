@@ -59,11 +59,6 @@ type loopInfo struct {
 	min, extent ir.PrimExpr
 }
 
-type scope struct {
-	parent *scope
-	names  map[string]*symbol
-}
-
 // builder converts one file.
 type builder struct {
 	file  string
@@ -112,7 +107,7 @@ type builder struct {
 func newBuilder(file string) *builder {
 	bd := &builder{file: file, funcs: map[string]bool{}, intType: ir.Int64}
 	bd.conv.diags = &bd.diags
-	bd.scope = &scope{names: map[string]*symbol{}}
+	bd.scope = newScope(nil, 0)
 	bd.recent = new(recentNames)
 	return bd
 }
@@ -152,7 +147,7 @@ func (bd *builder) push() { bd.pushSized(0) }
 // pushSized opens a scope that will hold about n names (a block's
 // statement count: no rehashing as a large block's names go in).
 func (bd *builder) pushSized(n int) {
-	bd.scope = &scope{parent: bd.scope, names: make(map[string]*symbol, n)}
+	bd.scope = newScope(bd.scope, n)
 }
 func (bd *builder) pop() {
 	bd.scope = bd.scope.parent
@@ -193,7 +188,7 @@ func (bd *builder) define(name string, s *symbol) {
 	if name == "_" {
 		return
 	}
-	bd.scope.names[name] = s
+	bd.scope.set(name, s)
 	*bd.recent.slot(name) = recentName{name, s, bd.recentGen}
 }
 
@@ -210,7 +205,7 @@ func (bd *builder) lookup(name string) *symbol {
 		return c.sym
 	}
 	for s := bd.scope; s != nil; s = s.parent {
-		if sym, ok := s.names[name]; ok {
+		if sym := s.get(name); sym != nil {
 			*c = recentName{name, sym, bd.recentGen}
 			return sym
 		}
@@ -242,9 +237,7 @@ func (r *recentNames) slot(name string) *recentName {
 func (bd *builder) visibleNames() []string {
 	seen := map[string]bool{}
 	for s := bd.scope; s != nil; s = s.parent {
-		for n := range s.names {
-			seen[n] = true
-		}
+		s.each(func(n string, _ *symbol) { seen[n] = true })
 	}
 	return slices.Sorted(maps.Keys(seen))
 }

@@ -1,8 +1,6 @@
 package syntax
 
 import (
-	"maps"
-	"slices"
 	"unicode"
 
 	"github.com/phasec/phasec/diag"
@@ -59,11 +57,11 @@ func (bd *builder) relaxSignature(def *defNode) *relaxSig {
 	if def.Ret != nil {
 		sig.ret = bd.sinfo(bd.conv.expr(def.Ret))
 	}
-	for n, s := range bd.scope.names {
+	bd.scope.each(func(n string, s *symbol) {
 		if s.prim != nil {
 			sig.syms[n] = s.prim
 		}
-	}
+	})
 	return sig
 }
 
@@ -377,10 +375,10 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 	inner := bd.scope
 	bd.pop()
 	for _, n := range outputOrder {
-		if s, ok := inner.names[n]; ok {
+		if s := inner.get(n); s != nil {
 			bd.define(n, s)
 		} else if bd.lookup(n) == nil {
-			bd.errorf(outputs[n], "undefined variable %s in R.output%s", n, didYouMean(n, slices.Sorted(maps.Keys(inner.names)), ""))
+			bd.errorf(outputs[n], "undefined variable %s in R.output%s", n, didYouMean(n, inner.sortedNames(), ""))
 		}
 	}
 	if len(blk.Bindings) == 0 {

@@ -56,3 +56,37 @@ func TestLookupCache(t *testing.T) {
 	check(names...)
 	check("a", "x")
 }
+
+// TestScopeNumbered: a large scope keeps what a map would, whichever
+// place each name goes to (numbered or the map), and lists the same names.
+func TestScopeNumbered(t *testing.T) {
+	s := newScope(nil, 300)
+	want := map[string]*symbol{}
+	names := []string{"lv", "lv0", "lv1", "lv01", "lv10", "lv599", "lv600", "lv100000", "gv1", "x", "x1y", "1", "_9", "lv1234567890", "lv5"}
+	for i := range 700 {
+		names = append(names, fmt.Sprintf("lv%d", i*7%650))
+	}
+	for i, n := range names {
+		sym := &symbol{}
+		if i%3 == 0 {
+			sym.poison = true
+		}
+		s.set(n, sym)
+		want[n] = sym
+		for m, w := range want {
+			require.Same(t, w, s.get(m), m)
+		}
+		require.Nil(t, s.get("lv649x"))
+		require.Nil(t, s.get("zz1"))
+	}
+	got := map[string]*symbol{}
+	s.each(func(n string, sym *symbol) {
+		_, dup := got[n]
+		require.False(t, dup, n)
+		got[n] = sym
+	})
+	require.Equal(t, want, got)
+	require.Len(t, s.sortedNames(), len(want))
+	require.NotEmpty(t, s.numbered, "the numbered names of a large scope")
+	require.Nil(t, newScope(nil, 10).numbered, "a small scope is a map")
+}

@@ -22,7 +22,7 @@ func (bd *builder) neutralizedPass(st *stmtNode, outer bool) bool {
 	for _, n := range names {
 		bd.define(n, &symbol{poison: true})
 		if outer && bd.scope.parent != nil && n != "_" {
-			bd.scope.parent.names[n] = &symbol{poison: true}
+			bd.scope.parent.set(n, &symbol{poison: true})
 		}
 	}
 	return true
@@ -35,6 +35,6 @@ func (bd *builder) poisonedFunc(name string) bool {
 	for s.parent != nil {
 		s = s.parent
 	}
-	sym := s.names[name]
+	sym := s.get(name)
 	return sym != nil && sym.poison
 }
