@@ -177,6 +177,27 @@ func (f PrimFormat) write(sb *strings.Builder, e PrimExpr) {
 		f.write(sb, e.Value)
 		sb.WriteByte(')')
 	case *PrimCall:
+		if e.Op == "Shuffle" && len(e.Args) == 2 {
+			// TVM's Shuffle node: T.Shuffle([vectors], [indices]).
+			sb.WriteString("T.Shuffle(")
+			for i, l := range e.Args {
+				if i > 0 {
+					sb.WriteString(", ")
+				}
+				sb.WriteByte('[')
+				if t, ok := l.(*PrimCall); ok {
+					for j, x := range t.Args {
+						if j > 0 {
+							sb.WriteString(", ")
+						}
+						f.write(sb, x)
+					}
+				}
+				sb.WriteByte(']')
+			}
+			sb.WriteByte(')')
+			return
+		}
 		if DTypeFirstCalls[e.Op] {
 			// TVM prints the call's dtype as its first argument for ops
 			// registered with TScriptDtypePrintLocation kFirst
@@ -271,7 +292,11 @@ func AppendFloatLiteral(b []byte, v float64) []byte {
 // leading dtype string (T.reinterpret("int32", x)) but not kept in Args:
 // TVM's ops with TScriptDtypePrintLocation kFirst whose Python builder
 // takes the dtype first (python/tvm/tir/op.py).
-var DTypeFirstCalls = map[string]bool{"reinterpret": true}
+var DTypeFirstCalls = map[string]bool{
+	"reinterpret": true, "vectorlow": true, "vectorhigh": true, "vectorcombine": true, "type_annotation": true,
+	"ptx_mma": true, "ptx_mma_sp": true, "ptx_ldmatrix": true, "ptx_cp_async": true, "ptx_cp_async_bulk": true,
+	"mma_store": true, "mma_fill": true,
+}
 
 // String methods print the Relax-shape form (FormatPrim with PrimVar names).
 

@@ -383,7 +383,7 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 		bd.fail(a.X.Span, "expected a T.* function in a scalar expression, found %s", callee)
 	}
 	for i, kw := range a.Keywords {
-		if kw != "" && !(name == "Cast" && kw == "dtype") {
+		if kw != "" && !(kw == "dtype" && (name == "Cast" || opaqueIntrinsics[name] == "dtype")) {
 			bd.fail(a.Items[i].Span, "unknown keyword %s in %s(...)", kw, callee)
 		}
 	}

@@ -176,6 +176,12 @@ func (p *printer) defineTIRVar(v *ir.PrimVar) string {
 func (p *printer) defineBuffer(b *ir.Buffer) string {
 	name := p.tir.ns.fresh(b.Name)
 	p.tir.bufs[b] = name
+	if _, ok := p.tir.vars[b.Data]; !ok && b.Data != nil {
+		// A buffer whose handle is not yet defined defines it inline:
+		// uses print as A.data (BufferAttrs' try_inline_def,
+		// src/script/printer/tir/buffer.cc).
+		p.tir.vars[b.Data] = name + ".data"
+	}
 	return name
 }
 
@@ -771,11 +777,8 @@ func (p *printer) allocation(s ir.Stmt, concise bool) bool {
 		p.byte(')')
 		call := string(p.out[args:])
 		p.out = p.out[:args]
-		name = p.defineBuffer(b)
+		name = p.defineBuffer(b) // defines the handle as name.data when it is new
 		p.str(call)
-		if !dataDefined {
-			p.tir.vars[b.Data] = name + ".data" // TVM's inline definition of the handle
-		}
 		release = func() {
 			delete(p.tir.bufs, b)
 			p.tir.ns.release(name)
@@ -810,6 +813,6 @@ func (p *printer) allocation(s ir.Stmt, concise bool) bool {
 }
 
 // tvmExprNode names the PrimCall ops that are expression nodes of their
-// own in TVM, not Calls (tir::Broadcast, tir::Ramp), so an evaluated one
+// own in TVM, not Calls (tir::Broadcast, tir::Ramp, tir::Shuffle), so an evaluated one
 // keeps its T.evaluate.
-var tvmExprNode = map[string]bool{"Broadcast": true, "Ramp": true}
+var tvmExprNode = map[string]bool{"Broadcast": true, "Ramp": true, "Shuffle": true}

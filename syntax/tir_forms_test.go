@@ -53,3 +53,26 @@ func TestVectorLoadDType(t *testing.T) {
 	require.True(t, ok && bc.Op == "Broadcast", "the scalar operand is %s", ir.FormatTIR(mul.B, nil))
 	require.Contains(t, Print(mod), "B[T.Ramp(0, 1, 4)] = A[T.Ramp(0, 1, 4)] * T.Broadcast(T.float32(2.0), 4)\n")
 }
+
+// TestOpaqueIntrinsicForms: the older keyword spelling dtype= of the
+// dtype-first intrinsics and T.address_of(buffer) build what TVM's builders
+// build (python/tvm/tir/op.py), and print in TVM's form.
+func TestOpaqueIntrinsicForms(t *testing.T) {
+	src := tirFormsHeader + `    @T.prim_func
+    def f(A: T.Buffer((4, 4), "float16"), B: T.Buffer((8,), "float16")):
+        T.ptx_ldmatrix(False, 4, ".b16", B.data, 0, A.data, 0, dtype="float16")
+        T.address_of(A)
+`
+	mod := parseOrFail(t, "kw.tvms", []byte(src))
+	seq := mod.PrimFunc("f").Body.(*ir.SeqStmt)
+	ld := seq.Stmts[0].(*ir.Evaluate).Value.(*ir.PrimCall)
+	require.Equal(t, ir.MustDataType("float16"), ld.Type)
+	require.Len(t, ld.Args, 7, "the dtype is the call's type, not an argument")
+	addr := seq.Stmts[1].(*ir.Evaluate).Value.(*ir.PrimCall)
+	require.Equal(t, ir.Handle, addr.Type)
+	load, ok := addr.Args[0].(*ir.BufferLoad)
+	require.True(t, ok && len(load.Indices) == 2, "T.address_of(A) takes A[0, 0]")
+	out := Print(mod)
+	require.Contains(t, out, `        T.ptx_ldmatrix("float16", False, 4, ".b16", B.data, 0, A.data, 0)`+"\n")
+	require.Contains(t, out, "        T.address_of(A[0, 0])\n")
+}
