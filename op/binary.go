@@ -359,6 +359,9 @@ func inferBinary(op *ir.Op, call *ir.Call, compare bool) (ir.StructInfo, error) 
 	ndim := max(a.NDim, b.NDim)
 	if a.Shape != nil && a.Shape == b.Shape {
 		// The same shape value on both sides: keep it, even if symbolic.
+		if a.DType == dtype && a.NDim == ndim && a.VDevice == nil {
+			return a, nil
+		}
 		return &ir.TensorInfo{Shape: a.Shape, DType: dtype, NDim: ndim}, nil
 	}
 	da, okA := a.Dims()
@@ -370,6 +373,9 @@ func inferBinary(op *ir.Op, call *ir.Call, compare bool) (ir.StructInfo, error) 
 	dims, known, err := broadcastDims(op, da, db, scratch[:])
 	if err != nil {
 		return nil, err
+	}
+	if known && sameKnownTensor(a, dtype, dims) {
+		return a, nil
 	}
 	return newTensor(dtype, dims, known, ndim), nil
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/phasec/phasec/ir"
 
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -163,6 +164,27 @@ func newTensor(dtype ir.DataType, dims []ir.PrimExpr, known bool, ndim int) *ir.
 	a.shape.SetStructInfo(&a.sinfo)
 	a.info = ir.TensorInfo{Shape: &a.shape, DType: dtype, NDim: len(out)}
 	return &a.info
+}
+
+// sameKnownTensor reports whether t is what newTensor(dtype, dims, true,
+// len(dims)) would build: a shape of the same (simplified) dimension
+// nodes, the same dtype, no virtual device. Struct info is immutable, so
+// an elementwise result then shares its operand's instead of allocating a
+// copy: in a chain of elementwise ops, one per binding.
+func sameKnownTensor(t *ir.TensorInfo, dtype ir.DataType, dims []ir.PrimExpr) bool {
+	s, ok := t.Shape.(*ir.ShapeExpr)
+	if !ok || t.DType != dtype || t.NDim != len(dims) || t.VDevice != nil || len(s.Values) != len(dims) {
+		return false
+	}
+	if si, ok := s.StructInfo().(*ir.ShapeInfo); !ok || si.NDim != len(dims) || !slices.Equal(si.Values, s.Values) {
+		return false
+	}
+	for i, d := range dims {
+		if s.Values[i] != d || ir.Simplify(d) != d {
+			return false
+		}
+	}
+	return true
 }
 
 // knownTensorAlloc holds a known-shape inference result: the TensorInfo,

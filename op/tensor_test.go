@@ -189,3 +189,41 @@ func TestInferCreation(t *testing.T) {
 		{"full_like", opCall(FullLike, nil, tensorVar("x", ir.Float32, 2, 2), one), tinfo(ir.Float32, 2, 2), ""},
 	})
 }
+
+// TestInferBinaryShares: an elementwise result equal to its first operand's
+// struct info is that struct info (immutable, shared); any difference (a
+// broadcast dimension, the dtype of a comparison, a virtual device) builds
+// a new one, equal to what the rules give.
+func TestInferBinaryShares(t *testing.T) {
+	x := tensorVar("x", ir.Float32, symN, 16)
+	y := tensorVar("y", ir.Float32, symN, 16)
+	got, err := inferOf(opCall(Add, nil, x, y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != x.StructInfo() {
+		t.Errorf("add(x, y) with equal shapes: a new struct info %s, want x's", descInfo(got))
+	}
+	vdev := &ir.VDevice{Target: "cuda", Scope: "global"}
+	onDevice := ir.NewVar("d", &ir.TensorInfo{Shape: x.StructInfo().(*ir.TensorInfo).Shape, DType: ir.Float32, NDim: 2, VDevice: vdev})
+	for _, c := range []struct {
+		name string
+		call *ir.Call
+		want *ir.TensorInfo
+	}{
+		{"broadcast", opCall(Add, nil, tensorVar("o", ir.Float32, 1, 16), y), tinfo(ir.Float32, symN, 16)},
+		{"comparison", opCall(Less, nil, x, y), tinfo(ir.Bool, symN, 16)},
+		{"virtual device", opCall(Add, nil, onDevice, y), tinfo(ir.Float32, symN, 16)},
+	} {
+		got, err := inferOf(c.call, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == c.call.Args[0].StructInfo() {
+			t.Errorf("%s: shares the first operand's struct info", c.name)
+		}
+		if d := infoDiff(got, c.want); d != "" {
+			t.Errorf("%s: %s", c.name, d)
+		}
+	}
+}
