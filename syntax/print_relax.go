@@ -21,6 +21,25 @@ type relaxScope struct {
 	// voidUsed holds the void-valued vars that are referenced: their
 	// bindings cannot print as bare call statements.
 	voidUsed map[*ir.Var]bool
+	// scoped collects the names defined while an if branch or a nested
+	// function is printed (nil at a function's top level): TVM's printer
+	// gives each its own frame and frees the frame's names when it exits
+	// (PrintSeqExpr and the function printer in src/script/printer/relax),
+	// so both branches of an if may define "y".
+	scoped *[]string
+}
+
+// inFrame runs print as one such frame and frees the names it defined.
+func (p *printer) inFrame(print func()) {
+	sc := p.fn.sc
+	saved, savedRel := sc.scoped, sc.ns.releasable
+	var names []string
+	sc.scoped, sc.ns.releasable = &names, true
+	print()
+	for _, n := range names {
+		sc.ns.release(n)
+	}
+	sc.scoped, sc.ns.releasable = saved, savedRel
 }
 
 type primDecl struct {
@@ -131,6 +150,9 @@ func (p *printer) relaxFunc(name string, f *ir.Function, topLevel bool) {
 func (p *printer) defineVar(v *ir.Var) string {
 	name := p.fn.sc.ns.fresh(v.Name)
 	p.fn.sc.vars[v] = name
+	if p.fn.sc.scoped != nil {
+		*p.fn.sc.scoped = append(*p.fn.sc.scoped, name)
+	}
 	return name
 }
 
@@ -230,7 +252,8 @@ func (p *printer) binding(b ir.Binding, inDataflow bool) {
 			p.ifBinding(b.Var, v)
 			return
 		case *ir.Function:
-			p.relaxFunc(p.defineVar(b.Var), v, false)
+			name := p.defineVar(b.Var)
+			p.inFrame(func() { p.relaxFunc(name, v, false) })
 			return
 		}
 		if !inDataflow && isVoid(b.Var.StructInfo()) && isVoid(b.Value.StructInfo()) && !p.fn.sc.voidUsed[b.Var] {
@@ -275,12 +298,12 @@ func (p *printer) ifBinding(v *ir.Var, e *ir.If) {
 	p.expr(e.Cond)
 	p.str(":\n")
 	p.ind++
-	p.branch(e.Then, name, v, ann)
+	p.inFrame(func() { p.branch(e.Then, name, v, ann) })
 	p.ind--
 	p.line()
 	p.str("else:\n")
 	p.ind++
-	p.branch(e.Else, name, v, ann)
+	p.inFrame(func() { p.branch(e.Else, name, v, ann) })
 	p.ind--
 }
 
@@ -475,6 +498,10 @@ func (p *printer) opCall(op *ir.Op, c *ir.Call) {
 		p.hintOnDevice(c)
 		return
 	}
+	if op == opPrint || op == opAssert {
+		p.formatCall(op, c)
+		return
+	}
 	p.str(ir.OpPath(op))
 	p.byte('(')
 	externPos := -1
@@ -661,4 +688,39 @@ func usedVoidVars(f *ir.Function) map[*ir.Var]bool {
 	}
 	visit(f.Body)
 	return used
+}
+
+var opPrint, opAssert = op.Print, op.Assert
+
+// formatCall prints R.print and R.assert_op as TVM's PrintRelaxPrint and
+// PrintAssertOp do (src/script/printer/relax/call.cc): the values flat
+// after the condition, then the format string as format=R.str(...), its
+// form as a Relax argument. TVM would also print two or more assert_op
+// values flat, which its own Python signature
+// assert_op(condition, format_args=None, format="") cannot read back; they
+// print as the tuple that signature takes.
+func (p *printer) formatCall(o *ir.Op, c *ir.Call) {
+	p.str(ir.OpPath(o))
+	p.byte('(')
+	values := c.Args
+	if o == opAssert && len(c.Args) == 2 {
+		p.expr(c.Args[0])
+		values = nil
+		if t, ok := c.Args[1].(*ir.Tuple); ok && len(t.Fields) <= 1 {
+			values = t.Fields
+		} else {
+			values = c.Args[1:]
+		}
+		if len(values) > 0 {
+			p.str(", ")
+		}
+	}
+	p.exprList(values)
+	if len(c.Args) > 0 {
+		p.str(", ")
+	}
+	p.str("format=R.str(")
+	format, _ := c.Attrs["format"].(string)
+	p.quote(format)
+	p.str("))")
 }

@@ -75,10 +75,65 @@ func (p *printer) relaxPrim(e ir.PrimExpr) {
 		return
 	}
 	p.sigOwn = false
-	s := ir.PrimFormat{VarName: p.relaxPrimNameFn, BareInt: ir.Int64}.Format(ir.Simplify(e))
+	s := ir.PrimFormat{VarName: p.relaxPrimNameFn, BareInt: ir.Int64}.Format(printedForm(e))
 	if p.sig && p.sigOwn {
 		p.quote(s)
 	} else {
 		p.str(s)
 	}
+}
+
+// printedForm is the form of a Relax-level symbolic expression to print:
+// an expression read from the text (it has a position) prints as written
+// when its canonical form (ir.Simplify) only reorders the same operations
+// on the same operands, because TVM's parser keeps "n * m" or "2 * n" as
+// written and its printer prints them so; anything else prints in the
+// canonical form. Either parses back to an equal module, as equality
+// compares canonical forms.
+func printedForm(e ir.PrimExpr) ir.PrimExpr {
+	s := ir.Simplify(e)
+	if !e.Span().IsValid() {
+		return s // built by inference or a pass: TVM's would be simplified
+	}
+	terms := map[any]int{}
+	if countTerms(e, terms, 1) && countTerms(s, terms, -1) {
+		same := true
+		for _, n := range terms {
+			if n != 0 {
+				same = false
+				break
+			}
+		}
+		if same {
+			return e
+		}
+	}
+	return s
+}
+
+// binaryTerm and immTerm key countTerms' multiset.
+type (
+	binaryTerm ir.BinaryOp
+	immTerm    struct {
+		v  int64
+		dt ir.DataType
+	}
+)
+
+// countTerms adds d to the count of each operator and operand of e. It
+// reports false for expressions other than integer arithmetic on variables
+// and constants, which are left to the canonical form.
+func countTerms(e ir.PrimExpr, terms map[any]int, d int) bool {
+	switch x := e.(type) {
+	case *ir.Binary:
+		terms[binaryTerm(x.Op)] += d
+		return countTerms(x.A, terms, d) && countTerms(x.B, terms, d)
+	case *ir.IntImm:
+		terms[immTerm{x.Value, x.Type}] += d
+		return true
+	case *ir.PrimVar:
+		terms[x] += d
+		return true
+	}
+	return false
 }
