@@ -324,6 +324,9 @@ func (fr *tirFrame) element(buf *ir.Buffer, indices []ir.PrimExpr) (*tensor.Tens
 	if t == nil {
 		return nil, 0, fr.errorf("buffer %s is not bound", buf.Name)
 	}
+	if !buf.CompactLayout() {
+		return nil, 0, fr.errorf("buffer %s has strides or an element offset, which the evaluator does not support", buf.Name)
+	}
 	if len(indices) != len(t.Shape) {
 		return nil, 0, fr.errorf("buffer %s has rank %d but is indexed with %d indices", buf.Name, len(t.Shape), len(indices))
 	}

@@ -1,5 +1,7 @@
 package ir
 
+import "slices"
+
 // TIR comparison: PrimFuncs, statements and buffers. Buffers, loop vars, let
 // vars and block iteration vars are defined where they are introduced; block
 // names are ignored.
@@ -59,7 +61,17 @@ func (e *eqState) defineBuffer(a, b *Buffer) bool {
 }
 
 func (e *eqState) bufferLayout(a, b *Buffer) bool {
-	return a.DType == b.DType && a.Scope == b.Scope && e.primsQuiet(a.Shape, b.Shape)
+	if a.DType != b.DType || a.Scope != b.Scope || !e.primsQuiet(a.Shape, b.Shape) ||
+		a.AlignOrDefault() != b.AlignOrDefault() || a.OffsetFactorOrDefault() != b.OffsetFactorOrDefault() ||
+		a.AutoBroadcast != b.AutoBroadcast || !slices.Equal(a.AxisSeparators, b.AxisSeparators) ||
+		(a.ElemOffset == nil) != (b.ElemOffset == nil) {
+		return false
+	}
+	// Strides and the element offset define the variables first met there.
+	saved := e.defining
+	e.defining = true
+	defer func() { e.defining = saved }()
+	return e.primsQuiet(a.Strides, b.Strides) && (a.ElemOffset == nil || e.primQuiet(a.ElemOffset, b.ElemOffset))
 }
 
 // useBufferQuiet compares buffer uses: paired, or free.

@@ -637,6 +637,18 @@ func (h *hasher) defineBuffer(b *Buffer) {
 	for _, d := range b.Shape {
 		h.prim(d)
 	}
+	h.mix(uint64(len(b.Strides)))
+	for _, d := range b.Strides {
+		h.prim(d)
+	}
+	h.prim(b.ElemOffset)
+	h.mix(uint64(b.AlignOrDefault())<<32 | uint64(b.OffsetFactorOrDefault()))
+	if b.AutoBroadcast {
+		h.mix(1)
+	}
+	for _, a := range b.AxisSeparators {
+		h.mix(uint64(a))
+	}
 	h.definePrim(b.Data)
 }
 

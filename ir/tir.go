@@ -10,7 +10,45 @@ type Buffer struct {
 	Shape []PrimExpr
 	DType DataType
 	Scope string // storage scope; "" means "global"
-	span  diag.Span
+	// The layout beyond a compact row-major array (TVM's BufferNode,
+	// include/tvm/tir/buffer.h); the zero values are TVM's defaults.
+	// Variables first met in Strides or ElemOffset are defined by the
+	// buffer (TVMScript's strides=("s0", 1), or the elem_offset variable
+	// offset_factor= creates).
+	Strides        []PrimExpr // nil: compact
+	ElemOffset     PrimExpr   // nil: 0
+	Align          int        // data_alignment; 0: the default, 64
+	OffsetFactor   int        // 0: the default, 1
+	AutoBroadcast  bool       // buffer_type="auto"
+	AxisSeparators []int
+	span           diag.Span
+}
+
+// DefaultAlign is TVM's runtime::kAllocAlignment, a buffer's default
+// data_alignment.
+const DefaultAlign = 64
+
+// AlignOrDefault and OffsetFactorOrDefault are the values TVM's Buffer
+// constructor normalizes the zero values to.
+func (b *Buffer) AlignOrDefault() int        { return cmpOr(b.Align, DefaultAlign) }
+func (b *Buffer) OffsetFactorOrDefault() int { return cmpOr(b.OffsetFactor, 1) }
+
+func cmpOr(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// CompactLayout reports whether b is addressed as a compact row-major
+// array from its handle: no strides and a zero element offset (alignment
+// and offset factor only constrain where it may live).
+func (b *Buffer) CompactLayout() bool {
+	if len(b.Strides) > 0 {
+		return false
+	}
+	v, ok := IntValue(b.ElemOffset)
+	return b.ElemOffset == nil || ok && v == 0
 }
 
 func (b *Buffer) Span() diag.Span     { return b.span }

@@ -106,7 +106,8 @@ func (bd *builder) tirParam(p *paramNode, st *tirState) {
 		bd.sigDefines = true
 		buf := bd.bufferDecl(a, p.Name)
 		bd.sigDefines = saved
-		h := ir.NewPrimVar(p.Name, ir.Handle)
+		// TVM's T.arg names the handle of a buffer parameter <name>_handle.
+		h := ir.NewPrimVar(p.Name+"_handle", ir.Handle)
 		h.SetSpan(sp)
 		st.params = append(st.params, h)
 		st.bufferMap[h] = buf
@@ -134,46 +135,21 @@ func (bd *builder) bufferDecl(a *ast, name string) *ir.Buffer {
 // bufferDeclData is bufferDecl that also reports whether the buffer views
 // an existing handle (data=, accepted in T.decl_buffer).
 func (bd *builder) bufferDeclData(a *ast, name string) (*ir.Buffer, bool) {
-	args := a.Items
-	kws := a.Keywords
-	if c := a.callee(); c == "T.match_buffer" {
-		args, kws = args[1:], kws[1:]
-	}
-	var shape, dtype, scope, data *ast
-	pos := 0
-	for i, it := range args {
-		switch kw := kws[i]; kw {
-		case "":
-			switch pos {
-			case 0:
-				shape = it
-			case 1:
-				dtype = it
-			default:
-				bd.fail(it.Span, "%s takes at most 2 positional arguments (shape, dtype)", a.callee())
-			}
-			pos++
-		case "shape":
-			shape = it
-		case "dtype":
-			dtype = it
-		case "scope":
-			scope = it
-		case "align", "offset_factor", "buffer_type", "axis_separators":
-		case "data":
-			if a.callee() == "T.decl_buffer" && !isNone(it) {
-				data = it
-			} else if !isNone(it) {
-				bd.fail(it.Span, "data= is only supported in T.decl_buffer")
-			}
-		case "strides", "elem_offset":
-			if !isNone(it) {
-				bd.fail(it.Span, "%s= is not supported on buffers", kw)
-			}
-		default:
-			bd.fail(it.Span, "unknown keyword %s in %s(...)%s", kw, a.callee(),
-				didYouMean(kw, []string{"shape", "dtype", "scope", "align", "offset_factor", "buffer_type", "data", "strides", "elem_offset", "axis_separators"}, ""))
+	call := a
+	if a.callee() == "T.match_buffer" {
+		if len(a.Items) == 0 {
+			bd.fail(a.Span, "expected T.match_buffer(param, shape, dtype)")
 		}
+		// The handle parameter is the caller's business.
+		call = &ast{Kind: aCall, X: a.X, Items: a.Items[1:], Keywords: a.Keywords[1:], Span: a.Span}
+	}
+	var shape, dtype, data, strides, elemOffset, scope, align, offsetFactor, bufferType, axisSeps *ast
+	bd.bindArgs(call, bufferParams, &shape, &dtype, &data, &strides, &elemOffset, &scope, &align, &offsetFactor, &bufferType, &axisSeps)
+	if data != nil && !isNone(data) && a.callee() != "T.decl_buffer" {
+		bd.fail(data.Span, "data= is only supported in T.decl_buffer")
+	}
+	if data != nil && isNone(data) {
+		data = nil
 	}
 	if shape == nil {
 		bd.fail(a.Span, "missing required argument shape of %s", a.callee())
@@ -208,8 +184,81 @@ func (bd *builder) bufferDeclData(a *ast, name string) (*ir.Buffer, bool) {
 		// the one its memory was allocated in, whatever scope= says.
 		buf.Data, buf.Scope = bd.dataHandle(data)
 	}
+	bd.bufferLayout(buf, name, strides, elemOffset, align, offsetFactor, bufferType, axisSeps)
 	buf.SetSpan(a.Span)
 	return buf, data != nil
+}
+
+// bufferParams are the parameters of T.Buffer, T.alloc_buffer,
+// T.decl_buffer and (after the handle) T.match_buffer, in TVM's order.
+var bufferParams = []string{"shape", "dtype", "data", "strides", "elem_offset", "scope", "align", "offset_factor", "buffer_type", "axis_separators"}
+
+// bufferLayout sets the layout arguments of a buffer declaration as TVM's
+// BufferDecl and Buffer constructor do (src/script/ir_builder/tir/ir.cc,
+// src/tir/ir/buffer.cc): strides given as strings declare variables of the
+// index type; without elem_offset, a nonzero offset_factor creates the
+// element offset variable; align and offset_factor at or below 0 are the
+// defaults.
+func (bd *builder) bufferLayout(buf *ir.Buffer, name string, strides, elemOffset, align, offsetFactor, bufferType, axisSeps *ast) {
+	index := ir.Int32
+	if len(buf.Shape) > 0 {
+		index = buf.Shape[0].DType()
+	}
+	if strides != nil && !isNone(strides) {
+		items := []*ast{strides}
+		if strides.Kind == aList || strides.Kind == aTuple {
+			items = strides.Items
+		}
+		for _, it := range items {
+			if it.Kind == aStr {
+				v := ir.NewPrimVar(it.Text, index)
+				v.SetSpan(it.Span)
+				buf.Strides = append(buf.Strides, v)
+				continue
+			}
+			buf.Strides = append(buf.Strides, bd.adapt(bd.prim(it), isLiteral(it), index))
+		}
+		if len(buf.Strides) != len(buf.Shape) {
+			bd.fail(strides.Span, "buffer %s has %s but %s", name, plural(len(buf.Shape), "dimension"), plural(len(buf.Strides), "stride"))
+		}
+	}
+	if align != nil && !isNone(align) {
+		buf.Align = max(bd.intLiteral(align), 0)
+	}
+	if offsetFactor != nil && !isNone(offsetFactor) {
+		buf.OffsetFactor = max(bd.intLiteral(offsetFactor), 0)
+	}
+	switch {
+	case elemOffset != nil && !isNone(elemOffset):
+		buf.ElemOffset = bd.adapt(bd.prim(elemOffset), isLiteral(elemOffset), index)
+		if v, ok := ir.IntValue(buf.ElemOffset); ok && v == 0 {
+			buf.ElemOffset = nil
+		}
+	case buf.OffsetFactor != 0:
+		v := ir.NewPrimVar(name+"_elem_offset", index)
+		buf.ElemOffset = v
+	}
+	if bufferType != nil && !isNone(bufferType) {
+		if bufferType.Kind != aStr || bufferType.Text != "auto" && bufferType.Text != "default" && bufferType.Text != "" {
+			bd.fail(bufferType.Span, "buffer_type is \"default\" or \"auto\", found %s", bufferType.describe())
+		}
+		buf.AutoBroadcast = bufferType.Text == "auto"
+		if buf.AutoBroadcast && len(buf.Strides) == 0 {
+			// TVM's Buffer constructor gives an auto-broadcast buffer a
+			// stride variable per dimension.
+			for _, d := range buf.Shape {
+				buf.Strides = append(buf.Strides, ir.NewPrimVar("stride", d.DType()))
+			}
+		}
+	}
+	if axisSeps != nil && !isNone(axisSeps) {
+		if axisSeps.Kind != aList && axisSeps.Kind != aTuple {
+			bd.fail(axisSeps.Span, "expected a list of axis separators, found %s", axisSeps.describe())
+		}
+		for _, it := range axisSeps.Items {
+			buf.AxisSeparators = append(buf.AxisSeparators, bd.intLiteral(it))
+		}
+	}
 }
 
 // tirDim converts a buffer dimension in the TIR context (int literals are

@@ -52,7 +52,7 @@ func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 		}
 		buf := f.BufferMap[v]
 		switch {
-		case buf != nil && constantShape(buf):
+		case buf != nil && constantShape(buf) && simpleBuffer(buf):
 			bname := p.defineBuffer(buf)
 			t.vars[v] = bname
 			p.str(bname)
@@ -153,6 +153,14 @@ func isImplicitRoot(br *ir.BlockRealize) bool {
 		b.Init == nil && br.Predicate == nil && len(b.Annotations) == 0
 }
 
+// simpleBuffer reports whether a parameter's buffer may print as a
+// T.Buffer annotation: TVM's IsSimpleBuffer (src/script/printer/tir/
+// function.cc) wants the default layout and the global scope.
+func simpleBuffer(b *ir.Buffer) bool {
+	return b.CompactLayout() && (b.Scope == "" || b.Scope == "global") && b.AlignOrDefault() == ir.DefaultAlign &&
+		b.OffsetFactorOrDefault() == 1 && !b.AutoBroadcast && len(b.AxisSeparators) == 0
+}
+
 func constantShape(b *ir.Buffer) bool {
 	for _, d := range b.Shape {
 		if _, ok := d.(*ir.IntImm); !ok {
@@ -215,13 +223,17 @@ func (p *printer) bufferName(b *ir.Buffer) string {
 // bufferShapeDType writes `(d0, d1), "dtype"` and a non-global scope: the
 // T.Buffer parameter annotation, which always names its dtype (TVM's
 // BufferAttn, src/script/printer/tir/buffer.cc).
-func (p *printer) bufferShapeDType(b *ir.Buffer) { p.bufferArgs(b, false) }
+func (p *printer) bufferShapeDType(b *ir.Buffer) { p.bufferArgs(b, false, "") }
 
 // bufferDeclArgs writes the arguments of T.match_buffer and T.alloc_buffer,
 // where TVM's BufferDecl leaves out the default dtype float32.
-func (p *printer) bufferDeclArgs(b *ir.Buffer) { p.bufferArgs(b, true) }
+func (p *printer) bufferDeclArgs(b *ir.Buffer) { p.bufferArgs(b, true, "") }
 
-func (p *printer) bufferArgs(b *ir.Buffer, decl bool) {
+// bufferArgs writes a buffer's shape and dtype, then its keyword arguments
+// in the order of TVM's BufferCall (src/script/printer/tir/buffer.cc):
+// data (when not "" ), strides, elem_offset, scope, align, offset_factor,
+// buffer_type, axis_separators, each only when it is not the default.
+func (p *printer) bufferArgs(b *ir.Buffer, decl bool, data string) {
 	p.byte('(')
 	for i, d := range b.Shape {
 		if i > 0 {
@@ -237,10 +249,71 @@ func (p *printer) bufferArgs(b *ir.Buffer, decl bool) {
 		p.str(", ")
 		p.quote(b.DType.String())
 	}
+	if data != "" {
+		p.str(", data=")
+		p.str(data)
+	}
+	name := p.tir.bufs[b]
+	if len(b.Strides) > 0 {
+		p.str(", strides=(")
+		for i, st := range b.Strides {
+			if i > 0 {
+				p.str(", ")
+			}
+			if v, ok := st.(*ir.PrimVar); ok && p.newTIRVar(v) {
+				// Defined here (BufferAttrs' try_inline_def): its name
+				// as a string, A.strides[i] in uses.
+				p.quote(v.Name)
+				p.tir.vars[v] = name + ".strides[" + strconv.Itoa(i) + "]"
+				continue
+			}
+			p.tirPrim(st)
+		}
+		if len(b.Strides) == 1 {
+			p.byte(',')
+		}
+		p.byte(')')
+	}
+	inlineOffset := false
+	if v, ok := b.ElemOffset.(*ir.PrimVar); ok && p.newTIRVar(v) {
+		inlineOffset = true // defined by the buffer: A.elem_offset in uses
+		p.tir.vars[v] = name + ".elem_offset"
+	} else if b.ElemOffset != nil {
+		p.str(", elem_offset=")
+		p.tirPrim(b.ElemOffset)
+	}
 	if b.Scope != "" && b.Scope != "global" {
 		p.str(", scope=")
 		p.quote(b.Scope)
 	}
+	if a := b.AlignOrDefault(); a != ir.DefaultAlign {
+		p.str(", align=")
+		p.out = strconv.AppendInt(p.out, int64(a), 10)
+	}
+	if f := b.OffsetFactorOrDefault(); inlineOffset || f != 1 {
+		p.str(", offset_factor=")
+		p.out = strconv.AppendInt(p.out, int64(f), 10)
+	}
+	if b.AutoBroadcast {
+		p.str(`, buffer_type="auto"`)
+	}
+	if len(b.AxisSeparators) > 0 {
+		p.str(", axis_separators=[")
+		for i, a := range b.AxisSeparators {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.out = strconv.AppendInt(p.out, int64(a), 10)
+		}
+		p.byte(']')
+	}
+}
+
+// newTIRVar reports whether v has no name yet (its first occurrence
+// defines it).
+func (p *printer) newTIRVar(v *ir.PrimVar) bool {
+	_, ok := p.tir.vars[v]
+	return !ok
 }
 
 func (p *printer) allocBuffers(bufs []*ir.Buffer) {
@@ -767,18 +840,14 @@ func (p *printer) allocation(s ir.Stmt, concise bool) bool {
 		p.line()
 		b := x.Buffer
 		_, dataDefined := p.tir.vars[b.Data]
-		args := len(p.out)
-		p.str("T.decl_buffer(")
-		p.bufferDeclArgs(b)
+		data := ""
 		if dataDefined {
-			p.str(", data=")
-			p.str(p.tirVarName(b.Data))
+			data = p.tirVarName(b.Data)
 		}
-		p.byte(')')
-		call := string(p.out[args:])
-		p.out = p.out[:args]
 		name = p.defineBuffer(b) // defines the handle as name.data when it is new
-		p.str(call)
+		p.str("T.decl_buffer(")
+		p.bufferArgs(b, true, data)
+		p.byte(')')
 		release = func() {
 			delete(p.tir.bufs, b)
 			p.tir.ns.release(name)

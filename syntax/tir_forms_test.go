@@ -76,3 +76,33 @@ func TestOpaqueIntrinsicForms(t *testing.T) {
 	require.Contains(t, out, `        T.ptx_ldmatrix("float16", False, 4, ".b16", B.data, 0, A.data, 0)`+"\n")
 	require.Contains(t, out, "        T.address_of(A[0, 0])\n")
 }
+
+// TestBufferLayoutEquality: strides, element offsets, alignment, offset
+// factor, buffer type and axis separators take part in equality and
+// hashing; stride variables a buffer defines match by position, not name.
+func TestBufferLayoutEquality(t *testing.T) {
+	const tmpl = `    @T.prim_func
+    def f(a: T.handle):
+        A = T.match_buffer(a, (4, 4), LAYOUT)
+        A[0, 0] = T.float32(0.0)
+`
+	parse := func(layout string) *ir.Module {
+		return parseOrFail(t, "layout.tvms", []byte(tirFormsHeader+strings.Replace(tmpl, "LAYOUT", layout, 1)))
+	}
+	base := parse(`strides=("s0", 1), offset_factor=1`)
+	renamed := parse(`strides=("t0", 1), offset_factor=1`)
+	require.Nil(t, ir.Diff(base, renamed, ir.EqualOptions{}))
+	require.Equal(t, ir.StructuralHash(base), ir.StructuralHash(renamed))
+	for _, other := range []string{`strides=(4, 1), offset_factor=1`, `strides=("s0", 1)`, `strides=("s0", 1), offset_factor=2`,
+		`strides=("s0", 1), offset_factor=1, align=16`, `strides=("s0", 1), offset_factor=1, axis_separators=[1]`,
+		`strides=("s0", 1), elem_offset=2`, `strides=("s0", 1), offset_factor=1, scope="shared"`} {
+		m := parse(other)
+		require.NotNil(t, ir.Diff(base, m, ir.EqualOptions{}), other)
+		require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(m), other)
+	}
+	buf := base.PrimFunc("f").BufferMap[base.PrimFunc("f").Params[0]]
+	require.Len(t, buf.Strides, 2)
+	require.IsType(t, &ir.PrimVar{}, buf.ElemOffset, "offset_factor without elem_offset creates the offset variable")
+	require.Equal(t, 1, buf.OffsetFactorOrDefault())
+	require.Contains(t, Print(base), `A = T.match_buffer(a, (4, 4), strides=("s0", 1), offset_factor=1)`)
+}

@@ -99,6 +99,9 @@ func (c *compiler) addBuffer(b *ir.Buffer) int {
 	if b.Scope != "" && b.Scope != "global" && b.Scope != "local" && b.Scope != "shared" {
 		c.fail(b, "buffer %s has unsupported storage scope %q", b.Name, b.Scope)
 	}
+	if !b.CompactLayout() {
+		c.fail(b, "buffer %s has strides or an element offset, which is not supported: the kernel compiler addresses buffers as compact row-major arrays", b.Name)
+	}
 	c.bufIdx[b] = len(c.bufs)
 	c.bufs = append(c.bufs, b)
 	return len(c.bufs) - 1
