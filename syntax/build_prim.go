@@ -139,7 +139,7 @@ func (bd *builder) indices(a *ast, buf *ir.Buffer) []ir.PrimExpr {
 		if it.Kind == aSlice {
 			bd.fail(it.Span, "expected an index, found a slice (slices are only allowed in T.reads/T.writes)")
 		}
-		out[i] = bd.adapt(bd.prim(it), isLiteral(it), bd.dimType(buf, i))
+		out[i] = bd.prim(it)
 	}
 	return out
 }

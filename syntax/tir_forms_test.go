@@ -106,3 +106,19 @@ func TestBufferLayoutEquality(t *testing.T) {
 	require.Equal(t, 1, buf.OffsetFactorOrDefault())
 	require.Contains(t, Print(base), `A = T.match_buffer(a, (4, 4), strides=("s0", 1), offset_factor=1)`)
 }
+
+// TestLiteralIndexStaysInt32: a literal index is an int32 constant whatever
+// the buffer's shape type, as TVM's Buffer.__getitem__ and buffer_store
+// leave it, so `A[0]` of an int64-shaped buffer reprints as `A[0]` and
+// `A[T.int64(0)]` stays distinct.
+func TestLiteralIndexStaysInt32(t *testing.T) {
+	src := tirFormsHeader + `    @T.prim_func
+    def f(A: T.Buffer((T.int64(4),), "float32")):
+        A[0] = A[T.int64(1)]
+`
+	mod := parseOrFail(t, "idx.tvms", []byte(src))
+	st := mod.PrimFunc("f").Body.(*ir.BufferStore)
+	require.Equal(t, ir.Int32, st.Indices[0].DType())
+	require.Equal(t, ir.Int64, st.Value.(*ir.BufferLoad).Indices[0].DType())
+	require.Contains(t, Print(mod), "        A[0] = A[T.int64(1)]\n")
+}
