@@ -1,10 +1,11 @@
 # phasec build targets. `make demo` is the main job; `make test` is what CI runs.
 GO ?= go
 FUZZTIME ?= 20s
-EXAMPLE ?= testdata/models/mlp_legalized.tvms
-# The furthest pipeline the implemented passes complete on EXAMPLE: through the
-# build barrier (memory planning, kills, VM builtins, ComputePrimValue,
-# VMShapeLower's shape heap and checks, global symbols) to phase build, what VM
+EXAMPLE ?= testdata/models/mlp.tvms
+# The whole pipeline: the lower barrier legalizes the model's ops into TIR
+# kernels (LegalizeOps) and lowers the calls and allocations; the build
+# barrier plans memory, inserts kills, VM builtins, ComputePrimValue,
+# VMShapeLower's shape heap and checks, global symbols: phase build, what VM
 # code generation takes.
 DEMO_PASSES ?= canonicalize,lower,build
 # The demo's bundled inputs (batch 4) and the output a plain Go reference
@@ -21,8 +22,9 @@ test:
 	$(GO) vet ./...
 	$(GO) test ./...
 
-# The main job: compile the bundled example model (the legalized MLP with a
-# symbolic batch) through the phase barriers and VM code generation into an
+# The main job: compile the bundled example model (an MLP written with
+# R.matmul, R.add, R.nn.relu and R.nn.softmax, for a symbolic batch) from its
+# TVMScript source through the phase barriers and VM code generation into an
 # executable (with the per-pass timing), then run it on the bundled inputs,
 # printing the output NumPy-style, its distance to the reference, the
 # timings and the VM statistics.
