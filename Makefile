@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test ./syntax -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME)
 	$(GO) test ./syntax -run='^$$' -fuzz=FuzzLexer -fuzztime=$(FUZZTIME)
 	$(GO) test ./syntax -run='^$$' -fuzz=FuzzDeferredParse -fuzztime=$(FUZZTIME)
+	$(GO) test ./syntax -run='^$$' -fuzz=FuzzDeferredReaders -fuzztime=$(FUZZTIME)
 	$(GO) test ./passes -run='^$$' -fuzz=FuzzPipeline -fuzztime=$(FUZZTIME)
 	$(GO) test ./barrier -run='^$$' -fuzz=FuzzCompile -fuzztime=$(FUZZTIME)
 	$(GO) test ./lower -run='^$$' -fuzz=FuzzMemoryPasses -fuzztime=$(FUZZTIME)

@@ -66,7 +66,7 @@ func (b *deferredBlock) markRead() *deferredBlock {
 // the text needs the eager reader.
 func parseDeferred(filename, text string) (mod *ir.Module, diags diag.List, ok bool) {
 	r := newStmtReader(filename, text)
-	r.skim = true
+	r.skim, r.skimRun = true, true
 	tree, _ := r.file()
 	if tree == nil || r.rec != nil {
 		return nil, nil, false
@@ -107,7 +107,7 @@ func isRelaxDecorator(a *ast) bool {
 // skip scans over the simple statement at the next token and returns its
 // stub, or false (nothing consumed) for a statement that must be read now.
 // A lexical error stops the scan; the error token stays next, so reading
-// the statement reports it.
+// the statement reports it. The stub's EndPos is left to skipRun.
 func (r *stmtReader) skip(block *deferredBlock) (*stmtNode, bool) {
 	ts := r.ts
 	first := ts.Peek()
@@ -117,14 +117,6 @@ func (r *stmtReader) skip(block *deferredBlock) (*stmtNode, bool) {
 		}
 	}
 	pos := first.Pos
-	stub := func() *stmtNode {
-		if len(r.stubs) == cap(r.stubs) {
-			r.stubs = make([]stmtNode, 0, stubSlab)
-		}
-		r.stubs = append(r.stubs, stmtNode{Pos: pos, EndPos: ts.Peek().Pos, deferred: block})
-		r.nstubs++
-		return &r.stubs[len(r.stubs)-1]
-	}
 	// Past the tokens looked at already, the rest of the line is skipped
 	// over bytes when it is plain enough, then token by token.
 	for buffered := true; ; {
@@ -133,11 +125,67 @@ func (r *stmtReader) skip(block *deferredBlock) (*stmtNode, bool) {
 		}
 		switch t := ts.Next(); t.Type {
 		case typeNewline:
-			return stub(), true
+			return r.newStub(pos, block), true
 		case typeError, lexer.EOF:
 			return nil, false
 		}
 	}
+}
+
+func (r *stmtReader) newStub(pos lexer.Position, block *deferredBlock) *stmtNode {
+	if len(r.stubs) == cap(r.stubs) {
+		r.stubs = make([]stmtNode, 0, stubSlab)
+	}
+	r.stubs = append(r.stubs, stmtNode{Pos: pos, deferred: block})
+	r.nstubs++
+	return &r.stubs[len(r.stubs)-1]
+}
+
+// skipRun follows skip, the scanner at the start of the line after last's:
+// the lines that follow at the block's indentation, each starting with a
+// name (not a keyword, not R) and ending on its own line break, are
+// skipped over bytes and appended to out as stubs, without making tokens.
+// The first line it does not take (a blank or comment line, another
+// indentation, a keyword, R.output, a string or continuation skipLine
+// leaves to the scanner) goes back to the token stream, whose next token
+// ends the last stub. The stubs are those skip would give (TestSkipRun).
+func (r *stmtReader) skipRun(block *deferredBlock, last *stmtNode, out []*stmtNode) []*stmtNode {
+	ts, sc := r.ts, r.ts.sc
+	if r.skimRun && ts.next == ts.end && !ts.failed && sc.head >= len(sc.pending) && !sc.done && sc.atLineStart && sc.depth == 0 {
+		src, indent := sc.src, sc.stack[len(sc.stack)-1]
+		for {
+			start := sc.off
+			i := start
+			for i < len(src) && src[i] == ' ' {
+				i++
+			}
+			if i-start != indent || i >= len(src) || !isLetter(src[i]) {
+				break
+			}
+			j := i + 1
+			for j < len(src) && (isLetter(src[j]) || isDigit(src[j])) {
+				j++
+			}
+			if name := src[i:j]; name == "R" || isKeyword(name) || j < len(src) && src[j] >= utf8.RuneSelf {
+				break
+			}
+			line := sc.line
+			sc.off = j
+			sc.skipLine()
+			if sc.off >= len(src) || src[sc.off] != '\n' || sc.depth != 0 {
+				sc.off, sc.line, sc.lineStart, sc.lineWide, sc.depth = start, line, start, false, 0
+				break
+			}
+			pos := lexer.Position{Filename: sc.file, Offset: i, Line: line, Column: i - start + 1}
+			last.EndPos = pos
+			sc.off++
+			sc.newline(sc.off)
+			last = r.newStub(pos, block)
+			out = append(out, last)
+		}
+	}
+	last.EndPos = ts.Peek().Pos
+	return out
 }
 
 // stubSlab is the number of stubs per slab: as many as fill a 20 KiB

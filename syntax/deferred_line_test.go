@@ -10,16 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// deferredStubs returns the stubs of the first pass over src (nil when
-// that pass fails), in source order.
-func deferredStubs(name, src string) []*stmtNode {
+// deferredStubs returns the stubs of the first pass over src, skipping
+// runs of lines over bytes or not (skipRun), in source order; ok is false
+// when that pass fails.
+func deferredStubs(name, src string, run bool) (stubs []*stmtNode, ok bool) {
 	r := newStmtReader(name, src)
-	r.skim = true
+	r.skim, r.skimRun = true, run
 	tree, rec := r.file()
 	if tree == nil || rec != nil {
-		return nil
+		return nil, false
 	}
-	var stubs []*stmtNode
 	var suites []*suiteNode
 	var walk func(stmts []*stmtNode)
 	walk = func(stmts []*stmtNode) {
@@ -55,7 +55,7 @@ func deferredStubs(name, src string) []*stmtNode {
 			walk(s.Stmts)
 		}
 	}
-	return stubs
+	return stubs, true
 }
 
 // compareLineReader reads every stub of src with the line reader and with
@@ -64,7 +64,8 @@ func deferredStubs(name, src string) []*stmtNode {
 // statements the line reader read and how many it left.
 func compareLineReader(t testing.TB, name, src string) (fast, slow int) {
 	fastLz, tokLz := newLazyReader(name, src), newLazyReader(name, src)
-	for _, st := range deferredStubs(name, src) {
+	stubs, _ := deferredStubs(name, src, true)
+	for _, st := range stubs {
 		got := fastLz.line.read(st)
 		want := tokLz.readTokens(st)
 		if got == nil {
@@ -159,9 +160,82 @@ class Module:
             R.output(b)
         return b
 `
-		stubs := deferredStubs("line", src)
+		stubs, _ := deferredStubs("line", src, true)
 		require.Len(t, stubs, 2, c.line)
 		fast, _ := compareLineReader(t, "line", src)
 		require.Equal(t, c.fast, fast == 2, "%q read by the line reader", c.line)
 	}
+}
+
+// compareSkipRun requires the first pass to give the same stubs (position,
+// end, indentation levels) with and without skipRun, and returns how many.
+func compareSkipRun(t testing.TB, name, src string) int {
+	want, wantOK := deferredStubs(name, src, false)
+	got, gotOK := deferredStubs(name, src, true)
+	require.Equal(t, wantOK, gotOK, "%s: the first pass fails only one way", name)
+	require.Len(t, got, len(want), name)
+	for i, w := range want {
+		g := got[i]
+		require.Equal(t, w.Pos, g.Pos, "%s: stub %d", name, i)
+		require.Equal(t, w.EndPos, g.EndPos, "%s: end of the stub at line %d", name, w.Pos.Line)
+		require.Equal(t, w.deferred.levels, g.deferred.levels, "%s: levels of the stub at line %d", name, w.Pos.Line)
+	}
+	return len(got)
+}
+
+// TestSkipRun: skipping runs of lines over bytes changes no stub, on the
+// corpus, the error corpus, the benchmark module and layout edge cases.
+func TestSkipRun(t *testing.T) {
+	require.Equal(t, 302, compareSkipRun(t, "bench", genModule(300)))
+	for _, path := range append(corpusFiles(t), errorFiles(t)...) {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		compareSkipRun(t, path, string(src))
+	}
+	for name, src := range deferredCases {
+		compareSkipRun(t, name, src)
+	}
+	const head = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((2,), dtype=\"float32\")):\n        with R.dataflow():\n"
+	const a = "            a = R.add(x, x)\n"
+	const tail = "            R.output(b)\n        return b\n"
+	for _, body := range []string{
+		a + "            b = R.add(a, a)\n" + tail,
+		a + "\n            b = R.add(a, a)\n            # c\n" + tail,
+		a + "            b = R.add(a,\n                a)\n            c = R.add(b, \"s\")  # ü\n" + tail,
+		a + "            b = \\\n                a\n            pass\n" + tail,
+		a + "            \tb = R.add(a, a)\n" + tail,
+		a + "              b = R.add(a, a)\n" + tail,
+		a + "            b = R.add(a, a) $\n" + tail,
+		a + "            b = R.add(a, a)",
+		a + "            b = R.add(a, a)\n            ü = a\n" + tail,
+		a + "            bü = a\n" + tail,
+		a + "            b = R.add(a, a)\r\n" + tail,
+		a + "            b = R.f('''x''')\n" + tail,
+		a + "            b = R.f(a, \"\"\"x\n\"\"\")\n" + tail,
+		a + "            R2 = a\n            b = R . add(a, a)\n" + tail,
+	} {
+		compareSkipRun(t, body, head+body)
+	}
+}
+
+// FuzzDeferredReaders: on any input, skipping runs of lines changes no
+// stub, and the line reader reads every stub it takes as the statement
+// reader does.
+//
+//	go test ./syntax -run='^$' -fuzz=FuzzDeferredReaders -fuzztime=20s
+func FuzzDeferredReaders(f *testing.F) {
+	for _, path := range append(corpusFiles(f), errorFiles(f)...) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	for _, src := range deferredCases {
+		f.Add([]byte(src))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		compareSkipRun(t, "fuzz", string(src))
+		compareLineReader(t, "fuzz", string(src))
+	})
 }

@@ -36,8 +36,11 @@ type stmtReader struct {
 	// Relax function bodies (inRelax) are skipped, not read, and the first
 	// syntax error aborts with errNotDeferred.
 	skim, inRelax bool
-	stubs         []stmtNode // the skipped statements' stand-ins, by slabs
-	nstubs        int
+	// skimRun lets the first pass skip runs of plain lines over their
+	// bytes (skipRun); off only to test that it changes nothing.
+	skimRun bool
+	stubs   []stmtNode // the skipped statements' stand-ins, by slabs
+	nstubs  int
 }
 
 func newStmtReader(filename, src string) *stmtReader {
@@ -108,7 +111,7 @@ func (r *stmtReader) stmts(top bool) ([]*stmtNode, error) {
 				out = make([]*stmtNode, 0, blockLines(r.src, tok.Pos.Offset))
 			}
 			if st, ok := r.skip(block); ok {
-				out = append(out, st)
+				out = r.skipRun(block, st, append(out, st))
 				continue
 			}
 		}
