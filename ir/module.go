@@ -34,6 +34,19 @@ type Module struct {
 	Unchecked map[string]bool
 	// Source is the file the module was parsed from, if any; for diagnostics.
 	Source string
+	// Meta is the metadata section the module was read from, if any; not
+	// part of equality.
+	Meta *MetaSection
+}
+
+// MetaSection is the metadata section TVM's printer writes with
+// show_meta=True (metadata = tvm.ir.load_json("""...""") above the module;
+// Docsify in src/script/printer/utils.h): the JSON as read, and the
+// constants metadata["relax.expr.Constant"][i] named. A module that prints
+// the same constants in the same order prints the same JSON back.
+type MetaSection struct {
+	JSON      string
+	Constants []*Constant
 }
 
 // NewModule returns an empty module.
@@ -42,7 +55,7 @@ func NewModule() *Module { return &Module{funcs: map[string]BaseFunc{}} }
 // Clone returns a shallow copy: a new function table and attribute map
 // sharing the (immutable) functions.
 func (m *Module) Clone() *Module {
-	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), VDevices: m.VDevices, Unchecked: m.Unchecked, Source: m.Source}
+	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), VDevices: m.VDevices, Unchecked: m.Unchecked, Source: m.Source, Meta: m.Meta}
 }
 
 // Len is the number of functions.

@@ -625,6 +625,10 @@ func (bd *builder) isMetadata(as *assignNode) bool {
 // The entries are converted lazily where they are referenced.
 func (bd *builder) collectMetadata(as *assignNode) {
 	v := bd.conv.exprList(as.Value)
+	if v.callee() == "tvm.ir.load_json" {
+		bd.loadJSONMetadata(v)
+		return
+	}
 	if v.Kind != aDict {
 		bd.fail(v.Span, "expected the metadata section to be a dict {kind: [values]}, found %s", v.describe())
 	}
@@ -645,6 +649,9 @@ func (bd *builder) metadataConstant(a *ast) ir.Expr {
 	}
 	if kind[0].Text != "relax.expr.Constant" {
 		bd.fail(kind[0].Span, "unsupported metadata kind %q (only \"relax.expr.Constant\")", kind[0].Text)
+	}
+	if bd.mod.Meta != nil {
+		return bd.jsonMetadataConstant(kind[0], idx[0])
 	}
 	if bd.metadata == nil {
 		bd.fail(a.Span, "metadata[...] used but the file has no metadata section (print with show_meta=True)")

@@ -35,9 +35,8 @@ import (
 //     to its value's struct info, which is what the parser's inference gives
 //     back (so eliding it loses nothing).
 //
-// Simplification (documented): non-scalar constants print inline as
-// R.const(<nested list>, "dtype") instead of TVM's metadata section; TVM
-// accepts that spelling too (R.const takes anything numpy can convert).
+// Tensor constants print as metadata["relax.expr.Constant"][i] with the
+// show_meta=True section above the module (see print_metadata.go).
 //
 // The printer never recurses over bindings or statements lists; recursion
 // depth follows expression and loop nesting only.
@@ -47,6 +46,7 @@ func Print(mod *ir.Module) string {
 	p := newPrinter(mod, nil)
 	p.module()
 	p.flush()
+	p.finishMeta()
 	n := 0
 	for _, c := range p.done {
 		n += len(c)
@@ -67,6 +67,7 @@ func Fprint(w io.Writer, mod *ir.Module) error {
 	p := newPrinter(mod, w)
 	p.module()
 	p.flush()
+	p.finishMeta()
 	return p.err
 }
 
@@ -122,6 +123,14 @@ type printer struct {
 	// meanwhile. usesRelax is known from the start.
 	headerPending, usesRelax bool
 	pre                      [][]byte
+	// metaPending is set when the module has tensor constants: the
+	// metadata section goes above everything, so all chunks wait in
+	// metaHeld until it is known (finishMeta). meta are the constants
+	// referenced so far, metaIndex their numbers.
+	metaPending bool
+	metaHeld    [][]byte
+	meta        []*ir.Constant
+	metaIndex   map[*ir.Constant]int
 }
 
 // emit passes a finished chunk on (see write). While the header is pending
@@ -143,6 +152,10 @@ func (p *printer) emit(c []byte) (reusable bool) {
 // write passes a chunk on: written to w, or kept in done when there is no
 // w. It reports whether the caller may reuse c's memory.
 func (p *printer) write(c []byte) (reusable bool) {
+	if p.metaPending {
+		p.metaHeld = append(p.metaHeld, c)
+		return false
+	}
 	if p.w == nil {
 		p.done = append(p.done, c)
 		return false
@@ -267,6 +280,7 @@ func isNameByte(c byte) bool {
 }
 
 func (p *printer) module() {
+	p.metaPending = hasMetaConstants(p.mod)
 	hasTIR := false
 	for _, f := range p.mod.Functions() {
 		if isPrimFunc(f) {

@@ -144,6 +144,10 @@ func (p *printer) float(v float64) {
 // constant writes R.const(value, "dtype"); a tensor constant's value is a
 // nested list (see the package note on the metadata section).
 func (p *printer) constant(c *ir.Constant) {
+	if isMetaConstant(c) {
+		p.metaRef(c)
+		return
+	}
 	d := c.Data
 	p.str("R.const(")
 	if d == nil {
