@@ -93,10 +93,13 @@ func (e *eqState) useBufferQuiet(a, b *Buffer) bool {
 		return false
 	}
 	if !e.opts.MapFreeVars {
-		if a != b {
-			return false
+		if a == b {
+			return e.bufs.pair(a, b)
 		}
-		return e.bufs.pair(a, b)
+		// A buffer no statement declares (lowered TIR's T.Buffer views
+		// over existing memory) is defined where first met, like TVM's
+		// Buffer comparison: same layout over the corresponding handle.
+		return e.bufferLayout(a, b) && e.primQuiet(a.Data, b.Data) && e.bufs.pair(a, b)
 	}
 	return e.bufferLayout(a, b) && e.bufs.pair(a, b) && e.definePrim(a.Data, b.Data)
 }

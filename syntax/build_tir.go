@@ -145,8 +145,8 @@ func (bd *builder) bufferDeclData(a *ast, name string) (*ir.Buffer, bool) {
 	}
 	var shape, dtype, data, strides, elemOffset, scope, align, offsetFactor, bufferType, axisSeps *ast
 	bd.bindArgs(call, bufferParams, &shape, &dtype, &data, &strides, &elemOffset, &scope, &align, &offsetFactor, &bufferType, &axisSeps)
-	if data != nil && !isNone(data) && a.callee() != "T.decl_buffer" {
-		bd.fail(data.Span, "data= is only supported in T.decl_buffer")
+	if data != nil && !isNone(data) && a.callee() != "T.decl_buffer" && !((a.callee() == "T.Buffer" || a.callee() == "T.buffer") && !bd.sigDefines) {
+		bd.fail(data.Span, "data= is only supported in T.decl_buffer and T.Buffer in a body")
 	}
 	if data != nil && isNone(data) {
 		data = nil
@@ -443,6 +443,16 @@ func (bd *builder) tirSimple(as *assignNode, sp diag.Span) (ir.Stmt, ir.Stmt) {
 		s.(interface{ SetSpan(diag.Span) }).SetSpan(sp)
 		ok = true
 		return nil, s // scopes over the rest of the list
+	case c == "T.Buffer" || c == "T.buffer":
+		// A buffer over existing memory with no statement of its own
+		// (lowered TIR before DeclBuffer: A_1 = T.Buffer((n,), data=A.data)).
+		buf, hasData := bd.bufferDeclData(value, name)
+		if !hasData {
+			bd.fail(value.Span, "%s(...) in a PrimFunc body views existing memory: give it data=", c)
+		}
+		bd.define(name, &symbol{buf: buf})
+		ok = true
+		return nil, nil
 	case c == "T.alloc_buffer" || c == "T.sblock_alloc_buffer":
 		buf := bd.bufferDecl(value, name)
 		*st.allocs = append(*st.allocs, buf)

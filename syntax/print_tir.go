@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/phasec/phasec/ir"
@@ -27,6 +28,11 @@ type tirFrame struct {
 	// merely named; used while printing match_buffer shapes.
 	collecting bool
 	pending    []*ir.PrimVar
+	// undeclared are the buffers the body uses that nothing declares
+	// (parameters, T.alloc_buffer, T.decl_buffer): lowered TIR's views
+	// over existing memory, printed as "A_1 = T.Buffer(..., data=...)"
+	// where TVM's printer puts them (FindLowestVarDef).
+	undeclared map[ir.Stmt][]*ir.Buffer
 }
 
 func (p *printer) primFunc(name string, f *ir.PrimFunc) {
@@ -109,6 +115,7 @@ func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 		t.pending = t.pending[:0]
 		p.out = append(p.out, decl...)
 	}
+	t.undeclared = undeclaredBuffers(f)
 	body := f.Body
 	if br, ok := body.(*ir.BlockRealize); ok && isImplicitRoot(br) {
 		p.line()
@@ -351,8 +358,174 @@ func (p *printer) tirPrims(l []ir.PrimExpr) {
 	}
 }
 
+// undeclaredBuffers finds the buffers f's body uses that no parameter,
+// block allocation or T.decl_buffer declares, and maps each statement
+// before which such buffers are defined to them (nil when there are none).
+// TVM's printer defines such a buffer in the innermost frame enclosing all
+// its uses (FindLowestVarDef over the uses' common path,
+// src/script/printer/tir/utils.h), before the statement of that frame's
+// body holding the first use.
+func undeclaredBuffers(f *ir.PrimFunc) map[ir.Stmt][]*ir.Buffer {
+	c := &bufferUses{declared: map[*ir.Buffer]bool{}, paths: map[*ir.Buffer][]pathStep{}, first: map[*ir.Buffer][]pathStep{}}
+	for _, b := range f.BufferMap {
+		c.declared[b] = true
+	}
+	c.stmt(f.Body, []pathStep{{frame: true}})
+	var out map[ir.Stmt][]*ir.Buffer
+	for _, b := range c.order {
+		if c.declared[b] {
+			continue
+		}
+		path := c.paths[b]
+		k := len(path) - 1
+		for k > 0 && !path[k].frame {
+			k--
+		}
+		anchor := path[k].s
+		if first := c.first[b]; k+1 < len(first) {
+			// The frame's body, or the element of its body sequence that
+			// holds the first use.
+			anchor = first[k+1].s
+			if _, seq := anchor.(*ir.SeqStmt); seq && k+2 < len(first) {
+				anchor = first[k+2].s
+			}
+		}
+		if out == nil {
+			out = map[ir.Stmt][]*ir.Buffer{}
+		}
+		out[anchor] = append(out[anchor], b)
+	}
+	return out
+}
+
+// pathStep is a statement on the way from a PrimFunc's body to a buffer
+// use; frame marks those TVM's printer opens a frame for.
+type pathStep struct {
+	s     ir.Stmt
+	frame bool
+}
+
+// bufferUses records, per buffer, the common path of its uses.
+type bufferUses struct {
+	declared map[*ir.Buffer]bool
+	paths    map[*ir.Buffer][]pathStep
+	first    map[*ir.Buffer][]pathStep // the path of the first use
+	order    []*ir.Buffer
+}
+
+func (c *bufferUses) use(b *ir.Buffer, path []pathStep) {
+	old, seen := c.paths[b]
+	if !seen {
+		c.paths[b] = slices.Clone(path)
+		c.first[b] = c.paths[b]
+		c.order = append(c.order, b)
+		return
+	}
+	n := 0
+	for n < len(old) && n < len(path) && old[n].s == path[n].s {
+		n++
+	}
+	c.paths[b] = old[:n:n] // first keeps the whole first path
+}
+
+func (c *bufferUses) exprs(path []pathStep, es ...ir.PrimExpr) {
+	for _, e := range es {
+		ir.InspectPrim(e, func(x ir.PrimExpr) bool {
+			if l, ok := x.(*ir.BufferLoad); ok {
+				c.use(l.Buffer, path)
+			}
+			return true
+		})
+	}
+}
+
+// stmt walks s (recursion follows nesting; sequences are iterated).
+func (c *bufferUses) stmt(s ir.Stmt, path []pathStep) {
+	if s == nil {
+		return
+	}
+	frame := true
+	switch s.(type) {
+	case *ir.SeqStmt, *ir.BufferStore, *ir.Evaluate, *ir.IfThenElse, *ir.BlockRealize:
+		frame = false
+	}
+	path = append(path, pathStep{s: s, frame: frame})
+	switch x := s.(type) {
+	case *ir.SeqStmt:
+		for _, st := range x.Stmts {
+			c.stmt(st, path)
+		}
+	case *ir.BufferStore:
+		c.use(x.Buffer, path)
+		c.exprs(path, x.Indices...)
+		c.exprs(path, x.Value)
+	case *ir.Evaluate:
+		c.exprs(path, x.Value)
+	case *ir.IfThenElse:
+		c.exprs(path, x.Cond)
+		for _, branch := range []ir.Stmt{x.Then, x.Else} {
+			if branch != nil {
+				// Each branch is a frame of its own.
+				c.stmt(branch, append(path, pathStep{s: branch, frame: true}))
+			}
+		}
+	case *ir.BlockRealize:
+		c.exprs(path, x.IterValues...)
+		c.exprs(path, x.Predicate)
+		c.stmt(x.Block, path)
+	case *ir.Block:
+		for _, b := range x.AllocBuffers {
+			c.declared[b] = true
+		}
+		for _, r := range append(slices.Clone(x.Reads), x.Writes...) {
+			c.use(r.Buffer, path)
+		}
+		c.stmt(x.Init, path)
+		c.stmt(x.Body, path)
+	case *ir.DeclBuffer:
+		c.declared[x.Buffer] = true
+		c.stmt(x.Body, path)
+	default:
+		switch y := s.(type) {
+		case *ir.For:
+			c.exprs(path, y.Min, y.Extent)
+		case *ir.While:
+			c.exprs(path, y.Cond)
+		case *ir.LetStmt:
+			c.exprs(path, y.Value)
+		case *ir.AttrStmt:
+			c.exprs(path, y.Node, y.Value)
+		case *ir.Allocate:
+			c.exprs(path, y.Extents...)
+			c.exprs(path, y.Condition)
+		}
+		body, _ := ir.ScopeBody(s)
+		c.stmt(body, path)
+	}
+}
+
+// declareBuffers prints the T.Buffer definitions anchored before s.
+func (p *printer) declareBuffers(s ir.Stmt) {
+	t := p.tir
+	if len(t.undeclared) == 0 || s == nil {
+		return
+	}
+	for _, b := range t.undeclared[s] {
+		p.line()
+		data := p.tirVarName(b.Data)
+		p.str(p.defineBuffer(b))
+		p.str(" = T.Buffer(")
+		p.bufferArgs(b, true, data)
+		p.str(")\n")
+	}
+	delete(t.undeclared, s)
+}
+
 // stmt prints s; sequences are iterated, recursion follows nesting only.
 func (p *printer) stmt(s ir.Stmt) {
+	if _, seq := s.(*ir.SeqStmt); !seq {
+		p.declareBuffers(s)
+	}
 	switch x := s.(type) {
 	case nil:
 		p.line()
@@ -362,6 +535,7 @@ func (p *printer) stmt(s ir.Stmt) {
 			p.stmt(nil)
 		}
 		for i, c := range x.Stmts {
+			p.declareBuffers(c)
 			if a, ok := c.(*ir.AttrStmt); ok && i < len(x.Stmts)-1 {
 				p.attrStmt(a, false)
 				continue

@@ -122,3 +122,22 @@ func TestLiteralIndexStaysInt32(t *testing.T) {
 	require.Equal(t, ir.Int64, st.Value.(*ir.BufferLoad).Indices[0].DType())
 	require.Contains(t, Print(mod), "        A[0] = A[T.int64(1)]\n")
 }
+
+// TestBufferViewEquality: buffer views no statement declares compare by
+// layout and handle where first met.
+func TestBufferViewEquality(t *testing.T) {
+	const tmpl = `    @T.prim_func
+    def f(X: T.Buffer((4, 4), "float32"), Y: T.Buffer((4, 4), "float32")):
+        A = T.Buffer(VIEW)
+        A[0] = T.float32(1.0)
+`
+	parse := func(view string) *ir.Module {
+		return parseOrFail(t, "view.tvms", []byte(tirFormsHeader+strings.Replace(tmpl, "VIEW", view, 1)))
+	}
+	base := parse(`(16,), data=X.data`)
+	require.Nil(t, ir.Diff(base, parse(`(16,), data=X.data`), ir.EqualOptions{}))
+	for _, other := range []string{`(16,), data=Y.data`, `(8,), data=X.data`, `(16,), data=X.data, align=16`} {
+		require.NotNil(t, ir.Diff(base, parse(other), ir.EqualOptions{}), other)
+	}
+	require.Contains(t, Print(base), "        A = T.Buffer((16,), data=X.data)\n        A[0] = T.float32(1.0)\n")
+}
