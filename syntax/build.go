@@ -48,10 +48,13 @@ type rareSymbol struct {
 	// meta is the expression "x = T.meta_var(e)" binds x to: uses of x
 	// stand for e itself, no variable is defined.
 	meta ir.PrimExpr
-	// envThread is the thread tag "x = T.env_thread(tag)" binds x to; each
-	// T.launch_thread(x, n) defines its own variable for the launch.
+	// envThread is the thread tag "x = T.env_thread(tag)" binds x to; every
+	// T.launch_thread(x, n) launches the one variable envVar (TVM's
+	// env_thread returns one IterVar, and tir::VerifyWellFormed requires a
+	// thread to be launched through one variable).
 	envThread string
 	envType   ir.DataType
+	envVar    *ir.PrimVar
 }
 
 // loopInfo records a TIR loop variable's domain, for T.axis.remap.

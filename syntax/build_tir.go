@@ -836,12 +836,17 @@ func (bd *builder) launchThread(a, target *ast) *ir.AttrStmt {
 	dt := ext.DType()
 	tagText := tag.Text
 	if env := bd.envThreadArg(a); env != nil {
-		// T.launch_thread(x, n) after x = T.env_thread(tag): a fresh
-		// variable per launch (each launch scopes its own), named x.
+		// T.launch_thread(x, n) after x = T.env_thread(tag): every launch
+		// of x scopes the same variable.
 		if target != nil {
 			bd.fail(target.Span, "T.launch_thread(%s, ...) launches the variable T.env_thread declared; it defines no new name", tag.Name)
 		}
-		target, tagText, dt = tag, env.rare.envThread, env.rare.envType
+		if env.rare.envVar == nil {
+			env.rare.envVar = ir.NewPrimVar(tag.Name, env.rare.envType)
+			env.rare.envVar.SetSpan(tag.Span)
+		}
+		bd.define(tag.Name, &symbol{prim: env.rare.envVar})
+		return &ir.AttrStmt{Thread: env.rare.envVar, Tag: env.rare.envThread, Key: threadKey(env.rare.envThread), Value: ext}
 	} else if tag.Kind != aStr {
 		bd.fail(tag.Span, "expected a thread tag string such as \"blockIdx.x\" or a T.env_thread variable, found %s", tag.describe())
 	} else if target == nil {
@@ -850,11 +855,15 @@ func (bd *builder) launchThread(a, target *ast) *ir.AttrStmt {
 	v := ir.NewPrimVar(target.Name, dt)
 	v.SetSpan(target.Span)
 	bd.define(target.Name, &symbol{prim: v})
-	key := "thread_extent"
-	if strings.HasPrefix(tagText, "vthread") {
-		key = "virtual_thread"
+	return &ir.AttrStmt{Thread: v, Tag: tagText, Key: threadKey(tagText), Value: ext}
+}
+
+// threadKey is the AttrStmt key of a launch of the thread tag.
+func threadKey(tag string) string {
+	if strings.HasPrefix(tag, "vthread") {
+		return "virtual_thread"
 	}
-	return &ir.AttrStmt{Thread: v, Tag: tagText, Key: key, Value: ext}
+	return "thread_extent"
 }
 
 // envThreadArg returns the T.env_thread symbol a T.launch_thread call's

@@ -33,14 +33,39 @@ type tirFrame struct {
 	// over existing memory, printed as "A_1 = T.Buffer(..., data=...)"
 	// where TVM's printer puts them (FindLowestVarDef).
 	undeclared map[ir.Stmt][]*ir.Buffer
+	// envThreads are the thread variables launched more than once: TVM's
+	// printer declares them with T.env_thread and launches them by name.
+	envThreads map[*ir.PrimVar]bool
+}
+
+// relaunchedThreads returns the thread variables s launches more than once.
+func relaunchedThreads(s ir.Stmt) map[*ir.PrimVar]bool {
+	var seen, again map[*ir.PrimVar]bool
+	ir.WalkStmt(s, &ir.StmtVisitor{Stmt: func(x ir.Stmt) bool {
+		if a, ok := x.(*ir.AttrStmt); ok && a.Thread != nil {
+			if seen[a.Thread] {
+				if again == nil {
+					again = map[*ir.PrimVar]bool{}
+				}
+				again[a.Thread] = true
+			}
+			if seen == nil {
+				seen = map[*ir.PrimVar]bool{}
+			}
+			seen[a.Thread] = true
+		}
+		return true
+	}})
+	return again
 }
 
 func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 	t := &tirFrame{
-		ns:    newNameSpace(),
-		vars:  map[*ir.PrimVar]string{},
-		bufs:  map[*ir.Buffer]string{},
-		loops: map[*ir.PrimVar]ir.PrimExpr{},
+		ns:         newNameSpace(),
+		vars:       map[*ir.PrimVar]string{},
+		bufs:       map[*ir.Buffer]string{},
+		loops:      map[*ir.PrimVar]ir.PrimExpr{},
+		envThreads: relaunchedThreads(f.Body),
 	}
 	p.tir = t
 	defer func() { p.tir = nil }()
@@ -115,6 +140,20 @@ func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 		t.pending = t.pending[:0]
 		p.out = append(p.out, decl...)
 	}
+	// A variable nothing defines (an ill-formed module, read with
+	// check_well_formed=False) is declared where TVM's printer declares it
+	// (PrintVar: at the frame of its uses; here, the function's), so the
+	// text reads back.
+	for _, v := range freeTIRVars(f) {
+		if _, named := t.vars[v]; named {
+			continue
+		}
+		p.line()
+		p.str(p.defineTIRVar(v))
+		p.str(" = ")
+		p.tirType(v.Type)
+		p.str("()\n")
+	}
 	t.undeclared = undeclaredBuffers(f)
 	body := f.Body
 	if br, ok := body.(*ir.BlockRealize); ok && isImplicitRoot(br) {
@@ -132,6 +171,55 @@ func (p *printer) primFunc(name string, f *ir.PrimFunc) {
 	}
 	p.stmt(body)
 	p.ind--
+}
+
+// freeTIRVars returns, in order of first use, the variables f's body uses
+// that no parameter, buffer shape, loop, let, block, thread launch or
+// allocation defines.
+func freeTIRVars(f *ir.PrimFunc) []*ir.PrimVar {
+	defined := map[*ir.PrimVar]bool{}
+	for _, p := range f.Params {
+		defined[p] = true
+		if b := f.BufferMap[p]; b != nil {
+			defined[b.Data] = true
+			for _, d := range b.Shape {
+				if v, ok := d.(*ir.PrimVar); ok {
+					defined[v] = true
+				}
+			}
+		}
+	}
+	ir.WalkStmt(f.Body, &ir.StmtVisitor{Stmt: func(s ir.Stmt) bool {
+		switch s := s.(type) {
+		case *ir.For:
+			defined[s.Var] = true
+		case *ir.LetStmt:
+			defined[s.Var] = true
+		case *ir.AttrStmt:
+			defined[s.Thread] = true
+		case *ir.Allocate:
+			defined[s.Data] = true
+		case *ir.AllocateConst:
+			defined[s.Data] = true
+		case *ir.Block:
+			for _, iv := range s.IterVars {
+				defined[iv.Var] = true
+			}
+			for _, b := range s.AllocBuffers {
+				defined[b.Data] = true
+			}
+		}
+		return true
+	}})
+	var free []*ir.PrimVar
+	ir.WalkStmt(f.Body, &ir.StmtVisitor{Prim: func(e ir.PrimExpr) bool {
+		if v, ok := e.(*ir.PrimVar); ok && !defined[v] {
+			defined[v] = true
+			free = append(free, v)
+		}
+		return true
+	}})
+	return free
 }
 
 // hasImplicitRoot reports whether TVM would give a PrimFunc body a root
@@ -913,13 +1001,31 @@ func (p *printer) regions(head string, regions []ir.BufferRegion) {
 // (name = T.launch_thread(...) followed by the body at the same level,
 // DoConciseScoping); one followed by more statements prints as a with
 // block.
+//
+// A thread variable launched more than once is declared first, as
+// `name = T.env_thread(tag)` (TVM's printer declares it at the frame that
+// encloses its uses; here, before its first launch), and each launch names
+// it: T.launch_thread(name, extent).
 func (p *printer) attrStmt(x *ir.AttrStmt, concise bool) {
+	env := x.Thread != nil && p.tir.envThreads[x.Thread]
+	if env {
+		if _, declared := p.tir.vars[x.Thread]; !declared {
+			p.line()
+			p.str(p.defineTIRVar(x.Thread))
+			p.str(" = T.env_thread(")
+			p.quote(x.Tag)
+			p.str(")\n")
+		}
+	}
 	p.line()
 	if !concise {
 		p.str("with ")
 	}
 	var name string
-	if x.Thread != nil {
+	if env {
+		p.str("T.launch_thread(")
+		p.str(p.tir.vars[x.Thread])
+	} else if x.Thread != nil {
 		name = p.defineTIRVar(x.Thread)
 		if concise {
 			p.str(name)
@@ -949,7 +1055,7 @@ func (p *printer) attrStmt(x *ir.AttrStmt, concise bool) {
 		p.stmt(x.Body)
 		p.ind--
 	}
-	if x.Thread != nil {
+	if x.Thread != nil && !env {
 		p.releaseTIRVar(x.Thread) // its frame ends, as TVM's does
 	}
 }
