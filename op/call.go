@@ -1,6 +1,7 @@
 package op
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/phasec/phasec/vm/tensor"
@@ -244,6 +245,64 @@ func validateCallTIR(op *ir.Op, ctx *ir.InferCtx, call *ir.Call, inplace bool) e
 		if err := checkPrimFuncParam(op, gv.Name, pf, len(inputs)+j, s, "output"); err != nil {
 			return err
 		}
+	}
+	return checkDerivedOutputs(op, ctx, call, pf, inputs, outs, nTIRVars, inplace)
+}
+
+// checkDerivedOutputs is TVM's ValidateCallTIR (src/relax/op/op.cc, with
+// InferCallTIROutputStructInfoFromArguments): the PrimFunc's signature,
+// with its symbolic shape variables bound by the arguments (and tir_vars),
+// implies the outputs' struct info, and out_sinfo must be at least as
+// specific. This catches what the per-parameter checks cannot: a dimension
+// the arguments bind (n = 4) that out_sinfo contradicts (7), an argument
+// less specific than its parameter, an out_sinfo less specific than the
+// signature implies. A symbolic variable only the outputs mention stays
+// free, so out_sinfo may pick any value for it.
+func checkDerivedOutputs(op *ir.Op, ctx *ir.InferCtx, call *ir.Call, pf *ir.PrimFunc, inputs, outs []ir.StructInfo, nTIRVars int, inplace bool) error {
+	params := ir.PrimFuncInfo(pf).Params
+	nIn := len(inputs)
+	dummyParams := append(slices.Clone(params[:nIn]), params[len(params)-nTIRVars:]...)
+	dummyRet := slices.Clone(params[nIn : len(params)-nTIRVars])
+	if inplace { // an output computed in place has its input's parameter type
+		idx, _, _ := opAttrInts(op, call, "inplace_indices") // validated by validateInplace
+		for i, k := range idx {
+			if k >= 0 && i <= len(dummyRet) {
+				dummyRet = slices.Insert(dummyRet, i, params[k])
+			}
+		}
+	}
+	args := make([]ir.Expr, 0, len(dummyParams))
+	for _, s := range inputs {
+		if s == nil {
+			s = ir.Object()
+		}
+		args = append(args, ir.NewVar("arg", s))
+	}
+	if nTIRVars > 0 {
+		shape, _ := argStructInfo(call.Args[2]).(*ir.ShapeInfo)
+		for i := range nTIRVars {
+			var s ir.StructInfo = ir.NewPrimInfo(ir.Int64)
+			if shape != nil && i < len(shape.Values) && shape.Values[i] != nil {
+				s = ir.PrimInfoOf(shape.Values[i])
+			}
+			args = append(args, ir.NewVar("tir_var", s))
+		}
+	}
+	var ret ir.StructInfo = ir.NewTupleInfo(dummyRet...)
+	if len(dummyRet) == 1 {
+		ret = dummyRet[0]
+	}
+	implied, err := ir.DeriveCallRetStructInfo(ir.NewFuncInfo(dummyParams, ret, false), ir.NewCall(ir.NewVar("kernel", nil), args...), ctx)
+	if err != nil {
+		return opErrorf(op, "PrimFunc %s: %v", call.Args[0].(*ir.GlobalVar).Name, err)
+	}
+	var explicit ir.StructInfo = ir.NewTupleInfo(outs...)
+	if len(call.SInfoArgs) == 1 {
+		explicit = call.SInfoArgs[0]
+	}
+	if !ir.IsBaseOf(implied, explicit) {
+		return opErrorf(op, "out_sinfo %s is not compatible with PrimFunc %s, whose signature implies %s",
+			ir.FormatStructInfo(explicit, nil), call.Args[0].(*ir.GlobalVar).Name, ir.FormatStructInfo(implied, nil))
 	}
 	return nil
 }

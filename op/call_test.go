@@ -201,7 +201,20 @@ func TestCallTIRValidate(t *testing.T) {
 		{"wrong dim", callTIR(CallTIR, "add", ir.NewTuple(x, x), []ir.StructInfo{tinfo(ir.Float32, 3, 3)}), ctx,
 			"output 2 has dimension 0 = 3 but buffer C of add has 2"},
 		{"prim for buffer", callTIR(CallTIR, "add", ir.NewTuple(x, primLit(1)), out), ctx, "argument 1 is R.Prim but parameter B of add is a buffer"},
-		{"unknown info passes", callTIR(CallTIR, "add", ir.NewTuple(x, ir.NewVar("o", ir.Object())), out), ctx, ""},
+		// TVM's ValidateCallTIR derives the outputs from the signature
+		// (DeriveCallRetStructInfo): an R.Object argument for a buffer is
+		// FailL1 there, an error.
+		{"object for buffer", callTIR(CallTIR, "add", ir.NewTuple(x, ir.NewVar("o", ir.Object())), out), ctx,
+			"argument 1 type mismatch: expected R.Tensor((2, 3), dtype=\"float32\"), given R.Object"},
+		{"unknown shape passes (FailL2)", callTIR(CallTIR, "add", ir.NewTuple(x, ir.NewVar("u", ir.TensorInfoNDim(ir.Float32, 2))), out), ctx, ""},
+		{"unknown rank fails (FailL1)", callTIR(CallTIR, "add", ir.NewTuple(x, ir.NewVar("u", ir.TensorInfoNDim(ir.Float32, -1))), out), ctx, "argument 1 type mismatch"},
+		{"out_sinfo less specific than the signature", callTIR(CallTIR, "add", ir.NewTuple(x, x), []ir.StructInfo{ir.TensorInfoNDim(ir.Float32, 2)}), ctx,
+			"out_sinfo R.Tensor(dtype=\"float32\", ndim=2) is not compatible with PrimFunc add, whose signature implies R.Tensor((2, 3), dtype=\"float32\")"},
+		{"argument binds n, out_sinfo contradicts it", callTIR(CallTIR, "dyn", ir.NewTuple(tensorVar("a", ir.Float32, 4)), []ir.StructInfo{tinfo(ir.Float32, 5)}, shapeLit(4)), ctx,
+			"whose signature implies R.Tensor((4,), dtype=\"float32\")"},
+		// A scalar parameter's struct info is R.Prim("int64") without a
+		// value (TVM's InferStructInfo of a PrimFunc), so tir_vars bind nothing.
+		{"tir_vars do not bind n", callTIR(CallTIR, "dyn", ir.NewTuple(ir.NewVar("u", ir.TensorInfoNDim(ir.Float32, 1))), []ir.StructInfo{tinfo(ir.Float32, 5)}, shapeWithInfo(6)), ctx, ""},
 		{"tir_vars", callTIR(CallTIR, "dyn", ir.NewTuple(tensorVar("a", ir.Float32, symN)), []ir.StructInfo{tinfo(ir.Float32, symN)}, shapeLit(symN)), ctx, ""},
 		{"tir_vars missing", callTIR(CallTIR, "dyn", ir.NewTuple(tensorVar("a", ir.Float32, symN)), []ir.StructInfo{tinfo(ir.Float32, symN)}), ctx,
 			"PrimFunc dyn takes 3 parameters"},
@@ -233,3 +246,10 @@ func TestCallTIRValidate(t *testing.T) {
 }
 
 func withSInfoArgs(c *ir.Call, s []ir.StructInfo) *ir.Call { c.SInfoArgs = s; return c }
+
+// shapeWithInfo is R.shape([...]) with its struct info, as the parser builds it.
+func shapeWithInfo(dims ...any) *ir.ShapeExpr {
+	s := shapeLit(dims...)
+	s.SetStructInfo(ir.ShapeInfoOf(s.Values...))
+	return s
+}

@@ -15,10 +15,11 @@
 // slices indexed by dense per-check variable IDs, so its cost is linear in
 // the size of the module.
 //
-// What the walk does not check: TIR bodies (as in TVM; only PrimFunc
-// attributes and the buffers a kernel writes), and the struct info of
-// intermediate expressions beyond its presence (binding variables, call
-// annotations and sinfo_args are checked).
+// PrimFuncs get the checks of TVM's tir::VerifyWellFormed, which TVM's
+// parser runs next to relax.analysis.well_formed (tir.go). What the walk
+// does not check: the struct info of intermediate expressions beyond its
+// presence (binding variables, call annotations and sinfo_args are
+// checked).
 package wellformed
 
 import (

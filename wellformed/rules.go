@@ -70,6 +70,10 @@ const (
 	ruleSymbolicShape
 	ruleSymbolicPrimValue
 	ruleNoGlobalSymbol
+	ruleRetContradicted
+	ruleTIRLoopVarInBlock
+	ruleTIRUndefinedVar
+	ruleTIREnvThread
 	numRules
 )
 
@@ -198,6 +202,22 @@ var catalogue = [numRules]Rule{
 		Title: "every PrimValue is a constant", Hint: "run ComputePrimValue and VMShapeLower, or the build barrier"},
 	ruleNoGlobalSymbol: {Code: "WF038", Property: phase.GlobalSymbols, Family: "globals",
 		Title: "every function has a global_symbol", Hint: hintSymbols},
+
+	// Added after the catalogue above; codes stay in append order.
+	ruleRetContradicted: {Code: "WF039", Property: phase.Normalized, Family: "struct info",
+		Title: "a function's body is not provably of another type than its return annotation",
+		// TVM's Function constructor keeps such an annotation and its
+		// well_formed accepts it; phases require the annotation to hold.
+		Hint: "annotate the return with a type the body satisfies; no pass repairs it (run the canonicalize barrier to find it)"},
+	ruleTIRLoopVarInBlock: {Code: "WF040", Family: "tir",
+		Title: "a block with iteration variables reads no loop variable of an enclosing loop outside it, except through its iteration values",
+		Hint:  "bind the loop variable to a block iteration variable (T.axis.*) and use that inside the block"},
+	ruleTIRUndefinedVar: {Code: "WF041", Family: "tir",
+		Title: "every TIR variable is defined (a parameter, a buffer's shape, a loop, a let, a block iteration or a thread launch) before use and in scope",
+		Hint:  "bind the variable through a match_buffer shape, a loop or a T.LetStmt before using it"},
+	ruleTIREnvThread: {Code: "WF042", Family: "tir",
+		Title: "every environment thread of a PrimFunc is launched through one variable",
+		Hint:  "declare the thread once with T.env_thread and launch that variable each time"},
 }
 
 // Rules returns the catalogue in code order.

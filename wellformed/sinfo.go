@@ -21,8 +21,9 @@ func (c *checker) sinfo(s ir.StructInfo, def bool, span diag.Span) {
 
 // defineIn defines the variables s binds at a definition site: symbolic
 // variables standing alone as a dimension or prim value, and a shape Var
-// standing as a tensor's shape. A callable's parameters bind variables only
-// for its own return type (useIn scopes them), so FuncInfo is skipped.
+// standing as a tensor's shape, anywhere in s, including a callable's
+// parameters and return (TVM's WellFormedChecker visits all of them in its
+// match-var-def mode).
 func (c *checker) defineIn(s ir.StructInfo) {
 	switch s := s.(type) {
 	case *ir.PrimInfo:
@@ -46,6 +47,13 @@ func (c *checker) defineIn(s ir.StructInfo) {
 		for _, f := range s.Fields {
 			c.defineIn(f)
 		}
+	case *ir.FuncInfo:
+		if !s.Opaque {
+			for _, p := range s.Params {
+				c.defineIn(p)
+			}
+		}
+		c.defineIn(s.Ret)
 	}
 }
 
@@ -84,19 +92,17 @@ func (c *checker) useIn(s ir.StructInfo, span diag.Span) {
 			c.useIn(f, span)
 		}
 	case *ir.FuncInfo:
-		// A callable's parameter annotations define variables for its own
-		// return type only.
-		m := c.mark()
+		// As in TVM's WellFormedChecker (VisitStructInfo_ of
+		// FuncStructInfoNode): a callable's parameter annotations are a
+		// definition site, never checked as uses, and what they define
+		// stays defined in the enclosing scope, not only for the callable's
+		// own return type.
 		if !s.Opaque {
 			for _, p := range s.Params {
 				c.defineIn(p)
 			}
-			for _, p := range s.Params {
-				c.useIn(p, span)
-			}
 		}
 		c.useIn(s.Ret, span)
-		c.scopes.pop(m)
 	}
 }
 
