@@ -83,6 +83,8 @@ type builder struct {
 	// generation than recentGen are void.
 	recent    *recentNames
 	recentGen uint32
+	// ops caches the operators R.* callees resolved to (relaxOp).
+	ops *[opSlots]cachedOp
 	// intType is the type of an integer literal in the current prim
 	// context: int64 in Relax shapes, int32 in TIR bodies.
 	intType ir.DataType
@@ -112,6 +114,7 @@ func newBuilder(file string) *builder {
 	bd.conv.diags = &bd.diags
 	bd.scope = newScope(nil, 0)
 	bd.recent = new(recentNames)
+	bd.ops = new([opSlots]cachedOp)
 	return bd
 }
 
@@ -229,11 +232,16 @@ type recentName struct {
 // slot returns name's entry: hashed on its length and last bytes, which
 // tell generated names (lv1, lv2, ...) apart.
 func (r *recentNames) slot(name string) *recentName {
+	return &r[tailHash(name)%recentSlots]
+}
+
+// tailHash hashes a short name on its length and last bytes.
+func tailHash(name string) uint {
 	h := uint(len(name))
 	for i := max(0, len(name)-4); i < len(name); i++ {
 		h = h*31 + uint(name[i])
 	}
-	return &r[h%recentSlots]
+	return h
 }
 
 // visibleNames lists every name in scope, for suggestions.

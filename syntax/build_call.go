@@ -83,10 +83,10 @@ func (bd *builder) relaxCall(a *ast) ir.Expr {
 	}
 	switch {
 	case strings.HasPrefix(callee, "R."):
-		if _, ok := sinfoNames[strings.TrimPrefix(callee, "R.")]; ok {
+		op, ok := bd.relaxOp(callee)
+		if !ok && isStructInfoName(callee) {
 			bd.fail(a.Span, "expected a Relax value, found the struct info %s(...)", callee)
 		}
-		op, ok := ir.OpByPath(callee)
 		if !ok && isTVMRelaxName(callee) {
 			var declared ir.StructInfo
 			if bd.declaredFor == a {
@@ -341,6 +341,37 @@ var positionalSInfo = map[string]int{
 	"relax.call_py_func":        2,
 	"relax.invoke_closure":      2,
 	"relax.invoke_pure_closure": 2,
+}
+
+// relaxOp resolves an R.* callee to its operator; struct info names
+// (R.Tensor, ...) resolve to none. A module calls few operators many times:
+// each resolution is cached, which saves two map lookups and a string
+// concatenation per call.
+func (bd *builder) relaxOp(path string) (*ir.Op, bool) {
+	c := &bd.ops[tailHash(path)%opSlots]
+	if c.op != nil && c.path == path {
+		return c.op, true
+	}
+	if isStructInfoName(path) {
+		return nil, false
+	}
+	op, ok := ir.OpByPath(path)
+	if ok {
+		*c = cachedOp{path, op}
+	}
+	return op, ok
+}
+
+func isStructInfoName(path string) bool {
+	_, ok := sinfoNames[strings.TrimPrefix(path, "R.")]
+	return ok
+}
+
+const opSlots = 64
+
+type cachedOp struct {
+	path string
+	op   *ir.Op
 }
 
 // opCall maps a call's arguments onto op's schema: positional arguments in

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/ir"
 )
 
 // TestLookupCache: lookup answers as a walk of the scope maps would, across
@@ -89,4 +91,43 @@ func TestScopeNumbered(t *testing.T) {
 	require.Len(t, s.sortedNames(), len(want))
 	require.NotEmpty(t, s.numbered, "the numbered names of a large scope")
 	require.Nil(t, newScope(nil, 10).numbered, "a small scope is a map")
+}
+
+// TestRelaxOpCache: the cached resolution of R.* callees answers as
+// ir.OpByPath does, struct info names resolving to no operator, across
+// repeats and slot collisions.
+func TestRelaxOpCache(t *testing.T) {
+	bd := newBuilder("t")
+	paths := []string{"R.Tensor", "R.Shape", "R.Object", "R.no_such_op", "R.nn"}
+	for _, op := range ir.Ops() {
+		paths = append(paths, ir.OpPath(op))
+	}
+	for round := range 3 {
+		for _, p := range paths {
+			want, wantOK := ir.OpByPath(p)
+			if isStructInfoName(p) {
+				want, wantOK = nil, false
+			}
+			got, ok := bd.relaxOp(p)
+			require.Equal(t, wantOK, ok, "%s (round %d)", p, round)
+			require.Same(t, want, got, "%s (round %d)", p, round)
+		}
+	}
+}
+
+// TestStructInfoCallee: a struct info name called as a value is reported
+// as such, also after the same callee form resolved operators.
+func TestStructInfoCallee(t *testing.T) {
+	src := `@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        a = R.add(x, x)
+        b = R.Tensor((2,), dtype="float32")
+        return a
+`
+	_, diags := Parse("t.tvms", []byte(src))
+	require.Len(t, diags, 1)
+	require.Equal(t, `expected a Relax value, found the struct info R.Tensor(...)`, diags[0].Msg)
+	require.Equal(t, 6, diags[0].Span.Line)
 }
