@@ -36,6 +36,7 @@ type checker struct {
 	anchor    diag.Span
 	path      []pathSeg
 	primWrite map[string][]bool // PrimFunc name -> params it writes
+	primPure  map[string]bool   // PrimFunc name -> pure (primFuncPure)
 	// symReported lists the out-of-scope symbolic variables reported in the
 	// current binding: its value and its variable's annotation usually
 	// mention the same ones, and one diagnostic per binding is enough.
@@ -166,6 +167,14 @@ func (c *checker) checkGlobalSymbol(name string, f ir.BaseFunc) {
 	span := f.Span()
 	if sym, ok := f.FuncAttrs()[ir.AttrGlobalSymbol]; ok {
 		if s, isStr := sym.(string); !isStr || s != name {
+			// TVM's well_formed compares the symbol with the name for
+			// Relax functions only (CheckGlobalVarAndGsymbolConsistency);
+			// a PrimFunc's symbol is the build's concern (AttachGlobalSymbol
+			// sets it, with the system-lib prefix).
+			if _, prim := f.(*ir.PrimFunc); prim {
+				c.report(ruleNoGlobalSymbol, span, "PrimFunc %s with global_symbol %s other than its name is not allowed", name, ir.FormatAttrValue(sym))
+				return
+			}
 			c.report(ruleGlobalSymbolName, span, "function %s has global_symbol %s; it must equal the function's name",
 				name, ir.FormatAttrValue(sym))
 		}

@@ -273,7 +273,7 @@ func (c *checker) callPurity(call *ir.Call) (pure, known bool) {
 		case *ir.Function:
 			return g.Pure, true
 		case *ir.PrimFunc:
-			return false, true
+			return c.primFuncPure(f.Name, g), true
 		}
 	case *ir.ExternFunc:
 		if fi, ok := f.StructInfo().(*ir.FuncInfo); ok {
@@ -286,6 +286,54 @@ func (c *checker) callPurity(call *ir.Call) (pure, known bool) {
 		}
 	}
 	return false, false
+}
+
+// primFuncPure approximates TVM's tir::IsPureFunction
+// (src/tir/analysis/is_pure_function.cc), which gives a PrimFunc's struct
+// info its purity: a PrimFunc is pure unless it stores into a buffer it
+// did not allocate (a parameter's, typically: a DPS kernel) or calls out
+// of TIR (extern and packed calls update state). Computed once per
+// PrimFunc.
+func (c *checker) primFuncPure(name string, pf *ir.PrimFunc) bool {
+	if p, ok := c.primPure[name]; ok {
+		return p
+	}
+	local := map[*ir.PrimVar]bool{} // data of buffers allocated inside
+	pure := true
+	ir.WalkStmt(pf.Body, &ir.StmtVisitor{
+		Stmt: func(s ir.Stmt) bool {
+			switch s := s.(type) {
+			case *ir.Allocate:
+				local[s.Data] = true
+			case *ir.Block:
+				for _, b := range s.AllocBuffers {
+					local[b.Data] = true
+				}
+			}
+			return pure
+		},
+		Prim: func(e ir.PrimExpr) bool {
+			if call, ok := e.(*ir.PrimCall); ok && stateCalls[call.Op] {
+				pure = false
+			}
+			return pure
+		},
+	})
+	if pure {
+		walkStores(pf.Body, func(b *ir.Buffer) { pure = pure && local[b.Data] })
+	}
+	if c.primPure == nil {
+		c.primPure = map[string]bool{}
+	}
+	c.primPure[name] = pure
+	return pure
+}
+
+// stateCalls are the TIR calls out of TIR, whose effect TVM registers as
+// kUpdateState or kOpaque.
+var stateCalls = map[string]bool{
+	"call_extern": true, "call_packed": true, "call_cpacked": true, "tvm_call_packed": true,
+	"tvm_call_cpacked": true, "call_llvm_intrin": true, "call_intrin": true,
 }
 
 // argsHaveInfo reports whether op hooks can run on the call: they assume
