@@ -313,11 +313,16 @@ func (p *printer) module() {
 		p.moduleGlobalInfos()
 		first = false
 	}
+	// Python's doc printer ends a function with an empty line
+	// (NewLineWithoutIndent in python_doc_printer.cc) and nothing else, so
+	// functions are separated by one but I.module_attrs and
+	// I.module_global_infos are followed directly by the first function.
+	afterFunc := false
 	for _, name := range functionOrder(p.mod) {
-		if !first {
+		if afterFunc {
 			p.nl()
 		}
-		first = false
+		first, afterFunc = false, true
 		f, _ := p.mod.Lookup(name)
 		switch f := f.(type) {
 		case *ir.Function:
@@ -364,18 +369,20 @@ func isPrimFunc(f ir.BaseFunc) bool {
 	return ok
 }
 
-// decorator writes "@prefix", or "@prefix(private=True, pure=False)" with the
+// decorator writes "@prefix", or "@prefix(pure=False, private=True)" with the
 // options that apply.
 func (p *printer) decorator(prefix string, private, impure, unchecked bool) {
 	p.line()
 	p.byte('@')
 	p.str(prefix)
+	// TVM's function printer adds pure=False before private=True
+	// (src/script/printer/relax/function.cc).
 	var args []string
-	if private {
-		args = append(args, "private=True")
-	}
 	if impure {
 		args = append(args, "pure=False")
+	}
+	if private {
+		args = append(args, "private=True")
 	}
 	if unchecked {
 		args = append(args, "check_well_formed=False")

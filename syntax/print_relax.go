@@ -254,6 +254,7 @@ func (p *printer) binding(b ir.Binding, inDataflow bool) {
 		case *ir.Function:
 			name := p.defineVar(b.Var)
 			p.inFrame(func() { p.relaxFunc(name, v, false) })
+			p.nl() // the empty line that ends every printed function
 			return
 		}
 		if !inDataflow && isVoid(b.Var.StructInfo()) && isVoid(b.Value.StructInfo()) && !p.fn.sc.voidUsed[b.Var] {

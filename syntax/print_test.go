@@ -204,7 +204,7 @@ func TestPrintAnnotationsAndVoidCalls(t *testing.T) {
 	}
 	out := Print(mod)
 	for _, want := range []string{
-		"@R.function(private=True, pure=False)",
+		"@R.function(pure=False, private=True)",
 		`loose: R.Tensor(dtype="float32", ndim=2) = R.nn.relu(x)`,
 		`same: R.Tensor((2, 3), dtype="float32") = R.nn.relu(x)`,
 		`        R.call_packed("my.print", x, sinfo_args=(R.Tuple,))` + "\n",
