@@ -112,9 +112,21 @@ func ShapeInfoNDim(n int) *ShapeInfo { return &ShapeInfo{NDim: n} }
 
 // TensorInfoOf returns R.Tensor(dims, dtype) with a known shape.
 func TensorInfoOf(dtype DataType, dims ...PrimExpr) *TensorInfo {
-	s := NewShapeExpr(dims...)
-	s.SetStructInfo(ShapeInfoOf(s.Values...))
-	return &TensorInfo{Shape: s, DType: dtype, NDim: len(dims)}
+	if dims == nil {
+		dims = []PrimExpr{}
+	}
+	// The info, its shape and the shape's info in one allocation: every
+	// annotation of a parsed module builds one.
+	a := &struct {
+		info  TensorInfo
+		shape ShapeExpr
+		sinfo ShapeInfo
+	}{}
+	a.sinfo = ShapeInfo{Values: dims, NDim: len(dims)}
+	a.shape.Values = dims
+	a.shape.SetStructInfo(&a.sinfo)
+	a.info = TensorInfo{Shape: &a.shape, DType: dtype, NDim: len(dims)}
+	return &a.info
 }
 
 // TensorInfoNDim returns R.Tensor(ndim=n, dtype=dtype) with an unknown shape;
