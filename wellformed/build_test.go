@@ -125,9 +125,10 @@ func primFunc(n int64) *ir.PrimFunc {
 	i := ir.NewPrimVar("i", ir.Int64)
 	store := &ir.BufferStore{Buffer: b, Indices: []ir.PrimExpr{i}, Value: &ir.BufferLoad{Buffer: a, Indices: []ir.PrimExpr{i}}}
 	body := &ir.For{Var: i, Min: ir.I64(0), Extent: ir.I64(n), Body: store}
+	pa, pb := ir.NewPrimVar("var_A", ir.Handle), ir.NewPrimVar("var_B", ir.Handle)
 	return &ir.PrimFunc{
-		Params:    []*ir.PrimVar{a.Data, b.Data},
-		BufferMap: map[*ir.PrimVar]*ir.Buffer{a.Data: a, b.Data: b},
+		Params:    []*ir.PrimVar{pa, pb},
+		BufferMap: map[*ir.PrimVar]*ir.Buffer{pa: a, pb: b},
 		Body:      body,
 		Attrs:     ir.Attrs{ir.AttrGlobalSymbol: "kernel"},
 	}

@@ -283,6 +283,19 @@ func ruleCases() []ruleCase {
 			body := seqOf(x, block(false, 3, bind(fv, inner)))
 			return single(withAttr(function([]*ir.Var{x}, f32(4), body, 1), ir.AttrGlobalSymbol, "main"))
 		}, phase.Of(phase.NoNestedFunctions), []string{"WF027"}},
+		{"WF041 TIR variable defined twice", func() *ir.Module {
+			// Two loops binding one variable object (TVM's
+			// UndefinedVarVerifier: "multiple definitions"), which only IR
+			// built by code can express; the first loop's use is fine.
+			f := primFunc(4)
+			first := f.Body.(*ir.For)
+			second := &ir.For{Var: first.Var, Min: ir.I64(0), Extent: ir.I64(4), Body: first.Body}
+			second.SetSpan(at(3))
+			first.SetSpan(at(2))
+			f.Body = &ir.SeqStmt{Stmts: []ir.Stmt{first, second}}
+			f.Attrs = ir.Attrs{ir.AttrGlobalSymbol: "f"}
+			return moduleOf(map[string]ir.BaseFunc{"f": f})
+		}, none, []string{"WF041"}},
 		{"WF028 PrimFunc as value", func() *ir.Module {
 			x := newVar("x", f32(4), 1)
 			g := ir.NewGlobalVar("kernel")

@@ -12,13 +12,13 @@ import (
 //   - BlockVarAccessVerifier (WF040): inside a block with iteration
 //     variables, a loop variable of a loop outside the block is not read;
 //     the block sees it only through its iteration values.
-//   - UndefinedVarVerifier (WF041): every variable is used inside the scope
-//     of its definition. Definitions are the parameters, the buffer_map
-//     (a buffer's data and the bare variables of its shape), loops, lets,
+//   - UndefinedVarVerifier (WF041): every variable is defined once (a
+//     thread variable may be launched again) and used inside the scope of
+//     its definition. Definitions are the parameters, the buffer_map (a
+//     buffer's data and the bare variables of its shape), loops, lets,
 //     block iteration variables, thread launches and allocations; a
-//     buffer's shape elsewhere (alloc_buffer, decl_buffer) is a use. Its
-//     "defined twice" half needs one variable object bound at two sites,
-//     which TVMScript text cannot express, so it is not checked.
+//     buffer's shape elsewhere (alloc_buffer, decl_buffer) is a use. (Text
+//     cannot bind one variable object twice; IR built by code can.)
 //   - SingleEnvThreadVerifier (WF042): an environment thread ("threadIdx.x")
 //     is launched through one variable in a PrimFunc.
 //
@@ -31,6 +31,10 @@ type tirChecker struct {
 	// defined counts the active definitions of a variable (thread
 	// variables may be launched again inside their own launch).
 	defined map[*ir.PrimVar]int
+	// everDefined: a variable defined anywhere before (TVM's
+	// previously_defined_); threadVar: a launched thread variable, which
+	// may be launched again.
+	everDefined, threadVar, redefReported map[*ir.PrimVar]bool
 	// loopBlockDepth is, for a loop variable in scope, the number of
 	// enclosing blocks with iteration variables at its loop.
 	loopBlockDepth map[*ir.PrimVar]int
@@ -57,6 +61,9 @@ func (c *checker) primFunc(f *ir.PrimFunc) {
 	t := &tirChecker{
 		c:              c,
 		defined:        map[*ir.PrimVar]int{},
+		everDefined:    map[*ir.PrimVar]bool{},
+		threadVar:      map[*ir.PrimVar]bool{},
+		redefReported:  map[*ir.PrimVar]bool{},
 		loopBlockDepth: map[*ir.PrimVar]int{},
 		envThreads:     map[string]*ir.PrimVar{},
 		reported:       map[*ir.PrimVar]bool{},
@@ -89,9 +96,15 @@ func (c *checker) primFunc(f *ir.PrimFunc) {
 }
 
 func (t *tirChecker) define(v *ir.PrimVar) {
-	if v != nil {
-		t.defined[v]++
+	if v == nil {
+		return
 	}
+	if t.everDefined[v] && !t.threadVar[v] && !t.redefReported[v] {
+		t.redefReported[v] = true
+		t.c.report(ruleTIRUndefinedVar, t.span, "TIR variable %s is defined more than once in %s", v.Name, t.c.fnName)
+	}
+	t.everDefined[v] = true
+	t.defined[v]++
 }
 
 func (t *tirChecker) undefine(v *ir.PrimVar) {
@@ -211,6 +224,7 @@ func (t *tirChecker) stmt(s ir.Stmt) {
 		} else if !ok {
 			t.envThreads[s.Tag] = s.Thread
 		}
+		t.threadVar[s.Thread] = true
 		t.scoped(s.Thread, s.Body)
 	case *ir.Evaluate:
 		t.prim(s.Value)
