@@ -27,7 +27,7 @@ type lineReader struct {
 	i         int // next byte
 	line      int
 	lineStart int // offset of column 1 of line
-	depth     int // open brackets, bounded by maxLineDepth
+	depth     int // open brackets and trailers, bounded by maxLineDepth
 	arena     *stmtArena
 }
 
