@@ -147,3 +147,49 @@ func TestCheckGroupsRepeatedViolations(t *testing.T) {
 		t.Errorf("json: %d WF017 lines, want 60", n)
 	}
 }
+
+// TestCheckTVMParity runs phasec check on the modules written as TVM v0.23
+// prints them, one per check of its relax.analysis.well_formed and
+// tir::VerifyWellFormed (testdata/wellformed/{fail,pass}/tvm_*.tvms): an
+// ill-formed one exits 1 with every diagnostic carrying a WF rule code and a
+// line, a well-formed one exits 0 silently. (wellformed's tests match each
+// diagnostic to its line.)
+func TestCheckTVMParity(t *testing.T) {
+	for _, dir := range []string{"fail", "pass"} {
+		files, err := filepath.Glob(filepath.Join("../../testdata/wellformed", dir, "tvm_*.tvms"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no %s files (%v)", dir, err)
+		}
+		for _, file := range files {
+			t.Run(dir+"/"+filepath.Base(file), func(t *testing.T) {
+				code, out, errOut := runCLI(t, "", "check", "--format", "json", file)
+				if dir == "pass" {
+					if code != 0 || out != "" {
+						t.Fatalf("exit %d, want 0\n%s%s", code, out, errOut)
+					}
+					return
+				}
+				if code != 1 {
+					t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+				}
+				sc := bufio.NewScanner(strings.NewReader(out))
+				n := 0
+				for ; sc.Scan(); n++ {
+					var d struct {
+						Line int    `json:"line"`
+						Code string `json:"code"`
+					}
+					if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+						t.Fatalf("%v: %s", err, sc.Text())
+					}
+					if !strings.HasPrefix(d.Code, "WF") || d.Line <= 0 {
+						t.Errorf("diagnostic without a rule code or a line: %s", sc.Text())
+					}
+				}
+				if n == 0 {
+					t.Error("no diagnostics")
+				}
+			})
+		}
+	}
+}
