@@ -151,7 +151,14 @@ type IterKind uint8
 const (
 	IterSpatial IterKind = iota // "S": data parallel
 	IterReduce                  // "R": reduction
+	IterScan                    // T.axis.scan: ordered (TVM's kOrdered)
+	IterOpaque                  // T.axis.opaque: no assumption (kOpaque)
 )
+
+// AxisName is the T.axis constructor of the kind.
+func (k IterKind) AxisName() string {
+	return [...]string{"spatial", "reduce", "scan", "opaque"}[k]
+}
 
 // String is the letter T.axis.remap uses.
 func (k IterKind) String() string {

@@ -418,8 +418,10 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 		}
 		bd.fail(a.Span, "expected %s(dtype, literal) with a matching dtype", callee)
 	case "Cast":
+		// TVM's Cast node constructor (python/tvm/tir/expr.py) folds
+		// nothing: T.Cast("float32", T.float16(1.0)) stays a cast.
 		arity(2)
-		return castTo(bd.dtypeLiteral(args[0]), bd.prim(args[1]))
+		return &ir.Cast{Type: bd.dtypeLiteral(args[0]), Value: bd.prim(args[1])}
 	case "reinterpret":
 		arity(2)
 		dt := bd.dtypeLiteral(args[0])

@@ -167,14 +167,12 @@ func (bd *builder) blockAxes(target, v *ast, blk *ir.Block, realize *ir.BlockRea
 			}
 			add(names[i], kind, ir.Range{Min: s.loop.min, Extent: s.loop.extent}, s.prim)
 		}
-	case "T.axis.spatial", "T.axis.reduce", "T.axis.S", "T.axis.R":
+	case "T.axis.spatial", "T.axis.reduce", "T.axis.S", "T.axis.R", "T.axis.scan", "T.axis.opaque":
 		if len(names) != 1 || len(v.Items) != 2 {
 			bd.fail(v.Span, "expected name = %s(domain, value)", c)
 		}
-		kind := ir.IterSpatial
-		if c == "T.axis.reduce" || c == "T.axis.R" {
-			kind = ir.IterReduce
-		}
+		kind := map[string]ir.IterKind{"T.axis.reduce": ir.IterReduce, "T.axis.R": ir.IterReduce,
+			"T.axis.scan": ir.IterScan, "T.axis.opaque": ir.IterOpaque}[c] // IterSpatial otherwise
 		value := bd.prim(v.Items[1])
 		dom := v.Items[0]
 		var r ir.Range
@@ -190,7 +188,7 @@ func (bd *builder) blockAxes(target, v *ast, blk *ir.Block, realize *ir.BlockRea
 		}
 		add(names[0], kind, r, value)
 	default:
-		bd.fail(v.Span, "unknown block axis %s%s", c, didYouMean(c, []string{"T.axis.remap", "T.axis.spatial", "T.axis.reduce"}, ""))
+		bd.fail(v.Span, "unknown block axis %s%s", c, didYouMean(c, []string{"T.axis.remap", "T.axis.spatial", "T.axis.reduce", "T.axis.scan", "T.axis.opaque"}, ""))
 	}
 }
 

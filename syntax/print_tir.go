@@ -914,11 +914,9 @@ func (p *printer) iterVarDef(br *ir.BlockRealize, i int) {
 	iv := br.Block.IterVars[i]
 	p.line()
 	p.str(p.defineTIRVar(iv.Var))
-	if iv.Kind == ir.IterReduce {
-		p.str(" = T.axis.reduce(")
-	} else {
-		p.str(" = T.axis.spatial(")
-	}
+	p.str(" = T.axis.")
+	p.str(iv.Kind.AxisName())
+	p.byte('(')
 	if isZero(iv.Dom.Min) {
 		p.tirPrim(iv.Dom.Extent)
 	} else {
