@@ -10,9 +10,11 @@ import (
 // A large block's names go mostly to numbered: TVM's printer names
 // bindings with a prefix and a counter (lv, lv1, lv2, ..., gv1), and a
 // slice per prefix indexed by the counter holds them in the order they
-// come, where a map of 100k names made each definition a cache miss. Which
-// of the two holds a name depends only on the name and the scope's size, so
-// each name has one place.
+// come, where a map of 100k names made each definition a cache miss. Each
+// name has one place: a name of a numbered prefix with a number below
+// limit is in its prefix's slice, any other in the map. A prefix is
+// numbered from its first name on, while fewer than maxPrefixes are (so
+// slices take at most maxPrefixes*limit slots whatever the names).
 type scope struct {
 	parent   *scope
 	names    map[string]*symbol
@@ -21,8 +23,12 @@ type scope struct {
 	size     int                  // the names expected
 }
 
-// minNumbered is the least name count for which a scope numbers names.
-const minNumbered = 256
+// minNumbered is the least name count for which a scope numbers names;
+// maxPrefixes bounds the numbered prefixes of a scope.
+const (
+	minNumbered = 256
+	maxPrefixes = 4
+)
 
 // newScope returns a scope inside parent for about n names.
 func newScope(parent *scope, n int) *scope {
@@ -57,10 +63,12 @@ func number(name string, limit int) (prefix string, n int, ok bool) {
 func (s *scope) get(name string) *symbol {
 	if s.limit > 0 {
 		if prefix, n, ok := number(name, s.limit); ok {
-			if slots := s.numbered[prefix]; n < len(slots) {
-				return slots[n]
+			if slots, numbered := s.numbered[prefix]; numbered {
+				if n < len(slots) {
+					return slots[n]
+				}
+				return nil
 			}
-			return nil
 		}
 	}
 	return s.names[name]
@@ -69,22 +77,24 @@ func (s *scope) get(name string) *symbol {
 func (s *scope) set(name string, sym *symbol) {
 	if s.limit > 0 {
 		if prefix, n, ok := number(name, s.limit); ok {
-			slots := s.numbered[prefix]
-			if n >= len(slots) {
-				if n >= cap(slots) {
-					// The first prefix has room for the scope's names,
-					// the others start small; then capacity doubles.
-					want := max(2*n+1, 16)
-					if slots == nil && len(s.numbered) == 0 {
-						want = max(n+1, s.size)
+			slots, numbered := s.numbered[prefix]
+			if numbered || len(s.numbered) < maxPrefixes {
+				if n >= len(slots) {
+					if n >= cap(slots) {
+						// The first prefix has room for the scope's names,
+						// the others start small; then capacity doubles.
+						want := max(2*n+1, 16)
+						if slots == nil && len(s.numbered) == 0 {
+							want = max(n+1, s.size)
+						}
+						slots = slices.Grow(slots, min(want, s.limit)-len(slots))
 					}
-					slots = slices.Grow(slots, min(want, s.limit)-len(slots))
+					slots = slots[:n+1]
+					s.numbered[prefix] = slots
 				}
-				slots = slots[:n+1]
-				s.numbered[prefix] = slots
+				slots[n] = sym
+				return
 			}
-			slots[n] = sym
-			return
 		}
 	}
 	s.names[name] = sym

@@ -64,7 +64,8 @@ func TestLookupCache(t *testing.T) {
 func TestScopeNumbered(t *testing.T) {
 	s := newScope(nil, 300)
 	want := map[string]*symbol{}
-	names := []string{"lv", "lv0", "lv1", "lv01", "lv10", "lv599", "lv600", "lv100000", "gv1", "x", "x1y", "1", "_9", "lv1234567890", "lv5"}
+	names := []string{"lv", "lv0", "lv1", "lv01", "lv10", "lv599", "lv600", "lv100000", "gv1", "x", "x1y", "1", "_9", "lv1234567890", "lv5",
+		"a1", "b2", "c3", "d4", "e5", "a7", "e9"} // more prefixes than are numbered
 	for i := range 700 {
 		names = append(names, fmt.Sprintf("lv%d", i*7%650))
 	}
@@ -90,6 +91,8 @@ func TestScopeNumbered(t *testing.T) {
 	require.Equal(t, want, got)
 	require.Len(t, s.sortedNames(), len(want))
 	require.NotEmpty(t, s.numbered, "the numbered names of a large scope")
+	require.LessOrEqual(t, len(s.numbered), maxPrefixes)
+	require.Contains(t, s.names, "e5", "a prefix past maxPrefixes is in the map")
 	require.Nil(t, newScope(nil, 10).numbered, "a small scope is a map")
 }
 
