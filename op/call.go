@@ -259,7 +259,7 @@ func validateCallTIR(op *ir.Op, ctx *ir.InferCtx, call *ir.Call, inplace bool) e
 // signature implies. A symbolic variable only the outputs mention stays
 // free, so out_sinfo may pick any value for it.
 func checkDerivedOutputs(op *ir.Op, ctx *ir.InferCtx, call *ir.Call, pf *ir.PrimFunc, inputs, outs []ir.StructInfo, nTIRVars int, inplace bool) error {
-	params := ir.PrimFuncInfo(pf).Params
+	params := int64Dims(ir.PrimFuncInfo(pf).Params)
 	nIn := len(inputs)
 	dummyParams := append(slices.Clone(params[:nIn]), params[len(params)-nTIRVars:]...)
 	dummyRet := slices.Clone(params[nIn : len(params)-nTIRVars])
@@ -305,6 +305,42 @@ func checkDerivedOutputs(op *ir.Op, ctx *ir.InferCtx, call *ir.Call, pf *ir.Prim
 			ir.FormatStructInfo(explicit, nil), call.Args[0].(*ir.GlobalVar).Name, ir.FormatStructInfo(implied, nil))
 	}
 	return nil
+}
+
+// int64Dims returns the parameters with every symbolic dimension of
+// another integer type cast to int64, as TVM's struct info of a PrimFunc
+// writes them (cast(DataType::Int(64), dim) in InferStructInfo,
+// src/tir/ir/function.cc): an int32 shape variable becomes a compound
+// dimension, which binds nothing, so the outputs it shapes are erased to
+// their rank rather than bound.
+func int64Dims(params []ir.StructInfo) []ir.StructInfo {
+	out := params
+	for i, p := range params {
+		t, ok := p.(*ir.TensorInfo)
+		if !ok {
+			continue
+		}
+		dims, known := t.Dims()
+		if !known || !slices.ContainsFunc(dims, func(d ir.PrimExpr) bool {
+			_, isConst := d.(*ir.IntImm)
+			return !isConst && d.DType() != ir.Int64
+		}) {
+			continue
+		}
+		cast := make([]ir.PrimExpr, len(dims))
+		for j, d := range dims {
+			if _, isConst := d.(*ir.IntImm); isConst || d.DType() == ir.Int64 {
+				cast[j] = d
+			} else {
+				cast[j] = &ir.Cast{Type: ir.Int64, Value: d}
+			}
+		}
+		if &out[0] == &params[0] {
+			out = slices.Clone(params)
+		}
+		out[i] = ir.TensorInfoOf(t.DType, cast...)
+	}
+	return out
 }
 
 // validateInplace checks inplace_indices and returns the outputs that get a
