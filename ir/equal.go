@@ -366,6 +366,10 @@ func (e *eqState) baseFunc(a, b BaseFunc) bool {
 		if y, ok := b.(*PrimFunc); ok {
 			return e.primFunc(x, y)
 		}
+	case *ExternFunc:
+		if y, ok := b.(*ExternFunc); ok && x.Symbol == y.Symbol {
+			return true
+		}
 	}
 	return e.failStr(describe(a), describe(b))
 }

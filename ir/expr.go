@@ -152,6 +152,12 @@ type ExternFunc struct {
 	Symbol string
 }
 
+// An ExternFunc is also a module member: TVMScript's
+// "name = R.ExternFunc(\"symbol\")" in the module class (TVM's ir parser
+// declares and defines it as a global function; cls.name refers to it).
+func (*ExternFunc) baseFunc()        {}
+func (*ExternFunc) FuncAttrs() Attrs { return nil }
+
 // Binding binds a variable in a block.
 type Binding interface {
 	Span() diag.Span

@@ -209,6 +209,8 @@ func (h *hasher) module(m *Module) {
 			h.function(f)
 		case *PrimFunc:
 			h.primFunc(f)
+		case *ExternFunc:
+			h.mixString(f.Symbol)
 		default:
 			h.mix(tagUnknown)
 		}

@@ -133,6 +133,8 @@ func (m *Module) GlobalInfo(name string) (StructInfo, bool) {
 		return FuncInfoOf(f), true
 	case *PrimFunc:
 		return PrimFuncInfo(f), true
+	case *ExternFunc:
+		return ExternFuncInfo(), true
 	}
 	return nil, false
 }

@@ -501,11 +501,16 @@ func newCallDPSPackedOp() *ir.Op {
 }
 
 // checkExternCallee accepts the callee forms of packed calls: an extern
-// function, or a variable holding a packed function or closure.
+// function, a variable holding a packed function or closure, or a global
+// naming an extern function of the module (cls.f for f = R.ExternFunc(...)).
 func checkExternCallee(op *ir.Op, e ir.Expr) error {
 	switch e.(type) {
 	case *ir.ExternFunc, *ir.Var:
 		return nil
+	case *ir.GlobalVar:
+		if f, ok := e.StructInfo().(*ir.FuncInfo); ok && f.Opaque {
+			return nil
+		}
 	}
 	return opErrorf(op, "callee must be an extern function name, got %s", exprKind(e))
 }

@@ -32,6 +32,8 @@ func runPerFunction(env *Env, p *Pass, mod *ir.Module) (*ir.Module, error) {
 			if p.kind != KindPrimFunc {
 				continue
 			}
+		default: // an extern function member has no body to transform
+			continue
 		}
 		names = append(names, name)
 		funcs = append(funcs, f)

@@ -484,6 +484,10 @@ func (bd *builder) boolLiteral(a *ast) bool {
 
 // moduleStmt handles I.module_attrs / I.module_global_infos.
 func (bd *builder) moduleStmt(as *assignNode) {
+	if as.Value != nil && as.Annot == nil {
+		bd.externMember(as)
+		return
+	}
 	if as.Value != nil || as.Annot != nil {
 		bd.fail(spanOf(as.Pos, as.Pos), "expected a function definition or I.module_attrs in the module body, found an assignment")
 	}
@@ -503,6 +507,28 @@ func (bd *builder) moduleStmt(as *assignNode) {
 	default:
 		bd.fail(a.Span, "expected a function definition or I.module_attrs in the module body, found %s", a.describe())
 	}
+}
+
+// externMember reads "name = R.ExternFunc(\"symbol\")" in the module body:
+// TVM's ir parser declares and defines name as a global function (the
+// Assign handler of python/tvm/script/parser/ir/parser.py), which
+// functions refer to as cls.name.
+func (bd *builder) externMember(as *assignNode) {
+	target, value := bd.conv.exprList(as.Target), bd.conv.exprList(as.Value)
+	if target.Kind != aName || target.Paren || value.callee() != "R.ExternFunc" {
+		bd.fail(spanOf(as.Pos, as.Pos), "expected a function definition, I.module_attrs or name = R.ExternFunc(\"symbol\") in the module body, found an assignment")
+	}
+	arg := bd.onlyArg(value, "global_symbol")
+	if arg.Kind != aStr {
+		bd.fail(arg.Span, "expected a string in R.ExternFunc(...), found %s", arg.describe())
+	}
+	if _, dup := bd.funcs[target.Name]; dup {
+		bd.fail(target.Span, "duplicate function %s in the module", target.Name)
+	}
+	bd.funcs[target.Name] = true
+	ef := ir.NewExternFunc(arg.Text)
+	ef.SetSpan(value.Span)
+	bd.mod.Set(target.Name, ef)
 }
 
 // Attribute literals.

@@ -329,6 +329,14 @@ func (p *printer) module() {
 			p.relaxFunc(name, f, true)
 		case *ir.PrimFunc:
 			p.primFunc(name, f)
+		case *ir.ExternFunc:
+			// An assignment, not a function: no empty line after it.
+			p.line()
+			p.str(name)
+			p.str(" = R.ExternFunc(")
+			p.quote(f.Symbol)
+			p.str(")\n")
+			afterFunc = false
 		}
 		p.spill()
 	}
@@ -342,22 +350,26 @@ func (p *printer) module() {
 	}
 }
 
-// functionOrder is TVM's printing order: PrimFuncs, then Relax functions,
-// each sorted by name, with "main" last.
+// functionOrder is TVM's printing order (SortableFunction in
+// src/script/printer/ir/ir.cc): PrimFuncs, then extern functions, then
+// Relax functions, each sorted by name, with "main" last.
 func functionOrder(mod *ir.Module) []string {
-	var tir, relax []string
+	var tir, extern, relax []string
 	hasMain := false
 	for name, f := range mod.Functions() { // sorted by name
+		_, isExtern := f.(*ir.ExternFunc)
 		switch {
 		case name == "main":
 			hasMain = true
 		case isPrimFunc(f):
 			tir = append(tir, name)
+		case isExtern:
+			extern = append(extern, name)
 		default:
 			relax = append(relax, name)
 		}
 	}
-	order := append(tir, relax...)
+	order := append(append(tir, extern...), relax...)
 	if hasMain {
 		order = append(order, "main")
 	}

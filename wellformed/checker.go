@@ -164,6 +164,9 @@ func (c *checker) checkPhaseAttr() {
 }
 
 func (c *checker) checkGlobalSymbol(name string, f ir.BaseFunc) {
+	if _, extern := f.(*ir.ExternFunc); extern {
+		return // its symbol is what it links to, not a function attribute
+	}
 	span := f.Span()
 	if sym, ok := f.FuncAttrs()[ir.AttrGlobalSymbol]; ok {
 		if s, isStr := sym.(string); !isStr || s != name {

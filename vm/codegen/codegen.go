@@ -288,6 +288,12 @@ func (g *gen) call(c *ir.Call, pos vm.Pos) vm.Arg {
 	case *ir.Op:
 		return g.opCall(callee, c, pos)
 	case *ir.GlobalVar:
+		if ef, ok := g.mod.Lookup(callee.Name); ok {
+			if ef, ok := ef.(*ir.ExternFunc); ok {
+				// cls.f for a member f = R.ExternFunc("sym"): a packed call of sym.
+				return g.call(&ir.Call{Op: ef, Args: c.Args, SInfoArgs: c.SInfoArgs}, pos)
+			}
+		}
 		fn := g.globalRef(callee)
 		if fn.IsVoid() {
 			return fn
