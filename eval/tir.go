@@ -246,6 +246,9 @@ func (fr *tirFrame) stmt(s ir.Stmt) error {
 // init statement on the first iteration of every reduction variable.
 func (fr *tirFrame) block(r *ir.BlockRealize) error {
 	b := r.Block
+	if len(b.MatchBuffers) > 0 {
+		return fr.errorf("T.match_buffer in block %s is not supported by the evaluator", b.Name)
+	}
 	if len(r.IterValues) != len(b.IterVars) {
 		return fr.errorf("block %s binds %d of %d iteration variables", b.Name, len(r.IterValues), len(b.IterVars))
 	}

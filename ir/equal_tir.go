@@ -334,6 +334,23 @@ func (e *eqState) tirBlock(a, b *Block) bool {
 		e.pop()
 	}
 	e.pop()
+	if len(a.MatchBuffers) != len(b.MatchBuffers) {
+		e.field("match_buffers")
+		return e.failStr(countOf(len(a.MatchBuffers), "match_buffers"), countOf(len(b.MatchBuffers), "match_buffers"))
+	}
+	for i := range a.MatchBuffers {
+		x, y := a.MatchBuffers[i], b.MatchBuffers[i]
+		if !e.regions("match_buffers", []BufferRegion{x.Source}, []BufferRegion{y.Source}) {
+			return false
+		}
+		saved := e.defining
+		e.defining = true // the matched buffer's shape may define variables
+		ok := e.defineBuffer(x.Buffer, y.Buffer)
+		e.defining = saved
+		if !ok {
+			return false
+		}
+	}
 	if !e.regions("reads", a.Reads, b.Reads) || !e.regions("writes", a.Writes, b.Writes) {
 		return false
 	}

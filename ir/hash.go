@@ -778,6 +778,11 @@ func (h *hasher) stmt(s Stmt) {
 		for _, b := range x.AllocBuffers {
 			h.defineBuffer(b)
 		}
+		h.mix(uint64(len(x.MatchBuffers)))
+		for _, mb := range x.MatchBuffers {
+			h.regions([]BufferRegion{mb.Source})
+			h.defineBuffer(mb.Buffer)
+		}
 		h.regions(x.Reads)
 		h.regions(x.Writes)
 		h.stmt(x.Init)

@@ -186,7 +186,17 @@ type Block struct {
 	Init         Stmt // nil when the block is not a reduction
 	Body         Stmt
 	AllocBuffers []*Buffer
+	// MatchBuffers bind buffers to regions of others (T.match_buffer in a
+	// block, as tensorized TIR has): each Buffer is defined here.
+	MatchBuffers []MatchBufferRegion
 	Annotations  Attrs
+}
+
+// MatchBufferRegion views Source, a region of another buffer, as Buffer
+// (TVM's MatchBufferRegion).
+type MatchBufferRegion struct {
+	Buffer *Buffer
+	Source BufferRegion
 }
 
 // BlockRealize instantiates a block: IterValues bind its IterVars.

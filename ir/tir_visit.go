@@ -1,5 +1,7 @@
 package ir
 
+import "slices"
+
 // TIR traversal: a read-only visitor in the style of go/ast.Inspect and a
 // copy-on-write mutator, over statements (For, BufferStore, SeqStmt,
 // IfThenElse, LetStmt, AttrStmt, While, Allocate, AllocateConst,
@@ -122,6 +124,10 @@ func WalkStmt(s Stmt, v *StmtVisitor) {
 		}
 		for _, buf := range s.AllocBuffers {
 			v.buffer(buf)
+		}
+		for _, mb := range s.MatchBuffers {
+			v.buffer(mb.Buffer)
+			v.region(mb.Source)
 		}
 		WalkStmt(s.Init, v)
 		WalkStmt(s.Body, v)
@@ -410,14 +416,35 @@ func (m *TIRMutator) block(s *Block) Stmt {
 	reads, rch := m.regions(s.Reads)
 	writes, wch := m.regions(s.Writes)
 	allocs, ach := mapList(s.AllocBuffers, m.buffer)
+	matches, mch := m.matchBuffers(s.MatchBuffers)
 	init, body := m.Stmt(s.Init), m.Stmt(s.Body)
-	if !ich && !rch && !wch && !ach && init == s.Init && body == s.Body {
+	if !ich && !rch && !wch && !ach && !mch && init == s.Init && body == s.Body {
 		return s
 	}
 	n := *s
-	n.IterVars, n.Reads, n.Writes, n.AllocBuffers = ivs, reads, writes, allocs
+	n.IterVars, n.Reads, n.Writes, n.AllocBuffers, n.MatchBuffers = ivs, reads, writes, allocs, matches
 	n.Init, n.Body = init, body
 	return &n
+}
+
+// matchBuffers rewrites a block's match_buffer bindings, copying the list
+// only when one changes.
+func (m *TIRMutator) matchBuffers(in []MatchBufferRegion) ([]MatchBufferRegion, bool) {
+	var out []MatchBufferRegion
+	for i, mb := range in {
+		src, ch := m.region(mb.Source)
+		buf := m.buffer(mb.Buffer)
+		if (ch || buf != mb.Buffer) && out == nil {
+			out = slices.Clone(in)
+		}
+		if out != nil {
+			out[i] = MatchBufferRegion{Buffer: buf, Source: src}
+		}
+	}
+	if out == nil {
+		return in, false
+	}
+	return out, true
 }
 
 // iterVar rewrites a block iteration variable, returning iv itself when

@@ -63,6 +63,10 @@ func (bd *builder) tirBlock(a *ast, w *withNode) ir.Stmt {
 					bd.blockAxes(bd.conv.exprList(as.Target), v, blk, realize)
 					return
 				}
+				if v.callee() == "T.match_buffer" {
+					bd.blockMatchBuffer(bd.conv.exprList(as.Target), v, blk)
+					return
+				}
 				body = append(body, s)
 				return
 			}
@@ -105,6 +109,38 @@ func (bd *builder) tirBlock(a *ast, w *withNode) ir.Stmt {
 	}
 	blk.Reads, blk.Writes = reads, writes
 	return realize
+}
+
+// blockMatchBuffer converts "A_1 = T.match_buffer(A[region], shape, ...)"
+// at the top of a block: A_1 views that region of A (TVM's
+// MatchBufferRegion; tensorized blocks declare their operands so).
+func (bd *builder) blockMatchBuffer(target, v *ast, blk *ir.Block) {
+	if target.Kind != aName {
+		bd.fail(target.Span, "expected a buffer name, found %s", target.describe())
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			bd.define(target.Name, &symbol{poison: true}) // uses are not errors again
+		}
+	}()
+	if len(v.Items) < 2 || v.Keywords[0] != "" {
+		bd.fail(v.Span, "expected T.match_buffer(region, shape, dtype, ...)")
+	}
+	if v.Items[0].Kind != aIndex && v.Items[0].Kind != aName {
+		bd.fail(v.Items[0].Span, "expected a buffer region such as A[vi, 0:4] to match in a block, found %s", v.Items[0].describe())
+	}
+	src := bd.regions(&ast{Kind: aCall, Items: v.Items[:1], Keywords: v.Keywords[:1], Span: v.Span})[0]
+	buf := bd.bufferDecl(v, target.Name)
+	if len(buf.Shape) > len(src.Region) {
+		bd.fail(v.Span, "the matched buffer has %s, more than the region's %d", plural(len(buf.Shape), "dimension"), len(src.Region))
+	}
+	if buf.DType != src.Buffer.DType {
+		bd.fail(v.Span, "the matched buffer's dtype %s differs from %s's %s", buf.DType, src.Buffer.Name, src.Buffer.DType)
+	}
+	blk.MatchBuffers = append(blk.MatchBuffers, ir.MatchBufferRegion{Buffer: buf, Source: src})
+	bd.define(target.Name, &symbol{buf: buf})
+	ok = true
 }
 
 // blockAxes converts "vi = T.axis.spatial(dom, value)" and

@@ -24,6 +24,7 @@ type access struct {
 	buf     *ir.Buffer
 	indices []ir.PrimExpr // nil after the access was widened to the whole buffer
 	whole   bool
+	region  *ir.BufferRegion // the source region, for an access through a match_buffer
 }
 
 type regionCollector struct {
@@ -33,6 +34,9 @@ type regionCollector struct {
 	writes  []*access
 	readAt  map[*ir.Buffer]*access
 	writeAt map[*ir.Buffer]*access
+	// match maps the block's match_buffer buffers to the regions they
+	// view: accessing one accesses that region.
+	match map[*ir.Buffer]*ir.BufferRegion
 }
 
 func inferRegions(blk *ir.Block) (reads, writes []ir.BufferRegion) {
@@ -40,6 +44,12 @@ func inferRegions(blk *ir.Block) (reads, writes []ir.BufferRegion) {
 		readAt: map[*ir.Buffer]*access{}, writeAt: map[*ir.Buffer]*access{}}
 	for _, b := range blk.AllocBuffers {
 		c.own[b] = true
+	}
+	for i := range blk.MatchBuffers {
+		if c.match == nil {
+			c.match = map[*ir.Buffer]*ir.BufferRegion{}
+		}
+		c.match[blk.MatchBuffers[i].Buffer] = &blk.MatchBuffers[i].Source
 	}
 	if blk.Init != nil {
 		c.stmt(blk.Init, false)
@@ -51,6 +61,10 @@ func inferRegions(blk *ir.Block) (reads, writes []ir.BufferRegion) {
 func (c *regionCollector) result(list []*access) []ir.BufferRegion {
 	out := []ir.BufferRegion{}
 	for _, a := range list {
+		if a.region != nil {
+			out = append(out, *a.region)
+			continue
+		}
 		if a.whole {
 			out = append(out, wholeRegion(a.buf))
 			continue
@@ -71,6 +85,14 @@ func (c *regionCollector) note(buf *ir.Buffer, idx []ir.PrimExpr, write, nested 
 	at, list := c.readAt, &c.reads
 	if write {
 		at, list = c.writeAt, &c.writes
+	}
+	if src, ok := c.match[buf]; ok {
+		if _, seen := at[buf]; !seen {
+			a := &access{buf: src.Buffer, region: src}
+			at[buf] = a
+			*list = append(*list, a)
+		}
+		return
 	}
 	whole := nested
 	for _, x := range idx {
@@ -172,6 +194,9 @@ func (c *regionCollector) stmt(s ir.Stmt, nested bool) {
 		inner := s.Block
 		for _, b := range inner.AllocBuffers {
 			c.own[b] = true
+		}
+		for _, mb := range inner.MatchBuffers {
+			c.own[mb.Buffer] = true
 		}
 		for _, r := range inner.Reads {
 			c.note(r.Buffer, nil, false, true)

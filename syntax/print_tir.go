@@ -565,6 +565,10 @@ func (c *bufferUses) stmt(s ir.Stmt, path []pathStep) {
 		for _, b := range x.AllocBuffers {
 			c.declared[b] = true
 		}
+		for _, mb := range x.MatchBuffers {
+			c.declared[mb.Buffer] = true
+			c.use(mb.Source.Buffer, path)
+		}
 		for _, r := range append(slices.Clone(x.Reads), x.Writes...) {
 			c.use(r.Buffer, path)
 		}
@@ -802,6 +806,14 @@ func (p *printer) forLoop(f *ir.For) {
 	}
 }
 
+// releaseBuffer frees b's name at the end of its block.
+func (p *printer) releaseBuffer(b *ir.Buffer) {
+	if name, ok := p.tir.bufs[b]; ok {
+		delete(p.tir.bufs, b)
+		p.tir.ns.release(name)
+	}
+}
+
 // releaseTIRVar frees v's name at the end of its scope (see
 // nameSpace.release).
 func (p *printer) releaseTIRVar(v *ir.PrimVar) {
@@ -844,6 +856,15 @@ func (p *printer) blockRealize(br *ir.BlockRealize) {
 		p.str(")\n")
 	}
 	p.allocBuffers(b.AllocBuffers)
+	for _, mb := range b.MatchBuffers {
+		p.line()
+		p.str(p.defineBuffer(mb.Buffer))
+		p.str(" = T.match_buffer(")
+		p.region(mb.Source)
+		p.str(", ")
+		p.bufferDeclArgs(mb.Buffer)
+		p.str(")\n")
+	}
 	if b.Init != nil {
 		p.line()
 		p.str("with T.init():\n")
@@ -857,10 +878,10 @@ func (p *printer) blockRealize(br *ir.BlockRealize) {
 		p.releaseTIRVar(iv.Var)
 	}
 	for _, buf := range b.AllocBuffers {
-		if name, ok := p.tir.bufs[buf]; ok {
-			delete(p.tir.bufs, buf)
-			p.tir.ns.release(name)
-		}
+		p.releaseBuffer(buf)
+	}
+	for _, mb := range b.MatchBuffers {
+		p.releaseBuffer(mb.Buffer)
 	}
 }
 
@@ -970,6 +991,14 @@ func (p *printer) regions(head string, regions []ir.BufferRegion) {
 		if i > 0 {
 			p.str(", ")
 		}
+		p.region(r)
+	}
+	p.str(")\n")
+}
+
+// region writes A[i, 0:4] (a 0-d buffer as A[()], as TVM prints it).
+func (p *printer) region(r ir.BufferRegion) {
+	{
 		p.str(p.bufferName(r.Buffer))
 		p.byte('[')
 		if len(r.Region) == 0 {
@@ -989,7 +1018,6 @@ func (p *printer) regions(head string, regions []ir.BufferRegion) {
 		}
 		p.byte(']')
 	}
-	p.str(")\n")
 }
 
 // attrStmt prints an AttrStmt as TVM's printer does (the AttrStmt

@@ -141,3 +141,26 @@ func TestBufferViewEquality(t *testing.T) {
 	}
 	require.Contains(t, Print(base), "        A = T.Buffer((16,), data=X.data)\n        A[0] = T.float32(1.0)\n")
 }
+
+// TestBlockMatchBufferEquality: a block's match_buffer compares by source
+// region and matched layout; its buffer is defined by the block.
+func TestBlockMatchBufferEquality(t *testing.T) {
+	const tmpl = `    @T.prim_func
+    def f(A: T.Buffer((16,), "float32")):
+        for i in range(4):
+            with T.block("m"):
+                vi = T.axis.spatial(4, i)
+                T.reads()
+                T.writes(A[vi * 4:vi * 4 + 4])
+                A_1 = T.match_buffer(A[SRC], (4,), offset_factor=1)
+                A_1[0] = T.float32(1.0)
+`
+	parse := func(src string) *ir.Module {
+		return parseOrFail(t, "mb.tvms", []byte(tirFormsHeader+strings.Replace(tmpl, "SRC", src, 1)))
+	}
+	base := parse("vi * 4:vi * 4 + 4")
+	require.Nil(t, ir.Diff(base, parse("vi * 4:vi * 4 + 4"), ir.EqualOptions{}))
+	other := parse("vi * 4 + 1:vi * 4 + 5")
+	require.NotNil(t, ir.Diff(base, other, ir.EqualOptions{}))
+	require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(other))
+}

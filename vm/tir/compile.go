@@ -490,6 +490,9 @@ func (c *compiler) compileBlock(r *ir.BlockRealize) stmt {
 			pred = c.compileI(r.Predicate)
 		}
 	}
+	if len(blk.MatchBuffers) > 0 {
+		c.fail(blk, "T.match_buffer in block %s is not supported by the kernel compiler", blk.Name)
+	}
 	allocs := c.allocs(blk.AllocBuffers)
 	var init stmt
 	if blk.Init != nil {

@@ -349,6 +349,7 @@ var loweredForms = map[string]bool{
 	"tir_launch_thread.tvms": true, "tir_attr.tvms": true, "tir_vector_exprs.tvms": true,
 	"tir_evaluate_calls.tvms": true, "tir_lowered_builtins.tvms": true, "tir_allocate.tvms": true,
 	"tir_gpu_intrinsics.tvms": true, "tir_buffer_layouts.tvms": true, "tir_buffer_views.tvms": true,
+	"tir_block_match_buffer.tvms": true,
 }
 
 // corpusSpec sizes f's buffers with every symbolic variable and integer
