@@ -413,31 +413,3 @@ class Module:
 	mod := parseOrFail(t, "runs.tvms", []byte(src))
 	require.Equal(t, src, Print(mod))
 }
-
-// TestPrintImportHeader: the import comments name only the prefixes the
-// text uses, as TVM's HeaderWrapper does: a Relax-only module without any
-// T.* expression has no T line, one that declares a symbolic variable has
-// it, a TIR-only module has no R line.
-func TestPrintImportHeader(t *testing.T) {
-	const relaxOnly = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((2,), dtype=\"float32\")) -> R.Tensor((2,), dtype=\"float32\"):\n        return x\n"
-	const symbolic = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((\"n\",), dtype=\"float32\")) -> R.Tensor((\"n\",), dtype=\"float32\"):\n        n = T.int64()\n        return x\n"
-	const tirOnly = "@I.ir_module\nclass Module:\n    @T.prim_func\n    def f(A: T.Buffer((2,), \"float32\")):\n        A[0] = T.float32(1.0)\n"
-	const strT = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((2,), dtype=\"float32\")) -> R.Tensor((2,), dtype=\"float32\"):\n        R.func_attr({\"note\": \"T.x\"})\n        return x\n"
-	const (
-		hI = "# from tvm.script import ir as I\n"
-		hT = "# from tvm.script import tir as T\n"
-		hR = "# from tvm.script import relax as R\n"
-	)
-	for _, tc := range []struct{ name, src, header string }{
-		{"relax only", relaxOnly, hI + hR + "\n"},
-		{"symbolic var", symbolic, hI + hT + hR + "\n"},
-		{"tir only", tirOnly, hI + hT + "\n"},
-		{"T. in a string", strT, hI + hR + "\n"},
-	} {
-		got := Print(parseOrFail(t, tc.name, []byte(tc.src)))
-		require.True(t, strings.HasPrefix(got, tc.header+"@I.ir_module"), "%s:\n%s", tc.name, got)
-		var w strings.Builder
-		require.NoError(t, Fprint(&w, parseOrFail(t, tc.name, []byte(tc.src))))
-		require.Equal(t, got, w.String(), tc.name)
-	}
-}
