@@ -214,6 +214,20 @@ func (f PrimFormat) write(sb *strings.Builder, e PrimExpr) {
 			sb.WriteByte(')')
 			return
 		}
+		if DTypeLastCalls[e.Op] {
+			// ... and last for kLast ops: T.tvm_struct_get(A, 0, 1, "int32").
+			sb.WriteString("T.")
+			sb.WriteString(e.Op)
+			sb.WriteByte('(')
+			for _, a := range e.Args {
+				f.write(sb, a)
+				sb.WriteString(", ")
+			}
+			sb.WriteByte('"')
+			sb.WriteString(e.Type.String())
+			sb.WriteString(`")`)
+			return
+		}
 		f.call(sb, "T."+e.Op, e.Args...)
 	case *BufferLoad:
 		if f.BufferName != nil {
@@ -297,6 +311,12 @@ var DTypeFirstCalls = map[string]bool{
 	"ptx_mma": true, "ptx_mma_sp": true, "ptx_ldmatrix": true, "ptx_cp_async": true, "ptx_cp_async_bulk": true,
 	"mma_store": true, "mma_fill": true,
 }
+
+// DTypeLastCalls are the PrimCall ops whose result type is written as a
+// trailing dtype string and not kept in Args: TVM's ops with
+// TScriptDtypePrintLocation kLast (src/tir/op/builtin.cc), whose Python
+// builder takes the dtype last.
+var DTypeLastCalls = map[string]bool{"tvm_struct_get": true}
 
 // String methods print the Relax-shape form (FormatPrim with PrimVar names).
 

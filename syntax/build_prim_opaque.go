@@ -48,6 +48,17 @@ var opaqueIntrinsics = map[string]string{
 	"tvm_access_ptr": "handle", "address_of": "handle", "tvm_mma_sync": "handle", "tvm_bmma_sync": "handle",
 	"tvm_fill_fragment": "handle", "tvm_load_matrix_sync": "handle", "tvm_store_matrix_sync": "handle",
 	"Shuffle": "shuffle",
+	// Host-side builtins of lowered PrimFuncs (MakePackedAPI,
+	// LowerTVMBuiltin, profiling; python/tvm/tir/op.py gives their types).
+	// "dtypeLast" takes the result type as a trailing dtype string, printed
+	// last (TScriptDtypePrintLocation kLast): T.tvm_struct_get(A, 0, 1, "int32").
+	"tvm_struct_get": "dtypeLast", "tvm_struct_set": "int32", "tvm_stack_make_shape": "handle",
+	"tvm_stack_make_array": "handle", "tvm_tuple": "handle", "tvm_warp_activemask": "uint32",
+	"handle_add_byte_offset": "handle", "undef": "int32", "lookup_param": "handle",
+	"TVMBackendAllocWorkspace": "handle", "TVMBackendFreeWorkspace": "int32",
+	"start_profile_intrinsic": "handle", "end_profile_intrinsic": "handle",
+	"anylist_getitem": "handle", "anylist_resetitem": "int32",
+	"anylist_setitem_call_packed": "int32", "anylist_setitem_call_cpacked": "int32",
 }
 
 // opaqueArity is the argument count python/tvm/tir/op.py's builder takes
@@ -63,6 +74,11 @@ var opaqueArity = map[string][2]int{
 	"tvm_access_ptr": {5, 5}, "address_of": {1, 1}, "tvm_mma_sync": {8, 8}, "tvm_bmma_sync": {8, 8},
 	"tvm_fill_fragment": {6, 6}, "tvm_load_matrix_sync": {8, 8}, "tvm_store_matrix_sync": {8, 8},
 	"Shuffle": {2, 2},
+	"tvm_struct_get": {3, 3}, "tvm_struct_set": {4, 4}, "tvm_stack_make_array": {6, 6},
+	"tvm_warp_activemask": {0, 0}, "handle_add_byte_offset": {2, 2}, "undef": {0, 0}, "lookup_param": {1, 1},
+	"TVMBackendAllocWorkspace": {5, 5}, "TVMBackendFreeWorkspace": {3, 3},
+	"start_profile_intrinsic": {1, 1}, "end_profile_intrinsic": {1, 1},
+	"anylist_getitem": {2, 2}, "anylist_resetitem": {2, 2},
 }
 
 // vectorArity is the argument count of the "lanes" intrinsics.
@@ -80,14 +96,22 @@ func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 			bd.fail(a.Span, "T.%s takes the result dtype first", name)
 		}
 		dt, args = bd.dtypeLiteral(args[0]), args[1:]
+	} else if ret == "dtypeLast" {
+		if len(args) == 0 {
+			bd.fail(a.Span, "T.%s takes the result dtype last", name)
+		}
+		dt, args = bd.dtypeLiteral(args[len(args)-1]), args[:len(args)-1]
 	}
 	if n, ok := opaqueArity[name]; ok && (len(args) < n[0] || len(args) > n[1]) {
 		want := plural(n[0], "argument")
 		if n[1] > n[0] {
 			want = strconv.Itoa(n[0]) + " or " + strconv.Itoa(n[1]) + " arguments"
 		}
-		if ret == "dtype" {
+		switch ret {
+		case "dtype":
 			want += " after the dtype"
+		case "dtypeLast":
+			want += " before the dtype"
 		}
 		bd.fail(a.Span, "T.%s takes %s, found %d", name, want, len(args))
 	}
@@ -97,7 +121,7 @@ func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 	case "address_of":
 		return &ir.PrimCall{Op: name, Args: []ir.PrimExpr{bd.addressee(args[0])}, Type: ir.Handle}
 	}
-	if len(args) == 0 && ret != "int32" && ret != "handle" && ret != "dtype" && ret != "void" {
+	if len(args) == 0 && ret != "int32" && ret != "uint32" && ret != "handle" && ret != "dtype" && ret != "void" {
 		bd.fail(a.Span, "T.%s takes arguments", name)
 	}
 	ops := make([]ir.PrimExpr, len(args))
@@ -122,8 +146,10 @@ func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 			bd.fail(args[1].Span, "T.Ramp's stride must have the base's dtype %s, found %s", elem, ops[1].DType())
 		}
 		t = elem.WithLanes(int(lanes.Value))
-	case "dtype":
+	case "dtype", "dtypeLast":
 		t = dt
+	case "uint32":
+		t = ir.UInt32
 	case "void":
 		t = ir.Void
 	case "bool":
