@@ -73,7 +73,7 @@ var opaqueArity = map[string][2]int{
 	"ptx_wait_barrier": {1, 1}, "create_barriers": {1, 1},
 	"tvm_access_ptr": {5, 5}, "address_of": {1, 1}, "tvm_mma_sync": {8, 8}, "tvm_bmma_sync": {8, 8},
 	"tvm_fill_fragment": {6, 6}, "tvm_load_matrix_sync": {8, 8}, "tvm_store_matrix_sync": {8, 8},
-	"Shuffle": {2, 2},
+	"Shuffle":        {2, 2},
 	"tvm_struct_get": {3, 3}, "tvm_struct_set": {4, 4}, "tvm_stack_make_array": {6, 6},
 	"tvm_warp_activemask": {0, 0}, "handle_add_byte_offset": {2, 2}, "undef": {0, 0}, "lookup_param": {1, 1},
 	"TVMBackendAllocWorkspace": {5, 5}, "TVMBackendFreeWorkspace": {3, 3},
