@@ -58,7 +58,11 @@ func describeStmt(s Stmt) string {
 		if v.Thread != nil {
 			return primVarDesc(v.Thread) + " = T.launch_thread(" + strconv.Quote(v.Tag) + ", " + FormatPrim(v.Value, nil) + ")"
 		}
-		return "T.attr(" + FormatPrim(v.Node, nil) + ", " + strconv.Quote(v.Key) + ", " + FormatPrim(v.Value, nil) + ")"
+		node := "T.comm_reducer(...)"
+		if v.Node != nil {
+			node = FormatPrim(v.Node, nil)
+		}
+		return "T.attr(" + node + ", " + strconv.Quote(v.Key) + ", " + FormatPrim(v.Value, nil) + ")"
 	case *Evaluate:
 		return "T.evaluate(" + FormatPrim(v.Value, nil) + ")"
 	case *While:

@@ -222,13 +222,16 @@ func (e *eqState) stmt(a, b Stmt) bool {
 		return e.stmtField("body", x.Body, y.Body)
 	case *AttrStmt:
 		y, ok := b.(*AttrStmt)
-		if !ok || x.Key != y.Key || x.Tag != y.Tag || (x.Thread == nil) != (y.Thread == nil) || (x.Node == nil) != (y.Node == nil) {
+		if !ok || x.Key != y.Key || x.Tag != y.Tag || (x.Thread == nil) != (y.Thread == nil) || (x.Node == nil) != (y.Node == nil) || (x.Reducer == nil) != (y.Reducer == nil) {
 			return e.stmtMismatch(a, b)
 		}
 		if !e.primField("value", x.Value, y.Value) {
 			return false
 		}
 		if x.Node != nil && !e.primField("node", x.Node, y.Node) {
+			return false
+		}
+		if x.Reducer != nil && !e.commReducer(x.Reducer, y.Reducer) {
 			return false
 		}
 		if x.Thread != nil && !e.definePrim(x.Thread, y.Thread) {
@@ -383,6 +386,32 @@ func (e *eqState) regions(name string, a, b []BufferRegion) bool {
 			e.pop()
 		}
 		e.pop()
+	}
+	e.pop()
+	return true
+}
+
+// commReducer compares two reducers, binding their operands pairwise; a
+// difference is reported under the path segment "reducer".
+func (e *eqState) commReducer(x, y *CommReducer) bool {
+	e.field("reducer")
+	if len(x.Identity) != len(y.Identity) || len(x.Lhs) != len(y.Lhs) || len(x.Rhs) != len(y.Rhs) || len(x.Result) != len(y.Result) {
+		return e.failStr(countOf(len(x.Identity), "identities"), countOf(len(y.Identity), "identities"))
+	}
+	for i := range x.Identity {
+		if !e.primField("identity", x.Identity[i], y.Identity[i]) {
+			return false
+		}
+	}
+	for i := range x.Lhs {
+		if !e.definePrim(x.Lhs[i], y.Lhs[i]) || !e.definePrim(x.Rhs[i], y.Rhs[i]) {
+			return e.failStr(primVarDesc(x.Lhs[i]), primVarDesc(y.Lhs[i]))
+		}
+	}
+	for i := range x.Result {
+		if !e.primField("result", x.Result[i], y.Result[i]) {
+			return false
+		}
 	}
 	e.pop()
 	return true

@@ -722,6 +722,18 @@ func (h *hasher) stmt(s Stmt) {
 		if x.Node != nil {
 			h.prim(x.Node)
 		}
+		if r := x.Reducer; r != nil {
+			for _, e := range r.Identity {
+				h.prim(e)
+			}
+			for i := range r.Lhs {
+				h.definePrim(r.Lhs[i])
+				h.definePrim(r.Rhs[i])
+			}
+			for _, e := range r.Result {
+				h.prim(e)
+			}
+		}
 		if x.Thread != nil {
 			h.definePrim(x.Thread)
 		}

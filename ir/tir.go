@@ -232,15 +232,30 @@ func (f *PrimFunc) ParamBuffer(i int) *Buffer { return f.BufferMap[f.Params[i]] 
 // A thread launch (Key "thread_extent" or "virtual_thread") has Thread set:
 // the thread index variable, defined here and scoped over Body, bound to
 // the hardware thread Tag ("blockIdx.x") with extent Value (TVMScript
-// T.launch_thread). Otherwise Node is the annotated expression (T.attr).
+// T.launch_thread). Otherwise Node is the annotated expression (T.attr),
+// or Reducer when the node is a commutative reducer (lowered allreduce's
+// "reduce_scope" attribute); Node is nil then.
 type AttrStmt struct {
 	stmtBase
-	Thread *PrimVar
-	Tag    string
-	Node   PrimExpr
-	Key    string
-	Value  PrimExpr
-	Body   Stmt
+	Thread  *PrimVar
+	Tag     string
+	Node    PrimExpr
+	Reducer *CommReducer
+	Key     string
+	Value   PrimExpr
+	Body    Stmt
+}
+
+// CommReducer is a commutative reduction (TVM's tir::CommReducer, TVMScript
+// T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])): Result combines
+// the left operands Lhs with the right ones Rhs, one value per element of
+// Identity, each of its identity element's type. Lhs and Rhs are bound in
+// Result only; the reducer is a closed term, so traversals visit Identity
+// alone and mutators keep it as it is.
+type CommReducer struct {
+	Lhs, Rhs []*PrimVar
+	Result   []PrimExpr
+	Identity []PrimExpr
 }
 
 // While runs Body as long as Cond holds (TVM's tir::While: TVMScript

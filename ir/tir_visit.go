@@ -84,6 +84,11 @@ func WalkStmt(s Stmt, v *StmtVisitor) {
 		WalkStmt(s.Body, v)
 	case *AttrStmt:
 		v.prim(s.Node)
+		if s.Reducer != nil {
+			for _, e := range s.Reducer.Identity {
+				v.prim(e)
+			}
+		}
 		v.prim(s.Value)
 		WalkStmt(s.Body, v)
 	case *Evaluate:
@@ -341,7 +346,7 @@ func (m *TIRMutator) Stmt(s Stmt) Stmt {
 		}
 		val, body := m.Prim(s.Value), m.Stmt(s.Body)
 		if th != s.Thread || node != s.Node || val != s.Value || body != s.Body {
-			n := &AttrStmt{Thread: th, Tag: s.Tag, Node: node, Key: s.Key, Value: val, Body: body}
+			n := &AttrStmt{Thread: th, Tag: s.Tag, Node: node, Reducer: s.Reducer, Key: s.Key, Value: val, Body: body}
 			n.span = s.span
 			out = n
 		}

@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -888,5 +889,60 @@ func (bd *builder) attrStmt(a *ast) *ir.AttrStmt {
 	if key.Kind != aStr {
 		bd.fail(key.Span, "expected an attribute key string, found %s", key.describe())
 	}
+	if node := a.Items[0]; node.Kind == aCall && node.callee() == "T.comm_reducer" {
+		return &ir.AttrStmt{Reducer: bd.commReducer(node), Key: key.Text, Value: bd.prim(a.Items[2])}
+	}
 	return &ir.AttrStmt{Node: bd.prim(a.Items[0]), Key: key.Text, Value: bd.prim(a.Items[2])}
+}
+
+// commReducer converts T.comm_reducer(lambda x, y: x + y, [identity]), the
+// node of lowered allreduce's "reduce_scope" attribute: the lambda takes
+// the left operands then the right ones, one pair per identity element,
+// each of that element's type, and returns one value per element (a tuple
+// when there are several), as tir.CommReducer's constructor requires.
+func (bd *builder) commReducer(a *ast) *ir.CommReducer {
+	if len(a.Items) != 2 || slices.ContainsFunc(a.Keywords, func(k string) bool { return k != "" }) {
+		bd.fail(a.Span, "expected T.comm_reducer(lambda x, y: ..., [identity]), found %d arguments", len(a.Items))
+	}
+	lam, ids := a.Items[0], a.Items[1]
+	if lam.Kind != aLambda {
+		bd.fail(lam.Span, "T.comm_reducer's combiner must be a lambda, found %s", lam.describe())
+	}
+	if ids.Kind != aList && ids.Kind != aTuple || len(ids.Items) == 0 {
+		bd.fail(ids.Span, "T.comm_reducer's identity must be a non-empty list, found %s", ids.describe())
+	}
+	r := &ir.CommReducer{}
+	for _, it := range ids.Items {
+		r.Identity = append(r.Identity, bd.prim(it))
+	}
+	n := len(r.Identity)
+	if len(lam.Items) != 2*n {
+		bd.fail(lam.Span, "T.comm_reducer's combiner takes %d arguments (a left and a right one per identity element), found %d", 2*n, len(lam.Items))
+	}
+	bd.push()
+	defer bd.pop()
+	for i, it := range lam.Items {
+		v := ir.NewPrimVar(it.Name, r.Identity[i%n].DType())
+		bd.define(it.Name, &symbol{prim: v})
+		if i < n {
+			r.Lhs = append(r.Lhs, v)
+		} else {
+			r.Rhs = append(r.Rhs, v)
+		}
+	}
+	body := []*ast{lam.X}
+	if n > 1 {
+		if lam.X.Kind != aTuple && lam.X.Kind != aList || len(lam.X.Items) != n {
+			bd.fail(lam.X.Span, "T.comm_reducer's combiner must return %d values, one per identity element", n)
+		}
+		body = lam.X.Items
+	}
+	for i, x := range body {
+		e := bd.prim(x)
+		if e.DType() != r.Identity[i].DType() {
+			bd.fail(x.Span, "T.comm_reducer's combiner returns %s where its identity element is %s", e.DType(), r.Identity[i].DType())
+		}
+		r.Result = append(r.Result, e)
+	}
+	return r
 }

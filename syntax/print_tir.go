@@ -1061,7 +1061,11 @@ func (p *printer) attrStmt(x *ir.AttrStmt, concise bool) {
 		p.quote(x.Tag)
 	} else {
 		p.str("T.attr(")
-		p.tirPrim(x.Node)
+		if x.Reducer != nil {
+			p.commReducer(x.Reducer)
+		} else {
+			p.tirPrim(x.Node)
+		}
 		p.str(", ")
 		p.quote(x.Key)
 	}
@@ -1191,3 +1195,38 @@ func (p *printer) allocation(s ir.Stmt, concise bool) bool {
 // own in TVM, not Calls (tir::Broadcast, tir::Ramp, tir::Shuffle), so an evaluated one
 // keeps its T.evaluate.
 var tvmExprNode = map[string]bool{"Broadcast": true, "Ramp": true, "Shuffle": true}
+
+// commReducer prints T.comm_reducer(lambda x, y: x + y, [identity]) as
+// TVM's CommReducer dispatch does (src/script/printer/tir/expr.cc): the
+// lambda's parameters are the left then the right operands, its body the
+// single result or a tuple of them.
+func (p *printer) commReducer(r *ir.CommReducer) {
+	p.str("T.comm_reducer(lambda ")
+	for i, v := range append(slices.Clone(r.Lhs), r.Rhs...) {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.str(p.defineTIRVar(v))
+	}
+	p.str(": ")
+	if len(r.Result) > 1 {
+		p.byte('(')
+	}
+	for i, e := range r.Result {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.tirPrim(e)
+	}
+	if len(r.Result) > 1 {
+		p.byte(')')
+	}
+	p.str(", [")
+	for i, e := range r.Identity {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.tirPrim(e)
+	}
+	p.str("])")
+}
