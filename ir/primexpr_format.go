@@ -309,7 +309,7 @@ func AppendFloatLiteral(b []byte, v float64) []byte {
 var DTypeFirstCalls = map[string]bool{
 	"reinterpret": true, "vectorlow": true, "vectorhigh": true, "vectorcombine": true, "type_annotation": true,
 	"ptx_mma": true, "ptx_mma_sp": true, "ptx_ldmatrix": true, "ptx_cp_async": true, "ptx_cp_async_bulk": true,
-	"mma_store": true, "mma_fill": true,
+	"mma_store": true, "mma_fill": true, "get_active_lane_mask": true,
 }
 
 // DTypeLastCalls are the PrimCall ops whose result type is written as a

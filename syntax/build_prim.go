@@ -360,7 +360,7 @@ var intrinsics = map[string]intrinsic{
 // primFuncNames lists every T.* name primCall understands, for suggestions.
 func primFuncNames() []string {
 	out := []string{"T.Cast", "T.Select", "T.max", "T.min", "T.floordiv", "T.floormod", "T.truncdiv",
-		"T.truncmod", "T.max_value", "T.min_value", "T.evaluate", "T.reinterpret"}
+		"T.truncmod", "T.max_value", "T.min_value", "T.infinity", "T.evaluate", "T.reinterpret"}
 	for k := range intrinsics {
 		out = append(out, "T."+k)
 	}
@@ -441,6 +441,15 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 		arity(1)
 		dt := bd.dtypeLiteral(args[0])
 		return limitValue(dt, name == "max_value")
+	case "infinity":
+		// tvm::infinity (src/tir/op/op.cc): +inf of a float type, which
+		// TVM prints as the constant T.float32("inf").
+		arity(1)
+		dt := bd.dtypeLiteral(args[0])
+		if !dt.IsFloat() || !dt.IsScalar() {
+			bd.fail(args[0].Span, "T.infinity needs a scalar float type, found %s", dt)
+		}
+		return ir.NewFloat(dt, math.Inf(1))
 	case "if_then_else":
 		arity(3)
 		c := bd.prim(args[0])

@@ -59,6 +59,10 @@ var opaqueIntrinsics = map[string]string{
 	"start_profile_intrinsic": "handle", "end_profile_intrinsic": "handle",
 	"anylist_getitem": "handle", "anylist_resetitem": "int32",
 	"anylist_setitem_call_packed": "int32", "anylist_setitem_call_cpacked": "int32",
+	"thread_return": "void", "continue_loop": "void", "break_loop": "void",
+	"llvm_lookup_intrinsic_id": "uint32", "get_active_lane_mask": "dtype",
+	"simdgroup_load": "handle", "simdgroup_store": "handle", "simdgroup_multiply_accumulate": "handle",
+	"make_filled_simdgroup_matrix": "handle",
 }
 
 // opaqueArity is the argument count python/tvm/tir/op.py's builder takes
@@ -79,6 +83,10 @@ var opaqueArity = map[string][2]int{
 	"TVMBackendAllocWorkspace": {5, 5}, "TVMBackendFreeWorkspace": {3, 3},
 	"start_profile_intrinsic": {1, 1}, "end_profile_intrinsic": {1, 1},
 	"anylist_getitem": {2, 2}, "anylist_resetitem": {2, 2},
+	"thread_return": {0, 0}, "continue_loop": {0, 0}, "break_loop": {0, 0},
+	"llvm_lookup_intrinsic_id": {1, 1}, "get_active_lane_mask": {2, 2},
+	"simdgroup_load": {6, 7}, "simdgroup_store": {6, 7}, "simdgroup_multiply_accumulate": {8, 8},
+	"make_filled_simdgroup_matrix": {3, 5},
 }
 
 // vectorArity is the argument count of the "lanes" intrinsics.
