@@ -437,6 +437,29 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 		op := map[string]ir.BinaryOp{"max": ir.OpMax, "min": ir.OpMin, "floordiv": ir.OpFloorDiv,
 			"floormod": ir.OpFloorMod, "truncdiv": ir.OpDiv, "truncmod": ir.OpMod}[name]
 		return ir.NewBinary(op, x, y)
+	case "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Max", "Min",
+		"EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or":
+		// The IR node constructors (tvm.tir.Add(a, b), ...), which the
+		// parser resolves as T.Add: the node the operator spells.
+		arity(2)
+		x, y := bd.operands(args[0], args[1])
+		if op := constructorOps[name]; !op.IsLogical() || x.DType() == ir.Bool && y.DType() == ir.Bool {
+			return ir.NewBinary(op, x, y)
+		}
+		bd.fail(a.Span, "T.%s takes two bool operands, found %s and %s", name, x.DType(), y.DType())
+	case "Not":
+		arity(1)
+		x := bd.prim(args[0])
+		if x.DType() != ir.Bool {
+			bd.fail(args[0].Span, "T.Not takes a bool operand, found %s", x.DType())
+		}
+		return &ir.Not{A: x}
+	case "StringImm":
+		arity(1)
+		if args[0].Kind != aStr {
+			bd.fail(args[0].Span, "T.StringImm takes a string, found %s", args[0].describe())
+		}
+		return bd.prim(args[0])
 	case "max_value", "min_value":
 		arity(1)
 		dt := bd.dtypeLiteral(args[0])
@@ -605,4 +628,13 @@ func (bd *builder) groupItem(a *ast, g []*ast) *ast {
 		bd.fail(a.Items[0].Span, "index %d out of range: %s holds %d loop variables", k, a.X.Name, len(g))
 	}
 	return g[k]
+}
+
+// constructorOps are the binary IR node constructors T.Add, T.EQ, ... by
+// name (python/tvm/tir/expr.py).
+var constructorOps = map[string]ir.BinaryOp{
+	"Add": ir.OpAdd, "Sub": ir.OpSub, "Mul": ir.OpMul, "Div": ir.OpDiv, "Mod": ir.OpMod,
+	"FloorDiv": ir.OpFloorDiv, "FloorMod": ir.OpFloorMod, "Max": ir.OpMax, "Min": ir.OpMin,
+	"EQ": ir.OpEQ, "NE": ir.OpNE, "LT": ir.OpLT, "LE": ir.OpLE, "GT": ir.OpGT, "GE": ir.OpGE,
+	"And": ir.OpAnd, "Or": ir.OpOr,
 }
