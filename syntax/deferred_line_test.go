@@ -224,16 +224,7 @@ func TestSkipRun(t *testing.T) {
 //
 //	go test ./syntax -run='^$' -fuzz=FuzzDeferredReaders -fuzztime=20s
 func FuzzDeferredReaders(f *testing.F) {
-	for _, path := range append(corpusFiles(f), errorFiles(f)...) {
-		src, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(src)
-	}
-	for _, src := range deferredCases {
-		f.Add([]byte(src))
-	}
+	addDeferredSeeds(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		compareSkipRun(t, "fuzz", string(src))
 		compareLineReader(t, "fuzz", string(src))

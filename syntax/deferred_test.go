@@ -209,21 +209,21 @@ func TestDeferredSkim(t *testing.T) {
 	require.Nil(t, block[301].deferred, "R.output is read in the first pass")
 }
 
+// addDeferredSeeds seeds a fuzzer with the corpus and the deferred-parse
+// cases.
+func addDeferredSeeds(f *testing.F) {
+	addCorpusSeeds(f)
+	for _, src := range deferredCases {
+		f.Add([]byte(src))
+	}
+}
+
 // FuzzDeferredParse: whenever the deferred parse accepts an input, it gives
 // what the eager one gives (diagnostics, printed module, spans).
 //
 //	go test ./syntax -run='^$' -fuzz=FuzzDeferredParse -fuzztime=20s
 func FuzzDeferredParse(f *testing.F) {
-	for _, path := range append(corpusFiles(f), errorFiles(f)...) {
-		src, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(src)
-	}
-	for _, src := range deferredCases {
-		f.Add([]byte(src))
-	}
+	addDeferredSeeds(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		gotMod, gotDiags, ok := parseDeferred("fuzz.tvms", string(src))
 		if !ok {

@@ -13,13 +13,7 @@ import (
 //
 //	go test ./syntax -run='^$' -fuzz=FuzzParse -fuzztime=20s
 func FuzzParse(f *testing.F) {
-	for _, path := range append(corpusFiles(f), errorFiles(f)...) {
-		src, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(src)
-	}
+	addCorpusSeeds(f)
 	f.Add([]byte("@I.ir_module\nclass M:\n    @R.function\n    def f(x: R.Tensor((\"n\",), \"float32\")):\n        return x\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		done := make(chan struct{})
@@ -45,6 +39,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("internal error on %q:\n%s", truncate(string(src)), diagsMsg)
 		}
 	})
+}
+
+// addCorpusSeeds seeds a fuzzer with every corpus and error-corpus file.
+func addCorpusSeeds(f *testing.F) {
+	for _, path := range append(corpusFiles(f), errorFiles(f)...) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
 }
 
 func errorFiles(t testing.TB) []string {

@@ -28,17 +28,14 @@ class Module:
 		return parseOrFail(t, "target.tvms", []byte(src))
 	}
 	base := parse("llvm", "llvm")
-	same := parse("llvm", "llvm")
-	require.Nil(t, ir.Diff(base, same, ir.EqualOptions{}))
-	require.Equal(t, ir.StructuralHash(base), ir.StructuralHash(same))
+	requireSame(t, base, parse("llvm", "llvm"))
 
 	tgt, ok := base.PrimFunc("f").Attrs["target"].(*ir.Target)
 	require.True(t, ok, "target attribute is %T", base.PrimFunc("f").Attrs["target"])
 	require.Equal(t, "llvm", tgt.Config["kind"])
 
 	for _, other := range []*ir.Module{parse("c", "llvm"), parse("llvm", "c")} {
-		require.NotNil(t, ir.Diff(base, other, ir.EqualOptions{}))
-		require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(other))
+		requireDistinct(t, base, other)
 	}
 }
 
@@ -62,16 +59,13 @@ class Module:
 		return parseOrFail(t, "launch.tvms", []byte(src))
 	}
 	base := parse("tx", "threadIdx.x", "64", "k")
-	renamed := parse("other", "threadIdx.x", "64", "k")
-	require.Nil(t, ir.Diff(base, renamed, ir.EqualOptions{}))
-	require.Equal(t, ir.StructuralHash(base), ir.StructuralHash(renamed))
+	requireSame(t, base, parse("other", "threadIdx.x", "64", "k"))
 	for _, other := range []*ir.Module{
 		parse("tx", "blockIdx.x", "64", "k"),
 		parse("tx", "threadIdx.x", "32", "k"),
 		parse("tx", "threadIdx.x", "64", "j"),
 	} {
-		require.NotNil(t, ir.Diff(base, other, ir.EqualOptions{}))
-		require.NotEqual(t, ir.StructuralHash(base), ir.StructuralHash(other))
+		requireDistinct(t, base, other)
 	}
 }
 
