@@ -404,8 +404,10 @@ func (e *eqState) commReducer(x, y *CommReducer) bool {
 		}
 	}
 	for i := range x.Lhs {
-		if !e.definePrim(x.Lhs[i], y.Lhs[i]) || !e.definePrim(x.Rhs[i], y.Rhs[i]) {
-			return e.failStr(primVarDesc(x.Lhs[i]), primVarDesc(y.Lhs[i]))
+		for _, p := range [2][2]*PrimVar{{x.Lhs[i], y.Lhs[i]}, {x.Rhs[i], y.Rhs[i]}} {
+			if !e.definePrim(p[0], p[1]) {
+				return e.failStr(primVarDesc(p[0]), primVarDesc(p[1]))
+			}
 		}
 	}
 	for i := range x.Result {

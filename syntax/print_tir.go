@@ -1199,7 +1199,9 @@ var tvmExprNode = map[string]bool{"Broadcast": true, "Ramp": true, "Shuffle": tr
 // commReducer prints T.comm_reducer(lambda x, y: x + y, [identity]) as
 // TVM's CommReducer dispatch does (src/script/printer/tir/expr.cc): the
 // lambda's parameters are the left then the right operands, its body the
-// single result or a tuple of them.
+// single result or a tuple of them. The operands stay defined in the
+// function's namespace after the lambda, so a later variable of the same
+// hint gets another name; the text still reads back to an equal module.
 func (p *printer) commReducer(r *ir.CommReducer) {
 	p.str("T.comm_reducer(lambda ")
 	for i, v := range append(slices.Clone(r.Lhs), r.Rhs...) {

@@ -27,7 +27,7 @@ class Module:
 	parse := func(old, new string) *ir.Module {
 		return parseOrFail(t, "reducer.tvms", []byte(strings.Replace(src, old, new, 1)))
 	}
-	base := parse("", "")
+	base := parseOrFail(t, "reducer.tvms", []byte(src))
 	requireSame(t, base, parse("lambda x, y: x + y", "lambda a, b: a + b"))
 	for _, change := range [][2]string{
 		{"[T.float32(0.0)]", "[T.float32(1.0)]"},
