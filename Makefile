@@ -9,7 +9,7 @@ EXAMPLE ?= testdata/models/mlp.tvms
 # code generation takes.
 DEMO_PASSES ?= canonicalize,lower,build
 # The demo's bundled inputs (batch 4) and the output a plain Go reference
-# computes from them (vm/codegen's TestMLPDemo checks both).
+# computes from them (codegen's TestMLPDemo checks both).
 DEMO_INPUTS ?= testdata/models/mlp_inputs
 DEMO_OUT ?= $(or $(TMPDIR),/tmp)/phasec-demo-mlp.pvm
 
@@ -52,12 +52,12 @@ fuzz:
 	$(GO) test ./barrier -run='^$$' -fuzz=FuzzCompile -fuzztime=$(FUZZTIME)
 	$(GO) test ./lower -run='^$$' -fuzz=FuzzMemoryPasses -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm -run='^$$' -fuzz=FuzzExecutable -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm/codegen -run='^$$' -fuzz=FuzzBuild -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm/codegen -run='^$$' -fuzz=FuzzModelExecutables -fuzztime=$(FUZZTIME)
+	$(GO) test ./codegen -run='^$$' -fuzz=FuzzBuild -fuzztime=$(FUZZTIME)
+	$(GO) test ./codegen -run='^$$' -fuzz=FuzzModelExecutables -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/blas -run='^$$' -fuzz=FuzzSgemm -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpy -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm/tensor -run='^$$' -fuzz=FuzzReadNpz -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm/tir -run='^$$' -fuzz=FuzzKernels -fuzztime=$(FUZZTIME)
+	$(GO) test ./tensor -run='^$$' -fuzz=FuzzReadNpy -fuzztime=$(FUZZTIME)
+	$(GO) test ./tensor -run='^$$' -fuzz=FuzzReadNpz -fuzztime=$(FUZZTIME)
+	$(GO) test ./vm/kernel -run='^$$' -fuzz=FuzzKernels -fuzztime=$(FUZZTIME)
 	$(GO) test ./semcheck -run='^$$' -fuzz=FuzzDifferential -fuzztime=$(FUZZTIME)
 
 lint:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Tolerance bounds how far a float result may be from the reference:

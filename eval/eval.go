@@ -27,7 +27,7 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // PackedFunc is a Go function callable through R.call_packed and

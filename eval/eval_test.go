@@ -7,7 +7,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/syntax"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

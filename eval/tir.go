@@ -9,14 +9,14 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // A direct interpreter of TIR PrimFuncs: statements are walked as written,
 // variables live in a map, every buffer access is bounds-checked, and each
 // arithmetic result is rounded or wrapped to its dtype, so a float32 kernel
 // computes in float32 as compiled code would. It is the oracle for the fast
-// kernels of vm/tir, not a replacement for them.
+// kernels of vm/kernel, not a replacement for them.
 
 // scalar is a TIR value: integers and bools in i, floats in f.
 type scalar struct {

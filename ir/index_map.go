@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// IndexMap is a TIR index map (TVM's tir::IndexMap, include/tvm/tir/index_map.h):
+// IndexMap is a TIR index map (TVM's tir::IndexMap, include/tvm/kernel/index_map.h):
 // a function from the indices of one layout to those of another, written
 // in TVMScript as T.index_map(lambda i, j: (j // 4, i, j % 4)). It is the
 // index_map attribute of R.layout_transform. Params are int64 variables

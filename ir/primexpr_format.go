@@ -305,7 +305,7 @@ func AppendFloatLiteral(b []byte, v float64) []byte {
 // DTypeFirstCalls are the PrimCall ops whose result type is written as a
 // leading dtype string (T.reinterpret("int32", x)) but not kept in Args:
 // TVM's ops with TScriptDtypePrintLocation kFirst whose Python builder
-// takes the dtype first (python/tvm/tir/op.py).
+// takes the dtype first (python/tvm/kernel/op.py).
 var DTypeFirstCalls = map[string]bool{
 	"reinterpret": true, "vectorlow": true, "vectorhigh": true, "vectorcombine": true, "type_annotation": true,
 	"ptx_mma": true, "ptx_mma_sp": true, "ptx_ldmatrix": true, "ptx_cp_async": true, "ptx_cp_async_bulk": true,

@@ -11,7 +11,7 @@ type Buffer struct {
 	DType DataType
 	Scope string // storage scope; "" means "global"
 	// The layout beyond a compact row-major array (TVM's BufferNode,
-	// include/tvm/tir/buffer.h); the zero values are TVM's defaults.
+	// include/tvm/kernel/buffer.h); the zero values are TVM's defaults.
 	// Variables first met in Strides or ElemOffset are defined by the
 	// buffer (TVMScript's strides=("s0", 1), or the elem_offset variable
 	// offset_factor= creates).

@@ -13,7 +13,7 @@ import (
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // TestLegalizeConvTransposeOracle checks the legalized conv*d_transpose

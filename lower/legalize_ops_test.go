@@ -15,7 +15,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Every legalization is checked by the oracle: the module is evaluated

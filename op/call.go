@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 
 	"github.com/phasec/phasec/ir"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Evaluation: what each op computes, for the reference evaluator (package

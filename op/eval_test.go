@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -2,7 +2,7 @@ package op
 
 import (
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Explicit-memory ops: relax.builtin.alloc_tensor (introduced by

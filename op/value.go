@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Values of the reference evaluator. An op's Eval hook receives its

@@ -9,7 +9,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/wellformed"
 )
 

@@ -31,7 +31,7 @@ func init() {
 
 // TestCorpusKeepsResults checks every pass of canonicalize,lower,build on
 // the TVMScript corpus keeps the module's result: unlike the VM-vs-evaluator
-// comparison of vm/codegen, which compares the ends, this evaluates the
+// comparison of codegen, which compares the ends, this evaluates the
 // module after each pass and would name the pass that broke it.
 func TestCorpusKeepsResults(t *testing.T) {
 	paths, err := filepath.Glob("../testdata/*.tvms")

@@ -6,10 +6,10 @@
 // pass, the function, the output and the first differing element.
 //
 // A module is evaluated by the reference evaluator (package eval) in every
-// phase up to Lower; a module in phase Build is compiled by vm/codegen and
+// phase up to Lower; a module in phase Build is compiled by codegen and
 // run on the VM, so the same check covers the build barrier.
 //
-// The package sits above passes, eval and vm/codegen (passes must not import
+// The package sits above passes, eval and codegen (passes must not import
 // eval); pass authors use Checker in their tests, phasec opt
 // --verify-semantics and phasec bisect use it on the command line.
 //
@@ -25,15 +25,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/phasec/phasec/codegen"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
-	"github.com/phasec/phasec/vm/codegen"
-	"github.com/phasec/phasec/vm/tensor"
 )
 
 // Inputs say what a function is evaluated on. The zero value means seeded
@@ -123,7 +123,7 @@ func (in *Inputs) Args(mod *ir.Module) ([]op.Value, error) {
 }
 
 // Evaluate runs function name of mod on args: with the reference evaluator
-// up to phase Lower, on the VM (vm/codegen.Build, then Link) in phase Build.
+// up to phase Lower, on the VM (codegen.Build, then Link) in phase Build.
 // The arguments are copied first.
 // want, when known, gives the dtypes of scalar results the VM does not keep.
 func Evaluate(mod *ir.Module, name string, args []op.Value, want op.Value) (op.Value, error) {

@@ -16,7 +16,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // flipSign is the deliberately broken pass of the tests: it turns the

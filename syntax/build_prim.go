@@ -418,7 +418,7 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 		}
 		bd.fail(a.Span, "expected %s(dtype, literal) with a matching dtype", callee)
 	case "Cast":
-		// TVM's Cast node constructor (python/tvm/tir/expr.py) folds
+		// TVM's Cast node constructor (python/tvm/kernel/expr.py) folds
 		// nothing: T.Cast("float32", T.float16(1.0)) stays a cast.
 		arity(2)
 		return &ir.Cast{Type: bd.dtypeLiteral(args[0]), Value: bd.prim(args[1])}
@@ -631,7 +631,7 @@ func (bd *builder) groupItem(a *ast, g []*ast) *ast {
 }
 
 // constructorOps are the binary IR node constructors T.Add, T.EQ, ... by
-// name (python/tvm/tir/expr.py).
+// name (python/tvm/kernel/expr.py).
 var constructorOps = map[string]ir.BinaryOp{
 	"Add": ir.OpAdd, "Sub": ir.OpSub, "Mul": ir.OpMul, "Div": ir.OpDiv, "Mod": ir.OpMod,
 	"FloorDiv": ir.OpFloorDiv, "FloorMod": ir.OpFloorMod, "Max": ir.OpMax, "Min": ir.OpMin,

@@ -8,7 +8,7 @@ import (
 )
 
 // Opaque TIR intrinsics: T.* expression functions TVM v0.23's parser
-// resolves (python/tvm/script/ir_builder/tir/ir.py, python/tvm/tir/op.py)
+// resolves (python/tvm/script/ir_builder/tir/ir.py, python/tvm/kernel/op.py)
 // that phasec's kernels do not compute. They parse into a PrimCall of that
 // name with the result type TVM gives, and print back as written; the
 // kernel interpreter reports them if a module that uses them is run.
@@ -30,12 +30,12 @@ var opaqueIntrinsics = map[string]string{
 	"ceildiv": "arg0", "tvm_thread_invariant": "arg0",
 	"isnullptr": "bool", "assume": "bool", "vscale": "int32", "dp4a": "int32",
 	"Broadcast": "lanes", "Ramp": "lanes",
-	// Lowered-TIR builtins (python/tvm/tir/op.py gives their types).
+	// Lowered-TIR builtins (python/tvm/kernel/op.py gives their types).
 	"tvm_storage_sync": "int32", "tvm_call_packed_lowered": "int32", "tvm_call_cpacked": "int32",
 	"tvm_call_cpacked_lowered": "int32", "call_packed_lowered": "int32", "call_cpacked_lowered": "int32",
 	"tvm_warp_shuffle": "arg1", "tvm_warp_shuffle_up": "arg1", "tvm_warp_shuffle_down": "arg1",
 	"tvm_stack_alloca": "handle", "tvm_thread_allreduce": "handle", "tvm_throw_last_error": "handle",
-	// Vector, pointer and GPU intrinsics (python/tvm/tir/op.py): "dtype"
+	// Vector, pointer and GPU intrinsics (python/tvm/kernel/op.py): "dtype"
 	// takes the result type as a leading dtype string that TVM prints first
 	// (TScriptDtypePrintLocation kFirst, src/tir/op/builtin.cc) but does
 	// not keep as an argument; "void" returns nothing (call_intrin("", ...)).
@@ -49,7 +49,7 @@ var opaqueIntrinsics = map[string]string{
 	"tvm_fill_fragment": "handle", "tvm_load_matrix_sync": "handle", "tvm_store_matrix_sync": "handle",
 	"Shuffle": "shuffle",
 	// Host-side builtins of lowered PrimFuncs (MakePackedAPI,
-	// LowerTVMBuiltin, profiling; python/tvm/tir/op.py gives their types).
+	// LowerTVMBuiltin, profiling; python/tvm/kernel/op.py gives their types).
 	// "dtypeLast" takes the result type as a trailing dtype string, printed
 	// last (TScriptDtypePrintLocation kLast): T.tvm_struct_get(A, 0, 1, "int32").
 	"tvm_struct_get": "dtypeLast", "tvm_struct_set": "int32", "tvm_stack_make_shape": "handle",
@@ -65,7 +65,7 @@ var opaqueIntrinsics = map[string]string{
 	"make_filled_simdgroup_matrix": "handle",
 }
 
-// opaqueArity is the argument count python/tvm/tir/op.py's builder takes
+// opaqueArity is the argument count python/tvm/kernel/op.py's builder takes
 // (after the leading dtype for "dtype" ops; -1 with a minimum for optional
 // trailing arguments).
 var opaqueArity = map[string][2]int{
@@ -188,7 +188,7 @@ func (bd *builder) opaqueIntrinsic(a *ast, name, ret string) ir.PrimExpr {
 }
 
 // addressee converts the argument of T.address_of: a buffer element, or a
-// buffer (its first element, as python/tvm/tir/op.py's address_of does).
+// buffer (its first element, as python/tvm/kernel/op.py's address_of does).
 func (bd *builder) addressee(a *ast) ir.PrimExpr {
 	if a.Kind == aName {
 		if s := bd.lookup(a.Name); s != nil && s.buf != nil {

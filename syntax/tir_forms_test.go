@@ -56,7 +56,7 @@ func TestVectorLoadDType(t *testing.T) {
 
 // TestOpaqueIntrinsicForms: the older keyword spelling dtype= of the
 // dtype-first intrinsics and T.address_of(buffer) build what TVM's builders
-// build (python/tvm/tir/op.py), and print in TVM's form.
+// build (python/tvm/kernel/op.py), and print in TVM's form.
 func TestOpaqueIntrinsicForms(t *testing.T) {
 	src := tirFormsHeader + `    @T.prim_func
     def f(A: T.Buffer((4, 4), "float16"), B: T.Buffer((8,), "float16")):

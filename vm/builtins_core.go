@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // The vm.builtin.* functions the build pipeline emits, after TVM's

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Shape-heap builtins (VMShapeLower, src/relax/backend/vm/vm_shape_lower.cc)

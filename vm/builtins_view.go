@@ -3,7 +3,7 @@ package vm
 import (
 	"fmt"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // runtime.TVMArrayCreateView(data, shape, dtype, relative_byte_offset): the

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // ArgString renders an argument as TVM's as_text does: %N, %void, %vm, iN,

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Stats describes one call (Options.Stats): instructions executed, time per

@@ -3,7 +3,7 @@ package vm
 import (
 	"fmt"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Validate checks everything the interpreter relies on, so that a validated

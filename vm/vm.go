@@ -11,14 +11,14 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/phasec/phasec/vm/tensor"
-	"github.com/phasec/phasec/vm/tir"
+	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/kernel"
 )
 
 // KernelArg is one kernel argument: T for a buffer parameter, I for an
-// integer scalar, F for a float scalar. It is vm/tir's Arg, so a
-// *tir.Kernel is a KernelFunc as it is.
-type KernelArg = tir.Arg
+// integer scalar, F for a float scalar. It is vm/kernel's Arg, so a
+// *kernel.Kernel is a KernelFunc as it is.
+type KernelArg = kernel.Arg
 
 // KernelFunc is a compiled kernel. Call must not retain args, and must not
 // allocate in steady state (the VM's zero-allocation budget includes it).
@@ -27,7 +27,7 @@ type KernelFunc interface {
 }
 
 // ValueKernel is a kernel that returns a scalar (a PrimFunc ending in
-// T.ret); *tir.Kernel implements it. The VM uses it for kernels whose
+// T.ret); *kernel.Kernel implements it. The VM uses it for kernels whose
 // executable record has a return type.
 type ValueKernel interface {
 	CallValue(args []KernelArg) (KernelArg, error)
@@ -36,7 +36,7 @@ type ValueKernel interface {
 // Options configure linking and running.
 type Options struct {
 	// CompileKernel compiles a kernel of the executable (its TVMScript
-	// source), e.g. vm/codegen's parser + vm/tir; tests pass Go kernels. The
+	// source), e.g. codegen's parser + vm/kernel; tests pass Go kernels. The
 	// vm package itself depends on neither the front end nor the compiler.
 	CompileKernel func(k Kernel) (KernelFunc, error)
 	// NewAllocator makes the allocator of each machine (one per concurrent

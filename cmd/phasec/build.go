@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 
+	"github.com/phasec/phasec/codegen"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/vm"
-	"github.com/phasec/phasec/vm/codegen"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/op"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phasec/phasec/codegen"
+	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
-	"github.com/phasec/phasec/vm/codegen"
-	"github.com/phasec/phasec/vm/tensor"
 )
 
 const runUsage = "[--func main] [--input name=file.npy]... [--random-inputs] [--seed N] [--symbolic n=32]... " +

@@ -9,7 +9,7 @@ import (
 
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/semcheck"
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 // semanticsFlags are the input flags of opt --verify-semantics and bisect.

@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/vm/tensor"
+	"github.com/phasec/phasec/tensor"
 )
 
 func TestBuildDisasmRun(t *testing.T) {
 	dir := t.TempDir()
 	pvm := filepath.Join(dir, "m.pvm")
-	code, out, errs := runCLI(t, "", "build", "-o", pvm, "../../vm/codegen/testdata/static_build.tvms")
+	code, out, errs := runCLI(t, "", "build", "-o", pvm, "../../codegen/testdata/static_build.tvms")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "wrote "+pvm)
 
@@ -59,15 +59,15 @@ func TestRunErrors(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "bad executable")
 
-	code, _, errs = runCLI(t, "", "run", "../../vm/codegen/testdata/static_build.tvms")
+	code, _, errs = runCLI(t, "", "run", "../../codegen/testdata/static_build.tvms")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "parameter x of main has no --input (or pass --random-inputs)")
 
-	code, _, errs = runCLI(t, "", "run", "--func", "nope", "--random-inputs", "../../vm/codegen/testdata/static_build.tvms")
+	code, _, errs = runCLI(t, "", "run", "--func", "nope", "--random-inputs", "../../codegen/testdata/static_build.tvms")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, `has no function "nope"`)
 
-	code, _, _ = runCLI(t, "", "build", "../../vm/codegen/testdata/static_build.tvms")
+	code, _, _ = runCLI(t, "", "build", "../../codegen/testdata/static_build.tvms")
 	assert.Equal(t, 2, code, "build without -o is a usage error")
 }
 

@@ -1,6 +1,6 @@
 // Package blas is phasec's dense float32 kernel library: a GEMM near the
 // machine's FMA limit and vectorised elementwise loops, for the TIR
-// kernels in vm/tir to dispatch to.
+// kernels in vm/kernel to dispatch to.
 //
 // # GEMM
 //
@@ -63,7 +63,7 @@
 // AddScalarF32, ScaleF32, MaxScalarF32 (dst = a op s; ReLU is
 // MaxScalarF32(dst, a, 0)) and the trailing-axis broadcasts AddRowF32,
 // MulRowF32 (bias add: dst = a + row repeated over rows) are the
-// elementwise and broadcast patterns vm/tir dispatches to. See vec.go for
+// elementwise and broadcast patterns vm/kernel dispatches to. See vec.go for
 // their shared contract (equal lengths, in-place allowed). They are AVX2
 // loops on amd64 and plain Go loops elsewhere, with identical results
 // (except the sign of a zero from max/min of ±0). A leading-axis broadcast

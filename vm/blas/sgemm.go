@@ -40,7 +40,7 @@ const maxThreads = 256
 
 // CheckSgemm reports whether the arguments describe a valid Sgemm call on
 // slices of lengths lenA, lenB and lenC, as an *ArgError naming the first bad
-// argument. Callers that prepare a GEMM ahead of time (vm/tir at kernel load)
+// argument. Callers that prepare a GEMM ahead of time (vm/kernel at kernel load)
 // use it to turn a bad shape into an error instead of Sgemm's panic.
 //
 // Row-major layout: op(A) is m x k, op(B) is k x n, C is m x n. A is stored
@@ -281,7 +281,7 @@ const spinWindow = 200 * time.Microsecond
 
 // spinUntil polls done for up to spinWindow and reports whether it became
 // true. It yields now and then, so goroutines that are ready to run (a
-// vm/tir parallel loop, say) are not held off by a spinning worker.
+// vm/kernel parallel loop, say) are not held off by a spinning worker.
 func spinUntil(done func() bool) bool {
 	var start time.Time
 	for i := 0; ; i++ {

@@ -4,7 +4,7 @@ import "fmt"
 
 //go:generate go run gen_vec.go
 
-// Elementwise float32 primitives for vm/tir's elementwise and broadcast
+// Elementwise float32 primitives for vm/kernel's elementwise and broadcast
 // kernels. Each runs an AVX2 loop on amd64 CPUs that have it (8 lanes,
 // unrolled 4x) and a plain Go loop elsewhere.
 

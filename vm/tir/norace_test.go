@@ -1,5 +1,0 @@
-//go:build !race
-
-package tir_test
-
-const raceEnabled = false
