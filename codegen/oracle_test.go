@@ -56,7 +56,7 @@ var mustReachBuild = map[string]bool{
 	"../testdata/models/transformer_block.tvms":              true,
 	"../testdata/models/transformer_block_hl.tvms":           true,
 	"../testdata/models/transformer_block_hl_legalized.tvms": true,
-	"testdata/control_flow.tvms":                                true,
+	"testdata/control_flow.tvms":                             true,
 }
 
 // TestVMAgreesWithEvaluator runs every bundled module the pipeline takes to
