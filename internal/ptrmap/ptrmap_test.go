@@ -3,6 +3,9 @@ package ptrmap
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type node struct{ _ [16]byte }
@@ -30,9 +33,9 @@ func TestAgainstMap(t *testing.T) {
 			switch rng.IntN(4) {
 			case 0:
 				prev, had := ref[k]
-				if old, ok := m.Set(k, step); ok != had || old != prev {
-					t.Fatalf("step %d: Set = %d,%v, want %d,%v", step, old, ok, prev, had)
-				}
+				old, ok := m.Set(k, step)
+				require.Equal(t, had, ok, "step %d: Set's found", step)
+				require.Equal(t, prev, old, "step %d: Set's old value", step)
 				ref[k] = step
 			case 1:
 				m.Delete(k)
@@ -40,37 +43,33 @@ func TestAgainstMap(t *testing.T) {
 			case 2:
 				v, ok := m.Get(k)
 				rv, rok := ref[k]
-				if ok != rok || v != rv {
-					t.Fatalf("step %d: Get = %d,%v want %d,%v", step, v, ok, rv, rok)
-				}
+				require.Equal(t, rok, ok, "step %d: Get's found", step)
+				require.Equal(t, rv, v, "step %d: Get's value", step)
 			case 3:
 				rv, rok := ref[k]
 				if !rok {
 					rv = step
 					ref[k] = step
 				}
-				if v, ok := m.GetOrSet(k, step); ok != rok || v != rv {
-					t.Fatalf("step %d: GetOrSet = %d,%v want %d,%v", step, v, ok, rv, rok)
-				}
+				v, ok := m.GetOrSet(k, step)
+				require.Equal(t, rok, ok, "step %d: GetOrSet's found", step)
+				require.Equal(t, rv, v, "step %d: GetOrSet's value", step)
 			}
-			if m.Len() != len(ref) {
-				t.Fatalf("step %d: Len %d, want %d", step, m.Len(), len(ref))
-			}
+			require.Equal(t, len(ref), m.Len(), "step %d: Len", step)
 		}
 		for k, rv := range ref {
-			if v, ok := m.Get(k); !ok || v != rv {
-				t.Fatalf("final: Get = %d,%v want %d", v, ok, rv)
-			}
+			v, ok := m.Get(k)
+			require.True(t, ok, "final: Get(%p) not found", k)
+			require.Equal(t, rv, v, "final: Get(%p)", k)
 		}
 		m.Reset()
-		if _, ok := m.Get(keys[0]); ok || m.Len() != 0 {
-			t.Fatalf("Reset left entries")
-		}
+		_, ok := m.Get(keys[0])
+		require.False(t, ok, "Reset left entries: Get finds a key")
+		require.Zero(t, m.Len(), "Reset left entries")
 	}
 	var empty Map[node, int]
-	if _, ok := empty.Get(new(node)); ok {
-		t.Error("the zero Map finds a key")
-	}
+	_, ok := empty.Get(new(node))
+	assert.False(t, ok, "the zero Map finds a key")
 }
 
 // TestRecycle checks that a recycled table is empty but keeps its storage,
@@ -83,20 +82,17 @@ func TestRecycle(t *testing.T) {
 	}
 	size := len(m.slots)
 	m.Recycle()
-	if m.Len() != 0 || len(m.slots) != size {
-		t.Fatalf("Recycle: Len %d, %d slots; want 0, %d", m.Len(), len(m.slots), size)
-	}
+	require.Zero(t, m.Len(), "Recycle: Len")
+	require.Len(t, m.slots, size, "Recycle must keep the storage")
 	for _, k := range keys {
-		if _, ok := m.Get(k); ok {
-			t.Fatalf("recycled table still maps %p", k)
-		}
+		_, ok := m.Get(k)
+		require.False(t, ok, "recycled table still maps %p", k)
 	}
 	m.Reserve(maxRecycledSlots)
 	m.Set(keys[0], 0)
 	m.Recycle()
-	if m.Len() != 0 || m.slots != nil {
-		t.Fatalf("a table of more than %d slots was kept", maxRecycledSlots)
-	}
+	require.Zero(t, m.Len(), "Recycle: Len")
+	require.Nil(t, m.slots, "a table of more than %d slots was kept", maxRecycledSlots)
 }
 
 // TestDeleteAcrossTheEnd deletes the head of a probe run that wraps past
@@ -119,8 +115,9 @@ func TestDeleteAcrossTheEnd(t *testing.T) {
 		}
 		m.Delete(keys[0])
 		for i := 1; i < len(keys); i++ {
-			if v, ok := m.Get(keys[i]); !ok || v != i {
-				t.Errorf("homes %v, after deleting the first: Get(key %d) = %d,%v", homes, i, v, ok)
+			v, ok := m.Get(keys[i])
+			if assert.True(t, ok, "homes %v, after deleting the first: Get(key %d) not found", homes, i) {
+				assert.Equal(t, i, v, "homes %v, after deleting the first: Get(key %d)", homes, i)
 			}
 		}
 	}
