@@ -3,6 +3,8 @@ package phase
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/phasec/phasec/ir"
 )
 
@@ -10,72 +12,59 @@ func TestInvariantsGrow(t *testing.T) {
 	prev := Set(0)
 	for _, p := range Phases() {
 		inv := p.Invariants()
-		if !inv.Contains(prev) {
-			t.Errorf("%v drops invariants of the phase before it: %v not in %v", p, prev, inv)
-		}
-		if !inv.Has(WellFormed) {
-			t.Errorf("%v does not require WellFormed", p)
-		}
+		assert.True(t, inv.Contains(prev), "%v drops invariants of the phase before it: %v not in %v", p, prev, inv)
+		assert.True(t, inv.Has(WellFormed), "%v does not require WellFormed", p)
 		prev = inv
 	}
-	if !Optimize.Invariants().Contains(Ingest.Invariants()) || !Ingest.Invariants().Contains(Optimize.Invariants()) {
-		t.Error("optimize must hold exactly ingest's invariants")
-	}
+	assert.True(t, Optimize.Invariants().Contains(Ingest.Invariants()) && Ingest.Invariants().Contains(Optimize.Invariants()),
+		"optimize must hold exactly ingest's invariants")
 }
 
 func TestParseAndRecord(t *testing.T) {
 	for _, p := range Phases() {
 		q, err := Parse(p.String())
-		if err != nil || q != p {
-			t.Errorf("Parse(%q) = %v, %v", p.String(), q, err)
+		if assert.NoError(t, err, "Parse(%q)", p.String()) {
+			assert.Equal(t, p, q, "Parse(%q)", p.String())
 		}
-		m := Record(ir.NewModule(), p)
-		if got, err := Recorded(m); err != nil || got != p {
-			t.Errorf("Recorded(Record(%v)) = %v, %v", p, got, err)
+		got, err := Recorded(Record(ir.NewModule(), p))
+		if assert.NoError(t, err, "Recorded(Record(%v))", p) {
+			assert.Equal(t, p, got, "Recorded(Record(%v))", p)
 		}
 	}
-	if _, err := Parse("none"); err == nil {
-		t.Error(`Parse("none") must fail: none is not a phase a module can claim`)
-	}
-	if _, err := Parse("lowered"); err == nil {
-		t.Error(`Parse("lowered") must fail`)
-	}
+	_, err := Parse("none")
+	assert.Error(t, err, `Parse("none") must fail: none is not a phase a module can claim`)
+	_, err = Parse("lowered")
+	assert.Error(t, err, `Parse("lowered") must fail`)
 	bad := ir.NewModule()
 	bad.Attrs = ir.Attrs{ir.AttrPhase: int64(3)}
-	if _, err := Recorded(bad); err == nil {
-		t.Error("a non-string phase attribute must be an error")
-	}
-	if got, _ := Recorded(Record(Record(ir.NewModule(), Lower), None)); got != None {
-		t.Errorf("Record(None) kept phase %v", got)
-	}
+	_, err = Recorded(bad)
+	assert.Error(t, err, "a non-string phase attribute must be an error")
+	got, _ := Recorded(Record(Record(ir.NewModule(), Lower), None))
+	assert.Equal(t, None, got, "Record(None) kept a phase")
 }
 
 func TestPropertyNames(t *testing.T) {
 	for _, p := range Properties() {
 		q, ok := ParseProperty(p.String())
-		if !ok || q != p {
-			t.Errorf("ParseProperty(%q) = %v, %v", p.String(), q, ok)
+		if assert.True(t, ok, "ParseProperty(%q)", p.String()) {
+			assert.Equal(t, p, q, "ParseProperty(%q)", p.String())
 		}
 	}
 	s := Of(NoDataflow, Normalized)
-	if s.String() != "{Normalized, NoDataflow}" || s.Len() != 2 {
-		t.Errorf("set formatting %q len %d", s.String(), s.Len())
-	}
+	assert.Equal(t, "{Normalized, NoDataflow}", s.String(), "set formatting")
+	assert.Equal(t, 2, s.Len(), "set length")
 }
 
 func TestIntroducedUptoSupported(t *testing.T) {
 	for _, p := range Properties() {
 		q := p.Introduced()
-		if !q.Invariants().Has(p) || q > Ingest && (q-1).Invariants().Has(p) {
-			t.Errorf("%v introduced by %v", p, q)
+		assert.True(t, q.Invariants().Has(p), "%v introduced by %v, which does not hold it", p, q)
+		if q > Ingest {
+			assert.False(t, (q - 1).Invariants().Has(p), "%v introduced by %v, but the phase before holds it", p, q)
 		}
 	}
-	if got := Upto(Lower); got != Lower.Invariants() {
-		t.Errorf("Upto(Lower) = %v", got)
-	}
-	if got := Upto(Build); got != Of(Properties()...) {
-		t.Errorf("Upto(Build) = %v", got)
-	}
+	assert.Equal(t, Lower.Invariants(), Upto(Lower), "Upto(Lower)")
+	assert.Equal(t, Of(Properties()...), Upto(Build), "Upto(Build)")
 	tests := []struct {
 		p     Phase
 		props Set
@@ -89,8 +78,6 @@ func TestIntroducedUptoSupported(t *testing.T) {
 		{None, Build.Invariants(), None},
 	}
 	for _, tt := range tests {
-		if got := Supported(tt.p, tt.props); got != tt.want {
-			t.Errorf("Supported(%v, %v) = %v, want %v", tt.p, tt.props, got, tt.want)
-		}
+		assert.Equal(t, tt.want, Supported(tt.p, tt.props), "Supported(%v, %v)", tt.p, tt.props)
 	}
 }
