@@ -7,18 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func addGoldenSeeds(f *testing.F, pattern string, extra ...any) {
 	files, err := filepath.Glob(filepath.Join("testdata", pattern))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no seeds for %s: %v", pattern, err)
-	}
+	require.NoError(f, err, "seeds for %s", pattern)
+	require.NotEmpty(f, files, "no seeds for %s", pattern)
 	for _, p := range files {
 		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(append([]any{b}, extra...)...)
 	}
 }
@@ -32,20 +31,15 @@ func FuzzReadNpy(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if x.NBytes() != int64(len(x.Bytes())) || len(x.Storage.Bytes()) < len(x.Bytes()) {
-			t.Fatalf("inconsistent tensor %s", x)
-		}
+		require.Equal(t, x.NBytes(), int64(len(x.Bytes())), "inconsistent tensor %s", x)
+		require.GreaterOrEqual(t, len(x.Storage.Bytes()), len(x.Bytes()), "inconsistent tensor %s", x)
 		var buf bytes.Buffer
-		if err := WriteNpy(&buf, x); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, WriteNpy(&buf, x))
 		y, err := ReadNpy(&buf)
-		if err != nil {
-			t.Fatalf("re-reading our own output: %v", err)
-		}
-		if y.DType != x.DType || FormatShape(y.Shape) != FormatShape(x.Shape) || !bytes.Equal(x.Bytes(), y.Bytes()) {
-			t.Fatalf("round trip changed %s into %s", x, y)
-		}
+		require.NoError(t, err, "re-reading our own output")
+		require.Equal(t, x.DType, y.DType, "round trip changed %s into %s", x, y)
+		require.Equal(t, FormatShape(x.Shape), FormatShape(y.Shape), "round trip changed %s into %s", x, y)
+		require.True(t, bytes.Equal(x.Bytes(), y.Bytes()), "round trip changed %s into %s", x, y)
 	})
 }
 
@@ -59,9 +53,7 @@ func FuzzReadNpz(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {
 		if wrap {
 			var buf bytes.Buffer
-			if err := zipEntry(&buf, "x.npy", data); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, zipEntry(&buf, "x.npy", data))
 			data = buf.Bytes()
 		}
 		arrays, err := readNpzBytes(data)
@@ -69,9 +61,7 @@ func FuzzReadNpz(f *testing.F) {
 			return
 		}
 		for _, a := range arrays {
-			if a.Tensor.NBytes() != int64(len(a.Tensor.Bytes())) {
-				t.Fatalf("inconsistent tensor %q %s", a.Name, a.Tensor)
-			}
+			require.Equal(t, a.Tensor.NBytes(), int64(len(a.Tensor.Bytes())), "inconsistent tensor %q %s", a.Name, a.Tensor)
 		}
 	})
 }

@@ -83,9 +83,7 @@ func TestF16RoundTripAllValues(t *testing.T) {
 			assert.True(t, math.IsNaN(float64(F16FromFloat32(f).Float32())))
 			continue
 		}
-		if back := F16FromFloat32(f); back != h {
-			t.Fatalf("%#04x -> %v -> %#04x", i, f, uint16(back))
-		}
+		require.Equal(t, h, F16FromFloat32(f), "%#04x -> %v -> back", i, f)
 	}
 }
 
@@ -108,10 +106,9 @@ func TestF16RoundingAgainstNeighbours(t *testing.T) {
 		if hi&1 == 0 {
 			evenMid = hi
 		}
-		if got, neg, m := F16FromFloat64(x), F16FromFloat64(-x), F16FromFloat64(mid); got != want || neg != want|0x8000 || m != evenMid {
-			t.Fatalf("x=%v between %#x and %#x: got %#x (want %#x), -x got %#x, midpoint got %#x (want %#x)",
-				x, uint16(lo), uint16(hi), uint16(got), uint16(want), uint16(neg), uint16(m), uint16(evenMid))
-		}
+		require.Equal(t, want, F16FromFloat64(x), "x=%v between %#x and %#x", x, uint16(lo), uint16(hi))
+		require.Equal(t, want|0x8000, F16FromFloat64(-x), "-x for x=%v between %#x and %#x", x, uint16(lo), uint16(hi))
+		require.Equal(t, evenMid, F16FromFloat64(mid), "midpoint %v between %#x and %#x", mid, uint16(lo), uint16(hi))
 	}
 }
 
@@ -153,8 +150,8 @@ func TestBF16(t *testing.T) {
 	for i := 0; i < 1<<16; i++ {
 		b := BF16(i)
 		f := b.Float32()
-		if f == f && BF16FromFloat32(f) != b {
-			t.Fatalf("%#04x -> %v -> %#04x", i, f, uint16(BF16FromFloat32(f)))
+		if f == f {
+			require.Equal(t, b, BF16FromFloat32(f), "%#04x -> %v -> back", i, f)
 		}
 	}
 }
@@ -168,9 +165,7 @@ func TestBF16PathsAgree(t *testing.T) {
 		if f != f {
 			continue
 		}
-		if a != b {
-			t.Fatalf("%#08x: float32 path %#04x, float64 path %#04x", math.Float32bits(f), uint16(a), uint16(b))
-		}
+		require.Equal(t, b, a, "%#08x: the float32 path differs from the float64 path", math.Float32bits(f))
 	}
 }
 

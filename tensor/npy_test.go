@@ -103,9 +103,7 @@ func TestGoldenWriteIsNumPysLayout(t *testing.T) {
 			require.NoError(t, err)
 			var buf bytes.Buffer
 			require.NoError(t, WriteNpy(&buf, expectedTensor(t, g.dt, g.shape, g.values, g.i64, g.u64)))
-			if !bytes.Equal(want, buf.Bytes()) {
-				t.Fatalf("WriteNpy differs from np.save's bytes:\nwant %q\ngot  %q", want, buf.Bytes())
-			}
+			require.Equal(t, want, buf.Bytes(), "WriteNpy differs from np.save's bytes")
 			assert.Zero(t, bytes.IndexByte(want, '{')%2, "sanity")
 		})
 	}
@@ -381,9 +379,7 @@ func TestNpzRoundTripAndGolden(t *testing.T) {
 	for _, f := range []string{"arrays_stored.npz", "arrays_deflated.npz"} {
 		got, err := ReadNpz(filepath.Join("testdata", f))
 		require.NoError(t, err, f)
-		if d := cmp.Diff(want, got, cmpNamed); d != "" {
-			t.Errorf("%s: (-want +got)\n%s", f, d)
-		}
+		assert.Empty(t, cmp.Diff(want, got, cmpNamed), "%s: (-want +got)", f)
 	}
 	r := rand.New(rand.NewPCG(9, 9))
 	var all []Named
@@ -400,9 +396,7 @@ func TestNpzRoundTripAndGolden(t *testing.T) {
 		}
 		got, err := ReadNpz(p)
 		require.NoError(t, err)
-		if d := cmp.Diff(all, got, cmpNamed); d != "" {
-			t.Errorf("compressed=%v: (-want +got)\n%s", compressed, d)
-		}
+		assert.Empty(t, cmp.Diff(all, got, cmpNamed), "compressed=%v: (-want +got)", compressed)
 	}
 	assert.Error(t, WriteNpz(filepath.Join(dir, "dup.npz"), []Named{all[0], all[0]}))
 }
