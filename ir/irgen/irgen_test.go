@@ -3,6 +3,9 @@ package irgen
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/ir"
 )
 
@@ -11,40 +14,29 @@ func TestChainNormalizes(t *testing.T) {
 		mod := MustNormalize(Chain(n))
 		f := mod.Func("main")
 		seq := f.Body.(*ir.SeqExpr)
-		if len(seq.Blocks) != 1 || !seq.Blocks[0].Dataflow || len(seq.Blocks[0].Bindings) != n {
-			t.Fatalf("n=%d: want one dataflow block of %d bindings", n, n)
-		}
+		require.Len(t, seq.Blocks, 1, "n=%d: want one dataflow block of %d bindings", n, n)
+		require.True(t, seq.Blocks[0].Dataflow, "n=%d: want one dataflow block of %d bindings", n, n)
+		require.Len(t, seq.Blocks[0].Bindings, n, "n=%d: want one dataflow block of %d bindings", n, n)
 		last := seq.Blocks[0].Bindings[n-1].BoundVar()
-		if last.Dataflow || seq.Body != last {
-			t.Errorf("n=%d: the last binding must be the block's output and the result", n)
-		}
-		if got, want := ir.FormatStructInfo(last.StructInfo(), nil), ir.FormatStructInfo(f.Ret, nil); got != want {
-			t.Errorf("n=%d: result info %s, want %s", n, got, want)
-		}
+		assert.False(t, last.Dataflow, "n=%d: the last binding must be the block's output", n)
+		assert.Same(t, last, seq.Body, "n=%d: the last binding must be the result", n)
+		assert.Equal(t, ir.FormatStructInfo(f.Ret, nil), ir.FormatStructInfo(last.StructInfo(), nil), "n=%d: result info", n)
 	}
 }
 
 func TestMultiFuncNormalizes(t *testing.T) {
 	mod := MustNormalize(MultiFunc(3, 5))
-	if mod.Len() != 4 {
-		t.Fatalf("want 3 functions and main, got %d", mod.Len())
-	}
+	require.Equal(t, 4, mod.Len(), "want 3 functions and main")
 	main := mod.Func("main")
 	binds := main.Body.(*ir.SeqExpr).Blocks[0].Bindings
-	if len(binds) != 3 {
-		t.Fatalf("main should call each function once")
-	}
+	require.Len(t, binds, 3, "main should call each function once")
 	// The callee's batch is bound to main's at each call.
-	if got, want := ir.FormatStructInfo(binds[2].BoundVar().StructInfo(), nil), ir.FormatStructInfo(main.Ret, nil); got != want {
-		t.Errorf("call result %s, want %s", got, want)
-	}
+	assert.Equal(t, ir.FormatStructInfo(main.Ret, nil), ir.FormatStructInfo(binds[2].BoundVar().StructInfo(), nil), "call result")
 }
 
 func TestDeterministic(t *testing.T) {
 	a, b := Chain(12), Chain(12)
-	if !ir.StructuralEqual(a, b, ir.EqualOptions{}) {
-		t.Errorf("two runs of Chain differ: %v", ir.Diff(a, b, ir.EqualOptions{}))
-	}
+	assert.True(t, ir.StructuralEqual(a, b, ir.EqualOptions{}), "two runs of Chain differ: %v", ir.Diff(a, b, ir.EqualOptions{}))
 }
 
 func TestDNNGeneratorsNormalize(t *testing.T) {
@@ -58,15 +50,10 @@ func TestDNNGeneratorsNormalize(t *testing.T) {
 		} {
 			mod := MustNormalize(gen())
 			main := mod.Func("main")
-			if main == nil {
-				t.Fatalf("%s: no main", name)
-			}
-			if _, bounded := main.Attrs[ir.AttrTIRVarUpperBound]; bounded != sym {
-				t.Errorf("%s symbolic=%v: tir_var_upper_bound present=%v", name, sym, bounded)
-			}
-			if !ir.StructuralEqual(MustNormalize(gen()), mod, ir.EqualOptions{}) {
-				t.Errorf("%s: two runs differ", name)
-			}
+			require.NotNil(t, main, "%s: no main", name)
+			_, bounded := main.Attrs[ir.AttrTIRVarUpperBound]
+			assert.Equal(t, sym, bounded, "%s symbolic=%v: tir_var_upper_bound present", name, sym)
+			assert.True(t, ir.StructuralEqual(MustNormalize(gen()), mod, ir.EqualOptions{}), "%s: two runs differ", name)
 		}
 	}
 }
