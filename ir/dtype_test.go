@@ -1,6 +1,10 @@
 package ir
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 func TestParseDataTypeRoundTrips(t *testing.T) {
 	for _, s := range []string{
@@ -9,17 +13,14 @@ func TestParseDataTypeRoundTrips(t *testing.T) {
 		"boolx8",
 	} {
 		d, err := ParseDataType(s)
-		if err != nil {
-			t.Errorf("ParseDataType(%q): %v", s, err)
-			continue
-		}
-		if d.String() != s {
-			t.Errorf("ParseDataType(%q).String() = %q", s, d.String())
+		if assert.NoError(t, err, "ParseDataType(%q)", s) {
+			assert.Equal(t, s, d.String(), "ParseDataType(%q).String()", s)
 		}
 	}
 	for s, want := range map[string]DataType{"": Void, "void": Void, "float32": Float32, "int64x4": Int64.WithLanes(4)} {
-		if d, err := ParseDataType(s); err != nil || d != want {
-			t.Errorf("ParseDataType(%q) = %v, %v; want %v", s, d, err, want)
+		d, err := ParseDataType(s)
+		if assert.NoError(t, err, "ParseDataType(%q)", s) {
+			assert.Equal(t, want, d, "ParseDataType(%q)", s)
 		}
 	}
 }
@@ -29,9 +30,8 @@ func TestParseDataTypeRejects(t *testing.T) {
 		"int7", "int128", "float8", "bfloat32", "uint", "float", "int32x1", "int32x", "int32x70000",
 		"tensor", "Float32", "x4",
 	} {
-		if d, err := ParseDataType(s); err == nil {
-			t.Errorf("ParseDataType(%q) = %v, want an error", s, d)
-		}
+		d, err := ParseDataType(s)
+		assert.Error(t, err, "ParseDataType(%q) = %v, want an error", s, d)
 	}
 }
 
@@ -40,9 +40,7 @@ func TestDataTypeBytes(t *testing.T) {
 		t    DataType
 		want int
 	}{{Bool, 1}, {Int8, 1}, {Float16, 2}, {BFloat16, 2}, {Int64, 8}, {Float32.WithLanes(4), 16}, {Bool.WithLanes(8), 8}} {
-		if got := c.t.Bytes(); got != c.want {
-			t.Errorf("%v.Bytes() = %d, want %d", c.t, got, c.want)
-		}
+		assert.Equal(t, c.want, c.t.Bytes(), "%v.Bytes()", c.t)
 	}
 }
 
@@ -52,8 +50,6 @@ var dtypeSink string
 // allocation (their spelling is checked by TestParseDataTypeRoundTrips).
 func TestDataTypeStringCommonNoAlloc(t *testing.T) {
 	for _, d := range []DataType{Float16, Float32, Float64, Int32, Int64, Bool} {
-		if n := testing.AllocsPerRun(100, func() { dtypeSink = d.String() }); n != 0 {
-			t.Errorf("%v.String() allocates %v times", d, n)
-		}
+		assert.Zero(t, testing.AllocsPerRun(100, func() { dtypeSink = d.String() }), "%v.String() allocates", d)
 	}
 }

@@ -1,6 +1,10 @@
 package ir
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 // Recursive local functions: the var bound to a local function is in scope
 // in the function's own body, so equality, Diff and hashing must define it
@@ -82,21 +86,16 @@ func TestEqualRecursiveLocalFunction(t *testing.T) {
 			}
 			got := StructuralEqual(a, b, c.opts)
 			d := Diff(a, b, c.opts)
-			if got != c.equal {
-				t.Errorf("%s (swapped %v): StructuralEqual = %v, want %v (diff: %v)", c.name, swap, got, c.equal, d)
-			}
-			if (d == nil) != got {
-				t.Errorf("%s (swapped %v): Diff (%v) disagrees with StructuralEqual (%v)", c.name, swap, d, got)
-			}
-			if !c.equal && d != nil && d.Path != c.path {
-				t.Errorf("%s (swapped %v): Diff path = %q, want %q (%s)", c.name, swap, d.Path, c.path, d)
+			assert.Equal(t, c.equal, got, "%s (swapped %v): StructuralEqual (diff: %v)", c.name, swap, d)
+			assert.Equal(t, got, d == nil, "%s (swapped %v): Diff (%v) disagrees with StructuralEqual (%v)", c.name, swap, d, got)
+			if !c.equal && d != nil {
+				assert.Equal(t, c.path, d.Path, "%s (swapped %v): Diff path (%s)", c.name, swap, d)
 			}
 			if c.opts.MapFreeVars {
 				continue
 			}
-			if ha, hb := StructuralHash(a), StructuralHash(b); (ha == hb) != c.equal {
-				t.Errorf("%s (swapped %v): hashes %x, %x; want equal = %v", c.name, swap, ha, hb, c.equal)
-			}
+			ha, hb := StructuralHash(a), StructuralHash(b)
+			assert.Equal(t, c.equal, ha == hb, "%s (swapped %v): hashes %x, %x equal", c.name, swap, ha, hb)
 		}
 	}
 }
@@ -110,8 +109,8 @@ func TestEqualRecursiveBindingVarFirst(t *testing.T) {
 	count.Var.SetStructInfo(NewFuncInfo([]StructInfo{TensorInfoOf(Int32)}, TensorInfoOf(Int64), true))
 	count.Value.(*Function).Pure = false
 	d := Diff(a, b, EqualOptions{})
-	if want := "body.blocks[0].bindings[1].var.struct_info.params[0]"; d == nil || d.Path != want {
-		t.Errorf("Diff = %v, want a mismatch at %s", d, want)
+	if assert.NotNil(t, d, "Diff: want a mismatch") {
+		assert.Equal(t, "body.blocks[0].bindings[1].var.struct_info.params[0]", d.Path, "Diff's mismatch (%s)", d)
 	}
 	// A non-function value is still compared first.
 	c := recFunc("", calleeSelf, nil)
@@ -119,7 +118,7 @@ func TestEqualRecursiveBindingVarFirst(t *testing.T) {
 	res.Var.SetStructInfo(TensorInfoOf(Int32))
 	res.Value = NewCall(c.Params[0], c.Params[0])
 	d = Diff(a, c, EqualOptions{})
-	if want := "body.blocks[0].bindings[2].value.op"; d == nil || d.Path != want {
-		t.Errorf("Diff = %v, want a mismatch at %s", d, want)
+	if assert.NotNil(t, d, "Diff: want a mismatch") {
+		assert.Equal(t, "body.blocks[0].bindings[2].value.op", d.Path, "Diff's mismatch (%s)", d)
 	}
 }

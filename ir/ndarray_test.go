@@ -1,19 +1,24 @@
 package ir
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
 
 func TestNewNDArrayShapes(t *testing.T) {
 	a, err := NewNDArray(Float32, []int64{2, 3})
-	if err != nil || len(a.Data) != 24 || a.NumElements() != 6 {
-		t.Fatalf("NewNDArray(float32, [2 3]) = %v, %v", a, err)
-	}
-	if a, err := NewNDArray(Int64, []int64{0, 5}); err != nil || len(a.Data) != 0 {
-		t.Errorf("an empty array: %v, %v", a, err)
+	require.NoError(t, err, "NewNDArray(float32, [2 3])")
+	require.Len(t, a.Data, 24, "NewNDArray(float32, [2 3]) bytes")
+	require.Equal(t, int64(6), a.NumElements(), "NewNDArray(float32, [2 3]) elements")
+	empty, err := NewNDArray(Int64, []int64{0, 5})
+	if assert.NoError(t, err, "an empty array") {
+		assert.Empty(t, empty.Data, "an empty array")
 	}
 	for _, bad := range [][]int64{{-1}, {-2, -3}, {1 << 20, 1 << 20}, {1 << 40, 1 << 40, 1 << 40}} {
-		if a, err := NewNDArray(Int8, bad); err == nil {
-			t.Errorf("NewNDArray(%v) = array of %d elements, want an error", bad, a.NumElements())
-		}
+		_, err := NewNDArray(Int8, bad)
+		assert.Error(t, err, "NewNDArray(%v) must fail", bad)
 	}
 }
 
@@ -23,11 +28,7 @@ func TestNDArrayElementRoundTrip(t *testing.T) {
 		v float64
 	}{{Float32, 1.5}, {Float64, -0.1}, {Float16, 0.5}, {Float16, -65504}, {BFloat16, 2}, {Int8, -3}, {UInt8, 200}, {Int64, -7}, {Bool, 1}} {
 		a := NewScalarArray(c.t, c.v)
-		if got := a.Float(0); got != c.v {
-			t.Errorf("%v: stored %v, read %v", c.t, c.v, got)
-		}
+		assert.Equal(t, c.v, a.Float(0), "%v: stored %v, read back", c.t, c.v)
 	}
-	if a := NewScalarArray(Int32, -5); a.Int(0) != -5 {
-		t.Errorf("int32 -5 read back as %d", a.Int(0))
-	}
+	assert.Equal(t, int64(-5), NewScalarArray(Int32, -5).Int(0), "int32 -5 read back")
 }

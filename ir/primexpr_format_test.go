@@ -3,6 +3,8 @@ package ir
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestFormatPrimPrecedence(t *testing.T) {
@@ -55,9 +57,7 @@ func TestFormatPrimPrecedence(t *testing.T) {
 		{nil, "None"},
 	}
 	for _, c := range cases {
-		if got := FormatPrim(c.e, nil); got != c.want {
-			t.Errorf("FormatPrim = %q, want %q", got, c.want)
-		}
+		assert.Equal(t, c.want, FormatPrim(c.e, nil), "FormatPrim")
 	}
 }
 
@@ -106,9 +106,7 @@ func TestFormatTIR(t *testing.T) {
 		{Mul(&BufferLoad{Buffer: A, Indices: []PrimExpr{i, j}}, NewFloat(Float32, 2)), "A[i, j] * T.float32(2.0)"},
 	}
 	for _, c := range cases {
-		if got := FormatTIR(c.e, nil); got != c.want {
-			t.Errorf("FormatTIR = %q, want %q", got, c.want)
-		}
+		assert.Equal(t, c.want, FormatTIR(c.e, nil), "FormatTIR")
 	}
 }
 
@@ -121,12 +119,8 @@ func TestFormatNamers(t *testing.T) {
 		BufferName: func(b *Buffer) string { return "buf_" + b.Name },
 		BareInt:    Int64,
 	}
-	if got, want := f.Format(e), `T.Cast("int64", buf_A[n_1]) + n_1`; got != want {
-		t.Errorf("Format with namers = %q, want %q", got, want)
-	}
-	if got, want := FormatPrim(n, func(*PrimVar) string { return "N" }), "N"; got != want {
-		t.Errorf("FormatPrim with name = %q, want %q", got, want)
-	}
+	assert.Equal(t, `T.Cast("int64", buf_A[n_1]) + n_1`, f.Format(e), "Format with namers")
+	assert.Equal(t, "N", FormatPrim(n, func(*PrimVar) string { return "N" }), "FormatPrim with name")
 }
 
 func TestPrimExprStringMethods(t *testing.T) {
@@ -149,8 +143,6 @@ func TestPrimExprStringMethods(t *testing.T) {
 		{&BufferLoad{Buffer: A, Indices: []PrimExpr{n}}, "A[n]"},
 	}
 	for _, c := range cases {
-		if got := c.s.String(); got != c.want {
-			t.Errorf("String() = %q, want %q", got, c.want)
-		}
+		assert.Equal(t, c.want, c.s.String(), "String()")
 	}
 }

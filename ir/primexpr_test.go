@@ -1,6 +1,10 @@
 package ir
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 // binaryLiteral rebuilds e's Binary nodes as literals (no recorded type),
 // as code outside NewBinary may build them.
@@ -31,12 +35,8 @@ func TestBinaryDType(t *testing.T) {
 		{"nested min over sums", Min(Add(Sub(i, i), i), i), Int32},
 	}
 	for _, c := range cases {
-		if got := c.e.DType(); got != c.want {
-			t.Errorf("%s: NewBinary-built DType = %s, want %s", c.name, got, c.want)
-		}
-		if got := binaryLiteral(c.e).DType(); got != c.want {
-			t.Errorf("%s: literal DType = %s, want %s", c.name, got, c.want)
-		}
+		assert.Equal(t, c.want, c.e.DType(), "%s: NewBinary-built DType", c.name)
+		assert.Equal(t, c.want, binaryLiteral(c.e).DType(), "%s: literal DType", c.name)
 	}
 }
 
@@ -45,19 +45,13 @@ func TestBinaryDTypeMixedConstruction(t *testing.T) {
 	i := NewPrimVar("i", Int16)
 	built := Add(Add(i, i), i)
 	lit := &Binary{Op: OpSub, A: built, B: i}
-	if got := lit.DType(); got != Int16 {
-		t.Errorf("literal over built operand: DType = %s, want int16", got)
-	}
-	if got := Mul(binaryLiteral(built), i).DType(); got != Int16 {
-		t.Errorf("built over literal operand: DType = %s, want int16", got)
-	}
+	assert.Equal(t, Int16, lit.DType(), "literal over built operand")
+	assert.Equal(t, Int16, Mul(binaryLiteral(built), i).DType(), "built over literal operand")
 }
 
 // A Binary literal with a missing operand has no type instead of panicking.
 func TestBinaryDTypeNilOperand(t *testing.T) {
-	if got := (&Binary{Op: OpAdd}).DType(); got != Void {
-		t.Errorf("DType of an operand-less literal = %s, want void", got)
-	}
+	assert.Equal(t, Void, (&Binary{Op: OpAdd}).DType(), "DType of an operand-less literal")
 }
 
 // BenchmarkBinaryDTypeLongChain asks every node of an n-deep left-nested

@@ -1,6 +1,10 @@
 package ir
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 func TestFormatStructInfo(t *testing.T) {
 	n := SymVar("n")
@@ -39,19 +43,13 @@ func TestFormatStructInfo(t *testing.T) {
 		{OpaqueFuncInfo(f32T(), false), `R.Callable(ret=R.Tensor((), dtype="float32"), purity=False)`},
 	}
 	for _, c := range cases {
-		if got := FormatStructInfo(c.in, nil); got != c.want {
-			t.Errorf("got %s, want %s", got, c.want)
-		}
+		assert.Equal(t, c.want, FormatStructInfo(c.in, nil))
 	}
 	// String methods agree with FormatStructInfo.
-	if got := f32T(n).String(); got != `R.Tensor((n,), dtype="float32")` {
-		t.Errorf("String() = %s", got)
-	}
+	assert.Equal(t, `R.Tensor((n,), dtype="float32")`, f32T(n).String(), "String()")
 	// Names come from the namer when one is given.
 	named := FormatStructInfo(f32T(n), func(*PrimVar) string { return "batch" })
-	if named != `R.Tensor((batch,), dtype="float32")` {
-		t.Errorf("namer ignored: %s", named)
-	}
+	assert.Equal(t, `R.Tensor((batch,), dtype="float32")`, named, "namer ignored")
 }
 
 func TestFormatExpr(t *testing.T) {
@@ -86,11 +84,7 @@ func TestFormatExpr(t *testing.T) {
 		{&TupleGetItem{Tuple: x, Index: 0}, "x[0]"},
 	}
 	for _, c := range cases {
-		if got := FormatExpr(c.in, nil); got != c.want {
-			t.Errorf("got %s, want %s", got, c.want)
-		}
+		assert.Equal(t, c.want, FormatExpr(c.in, nil))
 	}
-	if got := FormatExpr(NewCall(add, x, y), func(v *Var) string { return "v_" + v.Name }); got != "R.add(v_x, v_y)" {
-		t.Errorf("namer ignored: %s", got)
-	}
+	assert.Equal(t, "R.add(v_x, v_y)", FormatExpr(NewCall(add, x, y), func(v *Var) string { return "v_" + v.Name }), "namer ignored")
 }
