@@ -3,6 +3,9 @@ package ir
 import (
 	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // chainSpec describes a small Relax function built by chainFunc:
@@ -289,19 +292,13 @@ func TestStructuralEqual(t *testing.T) {
 	for _, c := range equalCases() {
 		got := StructuralEqual(c.a, c.b, c.opts)
 		d := Diff(c.a, c.b, c.opts)
-		if got != c.equal {
-			t.Errorf("%s: StructuralEqual = %v, want %v (diff: %v)", c.name, got, c.equal, d)
-		}
-		if (d == nil) != got {
-			t.Errorf("%s: Diff (%v) disagrees with StructuralEqual (%v)", c.name, d, got)
-		}
-		if !c.equal && c.path != "" && d != nil && d.Path != c.path {
-			t.Errorf("%s: Diff path = %q, want %q (%s)", c.name, d.Path, c.path, d)
+		assert.Equal(t, c.equal, got, "%s: StructuralEqual (diff: %v)", c.name, d)
+		assert.Equal(t, got, d == nil, "%s: Diff (%v) disagrees with StructuralEqual (%v)", c.name, d, got)
+		if !c.equal && c.path != "" && d != nil {
+			assert.Equal(t, c.path, d.Path, "%s: Diff path (%s)", c.name, d)
 		}
 		// Symmetry.
-		if StructuralEqual(c.b, c.a, c.opts) != c.equal {
-			t.Errorf("%s: comparison is not symmetric", c.name)
-		}
+		assert.Equal(t, c.equal, StructuralEqual(c.b, c.a, c.opts), "%s: comparison is not symmetric", c.name)
 	}
 }
 
@@ -310,9 +307,7 @@ func TestStructuralHashConsistent(t *testing.T) {
 		if !c.equal || c.opts.MapFreeVars {
 			continue
 		}
-		if ha, hb := StructuralHash(c.a), StructuralHash(c.b); ha != hb {
-			t.Errorf("%s: equal values hash differently: %x vs %x", c.name, ha, hb)
-		}
+		assert.Equal(t, StructuralHash(c.a), StructuralHash(c.b), "%s: equal values hash differently", c.name)
 	}
 	// Different values should (in these cases) hash differently.
 	for _, name := range []string{"swapped uses", "reshape target", "same name different binding",
@@ -322,20 +317,15 @@ func TestStructuralHashConsistent(t *testing.T) {
 		for _, c := range equalCases() {
 			if c.name == name {
 				found = true
-				if StructuralHash(c.a) == StructuralHash(c.b) {
-					t.Errorf("%s: different values hash the same", name)
-				}
+				assert.NotEqual(t, StructuralHash(c.a), StructuralHash(c.b), "%s: different values hash the same", name)
 			}
 		}
-		if !found {
-			t.Errorf("no case named %q", name)
-		}
+		assert.True(t, found, "no case named %q", name)
 	}
 	// Hashing is deterministic and independent of variable names.
 	a, b := chainFunc(chainSpec{}), chainFunc(chainSpec{prefix: "other"})
-	if StructuralHash(a) != StructuralHash(a) || StructuralHash(a) != StructuralHash(b) {
-		t.Errorf("hash depends on names or is not deterministic")
-	}
+	assert.Equal(t, StructuralHash(a), StructuralHash(a), "hash is not deterministic")
+	assert.Equal(t, StructuralHash(a), StructuralHash(b), "hash depends on names")
 }
 
 func TestDiffReport(t *testing.T) {
@@ -343,26 +333,25 @@ func TestDiffReport(t *testing.T) {
 	b := module("main", chainFunc(chainSpec{reshapeTo: 16}))
 	d := Diff(a, b, EqualOptions{})
 	want := Mismatch{Path: "main.body.blocks[0].bindings[3].value.args[1]", Left: "R.shape([8])", Right: "R.shape([16])"}
-	if d == nil || *d != want {
-		t.Fatalf("Diff = %v, want %v", d, want)
-	}
-	if got := d.String(); got != "main.body.blocks[0].bindings[3].value.args[1]: R.shape([8]) vs R.shape([16])" {
-		t.Errorf("String() = %q", got)
-	}
+	require.NotNil(t, d, "Diff")
+	require.Equal(t, want, *d, "Diff")
+	assert.Equal(t, "main.body.blocks[0].bindings[3].value.args[1]: R.shape([8]) vs R.shape([16])", d.String(), "String()")
 
 	d = Diff(module("main", chainFunc(chainSpec{}), "g", chainFunc(chainSpec{})), module("main", chainFunc(chainSpec{})), EqualOptions{})
-	if d == nil || d.Path != `functions["g"]` || d.Left != "R.function" || d.Right != "<missing>" {
-		t.Errorf("missing function: %v", d)
+	if assert.NotNil(t, d, "missing function") {
+		assert.Equal(t, Mismatch{Path: `functions["g"]`, Left: "R.function", Right: "<missing>"}, *d, "missing function")
 	}
 
 	d = Diff(chainFunc(chainSpec{}), chainFunc(chainSpec{swap: true}), EqualOptions{})
-	if d == nil || d.Left != "lv0 (dataflow var)" || d.Right != "x" {
-		t.Errorf("swapped uses: %v", d)
+	if assert.NotNil(t, d, "swapped uses") {
+		assert.Equal(t, "lv0 (dataflow var)", d.Left, "swapped uses: %v", d)
+		assert.Equal(t, "x", d.Right, "swapped uses: %v", d)
 	}
 
 	d = Diff(chainFunc(chainSpec{}), chainFunc(chainSpec{dimType: Int32}), EqualOptions{})
-	if d == nil || d.Left != `R.Tensor((n, 4), dtype="float32")` || d.Right != `R.Tensor((n, T.int32(4)), dtype="float32")` {
-		t.Errorf("int32 dims: %v", d)
+	if assert.NotNil(t, d, "int32 dims") {
+		assert.Equal(t, `R.Tensor((n, 4), dtype="float32")`, d.Left, "int32 dims: %v", d)
+		assert.Equal(t, `R.Tensor((n, T.int32(4)), dtype="float32")`, d.Right, "int32 dims: %v", d)
 	}
 }
 
@@ -372,18 +361,13 @@ func TestDiffReport(t *testing.T) {
 func TestEqualLongFunctions(t *testing.T) {
 	const n = 100000
 	a, b := benchFunc(n, "a"), benchFunc(n, "b")
-	if d := Diff(a, b, EqualOptions{}); d != nil {
-		t.Fatalf("long chains differ: %v", d)
-	}
-	if StructuralHash(a) != StructuralHash(b) {
-		t.Fatalf("long chains hash differently")
-	}
+	require.Nil(t, Diff(a, b, EqualOptions{}), "long chains differ")
+	require.Equal(t, StructuralHash(a), StructuralHash(b), "long chains hash differently")
 	c := benchFunc(n, "c")
 	last := c.Body.(*SeqExpr).Blocks[0].Bindings[n-1].(*VarBinding)
 	call := last.Value.(*Call)
 	last.Value = NewCall(call.Op, call.Args[1], call.Args[0])
 	d := Diff(a, c, EqualOptions{})
-	if d == nil || d.Path != fmt.Sprintf("body.blocks[0].bindings[%d].value.args[0]", n-1) {
-		t.Fatalf("late difference: %v", d)
-	}
+	require.NotNil(t, d, "late difference")
+	require.Equal(t, fmt.Sprintf("body.blocks[0].bindings[%d].value.args[0]", n-1), d.Path, "late difference: %v", d)
 }

@@ -1,8 +1,9 @@
 package ir
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func f32T(dims ...PrimExpr) *TensorInfo { return TensorInfoOf(Float32, dims...) }
@@ -104,14 +105,9 @@ func TestStructInfoBaseCheck(t *testing.T) {
 		{"func/tensor", NewFuncInfo(nil, Object(), true), f32T(), FailL0},
 	}
 	for _, c := range cases {
-		got := StructInfoBaseCheck(c.base, c.derived)
-		if got != c.want {
-			t.Errorf("%s: StructInfoBaseCheck(%s, %s) = %v, want %v", c.name,
-				FormatStructInfo(c.base, nil), FormatStructInfo(c.derived, nil), got, c.want)
-		}
-		if IsBaseOf(c.base, c.derived) != (c.want == Pass) {
-			t.Errorf("%s: IsBaseOf disagrees with the base check", c.name)
-		}
+		assert.Equal(t, c.want, StructInfoBaseCheck(c.base, c.derived), "%s: StructInfoBaseCheck(%s, %s)", c.name,
+			FormatStructInfo(c.base, nil), FormatStructInfo(c.derived, nil))
+		assert.Equal(t, c.want == Pass, IsBaseOf(c.base, c.derived), "%s: IsBaseOf disagrees with the base check", c.name)
 	}
 }
 
@@ -153,21 +149,14 @@ func TestStructInfoLCA(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := StructInfoLCA(c.a, c.b)
-		if !StructuralEqual(got, c.want, EqualOptions{}) {
-			t.Errorf("%s: LCA(%s, %s) = %s, want %s", c.name, c.a, c.b, FormatStructInfo(got, nil), c.want)
-		}
+		assert.True(t, StructuralEqual(got, c.want, EqualOptions{}), "%s: LCA(%s, %s) = %s, want %s", c.name, c.a, c.b, FormatStructInfo(got, nil), c.want)
 		// The join is a base of both sides.
-		if !IsBaseOf(got, c.a) || !IsBaseOf(got, c.b) {
-			t.Errorf("%s: LCA %s is not a base of both sides", c.name, FormatStructInfo(got, nil))
-		}
+		assert.True(t, IsBaseOf(got, c.a), "%s: LCA %s is not a base of the left side", c.name, FormatStructInfo(got, nil))
+		assert.True(t, IsBaseOf(got, c.b), "%s: LCA %s is not a base of the right side", c.name, FormatStructInfo(got, nil))
 	}
 	a := f32T(n)
-	if StructInfoLCA(a, a) != a {
-		t.Errorf("LCA(a, a) should return a itself")
-	}
-	if got := StructInfoLCA(a, f32T(n)); got != a {
-		t.Errorf("LCA of equal infos should return the left one, got %s", FormatStructInfo(got, nil))
-	}
+	assert.Same(t, a, StructInfoLCA(a, a), "LCA(a, a) should return a itself")
+	assert.Same(t, a, StructInfoLCA(a, f32T(n)), "LCA of equal infos should return the left one")
 }
 
 func TestEraseToWellDefined(t *testing.T) {
@@ -202,15 +191,11 @@ func TestEraseToWellDefined(t *testing.T) {
 	for _, c := range cases {
 		got := EraseToWellDefined(c.in, c.prim, c.rvar)
 		if c.same {
-			if got != c.in {
-				t.Errorf("%s: want the input back unchanged, got %s", c.name, FormatStructInfo(got, nil))
-			}
+			assert.Same(t, c.in, got, "%s: want the input back unchanged, got %s", c.name, FormatStructInfo(got, nil))
 			continue
 		}
-		if !StructuralEqual(got, c.want, EqualOptions{}) {
-			t.Errorf("%s: Erase(%s) = %s, want %s", c.name, FormatStructInfo(c.in, nil),
-				FormatStructInfo(got, nil), FormatStructInfo(c.want, nil))
-		}
+		assert.True(t, StructuralEqual(got, c.want, EqualOptions{}), "%s: Erase(%s) = %s, want %s", c.name, FormatStructInfo(c.in, nil),
+			FormatStructInfo(got, nil), FormatStructInfo(c.want, nil))
 	}
 }
 
@@ -267,17 +252,12 @@ func TestDeriveCallRetStructInfo(t *testing.T) {
 	for _, c := range cases {
 		got, err := DeriveCallRetStructInfo(c.f, c.call, nil)
 		if c.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.wantErr)
-			}
+			assert.ErrorContains(t, err, c.wantErr, c.name)
 			continue
 		}
-		if err != nil {
-			t.Errorf("%s: unexpected error %v", c.name, err)
+		if !assert.NoError(t, err, c.name) {
 			continue
 		}
-		if !StructuralEqual(got, c.want, EqualOptions{}) {
-			t.Errorf("%s: got %s, want %s", c.name, FormatStructInfo(got, nil), FormatStructInfo(c.want, nil))
-		}
+		assert.True(t, StructuralEqual(got, c.want, EqualOptions{}), "%s: got %s, want %s", c.name, FormatStructInfo(got, nil), FormatStructInfo(c.want, nil))
 	}
 }

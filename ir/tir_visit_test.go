@@ -1,6 +1,11 @@
 package ir
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
 
 // addOne builds: for i in range(n): B[i] = A[i] + 1 (in a block), the
 // shape n symbolic.
@@ -51,16 +56,10 @@ func TestWalkStmtVisitsAllNodes(t *testing.T) {
 		Buffer: func(*Buffer) { buffers++ },
 	})
 	for _, k := range []string{"for", "realize", "block", "store", "eval"} {
-		if kinds[k] != 1 {
-			t.Errorf("%s visited %d times", k, kinds[k])
-		}
+		assert.Equal(t, 1, kinds[k], "%s visits", k)
 	}
-	if nUses != 2 { // loop extent and iter var domain
-		t.Errorf("n seen %d times, want 2", nUses)
-	}
-	if buffers != 4 { // read region, write region, store, load
-		t.Errorf("buffers seen %d times, want 4", buffers)
-	}
+	assert.Equal(t, 2, nUses, "n seen in the loop extent and the iter var domain")
+	assert.Equal(t, 4, buffers, "buffers seen in the read region, write region, store and load")
 	loads := 0
 	InspectPrim(Add(&BufferLoad{Buffer: f.BufferMap[f.Params[0]]}, Mul(n, n)), func(e PrimExpr) bool {
 		if _, ok := e.(*BufferLoad); ok {
@@ -68,9 +67,7 @@ func TestWalkStmtVisitsAllNodes(t *testing.T) {
 		}
 		return true
 	})
-	if loads != 1 {
-		t.Errorf("InspectPrim loads = %d", loads)
-	}
+	assert.Equal(t, 1, loads, "InspectPrim loads")
 }
 
 func TestTIRMutatorNoopIsIdentityWithoutAllocating(t *testing.T) {
@@ -81,12 +78,8 @@ func TestTIRMutatorNoopIsIdentityWithoutAllocating(t *testing.T) {
 		Buffer:   func(b *Buffer) *Buffer { return b },
 		Var:      func(v *PrimVar) *PrimVar { return v },
 	}
-	if m.PrimFunc(f) != f {
-		t.Fatal("no-op TIR mutation must return the same PrimFunc")
-	}
-	if allocs := testing.AllocsPerRun(20, func() { m.PrimFunc(f) }); allocs != 0 {
-		t.Errorf("no-op TIR mutation allocated %.0f times", allocs)
-	}
+	require.Same(t, f, m.PrimFunc(f), "no-op TIR mutation must return the same PrimFunc")
+	assert.Zero(t, testing.AllocsPerRun(20, func() { m.PrimFunc(f) }), "no-op TIR mutation allocated")
 }
 
 func TestTIRMutatorSubstitutesAndRemapsBuffers(t *testing.T) {
@@ -108,28 +101,21 @@ func TestTIRMutatorSubstitutesAndRemapsBuffers(t *testing.T) {
 		},
 	}
 	nf := m.PrimFunc(f)
-	if nf == f || nf.BufferMap[f.Params[0]] != a2 || f.BufferMap[f.Params[0]] != a {
-		t.Fatal("buffer map must be remapped in a copy")
-	}
+	require.NotSame(t, f, nf, "buffer map must be remapped in a copy")
+	require.Same(t, a2, nf.BufferMap[f.Params[0]], "buffer map must be remapped in a copy")
+	require.Same(t, a, f.BufferMap[f.Params[0]], "the original's buffer map must be kept")
 	seq := nf.Body.(*SeqStmt)
 	loop := seq.Stmts[0].(*For)
-	if v, _ := IntValue(loop.Extent); v != 8 {
-		t.Errorf("loop extent not substituted")
-	}
-	if seq.Stmts[1] != f.Body.(*SeqStmt).Stmts[1] {
-		t.Errorf("the unchanged Evaluate must be shared")
-	}
+	v, _ := IntValue(loop.Extent)
+	assert.Equal(t, int64(8), v, "loop extent not substituted")
+	assert.Same(t, f.Body.(*SeqStmt).Stmts[1], seq.Stmts[1], "the unchanged Evaluate must be shared")
 	blk := loop.Body.(*BlockRealize).Block
-	if blk.Reads[0].Buffer != a2 || blk.Writes[0].Buffer == a2 {
-		t.Errorf("regions remapped wrongly")
-	}
-	if ld := blk.Body.(*BufferStore).Value.(*Binary).A.(*BufferLoad); ld.Buffer != a2 {
-		t.Errorf("load not remapped")
-	}
-	if v, _ := IntValue(blk.IterVars[0].Dom.Extent); v != 8 {
-		t.Errorf("iter var domain not substituted")
-	}
-	if SubstituteSymVarsPrim(Add(n, I64(1)), map[*PrimVar]PrimExpr{n: I64(2)}).(*IntImm).Value != 3 {
-		t.Errorf("SubstituteSymVarsPrim should simplify what changed")
-	}
+	assert.Same(t, a2, blk.Reads[0].Buffer, "read region not remapped")
+	assert.NotSame(t, a2, blk.Writes[0].Buffer, "write region remapped wrongly")
+	ld := blk.Body.(*BufferStore).Value.(*Binary).A.(*BufferLoad)
+	assert.Same(t, a2, ld.Buffer, "load not remapped")
+	v, _ = IntValue(blk.IterVars[0].Dom.Extent)
+	assert.Equal(t, int64(8), v, "iter var domain not substituted")
+	assert.Equal(t, int64(3), SubstituteSymVarsPrim(Add(n, I64(1)), map[*PrimVar]PrimExpr{n: I64(2)}).(*IntImm).Value,
+		"SubstituteSymVarsPrim should simplify what changed")
 }
