@@ -2,6 +2,9 @@ package ir
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func normalizedChain(t *testing.T, n int) *Function {
@@ -18,13 +21,8 @@ func TestMutatorNoopReturnsSamePointerWithoutAllocating(t *testing.T) {
 		Binding:  func(b Binding) Binding { return b },
 		DefVar:   func(v *Var) *Var { return v },
 	}
-	if m.Function(f) != f {
-		t.Fatal("no-op mutator must return the same function")
-	}
-	allocs := testing.AllocsPerRun(20, func() { m.Function(f) })
-	if allocs != 0 {
-		t.Errorf("no-op mutation allocated %.0f times", allocs)
-	}
+	require.Same(t, f, m.Function(f), "no-op mutator must return the same function")
+	assert.Zero(t, testing.AllocsPerRun(20, func() { m.Function(f) }), "no-op mutation allocated")
 }
 
 func TestMutatorCopiesOnlyTheChangedPath(t *testing.T) {
@@ -40,21 +38,14 @@ func TestMutatorCopiesOnlyTheChangedPath(t *testing.T) {
 		return e
 	}}
 	nf := m.Function(f)
-	if nf == f {
-		t.Fatal("the function changed")
-	}
+	require.NotSame(t, f, nf, "the function must change")
 	nb := nf.Body.(*SeqExpr).Blocks[0].Bindings
 	for i := range binds {
-		if (nb[i] == binds[i]) != (i != 5) {
-			t.Errorf("binding %d: shared=%v", i, nb[i] == binds[i])
-		}
+		assert.Equal(t, i != 5, nb[i] == binds[i], "binding %d shared", i)
 	}
-	if nb[5].(*VarBinding).Value != repl || nb[5].BoundVar() != binds[5].BoundVar() {
-		t.Errorf("the replaced binding keeps its var and gets the new value")
-	}
-	if f.Body.(*SeqExpr).Blocks[0].Bindings[5].(*VarBinding).Value != target {
-		t.Errorf("the input must not change")
-	}
+	assert.Same(t, repl, nb[5].(*VarBinding).Value, "the replaced binding gets the new value")
+	assert.Same(t, binds[5].BoundVar(), nb[5].BoundVar(), "the replaced binding keeps its var")
+	assert.Same(t, target, f.Body.(*SeqExpr).Blocks[0].Bindings[5].(*VarBinding).Value, "the input must not change")
 }
 
 func TestMutatorDefVarRemapsUses(t *testing.T) {
@@ -68,21 +59,19 @@ func TestMutatorDefVarRemapsUses(t *testing.T) {
 		return v
 	}, KeepStructInfo: true}
 	nf := m.Function(f)
-	if nf.Params[0] != x2 {
-		t.Fatal("param not replaced")
-	}
-	if nf.Body == f.Body || nf.Body.StructInfo() != f.Body.StructInfo() {
-		t.Errorf("KeepStructInfo: the rebuilt body keeps the old body's struct info")
-	}
+	require.Same(t, x2, nf.Params[0], "param not replaced")
+	assert.NotSame(t, f.Body, nf.Body, "the body must be rebuilt")
+	assert.Same(t, f.Body.StructInfo(), nf.Body.StructInfo(), "KeepStructInfo: the rebuilt body keeps the old body's struct info")
+	oldUses := 0
 	Inspect(nf, func(e Expr) bool {
 		if e == x {
-			t.Errorf("a use of the old param survived")
+			oldUses++
 		}
 		return true
 	})
-	if _, diags := NormalizeFunction(nil, nf); len(diags) != 0 {
-		t.Errorf("renamed function should normalize cleanly: %v", diags)
-	}
+	assert.Zero(t, oldUses, "uses of the old param survived")
+	_, diags := NormalizeFunction(nil, nf)
+	assert.Empty(t, diags, "renamed function should normalize cleanly")
 }
 
 func TestMutatorBindingHookDrops(t *testing.T) {
@@ -101,9 +90,7 @@ func TestMutatorBindingHookDrops(t *testing.T) {
 		return b
 	}}
 	nf := m.Function(f)
-	if got := len(nf.Body.(*SeqExpr).Blocks[0].Bindings); got != 1 {
-		t.Errorf("want the dead binding dropped, got %d bindings", got)
-	}
+	assert.Len(t, nf.Body.(*SeqExpr).Blocks[0].Bindings, 1, "want the dead binding dropped")
 }
 
 func TestWalkVisitsEverythingInOrder(t *testing.T) {
@@ -133,16 +120,14 @@ func TestWalkVisitsEverythingInOrder(t *testing.T) {
 		StructInfo: func(StructInfo) { infos++ },
 	})
 	// params x, c; the branch's hoisted var; y; z.
-	if len(defs) != 5 || defs[0] != "x" || defs[1] != "c" || defs[3] != "y" || defs[4] != "z" {
-		t.Errorf("defs = %v", defs)
+	if assert.Len(t, defs, 5) {
+		assert.Equal(t, []string{"x", "c", "y", "z"}, []string{defs[0], defs[1], defs[3], defs[4]}, "defs = %v", defs)
 	}
-	if calls != 1 || bindings != 3 || blocks != 2 {
-		t.Errorf("calls=%d bindings=%d blocks=%d", calls, bindings, blocks)
-	}
+	assert.Equal(t, 1, calls, "calls")
+	assert.Equal(t, 3, bindings, "bindings")
+	assert.Equal(t, 2, blocks, "blocks")
 	// 5 var infos + match_cast target + function return.
-	if infos != 7 {
-		t.Errorf("struct info callbacks = %d, want 7", infos)
-	}
+	assert.Equal(t, 7, infos, "struct info callbacks")
 	var got []*PrimVar
 	InspectStructInfoPrims(z.StructInfo(), func(e PrimExpr) bool {
 		if v, ok := e.(*PrimVar); ok {
@@ -150,8 +135,8 @@ func TestWalkVisitsEverythingInOrder(t *testing.T) {
 		}
 		return true
 	})
-	if len(got) != 1 || got[0] != m {
-		t.Errorf("InspectStructInfoPrims found %v", got)
+	if assert.Len(t, got, 1, "InspectStructInfoPrims") {
+		assert.Same(t, m, got[0], "InspectStructInfoPrims")
 	}
 	skipped := 0
 	Walk(f, &Visitor{Expr: func(e Expr) bool {
@@ -163,9 +148,7 @@ func TestWalkVisitsEverythingInOrder(t *testing.T) {
 		}
 		return true
 	}})
-	if skipped != 0 {
-		t.Errorf("returning false must skip the If's children")
-	}
+	assert.Zero(t, skipped, "returning false must skip the If's children")
 }
 
 func TestRewriterEmitsExtraBindingsAndRemaps(t *testing.T) {
@@ -187,24 +170,18 @@ func TestRewriterEmitsExtraBindingsAndRemaps(t *testing.T) {
 	out, diags := rw.Module(mod)
 	noDiags(t, diags)
 	nf := out.Func("main")
-	if nf == f || mod.Func("main") != f {
-		t.Fatal("rewriting must produce a new function and leave the input alone")
-	}
+	require.NotSame(t, f, nf, "rewriting must produce a new function")
+	require.Same(t, f, mod.Func("main"), "rewriting must leave the input alone")
 	binds := nf.Body.(*SeqExpr).Blocks[0].Bindings
-	if len(binds) != 9 { // 4 originals + 4 extras + the output binding
-		t.Fatalf("want 9 bindings, got %d", len(binds))
-	}
-	if !binds[0].BoundVar().Dataflow || binds[0].BoundVar().StructInfo() == nil {
-		t.Errorf("extra bindings are emitted as normalized dataflow vars")
-	}
-	if again, diags := NormalizeFunction(mod, nf); again != nf || len(diags) > 0 {
-		t.Errorf("the rewriter's output must already be normalized")
-	}
+	require.Len(t, binds, 9, "4 originals + 4 extras + the output binding")
+	assert.True(t, binds[0].BoundVar().Dataflow, "extra bindings are emitted as dataflow vars")
+	assert.NotNil(t, binds[0].BoundVar().StructInfo(), "extra bindings are emitted normalized")
+	again, diags := NormalizeFunction(mod, nf)
+	assert.Same(t, nf, again, "the rewriter's output must already be normalized")
+	assert.Empty(t, diags, "the rewriter's output must already be normalized")
 
 	// A rewriter that changes nothing returns the same function.
-	if same := NewRewriter(mod).Function(f); same != f {
-		t.Errorf("a no-op rewriter must return the same function")
-	}
+	assert.Same(t, f, NewRewriter(mod).Function(f), "a no-op rewriter must return the same function")
 }
 
 func TestRewriterFreshVarWhenInfoChanges(t *testing.T) {
@@ -230,12 +207,9 @@ func TestRewriterFreshVarWhenInfoChanges(t *testing.T) {
 	nf := rw.Function(f)
 	binds := nf.Body.(*SeqExpr).Blocks[0].Bindings
 	ny := binds[0].BoundVar()
-	if ny == y || ny.Name != "y" {
-		t.Fatalf("y must be replaced by a fresh var named y")
-	}
-	if binds[1].(*VarBinding).Value.(*Tuple).Fields[0] != ny {
-		t.Errorf("later uses must be remapped to the fresh var")
-	}
+	require.NotSame(t, y, ny, "y must be replaced by a fresh var")
+	require.Equal(t, "y", ny.Name, "the fresh var keeps the name")
+	assert.Same(t, ny, binds[1].(*VarBinding).Value.(*Tuple).Fields[0], "later uses must be remapped to the fresh var")
 	noDiags(t, rw.B.Diagnostics())
 }
 
@@ -245,48 +219,37 @@ func TestBindAndSymbolicSubstitution(t *testing.T) {
 	d := x.StructInfo().(*TensorInfo).Shape.(*ShapeExpr).Values[0].(*PrimVar)
 	c := NewVar("c", f32(I64(7), I64(4)))
 	bound := Bind(f, map[*Var]Expr{x: c}).(*Function)
-	if len(bound.Params) != 0 {
-		t.Errorf("bound params are removed")
-	}
+	assert.Empty(t, bound.Params, "bound params are removed")
+	xUses := 0
 	Inspect(bound, func(e Expr) bool {
 		if e == x {
-			t.Errorf("x survived Bind")
+			xUses++
 		}
 		return true
 	})
-	if Bind(f, map[*Var]Expr{NewVar("other", nil): c}) != Expr(f) {
-		t.Errorf("Bind without occurrences returns its input")
-	}
+	assert.Zero(t, xUses, "x survived Bind")
+	assert.Same(t, f, Bind(f, map[*Var]Expr{NewVar("other", nil): c}), "Bind without occurrences returns its input")
 
 	s := f32(d, Mul(d, I64(2)))
 	got := SubstituteSymVars(s, map[*PrimVar]PrimExpr{d: I64(3)})
-	if want := sinfoString(f32(I64(3), I64(6))); sinfoString(got) != want {
-		t.Errorf("SubstituteSymVars = %s, want %s", sinfoString(got), want)
-	}
-	if SubstituteSymVars(s, map[*PrimVar]PrimExpr{SymVar("q"): I64(1)}) != StructInfo(s) {
-		t.Errorf("substitution without occurrences must return the same info")
-	}
+	assert.Equal(t, sinfoString(f32(I64(3), I64(6))), sinfoString(got), "SubstituteSymVars")
+	assert.Same(t, s, SubstituteSymVars(s, map[*PrimVar]PrimExpr{SymVar("q"): I64(1)}), "substitution without occurrences must return the same info")
 	tup := NewTupleInfo(s, NewPrimInfo(Int64))
-	if ti := SubstituteSymVars(tup, map[*PrimVar]PrimExpr{d: I64(1)}).(*TupleInfo); ti.Fields[1] != tup.Fields[1] {
-		t.Errorf("unchanged tuple fields are shared")
-	}
+	ti := SubstituteSymVars(tup, map[*PrimVar]PrimExpr{d: I64(1)}).(*TupleInfo)
+	assert.Same(t, tup.Fields[1], ti.Fields[1], "unchanged tuple fields are shared")
 	fi := NewFuncInfo([]StructInfo{s, NewPrimInfo(Int64)}, s, true)
-	if got, want := sinfoString(SubstituteSymVars(fi, map[*PrimVar]PrimExpr{d: I64(3)})),
-		sinfoString(NewFuncInfo([]StructInfo{f32(I64(3), I64(6)), NewPrimInfo(Int64)}, f32(I64(3), I64(6)), true)); got != want {
-		t.Errorf("SubstituteSymVars(callable) = %s, want %s", got, want)
-	}
-	if defs := DefinableSymVars(NewTupleInfo(s, ShapeInfoOf(d, I64(1)), PrimInfoOf(d))); len(defs) != 1 || defs[0] != d {
-		t.Errorf("DefinableSymVars = %v; d*2 defines nothing and d is listed once", defs)
+	assert.Equal(t, sinfoString(NewFuncInfo([]StructInfo{f32(I64(3), I64(6)), NewPrimInfo(Int64)}, f32(I64(3), I64(6)), true)),
+		sinfoString(SubstituteSymVars(fi, map[*PrimVar]PrimExpr{d: I64(3)})), "SubstituteSymVars(callable)")
+	defs := DefinableSymVars(NewTupleInfo(s, ShapeInfoOf(d, I64(1)), PrimInfoOf(d)))
+	if assert.Len(t, defs, 1, "DefinableSymVars: d*2 defines nothing and d is listed once") {
+		assert.Same(t, d, defs[0], "DefinableSymVars")
 	}
 
 	// Substituting through a function gives fresh params with concrete info.
 	sf := SubstituteSymVarsInExpr(f, map[*PrimVar]PrimExpr{d: I64(5)}).(*Function)
-	if sf.Params[0] == x || sinfoString(sf.Params[0].StructInfo()) != sinfoString(f32(I64(5), I64(4))) {
-		t.Errorf("param info after substitution: %s", sinfoString(sf.Params[0].StructInfo()))
-	}
+	assert.NotSame(t, x, sf.Params[0], "substitution must give a fresh param")
+	assert.Equal(t, sinfoString(f32(I64(5), I64(4))), sinfoString(sf.Params[0].StructInfo()), "param info after substitution")
 	nf, diags := NormalizeFunction(nil, sf)
 	noDiags(t, diags)
-	if sinfoString(nf.Ret) != sinfoString(f32(I64(5), I64(4))) {
-		t.Errorf("re-normalized Ret = %s", sinfoString(nf.Ret))
-	}
+	assert.Equal(t, sinfoString(f32(I64(5), I64(4))), sinfoString(nf.Ret), "re-normalized Ret")
 }
