@@ -85,18 +85,13 @@ func sinfoString(s StructInfo) string { return FormatStructInfo(s, nil) }
 
 func mustSeq(t *testing.T, e Expr) *SeqExpr {
 	t.Helper()
-	s, ok := e.(*SeqExpr)
-	if !ok {
-		t.Fatalf("want a SeqExpr, got %T", e)
-	}
-	return s
+	require.IsType(t, (*SeqExpr)(nil), e)
+	return e.(*SeqExpr)
 }
 
 func noDiags(t *testing.T, d diag.List) {
 	t.Helper()
-	for _, x := range d {
-		t.Errorf("unexpected diagnostic: %s", x)
-	}
+	assert.Empty(t, d, "unexpected diagnostics")
 }
 
 func TestNormalizeHoistsNestedCallsOncePerObject(t *testing.T) {
@@ -108,30 +103,24 @@ func TestNormalizeHoistsNestedCallsOncePerObject(t *testing.T) {
 	nf, diags := NormalizeFunction(nil, f)
 	noDiags(t, diags)
 	seq := mustSeq(t, nf.Body)
-	if len(seq.Blocks) != 1 || len(seq.Blocks[0].Bindings) != 2 {
-		t.Fatalf("want one block with 2 bindings, got %d blocks", len(seq.Blocks))
-	}
+	require.Len(t, seq.Blocks, 1, "want one block with 2 bindings")
+	require.Len(t, seq.Blocks[0].Bindings, 2, "want one block with 2 bindings")
 	b0 := seq.Blocks[0].Bindings[0].(*VarBinding)
 	b1 := seq.Blocks[0].Bindings[1].(*VarBinding)
-	if c, ok := b0.Value.(*Call); !ok || c.Op != inner.Op || len(c.Args) != 2 || c.Args[0] != x || c.Args[1] != x {
-		t.Errorf("the inner call should be bound with its operands as they are (leaves), got %v", b0.Value)
+	if c, ok := b0.Value.(*Call); assert.True(t, ok, "the inner call should be bound, got %v", b0.Value) {
+		assert.Same(t, inner.Op, c.Op, "the inner call should be bound as it is")
+		if assert.Len(t, c.Args, 2, "the inner call's operands") {
+			assert.Same(t, x, c.Args[0], "the inner call should be bound with its operands as they are (leaves)")
+			assert.Same(t, x, c.Args[1], "the inner call should be bound with its operands as they are (leaves)")
+		}
 	}
-	if inner.StructInfo() != nil {
-		t.Errorf("normalization wrote struct info into its input's call")
-	}
+	assert.Nil(t, inner.StructInfo(), "normalization wrote struct info into its input's call")
 	outer := b1.Value.(*Call)
-	if outer.Args[0] != b0.Var || outer.Args[1] != b0.Var {
-		t.Errorf("the same operand object must be hoisted once and reused, got %v", outer.Args)
-	}
-	if seq.Body != b1.Var {
-		t.Errorf("the result must be bound and the SeqExpr body be its var")
-	}
-	if got, want := sinfoString(nf.Ret), sinfoString(f32(n, I64(4))); got != want {
-		t.Errorf("inferred Ret = %s, want %s", got, want)
-	}
-	if _, ok := nf.StructInfo().(*FuncInfo); !ok {
-		t.Errorf("a function's struct info must be a FuncInfo, got %T", nf.StructInfo())
-	}
+	assert.Same(t, b0.Var, outer.Args[0], "the same operand object must be hoisted once and reused")
+	assert.Same(t, b0.Var, outer.Args[1], "the same operand object must be hoisted once and reused")
+	assert.Same(t, b1.Var, seq.Body, "the result must be bound and the SeqExpr body be its var")
+	assert.Equal(t, sinfoString(f32(n, I64(4))), sinfoString(nf.Ret), "inferred Ret")
+	assert.IsType(t, (*FuncInfo)(nil), nf.StructInfo(), "a function's struct info must be a FuncInfo")
 }
 
 func TestNormalizeTuplesOfLeavesStay(t *testing.T) {
@@ -143,19 +132,15 @@ func TestNormalizeTuplesOfLeavesStay(t *testing.T) {
 	nf, diags := NormalizeFunction(nil, f)
 	noDiags(t, diags)
 	seq := mustSeq(t, nf.Body)
-	if len(seq.Blocks) != 1 || len(seq.Blocks[0].Bindings) != 1 {
-		t.Fatalf("only the call inside the tuple should be bound, got %v", seq.Blocks)
-	}
+	require.Len(t, seq.Blocks, 1, "only the call inside the tuple should be bound")
+	require.Len(t, seq.Blocks[0].Bindings, 1, "only the call inside the tuple should be bound")
 	body := seq.Body.(*Tuple)
-	if body.Fields[0] != leafTuple {
-		t.Errorf("a tuple of leaves must be kept as is")
-	}
-	if body.Fields[1] == callInTuple || !IsLeafOrTuple(body.Fields[1]) {
-		t.Errorf("a tuple with a call field must be rebuilt around a bound var")
-	}
+	assert.Same(t, leafTuple, body.Fields[0], "a tuple of leaves must be kept as is")
+	assert.NotSame(t, callInTuple, body.Fields[1], "a tuple with a call field must be rebuilt")
+	assert.True(t, IsLeafOrTuple(body.Fields[1]), "a tuple with a call field must be rebuilt around a bound var")
 	ti := body.StructInfo().(*TupleInfo)
-	if len(ti.Fields) != 2 || len(ti.Fields[0].(*TupleInfo).Fields) != 2 {
-		t.Errorf("tuple struct info is structural, got %s", sinfoString(ti))
+	if assert.Len(t, ti.Fields, 2, "tuple struct info is structural, got %s", sinfoString(ti)) {
+		assert.Len(t, ti.Fields[0].(*TupleInfo).Fields, 2, "tuple struct info is structural, got %s", sinfoString(ti))
 	}
 }
 
@@ -171,12 +156,10 @@ func TestNormalizeIfBranchesBecomeScopes(t *testing.T) {
 	nif := seq.Blocks[0].Bindings[0].(*VarBinding).Value.(*If)
 	then := mustSeq(t, nif.Then)
 	els := mustSeq(t, nif.Else)
-	if len(then.Blocks) != 1 || len(els.Blocks) != 0 || els.Body != x {
-		t.Errorf("then branch should bind its call in its own scope; else should be a bare SeqExpr of x")
-	}
-	if got, want := sinfoString(nif.StructInfo()), sinfoString(f32(I64(3))); got != want {
-		t.Errorf("If struct info = %s, want the LCA %s", got, want)
-	}
+	assert.Len(t, then.Blocks, 1, "then branch should bind its call in its own scope")
+	assert.Empty(t, els.Blocks, "else should be a bare SeqExpr of x")
+	assert.Same(t, x, els.Body, "else should be a bare SeqExpr of x")
+	assert.Equal(t, sinfoString(f32(I64(3))), sinfoString(nif.StructInfo()), "If struct info: want the LCA")
 }
 
 func TestNormalizeFlattensNestedSeqExprAndMergesBlocks(t *testing.T) {
@@ -206,16 +189,13 @@ func TestNormalizeFlattensNestedSeqExprAndMergesBlocks(t *testing.T) {
 	for _, blk := range seq.Blocks {
 		kinds = append(kinds, fmt.Sprintf("%v:%d", blk.Dataflow, len(blk.Bindings)))
 	}
-	if got := strings.Join(kinds, " "); got != "false:2 true:2" {
-		t.Fatalf("blocks = %s, want the plain blocks merged and the nested seq flattened into the dataflow block", got)
-	}
+	require.Equal(t, "false:2 true:2", strings.Join(kinds, " "),
+		"blocks: want the plain blocks merged and the nested seq flattened into the dataflow block")
 	last := seq.Blocks[1].Bindings[1].(*VarBinding)
-	if last.Var != o || last.Value != a {
-		t.Errorf("the flattened binding should bind o to the nested SeqExpr's result")
-	}
-	if o.StructInfo() == nil || y.StructInfo() == nil {
-		t.Errorf("unannotated vars get the inferred info")
-	}
+	assert.Same(t, o, last.Var, "the flattened binding should bind o")
+	assert.Same(t, a, last.Value, "the flattened binding should bind the nested SeqExpr's result")
+	assert.NotNil(t, o.StructInfo(), "unannotated vars get the inferred info")
+	assert.NotNil(t, y.StructInfo(), "unannotated vars get the inferred info")
 }
 
 func TestNormalizeFlattenAcrossBlockKindsSplits(t *testing.T) {
@@ -234,9 +214,10 @@ func TestNormalizeFlattenAcrossBlockKindsSplits(t *testing.T) {
 	nf, diags := NormalizeFunction(nil, &Function{Params: []*Var{x}, Body: body, Pure: true})
 	noDiags(t, diags)
 	seq := mustSeq(t, nf.Body)
-	if len(seq.Blocks) != 3 || !seq.Blocks[1].Dataflow || seq.Blocks[2].Bindings[0].(*VarBinding).Value != a {
-		t.Fatalf("a dataflow SeqExpr inside a plain block must split it: plain, dataflow, plain(o = a)")
-	}
+	const why = "a dataflow SeqExpr inside a plain block must split it: plain, dataflow, plain(o = a)"
+	require.Len(t, seq.Blocks, 3, why)
+	require.True(t, seq.Blocks[1].Dataflow, why)
+	require.Same(t, a, seq.Blocks[2].Bindings[0].(*VarBinding).Value, why)
 }
 
 func TestNormalizeAnnotations(t *testing.T) {
@@ -267,21 +248,16 @@ func TestNormalizeAnnotations(t *testing.T) {
 			_, diags := NormalizeFunction(nil, f)
 			if tc.wantErr == "" {
 				noDiags(t, diags)
-				if y.StructInfo() != tc.ann {
-					t.Errorf("an annotated var keeps its annotation")
-				}
+				assert.Same(t, tc.ann, y.StructInfo(), "an annotated var keeps its annotation")
 				return
 			}
-			if len(diags) != 1 {
-				t.Fatalf("want 1 diagnostic, got %v", diags)
-			}
+			require.Len(t, diags, 1)
 			d := diags[0]
-			if d.Code != DiagAnnotation || d.Span != span(7) || !strings.Contains(d.Msg, tc.wantErr) {
-				t.Errorf("got %s", d)
-			}
-			if !strings.Contains(d.Msg, sinfoString(tc.ann)) || !strings.Contains(d.Msg, sinfoString(tc.param)) {
-				t.Errorf("message should show both infos: %s", d.Msg)
-			}
+			assert.Equal(t, DiagAnnotation, d.Code, "got %s", d)
+			assert.Equal(t, span(7), d.Span, "got %s", d)
+			assert.Contains(t, d.Msg, tc.wantErr)
+			assert.Contains(t, d.Msg, sinfoString(tc.ann), "message should show both infos")
+			assert.Contains(t, d.Msg, sinfoString(tc.param), "message should show both infos")
 		})
 	}
 }
@@ -291,15 +267,13 @@ func TestNormalizeReturnAnnotation(t *testing.T) {
 	f := &Function{Params: []*Var{x}, Body: x, Ret: f32(I64(5)), Pure: true}
 	f.SetSpan(span(2))
 	_, diags := NormalizeFunction(nil, f)
-	if len(diags) != 1 || diags[0].Code != DiagAnnotation || diags[0].Span != span(2) {
-		t.Fatalf("want a return annotation diagnostic at the function, got %v", diags)
-	}
+	require.Len(t, diags, 1, "want a return annotation diagnostic at the function")
+	require.Equal(t, DiagAnnotation, diags[0].Code, "want a return annotation diagnostic, got %s", diags[0])
+	require.Equal(t, span(2), diags[0].Span, "want the diagnostic at the function, got %s", diags[0])
 	ok := &Function{Params: []*Var{x}, Body: x, Ret: TensorInfoNDim(Float32, 1), Pure: true}
 	nf, diags := NormalizeFunction(nil, ok)
 	noDiags(t, diags)
-	if nf.Ret != ok.Ret {
-		t.Errorf("a less specific return annotation is kept")
-	}
+	assert.Same(t, ok.Ret, nf.Ret, "a less specific return annotation is kept")
 }
 
 func TestNormalizeInferenceFailuresAreDiagnostics(t *testing.T) {
@@ -328,16 +302,13 @@ func TestNormalizeInferenceFailuresAreDiagnostics(t *testing.T) {
 			b.EndBlock()
 			b.EndScope()
 			d := b.Diagnostics()
-			if len(d) != 1 {
-				t.Fatalf("want 1 diagnostic, got %v", d)
-			}
-			if d[0].Code != tc.code || !strings.Contains(d[0].Msg, tc.msg) || !d[0].Span.IsValid() {
-				t.Errorf("got %s, want code %s containing %q", d[0], tc.code, tc.msg)
-			}
+			require.Len(t, d, 1)
+			assert.Equal(t, tc.code, d[0].Code, "got %s", d[0])
+			assert.Contains(t, d[0].Msg, tc.msg)
+			assert.True(t, d[0].Span.IsValid(), "got %s, want a position", d[0])
 			if tc.code != DiagValidate {
-				if _, ok := v.StructInfo().(*ObjectInfo); !ok {
-					t.Errorf("a failed call gets R.Object so building continues, got %s", sinfoString(v.StructInfo()))
-				}
+				assert.IsType(t, (*ObjectInfo)(nil), v.StructInfo(),
+					"a failed call gets R.Object so building continues, got %s", sinfoString(v.StructInfo()))
 			}
 		})
 	}
@@ -353,12 +324,11 @@ func TestNormalizeOpNormalizeHookIsRevisited(t *testing.T) {
 	b.EndScope()
 	noDiags(t, b.Diagnostics())
 	c := blk.Bindings[0].(*VarBinding).Value.(*Call)
-	if c.Op != testAdd || c.Args[0] != x || c.Args[1] != x {
-		t.Errorf("the Normalize hook's result should be bound, got %v", c.Op)
-	}
-	if !v.Dataflow || v.StructInfo() == nil {
-		t.Errorf("Emit in a dataflow block gives a dataflow var with struct info")
-	}
+	assert.Same(t, testAdd, c.Op, "the Normalize hook's result should be bound")
+	assert.Same(t, x, c.Args[0], "the Normalize hook's result should be bound")
+	assert.Same(t, x, c.Args[1], "the Normalize hook's result should be bound")
+	assert.True(t, v.Dataflow, "Emit in a dataflow block gives a dataflow var")
+	assert.NotNil(t, v.StructInfo(), "Emit gives a var with struct info")
 }
 
 func TestMatchCastDefinesSymbolicVars(t *testing.T) {
@@ -371,18 +341,12 @@ func TestMatchCastDefinesSymbolicVars(t *testing.T) {
 	z := b.Emit(NewCall(testAdd, y, y), "z")
 	blk := b.EndBlock()
 	// Inside the function m is defined: z keeps it.
-	if got, want := sinfoString(z.StructInfo()), sinfoString(f32(m)); got != want {
-		t.Errorf("z = %s, want %s", got, want)
-	}
+	assert.Equal(t, sinfoString(f32(m)), sinfoString(z.StructInfo()), "z")
 	// Leaving the function, m is not defined by the parameters: erased.
 	seq := b.FinishScope([]*BindingBlock{blk}, z)
 	noDiags(t, b.Diagnostics())
-	if got, want := sinfoString(seq.StructInfo()), sinfoString(TensorInfoNDim(Float32, 1)); got != want {
-		t.Errorf("function result info = %s, want %s (m erased)", got, want)
-	}
-	if y.StructInfo().(*TensorInfo).Shape.(*ShapeExpr).Values[0] != m {
-		t.Errorf("the match_cast var has exactly the target info")
-	}
+	assert.Equal(t, sinfoString(TensorInfoNDim(Float32, 1)), sinfoString(seq.StructInfo()), "function result info (m erased)")
+	assert.Same(t, m, y.StructInfo().(*TensorInfo).Shape.(*ShapeExpr).Values[0], "the match_cast var has exactly the target info")
 }
 
 func TestIfBranchErasesBranchLocalSymVars(t *testing.T) {
@@ -405,12 +369,8 @@ func TestIfBranchErasesBranchLocalSymVars(t *testing.T) {
 	}}}, Body: r}
 	_, diags := NormalizeFunction(nil, &Function{Params: []*Var{x, c}, Body: body, Pure: true})
 	noDiags(t, diags)
-	if got, want := sinfoString(r.StructInfo()), sinfoString(TensorInfoNDim(Float32, 1)); got != want {
-		t.Errorf("r = %s, want %s", got, want)
-	}
-	if got, want := sinfoString(r2.StructInfo()), sinfoString(f32(n)); got != want {
-		t.Errorf("r2 = %s, want %s (n is defined outside the branches)", got, want)
-	}
+	assert.Equal(t, sinfoString(TensorInfoNDim(Float32, 1)), sinfoString(r.StructInfo()), "r")
+	assert.Equal(t, sinfoString(f32(n)), sinfoString(r2.StructInfo()), "r2 (n is defined outside the branches)")
 }
 
 func TestNormalizeCallsThroughModule(t *testing.T) {
@@ -427,20 +387,14 @@ func TestNormalizeCallsThroughModule(t *testing.T) {
 	mod.Set("ext", ext)
 	out, diags := NormalizeModule(mod)
 	noDiags(t, diags)
-	if mod.Func("caller") != caller || caller.Ret != nil {
-		t.Fatalf("the input module must not change")
-	}
+	require.Same(t, caller, mod.Func("caller"), "the input module must not change")
+	require.Nil(t, caller.Ret, "the input module must not change")
 	// callee's return is inferred first, then bound at the call: n := 8.
-	if got, want := sinfoString(out.Func("caller").Ret), sinfoString(f32(I64(8))); got != want {
-		t.Errorf("caller Ret = %s, want %s", got, want)
-	}
-	if got, want := sinfoString(out.Func("ext").Ret), sinfoString(ShapeInfoNDim(2)); got != want {
-		t.Errorf("extern call Ret = %s, want %s (from sinfo_args)", got, want)
-	}
+	assert.Equal(t, sinfoString(f32(I64(8))), sinfoString(out.Func("caller").Ret), "caller Ret")
+	assert.Equal(t, sinfoString(ShapeInfoNDim(2)), sinfoString(out.Func("ext").Ret), "extern call Ret (from sinfo_args)")
 	fi := ExternFuncInfo()
-	if fi.Pure || !fi.Opaque {
-		t.Errorf("ExternFunc info must be opaque and impure")
-	}
+	assert.False(t, fi.Pure, "ExternFunc info must be impure")
+	assert.True(t, fi.Opaque, "ExternFunc info must be opaque")
 }
 
 func TestNormalizeTupleGetItemInfo(t *testing.T) {
@@ -451,9 +405,7 @@ func TestNormalizeTupleGetItemInfo(t *testing.T) {
 	b.BeginScope([]*Var{x, p, tup})
 	b.BeginBlock(false)
 	for i, want := range []StructInfo{x.StructInfo(), p.StructInfo()} {
-		if got := b.Emit(&TupleGetItem{Tuple: tup, Index: i}, "v").StructInfo(); got != want {
-			t.Errorf("t[%d] = %s, want the field's info %s", i, sinfoString(got), sinfoString(want))
-		}
+		assert.Same(t, want, b.Emit(&TupleGetItem{Tuple: tup, Index: i}, "v").StructInfo(), "t[%d]: want the field's info", i)
 	}
 	noDiags(t, b.Diagnostics())
 	for _, g := range []*TupleGetItem{{Tuple: tup, Index: 2}, {Tuple: x, Index: 0}} {
@@ -461,12 +413,11 @@ func TestNormalizeTupleGetItemInfo(t *testing.T) {
 		nerr := len(b.Diagnostics())
 		v := b.Emit(g, "bad")
 		d := b.Diagnostics()[nerr:]
-		if len(d) != 1 || d[0].Code != DiagInference || d[0].Span != span(3) {
-			t.Errorf("%s: want one positioned %s, got %v", FormatExpr(g, nil), DiagInference, d)
+		if assert.Len(t, d, 1, "%s: want one positioned %s", FormatExpr(g, nil), DiagInference) {
+			assert.Equal(t, DiagInference, d[0].Code, "%s: got %s", FormatExpr(g, nil), d[0])
+			assert.Equal(t, span(3), d[0].Span, "%s: got %s", FormatExpr(g, nil), d[0])
 		}
-		if _, ok := v.StructInfo().(*ObjectInfo); !ok {
-			t.Errorf("%s: a bad projection gets R.Object, got %s", FormatExpr(g, nil), sinfoString(v.StructInfo()))
-		}
+		assert.IsType(t, (*ObjectInfo)(nil), v.StructInfo(), "%s: a bad projection gets R.Object, got %s", FormatExpr(g, nil), sinfoString(v.StructInfo()))
 	}
 	b.EndBlock()
 	b.EndScope()
@@ -488,9 +439,8 @@ func TestNormalizeLeafInfo(t *testing.T) {
 	b := NewBuilder(nil)
 	for _, tc := range cases {
 		got := b.Normalize(tc.e)
-		if got != tc.e || sinfoString(got.StructInfo()) != sinfoString(tc.want) {
-			t.Errorf("%T: got %s, want %s", tc.e, sinfoString(got.StructInfo()), sinfoString(tc.want))
-		}
+		assert.Same(t, tc.e, got, "%T: Normalize must return its input", tc.e)
+		assert.Equal(t, sinfoString(tc.want), sinfoString(got.StructInfo()), "%T", tc.e)
 	}
 	noDiags(t, b.Diagnostics())
 }
@@ -501,9 +451,7 @@ func TestNormalizeIsIdempotentAndReturnsSamePointers(t *testing.T) {
 	noDiags(t, diags)
 	again, diags := NormalizeFunction(nil, nf)
 	noDiags(t, diags)
-	if again != nf {
-		t.Errorf("normalizing a normalized function must return it unchanged")
-	}
+	assert.Same(t, nf, again, "normalizing a normalized function must return it unchanged")
 }
 
 // chainFunction is a dataflow chain of n test.add bindings, built without
@@ -533,9 +481,7 @@ func TestNormalizeLongChainIteratively(t *testing.T) {
 	nf, diags := NormalizeFunction(nil, f)
 	noDiags(t, diags)
 	seq := mustSeq(t, nf.Body)
-	if got := len(seq.Blocks[0].Bindings); got != 100_001 {
-		t.Fatalf("bindings = %d", got)
-	}
+	require.Equal(t, 100_001, len(seq.Blocks[0].Bindings), "bindings")
 	count := 0
 	Inspect(nf, func(e Expr) bool {
 		if _, ok := e.(*Call); ok {
@@ -543,12 +489,8 @@ func TestNormalizeLongChainIteratively(t *testing.T) {
 		}
 		return true
 	})
-	if count != 100_000 {
-		t.Errorf("Inspect saw %d calls", count)
-	}
-	if m := (&Mutator{}).Function(nf); m != nf {
-		t.Errorf("no-op mutator must return the same function")
-	}
+	assert.Equal(t, 100_000, count, "Inspect's calls")
+	assert.Same(t, nf, (&Mutator{}).Function(nf), "no-op mutator must return the same function")
 }
 
 // Normalizing twice gives the same result: the first run must not leave
@@ -560,14 +502,10 @@ func TestNormalizeDoesNotFillInputCalls(t *testing.T) {
 	f := &Function{Params: []*Var{x}, Body: call, Pure: true}
 	first, diags := NormalizeFunction(nil, f)
 	noDiags(t, diags)
-	if call.StructInfo() != nil {
-		t.Fatal("normalization wrote struct info into its input's call")
-	}
+	require.Nil(t, call.StructInfo(), "normalization wrote struct info into its input's call")
 	second, diags := NormalizeFunction(nil, f)
 	noDiags(t, diags)
-	if !StructuralEqual(first, second, EqualOptions{}) {
-		t.Errorf("normalizing the same input twice differs")
-	}
+	assert.True(t, StructuralEqual(first, second, EqualOptions{}), "normalizing the same input twice differs")
 }
 
 // Every reference to a global shares the struct info computed once from its
@@ -578,21 +516,18 @@ func TestNormalizeGlobalInfoSharedPerFunction(t *testing.T) {
 	b := NewBuilder(mod)
 	first := b.Normalize(NewGlobalVar("k")).StructInfo()
 	second := b.Normalize(NewGlobalVar("k")).StructInfo()
-	if first == nil || first != second {
-		t.Fatalf("struct infos %p and %p, want one shared", first, second)
-	}
-	if want := PrimFuncInfo(mod.PrimFunc("k")); !StructuralEqual(first, want, EqualOptions{}) {
-		t.Fatalf("struct info %v, want %v", first, want)
-	}
+	require.NotNil(t, first)
+	require.Same(t, first, second, "want one shared struct info")
+	want := PrimFuncInfo(mod.PrimFunc("k"))
+	require.True(t, StructuralEqual(first, want, EqualOptions{}), "struct info %v, want %v", first, want)
 	// A replaced function is seen: the 2-D version has a 2-D tensor param.
 	m, n := NewPrimVar("m", Int64), NewPrimVar("n", Int64)
 	a := NewBuffer("A", []PrimExpr{m, n}, Float32)
 	pa := NewPrimVar("a", Handle)
 	mod.Set("k", &PrimFunc{Params: []*PrimVar{pa}, BufferMap: map[*PrimVar]*Buffer{pa: a}, Body: &Evaluate{Value: NewInt(Int32, 0)}})
 	third := b.Normalize(NewGlobalVar("k")).StructInfo()
-	if !StructuralEqual(third, PrimFuncInfo(mod.PrimFunc("k")), EqualOptions{}) || StructuralEqual(third, first, EqualOptions{}) {
-		t.Fatalf("after replacing k: struct info %v, want the new function's", third)
-	}
+	require.True(t, StructuralEqual(third, PrimFuncInfo(mod.PrimFunc("k")), EqualOptions{}), "after replacing k: struct info %v, want the new function's", third)
+	require.False(t, StructuralEqual(third, first, EqualOptions{}), "after replacing k: struct info %v, want the new function's", third)
 }
 
 // EmitVar binds like EmitBinding(NewVarBinding(...)); the call it is given
@@ -613,20 +548,13 @@ func TestEmitVarMatchesEmitBinding(t *testing.T) {
 		return b.EndBlock(), call
 	}
 	want, given := emit(false)
-	if given.StructInfo() != nil {
-		t.Fatal("EmitBinding wrote struct info into its input's call")
-	}
+	require.Nil(t, given.StructInfo(), "EmitBinding wrote struct info into its input's call")
 	got, given := emit(true)
-	if !StructuralEqual(got, want, EqualOptions{}) {
-		t.Fatalf("EmitVar bound\n%v\nEmitBinding bound\n%v", got, want)
-	}
+	require.True(t, StructuralEqual(got, want, EqualOptions{}), "EmitVar bound\n%v\nEmitBinding bound\n%v", got, want)
 	vb := got.Bindings[0].(*VarBinding)
-	if vb.Value != Expr(given) || given.StructInfo() == nil {
-		t.Errorf("EmitVar copied the call it was given instead of completing it")
-	}
-	if !StructuralEqual(vb.Var.StructInfo(), f32(I64(2), I64(4)), EqualOptions{}) {
-		t.Errorf("y has struct info %v", vb.Var.StructInfo())
-	}
+	assert.Same(t, given, vb.Value, "EmitVar copied the call it was given instead of completing it")
+	assert.NotNil(t, given.StructInfo(), "EmitVar must complete the call it was given")
+	assert.True(t, StructuralEqual(vb.Var.StructInfo(), f32(I64(2), I64(4)), EqualOptions{}), "y has struct info %v", vb.Var.StructInfo())
 }
 
 // TestNormalizeNoCascade: a failed inference is reported once. Unannotated
