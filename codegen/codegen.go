@@ -2,16 +2,16 @@
 // TVM's CodeGenVM (src/relax/backend/vm/codegen_vm.cc): each Relax function
 // becomes a VM function (one register per binding, parameters first), leaf
 // values go to the constant pool or become immediates, PrimFuncs called
-// from Relax become kernels (their TVMScript text and signature), and
+// from Relax become kernels (their TIR encoded by ir/tirenc, and their
+// signature), and
 // call_packed / call_builtin_with_ctx names become builtin entries checked
 // against the registry now, so that anything the VM cannot run is a
 // positioned build error rather than a runtime surprise.
 //
 // The input must have passed the build barrier: Build checks the recorded
 // phase and the build invariants (wellformed.Check) before emitting
-// anything. Load is the inverse direction for the command line: it decodes
-// an executable and links it with kernels re-parsed from their text and
-// compiled by vm/kernel.
+// anything. The runtime side, loading and linking an executable, is
+// package vm/loader, which needs none of the compiler.
 package codegen
 
 import (
@@ -20,10 +20,11 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/tirenc"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/phase"
-	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 	"github.com/phasec/phasec/wellformed"
 )
@@ -121,7 +122,7 @@ func (g *gen) ensureReg(a vm.Arg, pos vm.Pos) int64 {
 		return a.Value()
 	}
 	r := g.b.NewReg()
-	g.b.CallPacked(r, "vm.builtin.copy", []vm.Arg{a}, pos)
+	g.b.CallPacked(r, abi.BuiltinCopy, []vm.Arg{a}, pos)
 	return r
 }
 
@@ -148,7 +149,7 @@ func (g *gen) seq(s *ir.SeqExpr) vm.Arg {
 			if _, ok := value.(*ir.Var); ok && a.IsReg() && !a.IsVoid() {
 				// A fresh register per binding, so a kill clears one binding.
 				r := g.b.NewReg()
-				g.b.CallPacked(r, "vm.builtin.copy", []vm.Arg{a}, pos)
+				g.b.CallPacked(r, abi.BuiltinCopy, []vm.Arg{a}, pos)
 				a = vm.RegArg(r)
 			}
 			g.vars[v] = a
@@ -223,12 +224,12 @@ func (g *gen) expr(e ir.Expr, pos vm.Pos) vm.Arg {
 	case *ir.Tuple:
 		args := g.args(e.Fields, pos)
 		r := g.b.NewReg()
-		g.b.CallPacked(r, "vm.builtin.make_tuple", args, pos)
+		g.b.CallPacked(r, abi.BuiltinMakeTuple, args, pos)
 		return vm.RegArg(r)
 	case *ir.TupleGetItem:
 		t := g.expr(e.Tuple, pos)
 		r := g.b.NewReg()
-		g.b.CallPacked(r, "vm.builtin.tuple_getitem", []vm.Arg{t, vm.ImmArg(int64(e.Index))}, pos)
+		g.b.CallPacked(r, abi.BuiltinTupleGetItem, []vm.Arg{t, vm.ImmArg(int64(e.Index))}, pos)
 		return vm.RegArg(r)
 	case *ir.If:
 		return g.ifExpr(e, pos)
@@ -265,7 +266,7 @@ func (g *gen) globalRef(gv *ir.GlobalVar) vm.Arg {
 func (g *gen) ifExpr(e *ir.If, pos vm.Pos) vm.Arg {
 	cond := g.expr(e.Cond, pos)
 	rc := g.b.NewReg()
-	g.b.CallPacked(rc, "vm.builtin.read_if_cond", []vm.Arg{cond}, pos)
+	g.b.CallPacked(rc, abi.BuiltinReadIfCond, []vm.Arg{cond}, pos)
 	jf := g.b.If(rc, pos)
 	res := g.b.NewReg()
 	then, ok1 := e.Then.(*ir.SeqExpr)
@@ -274,11 +275,11 @@ func (g *gen) ifExpr(e *ir.If, pos vm.Pos) vm.Arg {
 		return g.errorf(e.Span(), codeUnsupported, "If branches must be SeqExprs")
 	}
 	t := g.seq(then)
-	g.b.CallPacked(res, "vm.builtin.copy", []vm.Arg{t}, pos)
+	g.b.CallPacked(res, abi.BuiltinCopy, []vm.Arg{t}, pos)
 	jend := g.b.Goto(pos)
 	g.b.PatchJump(jf)
 	f := g.seq(els)
-	g.b.CallPacked(res, "vm.builtin.copy", []vm.Arg{f}, pos)
+	g.b.CallPacked(res, abi.BuiltinCopy, []vm.Arg{f}, pos)
 	g.b.PatchJump(jend)
 	return vm.RegArg(res)
 }
@@ -318,7 +319,7 @@ func (g *gen) call(c *ir.Call, pos vm.Pos) vm.Arg {
 		clo := g.expr(callee, pos)
 		args := append([]vm.Arg{vm.RegArg(vm.RegVM), clo}, g.args(c.Args, pos)...)
 		dst := g.dst(c)
-		g.b.CallPacked(dst, "vm.builtin.invoke_closure", args, pos)
+		g.b.CallPacked(dst, abi.BuiltinInvokeClosure, args, pos)
 		return retArg(dst)
 	}
 	return g.errorf(c.Span(), codeUnsupported, "cannot call a %T", c.Op)
@@ -366,19 +367,19 @@ func (g *gen) opCall(o *ir.Op, c *ir.Call, pos vm.Pos) vm.Arg {
 	case op.VMAllocStorage:
 		args := append([]vm.Arg{vm.RegArg(vm.RegVM)}, g.args(c.Args, pos)...)
 		r := g.b.NewReg()
-		g.b.CallPacked(r, "vm.builtin.alloc_storage", args, pos)
+		g.b.CallPacked(r, abi.BuiltinAllocStorage, args, pos)
 		return vm.RegArg(r)
 	case op.VMAllocTensor:
 		// vm.builtin.alloc_tensor takes (storage, offset, shape, dtype); the
 		// fifth argument, runtime_device_index, names the device the storage
 		// already lives on, so the single-device VM has no use for it.
 		r := g.b.NewReg()
-		g.b.CallPacked(r, "vm.builtin.alloc_tensor", g.args(c.Args[:4], pos), pos)
+		g.b.CallPacked(r, abi.BuiltinAllocTensor, g.args(c.Args[:4], pos), pos)
 		return vm.RegArg(r)
 	case op.VMKillObject:
 		a := g.expr(c.Args[0], pos)
 		if a.IsReg() && !a.IsVoid() && !a.IsVMReg() {
-			g.b.CallPacked(a.Value(), "vm.builtin.null_value", nil, pos)
+			g.b.CallPacked(a.Value(), abi.BuiltinNullValue, nil, pos)
 		}
 		return vm.RegArg(vm.RegVoid)
 	case op.NullValue:
@@ -390,7 +391,7 @@ func (g *gen) opCall(o *ir.Op, c *ir.Call, pos vm.Pos) vm.Arg {
 		}
 		fn := g.globalRef(gv)
 		args := append([]vm.Arg{fn}, g.tupleArgs(c.Args[1], pos)...)
-		g.b.CallPacked(vm.RegVoid, "vm.builtin.call_tir_dyn", args, pos)
+		g.b.CallPacked(vm.RegVoid, abi.BuiltinCallTIRDyn, args, pos)
 		return vm.RegArg(vm.RegVoid)
 	}
 	return g.errorf(c.Span(), codeUnsupported, "CodeGenVM cannot handle the intrinsic %s (the build barrier should have lowered it)", o.Name)
@@ -415,29 +416,31 @@ func (g *gen) kernel(gv *ir.GlobalVar, f *ir.PrimFunc) int {
 			g.errorf(f.Span(), codeKernel, "kernel %s cannot be compiled: %v", gv.Name, err)
 		}
 	}
-	m := ir.NewModule()
-	_ = m.Add(gv.Name, f)
 	ret := ""
 	if !f.Ret.IsVoid() {
 		ret = f.Ret.String()
 	}
-	return g.b.AddKernel(vm.Kernel{Name: gv.Name, Source: syntax.Print(m), Params: params, Ret: ret})
+	data, err := tirenc.Encode(f)
+	if err != nil {
+		g.errorf(f.Span(), codeKernel, "kernel %s cannot be stored: %v", gv.Name, err)
+	}
+	return g.b.AddKernel(vm.Kernel{Name: gv.Name, TIR: data, Params: params, Ret: ret})
 }
 
 // Signature is the kernel signature of a PrimFunc: a buffer (dtype, rank)
 // per handle parameter, an int or float per scalar.
-func Signature(f *ir.PrimFunc) ([]vm.KernelParam, error) {
-	out := make([]vm.KernelParam, len(f.Params))
+func Signature(f *ir.PrimFunc) ([]abi.Param, error) {
+	out := make([]abi.Param, len(f.Params))
 	for i, p := range f.Params {
 		if buf := f.BufferMap[p]; buf != nil {
-			out[i] = vm.KernelParam{Kind: vm.ParamBuffer, DType: buf.DType.String(), NDim: len(buf.Shape)}
+			out[i] = abi.Param{Kind: abi.ParamBuffer, DType: buf.DType.String(), NDim: len(buf.Shape)}
 			continue
 		}
 		switch t := p.Type; {
 		case t.IsInt() || t.IsUInt() || t.IsBool():
-			out[i] = vm.KernelParam{Kind: vm.ParamInt, DType: t.String()}
+			out[i] = abi.Param{Kind: abi.ParamInt, DType: t.String()}
 		case t.IsFloat():
-			out[i] = vm.KernelParam{Kind: vm.ParamFloat, DType: t.String()}
+			out[i] = abi.Param{Kind: abi.ParamFloat, DType: t.String()}
 		default:
 			return nil, fmt.Errorf("parameter %s of type %s is neither a buffer nor a scalar", p.Name, t)
 		}

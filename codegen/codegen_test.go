@@ -15,6 +15,8 @@ import (
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/abi"
+	"github.com/phasec/phasec/vm/loader"
 )
 
 func parseFile(t testing.TB, path string) *ir.Module {
@@ -37,19 +39,19 @@ func parseSrc(t *testing.T, src string) *ir.Module {
 	return mod
 }
 
-type goKernel func([]vm.KernelArg) error
+type goKernel func([]abi.Arg) error
 
-func (g goKernel) Call(a []vm.KernelArg) error { return g(a) }
+func (g goKernel) Call(a []abi.Arg) error { return g(a) }
 
 // goExp stands in for the compiled exp kernel: B = exp(A) elementwise.
-func goKernels(k vm.Kernel) (vm.KernelFunc, error) {
-	if _, err := ParseKernel(k); err != nil {
+func goKernels(k vm.Kernel) (abi.Kernel, error) {
+	if _, err := loader.DecodeKernel(&k); err != nil {
 		return nil, err
 	}
 	if k.Name != "exp" {
 		return nil, fmt.Errorf("no Go kernel %s", k.Name)
 	}
-	return goKernel(func(a []vm.KernelArg) error {
+	return goKernel(func(a []abi.Arg) error {
 		x, y := tensor.Data[float32](a[0].T), tensor.Data[float32](a[1].T)
 		for i := range x {
 			y[i] = float32(math.Exp(float64(x[i])))
@@ -63,7 +65,7 @@ func TestBuildAndRunStatic(t *testing.T) {
 	exe, diags := Build(mod)
 	require.Empty(t, diags)
 	// Through the binary form, as phasec run does.
-	machine, err := Load(exe.Marshal(), vm.Options{CompileKernel: goKernels})
+	machine, err := loader.Load(exe.Marshal(), vm.Options{CompileKernel: goKernels})
 	require.NoError(t, err)
 	x := tensor.New(tensor.Float32, 2, 4)
 	for i := range 8 {
@@ -136,7 +138,7 @@ class Module:
 func TestCompiledKernels(t *testing.T) {
 	exe, diags := Build(parseFile(t, "testdata/static_build.tvms"))
 	require.Empty(t, diags)
-	machine, err := Load(exe.Marshal(), vm.Options{})
+	machine, err := loader.Load(exe.Marshal(), vm.Options{})
 	require.NoError(t, err)
 	x := tensor.New(tensor.Float32, 2, 4)
 	for i := range 8 {

@@ -17,6 +17,8 @@ import (
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/abi"
+	"github.com/phasec/phasec/vm/loader"
 )
 
 // FuzzBuild: whatever the parser accepts and the barriers take to phase
@@ -54,7 +56,7 @@ func FuzzBuild(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the executable does not survive the binary format: %v", err)
 		}
-		if _, err := Link(back, vm.Options{}); err != nil {
+		if _, err := loader.Link(back, vm.Options{}); err != nil {
 			t.Fatalf("a built executable does not link: %v", err)
 		}
 	})
@@ -63,14 +65,14 @@ func FuzzBuild(f *testing.F) {
 // stubKernel stands in for every kernel in FuzzModelExecutables: it checks
 // that buffers are tensors and does nothing, so mutants run fast whatever
 // shapes they make up.
-type stubKernel struct{ params []vm.KernelParam }
+type stubKernel struct{ params []abi.Param }
 
-func (s stubKernel) Call(args []vm.KernelArg) error {
+func (s stubKernel) Call(args []abi.Arg) error {
 	if len(args) != len(s.params) {
 		return fmt.Errorf("stub kernel: %d arguments for %d parameters", len(args), len(s.params))
 	}
 	for i, p := range s.params {
-		if p.Kind == vm.ParamBuffer && args[i].T == nil {
+		if p.Kind == abi.ParamBuffer && args[i].T == nil {
 			return fmt.Errorf("stub kernel: argument %d is not a tensor", i)
 		}
 	}
@@ -108,7 +110,7 @@ func FuzzModelExecutables(f *testing.F) {
 			return
 		}
 		machine, err := vm.New(exe, vm.Options{
-			CompileKernel: func(k vm.Kernel) (vm.KernelFunc, error) { return stubKernel{k.Params}, nil },
+			CompileKernel: func(k vm.Kernel) (abi.Kernel, error) { return stubKernel{k.Params}, nil },
 			MaxSteps:      20000, MaxCallDepth: 64, MaxAllocBytes: 1 << 20,
 		})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 )
 
@@ -29,9 +30,9 @@ func kernelsOf(b *testing.B, path string, names ...string) map[string]*kernel.Ke
 }
 
 func call(b *testing.B, k *kernel.Kernel, ts ...*tensor.Tensor) {
-	args := make([]kernel.Arg, len(ts))
+	args := make([]abi.Arg, len(ts))
 	for i, t := range ts {
-		args[i] = kernel.Arg{T: t}
+		args[i] = abi.Arg{T: t}
 	}
 	if err := k.Call(args); err != nil {
 		b.Fatal(err)

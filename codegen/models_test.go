@@ -15,6 +15,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/loader"
 )
 
 var update = flag.Bool("update", false, "regenerate the MLP demo inputs and expected outputs")
@@ -32,7 +33,7 @@ func buildModel(t testing.TB, path string) *vm.VM {
 	}
 	exe, diags := Build(mod)
 	require.Empty(t, diags)
-	machine, err := Load(exe.Marshal(), vm.Options{})
+	machine, err := loader.Load(exe.Marshal(), vm.Options{})
 	require.NoError(t, err)
 	return machine
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/loader"
 )
 
 // toVM and fromVM are ToVM and FromVM (values.go).
@@ -102,7 +103,7 @@ func TestVMAgreesWithEvaluator(t *testing.T) {
 			t.Logf("%s: VM code generation refuses it: %v", path, diags[0])
 			continue
 		}
-		machine, err := Link(exe, vm.Options{})
+		machine, err := loader.Link(exe, vm.Options{})
 		require.NoError(t, err, path)
 		for seed, size := range []int64{1, 3, 8} {
 			in, err := eval.RandomArgs(main, uint64(seed), nil, size)

@@ -34,6 +34,7 @@ import (
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/loader"
 )
 
 // Inputs say what a function is evaluated on. The zero value means seeded
@@ -133,7 +134,7 @@ func Evaluate(mod *ir.Module, name string, args []op.Value, want op.Value) (op.V
 		if diags.HasErrors() {
 			return nil, fmt.Errorf("VM code generation: %v", diags)
 		}
-		machine, err := codegen.Link(exe, vm.Options{Stdout: discard{}})
+		machine, err := loader.Link(exe, vm.Options{Stdout: discard{}})
 		if err != nil {
 			return nil, fmt.Errorf("linking the executable: %v", err)
 		}

@@ -1,6 +1,10 @@
 package vm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/phasec/phasec/vm/abi"
+)
 
 // Builder assembles an executable, like TVM's ExecBuilder: declare
 // functions, emit instructions into the current function, then Finish.
@@ -47,7 +51,7 @@ func (b *Builder) FuncRef(name string) int { return b.declare(name, FuncVM) }
 // AddKernel adds a kernel and its table entry; it returns the table index.
 func (b *Builder) AddKernel(k Kernel) int {
 	if _, ok := b.index[k.Name]; !ok {
-		k.Params = append([]KernelParam(nil), k.Params...)
+		k.Params = append([]abi.Param(nil), k.Params...)
 		b.exe.Kernels = append(b.exe.Kernels, k)
 	}
 	return b.declare(k.Name, FuncKernel)

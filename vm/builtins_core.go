@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // The vm.builtin.* functions the build pipeline emits, after TVM's
@@ -12,33 +13,33 @@ import (
 
 func init() {
 	for _, b := range []*Builtin{
-		{Name: "vm.builtin.copy", MinArgs: 1, MaxArgs: 1, Fn: func(_ *Machine, a []Value) (Value, error) { return a[0], nil }},
-		{Name: "vm.builtin.null_value", MinArgs: 0, MaxArgs: 0, Fn: func(*Machine, []Value) (Value, error) { return Value{}, nil }},
-		{Name: "vm.builtin.read_if_cond", MinArgs: 1, MaxArgs: 1, Fn: readIfCond},
-		{Name: "vm.builtin.make_tuple", MinArgs: 0, MaxArgs: -1, Fn: makeTuple},
-		{Name: "vm.builtin.tuple_getitem", MinArgs: 2, MaxArgs: 2, Fn: tupleGetItem},
-		{Name: "vm.builtin.tuple_reset_item", MinArgs: 2, MaxArgs: 2, Fn: tupleResetItem},
-		{Name: "vm.builtin.make_closure", MinArgs: 1, MaxArgs: -1, Fn: makeClosure},
-		{Name: "vm.builtin.invoke_closure", WithCtx: true, MinArgs: 1, MaxArgs: -1, Fn: invokeClosureCallback},
-		{Name: "vm.builtin.call_tir_dyn", MinArgs: 2, MaxArgs: -1, Fn: notDirect},
-		{Name: "vm.builtin.alloc_storage", WithCtx: true, MinArgs: 2, MaxArgs: 4, Fn: allocStorage},
-		{Name: "vm.builtin.alloc_tensor", MinArgs: 4, MaxArgs: 4, Fn: allocTensor},
-		{Name: "vm.builtin.alloc_shape_heap", WithCtx: true, MinArgs: 1, MaxArgs: 1, Fn: allocShapeHeap},
-		{Name: "vm.builtin.shape_of", MinArgs: 1, MaxArgs: 1, Fn: shapeOf},
-		{Name: "vm.builtin.reshape", MinArgs: 2, MaxArgs: 2, Fn: reshape},
-		{Name: "vm.builtin.tensor_to_shape", MinArgs: 1, MaxArgs: 1, Fn: tensorToShape},
-		{Name: "vm.builtin.ensure_zero_offset", MinArgs: 1, MaxArgs: 1, Fn: ensureZeroOffset},
-		{Name: "vm.builtin.to_device", MinArgs: 1, MaxArgs: 3, Fn: func(_ *Machine, a []Value) (Value, error) { return a[0], nil }},
-		{Name: "vm.builtin.match_shape", MinArgs: 3, MaxArgs: -1, Fn: matchShape},
-		{Name: "vm.builtin.match_prim_value", MinArgs: 4, MaxArgs: 5, Fn: matchPrimValue},
-		{Name: "vm.builtin.make_shape", MinArgs: 2, MaxArgs: -1, Fn: makeShape},
-		{Name: "vm.builtin.make_prim_value", MinArgs: 3, MaxArgs: 3, Fn: makePrimValue},
-		{Name: "vm.builtin.check_tensor_info", MinArgs: 2, MaxArgs: 4, Fn: checkTensorInfo},
-		{Name: "vm.builtin.check_shape_info", MinArgs: 2, MaxArgs: 3, Fn: checkShapeInfo},
-		{Name: "vm.builtin.check_prim_value_info", MinArgs: 2, MaxArgs: 3, Fn: checkPrimValueInfo},
-		{Name: "vm.builtin.check_tuple_info", MinArgs: 2, MaxArgs: 3, Fn: checkTupleInfo},
-		{Name: "vm.builtin.check_func_info", MinArgs: 1, MaxArgs: 2, Fn: checkFuncInfo},
-		{Name: "vm.builtin.assert", MinArgs: 1, MaxArgs: -1, Fn: assertBuiltin},
+		{Name: abi.BuiltinCopy, MinArgs: 1, MaxArgs: 1, Fn: func(_ *Machine, a []Value) (Value, error) { return a[0], nil }},
+		{Name: abi.BuiltinNullValue, MinArgs: 0, MaxArgs: 0, Fn: func(*Machine, []Value) (Value, error) { return Value{}, nil }},
+		{Name: abi.BuiltinReadIfCond, MinArgs: 1, MaxArgs: 1, Fn: readIfCond},
+		{Name: abi.BuiltinMakeTuple, MinArgs: 0, MaxArgs: -1, Fn: makeTuple},
+		{Name: abi.BuiltinTupleGetItem, MinArgs: 2, MaxArgs: 2, Fn: tupleGetItem},
+		{Name: abi.BuiltinTupleResetItem, MinArgs: 2, MaxArgs: 2, Fn: tupleResetItem},
+		{Name: abi.BuiltinMakeClosure, MinArgs: 1, MaxArgs: -1, Fn: makeClosure},
+		{Name: abi.BuiltinInvokeClosure, WithCtx: true, MinArgs: 1, MaxArgs: -1, Fn: invokeClosureCallback},
+		{Name: abi.BuiltinCallTIRDyn, MinArgs: 2, MaxArgs: -1, Fn: notDirect},
+		{Name: abi.BuiltinAllocStorage, WithCtx: true, MinArgs: 2, MaxArgs: 4, Fn: allocStorage},
+		{Name: abi.BuiltinAllocTensor, MinArgs: 4, MaxArgs: 4, Fn: allocTensor},
+		{Name: abi.BuiltinAllocShapeHeap, WithCtx: true, MinArgs: 1, MaxArgs: 1, Fn: allocShapeHeap},
+		{Name: abi.BuiltinShapeOf, MinArgs: 1, MaxArgs: 1, Fn: shapeOf},
+		{Name: abi.BuiltinReshape, MinArgs: 2, MaxArgs: 2, Fn: reshape},
+		{Name: abi.BuiltinTensorToShape, MinArgs: 1, MaxArgs: 1, Fn: tensorToShape},
+		{Name: abi.BuiltinEnsureZeroOffset, MinArgs: 1, MaxArgs: 1, Fn: ensureZeroOffset},
+		{Name: abi.BuiltinToDevice, MinArgs: 1, MaxArgs: 3, Fn: func(_ *Machine, a []Value) (Value, error) { return a[0], nil }},
+		{Name: abi.BuiltinMatchShape, MinArgs: 3, MaxArgs: -1, Fn: matchShape},
+		{Name: abi.BuiltinMatchPrimValue, MinArgs: 4, MaxArgs: 5, Fn: matchPrimValue},
+		{Name: abi.BuiltinMakeShape, MinArgs: 2, MaxArgs: -1, Fn: makeShape},
+		{Name: abi.BuiltinMakePrimValue, MinArgs: 3, MaxArgs: 3, Fn: makePrimValue},
+		{Name: abi.BuiltinCheckTensorInfo, MinArgs: 2, MaxArgs: 4, Fn: checkTensorInfo},
+		{Name: abi.BuiltinCheckShapeInfo, MinArgs: 2, MaxArgs: 3, Fn: checkShapeInfo},
+		{Name: abi.BuiltinCheckPrimValueInfo, MinArgs: 2, MaxArgs: 3, Fn: checkPrimValueInfo},
+		{Name: abi.BuiltinCheckTupleInfo, MinArgs: 2, MaxArgs: 3, Fn: checkTupleInfo},
+		{Name: abi.BuiltinCheckFuncInfo, MinArgs: 1, MaxArgs: 2, Fn: checkFuncInfo},
+		{Name: abi.BuiltinAssert, MinArgs: 1, MaxArgs: -1, Fn: assertBuiltin},
 	} {
 		mustRegister(b)
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // The debug builtins LegalizeOps makes of R.print and R.assert_op (TVM
@@ -14,8 +16,8 @@ import (
 // values.
 
 func init() {
-	mustRegister(&Builtin{Name: "relax.run.print", MinArgs: 1, MaxArgs: -1, Fn: runPrint})
-	mustRegister(&Builtin{Name: "relax.run.assert_op", MinArgs: 2, MaxArgs: -1, Fn: runAssert})
+	mustRegister(&Builtin{Name: abi.BuiltinPrint, MinArgs: 1, MaxArgs: -1, Fn: runPrint})
+	mustRegister(&Builtin{Name: abi.BuiltinAssertOp, MinArgs: 2, MaxArgs: -1, Fn: runAssert})
 }
 
 // formatValues renders the "{}" placeholders of format with vals; with no

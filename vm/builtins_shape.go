@@ -5,24 +5,11 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // Shape-heap builtins (VMShapeLower, src/relax/backend/vm/vm_shape_lower.cc)
 // and the check_*_info family, with TVM's messages.
-
-// Match codes of vm.builtin.match_shape and match_prim_value.
-const (
-	matchAssertEqualToImm  = 0
-	matchStoreToHeap       = 1
-	matchNoOp              = 2
-	matchAssertEqualToLoad = 3
-)
-
-// Make codes of vm.builtin.make_shape and make_prim_value.
-const (
-	makeUseImm    = 0
-	makeLoadShape = 1
-)
 
 // heapOf returns the heap's int64 slots, or nil for a null heap.
 func heapOf(v Value) ([]int64, error) {
@@ -52,7 +39,7 @@ func prefix(ctx string) string {
 
 // matchOne applies one match code to value x, dimension dim of a shape
 // (-1: a prim value); messages are formatted only on failure.
-func matchOne(heap []int64, code, v, x int64, dim int, ctx string) error {
+func matchOne(heap []int64, code abi.MatchCode, v, x int64, dim int, ctx string) error {
 	what := func() string {
 		if dim < 0 {
 			return "PrimValue"
@@ -60,18 +47,18 @@ func matchOne(heap []int64, code, v, x int64, dim int, ctx string) error {
 		return fmt.Sprintf("shape[%d]", dim)
 	}
 	switch code {
-	case matchAssertEqualToImm:
+	case abi.MatchAssertEqualToImm:
 		if x != v {
 			return fmt.Errorf("%smatch_cast error, %s mismatch to specified constant (expected %d, got %d).", prefix(ctx), what(), v, x)
 		}
-	case matchStoreToHeap:
+	case abi.MatchStoreToHeap:
 		p, err := heapSlot(heap, v)
 		if err != nil {
 			return err
 		}
 		*p = x
-	case matchNoOp:
-	case matchAssertEqualToLoad:
+	case abi.MatchNoOp:
+	case abi.MatchAssertEqualToLoad:
 		p, err := heapSlot(heap, v)
 		if err != nil {
 			return err
@@ -119,7 +106,7 @@ func matchShape(_ *Machine, a []Value) (Value, error) {
 		if err1 != nil || err2 != nil {
 			return Value{}, fmt.Errorf("match_shape dimension %d: bad code or operand", i)
 		}
-		if err := matchOne(heap, code, v, dims[i], i, ctx); err != nil {
+		if err := matchOne(heap, abi.MatchCode(code), v, dims[i], i, ctx); err != nil {
 			return Value{}, err
 		}
 	}
@@ -144,7 +131,7 @@ func matchPrimValue(_ *Machine, a []Value) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	return Value{}, matchOne(heap, code, v, x, -1, errCtx(a, 4))
+	return Value{}, matchOne(heap, abi.MatchCode(code), v, x, -1, errCtx(a, 4))
 }
 
 // make_shape(heap, n, code_0, v_0, ...): immediates or heap loads.
@@ -184,10 +171,10 @@ func makeOne(heap []int64, codeV, opV Value) (int64, error) {
 	if !ok1 || !ok2 {
 		return 0, fmt.Errorf("code and operand must be integers")
 	}
-	switch code {
-	case makeUseImm:
+	switch abi.MakeCode(code) {
+	case abi.MakeUseImm:
 		return v, nil
-	case makeLoadShape:
+	case abi.MakeLoadShape:
 		p, err := heapSlot(heap, v)
 		if err != nil {
 			return 0, err

@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // runtime.TVMArrayCreateView(data, shape, dtype, relative_byte_offset): the
 // packed function LowerRuntimeBuiltin lowers R.memory.view to (TVM's
 // src/runtime/ndarray.cc). The view shares data's storage.
 func init() {
-	mustRegister(&Builtin{Name: "runtime.TVMArrayCreateView", MinArgs: 4, MaxArgs: 4, Fn: createView})
+	mustRegister(&Builtin{Name: abi.BuiltinCreateView, MinArgs: 4, MaxArgs: 4, Fn: createView})
 }
 
 func createView(m *Machine, a []Value) (Value, error) {

@@ -1,6 +1,10 @@
 package vm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/phasec/phasec/vm/abi"
+)
 
 // Opcode is one of TVM's four Relax VM instructions (bytecode.h).
 type Opcode uint8
@@ -171,41 +175,15 @@ type Constant struct {
 	Float float64
 }
 
-// ParamKind is the kind of a kernel parameter.
-type ParamKind uint8
-
-const (
-	ParamBuffer ParamKind = 0
-	ParamInt    ParamKind = 1
-	ParamFloat  ParamKind = 2
-)
-
-func (k ParamKind) String() string {
-	switch k {
-	case ParamBuffer:
-		return "buffer"
-	case ParamInt:
-		return "int"
-	case ParamFloat:
-		return "float"
-	}
-	return fmt.Sprintf("ParamKind(%d)", k)
-}
-
-// KernelParam is a kernel parameter's signature, recorded at build time and
-// checked against call sites and the compiled kernel at load time.
-type KernelParam struct {
-	Kind  ParamKind
-	DType string // element type of a buffer or scalar
-	NDim  int    // buffer rank; 0 for scalars
-}
-
-// Kernel is an entry of the kernel section: a TIR PrimFunc as TVMScript text
-// (a module holding the one PrimFunc), compiled when the executable is linked.
+// Kernel is an entry of the kernel section: a TIR PrimFunc in the compact
+// binary form of package ir/tirenc, with the signature the compiler
+// recorded for it. The VM never reads TIR: it validates call sites against
+// Params, and Options.CompileKernel (vm/loader's decoder and kernel
+// compiler) turns TIR into code when the executable is linked.
 type Kernel struct {
 	Name   string
-	Source string
-	Params []KernelParam
+	TIR    []byte
+	Params []abi.Param
 	// Ret is the dtype a kernel ending in T.ret returns (host PrimFuncs of
 	// ComputePrimValue); "" for the usual destination-passing kernels.
 	Ret string

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // ArgString renders an argument as TVM's as_text does: %N, %void, %vm, iN,
@@ -62,8 +63,15 @@ func (e *Executable) InstrString(in *Instr) string {
 
 // Text disassembles the executable: every function of the table in order
 // (VM functions with their instructions and source positions), then the
-// constant pool and the kernels with their signatures and TVMScript source.
-func (e *Executable) Text() string {
+// constant pool and the kernels with their signatures and the size of
+// their encoded TIR. TextWith shows the kernels' bodies too.
+func (e *Executable) Text() string { return e.TextWith(nil) }
+
+// TextWith is Text with each kernel's body rendered by kernelText (the
+// command line decodes the TIR and prints it as TVMScript; the vm package
+// cannot, as it does not depend on TIR). An error is shown in the body's
+// place. A nil kernelText is Text.
+func (e *Executable) TextWith(kernelText func(k *Kernel) (string, error)) string {
 	var b strings.Builder
 	kidx := e.kernelIndices()
 	for _, f := range e.Funcs {
@@ -99,7 +107,7 @@ func (e *Executable) Text() string {
 	for _, k := range e.Kernels {
 		params := make([]string, len(k.Params))
 		for i, p := range k.Params {
-			if p.Kind == ParamBuffer {
+			if p.Kind == abi.ParamBuffer {
 				params[i] = fmt.Sprintf("buffer(%s, ndim=%d)", p.DType, p.NDim)
 			} else {
 				params[i] = p.DType
@@ -110,7 +118,14 @@ func (e *Executable) Text() string {
 			ret = " -> " + k.Ret
 		}
 		fmt.Fprintf(&b, "  %s(%s)%s\n", k.Name, strings.Join(params, ", "), ret)
-		for _, line := range strings.Split(strings.TrimRight(k.Source, "\n"), "\n") {
+		body := fmt.Sprintf("<%d bytes of encoded TIR>", len(k.TIR))
+		if kernelText != nil {
+			var err error
+			if body, err = kernelText(&k); err != nil {
+				body = "<cannot show the kernel: " + err.Error() + ">"
+			}
+		}
+		for _, line := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
 			fmt.Fprintf(&b, "    | %s\n", line)
 		}
 	}
@@ -213,7 +228,7 @@ func formatElem(t *tensor.Tensor, i int) string {
 func (e *Executable) PlannedStaticBytes() (bytes int64, n int) {
 	for i := range e.Code {
 		in := &e.Code[i]
-		if in.Op != OpCall || in.Func < 0 || in.Func >= int64(len(e.Funcs)) || e.Funcs[in.Func].Name != "vm.builtin.alloc_storage" {
+		if in.Op != OpCall || in.Func < 0 || in.Func >= int64(len(e.Funcs)) || e.Funcs[in.Func].Name != abi.BuiltinAllocStorage {
 			continue
 		}
 		if len(in.Args) > 1 && in.Args[1].Kind() == ArgConstIdx {

@@ -9,12 +9,26 @@
 // code ranges and register counts, builtins by name, kernels by name), the
 // code as TVM's four instructions (Call, Ret, Goto, If) with argument words
 // tagged register / immediate / constant / function, a constant pool, the
-// kernels as TVMScript text with their parameter signatures, and a source
-// map from every instruction to the Relax binding it implements.
+// kernels as encoded TIR (package ir/tirenc) with their signatures
+// (abi.Param), and a source map from every instruction to the Relax
+// binding it implements.
 // Marshal/Unmarshal use a versioned, checksummed, sectioned binary form (see
 // format.go). Unmarshal and New validate everything the interpreter relies
 // on before anything runs (Executable.Validate); a corrupt file is an error,
 // never a panic.
+//
+// # What the runtime links
+//
+// The vm package imports, of phasec, only tensor and vm/abi (the
+// compiler-VM contract: builtin names, match codes, the kernel ABI); it
+// never reads TIR. Kernels are compiled when an executable is linked, by
+// Options.CompileKernel; package vm/loader supplies the decoder (ir/tirenc)
+// and the kernel compiler (vm/kernel). A program that only runs .pvm files
+// calls loader.Load and links, of phasec: vm/loader, vm, vm/abi,
+// vm/kernel, vm/blas, ir/tirenc, ir, diag, internal/ptrmap and tensor --
+// not the TVMScript parser, the op registry, the passes or code
+// generation (`go list -deps ./vm/loader`; internal/deps's test enforces
+// it).
 //
 // # Execution form
 //

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // The binary format (all integers little-endian; "uv" is an unsigned and
@@ -19,8 +21,9 @@ import (
 //	checksum uint32, CRC-32C of the payload
 //	payload  six sections, each: id byte, uv body length, body
 //	  1 builtins:  uv n, n strings (names resolved in the builtin registry)
-//	  2 kernels:   uv n, per kernel: name, source, uv nparams, per param: kind byte, dtype, uv ndim;
-//	               then the return dtype ("" for none)
+//	  2 kernels:   uv n, per kernel: name, TIR (a string: the PrimFunc encoded by
+//	               ir/tirenc, versioned by it), uv nparams, per param: kind byte
+//	               (abi.ParamKind), dtype, uv ndim; then the return dtype ("" for none)
 //	  3 functions: uv n, per entry: kind byte, then
 //	               packed: uv builtin index; kernel: uv kernel index;
 //	               vm: name, uv start, uv end, uv nargs, uv nregs, nargs param names,
@@ -40,8 +43,9 @@ import (
 // Magic starts every executable.
 const Magic = "PHASECVM"
 
-// FormatVersion is the version this package writes and reads.
-const FormatVersion = 1
+// FormatVersion is the version this package writes and reads. Version 2
+// stores kernels as encoded TIR (ir/tirenc) instead of TVMScript text.
+const FormatVersion = 2
 
 const headerSize = 8 + 2 + 2 + 8 + 4
 
@@ -89,7 +93,7 @@ func (e *Executable) Marshal() []byte {
 	w = binary.AppendUvarint(w, uint64(len(e.Kernels)))
 	for _, k := range e.Kernels {
 		w = appendString(w, k.Name)
-		w = appendString(w, k.Source)
+		w = appendString(w, string(k.TIR))
 		w = binary.AppendUvarint(w, uint64(len(k.Params)))
 		for _, p := range k.Params {
 			w = append(w, byte(p.Kind))
@@ -400,10 +404,10 @@ func Unmarshal(data []byte) (*Executable, error) {
 			for i := range e.Kernels {
 				k := &e.Kernels[i]
 				k.Name = r.str()
-				k.Source = r.str()
-				k.Params = make([]KernelParam, r.count("kernel parameter count", 3))
+				k.TIR = bytes.Clone(r.bytesN(r.count("kernel TIR length", 1)))
+				k.Params = make([]abi.Param, r.count("kernel parameter count", 3))
 				for j := range k.Params {
-					k.Params[j] = KernelParam{Kind: ParamKind(r.byte1()), DType: r.str(), NDim: r.small("buffer rank", maxNDim)}
+					k.Params[j] = abi.Param{Kind: abi.ParamKind(r.byte1()), DType: r.str(), NDim: r.small("buffer rank", maxNDim)}
 				}
 				k.Ret = r.str()
 			}

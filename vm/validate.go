@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // Validate checks everything the interpreter relies on, so that a validated
@@ -88,13 +89,13 @@ func (e *Executable) Validate() error {
 			}
 		}
 		for j, p := range k.Params {
-			if p.Kind > ParamFloat {
+			if p.Kind > abi.ParamFloat {
 				errs.add("kernel %q parameter %d: unknown kind %d", k.Name, j, p.Kind)
 			}
 			if _, err := tensor.ParseDType(p.DType); err != nil {
 				errs.add("kernel %q parameter %d: %v", k.Name, j, err)
 			}
-			if p.NDim < 0 || p.NDim > maxNDim || (p.Kind != ParamBuffer && p.NDim != 0) {
+			if p.NDim < 0 || p.NDim > maxNDim || (p.Kind != abi.ParamBuffer && p.NDim != 0) {
 				errs.add("kernel %q parameter %d: rank %d", k.Name, j, p.NDim)
 			}
 		}
@@ -240,10 +241,10 @@ func (e *Executable) validateInstr(f *Function, pc int, written []int32, kidx ma
 				errs.add("%s: %s takes %s, got %d", where(), b.Name, b.arity(), len(args))
 				return
 			}
-			if b.Name == "vm.builtin.call_tir_dyn" {
+			if b.Name == abi.BuiltinCallTIRDyn {
 				a := args[0]
 				if a.Kind() != ArgFuncIdx || a.Value() < 0 || a.Value() >= int64(len(e.Funcs)) || e.Funcs[a.Value()].Kind != FuncKernel {
-					errs.add("%s: vm.builtin.call_tir_dyn needs a kernel as its first argument", where())
+					errs.add("%s: %s needs a kernel as its first argument", where(), abi.BuiltinCallTIRDyn)
 				}
 			}
 		}
@@ -273,11 +274,11 @@ func (e *Executable) validateKernelArgs(k Kernel, args []Arg, where func() strin
 		switch kind {
 		case 255: // a register: checked at run time
 		case ConstTensor:
-			ok = p.Kind == ParamBuffer && len(e.Constants[a.Value()].Dims) == p.NDim
+			ok = p.Kind == abi.ParamBuffer && len(e.Constants[a.Value()].Dims) == p.NDim
 		case ConstInt:
-			ok = p.Kind == ParamInt || p.Kind == ParamFloat
+			ok = p.Kind == abi.ParamInt || p.Kind == abi.ParamFloat
 		case ConstFloat:
-			ok = p.Kind == ParamFloat
+			ok = p.Kind == abi.ParamFloat
 		default:
 			ok = false
 		}

@@ -12,33 +12,16 @@ import (
 	"unsafe"
 
 	"github.com/phasec/phasec/tensor"
-	"github.com/phasec/phasec/vm/kernel"
+	"github.com/phasec/phasec/vm/abi"
 )
-
-// KernelArg is one kernel argument: T for a buffer parameter, I for an
-// integer scalar, F for a float scalar. It is vm/kernel's Arg, so a
-// *kernel.Kernel is a KernelFunc as it is.
-type KernelArg = kernel.Arg
-
-// KernelFunc is a compiled kernel. Call must not retain args, and must not
-// allocate in steady state (the VM's zero-allocation budget includes it).
-type KernelFunc interface {
-	Call(args []KernelArg) error
-}
-
-// ValueKernel is a kernel that returns a scalar (a PrimFunc ending in
-// T.ret); *kernel.Kernel implements it. The VM uses it for kernels whose
-// executable record has a return type.
-type ValueKernel interface {
-	CallValue(args []KernelArg) (KernelArg, error)
-}
 
 // Options configure linking and running.
 type Options struct {
-	// CompileKernel compiles a kernel of the executable (its TVMScript
-	// source), e.g. codegen's parser + vm/kernel; tests pass Go kernels. The
-	// vm package itself depends on neither the front end nor the compiler.
-	CompileKernel func(k Kernel) (KernelFunc, error)
+	// CompileKernel compiles a kernel of the executable (its encoded
+	// TIR); vm/loader sets it to decode with ir/tirenc and compile with
+	// vm/kernel, tests pass Go kernels. The vm package itself depends on
+	// neither TIR nor the kernel compiler.
+	CompileKernel func(k Kernel) (abi.Kernel, error)
 	// NewAllocator makes the allocator of each machine (one per concurrent
 	// call); the default is tensor.NewPooledAllocator.
 	NewAllocator func() tensor.Allocator
@@ -65,7 +48,7 @@ type VM struct {
 	code     []xinstr
 	funcs    []linkedFunc
 	consts   []Value
-	kernels  []KernelFunc
+	kernels  []abi.Kernel
 	byName   map[string]int
 	maxArgs  int
 	machines sync.Pool
@@ -139,7 +122,7 @@ func New(exe *Executable, opts Options) (*VM, error) {
 		}
 		vm.consts[i] = v
 	}
-	vm.kernels = make([]KernelFunc, len(exe.Kernels))
+	vm.kernels = make([]abi.Kernel, len(exe.Kernels))
 	for i, k := range exe.Kernels {
 		kf, err := vm.compileKernel(k)
 		if err != nil {
@@ -173,26 +156,11 @@ func New(exe *Executable, opts Options) (*VM, error) {
 // Executable returns the executable the VM runs.
 func (vm *VM) Executable() *Executable { return vm.exe }
 
-func (vm *VM) compileKernel(k Kernel) (KernelFunc, error) {
+func (vm *VM) compileKernel(k Kernel) (abi.Kernel, error) {
 	if vm.opts.CompileKernel != nil {
 		return vm.opts.CompileKernel(k)
 	}
 	return nil, errors.New("no kernel compiler configured (Options.CompileKernel)")
-}
-
-// CheckKernelSignature compares the signature recorded at build time with
-// a compiled kernel's (kind, dtype and rank per parameter).
-func CheckKernelSignature(k Kernel, got []KernelParam) error {
-	if len(got) != len(k.Params) {
-		return fmt.Errorf("compiled kernel has %d parameters, the executable records %d", len(got), len(k.Params))
-	}
-	for i, p := range k.Params {
-		if g := got[i]; g != p {
-			return fmt.Errorf("parameter %d: compiled as %v %s rank %d, the executable records %v %s rank %d",
-				i, g.Kind, g.DType, g.NDim, p.Kind, p.DType, p.NDim)
-		}
-	}
-	return nil
 }
 
 func (vm *VM) operand(a Arg) operand {
@@ -242,13 +210,13 @@ func (vm *VM) link(in *Instr) xinstr {
 		x.target = int32(callee.kernel)
 	case FuncPacked:
 		switch callee.name {
-		case "vm.builtin.copy":
+		case abi.BuiltinCopy:
 			x.op = xMove
-		case "vm.builtin.null_value":
+		case abi.BuiltinNullValue:
 			x.op = xClear
-		case "vm.builtin.invoke_closure":
+		case abi.BuiltinInvokeClosure:
 			x.op = xInvokeClosure
-		case "vm.builtin.call_tir_dyn":
+		case abi.BuiltinCallTIRDyn:
 			x.op = xCallKernelDyn
 			x.target = int32(vm.funcs[in.Args[0].Value()].kernel)
 			x.args = x.args[1:]
@@ -341,7 +309,7 @@ type Machine struct {
 	regs   []Value
 	frames []frame
 	argbuf []Value
-	kargs  []KernelArg
+	kargs  []abi.Arg
 	steps  int64
 	pc     int
 	stats  *machineStats
@@ -794,12 +762,12 @@ func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) (Value, error) {
 		switch a.kind {
 		case KindTensor:
 			t, _ := a.Tensor()
-			ka = append(ka, KernelArg{T: t})
+			ka = append(ka, abi.Arg{T: t})
 		case KindInt, KindBool:
-			ka = append(ka, KernelArg{I: a.i, F: float64(a.i)})
+			ka = append(ka, abi.Arg{I: a.i, F: float64(a.i)})
 		case KindFloat:
 			f, _ := a.Float()
-			ka = append(ka, KernelArg{F: f})
+			ka = append(ka, abi.Arg{F: f})
 		default:
 			m.kargs = ka
 			return Value{}, fmt.Errorf("kernel %s argument %d: a %s cannot be passed to a kernel", m.vm.exe.Kernels[ki].Name, i, a.kind)
@@ -807,7 +775,7 @@ func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) (Value, error) {
 	}
 	if dyn != nil {
 		for _, d := range dyn.Dims {
-			ka = append(ka, KernelArg{I: d, F: float64(d)})
+			ka = append(ka, abi.Arg{I: d, F: float64(d)})
 		}
 	}
 	m.kargs = ka
@@ -819,9 +787,9 @@ func (m *Machine) callKernel(ki int, args []Value, dyn *Shape) (Value, error) {
 	if m.stats != nil {
 		start = time.Now()
 	}
-	var ret KernelArg
+	var ret abi.Arg
 	var err error
-	if vk, ok := m.vm.kernels[ki].(ValueKernel); ok && rec.Ret != "" {
+	if vk, ok := m.vm.kernels[ki].(abi.ValueKernel); ok && rec.Ret != "" {
 		ret, err = vk.CallValue(ka)
 	} else if rec.Ret != "" {
 		err = fmt.Errorf("kernel %s returns %s but its implementation cannot return a value", rec.Name, rec.Ret)

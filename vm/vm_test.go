@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 func init() {
@@ -32,13 +33,13 @@ func init() {
 
 // addOneKernel is a Go kernel (B[i] = A[i] + 1 over float32) standing in
 // for a compiled TIR kernel.
-var addOneKernel = Kernel{Name: "add_one", Source: "# go kernel", Params: []KernelParam{
-	{Kind: ParamBuffer, DType: "float32", NDim: 1}, {Kind: ParamBuffer, DType: "float32", NDim: 1}}}
+var addOneKernel = Kernel{Name: "add_one", TIR: []byte("go kernel"), Params: []abi.Param{
+	{Kind: abi.ParamBuffer, DType: "float32", NDim: 1}, {Kind: abi.ParamBuffer, DType: "float32", NDim: 1}}}
 
-func goKernels(k Kernel) (KernelFunc, error) {
+func goKernels(k Kernel) (abi.Kernel, error) {
 	switch k.Name {
 	case "add_one":
-		return goKernel(func(a []KernelArg) error {
+		return goKernel(func(a []abi.Arg) error {
 			if a[0].T == nil || a[1].T == nil || a[0].T.DType != tensor.Float32 || a[1].T.DType != tensor.Float32 {
 				return fmt.Errorf("add_one takes two float32 tensors")
 			}
@@ -52,7 +53,7 @@ func goKernels(k Kernel) (KernelFunc, error) {
 			return nil
 		}), nil
 	case "fill_n":
-		return goKernel(func(a []KernelArg) error {
+		return goKernel(func(a []abi.Arg) error {
 			if a[0].T == nil || a[0].T.DType != tensor.Float32 {
 				return fmt.Errorf("fill_n takes a float32 tensor")
 			}
@@ -66,9 +67,9 @@ func goKernels(k Kernel) (KernelFunc, error) {
 	return nil, fmt.Errorf("no Go kernel %s", k.Name)
 }
 
-type goKernel func([]KernelArg) error
+type goKernel func([]abi.Arg) error
 
-func (g goKernel) Call(a []KernelArg) error { return g(a) }
+func (g goKernel) Call(a []abi.Arg) error { return g(a) }
 
 func pos(line int) Pos { return Pos{File: "t.tvms", Line: line, Col: 5} }
 
@@ -406,9 +407,9 @@ func TestShapeHeapBuiltins(t *testing.T) {
 	heap, s := b.NewReg(), b.NewReg()
 	ctx := ConstArg(b.Const(Constant{Kind: ConstString, Str: "ErrorContext(fn=main, loc=param[0], param=x) "}))
 	b.CallPacked(heap, "vm.builtin.alloc_shape_heap", []Arg{RegArg(RegVM), ImmArg(2)}, pos(1))
-	b.CallPacked(RegVoid, "vm.builtin.match_shape", []Arg{RegArg(0), RegArg(heap), ImmArg(2), ImmArg(matchStoreToHeap), ImmArg(0), ImmArg(matchStoreToHeap), ImmArg(1), ctx}, pos(2))
-	b.CallPacked(s, "vm.builtin.make_shape", []Arg{RegArg(heap), ImmArg(3), ImmArg(makeLoadShape), ImmArg(1), ImmArg(makeUseImm), ImmArg(7), ImmArg(makeLoadShape), ImmArg(0)}, pos(3))
-	b.CallPacked(RegVoid, "vm.builtin.match_shape", []Arg{RegArg(s), RegArg(heap), ImmArg(3), ImmArg(matchAssertEqualToLoad), ImmArg(1), ImmArg(matchAssertEqualToImm), ImmArg(7), ImmArg(matchAssertEqualToLoad), ImmArg(0), ctx}, pos(4))
+	b.CallPacked(RegVoid, "vm.builtin.match_shape", []Arg{RegArg(0), RegArg(heap), ImmArg(2), ImmArg(int64(abi.MatchStoreToHeap)), ImmArg(0), ImmArg(int64(abi.MatchStoreToHeap)), ImmArg(1), ctx}, pos(2))
+	b.CallPacked(s, "vm.builtin.make_shape", []Arg{RegArg(heap), ImmArg(3), ImmArg(int64(abi.MakeLoadShape)), ImmArg(1), ImmArg(int64(abi.MakeUseImm)), ImmArg(7), ImmArg(int64(abi.MakeLoadShape)), ImmArg(0)}, pos(3))
+	b.CallPacked(RegVoid, "vm.builtin.match_shape", []Arg{RegArg(s), RegArg(heap), ImmArg(3), ImmArg(int64(abi.MatchAssertEqualToLoad)), ImmArg(1), ImmArg(int64(abi.MatchAssertEqualToImm)), ImmArg(7), ImmArg(int64(abi.MatchAssertEqualToLoad)), ImmArg(0), ctx}, pos(4))
 	b.Ret(s, pos(5))
 	b.EndFunc()
 	exe, err := b.Finish()
@@ -424,17 +425,17 @@ func TestShapeHeapBuiltins(t *testing.T) {
 
 	// Direct checks of the codes against hand-derived results.
 	h := TensorValue(tensor.New(tensor.Int64, 2))
-	_, err = matchShape(nil, []Value{ShapeValue(4, 5), h, Int(2), Int(matchStoreToHeap), Int(0), Int(matchAssertEqualToImm), Int(6), String("ctx")})
+	_, err = matchShape(nil, []Value{ShapeValue(4, 5), h, Int(2), Int(int64(abi.MatchStoreToHeap)), Int(0), Int(int64(abi.MatchAssertEqualToImm)), Int(6), String("ctx")})
 	assert.EqualError(t, err, "ctx match_cast error, shape[1] mismatch to specified constant (expected 6, got 5).")
-	_, err = matchShape(nil, []Value{ShapeValue(4, 5), h, Int(2), Int(matchAssertEqualToLoad), Int(0), Int(matchAssertEqualToLoad), Int(0)})
+	_, err = matchShape(nil, []Value{ShapeValue(4, 5), h, Int(2), Int(int64(abi.MatchAssertEqualToLoad)), Int(0), Int(int64(abi.MatchAssertEqualToLoad)), Int(0)})
 	assert.EqualError(t, err, "match_cast error, shape[1] mismatch to a previous populated value (expected 4, got 5).")
-	_, err = matchShape(nil, []Value{ShapeValue(4), h, Int(1), Int(matchStoreToHeap), Int(9)})
+	_, err = matchShape(nil, []Value{ShapeValue(4), h, Int(1), Int(int64(abi.MatchStoreToHeap)), Int(9)})
 	assert.EqualError(t, err, "shape heap slot 9 out of range (heap of 2 slots)")
-	v, err = makePrimValue(nil, []Value{h, Int(makeLoadShape), Int(0)})
+	v, err = makePrimValue(nil, []Value{h, Int(int64(abi.MakeLoadShape)), Int(0)})
 	require.NoError(t, err)
 	n, _ := v.Int()
 	assert.Equal(t, int64(4), n)
-	_, err = matchPrimValue(nil, []Value{Int(5), h, Int(matchAssertEqualToLoad), Int(0), String("pv")})
+	_, err = matchPrimValue(nil, []Value{Int(5), h, Int(int64(abi.MatchAssertEqualToLoad)), Int(0), String("pv")})
 	assert.EqualError(t, err, "pv match_cast error, PrimValue mismatch to a previous populated value (expected 4, got 5).")
 }
 
@@ -620,7 +621,7 @@ func TestShapeHeapNeverShared(t *testing.T) {
 	b.BeginFunc("main", []string{"x"})
 	h1, h2, tup := b.NewReg(), b.NewReg(), b.NewReg()
 	b.CallPacked(h1, "vm.builtin.alloc_shape_heap", []Arg{RegArg(RegVM), ImmArg(1)}, Pos{})
-	b.CallPacked(RegVoid, "vm.builtin.match_shape", []Arg{RegArg(0), RegArg(h1), ImmArg(1), ImmArg(matchStoreToHeap), ImmArg(0)}, Pos{})
+	b.CallPacked(RegVoid, "vm.builtin.match_shape", []Arg{RegArg(0), RegArg(h1), ImmArg(1), ImmArg(int64(abi.MatchStoreToHeap)), ImmArg(0)}, Pos{})
 	b.CallPacked(h2, "vm.builtin.alloc_shape_heap", []Arg{RegArg(RegVM), ImmArg(1)}, Pos{})
 	b.CallPacked(tup, "vm.builtin.make_tuple", []Arg{RegArg(h1), RegArg(h2)}, Pos{})
 	b.Ret(tup, Pos{})

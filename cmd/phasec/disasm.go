@@ -5,7 +5,10 @@ import (
 	"io"
 	"os"
 
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/loader"
 )
 
 func init() {
@@ -32,6 +35,20 @@ func runDisasm(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "phasec disasm: %s: %v\n", args[0], err)
 		return 1
 	}
-	fmt.Fprint(stdout, exe.Text())
+	fmt.Fprint(stdout, exe.TextWith(kernelSource))
 	return 0
+}
+
+// kernelSource shows a kernel as TVMScript: its TIR decoded and printed
+// alone in a module, as the compiler saw it.
+func kernelSource(k *vm.Kernel) (string, error) {
+	f, err := loader.DecodeKernel(k)
+	if err != nil {
+		return "", err
+	}
+	m := ir.NewModule()
+	if err := m.Add(k.Name, f); err != nil {
+		return "", err
+	}
+	return syntax.Print(m), nil
 }

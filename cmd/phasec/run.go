@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/phasec/phasec/codegen"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/loader"
 )
 
 const runUsage = "[--func main] [--input name=file.npy]... [--random-inputs] [--seed N] [--symbolic n=32]... " +
@@ -90,7 +90,7 @@ func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	machine, err := codegen.Link(exe, vm.Options{Stats: *stats})
+	machine, err := loader.Link(exe, vm.Options{Stats: *stats})
 	if err != nil {
 		fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
 		return 1

@@ -11,6 +11,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/blas"
 	"github.com/phasec/phasec/vm/kernel"
 )
@@ -48,7 +49,7 @@ func benchBroadcast(b *testing.B, rows, cols int64) {
 		b.Fatal(err)
 	}
 	A, B, C := randTensor(rows, cols), randTensor(cols), tensor.New(tensor.Float32, rows, cols)
-	args := []kernel.Arg{{T: A}, {T: B}, {T: C}}
+	args := []abi.Arg{{T: A}, {T: B}, {T: C}}
 	b.Run("tir", func(b *testing.B) {
 		b.SetBytes(rows * cols * 8) // A read + C written
 		b.ReportAllocs()
@@ -149,7 +150,7 @@ func BenchmarkLayerNorm(b *testing.B) {
 		b.Fatal(err)
 	}
 	A, G, Bt, O := randTensor(rows, cols), randTensor(cols), randTensor(cols), tensor.New(tensor.Float32, rows, cols)
-	args := []kernel.Arg{{T: A}, {T: G}, {T: Bt}, {T: O}}
+	args := []abi.Arg{{T: A}, {T: G}, {T: Bt}, {T: O}}
 	b.Run("tir", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -238,7 +239,7 @@ func BenchmarkSoftmax(b *testing.B) {
 		b.Fatal(err)
 	}
 	A, O := randTensor(rows, cols), tensor.New(tensor.Float32, rows, cols)
-	args := []kernel.Arg{{T: A}, {T: O}}
+	args := []abi.Arg{{T: A}, {T: O}}
 	b.Run("tir", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -270,7 +271,7 @@ func BenchmarkMatmul256(b *testing.B) {
 `, "N", "T.int64(256)"), "T.int64(256), T.int64(256)", "T.int64(256), T.int64(256)"), "grid(T.int64(256), T.int64(256), T.int64(256))", "grid(T.int64(256), T.int64(256), T.int64(256))")
 	f := parseFunc(b, src, "mm")
 	A, B, C := randTensor(n, n), randTensor(n, n), tensor.New(tensor.Float32, n, n)
-	args := []kernel.Arg{{T: A}, {T: B}, {T: C}}
+	args := []abi.Arg{{T: A}, {T: B}, {T: C}}
 	for _, mode := range []struct {
 		name string
 		opts kernel.Options

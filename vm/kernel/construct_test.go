@@ -12,6 +12,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 )
 
@@ -262,7 +263,7 @@ func TestIntegerDivisionByHand(t *testing.T) {
 	call := func(name string, args ...int64) int64 {
 		k, err := kernel.Compile(mod.PrimFunc(name), name)
 		require.NoError(t, err)
-		as := make([]kernel.Arg, len(args))
+		as := make([]abi.Arg, len(args))
 		for i, a := range args {
 			as[i].I = a
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 )
 
@@ -94,13 +95,13 @@ func TestRuntimeErrors(t *testing.T) {
 		k, err := kernel.CompileWith(pad, "pad", opts)
 		require.NoError(t, err)
 		A, B := tensor.New(tensor.Float32, 5), tensor.New(tensor.Float32, 7)
-		require.NoError(t, k.Call([]kernel.Arg{{T: A}, {T: B}}))
-		require.EqualError(t, k.Call([]kernel.Arg{{T: A}, {T: tensor.New(tensor.Float32, 6)}}),
+		require.NoError(t, k.Call([]abi.Arg{{T: A}, {T: B}}))
+		require.EqualError(t, k.Call([]abi.Arg{{T: A}, {T: tensor.New(tensor.Float32, 6)}}),
 			"PrimFunc pad: buffer B dimension 0 is 6, expected n + T.int64(2) = 7")
-		require.EqualError(t, k.Call([]kernel.Arg{{T: A}}), "PrimFunc pad takes 2 arguments, got 1")
-		require.EqualError(t, k.Call([]kernel.Arg{{T: tensor.New(tensor.Float64, 5)}, {T: B}}),
+		require.EqualError(t, k.Call([]abi.Arg{{T: A}}), "PrimFunc pad takes 2 arguments, got 1")
+		require.EqualError(t, k.Call([]abi.Arg{{T: tensor.New(tensor.Float64, 5)}, {T: B}}),
 			"PrimFunc pad: argument 0 (A) must be a 1-d float32 tensor, got float64(5,)")
-		require.EqualError(t, k.Call([]kernel.Arg{{T: A}, {I: 3}}), "PrimFunc pad: argument 1 (B) must be a tensor")
+		require.EqualError(t, k.Call([]abi.Arg{{T: A}, {I: 3}}), "PrimFunc pad: argument 1 (B) must be a tensor")
 
 		// oobrow's A[1, 4] is inside the buffer but outside dimension 1.
 		for _, name := range []string{"oob", "oobrow", "oobgather", "divzero"} {

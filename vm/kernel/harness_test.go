@@ -12,6 +12,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 )
 
@@ -37,9 +38,9 @@ func parseFunc(t testing.TB, body, name string) *ir.PrimFunc {
 type spec map[string]any
 
 // makeArgs builds random arguments for f.
-func makeArgs(t testing.TB, f *ir.PrimFunc, s spec, rng *rand.Rand) []kernel.Arg {
+func makeArgs(t testing.TB, f *ir.PrimFunc, s spec, rng *rand.Rand) []abi.Arg {
 	t.Helper()
-	args := make([]kernel.Arg, len(f.Params))
+	args := make([]abi.Arg, len(f.Params))
 	for i, p := range f.Params {
 		b := f.BufferMap[p]
 		if b == nil {
@@ -88,8 +89,8 @@ func fillRandom(t *tensor.Tensor, rng *rand.Rand) {
 	}
 }
 
-func cloneArgs(args []kernel.Arg) []kernel.Arg {
-	out := make([]kernel.Arg, len(args))
+func cloneArgs(args []abi.Arg) []abi.Arg {
+	out := make([]abi.Arg, len(args))
 	for i, a := range args {
 		out[i] = a
 		if a.T != nil {
@@ -114,7 +115,7 @@ var modes = []struct {
 // checkAll runs f on args in the reference interpreter and in every mode
 // and compares the results: floats within 1e-5 (relative above 1),
 // integers exactly. It returns the kernel compiled with default options.
-func checkAll(t *testing.T, f *ir.PrimFunc, args []kernel.Arg) *kernel.Kernel {
+func checkAll(t *testing.T, f *ir.PrimFunc, args []abi.Arg) *kernel.Kernel {
 	t.Helper()
 	want := cloneArgs(args)
 	wantRet, refErr := runRef(f, want)
@@ -130,7 +131,7 @@ func checkAll(t *testing.T, f *ir.PrimFunc, args []kernel.Arg) *kernel.Kernel {
 			t.Logf("vector loops %d, scalar %v", v, sc)
 		}
 		got := cloneArgs(args)
-		var ret kernel.Arg
+		var ret abi.Arg
 		if f.Ret.IsVoid() {
 			err = k.Call(got)
 		} else {

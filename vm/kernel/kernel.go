@@ -9,6 +9,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // Options tune compilation; the zero value is what Compile uses.
@@ -23,31 +24,10 @@ type Options struct {
 	Serial bool
 }
 
-// Arg is one argument of a call: a tensor for a buffer parameter, I for an
-// integer or boolean scalar, F for a float scalar.
-type Arg struct {
-	T *tensor.Tensor
-	I int64
-	F float64
-}
-
-// ParamKind is what a parameter accepts.
-type ParamKind uint8
-
-const (
-	ParamBuffer ParamKind = iota // a tensor (Arg.T)
-	ParamInt                     // an integer or boolean scalar (Arg.I)
-	ParamFloat                   // a float scalar (Arg.F)
-)
-
-func (k ParamKind) String() string {
-	return [...]string{"buffer", "int", "float"}[k]
-}
-
 // ParamInfo describes a parameter for load-time validation.
 type ParamInfo struct {
 	Name  string
-	Kind  ParamKind
+	Kind  abi.ParamKind
 	DType tensor.DType // element type of a buffer, type of a scalar; Invalid for an opaque handle
 	NDim  int          // buffers only; -1 for an opaque handle (any tensor)
 }
@@ -60,7 +40,7 @@ type Kernel struct {
 	binds   []bindStep
 	checks  []checkStep
 	body    stmt
-	ret     func(fr *frame) Arg // nil unless the PrimFunc ends with T.ret
+	ret     func(fr *frame) abi.Arg // nil unless the PrimFunc ends with T.ret
 	pattern string
 
 	vectorLoops int
@@ -97,7 +77,7 @@ type fastPath func(fr *frame) bool
 
 type param struct {
 	info   ParamInfo
-	buf    int // buffer index for ParamBuffer
+	buf    int // buffer index for abi.ParamBuffer
 	slot   int // slot for scalars
 	irType ir.DataType
 }
@@ -120,6 +100,20 @@ func (k *Kernel) Params() []ParamInfo {
 	out := make([]ParamInfo, len(k.params))
 	for i, p := range k.params {
 		out[i] = p.info
+	}
+	return out
+}
+
+// Signature is the kernel's signature as an executable records it: per
+// parameter its kind, the dtype of a buffer's elements or of a scalar, and
+// a buffer's rank (an opaque handle has rank -1 and no dtype).
+func (k *Kernel) Signature() []abi.Param {
+	out := make([]abi.Param, len(k.params))
+	for i, p := range k.params {
+		out[i] = abi.Param{Kind: p.info.Kind, DType: p.info.DType.String()}
+		if p.info.Kind == abi.ParamBuffer {
+			out[i].NDim = p.info.NDim
+		}
 	}
 	return out
 }
@@ -184,14 +178,14 @@ func (c *compiler) params(k *Kernel) {
 				c.fail(b, "buffer %s: unsupported dtype %s", b.Name, typeName(b.DType))
 			}
 			bi := c.addBuffer(b)
-			k.params = append(k.params, param{info: ParamInfo{Name: b.Name, Kind: ParamBuffer, DType: dt, NDim: len(b.Shape)}, buf: bi, irType: b.DType})
+			k.params = append(k.params, param{info: ParamInfo{Name: b.Name, Kind: abi.ParamBuffer, DType: dt, NDim: len(b.Shape)}, buf: bi, irType: b.DType})
 			bufParams = append(bufParams, i)
 			continue
 		}
 		if p.Type.IsHandle() {
 			// A handle no T.match_buffer views: an opaque pointer the body
 			// cannot use (stub kernels); any tensor is accepted.
-			k.params = append(k.params, param{info: ParamInfo{Name: p.Name, Kind: ParamBuffer, DType: tensor.Invalid, NDim: -1}, buf: -1})
+			k.params = append(k.params, param{info: ParamInfo{Name: p.Name, Kind: abi.ParamBuffer, DType: tensor.Invalid, NDim: -1}, buf: -1})
 			continue
 		}
 		dt, err := runtimeDType(p.Type)
@@ -199,9 +193,9 @@ func (c *compiler) params(k *Kernel) {
 			c.fail(p, "scalar parameter %s has unsupported type %s", p.Name, typeName(p.Type))
 		}
 		c.defineVar(p)
-		kind, slot := ParamInt, c.ints[p]
+		kind, slot := abi.ParamInt, c.ints[p]
 		if isFloatType(p.Type) {
-			kind, slot = ParamFloat, c.flts[p]
+			kind, slot = abi.ParamFloat, c.flts[p]
 		}
 		k.params = append(k.params, param{info: ParamInfo{Name: p.Name, Kind: kind, DType: dt}, slot: slot, irType: p.Type})
 	}
@@ -258,7 +252,7 @@ func splitRet(body ir.Stmt) (ir.Stmt, *ir.Evaluate) {
 }
 
 // compileRet compiles the value of T.ret.
-func (c *compiler) compileRet(e *ir.Evaluate) func(fr *frame) Arg {
+func (c *compiler) compileRet(e *ir.Evaluate) func(fr *frame) abi.Arg {
 	call := e.Value.(*ir.PrimCall)
 	if len(call.Args) != 1 {
 		c.fail(e, "T.ret takes one value")
@@ -266,28 +260,28 @@ func (c *compiler) compileRet(e *ir.Evaluate) func(fr *frame) Arg {
 	v := call.Args[0]
 	if isFloatType(v.DType()) {
 		f := c.compileF(v)
-		return func(fr *frame) Arg { return Arg{F: f(fr)} }
+		return func(fr *frame) abi.Arg { return abi.Arg{F: f(fr)} }
 	}
 	i := c.compileI(v)
-	return func(fr *frame) Arg { return Arg{I: i(fr)} }
+	return func(fr *frame) abi.Arg { return abi.Arg{I: i(fr)} }
 }
 
 // Call runs the kernel on args (one per parameter, in order).
-func (k *Kernel) Call(args []Arg) error {
+func (k *Kernel) Call(args []abi.Arg) error {
 	_, err := k.call(args)
 	return err
 }
 
 // CallValue runs a kernel that returns a value with T.ret and returns it
 // (I for integers and booleans, F for floats).
-func (k *Kernel) CallValue(args []Arg) (Arg, error) {
+func (k *Kernel) CallValue(args []abi.Arg) (abi.Arg, error) {
 	if k.ret == nil {
-		return Arg{}, fmt.Errorf("PrimFunc %s returns no value", k.name)
+		return abi.Arg{}, fmt.Errorf("PrimFunc %s returns no value", k.name)
 	}
 	return k.call(args)
 }
 
-func (k *Kernel) call(args []Arg) (out Arg, err error) {
+func (k *Kernel) call(args []abi.Arg) (out abi.Arg, err error) {
 	fr := k.getFrame()
 	defer func() {
 		if r := recover(); r != nil {
@@ -296,7 +290,7 @@ func (k *Kernel) call(args []Arg) (out Arg, err error) {
 		k.putFrame(fr)
 	}()
 	if err := k.bind(fr, args); err != nil {
-		return Arg{}, err
+		return abi.Arg{}, err
 	}
 	k.body(fr)
 	if k.ret != nil {
@@ -323,7 +317,7 @@ func (k *Kernel) recovered(r any) error {
 
 // bind checks args against the parameters and binds buffers, scalars and
 // symbolic shape variables into fr.
-func (k *Kernel) bind(fr *frame, args []Arg) error {
+func (k *Kernel) bind(fr *frame, args []abi.Arg) error {
 	if len(args) != len(k.params) {
 		return fmt.Errorf("PrimFunc %s takes %d arguments, got %d", k.name, len(k.params), len(args))
 	}
@@ -331,11 +325,11 @@ func (k *Kernel) bind(fr *frame, args []Arg) error {
 		p := &k.params[i]
 		a := &args[i]
 		switch p.info.Kind {
-		case ParamInt:
+		case abi.ParamInt:
 			fr.ints[p.slot] = wrapValue(p.irType, a.I)
-		case ParamFloat:
+		case abi.ParamFloat:
 			fr.flts[p.slot] = roundValue(p.irType, a.F)
-		case ParamBuffer:
+		case abi.ParamBuffer:
 			t := a.T
 			if p.buf < 0 {
 				continue // an opaque handle

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 )
 
@@ -20,7 +21,7 @@ func TestWhileLoop(t *testing.T) {
 	b, err := tensor.FromSlice([]int32{18, 5, 9, 75, 27, 0, 48, 1}, 8)
 	require.NoError(t, err)
 	c := tensor.New(tensor.Int32, 8)
-	require.NoError(t, k.Call([]kernel.Arg{{T: a}, {T: b}, {T: c}}))
+	require.NoError(t, k.Call([]abi.Arg{{T: a}, {T: b}, {T: c}}))
 	want := []int32{6, 1, 9, 25, 27, 7, 12, 1}
 	require.Equal(t, want, tensor.Data[int32](c))
 	require.Equal(t, want, tensor.Data[int32](a), "A holds the gcd when the loop ends")
@@ -41,7 +42,7 @@ func TestDeclBufferLocal(t *testing.T) {
 	a, err := tensor.FromSlice(vals, 4, 8)
 	require.NoError(t, err)
 	b := tensor.New(tensor.Float32, 4)
-	require.NoError(t, k.Call([]kernel.Arg{{T: a}, {T: b}}))
+	require.NoError(t, k.Call([]abi.Arg{{T: a}, {T: b}}))
 	require.InDeltaSlice(t, []float32{28, 92, 156, 220}, tensor.Data[float32](b), 1e-5)
 }
 

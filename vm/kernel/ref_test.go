@@ -6,7 +6,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/tensor"
-	"github.com/phasec/phasec/vm/kernel"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // refInterp is the obviously-correct evaluation the compiled kernels are
@@ -37,7 +37,7 @@ func refFail(format string, args ...any) { panic(refError{fmt.Sprintf(format, ar
 
 // runRef runs f on args; buffers are read from the argument tensors and the
 // results written back into them.
-func runRef(f *ir.PrimFunc, args []kernel.Arg) (ret refVal, err error) {
+func runRef(f *ir.PrimFunc, args []abi.Arg) (ret refVal, err error) {
 	r := &refInterp{vars: map[*ir.PrimVar]refVal{}, bufs: map[*ir.Buffer]*refBuf{}}
 	defer func() {
 		if x := recover(); x != nil {

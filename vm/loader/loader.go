@@ -1,0 +1,79 @@
+// Package loader turns an executable into a runnable VM: it decodes the
+// file (vm.Unmarshal, which validates it), decodes each kernel's TIR
+// (ir/tirenc), compiles it (vm/kernel), checks the compiled signature
+// against the one the compiler recorded, and links (vm.New).
+//
+// It is the runtime's entry point, and it stands apart from the compiler:
+// a program that only runs .pvm files links this package and, of phasec,
+// only what it imports: vm/loader, vm, vm/abi, vm/kernel, vm/blas,
+// ir/tirenc, ir, diag, internal/ptrmap and tensor. No TVMScript parser, no
+// op registry, no pass, no code generator (internal/deps's test holds
+// this; `go list -deps ./vm/loader` shows it).
+package loader
+
+import (
+	"fmt"
+
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/tirenc"
+	"github.com/phasec/phasec/vm"
+	"github.com/phasec/phasec/vm/abi"
+	"github.com/phasec/phasec/vm/kernel"
+)
+
+// Load decodes an executable (validating it) and links it. Kernels are
+// compiled by CompileKernel unless opts.CompileKernel is set.
+func Load(data []byte, opts vm.Options) (*vm.VM, error) {
+	exe, err := vm.Unmarshal(data)
+	if err != nil {
+		return nil, err
+	}
+	return Link(exe, opts)
+}
+
+// Link links an executable, compiling its kernels with CompileKernel
+// unless opts.CompileKernel is set.
+func Link(exe *vm.Executable, opts vm.Options) (*vm.VM, error) {
+	if opts.CompileKernel == nil {
+		opts.CompileKernel = CompileKernel
+	}
+	return vm.New(exe, opts)
+}
+
+// DecodeKernel decodes a kernel's TIR.
+func DecodeKernel(k *vm.Kernel) (*ir.PrimFunc, error) {
+	f, err := tirenc.Decode(k.TIR)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	return f, nil
+}
+
+// CompileKernel decodes a kernel's TIR and compiles it with vm/kernel,
+// checking the compiled signature and return type against the ones the
+// executable records (which its call sites were validated against).
+func CompileKernel(k vm.Kernel) (abi.Kernel, error) {
+	f, err := DecodeKernel(&k)
+	if err != nil {
+		return nil, err
+	}
+	if ret := retType(f); ret != k.Ret {
+		return nil, fmt.Errorf("kernel %s returns %q, the executable records %q", k.Name, ret, k.Ret)
+	}
+	kern, err := kernel.Compile(f, k.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := abi.CheckSignature(k.Params, kern.Signature()); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	return kern, nil
+}
+
+// retType is the return dtype an executable records: "" for none.
+func retType(f *ir.PrimFunc) string {
+	if f.Ret.IsVoid() {
+		return ""
+	}
+	return f.Ret.String()
+}
