@@ -6,6 +6,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // Matching values against struct info: a bare symbolic variable not yet
@@ -144,16 +145,16 @@ func sameShape(a, b []int64) bool {
 // registerBuiltins installs the VM builtins a module may call by name
 // before the build phase lowers ops to them.
 func registerBuiltins(m *Machine) {
-	m.Register("vm.builtin.reshape", func(args []op.Value) (op.Value, error) {
+	m.Register(abi.BuiltinReshape, func(args []op.Value) (op.Value, error) {
 		if len(args) != 2 {
-			return nil, fmt.Errorf("vm.builtin.reshape takes 2 arguments")
+			return nil, fmt.Errorf("%s takes 2 arguments", abi.BuiltinReshape)
 		}
 		return op.EvalReshape(args[0], args[1])
 	})
-	m.Register("vm.builtin.shape_of", func(args []op.Value) (op.Value, error) {
+	m.Register(abi.BuiltinShapeOf, func(args []op.Value) (op.Value, error) {
 		t, ok := args[0].(*tensor.Tensor)
 		if !ok {
-			return nil, fmt.Errorf("vm.builtin.shape_of: %s is not a tensor", op.KindOf(args[0]))
+			return nil, fmt.Errorf("%s: %s is not a tensor", abi.BuiltinShapeOf, op.KindOf(args[0]))
 		}
 		return op.Shape(append([]int64{}, t.Shape...)), nil
 	})

@@ -6,6 +6,7 @@ import (
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/wellformed"
 )
 
@@ -42,18 +43,6 @@ func init() {
 		return out, nil
 	})
 }
-
-// The vm.builtin packed functions the lowered calls name.
-const (
-	builtinCallTIRDyn    = "vm.builtin.call_tir_dyn"
-	builtinReshape       = "vm.builtin.reshape"
-	builtinShapeOf       = "vm.builtin.shape_of"
-	builtinTensorToShape = "vm.builtin.tensor_to_shape"
-	builtinMakeClosure   = "vm.builtin.make_closure"
-	builtinInvokeClosure = "vm.builtin.invoke_closure"
-	builtinCreateView    = "runtime.TVMArrayCreateView"
-	builtinToDevice      = "vm.builtin.to_device"
-)
 
 // LowerRuntimeBuiltin rewrites the ops the VM has no instruction for into
 // what CodeGenVM accepts, bottom-up:
@@ -190,7 +179,7 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 		if len(c.Args) != 2 {
 			return nil
 		}
-		return packed(builtinCallTIRDyn, ir.VoidInfo(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
+		return packed(abi.BuiltinCallTIRDyn, ir.VoidInfo(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
 	case op.Reshape:
 		if len(c.Args) != 2 {
 			return nil
@@ -204,22 +193,22 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 			}
 			shape = se
 		}
-		return packed(builtinReshape, c.StructInfo(), c.Args[0], shape)
+		return packed(abi.BuiltinReshape, c.StructInfo(), c.Args[0], shape)
 	case op.ShapeOf:
-		return packed(builtinShapeOf, c.StructInfo(), c.Args...)
+		return packed(abi.BuiltinShapeOf, c.StructInfo(), c.Args...)
 	case op.TensorToShape:
-		return packed(builtinTensorToShape, c.StructInfo(), c.Args...)
+		return packed(abi.BuiltinTensorToShape, c.StructInfo(), c.Args...)
 	case op.MakeClosure:
 		if len(c.Args) != 2 {
 			return nil
 		}
-		return packed(builtinMakeClosure, ir.Object(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
+		return packed(abi.BuiltinMakeClosure, ir.Object(), append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
 	case op.InvokeClosure:
 		if len(c.Args) != 2 || len(c.SInfoArgs) == 0 {
 			return nil
 		}
 		args := ir.NewTuple(append([]ir.Expr{c.Args[0]}, argFields(c.Args[1])...)...)
-		return &ir.Call{Op: op.CallBuiltinWithCtx, Args: []ir.Expr{ir.NewExternFunc(builtinInvokeClosure), args}, SInfoArgs: c.SInfoArgs[:1]}
+		return &ir.Call{Op: op.CallBuiltinWithCtx, Args: []ir.Expr{ir.NewExternFunc(abi.BuiltinInvokeClosure), args}, SInfoArgs: c.SInfoArgs[:1]}
 	case op.BuiltinAllocTensor:
 		b.Errorf(span, DiagUnloweredAlloc, "R.builtin.alloc_tensor reached LowerRuntimeBuiltin: run LowerAllocTensor first")
 		return nil
@@ -268,7 +257,7 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 // toDevice is the packed call that copies c's tensor to device (typ, id);
 // the VM, which runs on the host only, returns the tensor itself.
 func toDevice(c *ir.Call, typ, id int64) *ir.Call {
-	return packed(builtinToDevice, c.StructInfo(), c.Args[0], ir.NewPrimValue(ir.I64(typ)), ir.NewPrimValue(ir.I64(id)))
+	return packed(abi.BuiltinToDevice, c.StructInfo(), c.Args[0], ir.NewPrimValue(ir.I64(typ)), ir.NewPrimValue(ir.I64(id)))
 }
 
 // lowerView is TVM's LowerBuiltinView (src/relax/op/memory/view.cc):
@@ -307,5 +296,5 @@ func lowerView(b *ir.Builder, c *ir.Call, span diag.Span) *ir.Call {
 	if isVoid(offset) {
 		offset = ir.NewPrimValue(ir.I64(0))
 	}
-	return packed(builtinCreateView, c.StructInfo(), c.Args[0], shape, dtype, offset)
+	return packed(abi.BuiltinCreateView, c.StructInfo(), c.Args[0], shape, dtype, offset)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // VMShapeLowerInfo declares VMShapeLower (TVM's
@@ -60,41 +61,6 @@ func init() {
 		},
 	})
 }
-
-// The VM builtins VMShapeLower calls (src/runtime/relax_vm/builtin.cc).
-const (
-	builtinAllocShapeHeap     = "vm.builtin.alloc_shape_heap"
-	builtinMatchShape         = "vm.builtin.match_shape"
-	builtinMatchPrimValue     = "vm.builtin.match_prim_value"
-	builtinMakeShape          = "vm.builtin.make_shape"
-	builtinMakePrimValue      = "vm.builtin.make_prim_value"
-	builtinCheckTensorInfo    = "vm.builtin.check_tensor_info"
-	builtinCheckShapeInfo     = "vm.builtin.check_shape_info"
-	builtinCheckPrimValueInfo = "vm.builtin.check_prim_value_info"
-	builtinCheckTupleInfo     = "vm.builtin.check_tuple_info"
-	builtinCheckFuncInfo      = "vm.builtin.check_func_info"
-	builtinTupleGetItem       = "vm.builtin.tuple_getitem"
-)
-
-// MatchShapeCode is how vm.builtin.match_shape treats one dimension
-// (TVM's relax_vm::MatchShapeCode).
-type MatchShapeCode int64
-
-const (
-	MatchAssertEqualToImm  MatchShapeCode = 0 // shape[i] == the immediate
-	MatchStoreToHeap       MatchShapeCode = 1 // heap[slot] = shape[i]
-	MatchNoOp              MatchShapeCode = 2 // not checked in this round
-	MatchAssertEqualToLoad MatchShapeCode = 3 // shape[i] == heap[slot]
-)
-
-// MakeShapeCode is how vm.builtin.make_shape fills one dimension (TVM's
-// relax_vm::MakeShapeCode).
-type MakeShapeCode int64
-
-const (
-	MakeUseImm    MakeShapeCode = 0 // the immediate
-	MakeLoadShape MakeShapeCode = 1 // heap[slot]
-)
 
 // ShapeLowerStats counts what VMShapeLower emitted, over all functions.
 type ShapeLowerStats struct {
@@ -282,7 +248,7 @@ func (l *shapeLowering) allocHeap() ir.Expr {
 	heapInfo := ir.TensorInfoNDim(ir.Int64, 1)
 	return &ir.Call{
 		Op:        op.CallBuiltinWithCtx,
-		Args:      []ir.Expr{ir.NewExternFunc(builtinAllocShapeHeap), ir.NewTuple(i64Value(int64(len(l.slots))))},
+		Args:      []ir.Expr{ir.NewExternFunc(abi.BuiltinAllocShapeHeap), ir.NewTuple(i64Value(int64(len(l.slots))))},
 		SInfoArgs: []ir.StructInfo{heapInfo},
 	}
 }
@@ -548,7 +514,7 @@ func (l *shapeLowering) postExpr(_ *ir.Rewriter, e ir.Expr) ir.Expr {
 			args = append(args, smallValue(int64(code)), arg)
 		}
 		sinfo := l.shapeInfoNDim(len(e.Values))
-		c := &ir.Call{Op: l.extern(builtinMakeShape), Args: args, SInfoArgs: []ir.StructInfo{sinfo}}
+		c := &ir.Call{Op: l.extern(abi.BuiltinMakeShape), Args: args, SInfoArgs: []ir.StructInfo{sinfo}}
 		c.SetSpan(e.Span())
 		c.SetStructInfo(sinfo)
 		return l.rw.B.Normalize(c) // the operands' struct info
@@ -562,7 +528,7 @@ func (l *shapeLowering) postExpr(_ *ir.Rewriter, e ir.Expr) ir.Expr {
 		if sinfo == nil {
 			sinfo = ir.PrimInfoOf(e.Value)
 		}
-		c := packed(builtinMakePrimValue, sinfo, l.heap, i64Value(int64(code)), arg)
+		c := packed(abi.BuiltinMakePrimValue, sinfo, l.heap, i64Value(int64(code)), arg)
 		c.SetSpan(e.Span())
 		c.SetStructInfo(sinfo)
 		return l.rw.B.Normalize(c)
@@ -596,17 +562,17 @@ func (l *shapeLowering) shapeInfoNDim(n int) *ir.ShapeInfo {
 }
 
 // makeShapeArg is the code and operand of one dimension of make_shape.
-func (l *shapeLowering) makeShapeArg(e ir.PrimExpr, span diag.Span) (MakeShapeCode, ir.Expr) {
+func (l *shapeLowering) makeShapeArg(e ir.PrimExpr, span diag.Span) (abi.MakeCode, ir.Expr) {
 	e = l.canonical(e)
 	if c, ok := e.(*ir.IntImm); ok {
-		return MakeUseImm, smallValue(c.Value)
+		return abi.MakeUseImm, smallValue(c.Value)
 	}
 	s := l.lookup(e)
 	if s == nil || !s.computed {
 		l.errorf(span, DiagUncomputable, "%s in function %s is not computed at this point: no parameter or earlier match_cast defines its variables", ir.FormatPrim(e, nil), l.fnName)
-		return MakeUseImm, i64Value(0)
+		return abi.MakeUseImm, i64Value(0)
 	}
-	return MakeLoadShape, smallValue(int64(s.index))
+	return abi.MakeLoadShape, smallValue(int64(s.index))
 }
 
 func (l *shapeLowering) binding(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
@@ -659,14 +625,14 @@ func (l *shapeLowering) checkMatchCast(sinfo ir.StructInfo, value ir.Expr, alway
 	switch s := sinfo.(type) {
 	case *ir.PrimInfo:
 		if vp, ok := vinfo.(*ir.PrimInfo); !ok || vp.DType != s.DType || alwaysCheck {
-			l.emitCheck(builtinCheckPrimValueInfo, value, ir.NewDataTypeImm(s.DType), l.errCtx(errCtx))
+			l.emitCheck(abi.BuiltinCheckPrimValueInfo, value, ir.NewDataTypeImm(s.DType), l.errCtx(errCtx))
 		}
 		if s.Value != nil {
 			*todo = append(*todo, matchItem{input: value, pattern: []ir.PrimExpr{s.Value}, errCtx: errCtx})
 		}
 	case *ir.ShapeInfo:
 		if alwaysCheck || !ir.IsBaseOf(ir.ShapeInfoNDim(s.NDim), vinfo) {
-			l.emitCheck(builtinCheckShapeInfo, value, i64Value(int64(s.NDim)), l.errCtx(errCtx))
+			l.emitCheck(abi.BuiltinCheckShapeInfo, value, i64Value(int64(s.NDim)), l.errCtx(errCtx))
 		}
 		if s.Known() {
 			*todo = append(*todo, matchItem{input: value, pattern: s.Values, errCtx: errCtx})
@@ -678,7 +644,7 @@ func (l *shapeLowering) checkMatchCast(sinfo ir.StructInfo, value ir.Expr, alway
 			}
 		}
 		if alwaysCheck || !ir.IsBaseOf(ir.TensorInfoNDim(s.DType, s.NDim), vinfo) {
-			l.emitCheck(builtinCheckTensorInfo, value, i64Value(int64(s.NDim)), ir.NewDataTypeImm(s.DType), l.errCtx(errCtx))
+			l.emitCheck(abi.BuiltinCheckTensorInfo, value, i64Value(int64(s.NDim)), ir.NewDataTypeImm(s.DType), l.errCtx(errCtx))
 		}
 		switch sh := s.Shape.(type) {
 		case *ir.ShapeExpr:
@@ -694,7 +660,7 @@ func (l *shapeLowering) checkMatchCast(sinfo ir.StructInfo, value ir.Expr, alway
 			return
 		}
 		if alwaysCheck || !isTuple {
-			l.emitCheck(builtinCheckTupleInfo, value, i64Value(int64(len(s.Fields))), l.errCtx(errCtx))
+			l.emitCheck(abi.BuiltinCheckTupleInfo, value, i64Value(int64(len(s.Fields))), l.errCtx(errCtx))
 		}
 		for i, f := range s.Fields {
 			l.checkMatchCast(f, l.tupleItem(value, i), alwaysCheck, dynamicOnly, errCtx, todo)
@@ -703,7 +669,7 @@ func (l *shapeLowering) checkMatchCast(sinfo ir.StructInfo, value ir.Expr, alway
 		if _, ok := vinfo.(*ir.FuncInfo); ok && !alwaysCheck {
 			return
 		}
-		l.emitCheck(builtinCheckFuncInfo, value, l.errCtx(errCtx))
+		l.emitCheck(abi.BuiltinCheckFuncInfo, value, l.errCtx(errCtx))
 	}
 }
 
@@ -726,7 +692,7 @@ func (l *shapeLowering) tupleItem(value ir.Expr, i int) ir.Expr {
 	if _, ok := value.StructInfo().(*ir.TupleInfo); ok {
 		return l.rw.B.Normalize(&ir.TupleGetItem{Tuple: value, Index: i})
 	}
-	return l.rw.B.Emit(packed(builtinTupleGetItem, ir.Object(), value, i64Value(int64(i))), "tuple_item")
+	return l.rw.B.Emit(packed(abi.BuiltinTupleGetItem, ir.Object(), value, i64Value(int64(i))), "tuple_item")
 }
 
 // runMatch emits match_shape / match_prim_value for each item (unless
@@ -735,18 +701,18 @@ func (l *shapeLowering) tupleItem(value ir.Expr, i int) ir.Expr {
 func (l *shapeLowering) runMatch(todo []matchItem, requireComputed bool) []matchItem {
 	var outstanding []matchItem
 	for _, it := range todo {
-		builtin := builtinMatchShape
+		builtin := abi.BuiltinMatchShape
 		args := []ir.Expr{it.input, l.heap}
 		if _, ok := it.input.StructInfo().(*ir.PrimInfo); ok {
-			builtin = builtinMatchPrimValue
+			builtin = abi.BuiltinMatchPrimValue
 		} else {
 			args = append(args, i64Value(int64(len(it.pattern))))
 		}
 		allNoOp, anyNoOp := true, false
 		for _, e := range it.pattern {
 			code, arg := l.matchArg(e, requireComputed)
-			allNoOp = allNoOp && code == MatchNoOp
-			anyNoOp = anyNoOp || code == MatchNoOp
+			allNoOp = allNoOp && code == abi.MatchNoOp
+			anyNoOp = anyNoOp || code == abi.MatchNoOp
 			args = append(args, smallValue(int64(code)), arg)
 		}
 		if anyNoOp {
@@ -762,29 +728,29 @@ func (l *shapeLowering) runMatch(todo []matchItem, requireComputed bool) []match
 
 // matchArg is the code and operand of one dimension of a match. A variable
 // seen for the first time is stored and becomes ready.
-func (l *shapeLowering) matchArg(e ir.PrimExpr, requireComputed bool) (MatchShapeCode, ir.Expr) {
+func (l *shapeLowering) matchArg(e ir.PrimExpr, requireComputed bool) (abi.MatchCode, ir.Expr) {
 	e = l.canonical(e)
 	if c, ok := e.(*ir.IntImm); ok {
-		return MatchAssertEqualToImm, smallValue(c.Value)
+		return abi.MatchAssertEqualToImm, smallValue(c.Value)
 	}
 	s := l.lookup(e)
 	if s == nil {
 		l.errorf(diag.Span{}, DiagUncomputable, "%s in function %s has no shape heap slot", ir.FormatPrim(e, nil), l.fnName)
-		return MatchNoOp, i64Value(0)
+		return abi.MatchNoOp, i64Value(0)
 	}
 	if s.computed {
-		return MatchAssertEqualToLoad, smallValue(int64(s.index))
+		return abi.MatchAssertEqualToLoad, smallValue(int64(s.index))
 	}
 	if requireComputed {
 		l.errorf(diag.Span{}, DiagUncomputable, "%s in function %s is not computed at this point: no parameter or earlier match_cast defines its variables", ir.FormatPrim(e, nil), l.fnName)
-		return MatchNoOp, i64Value(0)
+		return abi.MatchNoOp, i64Value(0)
 	}
 	if _, ok := e.(*ir.PrimVar); ok {
 		s.computed = true
 		l.ready = append(l.ready, s)
-		return MatchStoreToHeap, smallValue(int64(s.index))
+		return abi.MatchStoreToHeap, smallValue(int64(s.index))
 	}
-	return MatchNoOp, i64Value(0)
+	return abi.MatchNoOp, i64Value(0)
 }
 
 // emitOutstandingCompute computes, in one generated shape_func, every

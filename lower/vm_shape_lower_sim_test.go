@@ -11,6 +11,7 @@ import (
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // The simulation below runs a VMShapeLower output the way the VM's shape
@@ -177,14 +178,14 @@ func simCall(mod *ir.Module, c *ir.Call, eval func(ir.Expr) simValue, imm func(i
 			}
 			for i, d := range dims {
 				code, x := imm(rest[2*i]), imm(rest[2*i+1])
-				switch lower.MatchShapeCode(code) {
-				case lower.MatchAssertEqualToImm:
+				switch abi.MatchCode(code) {
+				case abi.MatchAssertEqualToImm:
 					if d != x {
 						return simValue{}, fmt.Errorf("match: shape[%d] = %d, not %d", i, d, x)
 					}
-				case lower.MatchStoreToHeap:
+				case abi.MatchStoreToHeap:
 					(*heap)[x] = d
-				case lower.MatchAssertEqualToLoad:
+				case abi.MatchAssertEqualToLoad:
 					if d != (*heap)[x] {
 						return simValue{}, fmt.Errorf("match: shape[%d] = %d, not heap[%d] = %d", i, d, x, (*heap)[x])
 					}
@@ -196,14 +197,14 @@ func simCall(mod *ir.Module, c *ir.Call, eval func(ir.Expr) simValue, imm func(i
 			for i := range s {
 				code, x := imm(args[2+2*i]), imm(args[3+2*i])
 				s[i] = x
-				if lower.MakeShapeCode(code) == lower.MakeLoadShape {
+				if abi.MakeCode(code) == abi.MakeLoadShape {
 					s[i] = (*heap)[x]
 				}
 			}
 			return simValue{kind: "shape", shape: s}, nil
 		case "vm.builtin.make_prim_value":
 			code, x := imm(args[1]), imm(args[2])
-			if lower.MakeShapeCode(code) == lower.MakeLoadShape {
+			if abi.MakeCode(code) == abi.MakeLoadShape {
 				x = (*heap)[x]
 			}
 			return simValue{kind: "prim", prim: x}, nil

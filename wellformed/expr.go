@@ -6,6 +6,7 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/vm/abi"
 )
 
 // expr checks an expression. Recursion follows expression nesting only
@@ -221,17 +222,13 @@ func (c *checker) call(call *ir.Call) {
 	}
 }
 
-// builtinCallTIRDyn is the VM builtin LowerRuntimeBuiltin calls in place of
-// R.vm.call_tir_dyn; its first argument is the kernel.
-const builtinCallTIRDyn = "vm.builtin.call_tir_dyn"
-
 // kernelArgIndex returns the index of the argument that is a kernel (a
 // PrimFunc reference) in call, or -1: the first argument of call_tir-family
 // and relax.vm ops and of the vm.builtin.call_tir_dyn extern, as
 // R.call_packed("vm.builtin.call_tir_dyn", kernel, ...) or its op form.
 func kernelArgIndex(call *ir.Call, o *ir.Op) int {
 	if o == nil {
-		if f, ok := call.Op.(*ir.ExternFunc); ok && f.Symbol == builtinCallTIRDyn {
+		if f, ok := call.Op.(*ir.ExternFunc); ok && f.Symbol == abi.BuiltinCallTIRDyn {
 			return 0
 		}
 		return -1
@@ -240,7 +237,7 @@ func kernelArgIndex(call *ir.Call, o *ir.Op) int {
 	case o.Category == ir.CatCall || o.Category == ir.CatVM:
 		return 0
 	case o == op.CallPacked && len(call.Args) > 0:
-		if f, ok := call.Args[0].(*ir.ExternFunc); ok && f.Symbol == builtinCallTIRDyn {
+		if f, ok := call.Args[0].(*ir.ExternFunc); ok && f.Symbol == abi.BuiltinCallTIRDyn {
 			return 1
 		}
 	}
