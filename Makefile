@@ -52,6 +52,7 @@ fuzz:
 	$(GO) test ./barrier -run='^$$' -fuzz=FuzzCompile -fuzztime=$(FUZZTIME)
 	$(GO) test ./lower -run='^$$' -fuzz=FuzzMemoryPasses -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm -run='^$$' -fuzz=FuzzExecutable -fuzztime=$(FUZZTIME)
+	$(GO) test ./ir/tirenc -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
 	$(GO) test ./codegen -run='^$$' -fuzz=FuzzBuild -fuzztime=$(FUZZTIME)
 	$(GO) test ./codegen -run='^$$' -fuzz=FuzzModelExecutables -fuzztime=$(FUZZTIME)
 	$(GO) test ./vm/blas -run='^$$' -fuzz=FuzzSgemm -fuzztime=$(FUZZTIME)
