@@ -56,6 +56,12 @@ type Kernel struct {
 	frames sync.Pool
 }
 
+// A compiled kernel is what the VM calls (vm/abi's kernel ABI).
+var (
+	_ abi.Kernel      = (*Kernel)(nil)
+	_ abi.ValueKernel = (*Kernel)(nil)
+)
+
 // getFrame returns a frame for one call; putFrame gives it back.
 func (k *Kernel) getFrame() *frame {
 	if fr := k.hot.Swap(nil); fr != nil {
