@@ -52,7 +52,15 @@ func DecodeKernel(k *vm.Kernel) (*ir.PrimFunc, error) {
 // CompileKernel decodes a kernel's TIR and compiles it with vm/kernel,
 // checking the compiled signature and return type against the ones the
 // executable records (which its call sites were validated against).
-func CompileKernel(k vm.Kernel) (abi.Kernel, error) {
+// Decoding never panics; a panic of the kernel compiler on TIR that no
+// compiler would produce is reported as an internal error, so that a
+// corrupt executable is an error, never a crash (vm's invariant).
+func CompileKernel(k vm.Kernel) (_ abi.Kernel, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("kernel %s: internal error: the kernel compiler panicked: %v", k.Name, r)
+		}
+	}()
 	f, err := DecodeKernel(&k)
 	if err != nil {
 		return nil, err
