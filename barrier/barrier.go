@@ -158,7 +158,7 @@ func (m Missing) Reason() string {
 }
 
 // CodeBarrier is the code of a barrier's summary diagnostic.
-const CodeBarrier = "BAR001"
+var CodeBarrier = barCodes.Define("BAR001", "a barrier could not establish its phase (a pass failed, or the module still violates the phase's rules)")
 
 func (e *Error) Error() string {
 	if e.Failed {

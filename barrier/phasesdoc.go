@@ -70,7 +70,7 @@ func PhasesDoc() string {
 	w("Structural rules (property WellFormed) hold in every phase: ")
 	var codes []string
 	for _, r := range wellformed.RulesFor(phase.WellFormed) {
-		codes = append(codes, "`"+r.Code+"`")
+		codes = append(codes, "`"+string(r.Code)+"`")
 	}
 	w("%s (see `wellformed.Rules`).\n\n", strings.Join(codes, ", "))
 

@@ -29,12 +29,15 @@ import (
 	"github.com/phasec/phasec/wellformed"
 )
 
+// vmcCodes is the family of code generation's diagnostic codes.
+var vmcCodes = diag.NewFamily("VMC", "VM code generation (codegen): a module in phase build the VM cannot run")
+
 // Diagnostic codes of code generation.
-const (
-	codePhase       = "VMC001" // the module has not passed the build barrier
-	codeUnsupported = "VMC002" // an expression the VM cannot run
-	codeBuiltin     = "VMC003" // an unknown packed function
-	codeKernel      = "VMC004" // a PrimFunc that cannot be a kernel
+var (
+	codePhase       = vmcCodes.Define("VMC001", "the module has not passed the build barrier")
+	codeUnsupported = vmcCodes.Define("VMC002", "an expression the VM cannot run")
+	codeBuiltin     = vmcCodes.Define("VMC003", "an unknown packed function")
+	codeKernel      = vmcCodes.Define("VMC004", "a PrimFunc that cannot be a kernel")
 )
 
 // Build compiles a module in phase build into an executable.
@@ -85,7 +88,7 @@ type gen struct {
 
 func posOf(s diag.Span) vm.Pos { return vm.Pos{File: s.File, Line: s.Line, Col: s.Col} }
 
-func (g *gen) errorf(span diag.Span, code, format string, args ...any) vm.Arg {
+func (g *gen) errorf(span diag.Span, code diag.Code, format string, args ...any) vm.Arg {
 	g.errs.Add(span, code, format, args...)
 	return vm.RegArg(vm.RegVoid)
 }

@@ -3,7 +3,11 @@
 // Every layer of phasec reports problems in the input (text, IR, pipelines,
 // flags) as Diagnostics: a span, a severity, an optional stable rule code, a
 // message and an optional fix hint. Diagnostics are values collected in a
-// List, sorted and de-duplicated before they are shown. Internal invariant
+// List, sorted and de-duplicated before they are shown.
+//
+// Every code is registered (codes.go): a Family declares a prefix once, in
+// the package that owns it, and Family.Define gives each code its one-line
+// title, panicking on a duplicate. Internal invariant
 // failures (bugs in phasec itself) are not Diagnostics: they are Go errors or
 // panics and never reach a user as if the input were at fault.
 package diag
@@ -70,7 +74,7 @@ func (s Severity) String() string {
 type Diagnostic struct {
 	Span     Span
 	Severity Severity
-	Code     string // stable rule code such as "WF017"; empty for parse errors
+	Code     Code // stable rule code such as "WF017"; empty for parse errors
 	Msg      string
 	Hint     string // how to fix it; may be empty
 	Path     string // path to the offending IR node, e.g. "main.body.blocks[0]"; may be empty
@@ -81,7 +85,7 @@ type Diagnostic struct {
 func (d *Diagnostic) Head() string {
 	head := d.Span.String() + ": " + d.Severity.String()
 	if d.Code != "" {
-		head += " " + d.Code
+		head += " " + string(d.Code)
 	}
 	return head
 }
@@ -107,7 +111,7 @@ func (d *Diagnostic) Error() string { return d.String() }
 type List []*Diagnostic
 
 // Add appends a diagnostic built from the arguments.
-func (l *List) Add(span Span, code, format string, args ...any) *Diagnostic {
+func (l *List) Add(span Span, code Code, format string, args ...any) *Diagnostic {
 	d := &Diagnostic{Span: span, Severity: Error, Code: code, Msg: fmt.Sprintf(format, args...)}
 	*l = append(*l, d)
 	return d
@@ -168,9 +172,9 @@ const GroupLimit = 20
 // the list, counting them. Diagnostics without a code are all kept.
 // Machine formats (JSON, SARIF) show the full list instead.
 func (l List) Grouped(limit int) List {
-	seen := map[string]int{}
-	var order []string
-	last := map[string]*Diagnostic{}
+	seen := map[Code]int{}
+	var order []Code
+	last := map[Code]*Diagnostic{}
 	out := make(List, 0, len(l))
 	for _, d := range l {
 		if d.Code == "" {

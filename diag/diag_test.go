@@ -84,7 +84,7 @@ func TestGrouped(t *testing.T) {
 	if len(got) != 20+5+3+1 {
 		t.Fatalf("%d diagnostics, want 29:\n%v", len(got), got)
 	}
-	count := map[string]int{}
+	count := map[Code]int{}
 	for _, d := range got[:len(got)-1] {
 		count[d.Code]++
 		if d.Code == "WF001" && d.Span.Line >= 30 {

@@ -62,13 +62,16 @@ type globalInfoEntry struct {
 	sinfo StructInfo
 }
 
+// normCodes is the family of the codes the Builder reports.
+var normCodes = diag.NewFamily("NORM", "the IR normalizer (ir.Builder): struct info inference and annotations, as a module is built or rewritten")
+
 // Diagnostic codes the Builder reports.
-const (
-	DiagInference  = "NORM001" // struct info inference of a call failed
-	DiagAnnotation = "NORM002" // an annotation contradicts the inferred struct info
-	DiagUndefined  = "NORM003" // a variable without struct info, or an unknown global
-	DiagValidate   = "NORM004" // an op's Validate hook rejected a call
-	DiagInternal   = "NORM900" // a bug in phasec: an op without Infer, a panicking hook
+var (
+	DiagInference  = normCodes.Define("NORM001", "struct info inference of a call failed")
+	DiagAnnotation = normCodes.Define("NORM002", "an annotation contradicts the inferred struct info")
+	DiagUndefined  = normCodes.Define("NORM003", "a variable without struct info, or an unknown global")
+	DiagValidate   = normCodes.Define("NORM004", "an op's Validate hook rejected a call")
+	DiagInternal   = normCodes.Define("NORM900", "a bug in phasec found while normalizing: an op without struct info inference, a Normalize hook without a fixpoint")
 )
 
 type scopeFrame struct {
@@ -109,14 +112,14 @@ func (b *Builder) Diagnostics() diag.List { return b.errs }
 
 // Errorf records a diagnostic at span (or, when span is unknown, at the
 // binding being normalized). Passes emitting through the builder may use it.
-func (b *Builder) Errorf(span diag.Span, code, format string, args ...any) {
+func (b *Builder) Errorf(span diag.Span, code diag.Code, format string, args ...any) {
 	if !span.IsValid() {
 		span = b.span
 	}
 	b.errs.Add(span, code, format, args...)
 }
 
-func (b *Builder) errorAt(e Expr, code, format string, args ...any) {
+func (b *Builder) errorAt(e Expr, code diag.Code, format string, args ...any) {
 	var span diag.Span
 	if e != nil {
 		span = e.Span()

@@ -280,8 +280,10 @@ func TestNormalizeInferenceFailuresAreDiagnostics(t *testing.T) {
 	x := NewVar("x", f32(I64(4)))
 	s := NewVar("s", f32())
 	cases := []struct {
-		name, code, msg string
-		call            *Call
+		name string
+		code diag.Code
+		msg  string
+		call *Call
 	}{
 		{"op error", DiagInference, "test.fail: always fails", NewCall(testFail, x)},
 		{"shape mismatch", DiagInference, "dimension 0 mismatch", NewCall(testAdd, x, NewVar("w", f32(I64(5))))},

@@ -21,11 +21,11 @@ var CallTIRRewriteInfo = passes.Info{
 
 // DiagUnknownOutputShape is reported for a DPS call whose output tensor has
 // no known shape: there is nothing to allocate.
-const DiagUnknownOutputShape = "LOW001"
+var DiagUnknownOutputShape = lowCodes.Define("LOW001", "a DPS call's output tensor has no known shape to allocate")
 
 // DiagBadInplaceIndices is reported for a call_tir_inplace whose
 // inplace_indices attribute is not a list of ints.
-const DiagBadInplaceIndices = "LOW002"
+var DiagBadInplaceIndices = lowCodes.Define("LOW002", "a call_tir_inplace's inplace_indices is not a list of ints")
 
 func init() {
 	passes.RegisterModulePass(CallTIRRewriteInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {

@@ -29,11 +29,11 @@ var LegalizeOpsInfo = passes.Info{
 // DiagNoLegalization is reported, once per op and function, for
 // high-level ops LegalizeOps cannot lower (no legalization, or shapes that
 // are not known), with the number of calls.
-const DiagNoLegalization = "LOW030"
+var DiagNoLegalization = lowCodes.Define("LOW030", "high-level ops LegalizeOps cannot lower (no legalization, or shapes not known)")
 
 // DiagLegalizeFailed is reported for a call whose legalization rejects it
 // (an invalid attribute the struct info inference let through).
-const DiagLegalizeFailed = "LOW031"
+var DiagLegalizeFailed = lowCodes.Define("LOW031", "an op's legalization rejects a call")
 
 // LegalizeOptions customize LegalizeOps.
 type LegalizeOptions struct {

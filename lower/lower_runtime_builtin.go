@@ -24,15 +24,15 @@ var LowerRuntimeBuiltinInfo = passes.Info{
 }
 
 // DiagUnloweredAlloc: a builtin.alloc_tensor reached LowerRuntimeBuiltin.
-const DiagUnloweredAlloc = "LOW013"
+var DiagUnloweredAlloc = lowCodes.Define("LOW013", "a builtin.alloc_tensor reached LowerRuntimeBuiltin")
 
 // DiagBuiltinArgs: an op whose arguments LowerRuntimeBuiltin cannot lower.
-const DiagBuiltinArgs = "LOW014"
+var DiagBuiltinArgs = lowCodes.Define("LOW014", "an op whose arguments LowerRuntimeBuiltin cannot lower")
 
 // DiagNoVMLowering: an op that is neither lowered here nor handled by VM
 // codegen (R.print, R.assert_op: TVM's LegalizeOps turns them into packed
 // calls). The pass fails rather than claim BuiltinsLowered.
-const DiagNoVMLowering = "LOW020"
+var DiagNoVMLowering = lowCodes.Define("LOW020", "an op neither LowerRuntimeBuiltin nor VM codegen lowers")
 
 func init() {
 	passes.RegisterModulePass(LowerRuntimeBuiltinInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {

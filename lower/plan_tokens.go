@@ -263,13 +263,13 @@ func (p *funcPlan) initValue(blk *ir.BindingBlock, value ir.Expr, bind *ir.VarBi
 }
 
 // DiagAllocDType: an alloc_tensor whose dtype disagrees with its struct info.
-const DiagAllocDType = "LOW010"
+var DiagAllocDType = lowCodes.Define("LOW010", "an alloc_tensor's dtype disagrees with its struct info")
 
 // DiagAllocSize: an alloc_tensor with a negative or overflowing size.
-const DiagAllocSize = "LOW011"
+var DiagAllocSize = lowCodes.Define("LOW011", "an alloc_tensor's size is negative, overflows or is not known")
 
 // DiagUpperBound: a malformed tir_var_upper_bound or tir_non_negative_var attribute.
-const DiagUpperBound = "LOW012"
+var DiagUpperBound = lowCodes.Define("LOW012", "a malformed tir_var_upper_bound or tir_non_negative_var attribute")
 
 // createToken makes the prototype token of a builtin.alloc_tensor. An
 // allocation whose struct info has no ShapeExpr (a shape variable) is not

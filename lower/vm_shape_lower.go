@@ -26,17 +26,12 @@ var VMShapeLowerInfo = passes.Info{
 	Invalidates: phase.Of(phase.GlobalSymbols),
 }
 
-// Diagnostics VMShapeLower reports (LOW040-049; LOW03x are LegalizeOps').
-const (
-	// DiagNestedFunction: a local function (LambdaLift must run first).
-	DiagNestedFunction = "LOW040"
-	// DiagUncomputable: a symbolic expression no match point defines.
-	DiagUncomputable = "LOW041"
-	// DiagNeverMatches: a match_cast or result that can never hold.
-	DiagNeverMatches = "LOW042"
-	// DiagShapePattern: a struct info VMShapeLower cannot check (a tensor
-	// whose shape is a var).
-	DiagShapePattern = "LOW043"
+// Diagnostics VMShapeLower reports.
+var (
+	DiagNestedFunction = lowCodes.Define("LOW040", "a local function reached VMShapeLower (LambdaLift must run first)")
+	DiagUncomputable   = lowCodes.Define("LOW041", "a symbolic expression no match point defines")
+	DiagNeverMatches   = lowCodes.Define("LOW042", "a match_cast or result that can never hold")
+	DiagShapePattern   = lowCodes.Define("LOW043", "a struct info VMShapeLower cannot check (a tensor whose shape is a var)")
 )
 
 func init() {
@@ -178,7 +173,7 @@ type shapeLowering struct {
 	span diag.Span
 }
 
-func (l *shapeLowering) errorf(span diag.Span, code, format string, args ...any) {
+func (l *shapeLowering) errorf(span diag.Span, code diag.Code, format string, args ...any) {
 	if !span.IsValid() {
 		span = l.span
 	}

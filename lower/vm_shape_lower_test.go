@@ -38,8 +38,8 @@ func parseModule(t *testing.T, src string) *ir.Module {
 }
 
 // codes returns the diagnostic codes of errs.
-func codes(errs diag.List) []string {
-	var out []string
+func codes(errs diag.List) []diag.Code {
+	var out []diag.Code
 	for _, d := range errs {
 		out = append(out, d.Code)
 	}
@@ -76,7 +76,7 @@ func TestVMShapeLowerUnlowerable(t *testing.T) {
 		s, x := f.Params[0], f.Params[1]
 		x.SetStructInfo(&ir.TensorInfo{Shape: s, DType: ir.Float32, NDim: 2})
 		_, _, errs := lower.VMShapeLower(mod, true)
-		require.Equal(t, []string{lower.DiagShapePattern}, codes(errs))
+		require.Equal(t, []diag.Code{lower.DiagShapePattern}, codes(errs))
 	})
 
 	t.Run("local function", func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestVMShapeLowerUnlowerable(t *testing.T) {
 		require.NoError(t, err)
 		mod := parseModule(t, string(src))
 		_, _, errs := lower.VMShapeLower(mod, true)
-		require.Equal(t, []string{lower.DiagNestedFunction}, codes(errs))
+		require.Equal(t, []diag.Code{lower.DiagNestedFunction}, codes(errs))
 		require.ErrorContains(t, errs.Err(), "run LambdaLift")
 	})
 }

@@ -89,7 +89,7 @@ func (s *flowState) visit(p *Pass, why Reason) {
 		}
 		if s.pc.RunPrerequisites {
 			if slices.Contains(s.pc.Disabled, req) {
-				s.report(p, pos, "CHK003", "pass %s needs its prerequisite %s, which is disabled", in.Name, req)
+				s.report(p, pos, codeReqDisabled, "pass %s needs its prerequisite %s, which is disabled", in.Name, req)
 				continue
 			}
 			if rp, err := New(req, nil); err == nil {
@@ -99,11 +99,11 @@ func (s *flowState) visit(p *Pass, why Reason) {
 			}
 			continue
 		}
-		d := s.report(p, pos, "CHK002", "pass %s requires %s to have run before it, but %s", in.Name, req, s.whyNotRun(req))
+		d := s.report(p, pos, codeNotRunYet, "pass %s requires %s to have run before it, but %s", in.Name, req, s.whyNotRun(req))
 		d.Hint = fmt.Sprintf("put %s earlier in the pipeline, or let the context run prerequisites", req)
 	}
 	if !in.AcceptsPhase(s.ph) {
-		d := s.report(p, pos, "CHK001", "pass %s accepts %s but would get a module in phase %v", in.Name, phaseList(in.Accepts), s.ph)
+		d := s.report(p, pos, codeNotAccepted, "pass %s accepts %s but would get a module in phase %v", in.Name, phaseList(in.Accepts), s.ph)
 		d.Hint = s.providers(in, in.Needs().Minus(s.props), in.Accepts)
 	}
 	needs := in.Needs()
@@ -112,7 +112,7 @@ func (s *flowState) visit(p *Pass, why Reason) {
 		if !missing.Has(phase.WellFormed) {
 			shown = shown.Minus(phase.Of(phase.WellFormed)) // every pass needs it; say so only when it is missing
 		}
-		d := s.report(p, pos, "CHK001", "pass %s needs %v but would get %v: missing %v", in.Name, shown, s.props, missing)
+		d := s.report(p, pos, codeNotAccepted, "pass %s needs %v but would get %v: missing %v", in.Name, shown, s.props, missing)
 		d.Hint = s.providers(in, missing, nil)
 		s.props = s.props.Union(missing) // report the cause once, not every consequence
 	}
@@ -120,7 +120,7 @@ func (s *flowState) visit(p *Pass, why Reason) {
 	s.ran[in.Name] = true
 }
 
-func (s *flowState) report(p *Pass, pos int, code, format string, args ...any) *diag.Diagnostic {
+func (s *flowState) report(p *Pass, pos int, code diag.Code, format string, args ...any) *diag.Diagnostic {
 	span := diag.Span{File: p.file}
 	if p.step != nil {
 		span.Line, span.Col = 1, p.step.Col

@@ -56,7 +56,7 @@ func (pc *PassContext) Validate() diag.List {
 	var errs diag.List
 	at := diag.Span{File: "<pass context>"}
 	if pc.OptLevel < 0 || pc.OptLevel > 3 {
-		errs.Add(at, "CTX001", "opt level %d outside 0..3", pc.OptLevel)
+		errs.Add(at, codeOptLevel, "opt level %d outside 0..3", pc.OptLevel)
 	}
 	for _, list := range []struct {
 		what  string
@@ -65,23 +65,23 @@ func (pc *PassContext) Validate() diag.List {
 		for _, n := range list.names {
 			r, ok := Lookup(n)
 			if !ok {
-				errs.Add(at, "CTX002", "%s: %v", list.what, unknownName("pass", n, PassNames()))
+				errs.Add(at, codeCtxUnknownPass, "%s: %v", list.what, unknownName("pass", n, PassNames()))
 				continue
 			}
 			if list.what == "disabled" && r.Info.AlwaysRun {
-				errs.Add(at, "CTX003", "pass %s cannot be disabled: it always runs", n)
+				errs.Add(at, codeAlwaysRuns, "pass %s cannot be disabled: it always runs", n)
 			}
 		}
 	}
 	for _, key := range sortedKeys(pc.Config) {
 		k, ok := lookupConfig(key)
 		if !ok {
-			errs.Add(at, "CTX004", "%v", unknownName("config key", key, configNames()))
+			errs.Add(at, codeUnknownConfig, "%v", unknownName("config key", key, configNames()))
 			continue
 		}
 		v, ok := k.Type.check(pc.Config[key])
 		if !ok {
-			errs.Add(at, "CTX005", "config %s wants a %v, got %v", key, k.Type, pc.Config[key])
+			errs.Add(at, codeConfigValueType, "config %s wants a %v, got %v", key, k.Type, pc.Config[key])
 			continue
 		}
 		pc.Config[key] = v

@@ -89,7 +89,7 @@ type pipeParser struct {
 
 func (p *pipeParser) errorf(pos int, format string, args ...any) {
 	if p.errs == nil { // report the first error only: later ones cascade
-		p.errs.Add(diag.Span{File: p.file, Line: 1, Col: pos + 1}, "PIPE000", format, args...)
+		p.errs.Add(diag.Span{File: p.file, Line: 1, Col: pos + 1}, codePipeSyntax, format, args...)
 	}
 }
 
@@ -255,7 +255,7 @@ func buildSteps(file string, steps Steps, errs *diag.List) []*Pass {
 		}
 		r, ok := Lookup(s.Name)
 		if !ok {
-			errs.Add(at, "PIPE001", "%v", unknownName("pass", s.Name, PassNames()))
+			errs.Add(at, codeUnknownPass, "%v", unknownName("pass", s.Name, PassNames()))
 			continue
 		}
 		opts := Options{}
@@ -263,18 +263,18 @@ func buildSteps(file string, steps Steps, errs *diag.List) []*Pass {
 		for _, o := range s.Options {
 			decl := r.option(o.Name)
 			if decl == nil {
-				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, "PIPE002", "pass %s: %v", s.Name, unknownName("option", o.Name, r.optionNames()))
+				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, codeBadOption, "pass %s: %v", s.Name, unknownName("option", o.Name, r.optionNames()))
 				bad = true
 				continue
 			}
 			if _, dup := opts[o.Name]; dup {
-				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, "PIPE002", "pass %s: option %s given twice", s.Name, o.Name)
+				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, codeBadOption, "pass %s: option %s given twice", s.Name, o.Name)
 				bad = true
 				continue
 			}
 			v, err := decl.Type.ParseValue(o.Value)
 			if err != nil {
-				errs.Add(diag.Span{File: file, Line: 1, Col: o.ValCol}, "PIPE003", "pass %s: option %s: %v", s.Name, o.Name, err)
+				errs.Add(diag.Span{File: file, Line: 1, Col: o.ValCol}, codeOptionSyntax, "pass %s: option %s: %v", s.Name, o.Name, err)
 				bad = true
 				continue
 			}
@@ -285,7 +285,7 @@ func buildSteps(file string, steps Steps, errs *diag.List) []*Pass {
 		}
 		full, err := r.fill(opts)
 		if err != nil {
-			errs.Add(at, "PIPE002", "%v", err)
+			errs.Add(at, codeBadOption, "%v", err)
 			continue
 		}
 		p := r.build(full)

@@ -17,10 +17,6 @@ import (
 // so tests can count calls.
 var hashModule = func(m *ir.Module) uint64 { return ir.StructuralHash(m) }
 
-// CodeFalseClaim is the code of the diagnostic refusing a module whose
-// recorded phase its content does not satisfy.
-const CodeFalseClaim = "CHK004"
-
 // StartState returns what holds of mod before any pass: the properties
 // wellformed.Infer finds in its content (one linear walk) and its recorded
 // phase. A recorded phase is a claim: when the content does not satisfy

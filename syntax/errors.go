@@ -14,9 +14,14 @@ import (
 // by a single "too many errors" note.
 const maxErrors = 20
 
+// internalCodes is the family of the parser's one code, "internal". Errors
+// in the input (syntax, unknown names, ill-formed constructs) carry no code:
+// the message says what is wrong where.
+var internalCodes = diag.NewFamily("internal", "the parser (syntax): a panic recovered at its API boundary; errors in the input itself carry no code")
+
 // CodeInternal marks a diagnostic that reports a bug in phasec itself (a
 // recovered panic), never a problem in the input.
-const CodeInternal = "internal"
+var CodeInternal = internalCodes.Define("internal", "a bug in phasec's parser (a recovered panic), not in the input")
 
 // FormatDiagnostics renders each diagnostic as "file:line:col: error: msg"
 // followed by the offending source line and a caret under the column (a run

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/phase"
 )
 
@@ -36,9 +37,9 @@ func TestCatalogueGolden(t *testing.T) {
 }
 
 func TestCatalogueWellFormed(t *testing.T) {
-	seen := map[string]bool{}
+	seen := map[diag.Code]bool{}
 	for i, r := range Rules() {
-		if want := fmt.Sprintf("WF%03d", i+1); r.Code != want {
+		if want := diag.Code(fmt.Sprintf("WF%03d", i+1)); r.Code != want {
 			t.Errorf("rule %d has code %q, want %q (codes are dense and in order)", i, r.Code, want)
 		}
 		if seen[r.Code] {
@@ -57,6 +58,10 @@ func TestCatalogueWellFormed(t *testing.T) {
 		}
 		if got, ok := LookupRule(r.Code); !ok || got.Code != r.Code {
 			t.Errorf("LookupRule(%s) = %v, %v", r.Code, got, ok)
+		}
+		// The registry of codes describes the rule by its title.
+		if c, ok := diag.LookupCode(r.Code); !ok || c.Title != r.Title || c.Family.Prefix != "WF" {
+			t.Errorf("diag.LookupCode(%s) = %+v, %v; want the rule's title in family WF", r.Code, c, ok)
 		}
 	}
 	for _, p := range phase.Properties() {

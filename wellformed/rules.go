@@ -7,10 +7,12 @@ import (
 
 // Rule is one entry of the checker's catalogue. Codes are stable: a code is
 // never reused or renumbered (the catalogue test pins them against a golden
-// list); retired rules keep their slot.
+// list); retired rules keep their slot. Every rule's code is registered in
+// diag's registry of codes, with the rule's Title as its description, so
+// the catalogue is the one source of both.
 type Rule struct {
 	// Code is the stable identifier printed in diagnostics ("WF017").
-	Code string
+	Code diag.Code
 	// Severity of every violation of the rule.
 	Severity diag.Severity
 	// Property is the property the rule belongs to; phase.WellFormed marks a
@@ -220,6 +222,15 @@ var catalogue = [numRules]Rule{
 		Hint:  "declare the thread once with T.env_thread and launch that variable each time"},
 }
 
+// wfCodes is the family of the catalogue's codes.
+var wfCodes = diag.NewFamily("WF", "well-formedness rules (wellformed.Rule): the structural invariants and the per-phase properties, checked by phasec check and at every barrier")
+
+func init() {
+	for _, r := range catalogue {
+		wfCodes.Define(r.Code, r.Title)
+	}
+}
+
 // Rules returns the catalogue in code order.
 func Rules() []Rule {
 	rs := make([]Rule, numRules)
@@ -228,7 +239,7 @@ func Rules() []Rule {
 }
 
 // LookupRule returns the rule with the given code.
-func LookupRule(code string) (Rule, bool) {
+func LookupRule(code diag.Code) (Rule, bool) {
 	for _, r := range catalogue {
 		if r.Code == code {
 			return r, true

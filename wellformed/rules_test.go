@@ -374,7 +374,7 @@ func ruleCases() []ruleCase {
 func codes(l diag.List) []string {
 	var cs []string
 	for _, d := range l {
-		cs = append(cs, d.Code)
+		cs = append(cs, string(d.Code))
 	}
 	return cs
 }

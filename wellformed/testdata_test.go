@@ -83,7 +83,7 @@ func matchWants(t *testing.T, file string, l diag.List, wants []*expectation) {
 		if d.Span.IsValid() {
 			line = d.Span.Line
 		}
-		text := d.Code + ": " + d.Msg
+		text := string(d.Code) + ": " + d.Msg
 		matched := false
 		for _, w := range wants {
 			if w.line == line && w.rx.MatchString(text) {
@@ -155,7 +155,7 @@ func TestTestdataFail(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no negative files")
 	}
-	covered := map[string]bool{}
+	covered := map[diag.Code]bool{}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			src, err := os.ReadFile(file)

@@ -165,7 +165,7 @@ func collectFiles(paths []string) ([]string, diag.List) {
 func checkTool() format.Tool {
 	t := format.Tool{Name: "phasec", Version: version}
 	for _, r := range wellformed.Rules() {
-		t.Rules = append(t.Rules, format.Rule{ID: r.Code, Title: r.Title, Hint: r.Hint, Property: r.Property.String()})
+		t.Rules = append(t.Rules, format.Rule{ID: string(r.Code), Title: r.Title, Hint: r.Hint, Property: r.Property.String()})
 	}
 	return t
 }

@@ -1,35 +1,49 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/phasec/phasec/barrier"
+	"github.com/phasec/phasec/diag"
 )
 
-const docUsage = "phases [-o FILE]"
+const docUsage = "phases [-o FILE] | codes [--json]"
 
 func init() {
 	register(&command{
 		name:    "doc",
-		summary: "generate documentation: `doc phases` writes PHASES.md from the phases, rules, barriers and pass registry",
+		summary: "generate documentation: `doc phases` writes PHASES.md from the phases, rules, barriers and pass registry; `doc codes` lists every diagnostic code",
 		usage:   docUsage,
 		run:     runDoc,
 	})
 }
 
 func runDoc(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "phases" {
+	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage)
 		return 2
 	}
+	switch args[0] {
+	case "phases":
+		return runDocPhases(args[1:], stdout, stderr)
+	case "codes":
+		return runDocCodes(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage)
+	return 2
+}
+
+func runDocPhases(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doc phases", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "PHASES.md", "write to `FILE` (- for stdout)")
 	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
@@ -49,4 +63,87 @@ func runDoc(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// codeFamilyJSON is the --json form of one family of diagnostic codes.
+type codeFamilyJSON struct {
+	Prefix string     `json:"prefix"`
+	Owner  string     `json:"owner"`
+	Doc    string     `json:"doc"`
+	Codes  []codeJSON `json:"codes"`
+}
+
+type codeJSON struct {
+	Code  string `json:"code"`
+	Title string `json:"title"`
+}
+
+// runDocCodes lists every diagnostic code the program defines, by family:
+// the registry of diag.NewFamily and Family.Define.
+func runDocCodes(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("doc codes", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage)
+		return 2
+	}
+	families := codeFamilies()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(families); err != nil {
+			fmt.Fprintf(stderr, "phasec doc: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprint(stdout, codesText(families))
+	return 0
+}
+
+// codeFamilies groups the registered codes by family, both in order.
+func codeFamilies() []codeFamilyJSON {
+	var out []codeFamilyJSON
+	index := map[*diag.Family]int{}
+	for _, f := range diag.Families() {
+		index[f] = len(out)
+		out = append(out, codeFamilyJSON{Prefix: f.Prefix, Owner: f.Owner, Doc: f.Doc, Codes: []codeJSON{}})
+	}
+	for _, c := range diag.Codes() {
+		fam := &out[index[c.Family]]
+		fam.Codes = append(fam.Codes, codeJSON{Code: string(c.Code), Title: c.Title})
+	}
+	return out
+}
+
+// codesText renders the families for a reader: a heading per family (its
+// prefix, doc and owner package), then a line per code.
+func codesText(families []codeFamilyJSON) string {
+	var b strings.Builder
+	b.WriteString("Diagnostic codes of phasec, by family. A family is declared once, by the package\n")
+	b.WriteString("that owns it (diag.NewFamily), which defines each code beside the code reporting it\n")
+	b.WriteString("(Family.Define); a new code takes the next free number.\n")
+	width := 0
+	for _, f := range families {
+		for _, c := range f.Codes {
+			width = max(width, len(c.Code))
+		}
+	}
+	for _, f := range families {
+		fmt.Fprintf(&b, "\n%s: %s\n", f.Prefix, f.Doc)
+		fmt.Fprintf(&b, "  defined in %s\n", f.Owner)
+		for _, c := range f.Codes {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, c.Code, c.Title)
+		}
+	}
+	return b.String()
 }

@@ -110,7 +110,7 @@ func writeJSON(w io.Writer, l diag.List) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, d := range l {
-		j := jsonDiag{File: d.Span.File, Severity: d.Severity.String(), Code: d.Code, Message: d.Msg, Hint: d.Hint, Path: d.Path}
+		j := jsonDiag{File: d.Span.File, Severity: d.Severity.String(), Code: string(d.Code), Message: d.Msg, Hint: d.Hint, Path: d.Path}
 		if d.Span.IsValid() {
 			j.Line, j.Col, j.EndLine, j.EndCol = d.Span.Line, d.Span.Col, d.Span.EndLine, d.Span.EndCol
 		}
@@ -152,7 +152,7 @@ func GitHubLine(d *diag.Diagnostic) string {
 		b.WriteString(",col=")
 		b.WriteString(strconv.Itoa(d.Span.Col))
 	}
-	title := d.Code
+	title := string(d.Code)
 	if title == "" {
 		title = "phasec"
 	}
@@ -246,8 +246,8 @@ func writeSARIF(w io.Writer, l diag.List, tool Tool) error {
 	}
 	results := []sarifResult{}
 	for _, d := range l {
-		res := sarifResult{RuleID: d.Code, Level: sarifLevel(d.Severity), Message: sarifText{message(d)}}
-		if i, ok := index[d.Code]; ok {
+		res := sarifResult{RuleID: string(d.Code), Level: sarifLevel(d.Severity), Message: sarifText{message(d)}}
+		if i, ok := index[string(d.Code)]; ok {
 			res.RuleIndex = &i
 		}
 		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(d.Span.File)}}}

@@ -93,7 +93,7 @@ func TestJSONLinesDecode(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
 			t.Fatalf("line %d: %v", n+1, err)
 		}
-		if d.Message != l[n].Msg || d.Code != l[n].Code || d.File != l[n].Span.File {
+		if d.Message != l[n].Msg || d.Code != string(l[n].Code) || d.File != l[n].Span.File {
 			t.Errorf("line %d decodes to %+v", n+1, d)
 		}
 		n++

@@ -48,7 +48,7 @@ func TestParseWants(t *testing.T) {
 // diagnostic matches both fail; the position of a positioned want counts.
 func TestCheckWantsBothWays(t *testing.T) {
 	wants, _ := ParseWants("f.tvms", []byte(src))
-	at := func(line int, code, msg string) *diag.Diagnostic {
+	at := func(line int, code diag.Code, msg string) *diag.Diagnostic {
 		return &diag.Diagnostic{Span: diag.Span{File: "f.tvms", Line: line, Col: 1}, Code: code, Msg: msg}
 	}
 	all := diag.List{
