@@ -2,8 +2,9 @@
 //
 // Every layer of phasec reports problems in the input (text, IR, pipelines,
 // flags) as Diagnostics: a span, a severity, an optional stable rule code, a
-// message and an optional fix hint. Diagnostics are values collected in a
-// List, sorted and de-duplicated before they are shown.
+// message, an optional fix hint and optional related positions (the other
+// side of a conflict). Diagnostics are values collected in a List, sorted
+// and de-duplicated before they are shown.
 //
 // Every code is registered (codes.go): a Family declares a prefix once, in
 // the package that owns it, and Family.Define gives each code its one-line
@@ -78,7 +79,22 @@ type Diagnostic struct {
 	Msg      string
 	Hint     string // how to fix it; may be empty
 	Path     string // path to the offending IR node, e.g. "main.body.blocks[0]"; may be empty
+	// Related are other positions the problem involves, such as the first
+	// definition of a name defined twice; formats show them after the
+	// diagnostic as notes.
+	Related []Related
 }
+
+// Related is a position that explains a diagnostic, with what happens there
+// ("function f is first defined here").
+type Related struct {
+	Span Span
+	Msg  string
+}
+
+// String formats the related position as "file:line:col: note: msg", the
+// line text formats print after their diagnostic.
+func (r Related) String() string { return r.Span.String() + ": note: " + r.Msg }
 
 // Head formats what precedes the message, "file:line:col: error CODE", so
 // that every one-line rendering of a diagnostic starts the same way.
@@ -90,7 +106,8 @@ func (d *Diagnostic) Head() string {
 	return head
 }
 
-// String formats the diagnostic as "file:line:col: error CODE: msg".
+// String formats the diagnostic as "file:line:col: error CODE: msg", one
+// line (without its related notes; Error adds them).
 func (d *Diagnostic) String() string {
 	var b strings.Builder
 	b.WriteString(d.Head())
@@ -104,8 +121,26 @@ func (d *Diagnostic) String() string {
 	return b.String()
 }
 
-// Error implements error so a single diagnostic can travel as one.
-func (d *Diagnostic) Error() string { return d.String() }
+// Error implements error so a single diagnostic can travel as one: String,
+// then a line per related note.
+func (d *Diagnostic) Error() string {
+	if len(d.Related) == 0 {
+		return d.String()
+	}
+	var b strings.Builder
+	d.writeText(&b)
+	return b.String()
+}
+
+// writeText writes the diagnostic's line and its related notes' lines,
+// without a final newline.
+func (d *Diagnostic) writeText(b *strings.Builder) {
+	b.WriteString(d.String())
+	for _, r := range d.Related {
+		b.WriteByte('\n')
+		b.WriteString(r.String())
+	}
+}
 
 // List is an ordered collection of diagnostics.
 type List []*Diagnostic
@@ -150,14 +185,15 @@ func (l List) Err() error {
 	return l
 }
 
-// Error joins the diagnostics one per line.
+// Error joins the diagnostics one per line, each followed by its related
+// notes.
 func (l List) Error() string {
 	var b strings.Builder
 	for i, d := range l {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(d.String())
+		d.writeText(&b)
 	}
 	return b.String()
 }

@@ -3,6 +3,8 @@ package diag
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestSpanString(t *testing.T) {
@@ -101,4 +103,14 @@ func TestGrouped(t *testing.T) {
 	if small := l[:10].Grouped(20); len(small) != 10 {
 		t.Errorf("a list under the limit changed: %d", len(small))
 	}
+}
+
+func TestRelatedNotesFollowTheirDiagnostic(t *testing.T) {
+	d := &Diagnostic{Span: Span{File: "m.tvms", Line: 9, Col: 5}, Msg: "duplicate function f in the module",
+		Related: []Related{{Span: Span{File: "m.tvms", Line: 3, Col: 5}, Msg: "function f is first defined here"}}}
+	want := "m.tvms:9:5: error: duplicate function f in the module\nm.tvms:3:5: note: function f is first defined here"
+	assert.Equal(t, "m.tvms:9:5: error: duplicate function f in the module", d.String(), "String is one line")
+	assert.Equal(t, want, d.Error())
+	other := &Diagnostic{Span: Span{File: "m.tvms", Line: 10, Col: 1}, Msg: "x"}
+	assert.Equal(t, want+"\nm.tvms:10:1: error: x", List{d, other}.Error())
 }

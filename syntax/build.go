@@ -76,6 +76,9 @@ type builder struct {
 	mod      *ir.Module
 	modName  string          // the class name of the module ("Module")
 	funcs    map[string]bool // module function names -> true for Relax, false for TIR
+	// funcDefs holds where each module function is first defined, for the
+	// note on a duplicate.
+	funcDefs map[string]diag.Span
 	metadata map[string][]*ast
 
 	scope *scope
@@ -110,7 +113,7 @@ type builder struct {
 }
 
 func newBuilder(file string) *builder {
-	bd := &builder{file: file, funcs: map[string]bool{}, intType: ir.Int64}
+	bd := &builder{file: file, funcs: map[string]bool{}, funcDefs: map[string]diag.Span{}, intType: ir.Int64}
 	bd.conv.diags = &bd.diags
 	bd.scope = newScope(nil, 0)
 	bd.recent = new(recentNames)
@@ -124,12 +127,28 @@ func (bd *builder) fail(sp diag.Span, format string, args ...any) {
 	panic(bailout{})
 }
 
+// failRelated is fail with notes at other positions: the first definition
+// of a name defined twice.
+func (bd *builder) failRelated(sp diag.Span, related []diag.Related, format string, args ...any) {
+	bd.errorf(sp, format, args...).Related = related
+	panic(bailout{})
+}
+
+// firstDefinedHere is the note on a duplicate module function: where the
+// name was defined first.
+func (bd *builder) firstDefinedHere(name string) []diag.Related {
+	if sp, ok := bd.funcDefs[name]; ok {
+		return []diag.Related{{Span: sp, Msg: "function " + name + " is first defined here"}}
+	}
+	return nil
+}
+
 // skip abandons the current statement without a new diagnostic (the cause
 // was reported already).
 func (bd *builder) skip() { panic(bailout{}) }
 
-func (bd *builder) errorf(sp diag.Span, format string, args ...any) {
-	bd.diags.Add(sp, "", format, args...)
+func (bd *builder) errorf(sp diag.Span, format string, args ...any) *diag.Diagnostic {
+	return bd.diags.Add(sp, "", format, args...)
 }
 
 // try runs f, recovering a bailout; it reports whether f completed.
@@ -382,11 +401,13 @@ func (bd *builder) buildModuleBody(body []*stmtNode) {
 		case st.Decorated != nil && st.Decorated.Def != nil:
 			var d *funcDecl
 			if bd.try(func() { d = bd.funcDecorators(st.Decorated) }) {
+				at := spanOf(d.def.Pos, d.def.Pos)
 				if _, dup := bd.funcs[d.def.Name]; dup {
-					bd.errorf(spanOf(d.def.Pos, d.def.Pos), "duplicate function %s in the module", d.def.Name)
+					bd.errorf(at, "duplicate function %s in the module", d.def.Name).Related = bd.firstDefinedHere(d.def.Name)
 					continue
 				}
 				bd.funcs[d.def.Name] = d.relax
+				bd.funcDefs[d.def.Name] = at
 				decls = append(decls, d)
 			}
 		case st.Def != nil:
@@ -523,9 +544,10 @@ func (bd *builder) externMember(as *assignNode) {
 		bd.fail(arg.Span, "expected a string in R.ExternFunc(...), found %s", arg.describe())
 	}
 	if _, dup := bd.funcs[target.Name]; dup {
-		bd.fail(target.Span, "duplicate function %s in the module", target.Name)
+		bd.failRelated(target.Span, bd.firstDefinedHere(target.Name), "duplicate function %s in the module", target.Name)
 	}
 	bd.funcs[target.Name] = true
+	bd.funcDefs[target.Name] = target.Span
 	ef := ir.NewExternFunc(arg.Text)
 	ef.SetSpan(value.Span)
 	bd.mod.Set(target.Name, ef)

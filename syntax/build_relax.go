@@ -36,7 +36,7 @@ func (bd *builder) relaxSignature(def *defNode) *relaxSig {
 			bd.predefineSymbolicDims(annots[i])
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[string]diag.Span{} // parameter name -> where it is declared
 	for i, p := range def.Params {
 		sp := spanOf(p.Pos, p.EndPos)
 		if p.Annot == nil {
@@ -45,10 +45,10 @@ func (bd *builder) relaxSignature(def *defNode) *relaxSig {
 		if p.Default != nil {
 			bd.fail(sp, "default values of parameters are not supported (parameter %s)", p.Name)
 		}
-		if seen[p.Name] {
-			bd.fail(sp, "duplicate parameter %s", p.Name)
+		if first, dup := seen[p.Name]; dup {
+			bd.failRelated(sp, []diag.Related{{Span: first, Msg: "parameter " + p.Name + " is first declared here"}}, "duplicate parameter %s", p.Name)
 		}
-		seen[p.Name] = true
+		seen[p.Name] = sp
 		si := bd.sinfo(annots[i])
 		v := ir.NewVar(p.Name, si)
 		v.SetSpan(sp)

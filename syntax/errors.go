@@ -25,7 +25,8 @@ var CodeInternal = internalCodes.Define("internal", "a bug in phasec's parser (a
 
 // FormatDiagnostics renders each diagnostic as "file:line:col: error: msg"
 // followed by the offending source line and a caret under the column (a run
-// of carets when the span's end is on the same line). src is the text the
+// of carets when the span's end is on the same line), then each related
+// note the same way ("file:line:col: note: msg"). src is the text the
 // diagnostics refer to; diagnostics without a valid position render alone.
 func FormatDiagnostics(list diag.List, src []byte) string {
 	lines := strings.Split(string(src), "\n")
@@ -33,29 +34,39 @@ func FormatDiagnostics(list diag.List, src []byte) string {
 	for _, d := range list {
 		b.WriteString(d.String())
 		b.WriteByte('\n')
-		sp := d.Span
-		if !sp.IsValid() || sp.Line > len(lines) {
-			continue
+		writeSourceLine(&b, d.Span, lines)
+		for _, r := range d.Related {
+			b.WriteString(r.String())
+			b.WriteByte('\n')
+			writeSourceLine(&b, r.Span, lines)
 		}
-		line := strings.TrimRight(lines[sp.Line-1], "\r")
-		b.WriteString("    ")
-		b.WriteString(strings.ReplaceAll(line, "\t", " "))
-		b.WriteByte('\n')
-		col := max(sp.Col, 1)
-		width := 1
-		if sp.EndLine == sp.Line && sp.EndCol > col {
-			width = sp.EndCol - col
-		}
-		if col-1 > len(line) {
-			col = len(line) + 1
-		}
-		width = max(1, min(width, len(line)-(col-1)))
-		b.WriteString("    ")
-		b.WriteString(strings.Repeat(" ", col-1))
-		b.WriteString(strings.Repeat("^", width))
-		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// writeSourceLine writes the line sp starts on, indented, and carets under
+// the span, when sp points into lines.
+func writeSourceLine(b *strings.Builder, sp diag.Span, lines []string) {
+	if !sp.IsValid() || sp.Line > len(lines) {
+		return
+	}
+	line := strings.TrimRight(lines[sp.Line-1], "\r")
+	b.WriteString("    ")
+	b.WriteString(strings.ReplaceAll(line, "\t", " "))
+	b.WriteByte('\n')
+	col := max(sp.Col, 1)
+	width := 1
+	if sp.EndLine == sp.Line && sp.EndCol > col {
+		width = sp.EndCol - col
+	}
+	if col-1 > len(line) {
+		col = len(line) + 1
+	}
+	width = max(1, min(width, len(line)-(col-1)))
+	b.WriteString("    ")
+	b.WriteString(strings.Repeat(" ", col-1))
+	b.WriteString(strings.Repeat("^", width))
+	b.WriteByte('\n')
 }
 
 // finish sorts and de-duplicates diagnostics and bounds their number.

@@ -193,3 +193,21 @@ func TestCheckTVMParity(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRelatedNotes pins each format's rendering of a diagnostic with a
+// related note (a function defined twice: the note is at the first
+// definition).
+func TestCheckRelatedNotes(t *testing.T) {
+	for _, f := range []string{"text", "json", "github", "sarif"} {
+		t.Run(f, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "check", "--format", f, "testdata/related/duplicate_function.tvms")
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (a file that does not parse); stderr:\n%s", code, errOut)
+			}
+			if !strings.Contains(out, "first defined here") {
+				t.Errorf("no note in:\n%s", out)
+			}
+			compareGolden(t, filepath.Join("testdata", "related", "duplicate_function."+f), out)
+		})
+	}
+}

@@ -3,6 +3,11 @@
 //
 // It knows nothing of the checker: rule metadata for SARIF's rule table is
 // passed in as Rule values, so the package sits just above diag.
+//
+// A diagnostic's related notes (diag.Related) follow it: in text as
+// "file:line:col: note: msg" lines, in JSON lines as its "related" field,
+// in SARIF as the result's relatedLocations, and for GitHub as notice
+// commands, so the annotation shows at the other position too.
 package format
 
 import (
@@ -64,11 +69,11 @@ func Write(w io.Writer, f Format, l diag.List, tool Tool) error {
 	case JSON:
 		return writeJSON(w, l)
 	case GitHub:
-		return writeLines(w, l.Grouped(diag.GroupLimit), GitHubLine)
+		return writeLines(w, l.Grouped(diag.GroupLimit), GitHubLine, gitHubNote)
 	case SARIF:
 		return writeSARIF(w, l, tool)
 	}
-	return writeLines(w, l.Grouped(diag.GroupLimit), TextLine)
+	return writeLines(w, l.Grouped(diag.GroupLimit), TextLine, textNote)
 }
 
 // message is the diagnostic's text with its hint: "msg: hint".
@@ -82,11 +87,20 @@ func message(d *diag.Diagnostic) string {
 // TextLine formats one diagnostic as "file:line:col: error WF017: message".
 func TextLine(d *diag.Diagnostic) string { return d.Head() + ": " + message(d) }
 
-// writeLines writes one line per diagnostic, formatted by line.
-func writeLines(w io.Writer, l diag.List, line func(*diag.Diagnostic) string) error {
+// textNote formats a related note as "file:line:col: note: message".
+func textNote(_ *diag.Diagnostic, r diag.Related) string { return r.String() }
+
+// writeLines writes one line per diagnostic, formatted by line, and after
+// it one per related note, formatted by note.
+func writeLines(w io.Writer, l diag.List, line func(*diag.Diagnostic) string, note func(*diag.Diagnostic, diag.Related) string) error {
 	for _, d := range l {
 		if _, err := fmt.Fprintln(w, line(d)); err != nil {
 			return err
+		}
+		for _, r := range d.Related {
+			if _, err := fmt.Fprintln(w, note(d, r)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -94,16 +108,27 @@ func writeLines(w io.Writer, l diag.List, line func(*diag.Diagnostic) string) er
 
 // jsonDiag is one line of the JSON format.
 type jsonDiag struct {
-	File     string `json:"file"`
-	Line     int    `json:"line,omitempty"`
-	Col      int    `json:"col,omitempty"`
-	EndLine  int    `json:"endLine,omitempty"`
-	EndCol   int    `json:"endCol,omitempty"`
-	Severity string `json:"severity"`
-	Code     string `json:"code,omitempty"`
-	Message  string `json:"message"`
-	Hint     string `json:"hint,omitempty"`
-	Path     string `json:"path,omitempty"`
+	File     string        `json:"file"`
+	Line     int           `json:"line,omitempty"`
+	Col      int           `json:"col,omitempty"`
+	EndLine  int           `json:"endLine,omitempty"`
+	EndCol   int           `json:"endCol,omitempty"`
+	Severity string        `json:"severity"`
+	Code     string        `json:"code,omitempty"`
+	Message  string        `json:"message"`
+	Hint     string        `json:"hint,omitempty"`
+	Path     string        `json:"path,omitempty"`
+	Related  []jsonRelated `json:"related,omitempty"`
+}
+
+// jsonRelated is one related note of a JSON line.
+type jsonRelated struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Col     int    `json:"col,omitempty"`
+	EndLine int    `json:"endLine,omitempty"`
+	EndCol  int    `json:"endCol,omitempty"`
+	Message string `json:"message"`
 }
 
 func writeJSON(w io.Writer, l diag.List) error {
@@ -113,6 +138,13 @@ func writeJSON(w io.Writer, l diag.List) error {
 		j := jsonDiag{File: d.Span.File, Severity: d.Severity.String(), Code: string(d.Code), Message: d.Msg, Hint: d.Hint, Path: d.Path}
 		if d.Span.IsValid() {
 			j.Line, j.Col, j.EndLine, j.EndCol = d.Span.Line, d.Span.Col, d.Span.EndLine, d.Span.EndCol
+		}
+		for _, r := range d.Related {
+			jr := jsonRelated{File: r.Span.File, Message: r.Msg}
+			if r.Span.IsValid() {
+				jr.Line, jr.Col, jr.EndLine, jr.EndCol = r.Span.Line, r.Span.Col, r.Span.EndLine, r.Span.EndCol
+			}
+			j.Related = append(j.Related, jr)
 		}
 		if err := enc.Encode(j); err != nil {
 			return err
@@ -141,25 +173,41 @@ func ghCommand(s diag.Severity) string {
 // GitHubLine formats one diagnostic as a workflow command:
 // "::error file=f.tvms,line=4,col=9,title=WF017::message".
 func GitHubLine(d *diag.Diagnostic) string {
+	return gitHubCommand(ghCommand(d.Severity), d.Span, gitHubTitle(d), message(d))
+}
+
+// gitHubNote formats a related note of d as a notice at the note's own
+// position, titled like d, so a pull request shows the other side of a
+// conflict too: "::notice file=f.tvms,line=3,col=5,title=phasec::function
+// f is first defined here". (A workflow command has one position, so the
+// note cannot ride on d's own line.)
+func gitHubNote(d *diag.Diagnostic, r diag.Related) string {
+	return gitHubCommand("notice", r.Span, gitHubTitle(d), r.Msg)
+}
+
+func gitHubTitle(d *diag.Diagnostic) string {
+	if d.Code == "" {
+		return "phasec"
+	}
+	return string(d.Code)
+}
+
+func gitHubCommand(command string, span diag.Span, title, msg string) string {
 	var b strings.Builder
 	b.WriteString("::")
-	b.WriteString(ghCommand(d.Severity))
+	b.WriteString(command)
 	b.WriteString(" file=")
-	b.WriteString(ghProperty.Replace(d.Span.File))
-	if d.Span.IsValid() {
+	b.WriteString(ghProperty.Replace(span.File))
+	if span.IsValid() {
 		b.WriteString(",line=")
-		b.WriteString(strconv.Itoa(d.Span.Line))
+		b.WriteString(strconv.Itoa(span.Line))
 		b.WriteString(",col=")
-		b.WriteString(strconv.Itoa(d.Span.Col))
-	}
-	title := string(d.Code)
-	if title == "" {
-		title = "phasec"
+		b.WriteString(strconv.Itoa(span.Col))
 	}
 	b.WriteString(",title=")
 	b.WriteString(ghProperty.Replace(title))
 	b.WriteString("::")
-	b.WriteString(ghData.Replace(message(d)))
+	b.WriteString(ghData.Replace(msg))
 	return b.String()
 }
 
@@ -192,15 +240,20 @@ type (
 		Text string `json:"text"`
 	}
 	sarifResult struct {
-		RuleID    string          `json:"ruleId,omitempty"`
-		RuleIndex *int            `json:"ruleIndex,omitempty"`
-		Level     string          `json:"level"`
-		Message   sarifText       `json:"message"`
-		Locations []sarifLocation `json:"locations"`
+		RuleID           string          `json:"ruleId,omitempty"`
+		RuleIndex        *int            `json:"ruleIndex,omitempty"`
+		Level            string          `json:"level"`
+		Message          sarifText       `json:"message"`
+		Locations        []sarifLocation `json:"locations"`
+		RelatedLocations []sarifLocation `json:"relatedLocations,omitempty"`
 	}
+	// sarifLocation is a result's location, or (with ID and Message) one
+	// of its related locations.
 	sarifLocation struct {
+		ID               *int           `json:"id,omitempty"`
 		PhysicalLocation sarifPhysical  `json:"physicalLocation"`
 		LogicalLocations []sarifLogical `json:"logicalLocations,omitempty"`
+		Message          *sarifText     `json:"message,omitempty"`
 	}
 	sarifPhysical struct {
 		ArtifactLocation sarifArtifact `json:"artifactLocation"`
@@ -230,6 +283,14 @@ func sarifLevel(s diag.Severity) string {
 	return "note"
 }
 
+func sarifPhysicalAt(s diag.Span) sarifPhysical {
+	p := sarifPhysical{ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(s.File)}}
+	if s.IsValid() {
+		p.Region = &sarifRegion{StartLine: s.Line, StartColumn: s.Col, EndLine: s.EndLine, EndColumn: s.EndCol}
+	}
+	return p
+}
+
 func writeSARIF(w io.Writer, l diag.List, tool Tool) error {
 	driver := sarifDriver{Name: tool.Name, Version: tool.Version, Rules: []sarifRule{}}
 	index := map[string]int{}
@@ -250,14 +311,14 @@ func writeSARIF(w io.Writer, l diag.List, tool Tool) error {
 		if i, ok := index[string(d.Code)]; ok {
 			res.RuleIndex = &i
 		}
-		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(d.Span.File)}}}
-		if d.Span.IsValid() {
-			loc.PhysicalLocation.Region = &sarifRegion{StartLine: d.Span.Line, StartColumn: d.Span.Col, EndLine: d.Span.EndLine, EndColumn: d.Span.EndCol}
-		}
+		loc := sarifLocation{PhysicalLocation: sarifPhysicalAt(d.Span)}
 		if d.Path != "" {
 			loc.LogicalLocations = []sarifLogical{{FullyQualifiedName: d.Path}}
 		}
 		res.Locations = []sarifLocation{loc}
+		for i, r := range d.Related {
+			res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &i, PhysicalLocation: sarifPhysicalAt(r.Span), Message: &sarifText{r.Msg}})
+		}
 		results = append(results, res)
 	}
 	doc := sarifLog{

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/phasec/phasec/diag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -188,4 +191,91 @@ func TestGroupedInTextOnly(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil || len(doc.Runs) != 1 || len(doc.Runs[0].Results) != 100 {
 		t.Errorf("sarif: %v, %d runs", err, len(doc.Runs))
 	}
+}
+
+// relatedSample is a conflict with two positions (a function defined twice)
+// next to a diagnostic without notes.
+func relatedSample() diag.List {
+	return diag.List{
+		{Span: diag.Span{File: "m.tvms", Line: 9, Col: 5, EndLine: 9, EndCol: 6}, Msg: "duplicate function f in the module",
+			Related: []diag.Related{{Span: diag.Span{File: "m.tvms", Line: 3, Col: 5, EndLine: 3, EndCol: 6}, Msg: "function f is first defined here"}}},
+		{Span: diag.Span{File: "m.tvms", Line: 12, Col: 1}, Code: "WF002", Msg: "variable x is defined more than once",
+			Related: []diag.Related{{Span: diag.Span{File: "m.tvms", Line: 11, Col: 1}, Msg: "x is first defined here"}, {Span: diag.Span{File: "m.tvms"}, Msg: "in module m"}}},
+		{Span: diag.Span{File: "m.tvms", Line: 14, Col: 2}, Code: "WF001", Msg: "undefined"},
+	}
+}
+
+// TestRelatedGolden: every format shows each related note, after (or
+// inside) its diagnostic; the goldens show how.
+func TestRelatedGolden(t *testing.T) {
+	_, tool := sample()
+	for _, f := range []Format{Text, JSON, GitHub, SARIF} {
+		t.Run(f.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			require.NoError(t, Write(&buf, f, relatedSample(), tool))
+			golden := filepath.Join("testdata", "related."+f.String()+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+				t.Errorf("output differs from %s (rerun with -update if intended), -want +got:\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+func TestRelatedText(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, Text, relatedSample(), Tool{}))
+	assert.Equal(t, `m.tvms:9:5: error: duplicate function f in the module
+m.tvms:3:5: note: function f is first defined here
+m.tvms:12:1: error WF002: variable x is defined more than once
+m.tvms:11:1: note: x is first defined here
+m.tvms: note: in module m
+m.tvms:14:2: error WF001: undefined
+`, buf.String())
+}
+
+func TestRelatedJSON(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, JSON, relatedSample(), Tool{}))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 3, "notes ride on their diagnostic's line")
+	var first, last jsonDiag
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &last))
+	assert.Equal(t, []jsonRelated{{File: "m.tvms", Line: 3, Col: 5, EndLine: 3, EndCol: 6, Message: "function f is first defined here"}}, first.Related)
+	assert.NotContains(t, lines[2], "related", "a diagnostic without notes has no related field")
+}
+
+func TestRelatedGitHub(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, GitHub, relatedSample(), Tool{}))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 6)
+	assert.Equal(t, "::notice file=m.tvms,line=3,col=5,title=phasec::function f is first defined here", lines[1])
+	assert.Equal(t, "::notice file=m.tvms,line=11,col=1,title=WF002::x is first defined here", lines[3])
+	assert.Equal(t, "::notice file=m.tvms,title=WF002::in module m", lines[4])
+}
+
+func TestRelatedSARIF(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, SARIF, relatedSample(), Tool{Name: "phasec"}))
+	var log sarifLog
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &log))
+	results := log.Runs[0].Results
+	require.Len(t, results, 3)
+	rel := results[1].RelatedLocations
+	require.Len(t, rel, 2)
+	for i, r := range rel {
+		require.NotNil(t, r.ID)
+		assert.Equal(t, i, *r.ID, "ids number the related locations of one result")
+	}
+	assert.Equal(t, &sarifText{"x is first defined here"}, rel[0].Message)
+	assert.Equal(t, &sarifRegion{StartLine: 11, StartColumn: 1}, rel[0].PhysicalLocation.Region)
+	assert.Nil(t, rel[1].PhysicalLocation.Region, "an unknown position has no region")
+	assert.Empty(t, results[2].RelatedLocations)
+	assert.NotContains(t, buf.String()[strings.LastIndex(buf.String(), `"ruleId": "WF001"`):], "relatedLocations")
 }
