@@ -45,8 +45,9 @@ type registry struct {
 var codes registry
 
 // NewFamily declares the family of codes starting with prefix, owned by the
-// calling package, with a one-line doc. Call it (and Define) from a
-// package-level variable's initializer. It panics when the prefix is
+// calling package, with a one-line doc. Call it (and Define) during package
+// initialization, and keep the *Family unexported so no other package
+// defines codes in it. It panics when the prefix is
 // declared twice or one prefix starts another (then a code would not name
 // its family).
 func NewFamily(prefix, doc string) *Family {
