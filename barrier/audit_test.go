@@ -17,6 +17,7 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
+	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
@@ -216,17 +217,15 @@ func audit(corpus []corpusModule, pipelines []*passes.Pass) auditResult {
 // the barrier chains, on every corpus module they accept and checks with
 // the well-formedness checker, after every pass that runs (nested ones
 // included, changed or not), that every property the contracts claim
-// holds. New passes are audited by being registered.
+// holds. A new pass is audited by being in barrier.Registry.
 func TestContractAudit(t *testing.T) {
 	start := time.Now()
 	files, unparsed := auditCorpus(t)
 	corpus := withLowered(t, files)
 	var pipelines []*passes.Pass
-	for _, r := range passes.Registered() {
-		pipelines = append(pipelines, passes.MustNew(r.Info.Name, nil))
-	}
+	pipelines = append(pipelines, barrier.Registry.Passes()...)
 	for _, text := range auditPipelines {
-		p, errs := passes.ParseAndBuild("pipeline", text)
+		p, errs := barrier.Registry.ParseAndBuild("pipeline", text)
 		if errs != nil {
 			t.Fatal(errs)
 		}
@@ -255,7 +254,7 @@ func TestContractAudit(t *testing.T) {
 // function, breaking GlobalSymbols (and nothing structural), under the
 // given contract.
 func stripSymbols(info passes.Info) *passes.Pass {
-	return passes.NewModulePass(info, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	return passes.Define(info, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
 		out := mod.Clone()
 		for name, f := range mod.Functions() {
 			switch fn := f.(type) {
@@ -270,7 +269,7 @@ func stripSymbols(info passes.Info) *passes.Pass {
 			}
 		}
 		return out, nil
-	})
+	}))
 }
 
 // TestAuditCatchesFalseContracts: the audit flags a pass whose contract
@@ -294,26 +293,27 @@ func TestAuditCatchesFalseContracts(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := &passes.PassContext{}
-	withSymbols, err := pc.Run(context.Background(), passes.MustNew("AttachGlobalSymbol", nil), lowered)
+	withSymbols, err := pc.Run(context.Background(), lower.AttachGlobalSymbol, lowered)
 	if err != nil {
 		t.Fatal(err)
 	}
 	corpus := []corpusModule{{"mlp with symbols", withSymbols}}
 
 	gs := phase.Of(phase.GlobalSymbols)
+	needsSymbols := map[phase.Property]string{phase.GlobalSymbols: "a test requirement"}
 	pipelines := []*passes.Pass{
 		// Horizon build (it requires GlobalSymbols), which it keeps.
-		stripSymbols(passes.Info{Name: "TStripKeeps", Doc: "keeps GlobalSymbols", RequiresProps: gs}),
+		stripSymbols(passes.Info{Name: "TStripKeeps", Doc: "keeps GlobalSymbols", Requires: needsSymbols}),
 		stripSymbols(passes.Info{Name: "TStripEstablishes", Doc: "establishes GlobalSymbols", Establishes: gs}),
 		stripSymbols(passes.Info{Name: "TStripPreserves", Doc: "preserves GlobalSymbols", Preserves: gs}),
-		stripSymbols(passes.Info{Name: "TStripHonest", Doc: "invalidates GlobalSymbols", RequiresProps: gs, Invalidates: gs}),
+		stripSymbols(passes.Info{Name: "TStripHonest", Doc: "invalidates GlobalSymbols", Requires: needsSymbols, Invalidates: gs}),
 		// Horizon ingest: it never heard of GlobalSymbols.
 		stripSymbols(passes.Info{Name: "TStripUnaware", Doc: "names nothing of phase build"}),
 		// Last: it edits the (shared) corpus module.
-		passes.NewModulePass(passes.Info{Name: "TMutates", Doc: "edits its input"}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		passes.Define(passes.Info{Name: "TMutates", Doc: "edits its input"}, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
 			mod.Attrs["edited"] = true
 			return mod.Clone(), nil
-		}),
+		})),
 	}
 	res := audit(corpus, pipelines)
 	if res.accepted != len(pipelines) || res.failed != 1 {
@@ -358,11 +358,11 @@ func mustCanonicalize(t *testing.T, mod *ir.Module) *ir.Module {
 func TestContractAuditPairs(t *testing.T) {
 	start := time.Now()
 	files, _ := auditCorpus(t)
-	names := passes.PassNames()
+	names := barrier.Registry.Names()
 	var pipelines []*passes.Pass
 	for _, a := range names {
 		for _, b := range names {
-			p, errs := passes.ParseAndBuild("pipeline", a+","+b)
+			p, errs := barrier.Registry.ParseAndBuild("pipeline", a+","+b)
 			if errs != nil {
 				t.Fatal(errs)
 			}

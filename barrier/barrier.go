@@ -10,9 +10,6 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/wellformed"
-
-	// The lowering passes the barriers run register themselves.
-	_ "github.com/phasec/phasec/lower"
 )
 
 // Barrier is a phase transition: the passes it runs and the phase it leaves
@@ -26,8 +23,8 @@ type Barrier struct {
 	From []phase.Phase
 	// To is the phase recorded when every invariant holds.
 	To phase.Phase
-	// Steps are the passes, in order, implemented and pending.
-	Steps []Step
+	// Steps are the passes the barrier runs, in order.
+	Steps []*passes.Pass
 }
 
 // The barriers, in pipeline order.
@@ -42,6 +39,25 @@ var (
 
 // Barriers returns the barriers in pipeline order.
 func Barriers() []*Barrier { return []*Barrier{CanonicalizeBarrier, LowerBarrier, BuildBarrier} }
+
+// Pass returns the barrier as a pipeline step of its name (AlwaysRun).
+func (b *Barrier) Pass() *passes.Pass { return barrierPasses[b] }
+
+// barrierPasses holds each barrier's pipeline step: a module pass running
+// the barrier's steps through Env.Run, so that instruments see every pass
+// the barrier runs. The steps live apart from the Barrier values because
+// running one reaches every barrier (a failure names the barrier that
+// provides a missing property): as a field they would be an
+// initialization cycle.
+var barrierPasses = func() map[*Barrier]*passes.Pass {
+	m := map[*Barrier]*passes.Pass{}
+	for _, b := range Barriers() {
+		m[b] = passes.Define(b.Info(), passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+			return b.run(mod, env.Run)
+		}))
+	}
+	return m
+}()
 
 // Canonicalize takes any well-formed module to phase Ingest.
 func Canonicalize(mod *ir.Module) (*ir.Module, error) {
@@ -59,12 +75,14 @@ func Build(mod *ir.Module) (*ir.Module, error) { return BuildBarrier.Run(context
 func (b *Barrier) Info() passes.Info {
 	in := passes.Info{Name: b.Name, Doc: b.Doc, AlwaysRun: true, Accepts: b.From, Leaves: b.To}
 	if len(b.From) == 0 {
-		in.RequiresProps = phase.Of(phase.WellFormed)
+		in.Requires = map[phase.Property]string{
+			phase.WellFormed: "it accepts a module in any phase but repairs nothing: no pass restores the structural rules",
+		}
 	}
 	return in
 }
 
-// Run runs the barrier's implemented passes in order, then checks the
+// Run runs the barrier's passes in order, then checks the
 // invariants of b.To. It returns the module with its phase recorded, or an
 // *Error. The input is not modified.
 func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
@@ -82,7 +100,7 @@ func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
 	})
 }
 
-// run runs the implemented steps through exec, then checks the invariants
+// run runs the steps through exec, then checks the invariants
 // of b.To. As a pipeline step, exec is Env.Run, so instruments (timing,
 // printing, dumps) see every pass the barrier runs.
 //
@@ -97,18 +115,11 @@ func (b *Barrier) run(mod *ir.Module, exec func(*passes.Pass, *ir.Module) (*ir.M
 	}
 	out, last := mod, ""
 	for _, s := range b.Steps {
-		if !s.Implemented() {
-			continue
-		}
-		p, err := passes.New(s.Pass, nil)
+		next, err := exec(s, out)
 		if err != nil {
-			return nil, err
+			return nil, &Error{Barrier: b, LastPass: s.Name(), Failed: true, Err: err}
 		}
-		next, err := exec(p, out)
-		if err != nil {
-			return nil, &Error{Barrier: b, LastPass: s.Pass, Failed: true, Err: err}
-		}
-		out, last = next, s.Pass
+		out, last = next, s.Name()
 	}
 	if errs := wellformed.Check(out, b.To); errs.HasErrors() {
 		return nil, b.failure(out, last, errs)
@@ -138,21 +149,15 @@ type Missing struct {
 	Property phase.Property
 	// By is the pass that establishes it ("" when none is known).
 	By string
-	// Implemented: By is registered (the barrier ran it, or it belongs to
-	// an earlier barrier).
-	Implemented bool
 	// Barrier is the barrier whose sequence holds By.
 	Barrier string
 }
 
-// Reason says why the property is missing, e.g. "Legalized:
-// LegalizeOps is not implemented yet".
+// Reason says why the property is missing, e.g. "Legalized: LegalizeOps
+// (in the lower barrier) did not establish it".
 func (m Missing) Reason() string {
-	switch {
-	case m.By == "":
+	if m.By == "" {
 		return m.Property.String() + ": no pass establishes it"
-	case !m.Implemented:
-		return m.Property.String() + ": " + m.By + " is not implemented yet"
 	}
 	return m.Property.String() + ": " + m.By + " (in the " + m.Barrier + " barrier) did not establish it"
 }
@@ -176,7 +181,7 @@ func (e *Error) Unwrap() error {
 }
 
 // provider finds the step (in any barrier) establishing p.
-func provider(p phase.Property) (Step, *Barrier, bool) {
+func provider(p phase.Property) (*passes.Pass, *Barrier, bool) {
 	for _, b := range Barriers() {
 		for _, s := range b.Steps {
 			if s.Info().Establishes.Has(p) {
@@ -184,7 +189,7 @@ func provider(p phase.Property) (Step, *Barrier, bool) {
 			}
 		}
 	}
-	return Step{}, nil, false
+	return nil, nil, false
 }
 
 func (b *Barrier) failure(out *ir.Module, last string, errs diag.List) *Error {
@@ -203,11 +208,9 @@ func (b *Barrier) failure(out *ir.Module, last string, errs diag.List) *Error {
 	for _, p := range missing.List() {
 		m := Missing{Property: p}
 		if s, pb, ok := provider(p); ok {
-			m.By, m.Implemented, m.Barrier = s.Pass, s.Implemented(), pb.Name
-			if !m.Implemented {
-				hints[p] = s.Pass + " is not implemented yet"
-			} else if pb != b {
-				hints[p] = "run " + s.Pass + ", or the " + pb.Name + " barrier, first"
+			m.By, m.Barrier = s.Name(), pb.Name
+			if pb != b {
+				hints[p] = "run " + s.Name() + ", or the " + pb.Name + " barrier, first"
 			}
 		}
 		e.Missing = append(e.Missing, m)
@@ -235,15 +238,4 @@ func (b *Barrier) failure(out *ir.Module, last string, errs diag.List) *Error {
 		}
 	}
 	return e
-}
-
-func init() {
-	for _, b := range Barriers() {
-		info := b.Info()
-		passes.Register(passes.Registration{Info: info, New: func(passes.Options) *passes.Pass {
-			return passes.NewModulePass(info, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				return b.run(mod, env.Run)
-			})
-		}})
-	}
 }

@@ -16,11 +16,11 @@ import (
 )
 
 func TestLowerGolden(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/barriers/lower", "canonicalize,lower")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/barriers/lower", "canonicalize,lower")
 }
 
 func TestRefusedStatically(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/barriers/refused", "lower,canonicalize")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/barriers/refused", "lower,canonicalize")
 }
 
 func parse(t *testing.T, path string) []byte {
@@ -108,7 +108,7 @@ func TestHintNeverNamesTheFailingStep(t *testing.T) {
 	if errs.HasErrors() {
 		t.Fatal(errs)
 	}
-	p, errs := passes.ParseAndBuild("--passes", "lower")
+	p, errs := barrier.Registry.ParseAndBuild("--passes", "lower")
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -138,7 +138,7 @@ func TestHintChainRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, errs := passes.ParseAndBuild("--passes", "VMShapeLower")
+	p, errs := barrier.Registry.ParseAndBuild("--passes", "VMShapeLower")
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -146,7 +146,7 @@ func TestHintChainRuns(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0].Hint, "; run lower,build first") {
 		t.Fatalf("want the chain lower,build in the hint, got %v", errs)
 	}
-	p, errs = passes.ParseAndBuild("--passes", "lower,build,VMShapeLower")
+	p, errs = barrier.Registry.ParseAndBuild("--passes", "lower,build,VMShapeLower")
 	if errs != nil {
 		t.Fatal(errs)
 	}

@@ -3,6 +3,7 @@ package barrier_test
 import (
 	"testing"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/passes/passtest"
 )
 
@@ -10,5 +11,5 @@ import (
 // build output, and the diagnostics of modules that cannot be built (the
 // binding, the construct, and the pass that would fix it).
 func TestBuildBarrierGolden(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/barriers/build", "canonicalize,lower,build")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/barriers/build", "canonicalize,lower,build")
 }

@@ -95,12 +95,7 @@ func PhasesDoc() string {
 		}
 		w("### `%s`: %s → %s\n\n", br.Name, from, br.To)
 		for i, s := range br.Steps {
-			in := s.Info()
-			status := ""
-			if !s.Implemented() {
-				status = " *(pending: not implemented yet)*"
-			}
-			w("%d. `%s`%s: %s\n", i+1, s.Pass, status, in.Doc)
+			w("%d. `%s`: %s\n", i+1, s.Name(), s.Info().Doc)
 		}
 		w("\n")
 	}
@@ -110,9 +105,8 @@ func PhasesDoc() string {
 	w("(plus those it preserves, minus those it invalidates) and drops the rest (see [Adding a pass](#adding-a-pass)).\n\n")
 	w("| pass | opt level | accepts | needs | establishes | invalidates | horizon | leaves |\n")
 	w("|---|---|---|---|---|---|---|---|\n")
-	regs := passes.Registered()
-	for _, r := range regs {
-		in := r.Info
+	for _, p := range Registry.Passes() {
+		in := p.Info()
 		horizon := in.Horizon().String()
 		if keeps := phase.Upto(in.Horizon()).Union(in.Preserves); keeps == phase.Upto(phase.Build) && in.Horizon() != phase.Build {
 			horizon += " (preserves every later property)"
@@ -122,41 +116,30 @@ func PhasesDoc() string {
 		w("| `%s` | %d | %s | %s | %s | %s | %s | %s |\n", in.Name, in.OptLevel, accepts(in.Accepts), set(in.Needs().Minus(phase.Of(phase.WellFormed))),
 			set(in.Establishes), set(in.Invalidates), horizon, leaves(in.Leaves))
 	}
-	w("\nPending passes (planned contracts, used for hints and ordering):\n\n")
-	w("| pass | requires | establishes | barrier |\n|---|---|---|---|\n")
-	for _, br := range Barriers() {
-		for _, s := range br.Steps {
-			if s.Implemented() {
-				continue
-			}
-			in := s.Info()
-			w("| `%s` | %s | %s | %s |\n", in.Name, set(in.RequiresProps), set(in.Establishes), br.Name)
-		}
-	}
 	w("\n")
 
 	w("## Ordering constraints\n\n")
 	w("Derived from the contracts (the static pipeline check enforces them before any IR is touched):\n\n")
 	for _, c := range Constraints() {
 		if c.Derived {
-			w("- `%s` before `%s`: %s requires %s, which %s establishes; %s.\n", c.Before, c.After, c.After, c.Property, c.Before, c.Why)
+			w("- `%s` before `%s`: %s requires %s, which %s establishes; %s.\n", c.Before.Name(), c.After.Name(), c.After.Name(), c.Property, c.Before.Name(), c.Why)
 		}
 	}
 	w("\nNot expressible as properties (TVM's default pipeline, `python/tvm/relax/pipeline.py`, relies on them and nothing checks them), and how phasec enforces them:\n\n")
 	for _, c := range Constraints() {
 		if !c.Derived {
-			w("- `%s` before `%s`: %s. Enforced: %s.\n", c.Before, c.After, c.Why, c.Enforced)
+			w("- `%s` before `%s`: %s. Enforced: %s.\n", c.Before.Name(), c.After.Name(), c.Why, c.Enforced)
 		}
 	}
 	w("\n")
 
 	w("## Adding a pass\n\n")
 	w("### How a pass's output state is computed\n\n")
-	w("A contract says what a pass needs (`RequiresProps`, WellFormed, and the invariants common to the phases it `Accepts`), ")
+	w("A contract says what a pass needs (`Requires`, WellFormed, and the invariants common to the phases it `Accepts`), ")
 	w("what it `Establishes` and what it `Invalidates`. What the pipeline believes after the pass (what `--verify-each` checks and the next pass relies on) is\n\n")
 	w("    after  = (before ∩ keeps) ∪ Establishes ∪ invariants(Leaves)\n")
 	w("    keeps  = properties of the phases up to the pass's horizon ∪ Preserves − Invalidates\n")
-	w("    horizon = the latest of: the phases in Accepts, Leaves, and the phases that introduce the properties in RequiresProps and Establishes\n\n")
+	w("    horizon = the latest of: the phases in Accepts, Leaves, and the phases that introduce the properties in Requires and Establishes\n\n")
 	w("and a pass that leaves the phase unchanged records the latest phase, no later than its input's, whose invariants `after` still contains ")
 	w("(`passes.Info.Apply`; `phase.Supported`).\n\n")
 	w("Why this rule:\n\n")
@@ -168,17 +151,24 @@ func PhasesDoc() string {
 	w("must keep it because it runs between two steps of a later phase (a pass between LowerRuntimeBuiltin and VMShapeLower keeps ")
 	w("BuiltinsLowered); never list properties you have not checked. The contract audit holds every claim to account.\n\n")
 	w("### Steps\n\n")
-	w("1. Declare the contract in a `passes.Info`: `Name`, a one-line `Doc`, `OptLevel` (0 for lowering steps), ")
-	w("`Accepts` (phases, empty for any), `RequiresProps`, `Establishes`, `Invalidates`, `Preserves` (rare), `Leaves`, and `Requires` for passes that must run first. ")
-	w("Register it with `passes.RegisterModulePass` or `passes.RegisterFunctionPass` in an `init` function. ")
-	w("Add the reason for each required property to `requirementReasons` in `barrier/order.go`.\n")
-	w("2. If it belongs to a barrier, add it to the barrier's step list in `barrier/steps.go` (a pending entry becomes live once the pass is registered under its name).\n")
+	w("1. Define the pass as a package-level value: `var MyPass = passes.Define(passes.Info{...}, passes.Module(run))` ")
+	w("(or `passes.Functions(fn)`, `passes.PrimFuncs(fn)`, `passes.DataflowBlocks(fn)`, with `.InParallel()` when the functions may be transformed concurrently). ")
+	w("The `passes.Info` is the contract: `Name`, a one-line `Doc`, `OptLevel` (0 for lowering steps), ")
+	w("`Accepts` (phases, empty for any), `Requires` (each required property with the reason the pass needs it: ")
+	w("`Requires: map[phase.Property]string{phase.Normalized: \"it rewrites bindings and assumes A-normal form\"}`), ")
+	w("`Establishes`, `Invalidates`, `Preserves` (rare), `Leaves`, `Prerequisites` (pass values that must run first) and `Options` ")
+	w("(typed, written `MyPass{name=value}` in pipelines and read with `env.Options()`). ")
+	w("`Define` rejects a requirement without a reason; the reasons are the ordering reasons listed above. ")
+	w("Give the function that does the work another name than the pass (`lower.LegalizeModule` for `lower.LegalizeOps`).\n")
+	w("2. List the value where it runs: in a barrier's steps (`barrier/steps.go`, Go values, so a missing pass does not compile) ")
+	w("and, for a pass no barrier runs, in `barrier.Registry`, which resolves the names of textual pipelines (`--passes`) ")
+	w("and lists the passes (`phasec passes`, this file).\n")
 	w("3. Write golden tests with `passes/passtest`: inputs in `testdata/passes/<Pass>/*.tvms`, expected outputs `*.out.tvms` ")
-	w("(`go test -update` writes them), refused or failing inputs marked with `# want \"regexp\"` comments.\n")
-	w("4. Run the contract audit, `go test ./barrier -run TestContractAudit`: it runs every registered pass on every corpus module it accepts ")
+	w("(`go test -update` writes them), refused or failing inputs marked with `# want \"regexp\"` comments; ")
+	w("`passtest.Run(t, barrier.Registry, dir, \"MyPass\")`.\n")
+	w("4. Run the contract audit, `go test ./barrier -run TestContractAudit`: it runs every pass of `barrier.Registry` on every corpus module it accepts ")
 	w("(all of `testdata/`, your new inputs included, and `ir/irgen` modules) and checks every property the contract claims for the output; ")
-	w("a failure names the pass, the module, the property, the first violation, and whether the contract should invalidate the property or the pass is wrong. ")
-	w("A registered pass is audited without further ado (the package that registers it must be imported by `barrier`).\n")
+	w("a failure names the pass, the module, the property, the first violation, and whether the contract should invalidate the property or the pass is wrong.\n")
 	w("5. Regenerate this file: `go run ./cmd/phasec doc phases`; update `testdata/passes/barriers/corpus.golden` with `go test ./barrier -update` when the corpus gets further.\n")
 	return b.String()
 }

@@ -9,25 +9,21 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// AttachGlobalSymbolInfo declares AttachGlobalSymbol (TVM's src/relax/transform/attach_global_symbol.cc).
-var AttachGlobalSymbolInfo = passes.Info{
+// AttachGlobalSymbol is TVM's src/relax/transform/attach_global_symbol.cc.
+var AttachGlobalSymbol = passes.Define(passes.Info{
 	Name:        "AttachGlobalSymbol",
 	Doc:         "give every function a global_symbol: its name, with the module's system_lib_prefix for PrimFuncs",
 	OptLevel:    0,
 	Establishes: phase.Of(phase.GlobalSymbols),
-}
+}, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	return attachGlobalSymbol(mod)
+}))
 
 // AttrSystemLibPrefix is the module attribute whose string value prefixes
 // the symbols of PrimFuncs (TVM's "system_lib_prefix").
 const AttrSystemLibPrefix = "system_lib_prefix"
 
-func init() {
-	passes.RegisterModulePass(AttachGlobalSymbolInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		return AttachGlobalSymbol(mod)
-	})
-}
-
-// AttachGlobalSymbol sets global_symbol on every function of mod: a Relax
+// attachGlobalSymbol sets global_symbol on every function of mod: a Relax
 // function's symbol is its name; a PrimFunc's is system_lib_prefix + name,
 // and with a non-empty prefix the PrimFunc is renamed to its symbol and
 // every reference to it updated, so that a function's symbol always equals
@@ -36,7 +32,7 @@ func init() {
 // would end up with the same name (a prefixed name taken by a function
 // that keeps it). mod itself is returned when
 // every function already has its symbol.
-func AttachGlobalSymbol(mod *ir.Module) (*ir.Module, error) {
+func attachGlobalSymbol(mod *ir.Module) (*ir.Module, error) {
 	prefix, _ := mod.Attrs.String(AttrSystemLibPrefix)
 	// Every function's new symbol (= its final name) first, so that a
 	// rename into a name another function is leaving is not a collision.

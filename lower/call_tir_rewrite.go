@@ -10,14 +10,24 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// CallTIRRewriteInfo declares CallTIRRewrite (TVM's src/relax/transform/call_tir_rewrite.cc).
-var CallTIRRewriteInfo = passes.Info{
-	Name:          "CallTIRRewrite",
-	Doc:           "rewrite call_tir, call_tir_inplace and call_dps_packed into explicit output allocations and direct DPS calls",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow, phase.PurityRelaxed),
-	Establishes:   phase.Of(phase.NoCallTIR, phase.ExplicitMemory),
-}
+// CallTIRRewrite is TVM's src/relax/transform/call_tir_rewrite.cc.
+var CallTIRRewrite = passes.Define(passes.Info{
+	Name:     "CallTIRRewrite",
+	Doc:      "rewrite call_tir, call_tir_inplace and call_dps_packed into explicit output allocations and direct DPS calls",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized:    "it replaces whole bindings and needs every call_tir bound to a var",
+		phase.NoDataflow:    "the direct kernel calls it emits are impure and may not sit in dataflow blocks",
+		phase.PurityRelaxed: "it inserts impure calls (direct PrimFunc calls, vm.call_tir_dyn) into pure functions",
+	},
+	Establishes: phase.Of(phase.NoCallTIR, phase.ExplicitMemory),
+}, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	out, errs := callTIRRewrite(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))
 
 // DiagUnknownOutputShape is reported for a DPS call whose output tensor has
 // no known shape: there is nothing to allocate.
@@ -27,17 +37,7 @@ var DiagUnknownOutputShape = lowCodes.Define("LOW001", "a DPS call's output tens
 // inplace_indices attribute is not a list of ints.
 var DiagBadInplaceIndices = lowCodes.Define("LOW002", "a call_tir_inplace's inplace_indices is not a list of ints")
 
-func init() {
-	passes.RegisterModulePass(CallTIRRewriteInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		out, errs := CallTIRRewrite(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-}
-
-// CallTIRRewrite switches every Relax function of mod to destination-passing
+// callTIRRewrite switches every Relax function of mod to destination-passing
 // style. For each binding v = call_tir(f, (args...), out_sinfo=outs) it
 // emits, in order,
 //
@@ -52,7 +52,7 @@ func init() {
 // ExternFunc the same way. An output whose shape is unknown cannot be
 // allocated and is reported (DiagUnknownOutputShape). The input module is
 // not modified; functions without DPS calls are shared.
-func CallTIRRewrite(mod *ir.Module) (*ir.Module, diag.List) {
+func callTIRRewrite(mod *ir.Module) (*ir.Module, diag.List) {
 	rw := ir.NewRewriter(mod)
 	leaves := &allocLeaves{}
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {

@@ -9,33 +9,33 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// ComputePrimValueInfo declares ComputePrimValue (TVM's
-// src/relax/transform/compute_prim_value.cc).
-var ComputePrimValueInfo = passes.Info{
+// ComputePrimValue is TVM's src/relax/transform/compute_prim_value.cc
+// (see ComputePrimValues).
+var ComputePrimValue = passes.Define(passes.Info{
 	Name:     "ComputePrimValue",
 	Doc:      "compute composite R.prim_value expressions in generated host PrimFuncs (compute_symbolic_expr)",
 	OptLevel: 0,
 	// A call to a PrimFunc is impure to phasec (a kernel writes its
 	// outputs), so the calls it adds need purity checking relaxed and no
 	// dataflow block around them.
-	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow, phase.PurityRelaxed),
+	Requires: map[phase.Property]string{
+		phase.Normalized:    "it replaces PrimValues in bindings by calls, which normal form then binds",
+		phase.NoDataflow:    "the PrimFunc calls it emits are impure to phasec and may not sit in dataflow blocks",
+		phase.PurityRelaxed: "it inserts impure PrimFunc calls into pure functions",
+	},
 	// It runs between LowerRuntimeBuiltin and VMShapeLower, and the
 	// PrimFunc calls it adds are legal for code generation.
 	Preserves: phase.Of(phase.BuiltinsLowered),
-}
+}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	out, n, errs := ComputePrimValues(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	env.Stat("computed_prim_values", int64(n))
+	return out, nil
+}))
 
-func init() {
-	passes.RegisterModulePass(ComputePrimValueInfo, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		out, n, errs := ComputePrimValue(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		env.Stat("computed_prim_values", int64(n))
-		return out, nil
-	})
-}
-
-// ComputePrimValue replaces every R.prim_value whose value is neither an
+// ComputePrimValues replaces every R.prim_value whose value is neither an
 // integer constant nor a bare symbolic variable, such as
 // R.prim_value(n * 2 + 1), by a call to a generated host PrimFunc
 // compute_symbolic_expr (compute_symbolic_expr1, ... for further distinct
@@ -56,7 +56,7 @@ func init() {
 // number of PrimValues replaced.
 //
 //	phasec opt --passes ComputePrimValue testdata/passes/ComputePrimValue/composite.tvms
-func ComputePrimValue(mod *ir.Module) (*ir.Module, int, diag.List) {
+func ComputePrimValues(mod *ir.Module) (*ir.Module, int, diag.List) {
 	out := mod.Clone()
 	adder := newFuncAdder(out, false)
 	rw := ir.NewRewriter(out)

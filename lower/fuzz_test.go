@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
@@ -45,7 +46,7 @@ func FuzzMemoryPasses(f *testing.F) {
 	}
 	built := make([]*passes.Pass, len(pipelines))
 	for i, text := range pipelines {
-		p, errs := passes.ParseAndBuild("--passes", text)
+		p, errs := barrier.Registry.ParseAndBuild("--passes", text)
 		if errs != nil {
 			f.Fatal(errs)
 		}

@@ -9,26 +9,26 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// KillAfterLastUseInfo declares KillAfterLastUse
-// (TVM's src/relax/transform/kill_after_last_use.cc).
-var KillAfterLastUseInfo = passes.Info{
-	Name:          "KillAfterLastUse",
-	Doc:           "release tensors and storage after their last use (memory.kill_*, vm.kill_object)",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow, phase.PurityRelaxed, phase.ExplicitMemory),
-}
+// KillAfterLastUse is TVM's src/relax/transform/kill_after_last_use.cc.
+var KillAfterLastUse = passes.Define(passes.Info{
+	Name:     "KillAfterLastUse",
+	Doc:      "release tensors and storage after their last use (memory.kill_*, vm.kill_object)",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized:     "it finds last uses binding by binding",
+		phase.NoDataflow:     "the kills it emits are impure and may not sit in dataflow blocks",
+		phase.PurityRelaxed:  "it inserts impure kills into pure functions",
+		phase.ExplicitMemory: "it needs the final set of allocated, register-held values",
+	},
+}, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	out, errs := killAfterLastUse(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))
 
-func init() {
-	passes.RegisterModulePass(KillAfterLastUseInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		out, errs := KillAfterLastUse(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-}
-
-// KillAfterLastUse ends the lifetime of every register-held value a
+// killAfterLastUse ends the lifetime of every register-held value a
 // function binds right after the binding that uses it last:
 // R.memory.kill_tensor for tensors, R.memory.kill_storage for storages
 // (bound to memory.alloc_storage or vm.alloc_storage; a tensor keeps its
@@ -45,7 +45,7 @@ func init() {
 // returned by it is not killed.
 //
 //	phasec opt --passes KillAfterLastUse testdata/passes/KillAfterLastUse/basic.tvms
-func KillAfterLastUse(mod *ir.Module) (*ir.Module, diag.List) {
+func killAfterLastUse(mod *ir.Module) (*ir.Module, diag.List) {
 	b := ir.NewBuilder(mod)
 	out := mod.Clone()
 	for _, name := range mod.Names() {

@@ -26,7 +26,7 @@ func runHandCases(t *testing.T, cases []handCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mod := evaltest.Parse(t, c.name, legalCase{name: c.name, body: c.body}.module())
-			got, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+			got, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
 			if errs.HasErrors() {
 				t.Fatal(errs)
 			}

@@ -21,7 +21,7 @@ func legalizeBothWays(t *testing.T, mod *ir.Module, o LegalizeOptions) (cached, 
 	legalize := func(on bool) (*ir.Module, string) {
 		cacheKernels = on
 		defer func() { cacheKernels = true }()
-		out, errs := LegalizeOps(mod, o)
+		out, errs := LegalizeModule(mod, o)
 		return out, syntax.Print(out) + "\n" + errs.Error()
 	}
 	withCache, cached := legalize(true)
@@ -98,7 +98,7 @@ class Module:
 	cached, built := legalizeBothWays(t, mod, LegalizeOptions{})
 	require.Equal(t, built, cached)
 	// Each function's call_tir passes its own n: g's calls name g's n.
-	out, errs := LegalizeOps(mod, LegalizeOptions{})
+	out, errs := LegalizeModule(mod, LegalizeOptions{})
 	require.False(t, errs.HasErrors(), "%v", errs)
 	nOf := func(fn string) *ir.PrimVar {
 		return mod.Func(fn).Params[0].StructInfo().(*ir.TensorInfo).Shape.(*ir.ShapeExpr).Values[0].(*ir.PrimVar)

@@ -17,7 +17,7 @@ func runFullyLegalized(t *testing.T, cases []legalCase) {
 	runLegalCases(t, cases)
 	for _, c := range cases {
 		mod := evaltest.Parse(t, c.name, c.module())
-		got, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+		got, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
 		if errs.HasErrors() {
 			t.Fatalf("%s: %v", c.name, errs)
 		}

@@ -136,7 +136,7 @@ func TestConvTransposeHandDerived(t *testing.T) {
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			mod := evaltest.Parse(t, c.name, legalCase{params: nil, body: c.body}.module())
-			legal, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+			legal, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
 			require.False(t, errs.HasErrors(), "%v", errs)
 			for what, m := range map[string]*eval.Machine{"evaluator": eval.New(mod), "legalized kernel": eval.New(legal)} {
 				got, err := m.Call("main")
@@ -183,7 +183,7 @@ func TestConvLayoutsAgreeWithPermuteDims(t *testing.T) {
 			}
 			src += "            gv = (a, b)\n            R.output(gv)\n        return gv\n"
 			mod := evaltest.Parse(t, c.name, src)
-			legal, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+			legal, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
 			require.False(t, errs.HasErrors(), "%v", errs)
 			args, err := eval.RandomArgs(mod.Func("main"), 7, nil, 3)
 			require.NoError(t, err)

@@ -57,7 +57,7 @@ func primFuncs(mod *ir.Module) []string {
 // multiplies of (2, 3) operands share multiply.
 func TestLegalizeOpsDeduplicatesPrimFuncs(t *testing.T) {
 	mod := evaltest.Parse(t, "dedup.tvms", dedupSrc)
-	got, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+	got, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
 	require.False(t, errs.HasErrors(), "%v", errs)
 	require.ElementsMatch(t, []string{"add", "add1", "multiply"}, primFuncs(got))
 	require.Equal(t, map[string]string{"a": "add", "b": "add", "c": "add1", "d": "multiply", "e": "multiply", "gv": "add"}, callees(t, got))
@@ -68,11 +68,11 @@ func TestLegalizeOpsDeduplicatesPrimFuncs(t *testing.T) {
 // its own name (TVM seeds the dedup map with the context module's functions).
 func TestLegalizeOpsReusesExistingPrimFunc(t *testing.T) {
 	mod := evaltest.Parse(t, "dedup.tvms", dedupSrc)
-	first, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+	first, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
 	require.False(t, errs.HasErrors(), "%v", errs)
 	withMul := mod.Clone()
 	withMul.Set("my_mul", first.PrimFunc("multiply"))
-	got, errs := lower.LegalizeOps(withMul, lower.LegalizeOptions{})
+	got, errs := lower.LegalizeModule(withMul, lower.LegalizeOptions{})
 	require.False(t, errs.HasErrors(), "%v", errs)
 	require.ElementsMatch(t, []string{"add", "add1", "my_mul"}, primFuncs(got))
 	calls := callees(t, got)

@@ -96,7 +96,7 @@ func legalizeFile(t *testing.T, path string) (src, legalized *ir.Module) {
 		t.Fatal(err)
 	}
 	src = evaltest.Parse(t, path, string(text))
-	legalized, errs := lower.LegalizeOps(src, lower.LegalizeOptions{})
+	legalized, errs := lower.LegalizeModule(src, lower.LegalizeOptions{})
 	if errs.HasErrors() {
 		t.Fatal(errs)
 	}
@@ -192,7 +192,7 @@ func TestMemoryViewThroughLower(t *testing.T) {
 // collision, rather than legalized into a kernel that would overwrite.
 func TestLayoutTransformNotProvablyInjective(t *testing.T) {
 	c := legalCase{name: "sum", params: []string{tensorParam("x", `("n", "m")`, "float32")}, body: "gv = R.layout_transform(x, index_map=lambda i, j: (i + j,))"}
-	_, errs := lower.LegalizeOps(evaltest.Parse(t, c.name, c.module()), lower.LegalizeOptions{})
+	_, errs := lower.LegalizeModule(evaltest.Parse(t, c.name, c.module()), lower.LegalizeOptions{})
 	if len(errs) != 1 || errs[0].Code != lower.DiagNoLegalization {
 		t.Fatalf("want one %s, got %v", lower.DiagNoLegalization, errs)
 	}

@@ -15,16 +15,43 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// LegalizeOpsInfo declares LegalizeOps (TVM's src/relax/transform/legalize_ops.cc).
-var LegalizeOpsInfo = passes.Info{
-	Name:          "LegalizeOps",
-	Doc:           "replace high-level tensor ops by call_tir to generated PrimFuncs",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized),
-	Establishes:   phase.Of(phase.Legalized),
+// LegalizeOps is TVM's src/relax/transform/legalize_ops.cc (see
+// LegalizeModule).
+var LegalizeOps = passes.Define(passes.Info{
+	Name:     "LegalizeOps",
+	Doc:      "replace high-level tensor ops by call_tir to generated PrimFuncs",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it replaces op calls in bindings by call_tir",
+	},
+	Establishes: phase.Of(phase.Legalized),
 	// The call_tir it introduces are what CallTIRRewrite removes.
 	Invalidates: phase.Of(phase.NoCallTIR),
-}
+	Options: []passes.Option{
+		{Name: "skip", Type: passes.String, Default: "", Doc: "comma-separated op names (relax.add or R.add) to leave alone"},
+		{Name: "custom", Type: passes.String, Default: "", Doc: "a custom legalization map registered with lower.RegisterLegalizeMap"},
+	},
+}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	opts := env.Options()
+	o := LegalizeOptions{}
+	for _, s := range strings.Split(opts.String("skip"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			o.Skip = append(o.Skip, s)
+		}
+	}
+	if name := opts.String("custom"); name != "" {
+		m, ok := lookupLegalizeMap(name)
+		if !ok {
+			return nil, fmt.Errorf("LegalizeOps: no custom legalization map named %q", name)
+		}
+		o.Custom = m
+	}
+	out, errs := LegalizeModule(mod, o)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))
 
 // DiagNoLegalization is reported, once per op and function, for
 // high-level ops LegalizeOps cannot lower (no legalization, or shapes that
@@ -71,39 +98,6 @@ func lookupLegalizeMap(name string) (map[string]op.LegalizeFunc, bool) {
 	return m, ok
 }
 
-func init() {
-	passes.Register(passes.Registration{
-		Info: LegalizeOpsInfo,
-		Options: []passes.Option{
-			{Name: "skip", Type: passes.String, Default: "", Doc: "comma-separated op names (relax.add or R.add) to leave alone"},
-			{Name: "custom", Type: passes.String, Default: "", Doc: "a custom legalization map registered with lower.RegisterLegalizeMap"},
-		},
-		New: func(opts passes.Options) *passes.Pass {
-			o := LegalizeOptions{}
-			for _, s := range strings.Split(opts.String("skip"), ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					o.Skip = append(o.Skip, s)
-				}
-			}
-			customName := opts.String("custom")
-			return passes.NewModulePass(passes.Info{}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				if customName != "" {
-					m, ok := lookupLegalizeMap(customName)
-					if !ok {
-						return nil, fmt.Errorf("LegalizeOps: no custom legalization map named %q", customName)
-					}
-					o.Custom = m
-				}
-				out, errs := LegalizeOps(mod, o)
-				if err := errs.Err(); err != nil {
-					return nil, err
-				}
-				return out, nil
-			})
-		},
-	})
-}
-
 // canonicalOpName accepts relax.add and R.add.
 func canonicalOpName(s string) string {
 	if rest, ok := strings.CutPrefix(s, "R."); ok {
@@ -112,7 +106,7 @@ func canonicalOpName(s string) string {
 	return s
 }
 
-// LegalizeOps lowers every high-level op call of mod's Relax functions to
+// LegalizeModule lowers every high-level op call of mod's Relax functions to
 // R.call_tir of a generated private PrimFunc, choosing as TVM does: the
 // custom map, then the op's legalization, both only when the argument and
 // result shapes are known; ops without either, or with unknown shapes, are
@@ -123,7 +117,7 @@ func canonicalOpName(s string) string {
 // structurally equal to one already in the module, generated or not, is not
 // added again: the call uses the existing one, so a chain of 100k adds of one
 // shape yields one add PrimFunc. The input module is not modified.
-func LegalizeOps(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
+func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 	skip := map[string]bool{}
 	for _, s := range o.Skip {
 		skip[canonicalOpName(s)] = true

@@ -16,7 +16,7 @@ func BenchmarkLegalizeOps(b *testing.B) {
 		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				out, errs := LegalizeOps(mod, LegalizeOptions{})
+				out, errs := LegalizeModule(mod, LegalizeOptions{})
 				if errs.HasErrors() || out.Len() != 5 {
 					b.Fatalf("legalized into %d functions, want main and one PrimFunc per op: %v", out.Len(), errs)
 				}

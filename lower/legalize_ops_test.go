@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
@@ -282,7 +283,7 @@ func TestLegalizeOpsMatchesHandLegalizedMLP(t *testing.T) {
 	}
 	hi := read("../testdata/models/mlp.tvms")
 	want := read("../testdata/models/mlp_legalized.tvms")
-	got, errs := lower.LegalizeOps(hi, lower.LegalizeOptions{})
+	got, errs := lower.LegalizeModule(hi, lower.LegalizeOptions{})
 	if errs.HasErrors() {
 		t.Fatal(errs)
 	}
@@ -310,7 +311,7 @@ class Module:
             R.output(gv)
         return gv
 `)
-	_, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{})
+	_, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
 	if len(errs) != 2 {
 		t.Fatalf("want 2 diagnostics (exp, relu), got %v", errs)
 	}
@@ -319,11 +320,11 @@ class Module:
 			t.Errorf("diagnostic %d: %s, want %q", i, errs[i], want)
 		}
 	}
-	out, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{Skip: []string{"R.exp", "relax.nn.relu"}})
+	out, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{Skip: []string{"R.exp", "relax.nn.relu"}})
 	if errs.HasErrors() || !strings.Contains(syntax.Print(out), "R.call_tir(cls.add") {
 		t.Fatalf("skip: %v\n%s", errs, syntax.Print(out))
 	}
-	if _, errs := lower.LegalizeOps(mod, lower.LegalizeOptions{AllowUnlegalized: true}); errs.HasErrors() {
+	if _, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{AllowUnlegalized: true}); errs.HasErrors() {
 		t.Fatalf("AllowUnlegalized: %v", errs)
 	}
 	// A custom legalization of add (computing x1 - x2 under another name)
@@ -356,7 +357,7 @@ class Module:
         c = R.add(y, y)
         return c
 `)
-	p, diags := passes.ParseAndBuild("test", "LegalizeOps{custom=test-sub}")
+	p, diags := barrier.Registry.ParseAndBuild("test", "LegalizeOps{custom=test-sub}")
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -387,7 +388,7 @@ class Module:
 }
 
 func mustPipeline(t *testing.T, spec string) *passes.Pass {
-	p, diags := passes.ParseAndBuild("test", spec)
+	p, diags := barrier.Registry.ParseAndBuild("test", spec)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -158,7 +158,7 @@ func TestLegalizePoolResizeSymbolicSpatial(t *testing.T) {
 func TestLegalizePoolOutLayoutLeftAlone(t *testing.T) {
 	c := legalCase{params: []string{tensorParam("x", "(1, 4, 4, 2)", "float32")},
 		body: `gv = R.nn.max_pool2d(x, pool_size=[2, 2], layout="NHWC", out_layout="NCHW")`}
-	got, errs := lower.LegalizeOps(evaltest.Parse(t, "out_layout", c.module()), lower.LegalizeOptions{})
+	got, errs := lower.LegalizeModule(evaltest.Parse(t, "out_layout", c.module()), lower.LegalizeOptions{})
 	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "R.nn.max_pool2d cannot be legalized: topi pools in one layout, and out_layout differs") {
 		t.Fatalf("want one LOW030 naming the reason, got %v", errs)
 	}

@@ -10,26 +10,24 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// LowerAllocTensorInfo declares LowerAllocTensor
-// (TVM's src/relax/transform/lower_alloc_tensor.cc).
-var LowerAllocTensorInfo = passes.Info{
-	Name:          "LowerAllocTensor",
-	Doc:           "lower the remaining builtin.alloc_tensor to memory.alloc_storage + memory.alloc_tensor",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized, phase.ExplicitMemory),
-}
+// LowerAllocTensor is TVM's src/relax/transform/lower_alloc_tensor.cc.
+var LowerAllocTensor = passes.Define(passes.Info{
+	Name:     "LowerAllocTensor",
+	Doc:      "lower the remaining builtin.alloc_tensor to memory.alloc_storage + memory.alloc_tensor",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized:     "it replaces builtin.alloc_tensor bindings",
+		phase.ExplicitMemory: "it lowers the builtin.alloc_tensor calls CallTIRRewrite emits",
+	},
+}, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	out, errs := lowerAllocTensor(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))
 
-func init() {
-	passes.RegisterModulePass(LowerAllocTensorInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		out, errs := LowerAllocTensor(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-}
-
-// LowerAllocTensor turns every R.builtin.alloc_tensor(shape, dtype, dev,
+// lowerAllocTensor turns every R.builtin.alloc_tensor(shape, dtype, dev,
 // scope) left after memory planning into a storage of its own:
 //
 //	storage = R.memory.alloc_storage(R.shape([bytes]), dev, scope, R.dtype("uint8"))
@@ -41,7 +39,7 @@ func init() {
 // count overflowing int64 is reported at the allocation.
 //
 //	phasec opt --passes LowerAllocTensor testdata/passes/LowerAllocTensor/basic.tvms
-func LowerAllocTensor(mod *ir.Module) (*ir.Module, diag.List) {
+func lowerAllocTensor(mod *ir.Module) (*ir.Module, diag.List) {
 	b := ir.NewBuilder(mod)
 	sp := &splicer{binding: func(bind ir.Binding) ([]ir.Binding, bool) {
 		vb, ok := bind.(*ir.VarBinding)

@@ -10,18 +10,29 @@ import (
 	"github.com/phasec/phasec/wellformed"
 )
 
-// LowerRuntimeBuiltinInfo declares LowerRuntimeBuiltin (formerly
-// VMBuiltinLower; TVM's src/relax/backend/vm/lower_runtime_builtin.cc).
-var LowerRuntimeBuiltinInfo = passes.Info{
+// LowerRuntimeBuiltin is TVM's src/relax/backend/vm/lower_runtime_builtin.cc
+// (formerly VMBuiltinLower).
+var LowerRuntimeBuiltin = passes.Define(passes.Info{
 	Name:     "LowerRuntimeBuiltin",
 	Doc:      "lower memory, closure, reshape and shape ops to VM builtins",
 	OptLevel: 0,
-	// Legalized: it has no lowering for high-level tensor ops, so without
-	// it BuiltinsLowered would be a false claim (the contract audit found
-	// R.add surviving it).
-	RequiresProps: phase.Of(phase.Normalized, phase.Legalized, phase.NoDataflow, phase.PurityRelaxed, phase.NoCallTIR, phase.ExplicitMemory),
-	Establishes:   phase.Of(phase.BuiltinsLowered),
-}
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it rewrites calls in bindings",
+		// The contract audit found R.add surviving the pass.
+		phase.Legalized:      "it has no lowering for high-level tensor ops: one left in place would make its BuiltinsLowered claim false",
+		phase.NoDataflow:     "the call_packed and call_builtin_with_ctx calls it emits are impure",
+		phase.PurityRelaxed:  "it inserts impure builtin calls into pure functions",
+		phase.NoCallTIR:      "it has no lowering for call_tir; kernels must already be called directly",
+		phase.ExplicitMemory: "it lowers the memory ops the allocation passes produce",
+	},
+	Establishes: phase.Of(phase.BuiltinsLowered),
+}, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	out, errs := lowerRuntimeBuiltin(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))
 
 // DiagUnloweredAlloc: a builtin.alloc_tensor reached LowerRuntimeBuiltin.
 var DiagUnloweredAlloc = lowCodes.Define("LOW013", "a builtin.alloc_tensor reached LowerRuntimeBuiltin")
@@ -34,17 +45,7 @@ var DiagBuiltinArgs = lowCodes.Define("LOW014", "an op whose arguments LowerRunt
 // calls). The pass fails rather than claim BuiltinsLowered.
 var DiagNoVMLowering = lowCodes.Define("LOW020", "an op neither LowerRuntimeBuiltin nor VM codegen lowers")
 
-func init() {
-	passes.RegisterModulePass(LowerRuntimeBuiltinInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		out, errs := LowerRuntimeBuiltin(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-}
-
-// LowerRuntimeBuiltin rewrites the ops the VM has no instruction for into
+// lowerRuntimeBuiltin rewrites the ops the VM has no instruction for into
 // what CodeGenVM accepts, bottom-up:
 //
 //	R.vm.call_tir_dyn(f, (a...))            R.call_packed("vm.builtin.call_tir_dyn", f, a..., sinfo_args=(R.Tuple,))
@@ -65,7 +66,7 @@ func init() {
 // error: LowerAllocTensor must run first.
 //
 //	phasec opt --passes LowerRuntimeBuiltin testdata/passes/LowerRuntimeBuiltin/basic.tvms
-func LowerRuntimeBuiltin(mod *ir.Module) (*ir.Module, diag.List) {
+func lowerRuntimeBuiltin(mod *ir.Module) (*ir.Module, diag.List) {
 	b := ir.NewBuilder(mod)
 	rw := ir.NewRewriter(mod)
 	bound := map[*ir.Var]*ir.ShapeExpr{} // shape vars, for reshape

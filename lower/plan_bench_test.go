@@ -60,9 +60,9 @@ func TestPlanQuality(t *testing.T) {
 	for _, m := range planModels() {
 		t.Run(m.name, func(t *testing.T) {
 			in := lowered(t, m.mod())
-			tvm, st, errs := lower.StaticPlanBlockMemory(in, lower.PlannerTVM)
+			tvm, st, errs := lower.PlanBlockMemory(in, lower.PlannerTVM)
 			require.Empty(t, errs)
-			offs, st2, errs := lower.StaticPlanBlockMemory(in, lower.PlannerOffsets)
+			offs, st2, errs := lower.PlanBlockMemory(in, lower.PlannerOffsets)
 			require.Empty(t, errs)
 			require.Equal(t, st, st2, "the statistics do not depend on the planner")
 			require.Positive(t, st.Tensors)
@@ -170,7 +170,7 @@ func BenchmarkMemoryPlan(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s", m.name, planner), func(b *testing.B) {
 				var st lower.PlanStats
 				for b.Loop() {
-					_, st, _ = lower.StaticPlanBlockMemory(in, planner)
+					_, st, _ = lower.PlanBlockMemory(in, planner)
 				}
 				b.ReportMetric(float64(st.TVMBytes), "tvm-bytes")
 				b.ReportMetric(float64(st.ArenaBytes), "offsets-bytes")
@@ -193,7 +193,7 @@ func BenchmarkMemoryPlan(b *testing.B) {
 // is the process CPU time per run (GC included), which a loaded machine
 // inflates far less than wall time.
 func BenchmarkCompileScaling(b *testing.B) {
-	pipeline, errs := passes.ParseAndBuild("--passes", "canonicalize,lower,build")
+	pipeline, errs := barrier.Registry.ParseAndBuild("--passes", "canonicalize,lower,build")
 	require.Nil(b, errs)
 	for _, sym := range []bool{false, true} {
 		for _, n := range []int{10_000, 100_000} {
@@ -226,9 +226,9 @@ func TestPlanRandomDAGs(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		opts := irgen.DNNOptions{Batch: 8, Symbolic: seed%2 == 0}
 		in := lowered(t, irgen.RandomDAG(seed, 60, opts))
-		tvm, st, errs := lower.StaticPlanBlockMemory(in, lower.PlannerTVM)
+		tvm, st, errs := lower.PlanBlockMemory(in, lower.PlannerTVM)
 		require.Empty(t, errs)
-		offs, _, errs := lower.StaticPlanBlockMemory(in, lower.PlannerOffsets)
+		offs, _, errs := lower.PlanBlockMemory(in, lower.PlannerOffsets)
 		require.Empty(t, errs)
 		checkPlan(t, tvm.Func("main"))
 		checkPlan(t, offs.Func("main"))

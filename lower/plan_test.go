@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/op"
@@ -16,16 +17,16 @@ import (
 )
 
 func TestStaticPlanBlockMemoryGolden(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/StaticPlanBlockMemory", "StaticPlanBlockMemory")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/StaticPlanBlockMemory", "StaticPlanBlockMemory")
 }
 
 func TestStaticPlanBlockMemoryOffsetsGolden(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/StaticPlanBlockMemory/offsets", "StaticPlanBlockMemory{planner=offsets}")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/StaticPlanBlockMemory/offsets", "StaticPlanBlockMemory{planner=offsets}")
 }
 
 func TestMemoryLoweringGolden(t *testing.T) {
 	for _, pass := range []string{"LowerAllocTensor", "KillAfterLastUse", "LowerRuntimeBuiltin"} {
-		t.Run(pass, func(t *testing.T) { passtest.Run(t, "../testdata/passes/"+pass, pass) })
+		t.Run(pass, func(t *testing.T) { passtest.Run(t, barrier.Registry, "../testdata/passes/"+pass, pass) })
 	}
 }
 
@@ -40,7 +41,7 @@ func TestAllocDTypeDisagrees(t *testing.T) {
 	bind := mod.Func("main").Body.(*ir.SeqExpr).Blocks[0].Bindings[0].(*ir.VarBinding)
 	require.Equal(t, op.BuiltinAllocTensor, bind.Value.(*ir.Call).Op)
 	bind.Var.SetStructInfo(ir.TensorInfoOf(ir.Int32, ir.I64(2), ir.I64(4)))
-	_, _, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerTVM)
+	_, _, errs := lower.PlanBlockMemory(mod, lower.PlannerTVM)
 	require.Len(t, errs, 1, "got %v", errs)
 	found := errs[0]
 	require.Equal(t, lower.DiagAllocDType, found.Code)
@@ -51,7 +52,7 @@ func TestAllocDTypeDisagrees(t *testing.T) {
 // TestUnknownPlanner: a planner option other than tvm and offsets fails
 // the pass with an error naming the value, before any IR is changed.
 func TestUnknownPlanner(t *testing.T) {
-	p, errs := passes.ParseAndBuild("--passes", "StaticPlanBlockMemory{planner=best}")
+	p, errs := barrier.Registry.ParseAndBuild("--passes", "StaticPlanBlockMemory{planner=best}")
 	require.Empty(t, errs)
 	src, err := os.ReadFile("../testdata/passes/StaticPlanBlockMemory/chain.tvms")
 	require.NoError(t, err)
@@ -93,10 +94,10 @@ class Module:
 `
 	mod, diags := syntax.Parse("align.tvms", []byte(src))
 	require.Empty(t, diags)
-	tvm, st, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerTVM)
+	tvm, st, errs := lower.PlanBlockMemory(mod, lower.PlannerTVM)
 	require.Empty(t, errs)
 	require.Equal(t, lower.PlanStats{Tensors: 3, Unplanned: 1, Storages: 2, TVMBytes: 48, ArenaBytes: 48, LowerBound: 48}, st)
-	offs, _, errs := lower.StaticPlanBlockMemory(mod, lower.PlannerOffsets)
+	offs, _, errs := lower.PlanBlockMemory(mod, lower.PlannerOffsets)
 	require.Empty(t, errs)
 	require.Equal(t, syntax.Print(tvm), syntax.Print(offs), "the class falls back to TVM's storages")
 }

@@ -7,29 +7,28 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// RemovePurityCheckingInfo declares RemovePurityChecking (TVM's src/relax/transform/remove_purity_checking.cc).
-var RemovePurityCheckingInfo = passes.Info{
-	Name:          "RemovePurityChecking",
-	Doc:           "mark pure functions relax.force_pure and unwrap the pure overrides (call_pure_packed, call_inplace_packed, invoke_pure_closure)",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow),
-	Establishes:   phase.Of(phase.PurityRelaxed),
-}
+// RemovePurityChecking is TVM's src/relax/transform/remove_purity_checking.cc.
+var RemovePurityChecking = passes.Define(passes.Info{
+	Name:     "RemovePurityChecking",
+	Doc:      "mark pure functions relax.force_pure and unwrap the pure overrides (call_pure_packed, call_inplace_packed, invoke_pure_closure)",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it rewrites calls in bindings and assumes A-normal form",
+		phase.NoDataflow: "unwrapped impure calls (call_packed, invoke_closure) are illegal inside dataflow blocks (WF007)",
+	},
+	Establishes: phase.Of(phase.PurityRelaxed),
+}, passes.Functions(func(_ *passes.Env, _ *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
+	return removePurityChecking(f), nil
+}).InParallel())
 
-func init() {
-	passes.RegisterFunctionPass(RemovePurityCheckingInfo, true, func(_ *passes.Env, _ *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
-		return RemovePurityChecking(f), nil
-	})
-}
-
-// RemovePurityChecking returns f with relax.force_pure set on it and on
+// removePurityChecking returns f with relax.force_pure set on it and on
 // every pure local function, R.call_pure_packed(f, a...) replaced by the
 // impure packed call R.call_packed(f, a...) (same sinfo_args; TVM's direct
 // ExternFunc call) and R.invoke_pure_closure by
 // R.invoke_closure. Struct info is unchanged: the unwrapped calls return
 // what their sinfo_args declare, as before. f itself is returned when
 // nothing changes.
-func RemovePurityChecking(f *ir.Function) *ir.Function {
+func removePurityChecking(f *ir.Function) *ir.Function {
 	m := &ir.Mutator{
 		KeepStructInfo: true,
 		PostExpr: func(e ir.Expr) ir.Expr {

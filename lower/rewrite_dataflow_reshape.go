@@ -8,37 +8,36 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// RewriteDataflowReshapeInfo declares RewriteDataflowReshape (TVM's
-// src/relax/transform/rewrite_dataflow_reshape.cc).
-var RewriteDataflowReshapeInfo = passes.Info{
-	Name:          "RewriteDataflowReshape",
-	Doc:           "turn reshape-pattern call_tir inside dataflow blocks into relax.reshape views",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized, phase.Legalized),
-}
-
-func init() {
-	passes.RegisterModulePass(RewriteDataflowReshapeInfo, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		out, errs := RewriteDataflowReshape(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-}
+// RewriteDataflowReshape is TVM's
+// src/relax/transform/rewrite_dataflow_reshape.cc.
+var RewriteDataflowReshape = passes.Define(passes.Info{
+	Name:     "RewriteDataflowReshape",
+	Doc:      "turn reshape-pattern call_tir inside dataflow blocks into relax.reshape views",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it matches call_tir bindings",
+		phase.Legalized:  "it recognises reshape-pattern PrimFuncs, which LegalizeOps generates",
+	},
+}, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	out, errs := rewriteDataflowReshape(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))
 
 // maxExhaustiveReshape bounds the element count up to which a static
 // reshape pattern is verified element by element.
 const maxExhaustiveReshape = 1 << 22
 
-// RewriteDataflowReshape replaces, inside dataflow blocks, each binding of
+// rewriteDataflowReshape replaces, inside dataflow blocks, each binding of
 // a dataflow var to R.call_tir(f, (x,), out_sinfo=T) whose PrimFunc f only
 // moves elements to the same row-major position (HasReshapePattern in
 // TVM's src/relax/analysis/tir_op_pattern_kind.cc), with x and T of the
 // same dtype and element count, by R.reshape(x, shape of T): a view
 // LowerRuntimeBuiltin lowers to vm.builtin.reshape instead of a copy.
 // Bindings of output (non-dataflow) vars are left alone, as in TVM.
-func RewriteDataflowReshape(mod *ir.Module) (*ir.Module, diag.List) {
+func rewriteDataflowReshape(mod *ir.Module) (*ir.Module, diag.List) {
 	cache := map[*ir.PrimFunc]bool{}
 	rw := ir.NewRewriter(mod)
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {

@@ -10,14 +10,38 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// StaticPlanBlockMemoryInfo declares StaticPlanBlockMemory
-// (TVM's src/relax/transform/static_plan_block_memory.cc).
-var StaticPlanBlockMemoryInfo = passes.Info{
-	Name:          "StaticPlanBlockMemory",
-	Doc:           "plan tensor storage statically (memory.alloc_storage/alloc_tensor), reusing freed storage",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized, phase.NoCallTIR, phase.ExplicitMemory),
-}
+// StaticPlanBlockMemory is TVM's
+// src/relax/transform/static_plan_block_memory.cc (see PlanBlockMemory).
+var StaticPlanBlockMemory = passes.Define(passes.Info{
+	Name:     "StaticPlanBlockMemory",
+	Doc:      "plan tensor storage statically (memory.alloc_storage/alloc_tensor), reusing freed storage",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized:     "it plans allocations and kernel calls bound to vars, binding by binding",
+		phase.NoCallTIR:      "the planner only sees outputs that are explicit allocations",
+		phase.ExplicitMemory: "the planner only sees builtin.alloc_tensor",
+	},
+	Options: []passes.Option{{
+		Name: "planner", Type: passes.String, Default: string(PlannerTVM),
+		Doc: "tvm: TVM's storage-token reuse; offsets: tensors at offsets in one arena per reuse class",
+	}},
+}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	planner := Planner(env.Options().String("planner"))
+	if planner != PlannerTVM && planner != PlannerOffsets {
+		return nil, fmt.Errorf("StaticPlanBlockMemory: unknown planner %q (want tvm or offsets)", planner)
+	}
+	out, st, errs := PlanBlockMemory(mod, planner)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	env.Stat("planned_tensors", int64(st.Tensors))
+	env.Stat("symbolic_tensors", int64(st.Dynamic))
+	env.Stat("unplanned_allocs", int64(st.Unplanned))
+	env.Stat("tvm_bytes", st.TVMBytes)
+	env.Stat("offsets_bytes", st.ArenaBytes)
+	env.Stat("lower_bound_bytes", st.LowerBound)
+	return out, nil
+}))
 
 // Planner selects how StaticPlanBlockMemory places planned_tensors.
 type Planner string
@@ -53,36 +77,7 @@ func (s *PlanStats) add(o PlanStats) {
 	s.LowerBound += o.LowerBound
 }
 
-func init() {
-	passes.Register(passes.Registration{
-		Info: StaticPlanBlockMemoryInfo,
-		Options: []passes.Option{{
-			Name: "planner", Type: passes.String, Default: string(PlannerTVM),
-			Doc: "tvm: TVM's storage-token reuse; offsets: tensors at offsets in one arena per reuse class",
-		}},
-		New: func(opts passes.Options) *passes.Pass {
-			planner := Planner(opts.String("planner"))
-			return passes.NewModulePass(passes.Info{}, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				if planner != PlannerTVM && planner != PlannerOffsets {
-					return nil, fmt.Errorf("StaticPlanBlockMemory: unknown planner %q (want tvm or offsets)", planner)
-				}
-				out, st, errs := StaticPlanBlockMemory(mod, planner)
-				if err := errs.Err(); err != nil {
-					return nil, err
-				}
-				env.Stat("planned_tensors", int64(st.Tensors))
-				env.Stat("symbolic_tensors", int64(st.Dynamic))
-				env.Stat("unplanned_allocs", int64(st.Unplanned))
-				env.Stat("tvm_bytes", st.TVMBytes)
-				env.Stat("offsets_bytes", st.ArenaBytes)
-				env.Stat("lower_bound_bytes", st.LowerBound)
-				return out, nil
-			})
-		},
-	})
-}
-
-// StaticPlanBlockMemory plans the storage of every Relax function of mod
+// PlanBlockMemory plans the storage of every Relax function of mod
 // (TVM's StaticPlanBlockMemory; the algorithm is described in
 // plan_tokens.go). A planned R.builtin.alloc_tensor becomes
 //
@@ -105,7 +100,7 @@ func init() {
 // Malformed bound attributes, negative or overflowing sizes and allocations
 // whose dtype disagrees with their struct info are reported with their
 // position.
-func StaticPlanBlockMemory(mod *ir.Module, planner Planner) (*ir.Module, PlanStats, diag.List) {
+func PlanBlockMemory(mod *ir.Module, planner Planner) (*ir.Module, PlanStats, diag.List) {
 	var errs diag.List
 	var stats PlanStats
 	b := ir.NewBuilder(mod)

@@ -6,28 +6,26 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// ToNonDataflowInfo declares ToNonDataflow (TVM's src/relax/transform/to_non_dataflow.cc).
-var ToNonDataflowInfo = passes.Info{
-	Name:          "ToNonDataflow",
-	Doc:           "turn dataflow blocks into plain binding blocks and dataflow vars into plain vars",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized),
-	Establishes:   phase.Of(phase.NoDataflow),
-}
+// ToNonDataflow is TVM's src/relax/transform/to_non_dataflow.cc.
+var ToNonDataflow = passes.Define(passes.Info{
+	Name:     "ToNonDataflow",
+	Doc:      "turn dataflow blocks into plain binding blocks and dataflow vars into plain vars",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it rewrites blocks and bindings and assumes A-normal form",
+	},
+	Establishes: phase.Of(phase.NoDataflow),
+}, passes.Functions(func(_ *passes.Env, _ *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
+	return toNonDataflow(f), nil
+}).InParallel())
 
-func init() {
-	passes.RegisterFunctionPass(ToNonDataflowInfo, true, func(_ *passes.Env, _ *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
-		return ToNonDataflow(f), nil
-	})
-}
-
-// ToNonDataflow returns f with every dataflow block (in its body, its If
+// toNonDataflow returns f with every dataflow block (in its body, its If
 // branches and any local function) turned into a plain block and every
 // dataflow var into a plain var with the same name and struct info.
 // Adjacent blocks that become plain are merged. f itself is returned when
 // it has no dataflow block. Struct info does not change, so rebuilt nodes
 // keep theirs and no re-normalization is needed.
-func ToNonDataflow(f *ir.Function) *ir.Function {
+func toNonDataflow(f *ir.Function) *ir.Function {
 	m := &ir.Mutator{
 		KeepStructInfo: true,
 		DefVar: func(v *ir.Var) *ir.Var {

@@ -12,19 +12,37 @@ import (
 	"github.com/phasec/phasec/vm/abi"
 )
 
-// VMShapeLowerInfo declares VMShapeLower (TVM's
-// src/relax/backend/vm/vm_shape_lower.cc). TVM never checks that
-// LambdaLift ran before it (it aborts on a local function); here
-// NoNestedFunctions is part of the contract.
-var VMShapeLowerInfo = passes.Info{
-	Name:          "VMShapeLower",
-	Doc:           "lower symbolic shapes and prim values to the VM shape heap and builtins, checking arguments, match_casts and results at run time",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized, phase.NoNestedFunctions, phase.NoDataflow, phase.PurityRelaxed, phase.BuiltinsLowered),
-	Establishes:   phase.Of(phase.ShapesLowered),
+// VMShapeLower is TVM's src/relax/backend/vm/vm_shape_lower.cc (see
+// LowerShapes). TVM never checks that LambdaLift ran before it (it aborts
+// on a local function); here NoNestedFunctions is part of the contract.
+var VMShapeLower = passes.Define(passes.Info{
+	Name:     "VMShapeLower",
+	Doc:      "lower symbolic shapes and prim values to the VM shape heap and builtins, checking arguments, match_casts and results at run time",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized:        "it rewrites bindings and inserts checks between them, and needs every match_cast value bound",
+		phase.NoNestedFunctions: "VMShapeLower and VM codegen abort on local functions (LambdaLift is not in TVM's default pipeline)",
+		phase.NoDataflow:        "the checks it emits are impure calls and may not sit in dataflow blocks",
+		phase.PurityRelaxed:     "it inserts impure checks (call_packed) into pure functions",
+		phase.BuiltinsLowered:   "it must be the last value rewriter: a later pass materializing struct info would bring back symbolic values",
+	},
+	Establishes: phase.Of(phase.ShapesLowered),
 	// The shape_func PrimFuncs it adds are private until AttachGlobalSymbol.
 	Invalidates: phase.Of(phase.GlobalSymbols),
-}
+	Options: []passes.Option{{
+		Name: "emit_err_ctx", Type: passes.Bool, Default: true,
+		Doc: "pass an ErrorContext(...) string naming the function, parameter and annotation to every run-time check (false: an empty string)",
+	}},
+}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	out, st, errs := LowerShapes(mod, env.Options().Bool("emit_err_ctx"))
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	env.Stat("heap_slots", int64(st.Slots))
+	env.Stat("shape_funcs", int64(st.ShapeFuncs))
+	env.Stat("checks", int64(st.Checks))
+	return out, nil
+}))
 
 // Diagnostics VMShapeLower reports.
 var (
@@ -34,28 +52,6 @@ var (
 	DiagShapePattern   = lowCodes.Define("LOW043", "a struct info VMShapeLower cannot check (a tensor whose shape is a var)")
 )
 
-func init() {
-	passes.Register(passes.Registration{
-		Info: VMShapeLowerInfo,
-		Options: []passes.Option{{
-			Name: "emit_err_ctx", Type: passes.Bool, Default: true,
-			Doc: "pass an ErrorContext(...) string naming the function, parameter and annotation to every run-time check (false: an empty string)",
-		}},
-		New: func(opts passes.Options) *passes.Pass {
-			errCtx := opts.Bool("emit_err_ctx")
-			return passes.NewModulePass(passes.Info{}, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				out, st, errs := VMShapeLower(mod, errCtx)
-				if err := errs.Err(); err != nil {
-					return nil, err
-				}
-				env.Stat("heap_slots", int64(st.Slots))
-				env.Stat("shape_funcs", int64(st.ShapeFuncs))
-				env.Stat("checks", int64(st.Checks))
-				return out, nil
-			})
-		},
-	})
-}
 
 // ShapeLowerStats counts what VMShapeLower emitted, over all functions.
 type ShapeLowerStats struct {
@@ -64,7 +60,7 @@ type ShapeLowerStats struct {
 	Checks     int // check_* and match_* calls
 }
 
-// VMShapeLower lowers every Relax function's symbolic shape bookkeeping to
+// LowerShapes lowers every Relax function's symbolic shape bookkeeping to
 // explicit VM builtin calls on a per-invocation shape heap, after TVM:
 //
 //   - Slots: every distinct non-constant PrimExpr in the parameters' struct
@@ -107,7 +103,7 @@ type ShapeLowerStats struct {
 //	phasec opt --passes VMShapeLower testdata/passes/VMShapeLower/symbolic.tvms
 //	phasec opt --passes 'VMShapeLower{emit_err_ctx=false}' testdata/passes/VMShapeLower/tuples.tvms
 //	phasec opt --passes canonicalize,lower,build --summary testdata/models/mlp_legalized.tvms
-func VMShapeLower(mod *ir.Module, emitErrCtx bool) (*ir.Module, ShapeLowerStats, diag.List) {
+func LowerShapes(mod *ir.Module, emitErrCtx bool) (*ir.Module, ShapeLowerStats, diag.List) {
 	out := mod.Clone()
 	l := &shapeLowering{
 		emitErrCtx: emitErrCtx,

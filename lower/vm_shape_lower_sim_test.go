@@ -307,7 +307,7 @@ func TestVMShapeLowerSimulated(t *testing.T) {
 
 	t.Run("symbolic", func(t *testing.T) {
 		in := load(dir + "symbolic.tvms")
-		out, _, errs := lower.VMShapeLower(in, true)
+		out, _, errs := lower.LowerShapes(in, true)
 		require.Empty(t, errs)
 		vars := symVars(in.Func("main"))
 		for _, c := range []struct {
@@ -343,7 +343,7 @@ func TestVMShapeLowerSimulated(t *testing.T) {
 
 	t.Run("composite_params", func(t *testing.T) {
 		in := load(dir + "composite_params.tvms")
-		out, _, errs := lower.VMShapeLower(in, false)
+		out, _, errs := lower.LowerShapes(in, false)
 		require.Empty(t, errs)
 		for n := int64(0); n < 5; n++ {
 			for _, second := range []int64{2 * n, 2*n + 1, n} {
@@ -359,7 +359,7 @@ func TestVMShapeLowerSimulated(t *testing.T) {
 
 	t.Run("num_input", func(t *testing.T) {
 		in := load(dir + "num_input.tvms")
-		out, _, errs := lower.VMShapeLower(in, true)
+		out, _, errs := lower.LowerShapes(in, true)
 		require.Empty(t, errs)
 		// The static weight w (index >= num_input) is not checked at all.
 		_, err := simulate(out, "main", tensorOf("float32", 3, 4), tensorOf("float32", 9, 9), tensorOf("float32", 3, 4))
@@ -388,7 +388,7 @@ func TestVMShapeLowerSimulated(t *testing.T) {
 
 	t.Run("prim_values", func(t *testing.T) {
 		in := load(dir + "prim_values.tvms")
-		out, _, errs := lower.VMShapeLower(in, true)
+		out, _, errs := lower.LowerShapes(in, true)
 		require.Empty(t, errs)
 		_, err := simulate(out, "main", simValue{kind: "prim", prim: 6}, tensorOf("float32", 6))
 		require.NoError(t, err)
@@ -398,7 +398,7 @@ func TestVMShapeLowerSimulated(t *testing.T) {
 
 	t.Run("tuples", func(t *testing.T) {
 		in := load(dir + "tuples.tvms")
-		out, _, errs := lower.VMShapeLower(in, true)
+		out, _, errs := lower.LowerShapes(in, true)
 		require.Empty(t, errs)
 		shape := func(d ...int64) simValue { return simValue{kind: "shape", shape: d} }
 		tup := func(f ...simValue) simValue { return simValue{kind: "tuple", tuple: f} }
@@ -419,9 +419,9 @@ func TestVMShapeLowerSimulated(t *testing.T) {
 
 	t.Run("compute_prim_value", func(t *testing.T) {
 		in := load("../testdata/passes/ComputePrimValue/composite.tvms")
-		mid, _, errs := lower.ComputePrimValue(in)
+		mid, _, errs := lower.ComputePrimValues(in)
 		require.Empty(t, errs)
-		out, _, errs := lower.VMShapeLower(mid, true)
+		out, _, errs := lower.LowerShapes(mid, true)
 		require.Empty(t, errs)
 		n := symVars(in.Func("main"))["n"]
 		m := symVars(in.Func("main"))["m"]

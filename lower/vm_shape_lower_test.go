@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
@@ -19,15 +20,15 @@ import (
 )
 
 func TestVMShapeLowerGolden(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/VMShapeLower", "VMShapeLower")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/VMShapeLower", "VMShapeLower")
 }
 
 func TestVMShapeLowerNoErrCtxGolden(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/VMShapeLower/no_err_ctx", "VMShapeLower{emit_err_ctx=false}")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/VMShapeLower/no_err_ctx", "VMShapeLower{emit_err_ctx=false}")
 }
 
 func TestComputePrimValueGolden(t *testing.T) {
-	passtest.Run(t, "../testdata/passes/ComputePrimValue", "ComputePrimValue")
+	passtest.Run(t, barrier.Registry, "../testdata/passes/ComputePrimValue", "ComputePrimValue")
 }
 
 func parseModule(t *testing.T, src string) *ir.Module {
@@ -62,7 +63,7 @@ func TestVMShapeLowerUnlowerable(t *testing.T) {
 		f := *mod.Func("main")
 		f.Params = f.Params[1:]
 		mod.Set("main", &f)
-		_, _, errs := lower.VMShapeLower(mod, true)
+		_, _, errs := lower.LowerShapes(mod, true)
 		require.Contains(t, codes(errs), lower.DiagUncomputable)
 		require.ErrorContains(t, errs.Err(), "symbolic variable n is never defined by a parameter or match_cast on its own")
 	})
@@ -75,7 +76,7 @@ func TestVMShapeLowerUnlowerable(t *testing.T) {
 		f := mod.Func("main")
 		s, x := f.Params[0], f.Params[1]
 		x.SetStructInfo(&ir.TensorInfo{Shape: s, DType: ir.Float32, NDim: 2})
-		_, _, errs := lower.VMShapeLower(mod, true)
+		_, _, errs := lower.LowerShapes(mod, true)
 		require.Equal(t, []diag.Code{lower.DiagShapePattern}, codes(errs))
 	})
 
@@ -83,7 +84,7 @@ func TestVMShapeLowerUnlowerable(t *testing.T) {
 		src, err := os.ReadFile("../testdata/relax_if_local_function.tvms")
 		require.NoError(t, err)
 		mod := parseModule(t, string(src))
-		_, _, errs := lower.VMShapeLower(mod, true)
+		_, _, errs := lower.LowerShapes(mod, true)
 		require.Equal(t, []diag.Code{lower.DiagNestedFunction}, codes(errs))
 		require.ErrorContains(t, errs.Err(), "run LambdaLift")
 	})
@@ -105,7 +106,7 @@ func TestVMShapeLowerSplicePath(t *testing.T) {
 			mods, names = append(mods, mod), append(names, p)
 		}
 	}
-	before, errs := passes.ParseAndBuild("--passes", "canonicalize,lower,StaticPlanBlockMemory,LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin,ComputePrimValue")
+	before, errs := barrier.Registry.ParseAndBuild("--passes", "canonicalize,lower,StaticPlanBlockMemory,LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin,ComputePrimValue")
 	require.Nil(t, errs)
 	prepare := func(name string, mod *ir.Module) {
 		out, err := passes.NewPassContext().Run(context.Background(), before, mod)
@@ -124,9 +125,9 @@ func TestVMShapeLowerSplicePath(t *testing.T) {
 		prepare(fmt.Sprintf("transformer symbolic=%v", sym), irgen.Transformer(1, irgen.DNNOptions{Batch: 8, Symbolic: sym}))
 	}
 	for i, mod := range mods {
-		fast, _, errs := lower.VMShapeLower(mod, true)
+		fast, _, errs := lower.LowerShapes(mod, true)
 		lower.UseRewriter(true)
-		slow, _, errs2 := lower.VMShapeLower(mod, true)
+		slow, _, errs2 := lower.LowerShapes(mod, true)
 		lower.UseRewriter(false)
 		require.Equal(t, errs.Error(), errs2.Error(), names[i])
 		if errs.HasErrors() {
@@ -142,7 +143,7 @@ func TestVMShapeLowerSplicePath(t *testing.T) {
 // the straight-line path and through the Builder (the Rewriter path), side
 // by side.
 func BenchmarkVMShapeLower(b *testing.B) {
-	before, errs := passes.ParseAndBuild("--passes", "canonicalize,lower,StaticPlanBlockMemory,LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin,ComputePrimValue")
+	before, errs := barrier.Registry.ParseAndBuild("--passes", "canonicalize,lower,StaticPlanBlockMemory,LowerAllocTensor,KillAfterLastUse,LowerRuntimeBuiltin,ComputePrimValue")
 	require.Nil(b, errs)
 	in, err := passes.NewPassContext().Run(context.Background(), before, irgen.LegalizedChain(100_000, irgen.DNNOptions{Batch: 8, Symbolic: true}))
 	require.NoError(b, err)
@@ -153,7 +154,7 @@ func BenchmarkVMShapeLower(b *testing.B) {
 			cpu0 := cpuTime()
 			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
 			for b.Loop() {
-				if _, _, errs := lower.VMShapeLower(in, true); errs.HasErrors() {
+				if _, _, errs := lower.LowerShapes(in, true); errs.HasErrors() {
 					b.Fatal(errs)
 				}
 			}

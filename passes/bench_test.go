@@ -33,7 +33,7 @@ var sink int
 func benchPipeline(rebuild bool) *Pass {
 	var ps []*Pass
 	for i := range 20 {
-		ps = append(ps, NewFunctionPass(Info{Name: fmt.Sprintf("Traverse%02d", i), Doc: "traverses"}, false,
+		ps = append(ps, functionPass(Info{Name: fmt.Sprintf("Traverse%02d", i), Doc: "traverses"}, false,
 			func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
 				sink += traverse(f)
 				if rebuild {

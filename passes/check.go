@@ -15,7 +15,7 @@ import (
 // StartState), and reports as errors every pass that would not accept what
 // it receives (naming the pass, its position, what it needs, what it would
 // get and which passes or barriers would provide the difference) and every
-// missing Requires prerequisite. When that configuration is clean it
+// missing prerequisite (Info.Prerequisites). When that configuration is clean it
 // checks the other opt levels 0..3 and reports, as warnings, the first
 // problem each would have. No IR is touched.
 func Check(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.List {
@@ -42,6 +42,7 @@ func Check(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.List 
 // flowState is the simulated state between passes.
 type flowState struct {
 	pc    *PassContext
+	reg   *Registry // the passes hints may name
 	ph    phase.Phase
 	props phase.Set
 	ran   map[string]bool
@@ -52,7 +53,7 @@ type flowState struct {
 }
 
 func simulate(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.List {
-	s := &flowState{pc: pc, ph: ph, props: props, ran: map[string]bool{}}
+	s := &flowState{pc: pc, reg: pc.registryFor(p), ph: ph, props: props, ran: map[string]bool{}}
 	if p.kind == KindSequential && p.step == nil {
 		s.seq(p)
 	} else {
@@ -83,7 +84,8 @@ func (s *flowState) visit(p *Pass, why Reason) {
 		return
 	}
 	in := &p.info
-	for _, req := range in.Requires {
+	for _, rp := range in.Prerequisites {
+		req := rp.info.Name
 		if s.ran[req] {
 			continue
 		}
@@ -92,11 +94,9 @@ func (s *flowState) visit(p *Pass, why Reason) {
 				s.report(p, pos, codeReqDisabled, "pass %s needs its prerequisite %s, which is disabled", in.Name, req)
 				continue
 			}
-			if rp, err := New(req, nil); err == nil {
-				s.pos--
-				s.visit(rp, Reason{Kind: Prerequisite, Of: in.Name})
-				s.pos++
-			}
+			s.pos--
+			s.visit(rp, Reason{Kind: Prerequisite, Of: in.Name})
+			s.pos++
 			continue
 		}
 		d := s.report(p, pos, codeNotRunYet, "pass %s requires %s to have run before it, but %s", in.Name, req, s.whyNotRun(req))
@@ -140,10 +140,10 @@ func (s *flowState) whyNotRun(req string) string {
 	return "it does not run earlier in the pipeline"
 }
 
-// providers names the registered passes and barriers that establish some of
-// the missing properties (or move the module to an accepted phase) and can
-// run on the module as it is, and the earlier pipeline passes gated off
-// that would have. A hint never names the failing pass itself, nor a pass
+// providers names the passes of the registry (barriers included) that
+// establish some of the missing properties (or move the module to an
+// accepted phase) and can run on the module as it is, and the earlier
+// pipeline passes gated off that would have. A hint never names the failing pass itself, nor a pass
 // that would need the missing properties to run: when no provider can run
 // as things are, it names the shortest chain of passes that gets the
 // module to a state the failing pass accepts (chainTo).
@@ -151,22 +151,23 @@ func (s *flowState) providers(failing *Info, missing phase.Set, phases []phase.P
 	var names []string
 	var covered phase.Set
 	coversPhase := len(phases) == 0
-	for _, r := range Registered() {
-		if r.Info.Name == failing.Name || !r.Info.AcceptsPhase(s.ph) || !s.props.Contains(r.Info.Needs()) {
+	for _, r := range s.reg.sorted {
+		in := &r.info
+		if in.Name == failing.Name || !in.AcceptsPhase(s.ph) || !s.props.Contains(in.Needs()) {
 			continue
 		}
-		gives := r.Info.Establishes
-		if r.Info.Leaves != Unchanged {
-			gives = gives.Union(r.Info.Leaves.Invariants())
+		gives := in.Establishes
+		if in.Leaves != Unchanged {
+			gives = gives.Union(in.Leaves.Invariants())
 		}
-		if !gives.Intersect(missing).IsEmpty() || r.Info.Leaves != Unchanged && slices.Contains(phases, r.Info.Leaves) {
+		if !gives.Intersect(missing).IsEmpty() || in.Leaves != Unchanged && slices.Contains(phases, in.Leaves) {
 			what := gives.Intersect(missing).String()
-			if r.Info.Leaves != Unchanged {
-				what = "phase " + r.Info.Leaves.String() + " " + what
+			if in.Leaves != Unchanged {
+				what = "phase " + in.Leaves.String() + " " + what
 			}
-			names = append(names, r.Info.Name+" "+what)
+			names = append(names, in.Name+" "+what)
 			covered = covered.Union(gives)
-			coversPhase = coversPhase || r.Info.Leaves != Unchanged && slices.Contains(phases, r.Info.Leaves)
+			coversPhase = coversPhase || in.Leaves != Unchanged && slices.Contains(phases, in.Leaves)
 		}
 	}
 	var hint []string
@@ -175,7 +176,7 @@ func (s *flowState) providers(failing *Info, missing phase.Set, phases []phase.P
 	}
 	if !covered.Contains(missing) || !coversPhase {
 		// No single pass runnable here provides everything: name a chain.
-		if chain := chainTo(failing, s.ph, s.props); len(chain) > 1 {
+		if chain := chainTo(s.reg, failing, s.ph, s.props); len(chain) > 1 {
 			hint = append(hint, "run "+strings.Join(chain, ",")+" first")
 		}
 	}
@@ -194,12 +195,12 @@ func (s *flowState) providers(failing *Info, missing phase.Set, phases []phase.P
 // than the barriers have would not help anyone.
 const maxChain = 4
 
-// chainTo returns the shortest sequence of registered passes (barriers
+// chainTo returns the shortest sequence of reg's passes (barriers
 // included) that, each accepting what it gets, takes a module in phase ph
 // with properties props to a state target accepts; nil when there is none
 // within maxChain steps. It searches breadth-first over the (phase,
 // properties) states, which are few.
-func chainTo(target *Info, ph phase.Phase, props phase.Set) []string {
+func chainTo(reg *Registry, target *Info, ph phase.Phase, props phase.Set) []string {
 	type state struct {
 		ph    phase.Phase
 		props phase.Set
@@ -213,9 +214,9 @@ func chainTo(target *Info, ph phase.Phase, props phase.Set) []string {
 	// chains of the same length the one made of barriers wins: a barrier
 	// also runs the orderings no property expresses (LowerAllocTensor
 	// before LowerRuntimeBuiltin), which a chain of single passes may miss.
-	regs := Registered()
-	slices.SortStableFunc(regs, func(a, b *Registration) int {
-		return cmp.Compare(btoi(a.Info.Leaves == Unchanged), btoi(b.Info.Leaves == Unchanged))
+	regs := reg.Passes()
+	slices.SortStableFunc(regs, func(a, b *Pass) int {
+		return cmp.Compare(btoi(a.info.Leaves == Unchanged), btoi(b.info.Leaves == Unchanged))
 	})
 	seen := map[state]bool{{ph, props}: true}
 	frontier := []*node{{state: state{ph, props}}}
@@ -223,7 +224,7 @@ func chainTo(target *Info, ph phase.Phase, props phase.Set) []string {
 		var next []*node
 		for _, n := range frontier {
 			for _, r := range regs {
-				in := &r.Info
+				in := &r.info
 				if in.Name == target.Name || !in.AcceptsPhase(n.ph) || !n.props.Contains(in.Needs()) {
 					continue
 				}

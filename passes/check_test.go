@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/phase"
@@ -11,7 +14,7 @@ import (
 
 func checkText(t *testing.T, pc *PassContext, text string, ph phase.Phase, props phase.Set) diag.List {
 	t.Helper()
-	p, errs := ParseAndBuild("--passes", text)
+	p, errs := parseAndBuild("--passes", text)
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -120,7 +123,7 @@ func TestCheckPrerequisites(t *testing.T) {
 // The static check runs before any IR is touched: a misordered pipeline
 // never calls a pass.
 func TestRunRejectsBeforeTouchingIR(t *testing.T) {
-	p, _ := ParseAndBuild("--passes", "TMark,TNeedsNoDataflow")
+	p, _ := parseAndBuild("--passes", "TMark,TNeedsNoDataflow")
 	called := false
 	pc := NewPassContext()
 	pc.Trace = func(*ir.Module, *Info, bool) { called = true }
@@ -130,37 +133,38 @@ func TestRunRejectsBeforeTouchingIR(t *testing.T) {
 	}
 }
 
-func TestRegisteredPassesAreValid(t *testing.T) {
-	if err := ValidateRegistry(); err != nil {
-		t.Fatal(err)
+func TestDefineRejectsBadDeclarations(t *testing.T) {
+	for _, tc := range []struct {
+		info Info
+		want string
+	}{
+		{Info{Name: "9x", Doc: "d"}, `pass name "9x" is not identifier-like`},
+		{Info{Name: "Y"}, "pass Y: Doc must be one non-empty line"},
+		{Info{Name: "Z", Doc: "d", Requires: map[phase.Property]string{phase.NoDataflow: ""}},
+			"pass Z: requirement NoDataflow needs a one-line reason (why the pass needs it)"},
+		{Info{Name: "W", Doc: "d", Options: []Option{{Name: "n", Type: Int, Default: "x", Doc: "d"}}},
+			"pass W: default of option n is not a int"},
+		{Info{Name: "V", Doc: "d", Prerequisites: []*Pass{nil}}, "pass V: prerequisite 0 is nil"},
+	} {
+		require.PanicsWithValue(t, "passes.Define: "+tc.want, func() { Define(tc.info, Module(noop)) }, tc.info.Name)
 	}
-	for _, r := range Registered() {
-		if r.Info.Name != strings.TrimSpace(r.Info.Name) || r.Info.Doc == "" {
-			t.Errorf("%s: bad declaration", r.Info.Name)
-		}
-		p, err := New(r.Info.Name, nil)
-		if err != nil || p.Info().Name != r.Info.Name {
-			t.Errorf("%s: constructor: %v", r.Info.Name, err)
-		}
-	}
+	require.Panics(t, func() { Define(Info{Name: "NoImpl", Doc: "d"}, Impl{}) })
 }
 
-func TestValidateRegistrations(t *testing.T) {
-	mk := func(name string, req ...string) *Registration {
-		return &Registration{Info: Info{Name: name, Doc: "d", Requires: req}}
-	}
-	err := validateRegistrations([]*Registration{mk("A", "B"), mk("B", "C"), mk("C", "A")})
-	if err == nil || !strings.Contains(err.Error(), "requirement cycle: A -> B -> C -> A") {
-		t.Errorf("cycle: %v", err)
-	}
-	err = validateRegistrations([]*Registration{mk("A", "Bee"), mk("Be")})
-	if err == nil || !strings.Contains(err.Error(), `pass A: unknown required pass "Bee" (did you mean "Be"?)`) {
-		t.Errorf("unknown requirement: %v", err)
-	}
-	err = validateRegistrations([]*Registration{{Info: Info{Name: "9x", Doc: "d"}}, {Info: Info{Name: "y"}}})
-	if err == nil || !strings.Contains(err.Error(), `pass name "9x" is not identifier-like`) || !strings.Contains(err.Error(), "pass y: Doc must be") {
-		t.Errorf("bad declarations: %v", err)
-	}
+func TestRegistry(t *testing.T) {
+	a := Define(Info{Name: "A", Doc: "d"}, Module(noop))
+	b := Define(Info{Name: "B", Doc: "d", Prerequisites: []*Pass{a}}, Module(noop))
+	reg := NewRegistry(b, b)
+	assert.Equal(t, []string{"A", "B"}, reg.Names(), "prerequisites join the registry")
+	got, ok := reg.Lookup("A")
+	require.True(t, ok)
+	assert.Same(t, a, got)
+	assert.PanicsWithValue(t, "passes.Registry: two passes named A", func() {
+		reg.With(Define(Info{Name: "A", Doc: "another"}, Module(noop)))
+	})
+	assert.Equal(t, []string{"A", "B"}, reg.Names(), "With leaves the registry unchanged")
+	assert.EqualError(t, reg.UnknownPass("Bx"), `unknown pass "Bx" (did you mean "B"?)`)
+	assert.NoError(t, reg.UnknownPass("B"))
 }
 
 // A hint names only passes that can run on the module as it is, never the

@@ -19,16 +19,21 @@ type PassContext struct {
 	// Info.OptLevel, unless disabled or required.
 	OptLevel int
 	// Required passes always run (unless also disabled); Disabled passes
-	// never run. Unknown names are rejected by Validate.
+	// never run. Names unknown to the registry are rejected.
 	Required []string
 	Disabled []string
+	// Registry resolves the names in Required and Disabled, and holds the
+	// passes the static check's hints may name. When nil, Run uses the
+	// registry the pipeline was built from (Registry.Build), or else the
+	// passes the pipeline contains.
+	Registry *Registry
 	// Config holds values of registered config keys (RegisterConfig).
 	Config map[string]any
 	// Instruments observe and steer the run, in this order.
 	Instruments []Instrument
 	// Trace, when set, is called before and after every pass execution.
 	Trace TraceFunc
-	// RunPrerequisites runs a pass's Requires that have not yet run in this
+	// RunPrerequisites runs a pass's Prerequisites that have not yet run in this
 	// Run just before it (TVM's behaviour). When false, a missing
 	// prerequisite is a static error.
 	RunPrerequisites bool
@@ -49,10 +54,26 @@ type TraceFunc func(mod *ir.Module, info *Info, before bool)
 // NewPassContext returns a context with the default opt level.
 func NewPassContext() *PassContext { return &PassContext{OptLevel: DefaultOptLevel} }
 
-// Validate rejects unknown pass names in Required and Disabled (suggesting
-// the closest registered name), disabling an AlwaysRun pass, unknown or
-// ill-typed config keys and an opt level outside 0..3.
+// Validate rejects pass names in Required and Disabled that pc.Registry
+// does not know (suggesting the closest name; without a Registry the names
+// are not checked), disabling an AlwaysRun pass, unknown or ill-typed
+// config keys and an opt level outside 0..3.
 func (pc *PassContext) Validate() diag.List {
+	return pc.validate(pc.Registry)
+}
+
+// registryFor is the registry a run of pipeline p resolves names against.
+func (pc *PassContext) registryFor(p *Pass) *Registry {
+	switch {
+	case pc.Registry != nil:
+		return pc.Registry
+	case p.reg != nil:
+		return p.reg
+	}
+	return registryOf(p)
+}
+
+func (pc *PassContext) validate(reg *Registry) diag.List {
 	var errs diag.List
 	at := diag.Span{File: "<pass context>"}
 	if pc.OptLevel < 0 || pc.OptLevel > 3 {
@@ -63,12 +84,15 @@ func (pc *PassContext) Validate() diag.List {
 		names []string
 	}{{"required", pc.Required}, {"disabled", pc.Disabled}} {
 		for _, n := range list.names {
-			r, ok := Lookup(n)
+			if reg == nil {
+				break
+			}
+			r, ok := reg.Lookup(n)
 			if !ok {
-				errs.Add(at, codeCtxUnknownPass, "%s: %v", list.what, unknownName("pass", n, PassNames()))
+				errs.Add(at, codeCtxUnknownPass, "%s: %v", list.what, unknownName("pass", n, reg.Names()))
 				continue
 			}
-			if list.what == "disabled" && r.Info.AlwaysRun {
+			if list.what == "disabled" && r.info.AlwaysRun {
 				errs.Add(at, codeAlwaysRuns, "pass %s cannot be disabled: it always runs", n)
 			}
 		}
@@ -97,7 +121,7 @@ const (
 	InPipeline   ReasonKind = iota // listed in the pipeline, enabled by opt level
 	Required                       // in PassContext.Required
 	AlwaysRuns                     // Info.AlwaysRun
-	Prerequisite                   // a Requires of another pass (Reason.Of)
+	Prerequisite                   // a prerequisite of another pass (Reason.Of)
 	PartOf                         // run by another pass through Env.Run (Reason.Of names it)
 	// Skipped:
 	Disabled      // in PassContext.Disabled

@@ -54,7 +54,7 @@ func TestGatingRun(t *testing.T) {
 		{3, nil, []string{"TO1", "TNoop"}, []string{"TO3"}},
 		{3, []string{"TO1"}, []string{"TO1"}, []string{"TNoop", "TO3"}},
 	}
-	p, errs := ParseAndBuild("--passes", "TNoop,TO1,TO3")
+	p, errs := parseAndBuild("--passes", "TNoop,TO1,TO3")
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -76,7 +76,7 @@ func TestGatingRun(t *testing.T) {
 }
 
 func TestValidateContext(t *testing.T) {
-	pc := &PassContext{OptLevel: 4, Required: []string{"TNop"}, Disabled: []string{"TLowerBarrier"},
+	pc := &PassContext{OptLevel: 4, Required: []string{"TNop"}, Disabled: []string{"TLowerBarrier"}, Registry: testRegistry,
 		Config: map[string]any{"test.dept": int64(1), "test.depth": "x"}}
 	got := pc.Validate().Error()
 	for _, want := range []string{
@@ -96,7 +96,7 @@ func TestValidateContext(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	p := MustNew("TReadConfig", nil)
+	p := testPass("TReadConfig")
 	for _, tt := range []struct {
 		config map[string]any
 		want   int64

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/phase"
@@ -121,19 +122,18 @@ func withAttr(f *ir.Function, key string, value any) *ir.Function {
 	return &c
 }
 
-// Test passes with real contracts, registered for this package's tests.
-func init() {
-	noop := func(env *Env, mod *ir.Module) (*ir.Module, error) { return mod, nil }
-	RegisterModulePass(Info{Name: "TNoop", Doc: "does nothing", OptLevel: 0}, noop)
-	RegisterModulePass(Info{Name: "TO1", Doc: "opt level 1 no-op", OptLevel: 1}, noop)
-	RegisterModulePass(Info{Name: "TO3", Doc: "opt level 3 no-op", OptLevel: 3}, noop)
-	RegisterFunctionPass(Info{Name: "TMark", Doc: "marks every function with attribute marked", OptLevel: 0}, true,
-		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
+// Test passes with real contracts, and the registry this package's tests
+// resolve pipeline text against (with Normalize and LambdaLift, so hints
+// name what they would name in phasec).
+var (
+	tNoop = Define(Info{Name: "TNoop", Doc: "does nothing", OptLevel: 0}, Module(noop))
+	tMark = Define(Info{Name: "TMark", Doc: "marks every function with attribute marked", OptLevel: 0},
+		Functions(func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
 			return withAttr(f, "marked", true), nil
-		})
-	RegisterFunctionPass(Info{Name: "TToNonDataflow", Doc: "turns dataflow blocks into plain blocks",
-		Establishes: phase.Of(phase.NoDataflow)}, false,
-		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
+		}).InParallel())
+	tToNonDataflow = Define(Info{Name: "TToNonDataflow", Doc: "turns dataflow blocks into plain blocks",
+		Establishes: phase.Of(phase.NoDataflow)},
+		Functions(func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
 			seq := f.Body.(*ir.SeqExpr)
 			c := *seq
 			c.Blocks = nil
@@ -145,64 +145,114 @@ func init() {
 			nf := *f
 			nf.Body = &c
 			return &nf, nil
-		})
-	RegisterModulePass(Info{Name: "TO3ToNonDataflow", Doc: "opt-level-3 pass establishing NoDataflow",
-		OptLevel: 3, Establishes: phase.Of(phase.NoDataflow)}, noop)
-	RegisterModulePass(Info{Name: "TNeedsNoDataflow", Doc: "needs NoDataflow",
-		RequiresProps: phase.Of(phase.NoDataflow)}, noop)
-	RegisterModulePass(Info{Name: "TAddsDataflow", Doc: "invalidates NoDataflow",
-		Invalidates: phase.Of(phase.NoDataflow)}, noop)
-	RegisterModulePass(Info{Name: "TChainStep", Doc: "needs NoDataflow, establishes BuiltinsLowered",
-		RequiresProps: phase.Of(phase.NoDataflow), Establishes: phase.Of(phase.BuiltinsLowered)}, noop)
-	RegisterModulePass(Info{Name: "TNeedsBuiltins", Doc: "needs BuiltinsLowered",
-		RequiresProps: phase.Of(phase.BuiltinsLowered)}, noop)
-	RegisterModulePass(Info{Name: "TLowerBarrier", Doc: "moves the module to phase lower", AlwaysRun: true,
-		Leaves: phase.Lower}, noop)
-	RegisterModulePass(Info{Name: "TAcceptsLower", Doc: "accepts only phase lower",
-		Accepts: []phase.Phase{phase.Lower}}, noop)
-	RegisterModulePass(Info{Name: "TPrereq", Doc: "requires TMark to have run", Requires: []string{"TMark"}}, noop)
-	RegisterModulePass(Info{Name: "TStats", Doc: "reports two statistics"}, func(env *Env, mod *ir.Module) (*ir.Module, error) {
-		env.Stat("planned", 3)
-		env.Stat("bytes", 4096)
-		return mod, nil
-	})
-	RegisterModulePass(Info{Name: "TFail", Doc: "always fails"},
-		func(env *Env, mod *ir.Module) (*ir.Module, error) { return nil, errors.New("boom") })
-	RegisterModulePass(Info{Name: "TPanic", Doc: "always panics"},
-		func(env *Env, mod *ir.Module) (*ir.Module, error) { panic("kaboom") })
-	RegisterFunctionPass(Info{Name: "TPanicParallel", Doc: "panics in one function, in parallel"}, true,
-		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
-			if name == "f001" {
-				panic("kaboom in " + name)
-			}
-			return f, nil
-		})
-	RegisterModulePass(Info{Name: "TMutate", Doc: "illegally edits its input"},
-		func(env *Env, mod *ir.Module) (*ir.Module, error) {
-			mod.Remove("kernel")
+		}))
+	needsNoDataflow = map[phase.Property]string{phase.NoDataflow: "a test requirement"}
+
+	testRegistry = NewRegistry(Normalize, LambdaLift, tNoop, tMark, tToNonDataflow,
+		Define(Info{Name: "TO1", Doc: "opt level 1 no-op", OptLevel: 1}, Module(noop)),
+		Define(Info{Name: "TO3", Doc: "opt level 3 no-op", OptLevel: 3}, Module(noop)),
+		Define(Info{Name: "TO3ToNonDataflow", Doc: "opt-level-3 pass establishing NoDataflow",
+			OptLevel: 3, Establishes: phase.Of(phase.NoDataflow)}, Module(noop)),
+		Define(Info{Name: "TNeedsNoDataflow", Doc: "needs NoDataflow", Requires: needsNoDataflow}, Module(noop)),
+		Define(Info{Name: "TAddsDataflow", Doc: "invalidates NoDataflow",
+			Invalidates: phase.Of(phase.NoDataflow)}, Module(noop)),
+		Define(Info{Name: "TChainStep", Doc: "needs NoDataflow, establishes BuiltinsLowered",
+			Requires: needsNoDataflow, Establishes: phase.Of(phase.BuiltinsLowered)}, Module(noop)),
+		Define(Info{Name: "TNeedsBuiltins", Doc: "needs BuiltinsLowered",
+			Requires: map[phase.Property]string{phase.BuiltinsLowered: "a test requirement"}}, Module(noop)),
+		Define(Info{Name: "TLowerBarrier", Doc: "moves the module to phase lower", AlwaysRun: true,
+			Leaves: phase.Lower}, Module(noop)),
+		Define(Info{Name: "TAcceptsLower", Doc: "accepts only phase lower",
+			Accepts: []phase.Phase{phase.Lower}}, Module(noop)),
+		Define(Info{Name: "TPrereq", Doc: "requires TMark to have run", Prerequisites: []*Pass{tMark}}, Module(noop)),
+		Define(Info{Name: "TStats", Doc: "reports two statistics"}, Module(func(env *Env, mod *ir.Module) (*ir.Module, error) {
+			env.Stat("planned", 3)
+			env.Stat("bytes", 4096)
 			return mod, nil
-		})
-	Register(Registration{
-		Info: Info{Name: "TOpts", Doc: "a pass with options"},
-		Options: []Option{
+		})),
+		Define(Info{Name: "TFail", Doc: "always fails"},
+			Module(func(env *Env, mod *ir.Module) (*ir.Module, error) { return nil, errors.New("boom") })),
+		Define(Info{Name: "TPanic", Doc: "always panics"},
+			Module(func(env *Env, mod *ir.Module) (*ir.Module, error) { panic("kaboom") })),
+		Define(Info{Name: "TPanicParallel", Doc: "panics in one function, in parallel"},
+			Functions(func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
+				if name == "f001" {
+					panic("kaboom in " + name)
+				}
+				return f, nil
+			}).InParallel()),
+		Define(Info{Name: "TMutate", Doc: "illegally edits its input"},
+			Module(func(env *Env, mod *ir.Module) (*ir.Module, error) {
+				mod.Remove("kernel")
+				return mod, nil
+			})),
+		Define(Info{Name: "TOpts", Doc: "a pass with options", Options: []Option{
 			{Name: "max_depth", Type: Int, Default: 8, Doc: "maximum depth"},
 			{Name: "emit_err_ctx", Type: Bool, Default: true, Doc: "emit error context"},
 			{Name: "mode", Type: String, Default: "fast", Doc: "mode"},
 			{Name: "ratio", Type: Float, Default: 0.5, Doc: "ratio"},
-		},
-		New: func(o Options) *Pass {
-			return NewModulePass(Info{}, func(env *Env, mod *ir.Module) (*ir.Module, error) {
-				c := mod.Clone()
-				c.Attrs = c.Attrs.With("opts", fmt.Sprintf("%d,%v,%s,%g", o.Int("max_depth"), o.Bool("emit_err_ctx"), o.String("mode"), o.Float("ratio")))
-				return c, nil
-			})
-		},
-	})
-	RegisterConfig(ConfigKey{Name: "test.depth", Type: Int, Default: 3, Doc: "a test config key"})
-	RegisterModulePass(Info{Name: "TReadConfig", Doc: "records config test.depth in an attribute"},
-		func(env *Env, mod *ir.Module) (*ir.Module, error) {
+		}}, Module(func(env *Env, mod *ir.Module) (*ir.Module, error) {
+			o := env.Options()
 			c := mod.Clone()
-			c.Attrs = c.Attrs.With("depth", env.Config("test.depth"))
+			c.Attrs = c.Attrs.With("opts", fmt.Sprintf("%d,%v,%s,%g", o.Int("max_depth"), o.Bool("emit_err_ctx"), o.String("mode"), o.Float("ratio")))
 			return c, nil
-		})
+		})),
+		Define(Info{Name: "TReadConfig", Doc: "records config test.depth in an attribute"},
+			Module(func(env *Env, mod *ir.Module) (*ir.Module, error) {
+				c := mod.Clone()
+				c.Attrs = c.Attrs.With("depth", env.Config("test.depth"))
+				return c, nil
+			})),
+	)
+)
+
+func noop(env *Env, mod *ir.Module) (*ir.Module, error) { return mod, nil }
+
+func init() {
+	RegisterConfig(ConfigKey{Name: "test.depth", Type: Int, Default: 3, Doc: "a test config key"})
+}
+
+// parseAndBuild builds pipeline text against testRegistry.
+func parseAndBuild(file, text string) (*Pass, diag.List) {
+	return testRegistry.ParseAndBuild(file, text)
+}
+
+// testPass returns the test pass named name.
+func testPass(name string) *Pass {
+	p, ok := testRegistry.Lookup(name)
+	if !ok {
+		panic("no test pass " + name)
+	}
+	return p
+}
+
+// modulePass defines a module pass inline, for tests that build passes
+// around a closure.
+func modulePass(info Info, fn ModuleFunc) *Pass { return Define(info, Module(fn)) }
+
+// functionPass defines a per-function pass inline.
+func functionPass(info Info, parallel bool, fn FunctionFunc) *Pass {
+	impl := Functions(fn)
+	if parallel {
+		impl = impl.InParallel()
+	}
+	return Define(info, impl)
+}
+
+// blockPass defines a dataflow-block pass inline.
+func blockPass(info Info, parallel bool, fn BlockFunc) *Pass {
+	impl := DataflowBlocks(fn)
+	if parallel {
+		impl = impl.InParallel()
+	}
+	return Define(info, impl)
+}
+
+// because requires props, each for a placeholder reason.
+func because(props ...phase.Property) map[phase.Property]string {
+	m := map[phase.Property]string{}
+	for _, p := range props {
+		m[p] = "a test requirement"
+	}
+	return m
 }

@@ -13,7 +13,7 @@ import (
 const Unchanged = phase.None
 
 // Info declares a pass. It is data: tools list it, the static check reads
-// it, and TestRegisteredPassesAreValid validates every registered one.
+// it, PHASES.md is generated from it, and Define validates it.
 type Info struct {
 	// Name is an identifier-like unique name ("FoldConstant").
 	Name string
@@ -26,15 +26,23 @@ type Info struct {
 	// steps): gating treats them as required, they cannot be disabled, and
 	// bisect does not count them.
 	AlwaysRun bool
-	// Requires names passes expected to have run before this one.
-	Requires []string
+	// Prerequisites are passes expected to have run before this one (a
+	// missing one is a static error unless the context runs prerequisites).
+	Prerequisites []*Pass
+	// Options declares the pass's typed options, written Pass{name=value}
+	// in textual pipelines and read by the implementation with
+	// Env.Options.
+	Options []Option
 
 	// Accepts lists the phases the pass accepts; empty means any.
 	Accepts []phase.Phase
 	// Leaves is the phase the module is in after the pass, or Unchanged.
 	Leaves phase.Phase
-	// RequiresProps are properties that must hold before the pass.
-	RequiresProps phase.Set
+	// Requires are the properties that must hold before the pass, each
+	// with the reason the pass needs it (one line, shown in PHASES.md as
+	// the reason for the ordering it implies). A requirement without a
+	// reason is rejected by Define.
+	Requires map[phase.Property]string
 	// Establishes are properties that hold after the pass.
 	Establishes phase.Set
 	// Invalidates are properties within the pass's horizon that it may
@@ -57,7 +65,7 @@ func (in *Info) Horizon() phase.Phase {
 	for _, p := range in.Accepts {
 		h = max(h, p)
 	}
-	for _, p := range in.RequiresProps.Union(in.Establishes).List() {
+	for _, p := range in.RequiredProps().Union(in.Establishes).List() {
 		h = max(h, p.Introduced())
 	}
 	return max(h, phase.Ingest)
@@ -70,12 +78,21 @@ func (in *Info) Keeps() phase.Set {
 	return phase.Upto(in.Horizon()).Union(in.Preserves).Minus(in.Invalidates)
 }
 
-// Needs is everything the pass needs to hold of its input: RequiresProps
-// plus the invariants common to every phase it accepts.
+// RequiredProps is the set of properties the pass Requires.
+func (in *Info) RequiredProps() phase.Set {
+	var s phase.Set
+	for p := range in.Requires {
+		s = s.With(p)
+	}
+	return s
+}
+
+// Needs is everything the pass needs to hold of its input: the properties
+// it Requires plus the invariants common to every phase it accepts.
 func (in *Info) Needs() phase.Set {
 	// Every pass assumes the structural rules (TVM's passes assume what
 	// src/relax/analysis/well_formed.cc checks); no pass repairs them.
-	needs := in.RequiresProps.With(phase.WellFormed)
+	needs := in.RequiredProps().With(phase.WellFormed)
 	if len(in.Accepts) > 0 {
 		common := in.Accepts[0].Invariants()
 		for _, p := range in.Accepts[1:] {
@@ -129,8 +146,8 @@ func (in *Info) Contract() string {
 		}
 		parts = append(parts, "accepts "+strings.Join(names, "|"))
 	}
-	if !in.RequiresProps.IsEmpty() {
-		parts = append(parts, "requires "+in.RequiresProps.String())
+	if req := in.RequiredProps(); !req.IsEmpty() {
+		parts = append(parts, "requires "+req.String())
 	}
 	if !in.Establishes.IsEmpty() {
 		parts = append(parts, "establishes "+in.Establishes.String())
@@ -148,8 +165,10 @@ func (in *Info) Contract() string {
 	return strings.Join(parts, "; ")
 }
 
-// validate checks the declaration on its own (not its requirements).
-func (in *Info) validate() error {
+// Validate checks the declaration: an identifier-like name, a one-line Doc,
+// a reason for every required property, well-formed options and claims
+// that do not contradict each other.
+func (in *Info) Validate() error {
 	if !isIdent(in.Name) {
 		return fmt.Errorf("pass name %q is not identifier-like", in.Name)
 	}
@@ -158,6 +177,29 @@ func (in *Info) validate() error {
 	}
 	if in.OptLevel < 0 || in.OptLevel > 3 {
 		return fmt.Errorf("pass %s: opt level %d outside 0..3", in.Name, in.OptLevel)
+	}
+	for _, p := range in.RequiredProps().List() {
+		if why := in.Requires[p]; strings.TrimSpace(why) == "" || strings.Contains(why, "\n") {
+			return fmt.Errorf("pass %s: requirement %v needs a one-line reason (why the pass needs it)", in.Name, p)
+		}
+	}
+	for i, q := range in.Prerequisites {
+		if q == nil {
+			return fmt.Errorf("pass %s: prerequisite %d is nil", in.Name, i)
+		}
+	}
+	seen := map[string]bool{}
+	for _, o := range in.Options {
+		if !isIdent(o.Name) || seen[o.Name] {
+			return fmt.Errorf("pass %s: bad or duplicate option %q", in.Name, o.Name)
+		}
+		seen[o.Name] = true
+		if _, ok := o.Type.check(o.Default); !ok {
+			return fmt.Errorf("pass %s: default of option %s is not a %v", in.Name, o.Name, o.Type)
+		}
+		if strings.TrimSpace(o.Doc) == "" {
+			return fmt.Errorf("pass %s: option %s has no doc", in.Name, o.Name)
+		}
 	}
 	for _, p := range in.Accepts {
 		if p == phase.None || p > phase.Build {
@@ -177,6 +219,32 @@ func (in *Info) validate() error {
 		return fmt.Errorf("pass %s: Preserves lists %v, within its horizon (phase %v), which it keeps anyway", in.Name, within, in.Horizon())
 	}
 	return nil
+}
+
+func (in *Info) option(name string) *Option {
+	for i := range in.Options {
+		if in.Options[i].Name == name {
+			return &in.Options[i]
+		}
+	}
+	return nil
+}
+
+func (in *Info) optionNames() []string {
+	names := make([]string, len(in.Options))
+	for i, o := range in.Options {
+		names[i] = o.Name
+	}
+	return names
+}
+
+// PrerequisiteNames returns the names of the pass's prerequisites.
+func (in *Info) PrerequisiteNames() []string {
+	names := make([]string, len(in.Prerequisites))
+	for i, q := range in.Prerequisites {
+		names[i] = q.info.Name
+	}
+	return names
 }
 
 func isIdent(s string) bool {

@@ -16,7 +16,7 @@ func TestHorizon(t *testing.T) {
 	}{
 		{"names nothing", Info{}, phase.Ingest},
 		{"establishes an ingest property", Info{Establishes: phase.Of(phase.Normalized)}, phase.Ingest},
-		{"requires a lower property", Info{RequiresProps: phase.Of(phase.Normalized, phase.NoDataflow)}, phase.Lower},
+		{"requires a lower property", Info{Requires: because(phase.Normalized, phase.NoDataflow)}, phase.Lower},
 		{"establishes a build property", Info{Establishes: phase.Of(phase.GlobalSymbols)}, phase.Build},
 		{"accepts build", Info{Accepts: []phase.Phase{phase.Lower, phase.Build}}, phase.Build},
 		{"leaves lower", Info{Leaves: phase.Lower}, phase.Lower},
@@ -45,11 +45,11 @@ func TestApply(t *testing.T) {
 		{"an ingest-horizon pass drops later properties and demotes the claim",
 			Info{}, phase.Build, build, phase.Optimize, ingest},
 		{"a lower-horizon pass keeps lower's properties",
-			Info{RequiresProps: phase.Of(phase.NoDataflow)}, phase.Build, build, phase.Lower, phase.Lower.Invariants()},
+			Info{Requires: because(phase.NoDataflow)}, phase.Build, build, phase.Lower, phase.Lower.Invariants()},
 		{"a build-horizon pass keeps everything",
 			Info{Establishes: phase.Of(phase.GlobalSymbols)}, phase.Build, build, phase.Build, build},
 		{"invalidated properties go, established ones come",
-			Info{RequiresProps: phase.Of(phase.NoDataflow), Invalidates: phase.Of(phase.NoCallTIR), Establishes: phase.Of(phase.PurityRelaxed)},
+			Info{Requires: because(phase.NoDataflow), Invalidates: phase.Of(phase.NoCallTIR), Establishes: phase.Of(phase.PurityRelaxed)},
 			phase.Lower, phase.Lower.Invariants().Minus(phase.Of(phase.PurityRelaxed)), phase.Optimize,
 			phase.Lower.Invariants().Minus(phase.Of(phase.NoCallTIR))},
 		{"Preserves keeps a property beyond the horizon",
@@ -58,7 +58,7 @@ func TestApply(t *testing.T) {
 		{"Leaves adds the phase's invariants",
 			Info{Leaves: phase.Lower}, phase.Ingest, ingest.With(phase.GlobalSymbols), phase.Lower, phase.Lower.Invariants()},
 		{"a module without a phase stays without one",
-			Info{RequiresProps: phase.Of(phase.NoDataflow)}, phase.None, phase.Lower.Invariants(), phase.None, phase.Lower.Invariants()},
+			Info{Requires: because(phase.NoDataflow)}, phase.None, phase.Lower.Invariants(), phase.None, phase.Lower.Invariants()},
 	}
 	for _, tt := range tests {
 		ph, props := tt.in.Apply(tt.ph, tt.props)
@@ -69,16 +69,16 @@ func TestApply(t *testing.T) {
 }
 
 func TestValidateRejectsRedundantPreserves(t *testing.T) {
-	in := Info{Name: "P", Doc: "d", RequiresProps: phase.Of(phase.NoDataflow), Preserves: phase.Of(phase.NoCallTIR)}
-	if err := in.validate(); err == nil || !strings.Contains(err.Error(), "within its horizon") {
+	in := Info{Name: "P", Doc: "d", Requires: because(phase.NoDataflow), Preserves: phase.Of(phase.NoCallTIR)}
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "within its horizon") {
 		t.Errorf("Preserves within the horizon: %v", err)
 	}
 	in = Info{Name: "P", Doc: "d", Preserves: phase.Of(phase.BuiltinsLowered), Invalidates: phase.Of(phase.BuiltinsLowered)}
-	if err := in.validate(); err == nil || !strings.Contains(err.Error(), "preserves and invalidates") {
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "preserves and invalidates") {
 		t.Errorf("Preserves and Invalidates: %v", err)
 	}
 	in = Info{Name: "P", Doc: "d", Preserves: phase.Of(phase.BuiltinsLowered)}
-	if err := in.validate(); err != nil {
+	if err := in.Validate(); err != nil {
 		t.Errorf("Preserves beyond the horizon: %v", err)
 	}
 }
@@ -102,7 +102,7 @@ func TestStartStateVerifiesTheRecordedPhase(t *testing.T) {
 		}
 	}
 	// Run refuses it before any pass.
-	if _, err := NewPassContext().Run(t.Context(), MustNew("TNoop", nil), phase.Record(genModule(1, 2), phase.Lower)); err == nil {
+	if _, err := NewPassContext().Run(t.Context(), testPass("TNoop"), phase.Record(genModule(1, 2), phase.Lower)); err == nil {
 		t.Error("Run accepted a false claim")
 	}
 }

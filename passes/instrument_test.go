@@ -50,7 +50,7 @@ func runLogged(t *testing.T, pipeline string, a, b *logInstrument, pc *PassConte
 	t.Helper()
 	var log []string
 	a.log, b.log = &log, &log
-	p, errs := ParseAndBuild("--passes", pipeline)
+	p, errs := parseAndBuild("--passes", pipeline)
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -153,14 +153,14 @@ a:Exit() b:Exit()`,
 
 func TestPassErrorTypes(t *testing.T) {
 	pc := NewPassContext()
-	_, err := pc.Run(context.Background(), MustNew("TPanicParallel", nil), genModule(3, 1))
+	_, err := pc.Run(context.Background(), testPass("TPanicParallel"), genModule(3, 1))
 	var pe *PassError
 	if !errors.As(err, &pe) || !pe.Panic || pe.Pass != "TPanicParallel" || !strings.Contains(pe.Error(), "f001") || len(pe.Stack) == 0 {
 		t.Errorf("parallel panic not reported as a PassError with the function: %#v", err)
 	}
 	in := &logInstrument{name: "x", log: new([]string), failOn: "After(TNoop)"}
 	pc.Instruments = []Instrument{in}
-	_, err = pc.Run(context.Background(), MustNew("TNoop", nil), genModule(1, 1))
+	_, err = pc.Run(context.Background(), testPass("TNoop"), genModule(1, 1))
 	var ie *InstrumentError
 	if !errors.As(err, &ie) || ie.Instrument != "x" || ie.Hook != "AfterPass" {
 		t.Errorf("instrument failure: %v", err)
@@ -170,14 +170,14 @@ func TestPassErrorTypes(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := NewPassContext().Run(ctx, MustNew("TMark", nil), genModule(2, 1))
+	_, err := NewPassContext().Run(ctx, testPass("TMark"), genModule(2, 1))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
 
 func TestLeavesRecordsPhase(t *testing.T) {
-	p, errs := ParseAndBuild("--passes", "TLowerBarrier,TAcceptsLower")
+	p, errs := parseAndBuild("--passes", "TLowerBarrier,TAcceptsLower")
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -191,7 +191,7 @@ func TestLeavesRecordsPhase(t *testing.T) {
 }
 
 func TestOptionsReachPass(t *testing.T) {
-	p, errs := ParseAndBuild("--passes", "TOpts{max_depth=3,mode=\"a b\"}")
+	p, errs := parseAndBuild("--passes", "TOpts{max_depth=3,mode=\"a b\"}")
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -208,7 +208,7 @@ func TestOptionsReachPass(t *testing.T) {
 // module to the latest phase it still satisfies, both in the static check
 // and in the module it produces.
 func TestInvalidatingPassDemotesPhase(t *testing.T) {
-	p, errs := ParseAndBuild("--passes", "TLowerBarrier,TAddsDataflow")
+	p, errs := parseAndBuild("--passes", "TLowerBarrier,TAddsDataflow")
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -220,7 +220,7 @@ func TestInvalidatingPassDemotesPhase(t *testing.T) {
 		t.Errorf("phase after a pass invalidating NoDataflow in phase lower: %v, want optimize", ph)
 	}
 
-	p, errs = ParseAndBuild("--passes", "TLowerBarrier,TAddsDataflow,TAcceptsLower")
+	p, errs = parseAndBuild("--passes", "TLowerBarrier,TAddsDataflow,TAcceptsLower")
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -233,12 +233,12 @@ func TestInvalidatingPassDemotesPhase(t *testing.T) {
 // ImmutableInput checks a pass that runs nested passes (a barrier) against
 // its own input, not against the input of the last nested pass.
 func TestImmutableInputNested(t *testing.T) {
-	outer := NewModulePass(Info{Name: "TOuter", Doc: "runs two passes nested"}, func(env *Env, mod *ir.Module) (*ir.Module, error) {
-		mod, err := env.Run(MustNew("TMark", nil), mod)
+	outer := modulePass(Info{Name: "TOuter", Doc: "runs two passes nested"}, func(env *Env, mod *ir.Module) (*ir.Module, error) {
+		mod, err := env.Run(testPass("TMark"), mod)
 		if err != nil {
 			return nil, err
 		}
-		return env.Run(MustNew("TToNonDataflow", nil), mod)
+		return env.Run(testPass("TToNonDataflow"), mod)
 	})
 	pc := NewPassContext()
 	pc.Instruments = []Instrument{&ImmutableInput{}}

@@ -21,7 +21,7 @@ const goldenPipeline = "TNoop,TMark,seq(TO1,TToNonDataflow),TO3,TOpts{max_depth=
 
 func runGolden(t *testing.T, pipeline string, ins ...Instrument) error {
 	t.Helper()
-	p, errs := ParseAndBuild("--passes", pipeline)
+	p, errs := parseAndBuild("--passes", pipeline)
 	if errs != nil {
 		t.Fatal(errs)
 	}
@@ -140,7 +140,7 @@ func TestSummaryStats(t *testing.T) {
 func TestBisectGolden(t *testing.T) {
 	var out bytes.Buffer
 	var ran []string
-	p, _ := ParseAndBuild("--passes", "TNoop,TMark,TLowerBarrier,TO1,seq(TNoop,TOpts)")
+	p, _ := parseAndBuild("--passes", "TNoop,TMark,TLowerBarrier,TO1,seq(TNoop,TOpts)")
 	pc := NewPassContext()
 	pc.Required = []string{"TMark"}
 	pc.Instruments = []Instrument{&Bisect{Limit: 2, W: &out}}

@@ -12,26 +12,25 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// LambdaLiftInfo declares LambdaLift (TVM's src/relax/transform/lambda_lift.cc).
-var LambdaLiftInfo = Info{
-	Name:          "LambdaLift",
-	Doc:           "lift local functions to module-level functions, captured values becoming trailing parameters bound by make_closure",
-	OptLevel:      0,
-	RequiresProps: phase.Of(phase.Normalized),
-	Establishes:   phase.Of(phase.NoNestedFunctions),
-}
+// LambdaLift is TVM's src/relax/transform/lambda_lift.cc (see
+// LiftLocalFunctions).
+var LambdaLift = Define(Info{
+	Name:     "LambdaLift",
+	Doc:      "lift local functions to module-level functions, captured values becoming trailing parameters bound by make_closure",
+	OptLevel: 0,
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it finds local functions as binding values, which only A-normal form guarantees",
+	},
+	Establishes: phase.Of(phase.NoNestedFunctions),
+}, Module(func(_ *Env, mod *ir.Module) (*ir.Module, error) {
+	out, errs := LiftLocalFunctions(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))
 
-func init() {
-	RegisterModulePass(LambdaLiftInfo, func(_ *Env, mod *ir.Module) (*ir.Module, error) {
-		out, errs := LambdaLift(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-}
-
-// LambdaLift lifts every local function of mod into a new module-level
+// LiftLocalFunctions lifts every local function of mod into a new module-level
 // function, innermost first, and returns the new module (mod itself when
 // it has no local function) with the normalizer's diagnostics.
 //
@@ -53,7 +52,7 @@ func init() {
 // inside the function calls gv directly, passing the captured values on.
 // Without captures the binding disappears and every use of the variable
 // refers to the global function.
-func LambdaLift(mod *ir.Module) (*ir.Module, diag.List) {
+func LiftLocalFunctions(mod *ir.Module) (*ir.Module, diag.List) {
 	l := &lifter{
 		out:     mod.Clone(),
 		taken:   map[string]bool{},

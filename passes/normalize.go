@@ -5,9 +5,8 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
-// NormalizeInfo declares Normalize: TVM's relax.transform.Normalize (opt
-// level 1 there too).
-var NormalizeInfo = Info{
+// Normalize is TVM's relax.transform.Normalize (opt level 1 there too).
+var Normalize = Define(Info{
 	Name:        "Normalize",
 	Doc:         "put every Relax function in A-normal form with struct info filled in",
 	OptLevel:    1,
@@ -18,14 +17,10 @@ var NormalizeInfo = Info{
 	// audit checks this on the lowered corpus), and a lowered module can
 	// be re-normalized without losing its phase.
 	Preserves: phase.Upto(phase.Build).Minus(phase.Upto(phase.Ingest)),
-}
-
-func init() {
-	RegisterModulePass(NormalizeInfo, func(env *Env, mod *ir.Module) (*ir.Module, error) {
-		out, errs := ir.NormalizeModule(mod)
-		if err := errs.Err(); err != nil {
-			return nil, err
-		}
-		return out, nil
-	})
-}
+}, Module(func(_ *Env, mod *ir.Module) (*ir.Module, error) {
+	out, errs := ir.NormalizeModule(mod)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}))

@@ -15,7 +15,7 @@ import (
 // renames the bound vars with the function name and a per-function
 // counter. Output must not depend on scheduling.
 func renameAll(parallel bool) *Pass {
-	return NewFunctionPass(Info{Name: "TRename", Doc: "renames vars"}, parallel,
+	return functionPass(Info{Name: "TRename", Doc: "renames vars"}, parallel,
 		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
 			seq := f.Body.(*ir.SeqExpr)
 			var binds []ir.Binding
@@ -71,7 +71,7 @@ func TestParallelEqualsSequential(t *testing.T) {
 // Errors from parallel functions are reported in function order, as a
 // sequential run would.
 func TestParallelErrorsDeterministic(t *testing.T) {
-	p := NewFunctionPass(Info{Name: "TErr", Doc: "fails on odd functions"}, true,
+	p := functionPass(Info{Name: "TErr", Doc: "fails on odd functions"}, true,
 		func(env *Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
 			if n := name[len(name)-1]; (n-'0')%2 == 1 {
 				return nil, fmt.Errorf("odd %s", name)
@@ -100,7 +100,7 @@ func TestParallelErrorsDeterministic(t *testing.T) {
 func TestDataflowBlockPass(t *testing.T) {
 	mod := genModule(2, 3)
 	// Reversing the dataflow-var bindings keeps the interface (gv2 last).
-	keep := NewDataflowBlockPass(Info{Name: "TKeep", Doc: "keeps the interface"}, true,
+	keep := blockPass(Info{Name: "TKeep", Doc: "keeps the interface"}, true,
 		func(env *Env, mod *ir.Module, fn string, b *ir.BindingBlock) (*ir.BindingBlock, error) {
 			c := *b
 			c.Bindings = append([]ir.Binding{b.Bindings[1], b.Bindings[0]}, b.Bindings[2:]...)
@@ -113,7 +113,7 @@ func TestDataflowBlockPass(t *testing.T) {
 	if !strings.Contains(testPrint(out), "dataflow: lv1 lv0 gv2") {
 		t.Errorf("block pass not applied:\n%s", testPrint(out))
 	}
-	drop := NewDataflowBlockPass(Info{Name: "TDrop", Doc: "drops the output"}, false,
+	drop := blockPass(Info{Name: "TDrop", Doc: "drops the output"}, false,
 		func(env *Env, mod *ir.Module, fn string, b *ir.BindingBlock) (*ir.BindingBlock, error) {
 			c := *b
 			c.Bindings = b.Bindings[:2]
@@ -123,7 +123,7 @@ func TestDataflowBlockPass(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "function f000: dataflow-block pass removed output var gv2") {
 		t.Errorf("interface change not caught: %v", err)
 	}
-	resinfo := NewDataflowBlockPass(Info{Name: "TReinfo", Doc: "changes output struct info"}, false,
+	resinfo := blockPass(Info{Name: "TReinfo", Doc: "changes output struct info"}, false,
 		func(env *Env, mod *ir.Module, fn string, b *ir.BindingBlock) (*ir.BindingBlock, error) {
 			last := b.Bindings[2].BoundVar()
 			last.SetStructInfo(ir.TensorInfoNDim(ir.Float32, 3))

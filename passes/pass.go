@@ -3,6 +3,7 @@ package passes
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,21 +47,91 @@ type PrimFuncFunc func(env *Env, mod *ir.Module, name string, f *ir.PrimFunc) (*
 // bind the same output (non-dataflow) vars with the same struct info.
 type BlockFunc func(env *Env, mod *ir.Module, fn string, b *ir.BindingBlock) (*ir.BindingBlock, error)
 
-// Pass is a runnable pass: its declaration plus its implementation. Passes
-// are immutable values built by the constructors below or by the registry.
+// Pass is a pass: its declaration (Info), its implementation and its
+// option values. A pass is a Go value defined once, at package level, with
+// Define, in the style of golang.org/x/tools/go/analysis.Analyzer:
+//
+//	var ToNonDataflow = passes.Define(passes.Info{...}, passes.Functions(toNonDataflow).InParallel())
+//
+// Barriers and Go pipelines list these values, so a misspelled or missing
+// pass is a compile error; a Registry built from them resolves the names of
+// textual pipelines. Passes are immutable: With returns a copy with other
+// option values, and Sequential groups passes without changing them.
 type Pass struct {
-	info     Info
+	info Info
+	impl
+	// opts are the option values, every option of info.Options filled in.
+	opts     Options
+	children []*Pass
+	// step is the pipeline step the pass was built from (position, text).
+	step *Step
+	file string // the pipeline text's name in diagnostics
+	// reg is the registry a textual pipeline's root was built from: names
+	// in the pass context and the static check's hints resolve against it.
+	reg *Registry
+}
+
+// impl is what a pass transforms and the function that does it.
+type impl struct {
 	kind     Kind
 	module   ModuleFunc
 	function FunctionFunc
 	primFunc PrimFuncFunc
 	block    BlockFunc
-	// parallel lets function-level passes transform functions concurrently.
+	// parallel lets per-function passes transform functions concurrently.
 	parallel bool
-	children []*Pass
-	// step is the pipeline step the pass was built from (position, text).
-	step *Step
-	file string // the pipeline text's name in diagnostics
+}
+
+// Impl is a pass's implementation, built by Module, Functions, PrimFuncs or
+// DataflowBlocks; its kind is the granularity the pass works at.
+type Impl struct{ impl }
+
+// Module implements a pass transforming the whole module.
+func Module(fn ModuleFunc) Impl { return Impl{impl{kind: KindModule, module: fn}} }
+
+// Functions implements a pass applying fn to every Relax function not
+// marked ir.AttrSkipOptimize.
+func Functions(fn FunctionFunc) Impl { return Impl{impl{kind: KindFunction, function: fn}} }
+
+// PrimFuncs implements a pass applying fn to every PrimFunc.
+func PrimFuncs(fn PrimFuncFunc) Impl { return Impl{impl{kind: KindPrimFunc, primFunc: fn}} }
+
+// DataflowBlocks implements a pass applying fn to every dataflow block of
+// every Relax function not marked ir.AttrSkipOptimize, checking that fn
+// keeps each block's interface.
+func DataflowBlocks(fn BlockFunc) Impl { return Impl{impl{kind: KindDataflowBlock, block: fn}} }
+
+// InParallel lets a per-function (or per-block) implementation transform
+// the functions concurrently: fn must then not share mutable state. The
+// result is identical to the sequential run.
+func (i Impl) InParallel() Impl {
+	if i.kind == KindModule {
+		panic("passes: a module pass cannot run in parallel")
+	}
+	i.parallel = true
+	return i
+}
+
+// Define returns the pass declared by info and implemented by impl, its
+// options at their defaults. It panics on an invalid declaration (see
+// Info.Validate): a required property without its reason, a malformed
+// option, a Doc of more than one line. Passes are defined once, as
+// package-level variables, so the panic surfaces when the package loads.
+func Define(info Info, impl Impl) *Pass {
+	if err := info.Validate(); err != nil {
+		panic("passes.Define: " + err.Error())
+	}
+	if impl.kind == KindSequential || impl.module == nil && impl.function == nil && impl.primFunc == nil && impl.block == nil {
+		panic("passes.Define: pass " + info.Name + " has no implementation")
+	}
+	info.Requires = maps.Clone(info.Requires)
+	info.Prerequisites = slices.Clone(info.Prerequisites)
+	info.Options = slices.Clone(info.Options)
+	opts := Options{}
+	for _, o := range info.Options {
+		opts[o.Name], _ = o.Type.check(o.Default)
+	}
+	return &Pass{info: info, impl: impl.impl, opts: opts}
 }
 
 // Info returns the pass's declaration.
@@ -69,11 +140,37 @@ func (p *Pass) Info() *Info { return &p.info }
 // Kind returns the pass's kind.
 func (p *Pass) Kind() Kind { return p.kind }
 
+// Name returns the pass's name.
+func (p *Pass) Name() string { return p.info.Name }
+
+// Options returns the pass's option values (defaults filled in).
+func (p *Pass) Options() Options { return maps.Clone(p.opts) }
+
 // Children returns the passes of a Sequential.
 func (p *Pass) Children() []*Pass { return p.children }
 
 // Step returns the pipeline step the pass was built from, or nil.
 func (p *Pass) Step() *Step { return p.step }
+
+// With returns a copy of p with the given option values (others keep
+// p's values), type-checked against the declared options.
+func (p *Pass) With(opts Options) (*Pass, error) {
+	full := maps.Clone(p.opts)
+	for _, k := range sortedKeys(opts) {
+		o := p.info.option(k)
+		if o == nil {
+			return nil, fmt.Errorf("pass %s: %w", p.info.Name, unknownName("option", k, p.info.optionNames()))
+		}
+		v, ok := o.Type.check(opts[k])
+		if !ok {
+			return nil, fmt.Errorf("pass %s: option %s wants a %v, got %v", p.info.Name, k, o.Type, opts[k])
+		}
+		full[k] = v
+	}
+	c := *p
+	c.opts, c.step, c.file, c.reg = full, nil, "", nil
+	return &c, nil
+}
 
 // String prints the pass as pipeline text.
 func (p *Pass) String() string {
@@ -90,31 +187,6 @@ func (p *Pass) String() string {
 	return "seq(" + strings.Join(parts, ",") + ")"
 }
 
-// NewModulePass returns a module pass.
-func NewModulePass(info Info, fn ModuleFunc) *Pass {
-	return &Pass{info: info, kind: KindModule, module: fn}
-}
-
-// NewFunctionPass returns a pass applying fn to every Relax function not
-// marked ir.AttrSkipOptimize. With parallel set the functions are
-// transformed concurrently (fn must then not share mutable state); the
-// result is identical to the sequential run.
-func NewFunctionPass(info Info, parallel bool, fn FunctionFunc) *Pass {
-	return &Pass{info: info, kind: KindFunction, function: fn, parallel: parallel}
-}
-
-// NewPrimFuncPass returns a pass applying fn to every PrimFunc.
-func NewPrimFuncPass(info Info, parallel bool, fn PrimFuncFunc) *Pass {
-	return &Pass{info: info, kind: KindPrimFunc, primFunc: fn, parallel: parallel}
-}
-
-// NewDataflowBlockPass returns a pass applying fn to every dataflow block of
-// every Relax function not marked ir.AttrSkipOptimize, checking that fn
-// keeps each block's interface.
-func NewDataflowBlockPass(info Info, parallel bool, fn BlockFunc) *Pass {
-	return &Pass{info: info, kind: KindDataflowBlock, block: fn, parallel: parallel}
-}
-
 // Sequential groups passes; it runs them in order under the same gating.
 // A Sequential's contract is the composition of its children's; its own
 // Info holds only the name ("seq" when empty) and doc.
@@ -122,7 +194,7 @@ func Sequential(name string, passes ...*Pass) *Pass {
 	if name == "" {
 		name = "seq"
 	}
-	return &Pass{info: Info{Name: name, Doc: "a sequence of passes"}, kind: KindSequential, children: passes}
+	return &Pass{info: Info{Name: name, Doc: "a sequence of passes"}, impl: impl{kind: KindSequential}, children: passes}
 }
 
 // Env is what a running pass sees: the cancellation context, the pass
@@ -131,6 +203,7 @@ type Env struct {
 	ctx  context.Context
 	pc   *PassContext
 	info *Info
+	opts Options
 	// r and depth locate the running pass in its run, for Run; r is nil
 	// when a pass function is called outside PassContext.Run.
 	r     *runner
@@ -171,6 +244,9 @@ type Stat struct {
 	Name  string
 	Value int64
 }
+
+// Options returns the running pass's option values (defaults filled in).
+func (e *Env) Options() Options { return e.opts }
 
 // Context returns the run's context.Context; long passes poll Err.
 func (e *Env) Context() context.Context { return e.ctx }

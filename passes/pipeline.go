@@ -230,40 +230,42 @@ func (p *pipeParser) value() (string, int) {
 	return p.src[start:p.pos], start
 }
 
-// Build resolves parsed steps against the registry into one root
-// Sequential. Unknown passes and options (with the closest known name) and
-// ill-typed values are reported at their columns.
-func Build(file string, steps Steps) (*Pass, diag.List) {
+// Build resolves parsed steps against r into one root Sequential. Unknown
+// passes and options (with the closest known name) and ill-typed values
+// are reported at their columns. The pipeline remembers r: a PassContext
+// without a Registry resolves names and hints against it.
+func (r *Registry) Build(file string, steps Steps) (*Pass, diag.List) {
 	var errs diag.List
-	children := buildSteps(file, steps, &errs)
+	children := r.buildSteps(file, steps, &errs)
 	if errs != nil {
 		return nil, errs
 	}
 	root := Sequential("pipeline", children...)
+	root.reg = r
 	return root, nil
 }
 
-func buildSteps(file string, steps Steps, errs *diag.List) []*Pass {
+func (r *Registry) buildSteps(file string, steps Steps, errs *diag.List) []*Pass {
 	var out []*Pass
 	for _, s := range steps {
 		at := diag.Span{File: file, Line: 1, Col: s.Col}
 		if s.IsSeq {
-			seq := Sequential("seq", buildSteps(file, s.Children, errs)...)
+			seq := Sequential("seq", r.buildSteps(file, s.Children, errs)...)
 			seq.step, seq.file = s, file
 			out = append(out, seq)
 			continue
 		}
-		r, ok := Lookup(s.Name)
+		def, ok := r.Lookup(s.Name)
 		if !ok {
-			errs.Add(at, codeUnknownPass, "%v", unknownName("pass", s.Name, PassNames()))
+			errs.Add(at, codeUnknownPass, "%v", unknownName("pass", s.Name, r.Names()))
 			continue
 		}
 		opts := Options{}
 		bad := false
 		for _, o := range s.Options {
-			decl := r.option(o.Name)
+			decl := def.info.option(o.Name)
 			if decl == nil {
-				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, codeBadOption, "pass %s: %v", s.Name, unknownName("option", o.Name, r.optionNames()))
+				errs.Add(diag.Span{File: file, Line: 1, Col: o.Col}, codeBadOption, "pass %s: %v", s.Name, unknownName("option", o.Name, def.info.optionNames()))
 				bad = true
 				continue
 			}
@@ -283,23 +285,22 @@ func buildSteps(file string, steps Steps, errs *diag.List) []*Pass {
 		if bad {
 			continue
 		}
-		full, err := r.fill(opts)
+		p, err := def.With(opts)
 		if err != nil {
 			errs.Add(at, codeBadOption, "%v", err)
 			continue
 		}
-		p := r.build(full)
 		p.step, p.file = s, file
 		out = append(out, p)
 	}
 	return out
 }
 
-// ParseAndBuild parses and builds a pipeline in one step.
-func ParseAndBuild(file, text string) (*Pass, diag.List) {
+// ParseAndBuild parses pipeline text and builds it against r.
+func (r *Registry) ParseAndBuild(file, text string) (*Pass, diag.List) {
 	steps, errs := ParsePipeline(file, text)
 	if errs != nil {
 		return nil, errs
 	}
-	return Build(file, steps)
+	return r.Build(file, steps)
 }

@@ -21,7 +21,7 @@ func TestPipelineRoundTrip(t *testing.T) {
 		if got := steps.String(); got != text {
 			t.Errorf("round trip of %q gave %q", text, got)
 		}
-		p, errs := Build("p", steps)
+		p, errs := testRegistry.Build("p", steps)
 		if errs != nil {
 			t.Errorf("%s: %v", text, errs)
 			continue
@@ -61,7 +61,7 @@ func TestPipelineErrors(t *testing.T) {
 		{"Xyzzy", `1: unknown pass "Xyzzy"`},
 	}
 	for _, tt := range tests {
-		_, errs := ParseAndBuild("--passes", tt.text)
+		_, errs := parseAndBuild("--passes", tt.text)
 		if len(errs) == 0 {
 			t.Errorf("%q: no error, want %s", tt.text, tt.want)
 			continue
@@ -78,13 +78,13 @@ func TestPipelineErrors(t *testing.T) {
 }
 
 func TestNewChecksOptions(t *testing.T) {
-	if _, err := New("TOpts", Options{"max_depth": "x"}); err == nil || !strings.Contains(err.Error(), "max_depth wants a int") {
+	if _, err := testRegistry.New("TOpts", Options{"max_depth": "x"}); err == nil || !strings.Contains(err.Error(), "max_depth wants a int") {
 		t.Errorf("New with a bad option type: %v", err)
 	}
-	if _, err := New("TOpts", Options{"max_dep": 1}); err == nil || !strings.Contains(err.Error(), `did you mean "max_depth"`) {
+	if _, err := testRegistry.New("TOpts", Options{"max_dep": 1}); err == nil || !strings.Contains(err.Error(), `did you mean "max_depth"`) {
 		t.Errorf("New with an unknown option: %v", err)
 	}
-	if _, err := New("TOpt", nil); err == nil || !strings.Contains(err.Error(), `did you mean "TOpts"`) {
+	if _, err := testRegistry.New("TOpt", nil); err == nil || !strings.Contains(err.Error(), `did you mean "TOpts"`) {
 		t.Errorf("New with an unknown pass: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,228 +102,117 @@ func (o Options) Bool(name string) bool     { return o[name].(bool) }
 func (o Options) String(name string) string { return o[name].(string) }
 func (o Options) Float(name string) float64 { return o[name].(float64) }
 
-// Registration is a registered pass: its declaration, options schema and
-// constructor.
-type Registration struct {
-	Info    Info
-	Options []Option
-	// New builds the pass from option values (defaults filled in). The
-	// registry stamps Info on the result, so New only supplies the
-	// implementation: NewModulePass(Info{}, fn) and the like.
-	New func(opts Options) *Pass
+// Registry resolves pass names to pass values: the names of textual
+// pipelines (`--passes`), of PassContext.Required and Disabled, and the
+// passes the static check's hints may name. It is built from values
+// (NewRegistry) by the program that offers textual pipelines, never by
+// side effects at init: barrier.Registry holds every pass of phasec, and a
+// test extends it with its own passes (With). A Registry is immutable.
+type Registry struct {
+	byName map[string]*Pass
+	sorted []*Pass
+}
+
+// NewRegistry returns the registry of ps and, transitively, of their
+// prerequisites. It panics when two different passes share a name (a bug
+// in the list; the same value listed twice is fine).
+func NewRegistry(ps ...*Pass) *Registry {
+	return (&Registry{byName: map[string]*Pass{}}).With(ps...)
+}
+
+// With returns a registry holding r's passes and ps (with their
+// prerequisites); r is unchanged. It panics on a name clash.
+func (r *Registry) With(ps ...*Pass) *Registry {
+	out := &Registry{byName: maps.Clone(r.byName)}
+	var add func(p *Pass)
+	add = func(p *Pass) {
+		if p.kind == KindSequential {
+			panic("passes.Registry: " + p.info.Name + " is a sequence, not a pass")
+		}
+		if q, dup := out.byName[p.info.Name]; dup {
+			if q != p {
+				panic("passes.Registry: two passes named " + p.info.Name)
+			}
+			return
+		}
+		out.byName[p.info.Name] = p
+		for _, q := range p.info.Prerequisites {
+			add(q)
+		}
+	}
+	for _, p := range ps {
+		add(p)
+	}
+	out.sorted = slices.SortedFunc(maps.Values(out.byName), func(a, b *Pass) int { return strings.Compare(a.info.Name, b.info.Name) })
+	return out
+}
+
+// Lookup returns the pass named name.
+func (r *Registry) Lookup(name string) (*Pass, bool) {
+	p, ok := r.byName[name]
+	return p, ok
+}
+
+// Passes returns every pass, sorted by name.
+func (r *Registry) Passes() []*Pass { return slices.Clone(r.sorted) }
+
+// Names returns the pass names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.sorted))
+	for i, p := range r.sorted {
+		names[i] = p.info.Name
+	}
+	return names
+}
+
+// New returns the pass named name with the given options (missing ones
+// take their defaults), type-checked against its declared options.
+func (r *Registry) New(name string, opts Options) (*Pass, error) {
+	p, ok := r.Lookup(name)
+	if !ok {
+		return nil, unknownName("pass", name, r.Names())
+	}
+	return p.With(opts)
+}
+
+// UnknownPass returns nil when name is a pass of r, else the "unknown
+// pass" error with the closest name.
+func (r *Registry) UnknownPass(name string) error {
+	if _, ok := r.Lookup(name); ok {
+		return nil
+	}
+	return unknownName("pass", name, r.Names())
+}
+
+// registryOf is the registry of the passes a pipeline contains (with their
+// prerequisites), for a pipeline built in Go: the first pass of each name
+// wins, so a pipeline may hold one pass with different options.
+func registryOf(p *Pass) *Registry {
+	r := &Registry{byName: map[string]*Pass{}}
+	var walk func(p *Pass)
+	walk = func(p *Pass) {
+		if p.kind == KindSequential {
+			for _, c := range p.children {
+				walk(c)
+			}
+			return
+		}
+		if _, seen := r.byName[p.info.Name]; seen {
+			return
+		}
+		r.byName[p.info.Name] = p
+		for _, q := range p.info.Prerequisites {
+			walk(q)
+		}
+	}
+	walk(p)
+	r.sorted = slices.SortedFunc(maps.Values(r.byName), func(a, b *Pass) int { return strings.Compare(a.info.Name, b.info.Name) })
+	return r
 }
 
 var registry struct {
 	sync.RWMutex
-	byName  map[string]*Registration
 	configs map[string]*ConfigKey
-}
-
-// Register adds a pass to the registry. It panics (at init time) on an
-// invalid declaration or a duplicate name; requirement names are checked by
-// ValidateRegistry once every package has registered.
-func Register(r Registration) {
-	if err := r.Info.validate(); err != nil {
-		panic("passes.Register: " + err.Error())
-	}
-	if r.New == nil {
-		panic("passes.Register: pass " + r.Info.Name + " has no constructor")
-	}
-	seen := map[string]bool{}
-	for _, o := range r.Options {
-		if !isIdent(o.Name) || seen[o.Name] {
-			panic(fmt.Sprintf("passes.Register: pass %s: bad or duplicate option %q", r.Info.Name, o.Name))
-		}
-		seen[o.Name] = true
-		if _, ok := o.Type.check(o.Default); !ok {
-			panic(fmt.Sprintf("passes.Register: pass %s: default of option %s is not a %v", r.Info.Name, o.Name, o.Type))
-		}
-		if strings.TrimSpace(o.Doc) == "" {
-			panic(fmt.Sprintf("passes.Register: pass %s: option %s has no doc", r.Info.Name, o.Name))
-		}
-	}
-	registry.Lock()
-	defer registry.Unlock()
-	if registry.byName == nil {
-		registry.byName = map[string]*Registration{}
-	}
-	if _, dup := registry.byName[r.Info.Name]; dup {
-		panic("passes.Register: duplicate pass " + r.Info.Name)
-	}
-	r.Info.Requires = slices.Clone(r.Info.Requires)
-	registry.byName[r.Info.Name] = &r
-}
-
-// RegisterModulePass registers an option-less module pass.
-func RegisterModulePass(info Info, fn ModuleFunc) {
-	Register(Registration{Info: info, New: func(Options) *Pass { return NewModulePass(info, fn) }})
-}
-
-// RegisterFunctionPass registers an option-less function pass.
-func RegisterFunctionPass(info Info, parallel bool, fn FunctionFunc) {
-	Register(Registration{Info: info, New: func(Options) *Pass { return NewFunctionPass(info, parallel, fn) }})
-}
-
-// Lookup returns the registration of the pass named name.
-func Lookup(name string) (*Registration, bool) {
-	registry.RLock()
-	defer registry.RUnlock()
-	r, ok := registry.byName[name]
-	return r, ok
-}
-
-// Registered returns every registration, sorted by name.
-func Registered() []*Registration {
-	registry.RLock()
-	defer registry.RUnlock()
-	rs := make([]*Registration, 0, len(registry.byName))
-	for _, r := range registry.byName {
-		rs = append(rs, r)
-	}
-	slices.SortFunc(rs, func(a, b *Registration) int { return strings.Compare(a.Info.Name, b.Info.Name) })
-	return rs
-}
-
-// PassNames returns the registered pass names, sorted.
-func PassNames() []string {
-	var names []string
-	for _, r := range Registered() {
-		names = append(names, r.Info.Name)
-	}
-	return names
-}
-
-// New builds the registered pass name with the given options (missing ones
-// take their defaults). Options are type-checked against the schema.
-func New(name string, opts Options) (*Pass, error) {
-	r, ok := Lookup(name)
-	if !ok {
-		return nil, unknownName("pass", name, PassNames())
-	}
-	full, err := r.fill(opts)
-	if err != nil {
-		return nil, err
-	}
-	return r.build(full), nil
-}
-
-// MustNew is New that panics on error, for pipelines written in Go.
-func MustNew(name string, opts Options) *Pass {
-	p, err := New(name, opts)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
-func (r *Registration) option(name string) *Option {
-	for i := range r.Options {
-		if r.Options[i].Name == name {
-			return &r.Options[i]
-		}
-	}
-	return nil
-}
-
-func (r *Registration) optionNames() []string {
-	names := make([]string, len(r.Options))
-	for i, o := range r.Options {
-		names[i] = o.Name
-	}
-	return names
-}
-
-func (r *Registration) fill(opts Options) (Options, error) {
-	full := Options{}
-	for _, o := range r.Options {
-		full[o.Name], _ = o.Type.check(o.Default)
-	}
-	for _, k := range sortedKeys(opts) {
-		o := r.option(k)
-		if o == nil {
-			return nil, fmt.Errorf("pass %s: %w", r.Info.Name, unknownName("option", k, r.optionNames()))
-		}
-		v, ok := o.Type.check(opts[k])
-		if !ok {
-			return nil, fmt.Errorf("pass %s: option %s wants a %v, got %v", r.Info.Name, k, o.Type, opts[k])
-		}
-		full[k] = v
-	}
-	return full, nil
-}
-
-func (r *Registration) build(opts Options) *Pass {
-	p := r.New(opts)
-	if p == nil {
-		panic("pass " + r.Info.Name + ": constructor returned nil")
-	}
-	c := *p
-	c.info = r.Info
-	return &c
-}
-
-// ValidateRegistry checks the registry as a whole: every Requires name is
-// registered and the requirement graph is acyclic.
-func ValidateRegistry() error { return validateRegistrations(Registered()) }
-
-// validateRegistrations checks a set of registrations sorted by name.
-func validateRegistrations(regs []*Registration) error {
-	byName := map[string]*Registration{}
-	var names []string
-	for _, r := range regs {
-		byName[r.Info.Name] = r
-		names = append(names, r.Info.Name)
-	}
-	var errs []string
-	for _, r := range regs {
-		if err := r.Info.validate(); err != nil {
-			errs = append(errs, err.Error())
-		}
-		for _, req := range r.Info.Requires {
-			if byName[req] == nil {
-				errs = append(errs, fmt.Sprintf("pass %s: %v", r.Info.Name, unknownName("required pass", req, names)))
-			}
-		}
-	}
-	// Depth-first search for a cycle (white: unseen, grey: on the current
-	// path, black: done); recursion follows Requires chains only.
-	const (
-		white = iota
-		grey
-		black
-	)
-	colour := map[string]int{}
-	var visit func(name string, path []string) []string
-	visit = func(name string, path []string) []string {
-		colour[name] = grey
-		path = append(path, name)
-		if r := byName[name]; r != nil {
-			for _, req := range r.Info.Requires {
-				switch colour[req] {
-				case grey:
-					return append(path, req)
-				case white:
-					if cyc := visit(req, path); cyc != nil {
-						return cyc
-					}
-				}
-			}
-		}
-		colour[name] = black
-		return nil
-	}
-	for _, r := range regs {
-		if colour[r.Info.Name] == white {
-			if cyc := visit(r.Info.Name, nil); cyc != nil {
-				errs = append(errs, "requirement cycle: "+strings.Join(cyc, " -> "))
-				break
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "\n"))
-	}
-	return nil
 }
 
 // ConfigKey declares a typed PassContext config key, such as

@@ -21,15 +21,15 @@ import (
 func inputCollected(t *testing.T, instruments ...Instrument) (collected bool) {
 	t.Helper()
 	var input weak.Pointer[ir.Module]
-	probe := NewModulePass(Info{Name: "TProbe", Doc: "collects garbage and looks for the step's input"},
+	probe := modulePass(Info{Name: "TProbe", Doc: "collects garbage and looks for the step's input"},
 		func(env *Env, mod *ir.Module) (*ir.Module, error) {
 			runtime.GC()
 			collected = input.Value() == nil
 			return mod, nil
 		})
-	outer := NewModulePass(Info{Name: "TOuter", Doc: "runs two passes nested, like a barrier"},
+	outer := modulePass(Info{Name: "TOuter", Doc: "runs two passes nested, like a barrier"},
 		func(env *Env, mod *ir.Module) (*ir.Module, error) {
-			next, err := env.Run(MustNew("TMark", nil), mod)
+			next, err := env.Run(testPass("TMark"), mod)
 			if err != nil {
 				return nil, err
 			}

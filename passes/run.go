@@ -47,7 +47,7 @@ func StartState(mod *ir.Module) (phase.Phase, phase.Set, error) {
 // static check), *PassError or *InstrumentError (joined with any exit-hook
 // errors), or ctx's error on cancellation.
 func (pc *PassContext) Run(ctx context.Context, p *Pass, mod *ir.Module) (*ir.Module, error) {
-	if errs := pc.Validate(); errs.HasErrors() {
+	if errs := pc.validate(pc.registryFor(p)); errs.HasErrors() {
 		return nil, errs
 	}
 	ph, props, err := StartState(mod)
@@ -179,15 +179,12 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 		}
 	}
 	if p.kind != KindSequential && r.pc.RunPrerequisites {
-		for _, req := range p.info.Requires {
-			if r.ran[req] {
+		for _, req := range p.info.Prerequisites {
+			if r.ran[req.info.Name] {
 				continue
 			}
-			rp, err := New(req, nil)
-			if err != nil {
-				return nil, err
-			}
-			mod, err = r.step(rp, mod, depth, Reason{Kind: Prerequisite, Of: p.info.Name})
+			var err error
+			mod, err = r.step(req, mod, depth, Reason{Kind: Prerequisite, Of: p.info.Name})
 			if err != nil {
 				return nil, err
 			}
@@ -275,7 +272,7 @@ func (r *runner) invoke(p *Pass, mod *ir.Module, ph phase.Phase, depth int, ev *
 			out, err = nil, &PassError{Pass: p.info.Name, Phase: ph, Err: fmt.Errorf("%v", rec), Panic: true, Stack: debug.Stack()}
 		}
 	}()
-	env := &Env{ctx: r.ctx, pc: r.pc, info: &p.info, r: r, depth: depth, ev: ev}
+	env := &Env{ctx: r.ctx, pc: r.pc, info: &p.info, opts: p.opts, r: r, depth: depth, ev: ev}
 	switch p.kind {
 	case KindModule:
 		out, err = p.module(env, mod)

@@ -13,12 +13,3 @@ func unknownName(what, name string, known []string) error {
 	}
 	return fmt.Errorf("unknown %s %q", what, name)
 }
-
-// UnknownPass returns nil when name is a registered pass, else the
-// "unknown pass" error with the closest registered name.
-func UnknownPass(name string) error {
-	if _, ok := Lookup(name); ok {
-		return nil
-	}
-	return unknownName("pass", name, PassNames())
-}

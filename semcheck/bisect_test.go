@@ -18,7 +18,7 @@ import (
 func TestBisectNamesAndReducesBrokenPass(t *testing.T) {
 	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 	require.Empty(t, diags)
-	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
+	p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
 	require.Empty(t, diags)
 	in := Inputs{Seed: 4}
 	cu, err := FindCulprit(mod, p, in)
@@ -39,35 +39,27 @@ func TestBisectNamesAndReducesBrokenPass(t *testing.T) {
 func TestBisectCorrectPipeline(t *testing.T) {
 	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 	require.Empty(t, diags)
-	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,lower,build")
+	p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize,lower,build")
 	require.Empty(t, diags)
 	cu, err := FindCulprit(mod, p, Inputs{Seed: 4})
 	require.NoError(t, err)
 	assert.Nil(t, cu)
 }
 
-func init() {
-	passes.Register(passes.Registration{
-		Info: passes.Info{Name: "CrashOnAddForTest", Doc: "broken on purpose: fails on any module with an R.add"},
-		New: func(passes.Options) *passes.Pass {
-			return passes.NewModulePass(passes.Info{}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				if strings.Contains(syntax.Print(mod), "R.add(") {
-					return nil, errors.New("cannot handle add")
-				}
-				return mod, nil
-			})
-		},
-	})
-	passes.Register(passes.Registration{
-		Info: passes.Info{Name: "ClaimsNoDataflowForTest", Doc: "broken on purpose: claims NoDataflow but keeps the blocks",
-			Establishes: phase.Of(phase.NoDataflow)},
-		New: func(passes.Options) *passes.Pass {
-			return passes.NewModulePass(passes.Info{}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				return mod, nil
-			})
-		},
-	})
-}
+var (
+	crashOnAddForTest = passes.Define(passes.Info{Name: "CrashOnAddForTest", Doc: "broken on purpose: fails on any module with an R.add"},
+		passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+			if strings.Contains(syntax.Print(mod), "R.add(") {
+				return nil, errors.New("cannot handle add")
+			}
+			return mod, nil
+		}))
+	claimsNoDataflowForTest = passes.Define(passes.Info{Name: "ClaimsNoDataflowForTest", Doc: "broken on purpose: claims NoDataflow but keeps the blocks",
+		Establishes: phase.Of(phase.NoDataflow)},
+		passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+			return mod, nil
+		}))
+)
 
 func TestBisectCrashAndMalformed(t *testing.T) {
 	for _, tc := range []struct {
@@ -77,7 +69,7 @@ func TestBisectCrashAndMalformed(t *testing.T) {
 		t.Run(tc.pass, func(t *testing.T) {
 			mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 			require.Empty(t, diags)
-			p, diags := passes.ParseAndBuild("pipeline", "canonicalize,"+tc.pass)
+			p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize,"+tc.pass)
 			require.Empty(t, diags)
 			cu, err := FindCulprit(mod, p, Inputs{Seed: 4})
 			require.NoError(t, err)
@@ -97,7 +89,7 @@ func TestBisectCrashAndMalformed(t *testing.T) {
 func TestBisectLimits(t *testing.T) {
 	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 	require.Empty(t, diags)
-	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
+	p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
 	require.Empty(t, diags)
 	res, err := BisectLimits(mod, p, Inputs{Seed: 4})
 	require.NoError(t, err)
@@ -109,7 +101,7 @@ func TestBisectLimits(t *testing.T) {
 	assert.False(t, failed)
 
 	// A correct pipeline: no limit fails.
-	p, _ = passes.ParseAndBuild("pipeline", "canonicalize,lower,build")
+	p, _ = testPasses.ParseAndBuild("pipeline", "canonicalize,lower,build")
 	res, err = BisectLimits(mod, p, Inputs{Seed: 4})
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Limit)
@@ -121,7 +113,7 @@ func TestBisectLimits(t *testing.T) {
 func TestShrinkDims(t *testing.T) {
 	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 	require.Empty(t, diags)
-	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
+	p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize,FlipSignForTest,lower,build")
 	require.Empty(t, diags)
 	cu, err := FindCulprit(mod, p, Inputs{Seed: 4})
 	require.NoError(t, err)
@@ -141,7 +133,7 @@ func TestBuildTwiceKeepsResults(t *testing.T) {
 	require.NoError(t, err)
 	mod, diags := syntax.Parse("relax_shape_and_prim_values.tvms", src)
 	require.Empty(t, diags)
-	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,lower,build,build")
+	p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize,lower,build,build")
 	require.Empty(t, diags)
 	cu, err := FindCulprit(mod, p, Inputs{Seed: 1})
 	require.NoError(t, err)

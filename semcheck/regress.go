@@ -37,14 +37,14 @@ type Regression struct {
 	Before int
 }
 
-// DiffCheck runs pipeline spec on mod with the semantic Checker. When a pass
+// DiffCheck runs pipeline spec (resolved against reg) on mod with the semantic Checker. When a pass
 // changes the result, breaks a claimed invariant or fails, it bisects to the
 // culprit, reduces the module (at most budget candidates) and shrinks its
 // symbolic dimensions, and returns the Regression together with the
 // failure. err alone (nil Regression) reports what prevents the check, such
 // as an input module the evaluator cannot run.
-func DiffCheck(mod *ir.Module, spec, origin string, in Inputs, budget int) (*Regression, error) {
-	pipeline, diags := passes.ParseAndBuild("pipeline", spec)
+func DiffCheck(reg *passes.Registry, mod *ir.Module, spec, origin string, in Inputs, budget int) (*Regression, error) {
+	pipeline, diags := reg.ParseAndBuild("pipeline", spec)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -183,14 +183,15 @@ func ReadRegression(path string) (mod *ir.Module, replay string, in Inputs, err 
 	return mod, replay, in, nil
 }
 
-// Replay runs a reproducer's replay pipeline on its module with the checks
-// of FindCulprit and returns the culprit, nil when every property holds.
-func Replay(path string) (*Culprit, error) {
+// Replay runs a reproducer's replay pipeline (resolved against reg) on its
+// module with the checks of FindCulprit and returns the culprit, nil when
+// every property holds.
+func Replay(reg *passes.Registry, path string) (*Culprit, error) {
 	mod, spec, in, err := ReadRegression(path)
 	if err != nil {
 		return nil, err
 	}
-	pipeline, diags := passes.ParseAndBuild(path, spec)
+	pipeline, diags := reg.ParseAndBuild(path, spec)
 	if diags.HasErrors() {
 		return nil, diags
 	}

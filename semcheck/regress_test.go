@@ -43,7 +43,7 @@ func diffModule(t *testing.T, gm *randmod.Module, pipeline, origin string, in In
 	t.Helper()
 	mod, diags := syntax.Parse("randmod.tvms", []byte(gm.Text))
 	require.Empty(t, diags, "%s does not parse:\n%s", origin, gm.Text)
-	r, err := DiffCheck(mod, pipeline, origin, in, 300)
+	r, err := DiffCheck(testPasses, mod, pipeline, origin, in, 300)
 	if err == nil {
 		return "", true
 	}
@@ -81,7 +81,7 @@ func TestDifferentialWritesRegressions(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "FlipSignForTest", replay, f)
 		assert.LessOrEqual(t, len(topLevelBindings(mod.Func("main"))), 2, "%s:\n%s", f, syntax.Print(mod))
-		cu, err := Replay(f)
+		cu, err := Replay(testPasses, f)
 		require.NoError(t, err)
 		require.NotNil(t, cu, "%s replays the failure", f)
 		assert.Equal(t, "FlipSignForTest", cu.Name)
@@ -96,7 +96,7 @@ func TestRegressionWritten(t *testing.T) {
 	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 	require.Empty(t, diags)
 	in := Inputs{Seed: 4, Dim: 3}
-	r, err := DiffCheck(mod, "canonicalize,FlipSignForTest,lower,build", "smallModule", in, 200)
+	r, err := DiffCheck(testPasses, mod, "canonicalize,FlipSignForTest,lower,build", "smallModule", in, 200)
 	require.Error(t, err)
 	require.NotNil(t, r)
 	assert.Equal(t, "FlipSignForTest", r.Culprit.Name)
@@ -122,13 +122,13 @@ func TestRegressionWritten(t *testing.T) {
 	assert.Equal(t, "FlipSignForTest", replay)
 	assert.Equal(t, Inputs{Seed: 4, Dims: map[string]int64{"n": 1}}, rin)
 	assert.Equal(t, syntax.Print(r.Module), syntax.Print(got))
-	cu, err := Replay(path)
+	cu, err := Replay(testPasses, path)
 	require.NoError(t, err)
 	require.NotNil(t, cu, "the reproducer still fails")
 	assert.Equal(t, "FlipSignForTest", cu.Name)
 
 	// Fixed (no broken pass): the same module passes.
-	p, diags := passes.ParseAndBuild("pipeline", "canonicalize")
+	p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize")
 	require.Empty(t, diags)
 	cu, err = FindCulprit(got, p, rin)
 	require.NoError(t, err)
@@ -143,7 +143,7 @@ func TestRegressions(t *testing.T) {
 	require.NotEmpty(t, files, "the regression directory has its first case")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			cu, err := Replay(f)
+			cu, err := Replay(testPasses, f)
 			require.NoError(t, err)
 			if cu != nil {
 				t.Fatalf("fails again: pass %s, %s failure: %s", cu.Name, cu.Kind, cu.Detail)
@@ -152,23 +152,17 @@ func TestRegressions(t *testing.T) {
 	}
 }
 
-func init() {
-	passes.Register(passes.Registration{
-		Info: passes.Info{Name: "CrashTwoWaysForTest", Doc: "broken on purpose: fails on an R.multiply, and differently on an R.add"},
-		New: func(passes.Options) *passes.Pass {
-			return passes.NewModulePass(passes.Info{}, func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				text := syntax.Print(mod)
-				switch {
-				case strings.Contains(text, "R.multiply("):
-					return nil, errors.New("cannot schedule multiply over the broadcast operand")
-				case strings.Contains(text, "R.add("):
-					return nil, errors.New("add: unsupported layout")
-				}
-				return mod, nil
-			})
-		},
-	})
-}
+var crashTwoWaysForTest = passes.Define(passes.Info{Name: "CrashTwoWaysForTest", Doc: "broken on purpose: fails on an R.multiply, and differently on an R.add"},
+	passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		text := syntax.Print(mod)
+		switch {
+		case strings.Contains(text, "R.multiply("):
+			return nil, errors.New("cannot schedule multiply over the broadcast operand")
+		case strings.Contains(text, "R.add("):
+			return nil, errors.New("add: unsupported layout")
+		}
+		return mod, nil
+	}))
 
 // TestReduceKeepsFailure: reduction keeps only candidates failing with the
 // same kind and a similar message. smallModule fails CrashTwoWaysForTest on
@@ -177,7 +171,7 @@ func init() {
 func TestReduceKeepsFailure(t *testing.T) {
 	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 	require.Empty(t, diags)
-	p, diags := passes.ParseAndBuild("pipeline", "canonicalize,CrashTwoWaysForTest")
+	p, diags := testPasses.ParseAndBuild("pipeline", "canonicalize,CrashTwoWaysForTest")
 	require.Empty(t, diags)
 	in := Inputs{Seed: 4}
 	cu, err := FindCulprit(mod, p, in)
@@ -226,20 +220,10 @@ func FuzzDifferential(f *testing.F) {
 	})
 }
 
-func init() {
-	passes.Register(passes.Registration{
-		Info: passes.Info{Name: "WrapsFlipSignForTest", Doc: "broken on purpose: runs FlipSignForTest as a nested step, as a barrier runs its steps"},
-		New: func(passes.Options) *passes.Pass {
-			return passes.NewModulePass(passes.Info{}, func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-				step, diags := passes.ParseAndBuild("step", "FlipSignForTest")
-				if diags.HasErrors() {
-					return nil, diags
-				}
-				return env.Run(step, mod)
-			})
-		},
-	})
-}
+var wrapsFlipSignForTest = passes.Define(passes.Info{Name: "WrapsFlipSignForTest", Doc: "broken on purpose: runs FlipSignForTest as a nested step, as a barrier runs its steps"},
+	passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		return env.Run(flipSignForTest, mod)
+	}))
 
 // TestCulpritInsideCompoundPass: when the checker fails a nested step, the
 // enclosing pass fails with the checker's error; the culprit is the step,
@@ -249,7 +233,7 @@ func init() {
 func TestCulpritInsideCompoundPass(t *testing.T) {
 	mod, diags := syntax.Parse("small.tvms", []byte(smallModule))
 	require.Empty(t, diags)
-	r, err := DiffCheck(mod, "canonicalize,WrapsFlipSignForTest,lower,build", "smallModule", Inputs{Seed: 4}, 200)
+	r, err := DiffCheck(testPasses, mod, "canonicalize,WrapsFlipSignForTest,lower,build", "smallModule", Inputs{Seed: 4}, 200)
 	require.Error(t, err)
 	require.NotNil(t, r)
 	assert.Equal(t, "FlipSignForTest", r.Culprit.Name)

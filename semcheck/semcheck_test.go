@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/phasec/phasec/barrier" // registers the barriers and every pass
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
@@ -33,14 +33,12 @@ func flipSign(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
 	return out, nil
 }
 
-func init() {
-	passes.Register(passes.Registration{
-		Info: passes.Info{Name: "FlipSignForTest", Doc: "broken on purpose: the first R.add becomes R.subtract"},
-		New: func(passes.Options) *passes.Pass {
-			return passes.NewModulePass(passes.Info{}, flipSign)
-		},
-	})
-}
+var flipSignForTest = passes.Define(passes.Info{Name: "FlipSignForTest", Doc: "broken on purpose: the first R.add becomes R.subtract"},
+	passes.Module(flipSign))
+
+// testPasses are phasec's passes and the ones these tests break on purpose.
+var testPasses = barrier.Registry.With(flipSignForTest, crashOnAddForTest, claimsNoDataflowForTest,
+	crashTwoWaysForTest, wrapsFlipSignForTest)
 
 func parseFile(t *testing.T, path string) *ir.Module {
 	t.Helper()
@@ -53,7 +51,7 @@ func parseFile(t *testing.T, path string) *ir.Module {
 
 func runChecked(t *testing.T, mod *ir.Module, spec string, c *Checker) (*ir.Module, error) {
 	t.Helper()
-	p, diags := passes.ParseAndBuild("pipeline", spec)
+	p, diags := testPasses.ParseAndBuild("pipeline", spec)
 	require.Empty(t, diags)
 	pc := passes.NewPassContext()
 	pc.Instruments = append(pc.Instruments, c)

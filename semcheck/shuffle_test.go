@@ -37,8 +37,8 @@ func shuffle(rng *rand.Rand, steps []string) []string {
 		in[s] = true
 	}
 	for _, c := range barrier.Constraints() {
-		if in[c.Before] && in[c.After] {
-			after[c.After] = append(after[c.After], c.Before)
+		if before, then := c.Before.Name(), c.After.Name(); in[before] && in[then] {
+			after[then] = append(after[then], before)
 		}
 	}
 	placed := map[string]bool{}
@@ -103,7 +103,7 @@ func TestShuffledPipelinesKeepResults(t *testing.T) {
 			// and VM code generation checks the build invariants.
 			spec := "canonicalize," + strings.Join(shuffle(rng, lowerSteps), ",") + ",lower," +
 				strings.Join(shuffle(rng, buildSteps), ",")
-			p, diags := passes.ParseAndBuild("pipeline", spec)
+			p, diags := testPasses.ParseAndBuild("pipeline", spec)
 			require.Empty(t, diags)
 			c := &Checker{Inputs: Inputs{Seed: 1, Dim: 3}}
 			require.NoError(t, c.Reference(mod))

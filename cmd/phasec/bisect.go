@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/diag"
-	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax"
 )
@@ -57,7 +56,7 @@ func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
 		return 2
 	}
-	pipeline, errs := passes.ParseAndBuild("--passes", *spec)
+	pipeline, errs := passRegistry.ParseAndBuild("--passes", *spec)
 	if errs != nil {
 		printDiags(stderr, errs)
 		return 2

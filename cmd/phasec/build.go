@@ -48,7 +48,7 @@ func addBuildFlags(fs *flag.FlagSet) *buildFlags {
 // and VM code generation; diagnostics go to stderr.
 func (bf *buildFlags) compile(mod *ir.Module, stderr io.Writer) (*vm.Executable, bool) {
 	if p, err := phase.Recorded(mod); err != nil || p != phase.Build {
-		pipeline, errs := passes.ParseAndBuild("--passes", *bf.spec)
+		pipeline, errs := passRegistry.ParseAndBuild("--passes", *bf.spec)
 		if errs != nil {
 			printDiags(stderr, errs)
 			return nil, false

@@ -120,14 +120,14 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	pipeline := passes.Sequential("pipeline")
 	if *spec != "" {
 		var errs diag.List
-		if pipeline, errs = passes.ParseAndBuild("--passes", *spec); errs != nil {
+		if pipeline, errs = passRegistry.ParseAndBuild("--passes", *spec); errs != nil {
 			printDiags(stderr, errs)
 			return 2
 		}
 	}
 	pc := passes.NewPassContext()
 	pc.OptLevel = *optLevel
-	pc.Required, pc.Disabled = require, disable
+	pc.Required, pc.Disabled, pc.Registry = require, disable, passRegistry
 	pc.RunPrerequisites = *prereqs
 	pc.Warn = func(d *diag.Diagnostic) { fmt.Fprintln(stderr, d) }
 	for _, kv := range configs {
@@ -142,7 +142,7 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		pc.Config[k] = v
 	}
 	for _, n := range append(append([]string(nil), printBefore...), printAf...) {
-		if err := passes.UnknownPass(n); err != nil {
+		if err := passRegistry.UnknownPass(n); err != nil {
 			fmt.Fprintf(stderr, "phasec opt: --print-before/--print-after: %v\n", err)
 			return 2
 		}

@@ -30,10 +30,11 @@ class Module:
 
 func init() {
 	noop := func(env *passes.Env, mod *ir.Module) (*ir.Module, error) { return mod, nil }
-	passes.RegisterModulePass(passes.Info{Name: "CLINeedsNoDataflow", Doc: "test pass needing NoDataflow",
-		RequiresProps: phase.Of(phase.NoDataflow)}, noop)
-	passes.RegisterModulePass(passes.Info{Name: "CLIFail", Doc: "test pass that fails"},
-		func(env *passes.Env, mod *ir.Module) (*ir.Module, error) { return nil, errors.New("cli boom") })
+	passRegistry = passRegistry.With(
+		passes.Define(passes.Info{Name: "CLINeedsNoDataflow", Doc: "test pass needing NoDataflow",
+			Requires: map[phase.Property]string{phase.NoDataflow: "a test requirement"}}, passes.Module(noop)),
+		passes.Define(passes.Info{Name: "CLIFail", Doc: "test pass that fails"},
+			passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) { return nil, errors.New("cli boom") })))
 }
 
 func writeInput(t *testing.T) string {
@@ -144,7 +145,7 @@ func TestPassesCommand(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, "", "passes", "--json")
 	var list []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != len(passes.Registered()) {
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != len(passRegistry.Passes()) {
 		t.Fatalf("--json: exit %d:\n%s", code, out)
 	}
 	for _, p := range list {

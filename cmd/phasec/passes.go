@@ -7,8 +7,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/passes"
 )
+
+// passRegistry resolves the pass names of every command (`--passes`,
+// `--require`, `--disable`, `--print-before`) and is what `phasec passes`
+// lists; tests extend it with passes of their own.
+var passRegistry = barrier.Registry
 
 func init() {
 	register(&command{
@@ -58,19 +64,22 @@ func runPasses(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: phasec passes [--json]")
 		return 2
 	}
-	regs := passes.Registered()
+	regs := passRegistry.Passes()
 	if *asJSON {
 		var list []passJSON
 		for _, r := range regs {
-			in := r.Info
-			j := passJSON{Name: in.Name, Doc: in.Doc, OptLevel: in.OptLevel, AlwaysRun: in.AlwaysRun, Requires: in.Requires}
+			in := r.Info()
+			j := passJSON{Name: in.Name, Doc: in.Doc, OptLevel: in.OptLevel, AlwaysRun: in.AlwaysRun}
+			if len(in.Prerequisites) > 0 {
+				j.Requires = in.PrerequisiteNames()
+			}
 			for _, p := range in.Accepts {
 				j.Accepts = append(j.Accepts, p.String())
 			}
 			if in.Leaves != passes.Unchanged {
 				j.Leaves = in.Leaves.String()
 			}
-			for _, p := range in.RequiresProps.List() {
+			for _, p := range in.RequiredProps().List() {
 				j.RequiresProps = append(j.RequiresProps, p.String())
 			}
 			for _, p := range in.Establishes.List() {
@@ -83,7 +92,7 @@ func runPasses(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 				j.Preserves = append(j.Preserves, p.String())
 			}
 			j.Horizon = in.Horizon().String()
-			for _, o := range r.Options {
+			for _, o := range in.Options {
 				j.Options = append(j.Options, optionJSON{o.Name, o.Type.String(), o.Default, o.Doc})
 			}
 			list = append(list, j)
@@ -97,16 +106,16 @@ func runPasses(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	for _, r := range regs {
-		in := r.Info
+		in := r.Info()
 		fmt.Fprintf(stdout, "%s (opt level %d", in.Name, in.OptLevel)
 		if in.AlwaysRun {
 			fmt.Fprint(stdout, ", always runs")
 		}
 		fmt.Fprintf(stdout, ")\n    %s\n    contract: %s\n", in.Doc, in.Contract())
-		if len(in.Requires) > 0 {
-			fmt.Fprintf(stdout, "    requires: %s\n", strings.Join(in.Requires, ", "))
+		if len(in.Prerequisites) > 0 {
+			fmt.Fprintf(stdout, "    requires: %s\n", strings.Join(in.PrerequisiteNames(), ", "))
 		}
-		for _, o := range r.Options {
+		for _, o := range in.Options {
 			fmt.Fprintf(stdout, "    option %s %v = %v: %s\n", o.Name, o.Type, o.Default, o.Doc)
 		}
 	}

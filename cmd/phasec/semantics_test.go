@@ -35,15 +35,15 @@ class Module:
 
 func init() {
 	// CLIFlipSign is broken on purpose: the first R.add becomes R.subtract.
-	passes.RegisterModulePass(passes.Info{Name: "CLIFlipSign", Doc: "test pass that flips an add into a subtract"},
-		func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	passRegistry = passRegistry.With(passes.Define(passes.Info{Name: "CLIFlipSign", Doc: "test pass that flips an add into a subtract"},
+		passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
 			text := syntax.Print(mod)
 			out, diags := syntax.Parse(mod.Source, []byte(strings.Replace(text, "R.add(", "R.subtract(", 1)))
 			if len(diags) > 0 {
 				return nil, diags
 			}
 			return out, nil
-		})
+		})))
 }
 
 func TestOptVerifySemantics(t *testing.T) {

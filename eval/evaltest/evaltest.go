@@ -8,7 +8,7 @@ import (
 	"context"
 	"testing"
 
-	_ "github.com/phasec/phasec/barrier" // registers the barriers and every pass
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
@@ -43,7 +43,7 @@ func Parse(t testing.TB, name, src string) *ir.Module {
 // mod computes. It returns the transformed module.
 func CheckPipeline(t testing.TB, mod *ir.Module, spec string, o Options) *ir.Module {
 	t.Helper()
-	p, diags := passes.ParseAndBuild("pipeline", spec)
+	p, diags := barrier.Registry.ParseAndBuild("pipeline", spec)
 	if diags.HasErrors() {
 		t.Fatalf("pipeline %q: %v", spec, diags)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -91,7 +92,7 @@ func fuzzBody(t *testing.T, src []byte, seed uint64) {
 }
 
 func buildLegalize() (*passes.Pass, error) {
-	p, errs := passes.ParseAndBuild("--passes", "LegalizeOps")
+	p, errs := barrier.Registry.ParseAndBuild("--passes", "LegalizeOps")
 	if errs != nil {
 		return nil, errs
 	}

@@ -93,16 +93,16 @@ type Options struct {
 	Configure func(pc *passes.PassContext)
 }
 
-// Run runs pipeline (a pass name or a textual pipeline) on every input
-// module of dir, each as a subtest named after the file. It fails the test
-// when dir holds no input.
-func Run(t *testing.T, dir, pipeline string) {
+// Run runs pipeline (a pass name or a textual pipeline, resolved against
+// reg) on every input module of dir, each as a subtest named after the
+// file. It fails the test when dir holds no input.
+func Run(t *testing.T, reg *passes.Registry, dir, pipeline string) {
 	t.Helper()
-	RunWith(t, dir, pipeline, Options{})
+	RunWith(t, reg, dir, pipeline, Options{})
 }
 
 // RunWith is Run with options.
-func RunWith(t *testing.T, dir, pipeline string, opts Options) {
+func RunWith(t *testing.T, reg *passes.Registry, dir, pipeline string, opts Options) {
 	t.Helper()
 	inputs, err := Inputs(dir)
 	if err != nil {
@@ -113,7 +113,7 @@ func RunWith(t *testing.T, dir, pipeline string, opts Options) {
 	}
 	for _, path := range inputs {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".tvms"), func(t *testing.T) {
-			RunFile(t, path, pipeline, opts)
+			RunFile(t, reg, path, pipeline, opts)
 		})
 	}
 }
@@ -136,13 +136,13 @@ func Inputs(dir string) ([]string, error) {
 // RunFile runs pipeline on the module in path and checks its diagnostics
 // against the file's wants and, when it has none, its output against
 // the golden file.
-func RunFile(t *testing.T, path, pipeline string, opts Options) *Result {
+func RunFile(t *testing.T, reg *passes.Registry, path, pipeline string, opts Options) *Result {
 	t.Helper()
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := Execute(path, src, pipeline, opts)
+	res := Execute(reg, path, src, pipeline, opts)
 	wants, werrs := ParseWants(path, src)
 	for _, e := range werrs {
 		t.Error(e)
@@ -172,7 +172,7 @@ func RunFile(t *testing.T, path, pipeline string, opts Options) *Result {
 
 // Execute parses src and runs pipeline on it without a testing.T: the
 // building block of RunFile, usable from other harnesses.
-func Execute(path string, src []byte, pipeline string, opts Options) *Result {
+func Execute(reg *passes.Registry, path string, src []byte, pipeline string, opts Options) *Result {
 	res := &Result{}
 	mod, perrs := syntax.Parse(path, src)
 	if perrs.HasErrors() || mod == nil {
@@ -181,7 +181,7 @@ func Execute(path string, src []byte, pipeline string, opts Options) *Result {
 		return res
 	}
 	res.Input = mod
-	p, errs := passes.ParseAndBuild("pipeline", pipeline)
+	p, errs := reg.ParseAndBuild("pipeline", pipeline)
 	if errs != nil {
 		res.Diags, res.Err = errs, errs
 		return res
