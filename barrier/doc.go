@@ -3,24 +3,28 @@
 // with package wellformed; only when all hold does it record the phase in
 // the module (phase.Record). Otherwise it returns an *Error holding the
 // checker's diagnostics, the last pass that ran, and, for each missing
-// property, the pass that would establish it, saying so when that pass is
-// not implemented yet.
+// property, the pass that would establish it.
 //
-// The three barriers, each usable as a Go function and as a registered
-// pipeline step of the same name:
+// The three barriers, each usable as a Go function and as a pipeline step
+// of the same name (Barrier.Pass):
 //
 //	Canonicalize  any well-formed module -> Ingest   (step "canonicalize")
 //	Lower         Ingest/Optimize -> Lower            (step "lower")
 //	Build         Lower -> Build                      (step "build")
 //
-// A barrier's sequence is data (Barrier.Steps): implemented passes are
-// looked up in the passes registry, pending ones (LegalizeOps, VMShapeLower,
-// ...) are listed with the contract they will have, so the generated
-// PHASES.md shows the whole pipeline and a new pass slots in by being
-// registered under its name. The passes a barrier runs are executed without
-// instruments and without opt-level gating: a barrier is one step of the
-// enclosing pipeline (AlwaysRun).
+// A barrier's sequence is data (Barrier.Steps): a list of pass values, so
+// a missing step is a compile error, and the generated PHASES.md shows the
+// whole pipeline with every step's contract. The passes a barrier runs are
+// not gated by the opt level: a barrier is one step of the enclosing
+// pipeline (AlwaysRun), and as a pipeline step it runs them through
+// passes.Env.Run, so instruments see each of them.
+//
+// Registry holds every pass of phasec (the barriers and their steps); it
+// resolves the names of textual pipelines and is what the contract audit
+// runs and PHASES.md lists.
 //
 // Ordering facts that do not follow from the property contracts are data
-// too (Constraints), each with its reason; PHASES.md lists both kinds.
+// too (Constraints), each with its reason: the derived ones take it from
+// the requiring pass's contract (passes.Info.Requires), the others state
+// it; PHASES.md lists both kinds.
 package barrier

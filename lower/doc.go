@@ -45,11 +45,14 @@
 // tables are address-keyed ptrmaps, so 100k-binding functions plan in
 // linear time.
 //
-// Every pass is registered in package passes with its contract, so the
-// static pipeline check enforces the ordering the passes rely on (PHASES.md lists them):
-// CallTIRRewrite before ToNonDataflow is refused before any IR is touched.
-// The reason behind each requirement is data too (requirementReasons in
-// package barrier), read by the PHASES.md generator.
+// Every pass is a package-level value (passes.Define) carrying its
+// contract, so the static pipeline check enforces the ordering the passes
+// rely on (PHASES.md lists them): CallTIRRewrite before ToNonDataflow is
+// refused before any IR is touched. The reason behind each requirement sits
+// next to it in the contract (Info.Requires), read by the PHASES.md
+// generator. The function doing a pass's work has another name (LegalizeOps
+// runs LegalizeModule, StaticPlanBlockMemory PlanBlockMemory, VMShapeLower
+// LowerShapes, ComputePrimValue ComputePrimValues).
 //
 // The passes never edit their input: they rebuild what changes
 // (copy-on-write through ir.Mutator or ir.Rewriter) and re-normalize it, so

@@ -1,17 +1,29 @@
-// Package passes is phasec's pass infrastructure: passes declared as data,
-// a registry, a PassContext with gating and instruments, textual pipelines,
-// and a static check of a pipeline's phase/property flow before it runs.
+// Package passes is phasec's pass infrastructure: passes as Go values
+// declared as data, registries of them for textual pipelines, a
+// PassContext with gating and instruments, and a static check of a
+// pipeline's phase/property flow before it runs.
 //
 // # Model
 //
 // A pass maps a module to a new module; it never mutates its input (the
-// ImmutableInput instrument enforces this). Every pass carries an Info: its
+// ImmutableInput instrument enforces this). A pass is a package-level value
+// built once by Define from an Info and an implementation (Module,
+// Functions, PrimFuncs, DataflowBlocks), as golang.org/x/tools/go/analysis
+// defines analyzers; nothing registers itself at init. The Info holds its
 // name, a one-line doc, its opt level, the passes it expects to have run
-// before it (Requires) and its phase contract: the phases it Accepts (empty
-// means any), the phase it Leaves the module in (Unchanged by default), and
-// the properties it RequiresProps, Establishes and Invalidates (and, rarely,
-// Preserves). A phase is a named bundle of properties
-// (phase.Phase.Invariants). Every pass needs WellFormed.
+// before it (Prerequisites), its typed Options and its phase contract: the
+// phases it Accepts (empty means any), the phase it Leaves the module in
+// (Unchanged by default), the properties it Requires, each with the reason
+// it needs it (Define rejects a requirement without one), and those it
+// Establishes and Invalidates (and, rarely, Preserves). A phase is a named
+// bundle of properties (phase.Phase.Invariants). Every pass needs
+// WellFormed.
+//
+// Code that lists passes (a barrier's steps, a Go pipeline) lists the
+// values, so a missing pass is a compile error. Names are resolved only
+// where text is: a Registry, built from values (barrier.Registry holds
+// every pass of phasec), parses textual pipelines and resolves the names
+// of PassContext.Required and Disabled.
 //
 // # What a contract claims
 //
@@ -23,7 +35,7 @@
 // vacuously, and the pass may add the first counterexample). The module's
 // recorded phase follows: the latest phase no later than the input's whose
 // invariants still hold. The contract audit (barrier/audit_test.go) checks
-// every claim of every registered pass on the corpus.
+// every claim of every pass of barrier.Registry on the corpus.
 //
 // Kinds: module passes, function passes over Relax functions (functions with
 // ir.AttrSkipOptimize set are skipped; the functions can be transformed in
@@ -42,7 +54,7 @@
 // that can run on the module as it is, never the refused step itself, or
 // the shortest chain of passes that gets the module there. Gating follows TVM: a disabled pass never runs; a required
 // (or AlwaysRun) pass always runs; otherwise a pass runs when the context's
-// opt level is at least the pass's. Missing Requires prerequisites are a
+// opt level is at least the pass's. Missing Prerequisites are a
 // static error unless RunPrerequisites is set, in which case a prerequisite
 // that has not yet run in this Run is run just before the pass that needs it.
 //
