@@ -8,9 +8,7 @@ import (
 )
 
 // TestPhasesMDInSync fails when the committed PHASES.md differs from the
-// generated one. It lives here, not in cmd/phasec, because this test binary
-// registers exactly the passes the CLI does (the CLI's tests register
-// test-only passes).
+// generated one, which is made from barrier.Registry and the barriers.
 func TestPhasesMDInSync(t *testing.T) {
 	want, err := os.ReadFile("../PHASES.md")
 	if err != nil {

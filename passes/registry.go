@@ -210,7 +210,7 @@ func registryOf(p *Pass) *Registry {
 	return r
 }
 
-var registry struct {
+var configRegistry struct {
 	sync.RWMutex
 	configs map[string]*ConfigKey
 }
@@ -234,30 +234,30 @@ func RegisterConfig(k ConfigKey) {
 		panic(fmt.Sprintf("passes.RegisterConfig: default of %s is not a %v", k.Name, k.Type))
 	}
 	k.Default = def
-	registry.Lock()
-	defer registry.Unlock()
-	if registry.configs == nil {
-		registry.configs = map[string]*ConfigKey{}
+	configRegistry.Lock()
+	defer configRegistry.Unlock()
+	if configRegistry.configs == nil {
+		configRegistry.configs = map[string]*ConfigKey{}
 	}
-	if _, dup := registry.configs[k.Name]; dup {
+	if _, dup := configRegistry.configs[k.Name]; dup {
 		panic("passes.RegisterConfig: duplicate key " + k.Name)
 	}
-	registry.configs[k.Name] = &k
+	configRegistry.configs[k.Name] = &k
 }
 
 func lookupConfig(name string) (*ConfigKey, bool) {
-	registry.RLock()
-	defer registry.RUnlock()
-	k, ok := registry.configs[name]
+	configRegistry.RLock()
+	defer configRegistry.RUnlock()
+	k, ok := configRegistry.configs[name]
 	return k, ok
 }
 
 // ConfigKeys returns every registered config key, sorted by name.
 func ConfigKeys() []*ConfigKey {
-	registry.RLock()
-	defer registry.RUnlock()
-	ks := make([]*ConfigKey, 0, len(registry.configs))
-	for _, k := range registry.configs {
+	configRegistry.RLock()
+	defer configRegistry.RUnlock()
+	ks := make([]*ConfigKey, 0, len(configRegistry.configs))
+	for _, k := range configRegistry.configs {
 		ks = append(ks, k)
 	}
 	slices.SortFunc(ks, func(a, b *ConfigKey) int { return strings.Compare(a.Name, b.Name) })
