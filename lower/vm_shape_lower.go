@@ -52,7 +52,6 @@ var (
 	DiagShapePattern   = lowCodes.Define("LOW043", "a struct info VMShapeLower cannot check (a tensor whose shape is a var)")
 )
 
-
 // ShapeLowerStats counts what VMShapeLower emitted, over all functions.
 type ShapeLowerStats struct {
 	Slots      int // shape heap slots
