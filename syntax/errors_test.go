@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/diag"
 )
 
@@ -33,9 +36,7 @@ func parseExpectations(t *testing.T, src string) []*expectation {
 		for _, m := range errorAnnotation.FindAllStringSubmatch(line[hash:], -1) {
 			rx := strings.ReplaceAll(m[1], `\"`, `"`)
 			re, err := regexp.Compile(rx)
-			if err != nil {
-				t.Fatalf("line %d: bad expectation regexp %q: %v", i+1, rx, err)
-			}
+			require.NoError(t, err, "line %d: bad expectation regexp %q", i+1, rx)
 			out = append(out, &expectation{line: i + 1, re: re})
 		}
 	}
@@ -46,26 +47,17 @@ func parseExpectations(t *testing.T, src string) []*expectation {
 // must match an expectation on its line, and every expectation must be met.
 func TestErrorCorpus(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "errors", "*.tvms"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 10 {
-		t.Fatalf("negative corpus has %d files, want at least 10", len(files))
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 10, "negative corpus files")
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := parseExpectations(t, string(src))
-			if len(want) == 0 {
-				t.Fatal("no # error: annotations")
-			}
+			require.NotEmpty(t, want, "no # error: annotations")
 			_, diags := Parse(path, src)
 			for _, d := range diags {
-				if d.Code == CodeInternal {
-					t.Errorf("internal error: %s", d.Msg)
+				if !assert.False(t, d.Code == CodeInternal, "internal error: %s", d.Msg) {
 					continue
 				}
 				found := false
@@ -74,14 +66,10 @@ func TestErrorCorpus(t *testing.T) {
 						w.matched, found = true, true
 					}
 				}
-				if !found {
-					t.Errorf("%s:%d: unexpected diagnostic: %s", filepath.Base(path), d.Span.Line, d.Msg)
-				}
+				assert.True(t, found, "%s:%d: unexpected diagnostic: %s", filepath.Base(path), d.Span.Line, d.Msg)
 			}
 			for _, w := range want {
-				if !w.matched {
-					t.Errorf("%s:%d: missing diagnostic matching %q", filepath.Base(path), w.line, w.re)
-				}
+				assert.True(t, w.matched, "%s:%d: missing diagnostic matching %q", filepath.Base(path), w.line, w.re)
 			}
 		})
 	}
@@ -94,15 +82,12 @@ func TestFormatDiagnostics(t *testing.T) {
 	want := "f.tvms:2:5: error: unknown operator R.nn.rleu\n" +
 		"    b = R.nn.rleu(x)\n" +
 		"        ^^^^^^^^^\n"
-	if got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
-	}
+	assert.Equal(t, want, got)
 	// Positions past the end of the line, and unknown positions, do not panic.
 	list = diag.List{{Span: diag.Span{Line: 1, Col: 99}, Msg: "m"}, {Msg: "no position"}, {Span: diag.Span{Line: 50, Col: 1}, Msg: "late"}}
 	got = FormatDiagnostics(list, []byte(src))
-	if !strings.Contains(got, "    a = 1\n         ^\n") || !strings.Contains(got, "no position") {
-		t.Errorf("got:\n%s", got)
-	}
+	assert.Contains(t, got, "    a = 1\n         ^\n")
+	assert.Contains(t, got, "no position")
 }
 
 // TestManyErrorsBounded: independent errors are all reported (sorted), up to
@@ -116,18 +101,13 @@ func TestManyErrorsBounded(t *testing.T) {
 	}
 	b.WriteString("        return x\n")
 	_, diags := Parse("many.tvms", []byte(b.String()))
-	if len(diags) != maxErrors+1 {
-		t.Fatalf("got %d diagnostics, want %d", len(diags), maxErrors+1)
-	}
+	require.Len(t, diags, maxErrors+1)
 	for i := 1; i < maxErrors; i++ {
-		if diags[i-1].Span.Line >= diags[i].Span.Line {
-			t.Errorf("diagnostics not sorted: %v then %v", diags[i-1].Span, diags[i].Span)
-		}
+		assert.Less(t, diags[i-1].Span.Line, diags[i].Span.Line, "diagnostics not sorted: %v then %v", diags[i-1].Span, diags[i].Span)
 	}
 	last := diags[maxErrors]
-	if last.Severity != diag.Note || !strings.Contains(last.Msg, fmt.Sprintf("%d more", n-maxErrors)) {
-		t.Errorf("last diagnostic %s", last)
-	}
+	assert.Equal(t, diag.Note, last.Severity, "last diagnostic %s", last)
+	assert.Contains(t, last.Msg, fmt.Sprintf("%d more", n-maxErrors), "last diagnostic %s", last)
 }
 
 // TestTupleIndexCount: a tuple subscript with several indices names their
@@ -139,7 +119,6 @@ def f(x: R.Tuple(R.Tensor((2,), "float32"), R.Tensor((2,), "float32"))):
     return x
 `
 	_, diags := Parse("t.tvms", []byte(src))
-	if len(diags) != 1 || !strings.HasSuffix(diags[0].Msg, "found 2 indices") {
-		t.Errorf("got %v, want one diagnostic ending in \"found 2 indices\"", diags)
-	}
+	require.Len(t, diags, 1)
+	assert.True(t, strings.HasSuffix(diags[0].Msg, "found 2 indices"), "got %v, want one diagnostic ending in \"found 2 indices\"", diags)
 }

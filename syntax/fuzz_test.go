@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParse: Parse must never panic (an internal-error diagnostic is how a
@@ -33,11 +35,9 @@ func FuzzParse(f *testing.F) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("Parse did not finish in 10s on %q", truncate(string(src)))
+			require.Failf(t, "Parse did not finish in 10s", "on %q", truncate(string(src)))
 		}
-		if diagsMsg != "" {
-			t.Fatalf("internal error on %q:\n%s", truncate(string(src)), diagsMsg)
-		}
+		require.Empty(t, diagsMsg, "internal error on %q", truncate(string(src)))
 	})
 }
 
@@ -45,9 +45,7 @@ func FuzzParse(f *testing.F) {
 func addCorpusSeeds(f *testing.F) {
 	for _, path := range append(corpusFiles(f), errorFiles(f)...) {
 		src, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(src)
 	}
 }

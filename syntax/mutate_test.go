@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"os"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestMutatedCorpusNeverPanics: deterministic damage (deleted spans, stray
@@ -17,9 +19,7 @@ func TestMutatedCorpusNeverPanics(t *testing.T) {
 	srcs := make([][]byte, len(files))
 	for i, f := range files {
 		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		srcs[i] = b
 	}
 	rng := rand.New(rand.NewSource(13))
@@ -42,9 +42,7 @@ func TestMutatedCorpusNeverPanics(t *testing.T) {
 		}
 		mod, diags := Parse("m.tvms", b)
 		for _, d := range diags {
-			if d.Code == CodeInternal {
-				t.Fatalf("internal error on %q:\n%s", b, d.Msg)
-			}
+			require.False(t, d.Code == CodeInternal, "internal error on %q:\n%s", b, d.Msg)
 		}
 		if mod != nil && len(diags) == 0 {
 			_ = Print(mod)

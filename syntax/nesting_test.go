@@ -3,6 +3,9 @@ package syntax
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // nestedModule is a module whose one binding's value is expr.
@@ -37,21 +40,17 @@ func TestDeepNestingIsADiagnostic(t *testing.T) {
 			_, diags := Parse("deep.tvms", []byte(nestedModule(tt.expr)))
 			var found bool
 			for _, d := range diags {
-				if d.Code == CodeInternal {
-					t.Fatalf("internal error: %s", d.Msg)
-				}
+				require.False(t, d.Code == CodeInternal, "internal error: %s", d.Msg)
 				if strings.Contains(d.Msg, "nested too deeply") {
 					found = true
 					// The error points into the expression on line 5, past
 					// the bound (each level is at least one character).
-					if d.Span.Line != 5 || d.Span.Col <= maxExprDepth/4 || d.Span.Col > len("        y = ")+len(tt.expr)+1 {
-						t.Errorf("diagnostic at %s, want line 5 inside the expression", d.Span)
-					}
+					assert.Equal(t, 5, d.Span.Line, "diagnostic at %s, want line 5", d.Span)
+					assert.Greater(t, d.Span.Col, maxExprDepth/4, "diagnostic at %s, want a column past the bound", d.Span)
+					assert.LessOrEqual(t, d.Span.Col, len("        y = ")+len(tt.expr)+1, "diagnostic at %s, want a column inside the expression", d.Span)
 				}
 			}
-			if !found {
-				t.Fatalf("no nesting diagnostic; got %v", diags)
-			}
+			require.True(t, found, "no nesting diagnostic; got %v", diags)
 		})
 	}
 }
@@ -65,9 +64,8 @@ func TestNestingBelowTheBoundParses(t *testing.T) {
 		strings.Repeat("-", 300) + "x",
 	} {
 		mod, diags := Parse("ok.tvms", []byte(nestedModule(expr)))
-		if len(diags) > 0 || mod == nil {
-			t.Errorf("%.40s...: %v", expr, diags)
-		}
+		assert.Empty(t, diags, "%.40s...", expr)
+		assert.NotNil(t, mod, "%.40s...", expr)
 	}
 }
 
@@ -78,7 +76,6 @@ func TestDeepNestingCrashesNoProcess(t *testing.T) {
 	const n = 1_000_000
 	src := nestedModule(strings.Repeat("(", n) + "x" + strings.Repeat(")", n))
 	_, diags := Parse("huge.tvms", []byte(src))
-	if len(diags) == 0 || !strings.Contains(diags[0].Msg, "nested too deeply") {
-		t.Fatalf("want a nesting diagnostic first, got %v", diags)
-	}
+	require.NotEmpty(t, diags, "want a nesting diagnostic")
+	require.Contains(t, diags[0].Msg, "nested too deeply", "want a nesting diagnostic first, got %v", diags)
 }

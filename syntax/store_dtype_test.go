@@ -1,8 +1,9 @@
 package syntax
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestStoreDTypeMismatch: a typed value stored into a buffer of another
@@ -20,16 +21,11 @@ func TestStoreDTypeMismatch(t *testing.T) {
 	want := map[int]string{6: "dtype int32 into buffer A of dtype int64", 8: "dtype float16 into buffer B of dtype float32"}
 	for _, d := range diags {
 		frag, ok := want[d.Span.Line]
-		if !ok || !strings.Contains(d.Msg, frag) {
-			t.Errorf("unexpected diagnostic %s", d)
+		if !assert.True(t, ok, "unexpected diagnostic %s", d) || !assert.Contains(t, d.Msg, frag, "unexpected diagnostic %s", d) {
 			continue
 		}
-		if d.Span.Col != 16 {
-			t.Errorf("%s: want the value's column 16", d)
-		}
+		assert.Equal(t, 16, d.Span.Col, "%s: want the value's column", d)
 		delete(want, d.Span.Line)
 	}
-	for line, frag := range want {
-		t.Errorf("line %d: no diagnostic containing %q", line, frag)
-	}
+	assert.Empty(t, want, "lines with no diagnostic containing the fragment")
 }
