@@ -76,9 +76,8 @@ func compareLineReader(t testing.TB, name, src string) (fast, slow int) {
 		line := src[st.Pos.Offset:]
 		line = line[:strings.IndexByte(line, '\n')]
 		require.NotNil(t, want, "%s:%d: the line reader read %q, the statement reader fails", name, st.Pos.Line, line)
-		if d := cmp.Diff(want, got, cmp.AllowUnexported(exprNode{}), cmpopts.IgnoreUnexported(stmtNode{})); d != "" {
-			t.Fatalf("%s:%d: %q read differently (-statement reader +line reader):\n%s", name, st.Pos.Line, line, d)
-		}
+		require.Empty(t, cmp.Diff(want, got, cmp.AllowUnexported(exprNode{}), cmpopts.IgnoreUnexported(stmtNode{})),
+			"%s:%d: %q read differently (-statement reader +line reader)", name, st.Pos.Line, line)
 	}
 	return fast, slow
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
@@ -180,9 +181,7 @@ func TestDeferredParse(t *testing.T) {
 			continue
 		}
 		require.Equal(t, Print(wantMod), Print(gotMod), in.name)
-		if d := cmp.Diff(relaxSpans(wantMod), relaxSpans(gotMod)); d != "" {
-			t.Errorf("%s: spans differ (-eager +deferred):\n%s", in.name, d)
-		}
+		assert.Empty(t, cmp.Diff(relaxSpans(wantMod), relaxSpans(gotMod)), "%s: spans differ (-eager +deferred)", in.name)
 	}
 	require.Greater(t, deferredUsed, 60)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/alecthomas/participle/v2/lexer"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,9 +40,7 @@ func tokenStream(t *testing.T, src string) (string, error) {
 		default:
 			out = append(out, tok.Value)
 		}
-		if len(out) > 1000 {
-			t.Fatal("lexer does not terminate")
-		}
+		require.LessOrEqual(t, len(out), 1000, "lexer does not terminate")
 	}
 	return strings.Join(out, " "), nil
 }
@@ -72,12 +71,8 @@ func TestLexerTokenStreams(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tokenStream(t, tc.src)
-			if err != nil {
-				t.Fatalf("lex error: %v", err)
-			}
-			if got != tc.want {
-				t.Errorf("tokens of %q:\n got  %s\n want %s", tc.src, got, tc.want)
-			}
+			require.NoError(t, err, "lex error")
+			assert.Equal(t, tc.want, got, "tokens of %q", tc.src)
 		})
 	}
 }
@@ -94,22 +89,16 @@ func TestLexerErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tokenStream(t, tc.src)
-			if err == nil {
-				t.Fatalf("no error for %q", tc.src)
-			}
+			require.Error(t, err, "no error for %q", tc.src)
 			lerr, ok := err.(interface {
 				Message() string
 				Position() lexer.Position
 			})
-			if !ok {
-				t.Fatalf("error %v has no position", err)
-			}
-			if !strings.Contains(lerr.Message(), tc.msg) {
-				t.Errorf("message %q does not contain %q", lerr.Message(), tc.msg)
-			}
-			if p := lerr.Position(); p.Line != tc.line || p.Column != tc.col {
-				t.Errorf("position %d:%d, want %d:%d", p.Line, p.Column, tc.line, tc.col)
-			}
+			require.True(t, ok, "error %v has no position", err)
+			assert.Contains(t, lerr.Message(), tc.msg)
+			p := lerr.Position()
+			assert.Equal(t, tc.line, p.Line, "position line")
+			assert.Equal(t, tc.col, p.Column, "position column")
 		})
 	}
 }
@@ -167,25 +156,24 @@ func checkAgainstRegexpRules(t *testing.T, name, src string) {
 		// Deliberate differences: layout errors, and an unclosed triple
 		// quote (the regexp lexer read it as adjacent short strings; Python
 		// reports it, and so does the scanner).
-		if msg := err.Error(); !strings.Contains(msg, "indent") && !strings.Contains(msg, "unterminated triple-quoted") {
-			t.Errorf("%s: scanner error %v, regexp lexer accepts", name, err)
-		}
+		msg := err.Error()
+		assert.True(t, strings.Contains(msg, "indent") || strings.Contains(msg, "unterminated triple-quoted"),
+			"%s: scanner error %v, regexp lexer accepts", name, err)
 		return
 	}
 	if refErr != nil {
-		if err == nil {
-			t.Errorf("%s: regexp lexer error %v, scanner accepts", name, refErr)
-		}
+		assert.Error(t, err, "%s: regexp lexer error %v, scanner accepts", name, refErr)
 		return
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		// Name the first differing token rather than dump both streams.
 		for i := range min(len(got), len(want)) {
 			if got[i] != want[i] {
-				t.Errorf("%s: token %d: scanner %s, regexp lexer %s", name, i, got[i], want[i])
+				assert.Failf(t, "the scanner and the regexp lexer differ", "%s: token %d: scanner %s, regexp lexer %s", name, i, got[i], want[i])
 				return
 			}
 		}
-		t.Errorf("%s: %d tokens, regexp lexer %d", name, len(got), len(want))
+		assert.Failf(t, "the scanner and the regexp lexer differ", "%s: %d tokens, regexp lexer %d", name, len(got), len(want))
 	}
 }
 
@@ -204,9 +192,7 @@ func TestLexerMatchesRegexpRules(t *testing.T) {
 	}
 	for _, path := range append(corpusFiles(t), errorFiles(t)...) {
 		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		checkAgainstRegexpRules(t, path, string(src))
 	}
 	checkAgainstRegexpRules(t, "generated module", genModule(200))
@@ -229,27 +215,22 @@ func FuzzLexer(f *testing.F) {
 func TestPeekingLexerHandover(t *testing.T) {
 	src := []byte(genModule(30))
 	fast, err := lexTokens("h.tvms", src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lx, _ := pythonLexer.LexBytes("h.tvms", src)
 	slow, err := lexer.Upgrade(lx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	comparePeekingLexers(t, fast, slow)
-	if _, err := lexTokens("h.tvms", []byte("a = $\n")); err == nil {
-		t.Error("lexTokens accepted a bad character")
-	}
+	_, err = lexTokens("h.tvms", []byte("a = $\n"))
+	assert.Error(t, err, "lexTokens accepted a bad character")
 }
 
 func comparePeekingLexers(t *testing.T, fast, slow *lexer.PeekingLexer) {
 	t.Helper()
 	for i := 0; ; i++ {
 		a, b := fast.Peek(), slow.Peek()
-		if *a != *b || fast.Cursor() != slow.Cursor() || fast.RawCursor() != slow.RawCursor() {
-			t.Fatalf("token %d: handover %v at %d, Upgrade %v at %d", i, *a, fast.Cursor(), *b, slow.Cursor())
-		}
+		require.Equal(t, *b, *a, "token %d: handover vs Upgrade", i)
+		require.Equal(t, slow.Cursor(), fast.Cursor(), "token %d: cursor", i)
+		require.Equal(t, slow.RawCursor(), fast.RawCursor(), "token %d: raw cursor", i)
 		if a.EOF() {
 			break
 		}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/ir/irgen"
 )
 
@@ -102,12 +105,9 @@ func benchParticiple(b *testing.B, n int, src []byte) {
 // TestGeneratedModuleParses keeps the benchmark input honest.
 func TestGeneratedModuleParses(t *testing.T) {
 	mod := mustParse(t, genModule(50))
-	if got := len(bindings(t, mod, "main")); got != 51 {
-		t.Errorf("%d bindings, want 51", got)
-	}
-	if _, err := parser.ParseFile(token.NewFileSet(), "g.go", genGo(50), 0); err != nil {
-		t.Fatal(err)
-	}
+	assert.Len(t, bindings(t, mod, "main"), 51, "bindings of main")
+	_, err := parser.ParseFile(token.NewFileSet(), "g.go", genGo(50), 0)
+	require.NoError(t, err)
 }
 
 // BenchmarkParseWithErrors: reading the 100k-binding module with 20 syntax

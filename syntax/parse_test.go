@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 )
@@ -27,9 +30,7 @@ func corpusFiles(t testing.TB) []string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return files
 }
 
@@ -37,19 +38,13 @@ func corpusFiles(t testing.TB) []string {
 // checks that every Relax binding has struct info and a span.
 func TestParseCorpus(t *testing.T) {
 	files := corpusFiles(t)
-	if len(files) == 0 {
-		t.Fatal("no corpus files found under ../testdata")
-	}
+	require.NotEmpty(t, files, "no corpus files found under ../testdata")
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			mod, diags := Parse(path, src)
-			if len(diags) > 0 {
-				t.Fatalf("unexpected diagnostics:\n%s", FormatDiagnostics(diags, src))
-			}
+			require.Empty(t, diags, "unexpected diagnostics:\n%s", FormatDiagnostics(diags, src))
 			checkModuleInvariants(t, mod)
 		})
 	}
@@ -64,9 +59,7 @@ func checkModuleInvariants(t *testing.T, mod *ir.Module) {
 		if !ok {
 			continue
 		}
-		if fn.StructInfo() == nil {
-			t.Errorf("%s: function has no struct info", name)
-		}
+		assert.NotNil(t, fn.StructInfo(), "%s: function has no struct info", name)
 		checkSeq(t, name, fn.Body)
 	}
 }
@@ -74,19 +67,14 @@ func checkModuleInvariants(t *testing.T, mod *ir.Module) {
 func checkSeq(t *testing.T, fname string, body ir.Expr) {
 	t.Helper()
 	seq, ok := body.(*ir.SeqExpr)
-	if !ok {
-		t.Errorf("%s: body is %T, not a SeqExpr", fname, body)
+	if !assert.True(t, ok, "%s: body is %T, not a SeqExpr", fname, body) {
 		return
 	}
 	for _, blk := range seq.Blocks {
 		for _, b := range blk.Bindings {
 			v := b.BoundVar()
-			if v.StructInfo() == nil {
-				t.Errorf("%s: var %s has no struct info", fname, v.Name)
-			}
-			if !b.Span().IsValid() {
-				t.Errorf("%s: binding of %s has no span", fname, v.Name)
-			}
+			assert.NotNil(t, v.StructInfo(), "%s: var %s has no struct info", fname, v.Name)
+			assert.True(t, b.Span().IsValid(), "%s: binding of %s has no span", fname, v.Name)
 			var val ir.Expr
 			switch b := b.(type) {
 			case *ir.VarBinding:
@@ -94,8 +82,8 @@ func checkSeq(t *testing.T, fname string, body ir.Expr) {
 			case *ir.MatchCast:
 				val = b.Value
 			}
-			if _, isOp := val.(*ir.Op); !isOp && val.StructInfo() == nil {
-				t.Errorf("%s: value bound to %s (%T) has no struct info", fname, v.Name, val)
+			if _, isOp := val.(*ir.Op); !isOp {
+				assert.NotNil(t, val.StructInfo(), "%s: value bound to %s (%T) has no struct info", fname, v.Name, val)
 			}
 			switch x := val.(type) {
 			case *ir.If:
@@ -106,18 +94,14 @@ func checkSeq(t *testing.T, fname string, body ir.Expr) {
 			}
 		}
 	}
-	if seq.Body.StructInfo() == nil {
-		t.Errorf("%s: result has no struct info", fname)
-	}
+	assert.NotNil(t, seq.Body.StructInfo(), "%s: result has no struct info", fname)
 }
 
 // mustParse parses src, failing the test on any diagnostic.
 func mustParse(t *testing.T, src string) *ir.Module {
 	t.Helper()
 	mod, diags := Parse("test.tvms", []byte(src))
-	if len(diags) > 0 {
-		t.Fatalf("unexpected diagnostics:\n%s", FormatDiagnostics(diags, []byte(src)))
-	}
+	require.Empty(t, diags, "unexpected diagnostics:\n%s", FormatDiagnostics(diags, []byte(src)))
 	return mod
 }
 
@@ -125,9 +109,7 @@ func mustParse(t *testing.T, src string) *ir.Module {
 func bindings(t *testing.T, mod *ir.Module, name string) []ir.Binding {
 	t.Helper()
 	f := mod.Func(name)
-	if f == nil {
-		t.Fatalf("no Relax function %s", name)
-	}
+	require.NotNil(t, f, "no Relax function %s", name)
 	var out []ir.Binding
 	for _, blk := range f.Body.(*ir.SeqExpr).Blocks {
 		out = append(out, blk.Bindings...)
@@ -143,7 +125,7 @@ func valueOf(t *testing.T, b ir.Binding) ir.Expr {
 	case *ir.MatchCast:
 		return b.Value
 	}
-	t.Fatalf("unknown binding %T", b)
+	require.Failf(t, "unknown binding", "%T", b)
 	return nil
 }
 
@@ -176,56 +158,41 @@ class Module:
     def helper(x: R.Tensor((2, 4), "float32")) -> R.Tensor((2, 4), "float32"):
         return x
 `)
-	if got := mod.Names(); strings.Join(got, ",") != "exp,helper,main" {
-		t.Fatalf("functions %v", got)
-	}
-	if mod.Attrs["phase"] != "ingest" || mod.Attrs["n"] != int64(3) {
-		t.Errorf("module attrs %v", mod.Attrs)
-	}
-	if l, ok := mod.Attrs["flags"].([]any); !ok || len(l) != 3 || l[0] != true || l[1] != 1.5 || l[2] != nil {
-		t.Errorf("list attr %#v", mod.Attrs["flags"])
-	}
+	require.Equal(t, []string{"exp", "helper", "main"}, mod.Names(), "functions")
+	assert.Equal(t, "ingest", mod.Attrs["phase"], "module attrs %v", mod.Attrs)
+	assert.Equal(t, int64(3), mod.Attrs["n"], "module attrs %v", mod.Attrs)
+	assert.Equal(t, []any{true, 1.5, nil}, mod.Attrs["flags"], "list attr")
 	main := mod.Func("main")
-	if gs, _ := main.Attrs.String(ir.AttrGlobalSymbol); gs != "main" {
-		t.Errorf("main global_symbol %q", gs)
-	}
-	if main.Attrs["num_input"] != int64(1) {
-		t.Errorf("func attrs %v", main.Attrs)
-	}
-	if _, ok := mod.PrimFunc("exp").Attrs.String(ir.AttrGlobalSymbol); ok {
-		t.Errorf("private prim func has a global_symbol")
-	}
+	gs, _ := main.Attrs.String(ir.AttrGlobalSymbol)
+	assert.Equal(t, "main", gs, "main global_symbol")
+	assert.Equal(t, int64(1), main.Attrs["num_input"], "func attrs %v", main.Attrs)
+	_, ok := mod.PrimFunc("exp").Attrs.String(ir.AttrGlobalSymbol)
+	assert.False(t, ok, "private prim func has a global_symbol")
 	helper := mod.Func("helper")
-	if _, ok := helper.Attrs.String(ir.AttrGlobalSymbol); ok || helper.Pure {
-		t.Errorf("helper: attrs %v pure %v", helper.Attrs, helper.Pure)
-	}
+	_, ok = helper.Attrs.String(ir.AttrGlobalSymbol)
+	assert.False(t, ok, "private helper has a global_symbol: attrs %v", helper.Attrs)
+	assert.False(t, helper.Pure, "helper is declared pure=False")
 	// The symbolic variable of the signature is the one the body uses.
 	yInfo := main.Params[1].StructInfo().(*ir.TensorInfo)
 	n := yInfo.Shape.(*ir.ShapeExpr).Values[0].(*ir.PrimVar)
 	bs := bindings(t, mod, "main")
-	if len(bs) != 3 {
-		t.Fatalf("main has %d bindings", len(bs))
-	}
+	require.Len(t, bs, 3, "main bindings")
 	lv, gv, z := bs[0].BoundVar(), bs[1].BoundVar(), bs[2].BoundVar()
-	if !lv.Dataflow || gv.Dataflow || z.Dataflow {
-		t.Errorf("dataflow flags lv=%v gv=%v z=%v", lv.Dataflow, gv.Dataflow, z.Dataflow)
-	}
+	assert.True(t, lv.Dataflow, "lv is a dataflow var")
+	assert.False(t, gv.Dataflow, "gv is a dataflow var")
+	assert.False(t, z.Dataflow, "z is a dataflow var")
 	mc, ok := bs[2].(*ir.MatchCast)
-	if !ok {
-		t.Fatalf("z is bound by %T", bs[2])
-	}
-	if got := mc.SInfo.(*ir.TensorInfo).Shape.(*ir.ShapeExpr).Values[0]; got != ir.PrimExpr(n) {
-		t.Errorf("match_cast uses a different n: %v", got)
-	}
+	require.True(t, ok, "z is bound by %T", bs[2])
+	assert.Same(t, n, mc.SInfo.(*ir.TensorInfo).Shape.(*ir.ShapeExpr).Values[0], "match_cast uses a different n")
 	call := valueOf(t, bs[0]).(*ir.Call)
-	if call.Op != ir.Expr(op.CallTIR) || call.Args[0].(*ir.GlobalVar).Name != "exp" || len(call.SInfoArgs) != 1 {
-		t.Errorf("call_tir: %+v", call)
-	}
-	if sp := bs[0].Span(); sp.Line != 21 || sp.Col != 13 {
-		t.Errorf("span of lv binding %v, want line 21 col 13", sp)
-	}
-	if ann, ok := gv.StructInfo().(*ir.TensorInfo); !ok || ann.NDim != 1 {
-		t.Errorf("gv annotation lost: %v", gv.StructInfo())
+	assert.Same(t, op.CallTIR, call.Op, "call_tir op")
+	assert.Equal(t, "exp", call.Args[0].(*ir.GlobalVar).Name, "call_tir callee")
+	assert.Len(t, call.SInfoArgs, 1, "call_tir out_sinfo")
+	sp := bs[0].Span()
+	assert.Equal(t, 21, sp.Line, "span of lv binding %v", sp)
+	assert.Equal(t, 13, sp.Col, "span of lv binding %v", sp)
+	if ann, ok := gv.StructInfo().(*ir.TensorInfo); assert.True(t, ok, "gv annotation lost: %v", gv.StructInfo()) {
+		assert.Equal(t, 1, ann.NDim, "gv annotation lost: %v", gv.StructInfo())
 	}
 }
 
@@ -244,52 +211,41 @@ class Module:
 `)
 	bs := bindings(t, mod, "main")
 	args := valueOf(t, bs[0]).(*ir.Call).Args
-	if len(args) != 4 {
-		t.Fatalf("alloc_storage args %d", len(args))
+	require.Len(t, args, 4, "alloc_storage args")
+	assert.IsType(t, (*ir.ShapeExpr)(nil), args[0], "arg0")
+	if pv, ok := args[1].(*ir.PrimValue); assert.True(t, ok, "arg1 %#v", args[1]) {
+		assert.Equal(t, int64(0), pv.Value.(*ir.IntImm).Value, "arg1")
+		assert.Equal(t, ir.Int64, pv.Value.DType(), "arg1")
 	}
-	if _, ok := args[0].(*ir.ShapeExpr); !ok {
-		t.Errorf("arg0 %T", args[0])
+	if s, ok := args[2].(*ir.StringImm); assert.True(t, ok, "arg2 %#v", args[2]) {
+		assert.Equal(t, "global", s.Value, "arg2")
 	}
-	if pv, ok := args[1].(*ir.PrimValue); !ok || pv.Value.(*ir.IntImm).Value != 0 || pv.Value.DType() != ir.Int64 {
-		t.Errorf("arg1 %#v", args[1])
-	}
-	if s, ok := args[2].(*ir.StringImm); !ok || s.Value != "global" {
-		t.Errorf("arg2 %#v", args[2])
-	}
-	if d, ok := args[3].(*ir.DataTypeImm); !ok || d.Value != ir.Float32 {
-		t.Errorf("arg3 %#v", args[3])
+	if d, ok := args[3].(*ir.DataTypeImm); assert.True(t, ok, "arg3 %#v", args[3]) {
+		assert.Equal(t, ir.Float32, d.Value, "arg3")
 	}
 	// Defaults are filled: alloc_tensor's runtime_device_index,
 	// builtin.alloc_tensor's storage_scope.
-	if n := len(valueOf(t, bs[1]).(*ir.Call).Args); n != 5 {
-		t.Errorf("memory.alloc_tensor has %d args, want 5 (default filled)", n)
-	}
+	assert.Len(t, valueOf(t, bs[1]).(*ir.Call).Args, 5, "memory.alloc_tensor args (default filled)")
 	bargs := valueOf(t, bs[2]).(*ir.Call).Args
-	if s, ok := bargs[len(bargs)-1].(*ir.StringImm); !ok || s.Value != "global" {
-		t.Errorf("builtin.alloc_tensor last arg %#v", bargs[len(bargs)-1])
+	if s, ok := bargs[len(bargs)-1].(*ir.StringImm); assert.True(t, ok, "builtin.alloc_tensor last arg %#v", bargs[len(bargs)-1]) {
+		assert.Equal(t, "global", s.Value, "builtin.alloc_tensor last arg")
 	}
 	// R.call_packed("f", ...) normalizes to a direct call of ExternFunc f.
 	packed := valueOf(t, bs[3]).(*ir.Call)
-	if ef, ok := packed.Op.(*ir.ExternFunc); !ok || ef.Symbol != "f" {
-		t.Errorf("call_packed callee %#v", packed.Op)
+	if ef, ok := packed.Op.(*ir.ExternFunc); assert.True(t, ok, "call_packed callee %#v", packed.Op) {
+		assert.Equal(t, "f", ef.Symbol, "call_packed callee")
 	}
 	pargs := packed.Args
-	if pv, ok := pargs[1].(*ir.PrimValue); !ok || pv.Value.DType() != ir.Int64 {
-		t.Errorf("call_packed literal 2: %#v", pargs[1])
+	if pv, ok := pargs[1].(*ir.PrimValue); assert.True(t, ok, "call_packed literal 2: %#v", pargs[1]) {
+		assert.Equal(t, ir.Int64, pv.Value.DType(), "call_packed literal 2")
 	}
-	if s, ok := pargs[2].(*ir.StringImm); !ok || s.Value != "" {
-		t.Errorf("call_packed literal \"\": %#v", pargs[2])
+	if s, ok := pargs[2].(*ir.StringImm); assert.True(t, ok, "call_packed literal \"\": %#v", pargs[2]) {
+		assert.Empty(t, s.Value, "call_packed literal \"\"")
 	}
-	if _, ok := valueOf(t, bs[4]).(*ir.Call).Args[1].(*ir.ShapeExpr); !ok {
-		t.Errorf("tuple-as-shape not converted")
-	}
+	assert.IsType(t, (*ir.ShapeExpr)(nil), valueOf(t, bs[4]).(*ir.Call).Args[1], "tuple-as-shape not converted")
 	sum := valueOf(t, bs[5]).(*ir.Call)
-	if sum.Attrs["keepdims"] != true {
-		t.Errorf("sum attrs %v", sum.Attrs)
-	}
-	if ax, ok := sum.Attrs["axis"].([]any); !ok || len(ax) != 1 || ax[0] != int64(1) {
-		t.Errorf("sum axis %#v", sum.Attrs["axis"])
-	}
+	assert.Equal(t, true, sum.Attrs["keepdims"], "sum attrs %v", sum.Attrs)
+	assert.Equal(t, []any{int64(1)}, sum.Attrs["axis"], "sum axis")
 }
 
 func TestParseIfAndLocalFunction(t *testing.T) {
@@ -309,25 +265,18 @@ class Module:
         return r
 `)
 	bs := bindings(t, mod, "main")
-	if len(bs) != 2 {
-		t.Fatalf("%d bindings", len(bs))
-	}
-	if _, ok := valueOf(t, bs[0]).(*ir.Function); !ok {
-		t.Errorf("local function bound as %T", valueOf(t, bs[0]))
-	}
+	require.Len(t, bs, 2)
+	assert.IsType(t, (*ir.Function)(nil), valueOf(t, bs[0]), "local function")
 	ife, ok := valueOf(t, bs[1]).(*ir.If)
-	if !ok || bs[1].BoundVar().Name != "r" {
-		t.Fatalf("if binding %T %s", valueOf(t, bs[1]), bs[1].BoundVar().Name)
-	}
+	require.True(t, ok, "if binding %T", valueOf(t, bs[1]))
+	require.Equal(t, "r", bs[1].BoundVar().Name, "if binding")
 	then := ife.Then.(*ir.SeqExpr)
 	// The branch's last binding became its result: one binding (a) remains
 	// before the result, plus whatever normalization hoisted.
-	if len(then.Blocks) == 0 || then.Blocks[0].Bindings[0].BoundVar().Name != "a" {
-		t.Errorf("then branch blocks %+v", then.Blocks)
+	if assert.NotEmpty(t, then.Blocks, "then branch blocks") {
+		assert.Equal(t, "a", then.Blocks[0].Bindings[0].BoundVar().Name, "then branch blocks %+v", then.Blocks)
 	}
-	if els := ife.Else.(*ir.SeqExpr); els.Body != ir.Expr(mod.Func("main").Params[1]) {
-		t.Errorf("else result %T", els.Body)
-	}
+	assert.Same(t, mod.Func("main").Params[1], ife.Else.(*ir.SeqExpr).Body, "else result")
 }
 
 func TestParseTIR(t *testing.T) {
@@ -353,57 +302,51 @@ class Module:
                 T.evaluate(T.Cast("int32", b[vx, 0]) + k)
 `)
 	f := mod.PrimFunc("mm")
-	if f == nil || len(f.Params) != 4 {
-		t.Fatalf("prim func %v", f)
-	}
-	if gs, _ := f.Attrs.String(ir.AttrGlobalSymbol); gs != "mm" || f.Attrs[ir.AttrNoAlias] != true {
-		t.Errorf("attrs %v", f.Attrs)
-	}
+	require.NotNil(t, f, "prim func mm")
+	require.Len(t, f.Params, 4, "prim func params")
+	gs, _ := f.Attrs.String(ir.AttrGlobalSymbol)
+	assert.Equal(t, "mm", gs, "attrs %v", f.Attrs)
+	assert.Equal(t, true, f.Attrs[ir.AttrNoAlias], "attrs %v", f.Attrs)
 	A := f.BufferMap[f.Params[0]]
 	b := f.BufferMap[f.Params[1]]
-	if A == nil || A.Shape[0].DType() != ir.Int64 || A.Shape[1].DType() != ir.Int32 || A.DType != ir.Float32 {
-		t.Errorf("A %+v", A)
+	if assert.NotNil(t, A, "buffer A") {
+		assert.Equal(t, ir.Int64, A.Shape[0].DType(), "A dim 0")
+		assert.Equal(t, ir.Int32, A.Shape[1].DType(), "A dim 1")
+		assert.Equal(t, ir.Float32, A.DType, "A dtype")
 	}
-	if b.Shape[0].DType() != ir.Int32 {
-		t.Errorf("int literal dims must be int32, got %s", b.Shape[0].DType())
-	}
-	if f.Params[3].Type != ir.Int32 || f.BufferMap[f.Params[3]] != nil {
-		t.Errorf("scalar param %+v", f.Params[3])
-	}
+	assert.Equal(t, ir.Int32, b.Shape[0].DType(), "int literal dims must be int32")
+	assert.Equal(t, ir.Int32, f.Params[3].Type, "scalar param %+v", f.Params[3])
+	assert.Nil(t, f.BufferMap[f.Params[3]], "scalar param has a buffer")
 	seq := f.Body.(*ir.SeqStmt)
 	loop := seq.Stmts[0].(*ir.For)
-	if loop.Var.Type != ir.Int64 {
-		t.Errorf("loop over T.int64 extent has type %s", loop.Var.Type)
-	}
+	assert.Equal(t, ir.Int64, loop.Var.Type, "loop over T.int64 extent")
 	inner := loop.Body.(*ir.For).Body.(*ir.For).Body.(*ir.BlockRealize)
 	blk := inner.Block
-	if len(blk.IterVars) != 3 || blk.IterVars[2].Kind != ir.IterReduce || blk.Init == nil {
-		t.Fatalf("block %+v", blk)
-	}
+	require.Len(t, blk.IterVars, 3, "block %+v", blk)
+	require.Equal(t, ir.IterReduce, blk.IterVars[2].Kind, "block %+v", blk)
+	require.NotNil(t, blk.Init, "block %+v", blk)
 	// Inferred regions: reads C (the reduction reads it), A, b; writes C.
 	var reads []string
 	for _, r := range blk.Reads {
 		reads = append(reads, r.Buffer.Name)
 		for _, rg := range r.Region {
-			if v, ok := ir.IntValue(rg.Extent); !ok || v != 1 {
-				t.Errorf("read of %s not a point region", r.Buffer.Name)
+			if v, ok := ir.IntValue(rg.Extent); assert.True(t, ok, "read of %s: extent not constant", r.Buffer.Name) {
+				assert.Equal(t, int64(1), v, "read of %s not a point region", r.Buffer.Name)
 			}
 		}
 	}
-	if strings.Join(reads, ",") != "C,A,b" || len(blk.Writes) != 1 || blk.Writes[0].Buffer != f.BufferMap[f.Params[2]] {
-		t.Errorf("inferred reads %v writes %d", reads, len(blk.Writes))
+	assert.Equal(t, []string{"C", "A", "b"}, reads, "inferred reads")
+	if assert.Len(t, blk.Writes, 1, "inferred writes") {
+		assert.Same(t, f.BufferMap[f.Params[2]], blk.Writes[0].Buffer, "inferred write")
 	}
 	par := seq.Stmts[1].(*ir.For)
-	if par.Kind != ir.ForParallel {
-		t.Errorf("kind %v", par.Kind)
-	}
+	assert.Equal(t, ir.ForParallel, par.Kind, "kind")
 	d := par.Body.(*ir.BlockRealize).Block
-	if d.Name != "D" || len(d.Reads) != 1 || len(d.Writes) != 0 {
-		t.Errorf("explicit regions %+v", d)
-	}
-	if ext, _ := ir.IntValue(d.Reads[0].Region[1].Extent); ext != 8 {
-		t.Errorf("slice 0:8 extent %d", ext)
-	}
+	assert.Equal(t, "D", d.Name, "explicit regions %+v", d)
+	assert.Empty(t, d.Writes, "explicit regions %+v", d)
+	require.Len(t, d.Reads, 1, "explicit regions %+v", d)
+	ext, _ := ir.IntValue(d.Reads[0].Region[1].Extent)
+	assert.Equal(t, int64(8), ext, "slice 0:8 extent")
 }
 
 func TestParseStringDimsAndAliases(t *testing.T) {
@@ -420,21 +363,13 @@ class Module:
 	x := mod.Func("main").Params[0].StructInfo().(*ir.TensorInfo)
 	dims := x.Shape.(*ir.ShapeExpr).Values
 	n, ok := dims[0].(*ir.PrimVar)
-	if !ok {
-		t.Fatalf("dim0 %T", dims[0])
-	}
+	require.True(t, ok, "dim0 %T", dims[0])
 	uses := false
 	walkPrim(dims[1], func(e ir.PrimExpr) { uses = uses || e == ir.PrimExpr(n) })
-	if !uses {
-		t.Errorf("\"n * 2\" does not use the n of \"n\"")
-	}
-	if _, ok := mod.Func("main").Params[2].StructInfo().(*ir.ObjectInfo); !ok {
-		t.Errorf("R.Any is not R.Object")
-	}
+	assert.True(t, uses, "\"n * 2\" does not use the n of \"n\"")
+	assert.IsType(t, (*ir.ObjectInfo)(nil), mod.Func("main").Params[2].StructInfo(), "R.Any is not R.Object")
 	bs := bindings(t, mod, "main")
-	if c := valueOf(t, bs[2]).(*ir.Call); len(c.SInfoArgs) != 1 {
-		t.Errorf("out_ty alias lost")
-	}
+	assert.Len(t, valueOf(t, bs[2]).(*ir.Call).SInfoArgs, 1, "out_ty alias lost")
 }
 
 func TestParseMetadataConstant(t *testing.T) {
@@ -450,13 +385,13 @@ metadata = {"relax.expr.Constant": [R.const([[1, 2], [3, 4.5]], "float32")]}
 `)
 	bs := bindings(t, mod, "main")
 	c := valueOf(t, bs[0]).(*ir.Constant)
-	if c.Data.DType != ir.Float32 || len(c.Data.Shape) != 2 || c.Data.Float(3) != 4.5 {
-		t.Errorf("metadata constant %+v", c.Data)
-	}
+	assert.Equal(t, ir.Float32, c.Data.DType, "metadata constant")
+	assert.Len(t, c.Data.Shape, 2, "metadata constant")
+	assert.Equal(t, 4.5, c.Data.Float(3), "metadata constant")
 	d := valueOf(t, bs[1]).(*ir.Constant)
-	if d.Data.DType != ir.Float16 || len(d.Data.Shape) != 0 || d.Data.Float(0) != 1.5 {
-		t.Errorf("scalar constant %+v", d.Data)
-	}
+	assert.Equal(t, ir.Float16, d.Data.DType, "scalar constant")
+	assert.Empty(t, d.Data.Shape, "scalar constant")
+	assert.Equal(t, 1.5, d.Data.Float(0), "scalar constant")
 }
 
 // TestParseNoPanicOnGarbage feeds malformed fragments; each must yield
@@ -472,12 +407,8 @@ func TestParseNoPanicOnGarbage(t *testing.T) {
 	for _, src := range inputs {
 		_, diags := Parse("g.tvms", []byte(src))
 		for _, d := range diags {
-			if d.Code == CodeInternal {
-				t.Errorf("internal error on %q: %s", src, d.Msg)
-			}
-			if !d.Span.IsValid() {
-				t.Errorf("diagnostic without position on %q: %s", src, d)
-			}
+			assert.False(t, d.Code == CodeInternal, "internal error on %q: %s", src, d.Msg)
+			assert.True(t, d.Span.IsValid(), "diagnostic without position on %q: %s", src, d)
 		}
 	}
 }

@@ -2,9 +2,13 @@ package syntax
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // spans renders logical lines as "start-end" (with "!" when unclosed).
@@ -41,35 +45,27 @@ func TestLogicalLines(t *testing.T) {
 		{"empty", "", ""},
 	}
 	for _, tc := range tests {
-		if got := spans(logicalLines(tc.src)); got != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
+		assert.Equal(t, tc.want, spans(logicalLines(tc.src)), tc.name)
 	}
 }
 
 func TestLogicalLineFields(t *testing.T) {
 	ls := logicalLines("@R.function\ndef f(x):\n    return x\n\tpass\n")
-	if len(ls) != 4 {
-		t.Fatalf("got %d lines", len(ls))
-	}
+	require.Len(t, ls, 4)
 	var firsts []string
 	for _, l := range ls {
 		firsts = append(firsts, l.first)
 	}
-	if want := []string{"@", "def", "return", "pass"}; !slices.Equal(firsts, want) {
-		t.Errorf("first words %q, want %q", firsts, want)
-	}
-	if ls[2].indent != 4 || ls[2].tabIndent || !ls[3].tabIndent {
-		t.Errorf("indent %d tab %v, tab %v", ls[2].indent, ls[2].tabIndent, ls[3].tabIndent)
-	}
+	assert.Equal(t, []string{"@", "def", "return", "pass"}, firsts, "first words")
+	assert.Equal(t, 4, ls[2].indent, "indent of line 3")
+	assert.False(t, ls[2].tabIndent, "tab in the indentation of line 3")
+	assert.True(t, ls[3].tabIndent, "tab in the indentation of line 4")
 }
 
 func TestLineIndex(t *testing.T) {
 	ls := logicalLines("a = f(1,\n  2)\n\nb = 1\n")
 	for _, tc := range []struct{ line, want int }{{1, 0}, {2, 0}, {3, 0}, {4, 1}, {9, 1}, {0, -1}} {
-		if got := lineIndex(ls, tc.line); got != tc.want {
-			t.Errorf("lineIndex(%d) = %d, want %d", tc.line, got, tc.want)
-		}
+		assert.Equal(t, tc.want, lineIndex(ls, tc.line), "lineIndex(%d)", tc.line)
 	}
 }
 
@@ -111,9 +107,7 @@ func TestRecoveryBlock(t *testing.T) {
 		{12, "12-13"}, // undecorated def
 		{1, "1-13"},   // class
 	} {
-		if got := at(tc.line); got != tc.want {
-			t.Errorf("block at line %d = %s, want %s", tc.line, got, tc.want)
-		}
+		assert.Equal(t, tc.want, at(tc.line), "block at line %d", tc.line)
 	}
 }
 
@@ -140,18 +134,15 @@ func TestBoundNames(t *testing.T) {
 		{"", nil},
 	}
 	for _, tc := range tests {
-		if got := boundNames(lineTokens(tc.src)); !slices.Equal(got, tc.want) {
-			t.Errorf("boundNames(%q) = %q, want %q", tc.src, got, tc.want)
-		}
+		// nil and empty are the same answer (slices.Equal's view).
+		assert.Empty(t, cmp.Diff(tc.want, boundNames(lineTokens(tc.src)), cmpopts.EquateEmpty()), "boundNames(%q) (-want +got)", tc.src)
 	}
 }
 
 func TestLineTokens(t *testing.T) {
 	got := lineTokens("a1 = R.f(\"x(\", 'y', 1.5e3) ** 2 # c\n  -> \"\"\"doc\n\"\"\" \\\n b")
 	want := []string{"a1", "=", "R", ".", "f", "(", `"`, ",", `"`, ",", "0", ")", "**", "0", "->", `"`, "b"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q\nwant %q", got, want)
-	}
+	assert.Equal(t, want, got)
 	// Unterminated strings and stray bytes are accepted.
 	for _, s := range []string{`"abc`, `'''abc`, "\x00é\\", `"\`} {
 		_ = lineTokens(s)
@@ -182,9 +173,7 @@ func TestRecoveryKeepsPositions(t *testing.T) {
 		`13:22 undefined variable nope2`,
 		`14:21 syntax error: expected "," or ")", found "x"`,
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	assert.Equal(t, want, got)
 }
 
 // TestRecoveryHidesItsOwnText: the pass that replaces a broken top-level
@@ -200,9 +189,9 @@ def g(x: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
     return x
 `
 	_, diags := Parse("p.tvms", []byte(src))
-	if len(diags) != 1 || diags[0].Span.Line != 6 || !strings.HasPrefix(diags[0].Msg, "syntax error") {
-		t.Errorf("got %v, want only the syntax error on line 6", diags)
-	}
+	require.Len(t, diags, 1, "want only the syntax error on line 6")
+	assert.Equal(t, 6, diags[0].Span.Line, "got %v, want the syntax error on line 6", diags)
+	assert.True(t, strings.HasPrefix(diags[0].Msg, "syntax error"), "got %v, want a syntax error", diags)
 }
 
 // TestRecoveryBounded: many syntax errors stop at maxErrors plus a note,
@@ -216,17 +205,12 @@ func TestRecoveryBounded(t *testing.T) {
 	}
 	b.WriteString("        return x\n")
 	_, diags := Parse("many.tvms", []byte(b.String()))
-	if len(diags) != maxErrors+1 {
-		t.Fatalf("got %d diagnostics, want %d", len(diags), maxErrors+1)
-	}
+	require.Len(t, diags, maxErrors+1)
 	for i := 0; i < maxErrors; i++ {
-		if diags[i].Span.Line != 9+i || !strings.Contains(diags[i].Msg, "syntax error") {
-			t.Errorf("diagnostic %d: %s", i, diags[i])
-		}
+		assert.Equal(t, 9+i, diags[i].Span.Line, "diagnostic %d: %s", i, diags[i])
+		assert.Contains(t, diags[i].Msg, "syntax error", "diagnostic %d", i)
 	}
-	if !strings.Contains(diags[maxErrors].Msg, "too many errors") {
-		t.Errorf("last: %s", diags[maxErrors])
-	}
+	assert.Contains(t, diags[maxErrors].Msg, "too many errors", "last diagnostic")
 }
 
 // TestRecoveryGivesUp: when no new line can be neutralized recovery stops
@@ -241,11 +225,10 @@ func TestRecoveryGivesUp(t *testing.T) {
 		"\tx\n",
 		"x = (\n\n\n",
 	} {
-		mod, diags := Parse("g.tvms", []byte(src))
-		if len(diags) == 0 || diags[0].Code == CodeInternal {
-			t.Errorf("%q: diagnostics %v", src, diags)
+		_, diags := Parse("g.tvms", []byte(src))
+		if assert.NotEmpty(t, diags, "%q", src) {
+			assert.False(t, diags[0].Code == CodeInternal, "%q: diagnostics %v", src, diags)
 		}
-		_ = mod
 	}
 }
 
@@ -258,8 +241,10 @@ func TestRecoveryLayout(t *testing.T) {
 		"        c = R.add(x, nope)\n" + // line 11
 		"        return c\n"
 	_, diags := Parse("l.tvms", []byte(src))
-	if len(diags) != 2 || diags[0].Span.Line != 10 || !strings.Contains(diags[0].Msg, "unexpected indent") ||
-		diags[1].Span.Line != 11 || !strings.Contains(diags[1].Msg, "undefined variable nope") {
-		t.Errorf("got:\n%s", FormatDiagnostics(diags, []byte(src)))
-	}
+	got := FormatDiagnostics(diags, []byte(src))
+	require.Len(t, diags, 2, "got:\n%s", got)
+	assert.Equal(t, 10, diags[0].Span.Line, "got:\n%s", got)
+	assert.Contains(t, diags[0].Msg, "unexpected indent")
+	assert.Equal(t, 11, diags[1].Span.Line, "got:\n%s", got)
+	assert.Contains(t, diags[1].Msg, "undefined variable nope")
 }
