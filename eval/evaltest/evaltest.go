@@ -8,6 +8,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/ir"
@@ -32,9 +34,7 @@ type Options struct {
 func Parse(t testing.TB, name, src string) *ir.Module {
 	t.Helper()
 	mod, diags := syntax.Parse(name, []byte(src))
-	if len(diags) > 0 {
-		t.Fatalf("parse %s: %v", name, diags)
-	}
+	require.Empty(t, diags, "parse %s", name)
 	return mod
 }
 
@@ -44,17 +44,13 @@ func Parse(t testing.TB, name, src string) *ir.Module {
 func CheckPipeline(t testing.TB, mod *ir.Module, spec string, o Options) *ir.Module {
 	t.Helper()
 	p, diags := barrier.Registry.ParseAndBuild("pipeline", spec)
-	if diags.HasErrors() {
-		t.Fatalf("pipeline %q: %v", spec, diags)
-	}
+	require.False(t, diags.HasErrors(), "pipeline %q: %v", spec, diags)
 	pc := o.Ctx
 	if pc == nil {
 		pc = passes.NewPassContext()
 	}
 	out, err := pc.Run(context.Background(), p, mod)
-	if err != nil {
-		t.Fatalf("pipeline %q: %v", spec, err)
-	}
+	require.NoError(t, err, "pipeline %q", spec)
 	CheckSame(t, mod, out, o)
 	return out
 }
@@ -70,26 +66,19 @@ func CheckSame(t testing.TB, before, after *ir.Module, o Options) {
 	args := o.Args
 	if args == nil {
 		fn := before.Func(name)
-		if fn == nil {
-			t.Fatalf("no function %s", name)
-		}
+		require.NotNil(t, fn, "no function %s", name)
 		dim := o.Dim
 		if dim == 0 {
 			dim = 3
 		}
 		var err error
-		if args, err = eval.RandomArgs(fn, o.Seed, o.Dims, dim); err != nil {
-			t.Fatalf("random arguments: %v", err)
-		}
+		args, err = eval.RandomArgs(fn, o.Seed, o.Dims, dim)
+		require.NoError(t, err, "random arguments")
 	}
 	want, err := eval.New(before).Call(name, args...)
-	if err != nil {
-		t.Fatalf("evaluating the input module: %v", err)
-	}
+	require.NoError(t, err, "evaluating the input module")
 	got, err := eval.New(after).Call(name, args...)
-	if err != nil {
-		t.Fatalf("evaluating the transformed module: %v\n%s", err, syntax.Print(after))
-	}
+	require.NoError(t, err, "evaluating the transformed module\n%s", printed{after})
 	tol := eval.Float32Tol
 	switch {
 	case o.Tol != nil:
@@ -97,10 +86,15 @@ func CheckSame(t testing.TB, before, after *ir.Module, o Options) {
 	case eval.UsesTranscendental(before) || eval.UsesTranscendental(after):
 		tol = eval.TranscendentalTol
 	}
-	if err := eval.Compare(got, want, tol); err != nil {
-		t.Fatalf("the transformed module computes something else: %v\n%s", err, syntax.Print(after))
-	}
+	require.NoError(t, eval.Compare(got, want, tol), "the transformed module computes something else\n%s", printed{after})
 }
+
+// printed prints its module only when a failure message is formatted
+// (testify formats msgAndArgs on failure only): a passing check does not
+// pay for syntax.Print.
+type printed struct{ mod *ir.Module }
+
+func (p printed) String() string { return syntax.Print(p.mod) }
 
 // elements counts the tensor elements of a value.
 func elements(v op.Value) int64 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/op"
@@ -25,21 +27,16 @@ func FuzzEvalLegalize(f *testing.F) {
 	op.MaxElements = 1 << 16
 	for _, glob := range []string{"../../testdata/*.tvms", "../../testdata/models/*.tvms"} {
 		paths, err := filepath.Glob(glob)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		for _, p := range paths {
 			src, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
+			require.NoError(f, err)
 			f.Add(src, uint64(1))
 		}
 	}
-	var errs error
-	if fuzzLegalize, errs = buildLegalize(); errs != nil {
-		f.Fatal(errs)
-	}
+	var err error
+	fuzzLegalize, err = buildLegalize()
+	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, src []byte, seed uint64) { fuzzBody(t, src, seed) })
 }
 
@@ -49,9 +46,8 @@ func fuzzBody(t *testing.T, src []byte, seed uint64) {
 	legalize := fuzzLegalize
 	if legalize == nil {
 		var err error
-		if legalize, err = buildLegalize(); err != nil {
-			t.Fatal(err)
-		}
+		legalize, err = buildLegalize()
+		require.NoError(t, err)
 	}
 	{
 		mod, diags := syntax.Parse("fuzz.tvms", src)
@@ -85,9 +81,7 @@ func fuzzBody(t *testing.T, src []byte, seed uint64) {
 		if werr != nil || gerr != nil {
 			return
 		}
-		if err := eval.Compare(got, want, eval.TranscendentalTol); err != nil {
-			t.Fatalf("LegalizeOps changed the result: %v\n%s", err, syntax.Print(out))
-		}
+		require.NoError(t, eval.Compare(got, want, eval.TranscendentalTol), "LegalizeOps changed the result\n%s", printed{out})
 	}
 }
 
