@@ -1,12 +1,14 @@
 package syntax
 
 import (
-	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
 // The participle grammar of the Python subset TVMScript uses. Each struct is
 // one production; the golden testdata/grammar.ebnf is parser.String().
+// Participle's parser is built from these structs only in tests
+// (grammar_participle_test.go): Parse fills them with the hand-written
+// reader of parser.go.
 //
 // Expressions (exprNode, exprListNode) are hand-written participle.Parseable
 // productions, see grammar_expr.go.
@@ -110,19 +112,3 @@ type withNode struct {
 type exprRoot struct {
 	Expr *exprNode `parser:"@@ NEWLINE?"`
 }
-
-// parserLookahead is how far participle may advance into an alternative
-// and still try the next one: one token, for the optional trailing comma
-// of "( ',' @@ )* ','?" lists.
-const parserLookahead = 1
-
-var parserOptions = []participle.Option{
-	participle.Lexer(pythonLexer),
-	participle.UseLookahead(parserLookahead),
-}
-
-// fileParser parses whole files; exprParser parses string dimensions.
-var (
-	fileParser = participle.MustBuild[fileNode](parserOptions...)
-	exprParser = participle.MustBuild[exprRoot](parserOptions...)
-)

@@ -119,32 +119,6 @@ type exprProblem struct {
 	msg  string
 }
 
-// committed makes the failure of a hand-written production final. Once a
-// production has accepted its first token it is the only one that can
-// match (the grammar is LL(1) at that point), but participle discards an
-// error from a branch that advanced at most parserLookahead tokens and
-// reports a vaguer one ("expected StmtNode+") further up. Advancing past
-// that distance makes participle take the branch and keep the error,
-// which carries its own position.
-func committed(lex *lexer.PeekingLexer, start int, err error) error {
-	for lex.Cursor() <= start+parserLookahead && !lex.Peek().EOF() {
-		lex.Next()
-	}
-	return err
-}
-
-// Parse implements participle.Parseable.
-func (n *exprNode) Parse(lex *lexer.PeekingLexer) error {
-	if !startsExpr(lex.Peek()) {
-		return participle.NextMatch
-	}
-	start := lex.Cursor()
-	if err := n.parse(peekingSource{lex}); err != nil {
-		return committed(lex, start, err)
-	}
-	return nil
-}
-
 func (n *exprNode) parse(lex tokenSource) error {
 	p := newExprReader(lex)
 	t, err := p.expr()
@@ -161,18 +135,6 @@ type exprListNode struct {
 	EndPos lexer.Position
 	Items  []*exprNode
 	Comma  bool // a trailing comma
-}
-
-// Parse implements participle.Parseable.
-func (n *exprListNode) Parse(lex *lexer.PeekingLexer) error {
-	if !startsExpr(lex.Peek()) {
-		return participle.NextMatch
-	}
-	start := lex.Cursor()
-	if err := n.parse(peekingSource{lex}); err != nil {
-		return committed(lex, start, err)
-	}
-	return nil
 }
 
 func (n *exprListNode) parse(lex tokenSource) error {

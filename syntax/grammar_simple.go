@@ -39,17 +39,6 @@ type assignNode struct {
 	Value  *exprListNode
 }
 
-// Parse implements participle.Parseable.
-func (n *simpleNode) Parse(lex *lexer.PeekingLexer) error {
-	start := lex.Cursor()
-	if err := n.parse(peekingSource{lex}); err != nil && err != participle.NextMatch {
-		return committed(lex, start, err)
-	} else if err != nil {
-		return err
-	}
-	return nil
-}
-
 func (n *simpleNode) parse(lex tokenSource) error {
 	tok := lex.Peek()
 	n.Pos = tok.Pos

@@ -10,7 +10,9 @@
 //     DEDENT), read on demand through a fixed window of tokens (stream.go),
 //     so memory does not grow with the token count;
 //  2. parsing: the grammar of record is participle's, the grammar structs
-//     of grammar.go (golden EBNF in testdata/grammar.ebnf). Parse reads the
+//     of grammar.go (golden EBNF in testdata/grammar.ebnf), built into a
+//     participle parser only by the tests that hold the hand-written
+//     reader to it (grammar_participle_test.go). Parse reads the
 //     statement skeleton with a hand-written reader (parser.go) that builds
 //     the same structs (TestHandParserMatchesParticiple checks it on the
 //     corpus) without participle's size caps, token list or backtracking;
@@ -55,7 +57,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 )
@@ -98,20 +99,4 @@ func parseEager(filename, text string) (mod *ir.Module, diags diag.List) {
 		return mod, finish(bd.diags)
 	}
 	return mod, nil
-}
-
-// parseTree parses src with participle's parser built from the grammar
-// structs, the grammar of record: tests check that readFile builds the same
-// tree.
-func parseTree(filename string, src []byte) (*fileNode, error) {
-	peek, err := lexTokens(filename, src)
-	if err != nil {
-		return nil, err
-	}
-	return fileParser.ParseFromLexer(peek)
-}
-
-// lexTokens scans src completely into a PeekingLexer.
-func lexTokens(filename string, src []byte) (*lexer.PeekingLexer, error) {
-	return lexer.Upgrade(newScanner(filename, string(src)))
 }

@@ -3,8 +3,9 @@ package syntax
 import "github.com/alecthomas/participle/v2/lexer"
 
 // tokenSource is what the hand-written productions read tokens from: the
-// streaming tokStream when Parse runs them directly, or participle's
-// PeekingLexer (through peekingSource) when participle drives them.
+// streaming tokStream when Parse runs them directly, or, in tests,
+// participle's PeekingLexer (through peekingSource) when participle drives
+// them.
 type tokenSource interface {
 	// Peek returns the next token without consuming it.
 	Peek() *lexer.Token
@@ -12,17 +13,6 @@ type tokenSource interface {
 	Peek2() *lexer.Token
 	// Next consumes and returns the next token.
 	Next() *lexer.Token
-}
-
-// peekingSource adapts participle's PeekingLexer.
-type peekingSource struct{ *lexer.PeekingLexer }
-
-func (s peekingSource) Peek2() *lexer.Token {
-	cp := s.MakeCheckpoint()
-	s.Next()
-	t := s.Peek()
-	s.LoadCheckpoint(cp)
-	return t
 }
 
 // typeError is the token type of a lexical error: the stream turns the
