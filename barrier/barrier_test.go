@@ -12,6 +12,7 @@ import (
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/wellformed"
 )
 
@@ -41,7 +42,7 @@ func TestGoFunctions(t *testing.T) {
 	if errs.HasErrors() {
 		t.Fatal(errs)
 	}
-	before := syntax.Print(mod)
+	before := printer.Print(mod)
 	ing, err := barrier.Canonicalize(mod)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestGoFunctions(t *testing.T) {
 	if p, _ := phase.Recorded(built); p != phase.Build {
 		t.Errorf("build recorded %v", p)
 	}
-	if syntax.Print(mod) != before {
+	if printer.Print(mod) != before {
 		t.Error("a barrier modified its input")
 	}
 }

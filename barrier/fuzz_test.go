@@ -16,6 +16,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/wellformed"
 )
 
@@ -84,7 +85,7 @@ func compileOnce(src []byte) string {
 		}
 	}
 	_ = wellformed.Infer(mod)
-	_ = syntax.Print(mod)
+	_ = printer.Print(mod)
 
 	canon, err := barrier.Canonicalize(mod)
 	if msg := internalErr(err); msg != "" {
@@ -93,7 +94,7 @@ func compileOnce(src []byte) string {
 	if err != nil {
 		return ""
 	}
-	printed := syntax.Print(canon)
+	printed := printer.Print(canon)
 	back, diags := syntax.Parse("canonical.tvms", []byte(printed))
 	if len(diags) > 0 || back == nil {
 		return "the printed Canonicalize result does not parse:\n" + diags.Error() + "\nprinted:\n" + printed
@@ -109,13 +110,13 @@ func compileOnce(src []byte) string {
 	if err != nil {
 		return ""
 	}
-	_ = syntax.Print(lowered)
+	_ = printer.Print(lowered)
 	built, err := barrier.Build(lowered)
 	if msg := internalErr(err); msg != "" {
 		return "Build: " + msg
 	}
 	if err == nil {
-		_ = syntax.Print(built)
+		_ = printer.Print(built)
 	}
 	return ""
 }

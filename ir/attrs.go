@@ -4,12 +4,18 @@ import "slices"
 
 // Attrs is a dictionary of attributes on a module, a function or a call.
 // Values are one of: nil, bool, int64, float64, string, DataType, PrimExpr,
-// []any (of these) or Attrs. Attrs are compared as dictionaries and always
-// iterated in sorted key order (Keys), so output is deterministic.
+// Verbatim, []any (of these) or Attrs. Attrs are compared as dictionaries
+// and always iterated in sorted key order (Keys), so output is
+// deterministic.
 //
 // Treat Attrs as immutable once attached to a node: use With to derive a
 // changed copy.
 type Attrs map[string]any
+
+// Verbatim is an attribute value the parser keeps as the source text of a
+// Python expression it has no IR for (an index-map lambda of an opaque
+// call); the printer writes it back as is.
+type Verbatim string
 
 // Keys returns the keys in sorted order.
 func (a Attrs) Keys() []string {

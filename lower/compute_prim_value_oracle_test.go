@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/eval/evaltest"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // ComputePrimValue keeps what a module computes: the host PrimFuncs it
@@ -24,7 +24,7 @@ class Module:
 `)
 	lowered := evaltest.CheckPipeline(t, mod, "canonicalize,lower", evaltest.Options{Dims: map[string]int64{"n": 7, "m": 3}})
 	out := evaltest.CheckPipeline(t, lowered, "ComputePrimValue", evaltest.Options{Dims: map[string]int64{"n": 7, "m": 3}})
-	if text := syntax.Print(out); !strings.Contains(text, "T.ret(") {
+	if text := printer.Print(out); !strings.Contains(text, "T.ret(") {
 		t.Fatalf("ComputePrimValue generated no host function:\n%s", text)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // handCase is a module main() without parameters whose body computes gv
@@ -30,7 +30,7 @@ func runHandCases(t *testing.T, cases []handCase) {
 			if errs.HasErrors() {
 				t.Fatal(errs)
 			}
-			text := syntax.Print(got)
+			text := printer.Print(got)
 			if !strings.Contains(text, "R.call_tir") {
 				t.Fatalf("not legalized:\n%s", text)
 			}
@@ -129,11 +129,11 @@ func TestConcatAxisNoneRoundTrip(t *testing.T) {
 	c := legalCase{params: []string{tensorParam("x", "(2, 3)", "float32"), tensorParam("y", "(4,)", "float32")},
 		body: "gv = R.concat((x, y), axis=None)"}
 	mod := evaltest.Parse(t, "concat", c.module())
-	text := syntax.Print(mod)
+	text := printer.Print(mod)
 	if !strings.Contains(text, "R.concat((x, y), axis=None)") || !strings.Contains(text, `R.Tensor((10,), dtype="float32")`) {
 		t.Fatalf("axis=None lost:\n%s", text)
 	}
-	if again := syntax.Print(evaltest.Parse(t, "printed", text)); again != text {
+	if again := printer.Print(evaltest.Parse(t, "printed", text)); again != text {
 		t.Fatalf("not a fixed point:\n%s\n---\n%s", text, again)
 	}
 }

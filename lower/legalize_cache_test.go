@@ -11,6 +11,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // legalizeBothWays legalizes mod with and without the kernel cache and
@@ -22,7 +23,7 @@ func legalizeBothWays(t *testing.T, mod *ir.Module, o LegalizeOptions) (cached, 
 		cacheKernels = on
 		defer func() { cacheKernels = true }()
 		out, errs := LegalizeModule(mod, o)
-		return out, syntax.Print(out) + "\n" + errs.Error()
+		return out, printer.Print(out) + "\n" + errs.Error()
 	}
 	withCache, cached := legalize(true)
 	without, built := legalize(false)

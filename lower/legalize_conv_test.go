@@ -7,7 +7,7 @@ import (
 
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // runFullyLegalized is runLegalCases plus the check that the op under test
@@ -21,7 +21,7 @@ func runFullyLegalized(t *testing.T, cases []legalCase) {
 		if errs.HasErrors() {
 			t.Fatalf("%s: %v", c.name, errs)
 		}
-		if text := syntax.Print(got); !strings.Contains(text, "R.call_tir") {
+		if text := printer.Print(got); !strings.Contains(text, "R.call_tir") {
 			t.Errorf("%s: not legalized:\n%s", c.name, text)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes/passtest"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
 )
 
@@ -88,7 +88,7 @@ func TestLegalizeConvTransposeHalfOracle(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			mod := evaltest.Parse(t, c.name, c.module())
 			out := evaltest.CheckPipeline(t, mod, "LegalizeOps", evaltest.Options{Seed: 1, Tol: &eval.Tolerance{Rel: tol, Abs: tol}})
-			require.Contains(t, syntax.Print(out), "R.call_tir")
+			require.Contains(t, printer.Print(out), "R.call_tir")
 		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/passes/passtest"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // Oracle tests of scatter_nd, dynamic_strided_slice, layout_transform and
@@ -150,7 +150,7 @@ func TestLayoutOpsPrintBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := syntax.Print(evaltest.Parse(t, path, string(src))); got != string(src) {
+	if got := printer.Print(evaltest.Parse(t, path, string(src))); got != string(src) {
 		t.Errorf("%s does not print back as written:\n%s", path, got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
 )
 
@@ -288,7 +288,7 @@ func TestLegalizeOpsMatchesHandLegalizedMLP(t *testing.T) {
 		t.Fatal(errs)
 	}
 	if d := ir.Diff(got, want, ir.EqualOptions{}); d != nil {
-		t.Fatalf("LegalizeOps(mlp.tvms) differs from mlp_legalized.tvms: %v\n%s", d, syntax.Print(got))
+		t.Fatalf("LegalizeOps(mlp.tvms) differs from mlp_legalized.tvms: %v\n%s", d, printer.Print(got))
 	}
 	evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: 5})
 }
@@ -321,8 +321,8 @@ class Module:
 		}
 	}
 	out, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{Skip: []string{"R.exp", "relax.nn.relu"}})
-	if errs.HasErrors() || !strings.Contains(syntax.Print(out), "R.call_tir(cls.add") {
-		t.Fatalf("skip: %v\n%s", errs, syntax.Print(out))
+	if errs.HasErrors() || !strings.Contains(printer.Print(out), "R.call_tir(cls.add") {
+		t.Fatalf("skip: %v\n%s", errs, printer.Print(out))
 	}
 	if _, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{AllowUnlegalized: true}); errs.HasErrors() {
 		t.Fatalf("AllowUnlegalized: %v", errs)
@@ -365,7 +365,7 @@ class Module:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text := syntax.Print(out); !strings.Contains(text, "R.call_tir(cls.my_add") {
+	if text := printer.Print(out); !strings.Contains(text, "R.call_tir(cls.my_add") {
 		t.Fatalf("the custom legalization was not used:\n%s", text)
 	}
 	y, err := eval.RandomArgs(only.Func("main"), 1, nil, 1)

@@ -8,7 +8,7 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // TestLegalizePoolOracle checks max/avg pooling over 1, 2 and 3 spatial axes
@@ -162,7 +162,7 @@ func TestLegalizePoolOutLayoutLeftAlone(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "R.nn.max_pool2d cannot be legalized: topi pools in one layout, and out_layout differs") {
 		t.Fatalf("want one LOW030 naming the reason, got %v", errs)
 	}
-	if text := syntax.Print(got); strings.Contains(text, "R.call_tir") || !strings.Contains(text, `R.nn.max_pool2d(x`) {
+	if text := printer.Print(got); strings.Contains(text, "R.call_tir") || !strings.Contains(text, `R.nn.max_pool2d(x`) {
 		t.Fatalf("legalized or lost:\n%s", text)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 func TestStaticPlanBlockMemoryGolden(t *testing.T) {
@@ -99,5 +100,5 @@ class Module:
 	require.Equal(t, lower.PlanStats{Tensors: 3, Unplanned: 1, Storages: 2, TVMBytes: 48, ArenaBytes: 48, LowerBound: 48}, st)
 	offs, _, errs := lower.PlanBlockMemory(mod, lower.PlannerOffsets)
 	require.Empty(t, errs)
-	require.Equal(t, syntax.Print(tvm), syntax.Print(offs), "the class falls back to TVM's storages")
+	require.Equal(t, printer.Print(tvm), printer.Print(offs), "the class falls back to TVM's storages")
 }

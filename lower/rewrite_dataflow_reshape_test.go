@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/eval/evaltest"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 const reshapeModule = `
@@ -45,7 +45,7 @@ class Module:
 func TestRewriteDataflowReshape(t *testing.T) {
 	mod := evaltest.Parse(t, "reshape", reshapeModule)
 	out := evaltest.CheckPipeline(t, mod, "LegalizeOps,RewriteDataflowReshape", evaltest.Options{Seed: 1, Dims: map[string]int64{"n": 2}})
-	requireLines(t, syntax.Print(out),
+	requireLines(t, printer.Print(out),
 		"c = R.reshape(y, R.shape([24]))",
 		"d = R.reshape(c, R.shape([1, 24]))",
 		"g = R.reshape(d, R.shape([24]))",
@@ -108,7 +108,7 @@ func TestRewriteDataflowReshapeSymbolic(t *testing.T) {
 	mod := evaltest.Parse(t, "symbolic reshape", symbolicReshapeModule)
 	for _, dims := range []map[string]int64{{"n": 2, "m": 3}, {"n": 1, "m": 4}, {"n": 0, "m": 2}} {
 		out := evaltest.CheckPipeline(t, mod, "LegalizeOps,RewriteDataflowReshape", evaltest.Options{Seed: 1, Dims: dims})
-		requireLines(t, syntax.Print(out),
+		requireLines(t, printer.Print(out),
 			"a = R.reshape(x, R.shape([m * n]))",
 			"b = R.reshape(a, R.shape([m, n]))",
 			"c = R.reshape(y, R.shape([n * 12]))",

@@ -17,6 +17,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 func TestVMShapeLowerGolden(t *testing.T) {
@@ -134,7 +135,7 @@ func TestVMShapeLowerSplicePath(t *testing.T) {
 			continue
 		}
 		require.True(t, ir.StructuralEqual(fast, slow, ir.EqualOptions{}), "%s: %v", names[i], ir.Diff(fast, slow, ir.EqualOptions{}))
-		require.Equal(t, syntax.Print(slow), syntax.Print(fast), names[i])
+		require.Equal(t, printer.Print(slow), printer.Print(fast), names[i])
 	}
 }
 

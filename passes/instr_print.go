@@ -6,15 +6,15 @@ import (
 	"slices"
 
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
-// Printer renders a module as text; nil means syntax.Print.
+// Printer renders a module as text; nil means printer.Print.
 type Printer func(*ir.Module) string
 
 func (p Printer) print(m *ir.Module) string {
 	if p == nil {
-		return syntax.Print(m)
+		return printer.Print(m)
 	}
 	return p(m)
 }

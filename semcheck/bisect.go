@@ -9,6 +9,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/wellformed"
 )
@@ -386,7 +387,7 @@ func reparse(mod *ir.Module) (out *ir.Module) {
 			out = nil
 		}
 	}()
-	text := syntax.Print(mod)
+	text := printer.Print(mod)
 	parsed, diags := syntax.Parse(mod.Source, []byte(text))
 	if len(diags) > 0 {
 		return nil

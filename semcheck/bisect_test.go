@@ -13,6 +13,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 func TestBisectNamesAndReducesBrokenPass(t *testing.T) {
@@ -29,11 +30,11 @@ func TestBisectNamesAndReducesBrokenPass(t *testing.T) {
 	require.True(t, cu.Fails(cu.Input, in))
 
 	small := cu.Reduce(in, 200)
-	t.Logf("reduced from %d to %d bindings:\n%s", CountBindings(cu.Input), CountBindings(small), syntax.Print(small))
+	t.Logf("reduced from %d to %d bindings:\n%s", CountBindings(cu.Input), CountBindings(small), printer.Print(small))
 	assert.Equal(t, 5, CountBindings(cu.Input))
 	assert.Equal(t, 1, CountBindings(small), "only the flipped add is left")
 	assert.True(t, cu.Fails(small, in), "the reduced module still fails")
-	assert.Contains(t, syntax.Print(small), "R.add(")
+	assert.Contains(t, printer.Print(small), "R.add(")
 }
 
 func TestBisectCorrectPipeline(t *testing.T) {
@@ -49,7 +50,7 @@ func TestBisectCorrectPipeline(t *testing.T) {
 var (
 	crashOnAddForTest = passes.Define(passes.Info{Name: "CrashOnAddForTest", Doc: "broken on purpose: fails on any module with an R.add"},
 		passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-			if strings.Contains(syntax.Print(mod), "R.add(") {
+			if strings.Contains(printer.Print(mod), "R.add(") {
 				return nil, errors.New("cannot handle add")
 			}
 			return mod, nil
@@ -78,7 +79,7 @@ func TestBisectCrashAndMalformed(t *testing.T) {
 			assert.Equal(t, tc.kind, cu.Kind)
 			small := cu.Reduce(Inputs{Seed: 4}, 200)
 			assert.True(t, cu.Fails(small, Inputs{Seed: 4}))
-			assert.LessOrEqual(t, CountBindings(small), 1, syntax.Print(small))
+			assert.LessOrEqual(t, CountBindings(small), 1, printer.Print(small))
 		})
 	}
 }

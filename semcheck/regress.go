@@ -16,6 +16,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // Regression is a failure of a pipeline reduced to a reproducer: the
@@ -122,7 +123,7 @@ func (r *Regression) Text() string {
 		cmd = append(cmd, "--symbolic", s)
 	}
 	fmt.Fprintf(&b, "# replay: %s FILE\n", strings.Join(cmd, " "))
-	b.WriteString(syntax.Print(r.Module))
+	b.WriteString(printer.Print(r.Module))
 	return b.String()
 }
 
@@ -132,7 +133,7 @@ func (r *Regression) Write(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(syntax.Print(r.Module)))
+	sum := sha256.Sum256([]byte(printer.Print(r.Module)))
 	path := filepath.Join(dir, hex.EncodeToString(sum[:6])+".tvms")
 	return path, os.WriteFile(path, []byte(r.Text()), 0o644)
 }

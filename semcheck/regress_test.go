@@ -16,6 +16,7 @@ import (
 	"github.com/phasec/phasec/ir/randmod"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // regressDir receives the reduced reproducer of every failure the
@@ -80,7 +81,7 @@ func TestDifferentialWritesRegressions(t *testing.T) {
 		mod, replay, _, err := ReadRegression(f)
 		require.NoError(t, err)
 		assert.Equal(t, "FlipSignForTest", replay, f)
-		assert.LessOrEqual(t, len(topLevelBindings(mod.Func("main"))), 2, "%s:\n%s", f, syntax.Print(mod))
+		assert.LessOrEqual(t, len(topLevelBindings(mod.Func("main"))), 2, "%s:\n%s", f, printer.Print(mod))
 		cu, err := Replay(testPasses, f)
 		require.NoError(t, err)
 		require.NotNil(t, cu, "%s replays the failure", f)
@@ -121,7 +122,7 @@ func TestRegressionWritten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "FlipSignForTest", replay)
 	assert.Equal(t, Inputs{Seed: 4, Dims: map[string]int64{"n": 1}}, rin)
-	assert.Equal(t, syntax.Print(r.Module), syntax.Print(got))
+	assert.Equal(t, printer.Print(r.Module), printer.Print(got))
 	cu, err := Replay(testPasses, path)
 	require.NoError(t, err)
 	require.NotNil(t, cu, "the reproducer still fails")
@@ -154,7 +155,7 @@ func TestRegressions(t *testing.T) {
 
 var crashTwoWaysForTest = passes.Define(passes.Info{Name: "CrashTwoWaysForTest", Doc: "broken on purpose: fails on an R.multiply, and differently on an R.add"},
 	passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		text := syntax.Print(mod)
+		text := printer.Print(mod)
 		switch {
 		case strings.Contains(text, "R.multiply("):
 			return nil, errors.New("cannot schedule multiply over the broadcast operand")
@@ -180,7 +181,7 @@ func TestReduceKeepsFailure(t *testing.T) {
 	require.Equal(t, PassCrash, cu.Kind)
 	assert.Contains(t, cu.Detail, "multiply")
 	small := cu.Reduce(in, 200)
-	text := syntax.Print(small)
+	text := printer.Print(small)
 	assert.Contains(t, text, "R.multiply(", "the reduced module fails for the original reason")
 	assert.NotContains(t, text, "R.add(", "the add is not needed for the multiply failure")
 	assert.Equal(t, 1, CountBindings(small), text)

@@ -31,7 +31,7 @@ import (
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
 	"github.com/phasec/phasec/vm/loader"
@@ -163,7 +163,7 @@ func Evaluable(mod *ir.Module) bool {
 	if p, _ := phase.Recorded(mod); p == phase.Build {
 		return true
 	}
-	text := syntax.Print(mod)
+	text := printer.Print(mod)
 	return !strings.Contains(text, "vm.builtin.") && !strings.Contains(text, "R.vm.")
 }
 
@@ -320,10 +320,10 @@ func writeModules(dir string, m *Mismatch) error {
 		return err
 	}
 	header := fmt.Sprintf("# %%s pass %s: %s\n", m.Pass, strings.ReplaceAll(m.Detail, "\n", " "))
-	if err := os.WriteFile(m.BeforePath, []byte(fmt.Sprintf(header, "before")+syntax.Print(m.Before)), 0o644); err != nil {
+	if err := os.WriteFile(m.BeforePath, []byte(fmt.Sprintf(header, "before")+printer.Print(m.Before)), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(m.AfterPath, []byte(fmt.Sprintf(header, "after")+syntax.Print(m.After)), 0o644)
+	return os.WriteFile(m.AfterPath, []byte(fmt.Sprintf(header, "after")+printer.Print(m.After)), 0o644)
 }
 
 func (c *Checker) tolerance(mods ...*ir.Module) eval.Tolerance {

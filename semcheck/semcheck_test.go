@@ -16,13 +16,14 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
 )
 
 // flipSign is the deliberately broken pass of the tests: it turns the
 // first R.add of the module into R.subtract, keeping everything else.
 func flipSign(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
-	text := syntax.Print(mod)
+	text := printer.Print(mod)
 	if !strings.Contains(text, "R.add(") {
 		return mod, nil
 	}
@@ -93,7 +94,7 @@ func TestCorrectPipelinesPass(t *testing.T) {
 			require.Nil(t, c.Failure)
 			require.Positive(t, c.Checked, "at least the build step changes the module")
 			// The last check ran the VM: the module is in phase build.
-			assert.Contains(t, syntax.Print(out), `"build"`)
+			assert.Contains(t, printer.Print(out), `"build"`)
 		})
 	}
 }
@@ -122,8 +123,8 @@ func TestBrokenPassIsNamed(t *testing.T) {
 	// checker's arguments, and only the broken pass's output lost the add.
 	before := parseFile(t, m.BeforePath)
 	after := parseFile(t, m.AfterPath)
-	assert.Contains(t, syntax.Print(before), "R.add(")
-	assert.NotContains(t, syntax.Print(after), "R.add(")
+	assert.Contains(t, printer.Print(before), "R.add(")
+	assert.NotContains(t, printer.Print(after), "R.add(")
 	want, err := eval.New(before).Call("main", cloneArgs(c.args)...)
 	require.NoError(t, err)
 	got, err := eval.New(after).Call("main", cloneArgs(c.args)...)

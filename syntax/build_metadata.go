@@ -2,12 +2,12 @@ package syntax
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/internal/tvmmeta"
 )
 
 // The show_meta=True metadata section. TVM's printer writes the objects it
@@ -97,7 +97,7 @@ func decodeMetadata(text string) ([]*ir.Constant, error) {
 			return nil, fmt.Errorf("root map: keys and data disagree")
 		}
 		for i, k := range m.Keys {
-			if k == constantKey {
+			if k == tvmmeta.ConstantKey {
 				arr = data[i]
 			}
 		}
@@ -112,7 +112,7 @@ func decodeMetadata(text string) ([]*ir.Constant, error) {
 				return nil, err
 			}
 			var key string
-			if json.Unmarshal(k.Data, &key) == nil && key == constantKey {
+			if json.Unmarshal(k.Data, &key) == nil && key == tvmmeta.ConstantKey {
 				arr = data[i+1]
 			}
 		}
@@ -126,7 +126,7 @@ func decodeMetadata(text string) ([]*ir.Constant, error) {
 	}
 	var items []int
 	if err := json.Unmarshal(a.Data, &items); err != nil {
-		return nil, fmt.Errorf("%s entry is not an array of nodes", constantKey)
+		return nil, fmt.Errorf("%s entry is not an array of nodes", tvmmeta.ConstantKey)
 	}
 	consts := make([]*ir.Constant, 0, len(items))
 	for i, it := range items {
@@ -138,7 +138,7 @@ func decodeMetadata(text string) ([]*ir.Constant, error) {
 		if err != nil {
 			return nil, fmt.Errorf("constant %d: %w", i, err)
 		}
-		arr, err := decodeTensorBlob(blob)
+		arr, err := tvmmeta.DecodeTensor(blob)
 		if err != nil {
 			return nil, fmt.Errorf("constant %d: %w", i, err)
 		}
@@ -146,8 +146,6 @@ func decodeMetadata(text string) ([]*ir.Constant, error) {
 	}
 	return consts, nil
 }
-
-const constantKey = "relax.expr.Constant"
 
 // constantBlob returns the serialized tensor of a Constant node: an index
 // into b64ndarrays (node-graph layout) or a tensor node whose data is the
@@ -177,94 +175,4 @@ func constantBlob(g *metaGraph, c *metaNode, node func(int) (*metaNode, error)) 
 		return nil, fmt.Errorf("tensor node %d holds no base64 data", ti)
 	}
 	return base64.StdEncoding.DecodeString(b64)
-}
-
-// tensorMagic starts a tensor saved by TVM's SaveDLTensor
-// (include/tvm/runtime/ndarray.h, kTVMNDArrayMagic).
-const tensorMagic = 0xDD5E40F096B4A13F
-
-// decodeTensorBlob reads SaveDLTensor's layout, little-endian: magic,
-// reserved u64, device (i32 type, i32 id), i32 ndim, dtype (u8 code, u8
-// bits, u16 lanes), ndim i64 extents, i64 byte count, the bytes.
-func decodeTensorBlob(b []byte) (*ir.NDArray, error) {
-	le := binary.LittleEndian
-	if len(b) < 36 || le.Uint64(b) != tensorMagic {
-		return nil, fmt.Errorf("not a serialized tensor (bad magic)")
-	}
-	ndim := int(int32(le.Uint32(b[24:])))
-	code, bits, lanes := b[28], b[29], le.Uint16(b[30:])
-	if ndim < 0 || ndim > 32 || len(b) < 32+8*ndim+8 {
-		return nil, fmt.Errorf("bad rank %d", ndim)
-	}
-	dt, err := dlpackDType(code, bits, lanes)
-	if err != nil {
-		return nil, err
-	}
-	shape := make([]int64, ndim)
-	off := 32
-	for i := range shape {
-		shape[i] = int64(le.Uint64(b[off:]))
-		off += 8
-	}
-	n := int64(le.Uint64(b[off:]))
-	off += 8
-	arr, err := ir.NewNDArray(dt, shape)
-	if err != nil {
-		return nil, err
-	}
-	if n != int64(len(arr.Data)) || int64(len(b)-off) < n {
-		return nil, fmt.Errorf("%d data bytes for a %s tensor of shape %v", n, dt, shape)
-	}
-	copy(arr.Data, b[off:off+int(n)])
-	return arr, nil
-}
-
-// DLPack type codes (dlpack.h).
-const (
-	dlInt    = 0
-	dlUInt   = 1
-	dlFloat  = 2
-	dlBfloat = 4
-	dlBool   = 6
-)
-
-func dlpackDType(code, bits uint8, lanes uint16) (ir.DataType, error) {
-	dt := ir.DataType{Bits: bits, Lanes: lanes}
-	switch {
-	case code == dlBool || code == dlUInt && bits == 1:
-		return ir.Bool, nil
-	case code == dlInt:
-		dt.Code = ir.CodeInt
-	case code == dlUInt:
-		dt.Code = ir.CodeUInt
-	case code == dlFloat:
-		dt.Code = ir.CodeFloat
-	case code == dlBfloat:
-		dt.Code = ir.CodeBFloat
-	default:
-		return ir.DataType{}, fmt.Errorf("unsupported tensor type code %d", code)
-	}
-	valid := bits == 8 || bits == 16 || bits == 32 || bits == 64
-	if dt.Code == ir.CodeBFloat {
-		valid = bits == 16
-	}
-	if !valid || lanes != 1 {
-		return ir.DataType{}, fmt.Errorf("unsupported tensor dtype (code %d, %d bits, %d lanes)", code, bits, lanes)
-	}
-	return dt, nil
-}
-
-// dlpackCode is the inverse of dlpackDType, for the printer.
-func dlpackCode(dt ir.DataType) (code, bits uint8) {
-	switch dt.Code {
-	case ir.CodeInt:
-		return dlInt, dt.Bits
-	case ir.CodeUInt:
-		return dlUInt, dt.Bits
-	case ir.CodeBFloat:
-		return dlBfloat, dt.Bits
-	case ir.CodeBool:
-		return dlUInt, 1 // TVM's bool is uint1, stored one byte per element
-	}
-	return dlFloat, dt.Bits
 }

@@ -170,14 +170,10 @@ func (bd *builder) opaqueAttr(kw string, a *ast) any {
 	case containsLambda(a):
 		// An index map (lambda i, j: (j, i), or T.index_map(lambda ...)):
 		// phasec has no IR for it yet, so it is kept as text.
-		return verbatim(unparse(a))
+		return ir.Verbatim(unparse(a))
 	}
 	return bd.attrValue(a)
 }
-
-// verbatim is an attribute value kept as the source text of a Python
-// expression, printed back as is.
-type verbatim string
 
 func containsLambda(a *ast) bool {
 	if a == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // relaxSpans lists every Relax expression, binding and variable of mod in
@@ -180,7 +181,7 @@ func TestDeferredParse(t *testing.T) {
 			require.Nil(t, gotMod, in.name)
 			continue
 		}
-		require.Equal(t, Print(wantMod), Print(gotMod), in.name)
+		require.Equal(t, printer.Print(wantMod), printer.Print(gotMod), in.name)
 		assert.Empty(t, cmp.Diff(relaxSpans(wantMod), relaxSpans(gotMod)), "%s: spans differ (-eager +deferred)", in.name)
 	}
 	require.Greater(t, deferredUsed, 60)
@@ -232,7 +233,7 @@ func FuzzDeferredParse(f *testing.F) {
 		require.Equal(t, FormatDiagnostics(wantDiags, src), FormatDiagnostics(gotDiags, src))
 		require.Equal(t, wantMod == nil, gotMod == nil)
 		if wantMod != nil {
-			require.Equal(t, Print(wantMod), Print(gotMod))
+			require.Equal(t, printer.Print(wantMod), printer.Print(gotMod))
 			require.Empty(t, cmp.Diff(relaxSpans(wantMod), relaxSpans(gotMod)))
 		}
 	})

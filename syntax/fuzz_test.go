@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"github.com/phasec/phasec/syntax/printer"
 	"os"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			if mod != nil && len(diags) == 0 {
-				_ = Print(mod)
+				_ = printer.Print(mod)
 			}
 		}()
 		select {

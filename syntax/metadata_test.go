@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // TestMetadataSectionValues reads the constants of the two JSON layouts
@@ -57,10 +58,10 @@ func TestMetadataRegenerated(t *testing.T) {
 	require.NoError(t, err)
 	mod := parseOrFail(t, path, src)
 	mod.Meta = &ir.MetaSection{JSON: mod.Meta.JSON, Constants: mod.Meta.Constants[1:]}
-	out := Print(mod)
+	out := printer.Print(mod)
 	require.NotEqual(t, string(src), out)
 	back := parseOrFail(t, "regenerated.tvms", []byte(out))
 	require.Nil(t, ir.Diff(mod, back, ir.EqualOptions{}))
 	require.Len(t, back.Meta.Constants, 2)
-	require.Equal(t, out, Print(back))
+	require.Equal(t, out, printer.Print(back))
 }

@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"github.com/phasec/phasec/syntax/printer"
 	"math/rand"
 	"os"
 	"testing"
@@ -45,7 +46,7 @@ func TestMutatedCorpusNeverPanics(t *testing.T) {
 			require.False(t, d.Code == CodeInternal, "internal error on %q:\n%s", b, d.Msg)
 		}
 		if mod != nil && len(diags) == 0 {
-			_ = Print(mod)
+			_ = printer.Print(mod)
 		}
 	}
 }

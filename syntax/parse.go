@@ -1,5 +1,6 @@
-// Package syntax reads and writes phasec's text IR: TVMScript in the
-// classic Relax dialect that TVM v0.23 prints.
+// Package syntax reads phasec's text IR: TVMScript in the classic Relax
+// dialect that TVM v0.23 prints. Package syntax/printer writes it; the two
+// do not import each other.
 //
 // # Parsing
 //

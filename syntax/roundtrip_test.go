@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // The corpus lives in the repository's testdata/ (recursively; corpusFiles
@@ -57,7 +58,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			m1 := parseOrFail(t, path, src)
-			text1 := Print(m1)
+			text1 := printer.Print(m1)
 			m2, diags := Parse(path+" (printed)", []byte(text1))
 			if diags.HasErrors() || m2 == nil {
 				t.Fatalf("printed text does not parse:\n%s\n--- printed:\n%s", FormatDiagnostics(diags, []byte(text1)), numbered(text1))
@@ -68,7 +69,7 @@ func TestRoundTrip(t *testing.T) {
 			if d := ir.Diff(m1, m2, ir.EqualOptions{MapFreeVars: true}); d != nil {
 				t.Errorf("parse(print(m)) differs from m: %s\n--- printed:\n%s", d, numbered(text1))
 			}
-			if text2 := Print(m2); text2 != text1 {
+			if text2 := printer.Print(m2); text2 != text1 {
 				t.Errorf("printing is not idempotent:\n%s", firstLineDiff(text1, text2))
 			}
 		})
@@ -110,7 +111,7 @@ func TestPrintGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Print(parseOrFail(t, name, src))
+			got := printer.Print(parseOrFail(t, name, src))
 			golden := filepath.Join("testdata", "print", strings.ReplaceAll(strings.TrimSuffix(name, ".tvms"), "/", "_")+".golden")
 			if updateGolden() {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 const tirFormsHeader = `# from tvm.script import ir as I
@@ -31,7 +32,7 @@ func TestWhileWithForm(t *testing.T) {
 	w, ok := with.PrimFunc("f").Body.(*ir.While)
 	require.True(t, ok, "body is %T", with.PrimFunc("f").Body)
 	require.Equal(t, ir.Bool, w.Cond.DType())
-	require.Contains(t, Print(with), "        while A[0] < 10:\n            A[0] = A[0] + 1\n")
+	require.Contains(t, printer.Print(with), "        while A[0] < 10:\n            A[0] = A[0] + 1\n")
 	other := parseOrFail(t, "other.tvms", []byte(tirFormsHeader+strings.Replace(body, "HEAD", "while A[0] < 11:", 1)))
 	require.NotNil(t, ir.Diff(loop, other, ir.EqualOptions{}))
 	require.NotEqual(t, ir.StructuralHash(loop), ir.StructuralHash(other))
@@ -51,7 +52,7 @@ func TestVectorLoadDType(t *testing.T) {
 	require.Equal(t, "float32x4", mul.DType().String())
 	bc, ok := mul.B.(*ir.PrimCall)
 	require.True(t, ok && bc.Op == "Broadcast", "the scalar operand is %s", ir.FormatTIR(mul.B, nil))
-	require.Contains(t, Print(mod), "B[T.Ramp(0, 1, 4)] = A[T.Ramp(0, 1, 4)] * T.Broadcast(T.float32(2.0), 4)\n")
+	require.Contains(t, printer.Print(mod), "B[T.Ramp(0, 1, 4)] = A[T.Ramp(0, 1, 4)] * T.Broadcast(T.float32(2.0), 4)\n")
 }
 
 // TestOpaqueIntrinsicForms: the older keyword spelling dtype= of the
@@ -72,7 +73,7 @@ func TestOpaqueIntrinsicForms(t *testing.T) {
 	require.Equal(t, ir.Handle, addr.Type)
 	load, ok := addr.Args[0].(*ir.BufferLoad)
 	require.True(t, ok && len(load.Indices) == 2, "T.address_of(A) takes A[0, 0]")
-	out := Print(mod)
+	out := printer.Print(mod)
 	require.Contains(t, out, `        T.ptx_ldmatrix("float16", False, 4, ".b16", B.data, 0, A.data, 0)`+"\n")
 	require.Contains(t, out, "        T.address_of(A[0, 0])\n")
 }
@@ -100,7 +101,7 @@ func TestBufferLayoutEquality(t *testing.T) {
 	require.Len(t, buf.Strides, 2)
 	require.IsType(t, &ir.PrimVar{}, buf.ElemOffset, "offset_factor without elem_offset creates the offset variable")
 	require.Equal(t, 1, buf.OffsetFactorOrDefault())
-	require.Contains(t, Print(base), `A = T.match_buffer(a, (4, 4), strides=("s0", 1), offset_factor=1)`)
+	require.Contains(t, printer.Print(base), `A = T.match_buffer(a, (4, 4), strides=("s0", 1), offset_factor=1)`)
 }
 
 // TestLiteralIndexStaysInt32: a literal index is an int32 constant whatever
@@ -116,7 +117,7 @@ func TestLiteralIndexStaysInt32(t *testing.T) {
 	st := mod.PrimFunc("f").Body.(*ir.BufferStore)
 	require.Equal(t, ir.Int32, st.Indices[0].DType())
 	require.Equal(t, ir.Int64, st.Value.(*ir.BufferLoad).Indices[0].DType())
-	require.Contains(t, Print(mod), "        A[0] = A[T.int64(1)]\n")
+	require.Contains(t, printer.Print(mod), "        A[0] = A[T.int64(1)]\n")
 }
 
 // TestBufferViewEquality: buffer views no statement declares compare by
@@ -135,7 +136,7 @@ func TestBufferViewEquality(t *testing.T) {
 	for _, other := range []string{`(16,), data=Y.data`, `(8,), data=X.data`, `(16,), data=X.data, align=16`} {
 		require.NotNil(t, ir.Diff(base, parse(other), ir.EqualOptions{}), other)
 	}
-	require.Contains(t, Print(base), "        A = T.Buffer((16,), data=X.data)\n        A[0] = T.float32(1.0)\n")
+	require.Contains(t, printer.Print(base), "        A = T.Buffer((16,), data=X.data)\n        A[0] = T.float32(1.0)\n")
 }
 
 // TestBlockMatchBufferEquality: a block's match_buffer compares by source

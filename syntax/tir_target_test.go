@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // TestTargetAttrEquality: a T.target function attribute takes part in
@@ -86,7 +87,7 @@ class Module:
         T.evaluate(1)
         A[0] = T.float32(1.0)
 `
-	got := Print(parseOrFail(t, "ev.tvms", []byte(src)))
+	got := printer.Print(parseOrFail(t, "ev.tvms", []byte(src)))
 	require.Contains(t, got, "\n        T.call_extern(\"int32\", \"g\", 2)\n")
 	require.Contains(t, got, "\n        T.evaluate(T.Broadcast(1, 4))\n")
 	require.Contains(t, got, "\n        T.evaluate(1)\n")
@@ -135,6 +136,6 @@ class Module:
 	require.Same(t, v1[0], v1[1])
 	require.NotSame(t, v2[0], v2[1])
 	require.NotNil(t, ir.Diff(m1, m2, ir.EqualOptions{}))
-	require.Equal(t, env, Print(m1))
-	require.Equal(t, tags, Print(m2))
+	require.Equal(t, env, printer.Print(m1))
+	require.Equal(t, tags, printer.Print(m2))
 }

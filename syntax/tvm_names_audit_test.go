@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"fmt"
+	"github.com/phasec/phasec/syntax/printer"
 	"regexp"
 	"sort"
 	"strings"
@@ -116,13 +117,13 @@ class Module:
 			continue
 		}
 		parsed++
-		text := Print(mod)
+		text := printer.Print(mod)
 		mod2, diags := Parse(path+" (printed)", []byte(text))
 		if diags.HasErrors() {
 			t.Errorf("%s: printed call does not parse:\n%s\n%s", path, FormatDiagnostics(diags, []byte(text)), text)
 			continue
 		}
-		if text2 := Print(mod2); text2 != text {
+		if text2 := printer.Print(mod2); text2 != text {
 			t.Errorf("%s: printing is not idempotent:\n%s", path, firstLineDiff(text, text2))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // tvmPrintedDir holds modules in the exact form TVM v0.23's mod.script()
@@ -23,7 +24,7 @@ func TestTVMPrintedByteIdentical(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			src, err := os.ReadFile(path)
 			require.NoError(t, err)
-			got := Print(parseOrFail(t, path, src))
+			got := printer.Print(parseOrFail(t, path, src))
 			if got != string(src) {
 				// Name the first differing line rather than dump both files.
 				assert.Failf(t, "print(parse(x)) != x", "%s", firstLineDiff(string(src), got))

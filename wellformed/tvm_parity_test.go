@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // The tvm_*.tvms files under testdata/wellformed/ are modules as TVM v0.23
@@ -60,7 +60,7 @@ func TestTVMParityRoundTrip(t *testing.T) {
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			src, mod := readModule(t, file)
 			want := printedForm(src)
-			if got := syntax.Print(mod); got != string(want) {
+			if got := printer.Print(mod); got != string(want) {
 				t.Errorf("does not reprint byte for byte:\n--- got\n%s--- want\n%s", got, want)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/semcheck"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 const bisectUsage = "--passes SPEC [--inputs A.npz] [--random-inputs] [--seed N] [--symbolic n=8]... [--func F] " +
@@ -129,7 +129,7 @@ func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if limits != "" {
 		header += "# " + limits + "\n"
 	}
-	text := header + syntax.Print(repro)
+	text := header + printer.Print(repro)
 	if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
 		fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
 		return 1

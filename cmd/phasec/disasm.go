@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/vm"
 	"github.com/phasec/phasec/vm/loader"
 )
@@ -50,5 +50,5 @@ func kernelSource(k *vm.Kernel) (string, error) {
 	if err := m.Add(k.Name, f); err != nil {
 		return "", err
 	}
-	return syntax.Print(m), nil
+	return printer.Print(m), nil
 }

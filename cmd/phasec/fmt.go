@@ -7,6 +7,7 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 func init() {
@@ -42,7 +43,7 @@ func runFmt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if mod == nil {
 		return code
 	}
-	if err := syntax.Fprint(stdout, mod); err != nil {
+	if err := printer.Fprint(stdout, mod); err != nil {
 		fmt.Fprintf(stderr, "phasec fmt: %v\n", err)
 		return 1
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 const mlpPath = "../../testdata/models/mlp.tvms"
@@ -49,8 +50,8 @@ func TestFmtFilePrintsCanonicalText(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	if want := syntax.Print(mod); out != want {
-		t.Errorf("fmt output is not syntax.Print of the parsed file:\n%s", out)
+	if want := printer.Print(mod); out != want {
+		t.Errorf("fmt output is not printer.Print of the parsed file:\n%s", out)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/semcheck"
-	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/wellformed"
 )
 
@@ -239,7 +239,7 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := syntax.Fprint(stdout, out); err != nil {
+	if err := printer.Fprint(stdout, out); err != nil {
 		fmt.Fprintf(stderr, "phasec opt: %v\n", err)
 		return 1
 	}
@@ -252,7 +252,7 @@ func writeModuleFile(path string, mod *ir.Module) error {
 	if err != nil {
 		return err
 	}
-	if err := syntax.Fprint(f, mod); err != nil {
+	if err := printer.Fprint(f, mod); err != nil {
 		f.Close()
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
 )
 
@@ -37,7 +38,7 @@ func init() {
 	// CLIFlipSign is broken on purpose: the first R.add becomes R.subtract.
 	passRegistry = passRegistry.With(passes.Define(passes.Info{Name: "CLIFlipSign", Doc: "test pass that flips an add into a subtract"},
 		passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-			text := syntax.Print(mod)
+			text := printer.Print(mod)
 			out, diags := syntax.Parse(mod.Source, []byte(strings.Replace(text, "R.add(", "R.subtract(", 1)))
 			if len(diags) > 0 {
 				return nil, diags

@@ -16,6 +16,7 @@ import (
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // Options configure a check. The zero value runs "main" on seeded random
@@ -91,10 +92,10 @@ func CheckSame(t testing.TB, before, after *ir.Module, o Options) {
 
 // printed prints its module only when a failure message is formatted
 // (testify formats msgAndArgs on failure only): a passing check does not
-// pay for syntax.Print.
+// pay for printer.Print.
 type printed struct{ mod *ir.Module }
 
-func (p printed) String() string { return syntax.Print(p.mod) }
+func (p printed) String() string { return printer.Print(p.mod) }
 
 // elements counts the tensor elements of a value.
 func elements(v op.Value) int64 {

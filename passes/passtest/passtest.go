@@ -50,6 +50,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/wellformed"
 )
 
@@ -348,7 +349,7 @@ func sameFile(a, b string) bool {
 // printed text; with -update it writes the printed text instead.
 func CheckGolden(t *testing.T, golden string, got *ir.Module) {
 	t.Helper()
-	text := syntax.Print(got)
+	text := printer.Print(got)
 	if Updating() {
 		if err := os.WriteFile(golden, []byte(text), 0o644); err != nil {
 			t.Fatal(err)

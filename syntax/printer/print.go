@@ -1,14 +1,9 @@
-package syntax
-
-import (
-	"io"
-	"strconv"
-	"strings"
-
-	"github.com/phasec/phasec/ir"
-)
-
-// Printer: canonical TVMScript text of a module.
+// Package printer writes a module as canonical TVMScript text, the
+// inverse of syntax.Parse. It imports ir and op (for the ops it prints in
+// their own forms: call_tir, print, assert, the device hints) and nothing
+// of the parser: the parser does not print, and the printer needs no
+// parser tables (the metadata format both share is syntax/internal/tvmmeta).
+// Its API is Print and Fprint.
 //
 // The output is the classic Relax dialect TVM v0.23 prints (`mod.script()`),
 // and it is canonical: printing is a function of the module's structure, so
@@ -40,6 +35,15 @@ import (
 //
 // The printer never recurses over bindings or statements lists; recursion
 // depth follows expression and loop nesting only.
+package printer
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/phasec/phasec/ir"
+)
 
 // Print returns the canonical TVMScript text of mod.
 func Print(mod *ir.Module) string {

@@ -1,13 +1,13 @@
-package syntax
+package printer
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax/internal/tvmmeta"
 )
 
 // Tensor constants print as TVM's printer prints them with show_meta=True:
@@ -120,7 +120,7 @@ func strEscape(s string) string {
 func metadataJSON(consts []*ir.Constant) string {
 	var b strings.Builder
 	b.WriteString("{\n  \"root\": 1, \n  \"nodes\": [\n    {\n      \"type_key\": \"\"\n    }, \n")
-	b.WriteString("    {\n      \"type_key\": \"Map\", \n      \"keys\": [\n        \"" + constantKey + "\"\n      ], \n      \"data\": [2]\n    }, \n")
+	b.WriteString("    {\n      \"type_key\": \"Map\", \n      \"keys\": [\n        \"" + tvmmeta.ConstantKey + "\"\n      ], \n      \"data\": [2]\n    }, \n")
 	b.WriteString("    {\n      \"type_key\": \"Array\", \n      \"data\": [")
 	for i := range consts {
 		if i > 0 {
@@ -130,7 +130,7 @@ func metadataJSON(consts []*ir.Constant) string {
 	}
 	b.WriteString("]\n    }")
 	for i := range consts {
-		b.WriteString(", \n    {\n      \"type_key\": \"" + constantKey + "\", \n      \"attrs\": {\n")
+		b.WriteString(", \n    {\n      \"type_key\": \"" + tvmmeta.ConstantKey + "\", \n      \"attrs\": {\n")
 		b.WriteString("        \"_checked_type_\": \"0\", \n        \"data\": \"" + strconv.Itoa(i) + "\", \n")
 		b.WriteString("        \"span\": \"0\", \n        \"struct_info_\": \"0\"\n      }\n    }")
 	}
@@ -140,29 +140,9 @@ func metadataJSON(consts []*ir.Constant) string {
 			b.WriteString(", ")
 		}
 		b.WriteString("\n    \"")
-		b.WriteString(base64.StdEncoding.EncodeToString(tensorBlob(c.Data)))
+		b.WriteString(base64.StdEncoding.EncodeToString(tvmmeta.EncodeTensor(c.Data)))
 		b.WriteByte('"')
 	}
 	b.WriteString("\n  ], \n  \"attrs\": {\"tvm_version\": \"0.23.0\"}\n}")
 	return b.String()
-}
-
-// tensorBlob is SaveDLTensor's layout (see decodeTensorBlob) of a CPU
-// tensor.
-func tensorBlob(a *ir.NDArray) []byte {
-	le := binary.LittleEndian
-	b := make([]byte, 0, 40+8*len(a.Shape)+len(a.Data))
-	b = le.AppendUint64(b, tensorMagic)
-	b = le.AppendUint64(b, 0)
-	b = le.AppendUint32(b, 1) // kDLCPU
-	b = le.AppendUint32(b, 0)
-	b = le.AppendUint32(b, uint32(len(a.Shape)))
-	code, bits := dlpackCode(a.DType)
-	b = append(b, code, bits)
-	b = le.AppendUint16(b, max(a.DType.Lanes, 1))
-	for _, d := range a.Shape {
-		b = le.AppendUint64(b, uint64(d))
-	}
-	b = le.AppendUint64(b, uint64(len(a.Data)))
-	return append(b, a.Data...)
 }

@@ -1,10 +1,11 @@
-package syntax
+package printer
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/phasec/phasec/syntax"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,7 +46,7 @@ func bigClosureSource(n int) string {
 // Print and Fprint, and Fprint writes a large body in many pieces.
 func TestPrintChunkingInvisible(t *testing.T) {
 	const n = 3000
-	mod, diags := Parse("big.tvms", []byte(bigClosureSource(n)))
+	mod, diags := syntax.Parse("big.tvms", []byte(bigClosureSource(n)))
 	require.Empty(t, diags)
 
 	savedSize, savedCap := chunkSize, chunkCap
@@ -66,7 +67,7 @@ func TestPrintChunkingInvisible(t *testing.T) {
 	}
 
 	// And the text is canonical: it parses back to itself.
-	back, diags := Parse("back.tvms", []byte(want))
+	back, diags := syntax.Parse("back.tvms", []byte(want))
 	require.Empty(t, diags)
 	require.Equal(t, want, Print(back))
 }

@@ -1,4 +1,4 @@
-package syntax
+package printer
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ func (p *printer) attrValue(v any) {
 		p.float(float64(x))
 	case string:
 		p.quote(x)
-	case verbatim:
+	case ir.Verbatim:
 		p.str(string(x))
 	case *ir.Target:
 		// TVM prints a target as its exported configuration

@@ -1,4 +1,4 @@
-package syntax
+package printer
 
 import (
 	"github.com/stretchr/testify/require"
@@ -8,11 +8,12 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/syntax"
 )
 
 // Printer unit tests on modules built directly with the ir API, so they do
 // not depend on the parser. Whole-file behaviour (round trip, idempotence)
-// is in roundtrip_test.go.
+// is in syntax's roundtrip_test.go.
 
 func f32(dims ...ir.PrimExpr) *ir.TensorInfo { return ir.TensorInfoOf(ir.Float32, dims...) }
 
@@ -353,9 +354,9 @@ func TestPrintBuiltModulesParseBack(t *testing.T) {
 	for name, mod := range mods {
 		t.Run(name, func(t *testing.T) {
 			text := Print(mod)
-			back, diags := Parse(name, []byte(text))
+			back, diags := syntax.Parse(name, []byte(text))
 			if diags.HasErrors() {
-				t.Fatalf("%s\n%s", FormatDiagnostics(diags, []byte(text)), text)
+				t.Fatalf("%s\n%s", syntax.FormatDiagnostics(diags, []byte(text)), text)
 			}
 			if d := ir.Diff(mod, back, ir.EqualOptions{}); d != nil {
 				t.Errorf("%s\n%s", d, text)

@@ -1,0 +1,32 @@
+package printer
+
+import (
+	"testing"
+
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/syntax"
+)
+
+// The printer's tests that start from text parse it with syntax.Parse (the
+// printer does not import the parser; its tests may).
+
+// header is the import comment block every printed module starts with.
+const header = "# from tvm.script import ir as I\n# from tvm.script import tir as T\n# from tvm.script import relax as R\n\n"
+
+func mustParse(t *testing.T, src string) *ir.Module {
+	t.Helper()
+	mod, diags := syntax.Parse("test.tvms", []byte(src))
+	if len(diags) > 0 {
+		t.Fatalf("unexpected diagnostics:\n%s", syntax.FormatDiagnostics(diags, []byte(src)))
+	}
+	return mod
+}
+
+func parseOrFail(t *testing.T, name string, src []byte) *ir.Module {
+	t.Helper()
+	mod, diags := syntax.Parse(name, src)
+	if diags.HasErrors() || mod == nil {
+		t.Fatalf("parse %s:\n%s", name, syntax.FormatDiagnostics(diags, src))
+	}
+	return mod
+}
