@@ -1,8 +1,17 @@
 package ir
 
 // Symbolic arithmetic: the contract entry points. The canonical simplifier
-// lives in arith_simplify.go and arith_poly.go, bounds and proofs in
-// prove.go, printing in primexpr_format.go, substitution in arith_subst.go.
+// lives in arith_simplify.go and arith_poly.go, constant folding in
+// arith_const.go, bounds and proofs in arith_prove.go, substitution in
+// arith_subst.go; printing is primexpr_format.go's.
+//
+// The arithmetic is a package inside ir in all but its import path, and
+// stays here because ir's own semantics are defined with it (see "Symbolic
+// arithmetic" in doc.go). arith_boundary_test.go keeps the cut a cut: the
+// rest of ir calls only the exported entry points (Simplify,
+// CanProveEqual, Analyzer, SubstitutePrim, VisitPrimVars, ...), never the
+// simplifier's internals, so the files can move the day the PrimExpr model
+// moves below ir.
 
 // Simplify returns the canonical form of e using no assumptions beyond the
 // ranges of the variables' types. Integer expressions come back in

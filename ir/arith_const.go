@@ -43,14 +43,6 @@ func storedInt(t DataType, v int64) int64 {
 // makeInt builds the IntImm of type t for the signed-view value v.
 func makeInt(t DataType, v int64) *IntImm { return NewInt(t, storedInt(t, v)) }
 
-// unsignedView returns the value of a signed-view uintN constant.
-func unsignedView(t DataType, v int64) uint64 {
-	if t.Bits >= 64 {
-		return uint64(v)
-	}
-	return uint64(v) & (1<<t.Bits - 1)
-}
-
 // floorDivInt is floor division (rounds toward negative infinity). b != 0.
 func floorDivInt(a, b int64) int64 {
 	q := a / b

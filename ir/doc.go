@@ -33,6 +33,20 @@
 //   - Every expression has struct info, and a binding's annotation is a base
 //     of (less or equally specific than) its value's inferred info.
 //
+// # Symbolic arithmetic
+//
+// The canonical simplifier and prover (the arith*.go files) operate on
+// PrimExprs, and ir's own definitions use them: structural equality and
+// hashing compare integer expressions in canonical form (equal_prim.go,
+// hash.go), the StructInfo lattice decides shape and value equality with
+// CanProveEqual (lattice.go, lattice_lca.go), erasure simplifies after
+// substitution (lattice_erase.go), and index maps are applied and their
+// ranges bounded with them (index_map.go). An ir/arith package importing ir would therefore be an
+// import cycle, and a hook installed by it would make ir's equality depend
+// on what a binary links; moving PrimExpr below both takes TIR's Buffer
+// with it. So the arithmetic is a separate unit inside ir, its boundary
+// checked by a test (arith_boundary_test.go), not a separate package.
+//
 // # Rules for pass authors
 //
 // Never edit a node reachable from a module you were given: build new nodes

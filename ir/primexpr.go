@@ -30,6 +30,14 @@ type IntImm struct {
 
 func (e *IntImm) DType() DataType { return e.Type }
 
+// unsignedView returns the value of a signed-view uintN constant.
+func unsignedView(t DataType, v int64) uint64 {
+	if t.Bits >= 64 {
+		return uint64(v)
+	}
+	return uint64(v) & (1<<t.Bits - 1)
+}
+
 // FloatImm is a floating-point constant.
 type FloatImm struct {
 	primBase
