@@ -73,9 +73,9 @@ type builder struct {
 	declared    ir.StructInfo
 	declaredFor *ast
 
-	mod      *ir.Module
-	modName  string          // the class name of the module ("Module")
-	funcs    map[string]bool // module function names -> true for Relax, false for TIR
+	mod     *ir.Module
+	modName string          // the class name of the module ("Module")
+	funcs   map[string]bool // module function names -> true for Relax, false for TIR
 	// funcDefs holds where each module function is first defined, for the
 	// note on a duplicate.
 	funcDefs map[string]diag.Span

@@ -51,18 +51,20 @@ diag < diag/format;
 ir, tensor < op;
 ir < phase;
 op < ir/irgen;
-op < syntax;
+ir < syntax/internal/tvmmeta;
+op, syntax/internal/tvmmeta < syntax, syntax/printer;
 op, phase, vm/abi < wellformed;
-syntax, wellformed < passes < passes/passtest;
+syntax/printer, wellformed < passes;
+passes, syntax < passes/passtest;
 passes < lower < barrier;
 op, vm/abi < eval;
-barrier, eval < eval/evaltest;
+barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
-codegen, eval, passes, ir/randmod, RUNTIME, barrier < semcheck;
+codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
 
 # Commands, and this test.
 semcheck, barrier, diag/format, ir/irgen < cmd/phasec;
-NONE < internal/deps;
+NONE < internal/deps, syntax/internal/gennames;
 `
 
 // testRules lets a package's internal test files (package p in
@@ -74,9 +76,10 @@ NONE < internal/deps;
 const testRules = `
 codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
-lower: ir/irgen;
-syntax: ir/irgen;
-wellformed: ir/irgen, syntax;
+lower: ir/irgen, syntax;
+syntax: ir/irgen, syntax/printer;
+syntax/printer: ir/irgen, syntax;
+wellformed: ir/irgen, syntax, syntax/printer;
 `
 
 // parseTestRules reads testRules: package -> extra imports of its tests.

@@ -14,6 +14,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/tirenc"
 	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/syntax/printer"
 )
 
 // corpusFunc is a PrimFunc of the TVMScript corpus.
@@ -57,7 +58,7 @@ func printed(t testing.TB, name string, f *ir.PrimFunc) string {
 	t.Helper()
 	m := ir.NewModule()
 	require.NoError(t, m.Add(name, f))
-	return syntax.Print(m)
+	return printer.Print(m)
 }
 
 // TestRoundTripCorpus: every PrimFunc of the corpus decodes to a function
