@@ -3,7 +3,8 @@
 // every later stage is checked against.
 //
 // It is written for obvious correctness, not speed. High-level ops compute
-// through their op.EvalOf semantics (package op, next to their inference);
+// through the evaluation in their op record (op.Def.Eval, in package op
+// next to their inference);
 // call_tir and direct PrimFunc calls run through a plain TIR interpreter
 // (tir.go); call_dps_packed and packed calls go to Go functions registered
 // on the Machine. Closures capture their defining scope; symbolic shape
@@ -526,7 +527,7 @@ func argList(v op.Value) []op.Value {
 }
 
 // callOp evaluates a call of an op: the call family, closures, memory and
-// printing here, every other op through its op.EvalOf semantics.
+// printing here, every other op through its op record's Eval.
 func (m *Machine) callOp(f *frame, o *ir.Op, c *ir.Call) (op.Value, error) {
 	args, err := m.args(f, c.Args)
 	if err != nil {
@@ -693,11 +694,11 @@ func (m *Machine) callOpValues(f *frame, o *ir.Op, c *ir.Call, args []op.Value) 
 		_, err = runPrimFunc(m.Ctx, ref.Fn, ref.Name, targs)
 		return op.Tuple{}, err
 	}
-	ev, ok := op.EvalOf(o)
-	if !ok {
+	d, ok := op.DefOf(o)
+	if !ok || d.Eval == nil {
 		return nil, fmt.Errorf("%s has no evaluation", ir.OpPath(o))
 	}
-	return ev(c, args)
+	return d.Eval(c, args)
 }
 
 func allocTensorOp(shapeV, dtV op.Value) (op.Value, error) {

@@ -10,8 +10,14 @@ import (
 
 // Op is a registered primitive operator such as "relax.add" or
 // "relax.call_tir". Ops are singletons: compare them by pointer. Passes
-// dispatch on an op's fields (Purity, Category, Legalize, ...), never on its
-// name.
+// dispatch on an op's fields (Purity, Category, Pattern, LegalAtBuild, ...),
+// never on its name.
+//
+// Op holds what ir-level consumers (the parser, the normalizer, the
+// checker, the passes) read. What an op computes and how it lowers to TIR
+// live in package op's record for it (op.Def: evaluation, legalization,
+// layout and gradient rules), which ir cannot import; op.Define registers
+// both at once.
 type Op struct {
 	// Name is the registered name, "relax." followed by the TVMScript path
 	// after "R." ("relax.nn.relu" is R.nn.relu).
@@ -26,11 +32,26 @@ type Op struct {
 	// SInfoArgs says whether the op takes explicit output struct info
 	// (out_sinfo= / sinfo_args=) and how it is spelled.
 	SInfoArgs SInfoArgsKind
+	// ExternCallee names the argument parameter, if any, whose string
+	// literal form means an ExternFunc ("R.call_packed("f", ...)" passes
+	// ExternFunc("f"), not R.str("f")); empty when there is none.
+	ExternCallee string
 	// Pure reports whether a call has no visible side effects.
 	Pure bool
 	// Category groups ops for phase invariants (high-level tensor ops must be
-	// legalized before the Lower phase; only VM-legal ops survive Build).
+	// legalized before the Lower phase).
 	Category OpCategory
+	// Pattern is how the op's computation maps its inputs to its output,
+	// for operator fusion (TVM's OpPatternKind).
+	Pattern OpPattern
+	// LegalAtBuild reports whether VM code generation emits a call of the
+	// op itself (phase Build allows no other op): the one statement of that
+	// set, read by the checker (property BuiltinsLowered) and by codegen.
+	LegalAtBuild bool
+	// Opaque marks an op the parser made up for a TVM name phasec has no op
+	// for: its calls are kept as written, and nothing evaluates or lowers
+	// them.
+	Opaque bool
 	// Infer computes the struct info of a call whose arguments are
 	// normalized (have struct info).
 	Infer func(ctx *InferCtx, call *Call) (StructInfo, error)
@@ -41,12 +62,6 @@ type Op struct {
 	// Validate, when set, checks the call beyond struct info inference
 	// (e.g. call_tir arguments against the callee's signature).
 	Validate func(ctx *InferCtx, call *Call) error
-	// Legalize is the lowering of the op into TIR; the lower package fills
-	// it in. Its concrete type is defined there.
-	Legalize any
-	// Extra holds further attributes (FCallPacked, FLowerBuiltin, op
-	// pattern, ...) keyed by name, for later layers.
-	Extra map[string]any
 }
 
 // Op implements Expr so it can be a call's callee.
@@ -73,7 +88,9 @@ const (
 	CatBuiltin
 	// CatMemory: relax.memory.*, removed by builtin lowering.
 	CatMemory
-	// CatVM: relax.vm.*, legal in the Build phase.
+	// CatVM: relax.vm.*, introduced by CallTIRRewrite (vm.call_tir_dyn)
+	// and LowerRuntimeBuiltin; which of them survive to Build says
+	// Op.LegalAtBuild.
 	CatVM
 	// CatShape: shape_of, reshape and the other ops LowerRuntimeBuiltin
 	// turns into VM builtins (to_vdevice, hint_on_device), not LegalizeOps.
@@ -81,6 +98,47 @@ const (
 	// CatMisc: null_value, print, assert and other utilities.
 	CatMisc
 )
+
+// OpPattern is TVM's OpPatternKind (include/tvm/relax/op_attr_types.h),
+// with its values: how an op's output elements depend on its inputs, which
+// decides what operator fusion may put in one kernel. Fusion compares
+// patterns by order (a pattern up to PatternInjective fuses into its
+// consumer), so the values are TVM's and the order matters.
+type OpPattern uint8
+
+const (
+	// PatternElemWise: out[i] depends on in[i] of every input of the same
+	// shape (exp, relu, add of equal shapes).
+	PatternElemWise OpPattern = 0
+	// PatternBroadcast: out[i, j] depends on in[j]-style indices taken in
+	// order (add with broadcasting, broadcast_to); transposes are not.
+	PatternBroadcast OpPattern = 1
+	// PatternInjective: each output element reads input elements at
+	// indices computed from its own (reshape, permute_dims, take, concat).
+	PatternInjective OpPattern = 2
+	// PatternCommReduce: a commutative reduction (sum, max, argmax).
+	PatternCommReduce OpPattern = 3
+	// PatternOutEWiseFusable: a complex op (matmul, conv) into whose output
+	// elementwise ops can fuse, but not another complex op.
+	PatternOutEWiseFusable OpPattern = 4
+	// PatternTuple: tuple construction (fuses into injective consumers).
+	PatternTuple OpPattern = 7
+	// PatternOpaque: fuses with nothing (sort, calls, memory and VM ops).
+	PatternOpaque OpPattern = 8
+)
+
+var patternNames = map[OpPattern]string{
+	PatternElemWise: "ElemWise", PatternBroadcast: "Broadcast", PatternInjective: "Injective",
+	PatternCommReduce: "CommReduce", PatternOutEWiseFusable: "OutEWiseFusable",
+	PatternTuple: "Tuple", PatternOpaque: "Opaque",
+}
+
+func (p OpPattern) String() string {
+	if s, ok := patternNames[p]; ok {
+		return s
+	}
+	return fmt.Sprintf("OpPattern(%d)", uint8(p))
+}
 
 // ParamKind says how a schema parameter is represented in a call.
 type ParamKind uint8

@@ -108,13 +108,11 @@ func (op *Op) ArgPosition(name string) int {
 // literal form means an ExternFunc ("R.call_packed("f", ...)" passes
 // ExternFunc("f"), not R.str("f")). It returns -1 when there is none.
 func (op *Op) ExternCalleeParam() int {
-	if name, ok := op.Extra[ExtraExternCallee].(string); ok {
-		return op.ParamIndex(name)
+	if op.ExternCallee == "" {
+		return -1
 	}
-	return -1
+	return op.ParamIndex(op.ExternCallee)
 }
-
-const ExtraExternCallee = "extern_callee"
 
 // Required reports whether the parameter must be given.
 func (p Param) Required() bool { return p.Default == nil && !p.Optional && !p.Variadic }

@@ -182,7 +182,9 @@ func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 		f, isCustom := custom[o.Name]
 		ok = isCustom
 		if !ok {
-			f, ok = op.LegalizeOf(o)
+			if d, has := op.DefOf(o); has && d.Legalize != nil {
+				f, ok = d.Legalize, true
+			}
 		}
 		// Custom legalizations are arbitrary code: only the op's own,
 		// which read their arguments' struct info and not their identity,
@@ -265,7 +267,7 @@ func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 			}
 			errs = append(errs, &diag.Diagnostic{Span: info.span, Severity: diag.Error, Code: DiagNoLegalization,
 				Msg:  fmt.Sprintf("%s %s: %d %s in %s left unlegalized (first here)", opPathOf(key.op), info.why, info.count, calls, key.fn),
-				Hint: "add a legalization (op.defLegalize or a custom map), or skip the op with LegalizeOps{skip=...}"})
+				Hint: "add a legalization (op.Def.Legalize or a custom map), or skip the op with LegalizeOps{skip=...}"})
 		}
 	}
 	errs.Sort()
@@ -519,7 +521,7 @@ func uniqueName(name string, taken map[string]bool, next map[string]int) string 
 func legalizedOps() []string {
 	var out []string
 	for _, o := range ir.Ops() {
-		if _, ok := op.LegalizeOf(o); ok {
+		if d, ok := op.DefOf(o); ok && d.Legalize != nil {
 			out = append(out, o.Name)
 		}
 	}

@@ -68,10 +68,11 @@ func oracleCoverage() (missing []string, report string) {
 			continue
 		}
 		registered++
-		if _, ok := op.EvalOf(o); ok {
+		d, ok := op.DefOf(o)
+		if ok && d.Eval != nil {
 			evaluated++
 		}
-		if _, ok := op.LegalizeOf(o); !ok {
+		if !ok || d.Legalize == nil {
 			continue
 		}
 		legalized++

@@ -21,10 +21,10 @@ import (
 // flash-attention offload computes (window_size_left = w - 1,
 // window_size_right = 0, bottom-right aligned); TVM's own legalization
 // rejects window_size, phasec legalizes it.
-var Attention = ir.RegisterOp(newAttentionOp())
+var Attention = Define(newAttentionOp())
 
-func newAttentionOp() *ir.Op {
-	op := &ir.Op{Name: "relax.nn.attention", Doc: "Scaled dot-product multi-head attention.", Pure: true, Category: ir.CatTensor,
+func newAttentionOp() Def {
+	op := &ir.Op{Name: "relax.nn.attention", Doc: "Scaled dot-product multi-head attention.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "query", Kind: ir.ArgExpr}, {Name: "key", Kind: ir.ArgExpr}, {Name: "value", Kind: ir.ArgExpr},
 			{Name: "bias", Kind: ir.ArgExpr, Optional: true},
 			{Name: "scale", Kind: ir.AttrFloat, Optional: true, PrintNone: true}, {Name: "causal_mask", Kind: ir.AttrStr, Optional: true, PrintNone: true},
@@ -116,7 +116,7 @@ func newAttentionOp() *ir.Op {
 		return newTensor(ts[0].DType, []ir.PrimExpr{q[0], q[1], q[2], v[3]}, true, 4), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		var xs [3]*array
 		for i := range xs {
 			var err error
@@ -196,8 +196,8 @@ func newAttentionOp() *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(kr *Kernel, call *ir.Call) error {
+	}
+	legalize := func(kr *Kernel, call *ir.Call) error {
 		scale, hasScale, causal, window, err := attrs(call)
 		if err != nil {
 			return err
@@ -278,6 +278,6 @@ func newAttentionOp() *ir.Op {
 			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, p, Load(v, []ir.PrimExpr{s[0], r[0], s[2], s[3]})))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

@@ -15,33 +15,57 @@ import (
 // the PrimExpr binary operator.
 
 var (
-	Add         = binary("relax.add", "Elementwise x1 + x2 with broadcasting.", addF, addI)
-	Subtract    = binary("relax.subtract", "Elementwise x1 - x2 with broadcasting.", subF, subI)
-	Multiply    = binary("relax.multiply", "Elementwise x1 * x2 with broadcasting.", mulF, mulI)
-	Divide      = binary("relax.divide", "Elementwise x1 / x2 with broadcasting (integers: truncating, as TIR Div).", divF, truncDivI)
-	FloorDivide = binary("relax.floor_divide", "Elementwise floor(x1 / x2) with broadcasting.", floorDivF, floorDivI)
-	Mod         = binary("relax.mod", "Elementwise remainder with the sign of x1 (truncating, as C fmod / TIR Mod).", math.Mod, truncModI)
-	FloorMod    = binary("relax.floor_mod", "Elementwise remainder with the sign of x2 (numpy mod).", floorModF, floorModI)
-	Power       = binary("relax.power", "Elementwise x1 ** x2 with broadcasting.", math.Pow, powI)
-	Maximum     = binary("relax.maximum", "Elementwise max(x1, x2) with broadcasting.", maxF, func(a, b int64) (int64, error) { return max(a, b), nil })
-	Minimum     = binary("relax.minimum", "Elementwise min(x1, x2) with broadcasting.", minF, func(a, b int64) (int64, error) { return min(a, b), nil })
+	Add = binary("relax.add", "Elementwise x1 + x2 with broadcasting.", addF, addI,
+		tirBinary(ir.OpAdd))
+	Subtract = binary("relax.subtract", "Elementwise x1 - x2 with broadcasting.", subF, subI,
+		tirBinary(ir.OpSub))
+	Multiply = binary("relax.multiply", "Elementwise x1 * x2 with broadcasting.", mulF, mulI,
+		tirBinary(ir.OpMul))
+	Divide = binary("relax.divide", "Elementwise x1 / x2 with broadcasting (integers: truncating, as TIR Div).", divF, truncDivI,
+		tirBinary(ir.OpDiv))
+	FloorDivide = binary("relax.floor_divide", "Elementwise floor(x1 / x2) with broadcasting.", floorDivF, floorDivI,
+		tirFloatOr(func(a, b ir.PrimExpr) ir.PrimExpr { return intrinsic("floor", a.DType(), ir.NewBinary(ir.OpDiv, a, b)) }, tirBinary(ir.OpFloorDiv)))
+	Mod = binary("relax.mod", "Elementwise remainder with the sign of x1 (truncating, as C fmod / TIR Mod).", math.Mod, truncModI,
+		tirFloatOr(tirIntrinsic2("fmod"), tirBinary(ir.OpMod)))
+	FloorMod = binary("relax.floor_mod", "Elementwise remainder with the sign of x2 (numpy mod).", floorModF, floorModI,
+		tirBinary(ir.OpFloorMod))
+	Power = binary("relax.power", "Elementwise x1 ** x2 with broadcasting.", math.Pow, powI,
+		tirIntrinsic2("pow"))
+	Maximum = binary("relax.maximum", "Elementwise max(x1, x2) with broadcasting.", maxF, func(a, b int64) (int64, error) { return max(a, b), nil },
+		tirBinary(ir.OpMax))
+	Minimum = binary("relax.minimum", "Elementwise min(x1, x2) with broadcasting.", minF, func(a, b int64) (int64, error) { return min(a, b), nil },
+		tirBinary(ir.OpMin))
 
-	Equal        = compare("relax.equal", "Elementwise x1 == x2 with broadcasting; bool result.", func(c int) bool { return c == 0 })
-	NotEqual     = compare("relax.not_equal", "Elementwise x1 != x2 with broadcasting; bool result.", func(c int) bool { return c != 0 })
-	Less         = compare("relax.less", "Elementwise x1 < x2 with broadcasting; bool result.", func(c int) bool { return c < 0 })
-	LessEqual    = compare("relax.less_equal", "Elementwise x1 <= x2 with broadcasting; bool result.", func(c int) bool { return c <= 0 })
-	Greater      = compare("relax.greater", "Elementwise x1 > x2 with broadcasting; bool result.", func(c int) bool { return c > 0 })
-	GreaterEqual = compare("relax.greater_equal", "Elementwise x1 >= x2 with broadcasting; bool result.", func(c int) bool { return c >= 0 })
+	Equal = compare("relax.equal", "Elementwise x1 == x2 with broadcasting; bool result.", func(c int) bool { return c == 0 },
+		tirBinary(ir.OpEQ))
+	NotEqual = compare("relax.not_equal", "Elementwise x1 != x2 with broadcasting; bool result.", func(c int) bool { return c != 0 },
+		tirBinary(ir.OpNE))
+	Less = compare("relax.less", "Elementwise x1 < x2 with broadcasting; bool result.", func(c int) bool { return c < 0 },
+		tirBinary(ir.OpLT))
+	LessEqual = compare("relax.less_equal", "Elementwise x1 <= x2 with broadcasting; bool result.", func(c int) bool { return c <= 0 },
+		tirBinary(ir.OpLE))
+	Greater = compare("relax.greater", "Elementwise x1 > x2 with broadcasting; bool result.", func(c int) bool { return c > 0 },
+		tirBinary(ir.OpGT))
+	GreaterEqual = compare("relax.greater_equal", "Elementwise x1 >= x2 with broadcasting; bool result.", func(c int) bool { return c >= 0 },
+		tirBinary(ir.OpGE))
 
 	// Logical and bitwise ops: integers and bools only.
-	LogicalAnd = binaryInt("relax.logical_and", "Elementwise x1 and x2 of bool tensors.", func(a, b int64) (int64, error) { return a & b, nil })
-	LogicalOr  = binaryInt("relax.logical_or", "Elementwise x1 or x2 of bool tensors.", func(a, b int64) (int64, error) { return a | b, nil })
-	LogicalXor = binaryInt("relax.logical_xor", "Elementwise x1 xor x2 of bool tensors.", func(a, b int64) (int64, error) { return a ^ b, nil })
-	BitwiseAnd = binaryInt("relax.bitwise_and", "Elementwise bitwise and of integer tensors.", func(a, b int64) (int64, error) { return a & b, nil })
-	BitwiseOr  = binaryInt("relax.bitwise_or", "Elementwise bitwise or of integer tensors.", func(a, b int64) (int64, error) { return a | b, nil })
-	BitwiseXor = binaryInt("relax.bitwise_xor", "Elementwise bitwise xor of integer tensors.", func(a, b int64) (int64, error) { return a ^ b, nil })
-	LeftShift  = binaryInt("relax.left_shift", "Elementwise x1 << x2 of integer tensors.", shlI)
-	RightShift = binaryInt("relax.right_shift", "Elementwise x1 >> x2 (arithmetic for signed) of integer tensors.", shrI)
+	LogicalAnd = binaryInt("relax.logical_and", "Elementwise x1 and x2 of bool tensors.", func(a, b int64) (int64, error) { return a & b, nil },
+		tirBinary(ir.OpAnd))
+	LogicalOr = binaryInt("relax.logical_or", "Elementwise x1 or x2 of bool tensors.", func(a, b int64) (int64, error) { return a | b, nil },
+		tirBinary(ir.OpOr))
+	LogicalXor = binaryInt("relax.logical_xor", "Elementwise x1 xor x2 of bool tensors.", func(a, b int64) (int64, error) { return a ^ b, nil },
+		func(a, b ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpNE, a, b) })
+	BitwiseAnd = binaryInt("relax.bitwise_and", "Elementwise bitwise and of integer tensors.", func(a, b int64) (int64, error) { return a & b, nil },
+		tirIntrinsic2("bitwise_and"))
+	BitwiseOr = binaryInt("relax.bitwise_or", "Elementwise bitwise or of integer tensors.", func(a, b int64) (int64, error) { return a | b, nil },
+		tirIntrinsic2("bitwise_or"))
+	BitwiseXor = binaryInt("relax.bitwise_xor", "Elementwise bitwise xor of integer tensors.", func(a, b int64) (int64, error) { return a ^ b, nil },
+		tirIntrinsic2("bitwise_xor"))
+	LeftShift = binaryInt("relax.left_shift", "Elementwise x1 << x2 of integer tensors.", shlI,
+		tirIntrinsic2("shift_left"))
+	RightShift = binaryInt("relax.right_shift", "Elementwise x1 >> x2 (arithmetic for signed) of integer tensors.", shrI,
+		tirIntrinsic2("shift_right"))
 )
 
 // Float and integer semantics. Integer division and remainder by zero are
@@ -160,9 +184,9 @@ func shrI(a, b int64) (int64, error) {
 }
 
 // binary registers an arithmetic op.
-func binary(name, doc string, ff func(a, b float64) float64, fi func(a, b int64) (int64, error)) *ir.Op {
-	op := ir.RegisterOp(newBinaryOp(name, doc, false))
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+func binary(name, doc string, ff func(a, b float64) float64, fi func(a, b int64) (int64, error), tir func(a, b ir.PrimExpr) ir.PrimExpr) *ir.Op {
+	op := newBinaryOp(name, doc, false)
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		a, b, err := binaryArgs(op, args)
 		if err != nil {
 			return nil, err
@@ -190,15 +214,15 @@ func binary(name, doc string, ff func(a, b float64) float64, fi func(a, b int64)
 			return nil, opErrorf(op, "%v", ierr)
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
-	})
-	return op
+	}
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir)})
 }
 
 // compare registers a comparison; test maps the three-way comparison of
 // the operands to the result (NaN compares false except for !=).
-func compare(name, doc string, test func(c int) bool) *ir.Op {
-	op := ir.RegisterOp(newBinaryOp(name, doc, true))
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+func compare(name, doc string, test func(c int) bool, tir func(a, b ir.PrimExpr) ir.PrimExpr) *ir.Op {
+	op := newBinaryOp(name, doc, true)
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		a, b, err := binaryArgs(op, args)
 		if err != nil {
 			return nil, err
@@ -227,8 +251,8 @@ func compare(name, doc string, test func(c int) bool) *ir.Op {
 			return nil, err
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
-	})
-	return op
+	}
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir)})
 }
 
 func cmpFloat(a, b float64) int {
@@ -252,8 +276,8 @@ func cmpUint(a, b uint64) int {
 }
 
 // binaryInt registers an op on integer or bool operands.
-func binaryInt(name, doc string, fi func(a, b int64) (int64, error)) *ir.Op {
-	op := ir.RegisterOp(newBinaryOp(name, doc, false))
+func binaryInt(name, doc string, fi func(a, b int64) (int64, error), tir func(a, b ir.PrimExpr) ir.PrimExpr) *ir.Op {
+	op := newBinaryOp(name, doc, false)
 	infer := op.Infer
 	op.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		s, err := infer(ctx, call)
@@ -265,7 +289,7 @@ func binaryInt(name, doc string, fi func(a, b int64) (int64, error)) *ir.Op {
 		}
 		return s, nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		a, b, err := binaryArgs(op, args)
 		if err != nil {
 			return nil, err
@@ -281,8 +305,8 @@ func binaryInt(name, doc string, fi func(a, b int64) (int64, error)) *ir.Op {
 			return nil, err
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
-	})
-	return op
+	}
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir)})
 }
 
 // sinfoDType is the dtype of a tensor or scalar struct info.
@@ -312,7 +336,7 @@ func binaryArgs(op *ir.Op, args []Value) (a, b *array, err error) {
 }
 
 func newBinaryOp(name, doc string, compare bool) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "x1", Kind: ir.ArgExpr}, {Name: "x2", Kind: ir.ArgExpr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferBinary(op, call, compare) }
 	return op
@@ -382,59 +406,52 @@ func inferBinary(op *ir.Op, call *ir.Call, compare bool) (ir.StructInfo, error) 
 
 // --- legalization -------------------------------------------------------------
 
-// Binary ops lower to topi's broadcast form: block and output T_<op>,
-// loops ax0.., operands indexed with 0 along their broadcast dimensions.
-func init() {
-	arith := func(o ir.BinaryOp) func(a, b ir.PrimExpr) ir.PrimExpr {
-		return func(a, b ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(o, a, b) }
-	}
-	call := func(name string) func(a, b ir.PrimExpr) ir.PrimExpr {
-		return func(a, b ir.PrimExpr) ir.PrimExpr { return intrinsic(name, a.DType(), a, b) }
-	}
-	floatOr := func(float, integer func(a, b ir.PrimExpr) ir.PrimExpr) func(a, b ir.PrimExpr) ir.PrimExpr {
-		return func(a, b ir.PrimExpr) ir.PrimExpr {
-			if a.DType().IsFloat() {
-				return float(a, b)
-			}
-			return integer(a, b)
+// The TIR forms of the binary ops.
+
+// tirBinary is the PrimExpr operator o.
+func tirBinary(o ir.BinaryOp) func(a, b ir.PrimExpr) ir.PrimExpr {
+	return func(a, b ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(o, a, b) }
+}
+
+// tirIntrinsic2 calls the two-operand intrinsic name.
+func tirIntrinsic2(name string) func(a, b ir.PrimExpr) ir.PrimExpr {
+	return func(a, b ir.PrimExpr) ir.PrimExpr { return intrinsic(name, a.DType(), a, b) }
+}
+
+// tirFloatOr is float on float operands, integer otherwise.
+func tirFloatOr(float, integer func(a, b ir.PrimExpr) ir.PrimExpr) func(a, b ir.PrimExpr) ir.PrimExpr {
+	return func(a, b ir.PrimExpr) ir.PrimExpr {
+		if a.DType().IsFloat() {
+			return float(a, b)
 		}
+		return integer(a, b)
 	}
-	tirs := map[*ir.Op]func(a, b ir.PrimExpr) ir.PrimExpr{
-		Add: arith(ir.OpAdd), Subtract: arith(ir.OpSub), Multiply: arith(ir.OpMul), Divide: arith(ir.OpDiv),
-		FloorDivide: floatOr(func(a, b ir.PrimExpr) ir.PrimExpr { return intrinsic("floor", a.DType(), ir.NewBinary(ir.OpDiv, a, b)) }, arith(ir.OpFloorDiv)),
-		Mod:         floatOr(call("fmod"), arith(ir.OpMod)),
-		FloorMod:    arith(ir.OpFloorMod),
-		Power:       call("pow"),
-		Maximum:     arith(ir.OpMax), Minimum: arith(ir.OpMin),
-		Equal: arith(ir.OpEQ), NotEqual: arith(ir.OpNE), Less: arith(ir.OpLT), LessEqual: arith(ir.OpLE),
-		Greater: arith(ir.OpGT), GreaterEqual: arith(ir.OpGE),
-		LogicalAnd: arith(ir.OpAnd), LogicalOr: arith(ir.OpOr),
-		LogicalXor: func(a, b ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpNE, a, b) },
-		BitwiseAnd: call("bitwise_and"), BitwiseOr: call("bitwise_or"), BitwiseXor: call("bitwise_xor"),
-		LeftShift: call("shift_left"), RightShift: call("shift_right"),
-	}
-	for o, tir := range tirs {
-		name := "T_" + o.Name[len("relax."):]
-		defLegalize(o, func(k *Kernel, call *ir.Call) error {
-			_, outDims, ok := knownTensorInfo(call.StructInfo())
-			if !ok {
-				return ErrNotLegalizable
-			}
-			outDims = k.Dims(outDims)
-			a, err := k.Operand(call.Args[0], "A", outDims)
-			if err != nil {
-				return err
-			}
-			b, err := k.Operand(call.Args[1], "B", outDims)
-			if err != nil {
-				return err
-			}
-			out, err := k.Output(name)
-			if err != nil {
-				return err
-			}
-			k.Compute(name, out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, tir(a(v), b(v))) })
-			return nil
-		})
+}
+
+// binaryLegalize is topi's broadcast form of the op computing tir: block
+// and output T_<op>, loops ax0.., operands indexed with 0 along their
+// broadcast dimensions.
+func binaryLegalize(tir func(a, b ir.PrimExpr) ir.PrimExpr) LegalizeFunc {
+	return func(k *Kernel, call *ir.Call) error {
+		name := "T_" + opOf(call).Name[len("relax."):]
+		_, outDims, ok := knownTensorInfo(call.StructInfo())
+		if !ok {
+			return ErrNotLegalizable
+		}
+		outDims = k.Dims(outDims)
+		a, err := k.Operand(call.Args[0], "A", outDims)
+		if err != nil {
+			return err
+		}
+		b, err := k.Operand(call.Args[1], "B", outDims)
+		if err != nil {
+			return err
+		}
+		out, err := k.Output(name)
+		if err != nil {
+			return err
+		}
+		k.Compute(name, out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, tir(a(v), b(v))) })
+		return nil
 	}
 }

@@ -19,51 +19,51 @@ import (
 
 var (
 	// CallTIR is R.call_tir(gvar, args, out_sinfo=..., tir_vars=None).
-	CallTIR = ir.RegisterOp(newCallTIROp("relax.call_tir",
-		"Calls a PrimFunc in destination-passing style; the compiler allocates the outputs.", false))
+	CallTIR = Define(Def{Op: newCallTIROp("relax.call_tir",
+		"Calls a PrimFunc in destination-passing style; the compiler allocates the outputs.", false)})
 	// CallTIRInplace is R.call_tir_inplace(gvar, args, inplace_indices, out_sinfo=..., tir_vars=None).
-	CallTIRInplace = ir.RegisterOp(newCallTIROp("relax.call_tir_inplace",
-		"Calls a PrimFunc that writes some outputs into its inputs (inplace_indices, -1 for a fresh output).", true))
+	CallTIRInplace = Define(Def{Op: newCallTIROp("relax.call_tir_inplace",
+		"Calls a PrimFunc that writes some outputs into its inputs (inplace_indices, -1 for a fresh output).", true)})
 	// CallDPSPacked is R.call_dps_packed(func, args, out_sinfo=...).
-	CallDPSPacked = ir.RegisterOp(newCallDPSPackedOp())
+	CallDPSPacked = Define(Def{Op: newCallDPSPackedOp()})
 	// CallPacked is R.call_packed(func, *args, sinfo_args=...): an impure packed call.
-	CallPacked = ir.RegisterOp(newPackedOp("relax.call_packed",
-		"Calls a packed function by name; impure, returns its sinfo_args.", false))
+	CallPacked = Define(Def{Op: newPackedOp("relax.call_packed",
+		"Calls a packed function by name; impure, returns its sinfo_args.", false)})
 	// CallPurePacked is R.call_pure_packed(func, *args, sinfo_args=...).
-	CallPurePacked = ir.RegisterOp(newPackedOp("relax.call_pure_packed",
-		"Calls a packed function declared pure, so it may appear in dataflow blocks.", true))
+	CallPurePacked = Define(Def{Op: newPackedOp("relax.call_pure_packed",
+		"Calls a packed function declared pure, so it may appear in dataflow blocks.", true)})
 	// CallInplacePacked is R.call_inplace_packed(func, *args,
 	// inplace_indices=..., sinfo_args=...): a packed call declared pure
 	// that writes its results into the arguments inplace_indices name.
-	CallInplacePacked = ir.RegisterOp(newInplacePackedOp())
+	CallInplacePacked = Define(Def{Op: newInplacePackedOp()})
 	// CallBuiltinWithCtx is R.call_builtin_with_ctx(func, args, sinfo_args=...).
-	CallBuiltinWithCtx = ir.RegisterOp(newBuiltinWithCtxOp())
+	CallBuiltinWithCtx = Define(Def{Op: newBuiltinWithCtxOp()})
 	// MakeClosure is R.make_closure(func, args): func with captured args bound.
-	MakeClosure = ir.RegisterOp(newMakeClosureOp())
+	MakeClosure = Define(Def{Op: newMakeClosureOp()})
 	// InvokeClosure is R.invoke_closure(closure, args, sinfo_args=...).
-	InvokeClosure = ir.RegisterOp(newInvokeClosureOp("relax.invoke_closure",
-		"Calls a closure; impure.", false))
+	InvokeClosure = Define(Def{Op: newInvokeClosureOp("relax.invoke_closure",
+		"Calls a closure; impure.", false)})
 	// InvokePureClosure is R.invoke_pure_closure(closure, args, sinfo_args=...).
-	InvokePureClosure = ir.RegisterOp(newInvokeClosureOp("relax.invoke_pure_closure",
-		"Calls a closure declared pure.", true))
+	InvokePureClosure = Define(Def{Op: newInvokeClosureOp("relax.invoke_pure_closure",
+		"Calls a closure declared pure.", true)})
 	// NullValue is R.null_value(): the null object.
-	NullValue = ir.RegisterOp(newNullValueOp())
+	NullValue = Define(Def{Op: newNullValueOp(), Eval: evalNullValue})
 	// ShapeOf is R.shape_of(expr): the shape of a tensor as a shape value.
-	ShapeOf = ir.RegisterOp(newShapeOfOp())
+	ShapeOf = Define(Def{Op: newShapeOfOp(), Eval: evalShapeOf})
 	// TensorToShape is R.tensor_to_shape(expr): a 1-D int tensor as a shape.
-	TensorToShape = ir.RegisterOp(newTensorToShapeOp())
+	TensorToShape = Define(Def{Op: newTensorToShapeOp(), Eval: evalTensorToShape})
 	// ShapeToTensor is R.shape_to_tensor(expr): a shape as a 1-D int64 tensor.
-	ShapeToTensor = ir.RegisterOp(newShapeToTensorOp())
+	ShapeToTensor = Define(Def{Op: newShapeToTensorOp(), Eval: evalShapeToTensor})
 	// Print is R.print(*values, format=""): prints values at run time.
-	Print = ir.RegisterOp(newPrintOp())
+	Print = Define(Def{Op: newPrintOp()})
 	// Assert is R.assert_op(condition, format_args=None, format=""): a run-time check.
-	Assert = ir.RegisterOp(newAssertOp())
+	Assert = Define(Def{Op: newAssertOp()})
 )
 
 // --- call_tir / call_tir_inplace -------------------------------------------
 
 func newCallTIROp(name, doc string, inplace bool) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, SInfoArgs: ir.OutSInfo, Pure: true, Category: ir.CatCall}
+	op := &ir.Op{Name: name, Doc: doc, SInfoArgs: ir.OutSInfo, Pure: true, Category: ir.CatCall, Pattern: ir.PatternOpaque}
 	op.Params = []ir.Param{
 		{Name: "gvar", Kind: ir.ArgExpr},
 		{Name: "args", Kind: ir.ArgTuple},
@@ -473,12 +473,12 @@ func newCallDPSPackedOp() *ir.Op {
 	op := &ir.Op{
 		Name:      "relax.call_dps_packed",
 		Doc:       "Calls a packed function in destination-passing style; the compiler allocates the outputs.",
-		SInfoArgs: ir.OutSInfo, Pure: true, Category: ir.CatCall,
+		SInfoArgs: ir.OutSInfo, Pure: true, Category: ir.CatCall, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{
 			{Name: "func", Kind: ir.ArgExpr},
 			{Name: "args", Kind: ir.ArgTuple},
 		},
-		Extra: map[string]any{ir.ExtraExternCallee: "func"},
+		ExternCallee: "func",
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -519,12 +519,15 @@ func checkExternCallee(op *ir.Op, e ir.Expr) error {
 
 func newPackedOp(name, doc string, pure bool) *ir.Op {
 	op := &ir.Op{
-		Name: name, Doc: doc, SInfoArgs: ir.SInfoArgsKw, Pure: pure, Category: ir.CatPacked,
+		Name: name, Doc: doc, SInfoArgs: ir.SInfoArgsKw, Pure: pure, Category: ir.CatPacked, Pattern: ir.PatternOpaque,
+		// The VM runs an impure packed call as an extern call; the pure
+		// form is rewritten to it by RemovePurityChecking.
+		LegalAtBuild: !pure,
 		Params: []ir.Param{
 			{Name: "func", Kind: ir.ArgExpr},
 			{Name: "args", Kind: ir.ArgExpr, Variadic: true},
 		},
-		Extra: map[string]any{ir.ExtraExternCallee: "func"},
+		ExternCallee: "func",
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -582,12 +585,12 @@ func newBuiltinWithCtxOp() *ir.Op {
 	op := &ir.Op{
 		Name:      "relax.call_builtin_with_ctx",
 		Doc:       "Calls a VM builtin, passing the VM context first; impure.",
-		SInfoArgs: ir.SInfoArgsKw, Category: ir.CatPacked,
+		SInfoArgs: ir.SInfoArgsKw, Category: ir.CatPacked, Pattern: ir.PatternOpaque, LegalAtBuild: true,
 		Params: []ir.Param{
 			{Name: "func", Kind: ir.ArgExpr},
 			{Name: "args", Kind: ir.ArgTuple},
 		},
-		Extra: map[string]any{ir.ExtraExternCallee: "func"},
+		ExternCallee: "func",
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -630,7 +633,7 @@ func newMakeClosureOp() *ir.Op {
 		Name:     "relax.make_closure",
 		Doc:      "Builds a closure from a global function and the values it captures (its trailing parameters, as LambdaLift appends them and the VM binds them last).",
 		Pure:     true,
-		Category: ir.CatClosure,
+		Category: ir.CatClosure, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{
 			{Name: "func", Kind: ir.ArgExpr},
 			{Name: "args", Kind: ir.ArgTuple},
@@ -664,7 +667,7 @@ func newMakeClosureOp() *ir.Op {
 
 func newInvokeClosureOp(name, doc string, pure bool) *ir.Op {
 	op := &ir.Op{
-		Name: name, Doc: doc, SInfoArgs: ir.SInfoArgsKw, Pure: pure, Category: ir.CatClosure,
+		Name: name, Doc: doc, SInfoArgs: ir.SInfoArgsKw, Pure: pure, Category: ir.CatClosure, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{
 			{Name: "closure", Kind: ir.ArgExpr},
 			{Name: "args", Kind: ir.ArgTuple},
@@ -688,7 +691,8 @@ func newInvokeClosureOp(name, doc string, pure bool) *ir.Op {
 // --- utilities ----------------------------------------------------------------
 
 func newNullValueOp() *ir.Op {
-	op := &ir.Op{Name: "relax.null_value", Doc: "The null object.", Pure: true, Category: ir.CatMisc}
+	op := &ir.Op{Name: "relax.null_value", Doc: "The null object.", Pure: true, Category: ir.CatMisc, Pattern: ir.PatternOpaque,
+		LegalAtBuild: true}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
@@ -700,7 +704,7 @@ func newNullValueOp() *ir.Op {
 
 func newShapeOfOp() *ir.Op {
 	op := &ir.Op{
-		Name: "relax.shape_of", Doc: "The shape of a tensor as a shape value.", Pure: true, Category: ir.CatShape,
+		Name: "relax.shape_of", Doc: "The shape of a tensor as a shape value.", Pure: true, Category: ir.CatShape, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "expr", Kind: ir.ArgExpr}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -718,7 +722,7 @@ func newShapeOfOp() *ir.Op {
 
 func newTensorToShapeOp() *ir.Op {
 	op := &ir.Op{
-		Name: "relax.tensor_to_shape", Doc: "Converts a 1-D integer tensor to a shape value.", Pure: true, Category: ir.CatShape,
+		Name: "relax.tensor_to_shape", Doc: "Converts a 1-D integer tensor to a shape value.", Pure: true, Category: ir.CatShape, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "expr", Kind: ir.ArgExpr}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -744,7 +748,7 @@ func newTensorToShapeOp() *ir.Op {
 
 func newShapeToTensorOp() *ir.Op {
 	op := &ir.Op{
-		Name: "relax.shape_to_tensor", Doc: "Converts a shape value to a 1-D int64 tensor.", Pure: true, Category: ir.CatShape,
+		Name: "relax.shape_to_tensor", Doc: "Converts a shape value to a 1-D int64 tensor.", Pure: true, Category: ir.CatShape, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "expr", Kind: ir.ArgExpr}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -765,7 +769,7 @@ func newShapeToTensorOp() *ir.Op {
 
 func newPrintOp() *ir.Op {
 	op := &ir.Op{
-		Name: "relax.print", Doc: "Prints its values at run time; impure.", Category: ir.CatMisc,
+		Name: "relax.print", Doc: "Prints its values at run time; impure.", Category: ir.CatMisc, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{
 			{Name: "values", Kind: ir.ArgExpr, Variadic: true},
 			{Name: "format", Kind: ir.AttrStr, Default: ""},
@@ -778,7 +782,7 @@ func newPrintOp() *ir.Op {
 
 func newAssertOp() *ir.Op {
 	op := &ir.Op{
-		Name: "relax.assert_op", Doc: "Fails at run time unless condition holds; impure.", Category: ir.CatMisc,
+		Name: "relax.assert_op", Doc: "Fails at run time unless condition holds; impure.", Category: ir.CatMisc, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{
 			{Name: "condition", Kind: ir.ArgExpr},
 			{Name: "format_args", Kind: ir.ArgTuple, Default: ir.NewTuple()},
@@ -810,34 +814,40 @@ func newAssertOp() *ir.Op {
 // --- evaluation -------------------------------------------------------------
 
 // The call family, closures, print and assert need the module and the
-// interpreter's state; package eval evaluates them. The shape utilities
-// are plain functions of their arguments.
-func init() {
-	defEval(NullValue, func(*ir.Call, []Value) (Value, error) { return nil, nil })
-	defEval(ShapeOf, func(call *ir.Call, args []Value) (Value, error) {
-		t, ok := args[0].(*tensor.Tensor)
-		if !ok {
-			return nil, opErrorf(ShapeOf, "expr must be a tensor, got %s", KindOf(args[0]))
-		}
-		return Shape(append([]int64{}, t.Shape...)), nil
-	})
-	defEval(TensorToShape, func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(TensorToShape, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		if len(x.shape) != 1 || x.f != nil {
-			return nil, opErrorf(TensorToShape, "expects a 1-D integer tensor, got %s of rank %d", x.dt, len(x.shape))
-		}
-		return Shape(append([]int64{}, x.i...)), nil
-	})
-	defEval(ShapeToTensor, func(call *ir.Call, args []Value) (Value, error) {
-		s, err := argShape(ShapeToTensor, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		a := newArray(ir.Int64, []int64{int64(len(s))})
-		copy(a.i, s)
-		return a.tensor()
-	})
+// interpreter's state: package eval evaluates them, and their records have
+// no Eval. The shape utilities and null_value are plain functions of their
+// arguments.
+
+func evalNullValue(*ir.Call, []Value) (Value, error) { return nil, nil }
+
+func evalShapeOf(call *ir.Call, args []Value) (Value, error) {
+	op := opOf(call)
+	t, ok := args[0].(*tensor.Tensor)
+	if !ok {
+		return nil, opErrorf(op, "expr must be a tensor, got %s", KindOf(args[0]))
+	}
+	return Shape(append([]int64{}, t.Shape...)), nil
+}
+
+func evalTensorToShape(call *ir.Call, args []Value) (Value, error) {
+	op := opOf(call)
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(x.shape) != 1 || x.f != nil {
+		return nil, opErrorf(op, "expects a 1-D integer tensor, got %s of rank %d", x.dt, len(x.shape))
+	}
+	return Shape(append([]int64{}, x.i...)), nil
+}
+
+func evalShapeToTensor(call *ir.Call, args []Value) (Value, error) {
+	op := opOf(call)
+	s, err := argShape(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	a := newArray(ir.Int64, []int64{int64(len(s))})
+	copy(a.i, s)
+	return a.tensor()
 }

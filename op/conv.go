@@ -23,14 +23,14 @@ import (
 
 var (
 	// Pad is R.nn.pad(data, pad_width, pad_mode="constant", pad_value=0.0).
-	Pad = ir.RegisterOp(newPadOp())
+	Pad = Define(newPadOp())
 	// Conv2D is R.nn.conv2d(data, weight, strides, padding, dilation,
 	// groups, data_layout, kernel_layout, out_layout, out_dtype).
-	Conv2D = ir.RegisterOp(newConvOp(2))
+	Conv2D = Define(newConvOp(2))
 	// Conv1D is R.nn.conv1d (NCW data, OIW weight), as conv2d.
-	Conv1D = ir.RegisterOp(newConvOp(1))
+	Conv1D = Define(newConvOp(1))
 	// Conv3D is R.nn.conv3d (NCDHW data, OIDHW weight), as conv2d.
-	Conv3D = ir.RegisterOp(newConvOp(3))
+	Conv3D = Define(newConvOp(3))
 )
 
 // --- shared window helpers ----------------------------------------------------
@@ -184,8 +184,8 @@ func provablyNegative(d ir.PrimExpr) bool {
 
 // --- nn.pad ---------------------------------------------------------------------
 
-func newPadOp() *ir.Op {
-	op := &ir.Op{Name: "relax.nn.pad", Doc: "Pads each axis of data by pad_width (before, after pairs).", Pure: true, Category: ir.CatTensor,
+func newPadOp() Def {
+	op := &ir.Op{Name: "relax.nn.pad", Doc: "Pads each axis of data by pad_width (before, after pairs).", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "pad_width", Kind: ir.AttrInts},
 			{Name: "pad_mode", Kind: ir.AttrStr, Default: "constant"}, {Name: "pad_value", Kind: ir.AttrFloat, Default: 0.0}}}
 	padAttrs := func(call *ir.Call, ndim int) ([]int64, string, error) {
@@ -230,7 +230,7 @@ func newPadOp() *ir.Op {
 		return newTensor(t.DType, out, true, t.NDim), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -284,8 +284,8 @@ func newPadOp() *ir.Op {
 			out.copyElem(k, x, flatIndex(src, x.shape))
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -333,8 +333,8 @@ func newPadOp() *ir.Op {
 			return intrinsic("if_then_else", out.DType, cond, Load(a, idx), constOf(out.DType, value))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // --- nn.conv2d ---------------------------------------------------------------------
@@ -490,10 +490,10 @@ func layoutFlat(ci []int64, perm []int, shape, scratch []int64) int64 {
 // newConvOp is R.nn.conv1d, conv2d or conv3d: the data (N, C, spatial...)
 // convolved with the weight (O, C/groups, kernel...), in any permutation
 // layouts (NHWC, HWIO, ...).
-func newConvOp(spatial int) *ir.Op {
+func newConvOp(spatial int) Def {
 	dataLayout, kernelLayout := convLayouts(spatial)
 	name := "relax.nn.conv" + itoa(spatial) + "d"
-	op := &ir.Op{Name: name, Doc: itoa(spatial) + "-D convolution (" + dataLayout + " data, " + kernelLayout + " weight).", Pure: true, Category: ir.CatTensor,
+	op := &ir.Op{Name: name, Doc: itoa(spatial) + "-D convolution (" + dataLayout + " data, " + kernelLayout + " weight).", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: convParams(spatial, dataLayout, kernelLayout, false)}
 	rank := spatial + 2
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -528,7 +528,7 @@ func newConvOp(spatial int) *ir.Op {
 		return newTensor(outDT, fromCanonical(out, a.out), true, rank), nil
 	}
 	op.Normalize = normalizeConv(op, spatial)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		a, err := readConvAttrs(op, call, spatial, kernelLayout)
 		if err != nil {
 			return nil, err
@@ -585,8 +585,8 @@ func newConvOp(spatial int) *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := readConvAttrs(op, call, spatial, kernelLayout)
 		if err != nil {
 			return err
@@ -631,8 +631,8 @@ func newConvOp(spatial int) *ir.Op {
 			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, castTo(dt, Load(src, fromCanonical(xi, a.data))), castTo(dt, Load(w, fromCanonical(wi, a.kernel)))))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // convOperandInfo is the start of a convolution's inference: the data

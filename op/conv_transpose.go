@@ -33,11 +33,11 @@ var (
 	// Conv1DTranspose is R.nn.conv1d_transpose(data, weight, strides,
 	// padding, output_padding, dilation, groups, data_layout="NCW",
 	// kernel_layout="IOW", out_layout=None, out_dtype=None).
-	Conv1DTranspose = ir.RegisterOp(newConvTransposeOp(1))
+	Conv1DTranspose = Define(newConvTransposeOp(1))
 	// Conv2DTranspose is R.nn.conv2d_transpose (NCHW data, IOHW weight).
-	Conv2DTranspose = ir.RegisterOp(newConvTransposeOp(2))
+	Conv2DTranspose = Define(newConvTransposeOp(2))
 	// Conv3DTranspose is R.nn.conv3d_transpose (NCDHW data, IODHW weight).
-	Conv3DTranspose = ir.RegisterOp(newConvTransposeOp(3))
+	Conv3DTranspose = Define(newConvTransposeOp(3))
 )
 
 // convTransposeAttrs are a call's attributes in canonical form.
@@ -46,12 +46,12 @@ type convTransposeAttrs struct {
 	outputPadding []int64
 }
 
-func newConvTransposeOp(spatial int) *ir.Op {
+func newConvTransposeOp(spatial int) Def {
 	dataLayout, oiLayout := convLayouts(spatial)
 	kernelLayout := "IO" + oiLayout[2:]
 	name := "relax.nn.conv" + itoa(spatial) + "d_transpose"
 	op := &ir.Op{Name: name, Doc: itoa(spatial) + "-D transposed convolution (" + dataLayout + " data, " + kernelLayout + " weight).",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: convParams(spatial, dataLayout, kernelLayout, true)}
 	rank := spatial + 2
 	attrs := func(call *ir.Call) (a convTransposeAttrs, err error) {
@@ -123,7 +123,7 @@ func newConvTransposeOp(spatial int) *ir.Op {
 		}
 		return withIntLists(op, e.(*ir.Call), map[string][]int64{"output_padding": a.outputPadding}), nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		a, err := attrs(call)
 		if err != nil {
 			return nil, err
@@ -192,8 +192,8 @@ func newConvTransposeOp(spatial int) *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := attrs(call)
 		if err != nil {
 			return err
@@ -275,6 +275,6 @@ func newConvTransposeOp(spatial int) *ir.Op {
 			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, castTo(dt, Load(pad, pi)), castTo(dt, Load(kt, ki))))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

@@ -14,11 +14,11 @@ import (
 var (
 	// Arange is R.arange(start, end=None, step=1, dtype=None): with one
 	// argument it is the end and start is 0.
-	Arange = ir.RegisterOp(newArangeOp())
+	Arange = Define(newArangeOp())
 	// Eye is R.eye(n, m=None, k=0, dtype="float32"): ones on diagonal k.
-	Eye = ir.RegisterOp(newEyeOp())
+	Eye = Define(newEyeOp())
 	// OneHot is R.one_hot(indices, on_value, off_value, depth, axis=-1).
-	OneHot = ir.RegisterOp(newOneHotOp())
+	OneHot = Define(newOneHotOp())
 )
 
 // primArg returns the PrimExpr of argument i, which must be an
@@ -47,8 +47,8 @@ func primArgValue(op *ir.Op, args []Value, i int) (Prim, error) {
 
 // --- arange ---------------------------------------------------------------------
 
-func newArangeOp() *ir.Op {
-	op := &ir.Op{Name: "relax.arange", Doc: "Evenly spaced values start, start+step, ... below end.", Pure: true, Category: ir.CatTensor,
+func newArangeOp() Def {
+	op := &ir.Op{Name: "relax.arange", Doc: "Evenly spaced values start, start+step, ... below end.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "start", Kind: ir.ArgPrimValue}, {Name: "end", Kind: ir.ArgPrimValue, Optional: true},
 			{Name: "step", Kind: ir.ArgPrimValue, Optional: true},
 			{Name: "dtype", Kind: ir.AttrDType, Optional: true}}}
@@ -140,7 +140,7 @@ func newArangeOp() *ir.Op {
 		}
 		return ir.TensorInfoNDim(dt, 1), nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		var p [3]Prim
 		for i := range p {
 			var err error
@@ -172,8 +172,8 @@ func newArangeOp() *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		var v [3]ir.PrimExpr
 		for i := range v {
 			pv, ok := call.Args[i].(*ir.PrimValue)
@@ -196,8 +196,8 @@ func newArangeOp() *ir.Op {
 			return castTo(out.DType, ir.Add(castTo(ct, v[0]), ir.Mul(castTo(ct, v[2]), castTo(ct, i[0]))))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // arangeDType is R.arange's default dtype: int64 when every operand is an
@@ -218,8 +218,8 @@ func arangeCount(start, end, step float64) int64 {
 
 // --- eye ---------------------------------------------------------------------------
 
-func newEyeOp() *ir.Op {
-	op := &ir.Op{Name: "relax.eye", Doc: "A 2-D tensor with ones on diagonal k and zeros elsewhere.", Pure: true, Category: ir.CatTensor,
+func newEyeOp() Def {
+	op := &ir.Op{Name: "relax.eye", Doc: "A 2-D tensor with ones on diagonal k and zeros elsewhere.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternElemWise,
 		Params: []ir.Param{{Name: "n", Kind: ir.ArgPrimValue}, {Name: "m", Kind: ir.ArgPrimValue, Optional: true},
 			{Name: "k", Kind: ir.ArgPrimValue, Optional: true},
 			{Name: "dtype", Kind: ir.AttrDType, Default: ir.Float32}}}
@@ -271,7 +271,7 @@ func newEyeOp() *ir.Op {
 		}
 		return newTensor(dt, []ir.PrimExpr{castTo(ir.Int64, v[0]), castTo(ir.Int64, v[1])}, true, 2), nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		var p [3]Prim
 		for i := range p {
 			var err error
@@ -294,8 +294,8 @@ func newEyeOp() *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		pv, ok := call.Args[2].(*ir.PrimValue)
 		if !ok {
 			return ErrNotLegalizable
@@ -309,15 +309,15 @@ func newEyeOp() *ir.Op {
 			return intrinsic("if_then_else", out.DType, ir.NewBinary(ir.OpEQ, ir.Add(v[0], diag), v[1]), constOf(out.DType, 1), constOf(out.DType, 0))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // --- one_hot ---------------------------------------------------------------------------
 
-func newOneHotOp() *ir.Op {
+func newOneHotOp() Def {
 	op := &ir.Op{Name: "relax.one_hot", Doc: "on_value where indices equals the position along a new axis of length depth, else off_value.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{{Name: "indices", Kind: ir.ArgExpr}, {Name: "on_value", Kind: ir.ArgPrimValue}, {Name: "off_value", Kind: ir.ArgPrimValue},
 			{Name: "depth", Kind: ir.AttrInt}, {Name: "axis", Kind: ir.AttrInt, Default: int64(-1)}}}
 	attrs := func(call *ir.Call, ndim int) (depth int64, axis int, err error) {
@@ -376,7 +376,7 @@ func newOneHotOp() *ir.Op {
 		return newTensor(dts[0], insertAt(dims, axis, ir.I64(depth)), true, t.NDim+1), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -420,8 +420,8 @@ func newOneHotOp() *ir.Op {
 			out.copyElem(k, src, 0)
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -448,6 +448,6 @@ func newOneHotOp() *ir.Op {
 			return intrinsic("if_then_else", out.DType, eq, castTo(out.DType, vals[0]), castTo(out.DType, vals[1]))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

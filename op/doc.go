@@ -1,18 +1,29 @@
 // Package op is phasec's library of Relax operators: every op the
 // TVMScript dialect names (R.add, R.nn.softmax, R.call_tir,
-// R.memory.alloc_tensor, ...), registered in ir's op registry when the
-// package initializes.
+// R.memory.alloc_tensor, ...), registered when the package initializes.
 //
-// Package ir keeps only the registry and the ir.Op type the parser, the
-// normalizer and the passes resolve against; what an op means lives here,
-// one file per TVM op category. Each file holds, for each of its ops, the
-// three things an op is, side by side, so adding an op touches one file:
+// Each op is one record, a Def, defined in one place (its file, usually
+// one constructor) and registered once, by Define:
 //
-//   - its schema and struct-info inference (registered with ir.RegisterOp),
-//   - its evaluation (defEval; EvalOf): what it computes, for the
-//     reference evaluator in package eval,
-//   - its legalization (defLegalize; LegalizeOf): the TIR PrimFunc
-//     LegalizeOps (package lower) calls through R.call_tir.
+//   - Op, the *ir.Op: schema, struct-info inference (Infer, Normalize,
+//     Validate), purity, category, fusion pattern (ir.OpPattern, TVM's
+//     OpPatternKind) and whether VM code generation emits it
+//     (LegalAtBuild, read by the checker's BuiltinsLowered rule and by
+//     codegen);
+//   - Eval: what it computes, for the reference evaluator in package eval;
+//   - Legalize: the TIR PrimFunc LegalizeOps (package lower) calls through
+//     R.call_tir;
+//   - Layout and Gradient: the rules ConvertLayout and Gradient will read
+//     (types defined, nil for every op so far).
+//
+// DefOf finds an op's record. The record is split between ir and op
+// because ir, which the parser, the normalizer and the checker stand on,
+// cannot import op: what ir-level code reads lives on ir.Op, and what
+// needs this package's types (evaluator values, the Kernel builder) lives
+// on Def. Define puts the ir.Op in ir's registry (by name, for the parser)
+// and the Def in this package's (by op). Calls of TVM operators phasec has
+// no op for yet get opaque ops (Opaque), records of the same registry with
+// no Eval or Legalize, interned by name and argument shape.
 //
 // The files:
 //
@@ -20,6 +31,7 @@
 //	memory.go  builtin.alloc_tensor and relax.memory.* (memory.view: a
 //	           byte-level view, lowered by LowerRuntimeBuiltin)
 //	vm.go      relax.vm.*
+//	vdevice.go to_vdevice, hint_on_device
 //	unary.go   elementwise unary math (exp, sqrt, ..., nn.relu, nn.gelu,
 //	           nn.silu), predicates, clip, nn.leakyrelu
 //	binary.go  elementwise arithmetic, comparison, logical and bitwise ops
@@ -52,11 +64,12 @@
 //	           computed positions)
 //	layout.go  layout_transform (index maps: ir.IndexMap)
 //
-// and the machinery they share: infer.go and schema.go (argument and
-// attribute access, broadcasting, errors prefixed with R.<op>), value.go
-// and eval.go (evaluator values; exact float64/int64 element arrays that
-// each op computes on and rounds once to its output dtype), legalize.go
-// (the Kernel builder that emits TVM-shaped TIR).
+// and the machinery they share: def.go (the record and its registry),
+// infer.go and schema.go (argument and attribute access, broadcasting,
+// errors prefixed with R.<op>), value.go and eval.go (evaluator values;
+// exact float64/int64 element arrays that each op computes on and rounds
+// once to its output dtype), legalize.go (the Kernel builder that emits
+// TVM-shaped TIR).
 //
 // It is one package rather than a package per category because the
 // categories share those helpers and reuse each other (mean is a sum and a
@@ -74,4 +87,10 @@
 // call. Evaluations never panic on bad values: they return errors naming
 // the op, the parameter and the dimension. Legalizations return
 // ErrNotLegalizable, never a wrong kernel, for calls they do not handle.
+// Every op states its Pattern with TVM's value for the same operator (the
+// zero value, ElemWise, would let an op fuse that must not); ops outside
+// the tensor families are Opaque, as TVM's FuseOps treats them. An Eval or
+// Legalize defined as a named function takes its op from the call (opOf):
+// naming the op's package variable there would make the variable's own
+// Define an initialization cycle.
 package op

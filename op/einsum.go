@@ -11,7 +11,7 @@ import (
 // Einstein summation over a tuple of tensors, e.g. "ij,jk->ik". Without
 // "->" the output takes the labels appearing once, in alphabetical order.
 // Ellipses ("...") are not supported (a diagnostic).
-var Einsum = ir.RegisterOp(newEinsumOp())
+var Einsum = Define(newEinsumOp())
 
 // einsumSpec is a parsed subscripts string: one label list per operand,
 // the output labels, and the summed labels (in first-appearance order).
@@ -74,8 +74,8 @@ func parseEinsum(op *ir.Op, s string, nOperands int) (*einsumSpec, error) {
 	return spec, nil
 }
 
-func newEinsumOp() *ir.Op {
-	op := &ir.Op{Name: "relax.einsum", Doc: "Einstein summation of a tuple of tensors.", Pure: true, Category: ir.CatTensor,
+func newEinsumOp() Def {
+	op := &ir.Op{Name: "relax.einsum", Doc: "Einstein summation of a tuple of tensors.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "operands", Kind: ir.ArgTuple}, {Name: "subscripts", Kind: ir.AttrStr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -130,7 +130,7 @@ func newEinsumOp() *ir.Op {
 		return newTensor(dt, out, true, len(out)), nil
 	}
 	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeArgTuple(op, call, 0) }
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		xs, err := tupleArrays(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -201,8 +201,8 @@ func newEinsumOp() *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		tup, ok := call.Args[0].(*ir.Tuple)
 		if !ok || len(tup.Fields) == 0 {
 			return ErrNotLegalizable
@@ -264,6 +264,6 @@ func newEinsumOp() *ir.Op {
 			return ir.NewBinary(ir.OpAdd, acc, product(s, r))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

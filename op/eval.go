@@ -18,22 +18,6 @@ import (
 // (R.<op>: ...) and, for bad arguments, the parameter and dimension.
 type EvalFunc func(call *ir.Call, args []Value) (Value, error)
 
-var evalFuncs = map[*ir.Op]EvalFunc{}
-
-// defEval records op's evaluation.
-func defEval(op *ir.Op, f EvalFunc) {
-	if _, dup := evalFuncs[op]; dup {
-		panic("op: evaluation of " + op.Name + " defined twice")
-	}
-	evalFuncs[op] = f
-}
-
-// EvalOf returns op's evaluation, if it has one.
-func EvalOf(op *ir.Op) (EvalFunc, bool) {
-	f, ok := evalFuncs[op]
-	return f, ok
-}
-
 // argArray reads argument i as an array (a tensor, or a scalar as rank 0).
 func argArray(op *ir.Op, args []Value, i int) (*array, error) {
 	if i >= len(args) {

@@ -35,7 +35,7 @@ func elems(x *tensor.Tensor) []float64 {
 
 func evalCall(t *testing.T, o *ir.Op, attrs ir.Attrs, args ...Value) (Value, error) {
 	t.Helper()
-	f, ok := EvalOf(o)
+	f, ok := evalOf(o)
 	require.True(t, ok, "%s has no evaluation", o.Name)
 	call := &ir.Call{Op: o, Attrs: attrs}
 	return f(call, args)
@@ -224,7 +224,7 @@ func TestEveryTensorOpEvaluates(t *testing.T) {
 		if o.Category != ir.CatTensor && o.Category != ir.CatShape {
 			continue
 		}
-		_, ok := EvalOf(o)
+		_, ok := evalOf(o)
 		assert.True(t, ok, "%s has no evaluation", o.Name)
 	}
 }

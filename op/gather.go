@@ -14,17 +14,17 @@ var (
 	// axis (of length M) indexes data's dimensions batch_dims ..
 	// batch_dims+M-1; the output is indices.shape[:-1] +
 	// data.shape[batch_dims+M:].
-	GatherND = ir.RegisterOp(newGatherNDOp())
+	GatherND = Define(newGatherNDOp())
 	// CollapseSumTo is R.collapse_sum_to(data, shape): data summed over
 	// the dimensions a broadcast from shape to data's shape would add.
-	CollapseSumTo = ir.RegisterOp(newCollapseSumOp("relax.collapse_sum_to", "shape", ir.ArgShape))
+	CollapseSumTo = Define(newCollapseSumOp("relax.collapse_sum_to", "shape", ir.ArgShape))
 	// CollapseSumLike is R.collapse_sum_like(data, collapse_target): as
 	// collapse_sum_to with the target's shape.
-	CollapseSumLike = ir.RegisterOp(newCollapseSumOp("relax.collapse_sum_like", "collapse_target", ir.ArgExpr))
+	CollapseSumLike = Define(newCollapseSumOp("relax.collapse_sum_like", "collapse_target", ir.ArgExpr))
 )
 
-func newGatherNDOp() *ir.Op {
-	op := &ir.Op{Name: "relax.gather_nd", Doc: "Gathers slices of data at the multi-indices in indices' last axis.", Pure: true, Category: ir.CatTensor,
+func newGatherNDOp() Def {
+	op := &ir.Op{Name: "relax.gather_nd", Doc: "Gathers slices of data at the multi-indices in indices' last axis.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "indices", Kind: ir.ArgExpr}, {Name: "batch_dims", Kind: ir.AttrInt, Default: int64(0)}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -73,7 +73,7 @@ func newGatherNDOp() *ir.Op {
 		return newTensor(t.DType, out, true, ndim), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -119,8 +119,8 @@ func newGatherNDOp() *ir.Op {
 			out.copyElem(k, x, flatIndex(src, x.shape))
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -152,12 +152,12 @@ func newGatherNDOp() *ir.Op {
 			return Load(a, src)
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
-func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
-	op := &ir.Op{Name: name, Doc: "Sums data down to a shape that broadcasts to data's.", Pure: true, Category: ir.CatTensor,
+func newCollapseSumOp(name, target string, kind ir.ParamKind) Def {
+	op := &ir.Op{Name: name, Doc: "Sums data down to a shape that broadcasts to data's.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternCommReduce,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: target, Kind: kind}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -202,7 +202,7 @@ func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
 		return newTensor(t.DType, dims, true, ndim), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -249,8 +249,8 @@ func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -293,8 +293,8 @@ func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
 			return ir.NewBinary(ir.OpAdd, acc, Load(a, idx))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // ScatterElements is R.scatter_elements(data, indices, updates, axis=0,
@@ -304,11 +304,11 @@ func newCollapseSumOp(name, target string, kind ir.ParamKind) *ir.Op {
 // the average of the original element and every update scattered to it
 // (PyTorch's scatter_reduce mean with include_self, which TVM's frontends
 // map to it); integer averages round down (floor), as PyTorch's do.
-var ScatterElements = ir.RegisterOp(newScatterElementsOp())
+var ScatterElements = Define(newScatterElementsOp())
 
-func newScatterElementsOp() *ir.Op {
+func newScatterElementsOp() Def {
 	op := &ir.Op{Name: "relax.scatter_elements", Doc: "Scatters updates into a copy of data at the positions indices gives along axis.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "indices", Kind: ir.ArgExpr}, {Name: "updates", Kind: ir.ArgExpr},
 			{Name: "axis", Kind: ir.AttrInt, Default: int64(0)}, {Name: "reduction", Kind: ir.AttrStr, Default: "update"}}}
 	reduction := func(call *ir.Call) (string, error) {
@@ -374,7 +374,7 @@ func newScatterElementsOp() *ir.Op {
 		return t, nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -444,8 +444,8 @@ func newScatterElementsOp() *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		red, err := reduction(call)
 		if err != nil {
 			return err
@@ -540,8 +540,8 @@ func newScatterElementsOp() *ir.Op {
 			return ir.NewBinary(div, combine(Load(a, v), Load(acc, v)), n)
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // DynamicStridedSlice is R.dynamic_strided_slice(x, begin, end, strides):
@@ -552,10 +552,10 @@ func newScatterElementsOp() *ir.Op {
 // PrimFunc computing the output shape as an int64 tensor, R.tensor_to_shape
 // of it, a match_cast binding fresh shape variables, and the slice kernel
 // whose output buffer has those dimensions.
-var DynamicStridedSlice = ir.RegisterOp(newDynamicStridedSliceOp())
+var DynamicStridedSlice = Define(newDynamicStridedSliceOp())
 
-func newDynamicStridedSliceOp() *ir.Op {
-	op := &ir.Op{Name: "relax.dynamic_strided_slice", Doc: "Strided slice with run-time begin, end and strides tensors.", Pure: true, Category: ir.CatTensor,
+func newDynamicStridedSliceOp() Def {
+	op := &ir.Op{Name: "relax.dynamic_strided_slice", Doc: "Strided slice with run-time begin, end and strides tensors.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "begin", Kind: ir.ArgExpr}, {Name: "end", Kind: ir.ArgExpr}, {Name: "strides", Kind: ir.ArgExpr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -584,7 +584,7 @@ func newDynamicStridedSliceOp() *ir.Op {
 		}
 		return ir.TensorInfoNDim(t.DType, t.NDim), nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -631,9 +631,8 @@ func newDynamicStridedSliceOp() *ir.Op {
 			}
 			return flatIndex(src, x.shape)
 		}).tensor()
-	})
-	defLegalize(op, legalizeDynamicStridedSlice)
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalizeDynamicStridedSlice}
 }
 
 // legalizeDynamicStridedSlice emits the shape function and the match_cast

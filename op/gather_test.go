@@ -49,7 +49,7 @@ func TestDynamicStridedSlice(t *testing.T) {
 		{"dynamic_strided_slice dtype", opCall(DynamicStridedSlice, nil, x, tensorVar("s", ir.Int32, 2), b, b), nil, "begin must be an int64 tensor, got int32"},
 	})
 	// numpy: x[-1:0:-2, 1:10:2] of a 5x4 arange: rows 4, 2; columns 1, 3.
-	ev, _ := EvalOf(DynamicStridedSlice)
+	ev, _ := evalOf(DynamicStridedSlice)
 	data := newArray(ir.Float32, []int64{5, 4})
 	for k := range data.f {
 		data.f[k] = float64(k)

@@ -282,3 +282,11 @@ func runInferCases(t *testing.T, ctx *ir.InferCtx, cases []inferCase) {
 		})
 	}
 }
+
+// evalOf is o's evaluation, if its record has one.
+func evalOf(o *ir.Op) (EvalFunc, bool) {
+	if d, ok := DefOf(o); ok && d.Eval != nil {
+		return d.Eval, true
+	}
+	return nil, false
+}

@@ -20,7 +20,7 @@ import (
 // method="linear", coordinate_transformation_mode="half_pixel",
 // rounding_method="round", cubic_alpha=-0.75, cubic_exclude=0,
 // extrapolation_value=0.0, out_dtype=None).
-var Resize2D = ir.RegisterOp(newResize2DOp())
+var Resize2D = Define(newResize2DOp())
 
 // resizeAttrs are a resize2d call's attributes, checked.
 type resizeAttrs struct {
@@ -38,8 +38,8 @@ var (
 	resizeRounding = []string{"", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}
 )
 
-func newResize2DOp() *ir.Op {
-	op := &ir.Op{Name: "relax.image.resize2d", Doc: "Resizes the H and W axes of images to size by interpolation.", Pure: true, Category: ir.CatTensor,
+func newResize2DOp() Def {
+	op := &ir.Op{Name: "relax.image.resize2d", Doc: "Resizes the H and W axes of images to size by interpolation.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "size", Kind: ir.ArgShape},
 			{Name: "roi", Kind: ir.AttrAny, Default: []any{0.0, 0.0, 0.0, 0.0}},
 			{Name: "layout", Kind: ir.AttrStr, Default: "NCHW"},
@@ -158,7 +158,7 @@ func newResize2DOp() *ir.Op {
 		}
 		return &out, nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -175,8 +175,8 @@ func newResize2DOp() *ir.Op {
 			return nil, opErrorf(op, "data must be 4-D and size 2-D, got %v and %v", x.shape, size)
 		}
 		return evalResize2D(op, call, x, size, r)
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		r, err := attrs(call)
 		if err != nil {
 			return err
@@ -194,8 +194,8 @@ func newResize2DOp() *ir.Op {
 		}
 		legalizeResize2D(k, a, out, r)
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // resizeShorthand is the (s, s) size of TVM's one-extent forms of size, an

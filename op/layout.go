@@ -16,11 +16,11 @@ import (
 // None). Axis separators only say how a backend flattens the buffers into
 // physical memory: they are checked and kept, and do not change what the op
 // computes.
-var LayoutTransform = ir.RegisterOp(newLayoutTransformOp())
+var LayoutTransform = Define(newLayoutTransformOp())
 
-func newLayoutTransformOp() *ir.Op {
+func newLayoutTransformOp() Def {
 	op := &ir.Op{Name: "relax.layout_transform", Doc: "Moves each element of x to the position an index map gives, padding the positions no element reaches.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "index_map", Kind: ir.AttrAny},
 			{Name: "pad_value", Kind: ir.AttrAny, Optional: true, PrintNone: true},
 			{Name: "axis_separators", Kind: ir.AttrInts, Default: []any{}},
@@ -77,7 +77,7 @@ func newLayoutTransformOp() *ir.Op {
 		return ir.TensorInfoOf(t.DType, out...), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -138,8 +138,8 @@ func newLayoutTransformOp() *ir.Op {
 			out.copyElem(j, x, k)
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		m, err := layoutIndexMap(op, call)
 		if err != nil {
 			return err
@@ -197,8 +197,8 @@ func newLayoutTransformOp() *ir.Op {
 			return intrinsic("if_then_else", x.DType, inRange(src), Load(x, src), padValue)
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 func layoutIndexMap(op *ir.Op, call *ir.Call) (*ir.IndexMap, error) {

@@ -67,7 +67,7 @@ func TestInferLayoutTransform(t *testing.T) {
 // Hand-derived: x = arange(6) as (1, 6), lambda i, j: (j // 4, i, j % 4),
 // pad 9: out (2, 1, 4) = [[[0, 1, 2, 3]], [[4, 5, 9, 9]]].
 func TestEvalLayoutTransform(t *testing.T) {
-	ev, _ := EvalOf(LayoutTransform)
+	ev, _ := evalOf(LayoutTransform)
 	m := indexMap(2, func(p []ir.PrimExpr) []ir.PrimExpr {
 		return []ir.PrimExpr{ir.FloorDiv(p[1], ir.I64(4)), p[0], ir.FloorMod(p[1], ir.I64(4))}
 	})

@@ -28,21 +28,6 @@ type LegalizeFunc func(k *Kernel, call *ir.Call) error
 // (an unknown shape or a symbolic scalar, say); LegalizeOps leaves it.
 var ErrNotLegalizable = fmt.Errorf("not legalizable")
 
-var legalizeFuncs = map[*ir.Op]LegalizeFunc{}
-
-func defLegalize(op *ir.Op, f LegalizeFunc) {
-	if _, dup := legalizeFuncs[op]; dup {
-		panic("op: legalization of " + op.Name + " defined twice")
-	}
-	legalizeFuncs[op] = f
-}
-
-// LegalizeOf returns op's legalization, if it has one.
-func LegalizeOf(op *ir.Op) (LegalizeFunc, bool) {
-	f, ok := legalizeFuncs[op]
-	return f, ok
-}
-
 // Kernel builds the PrimFunc of one legalized call.
 type Kernel struct {
 	// Name is the PrimFunc's name hint (the op's name by default).

@@ -12,15 +12,15 @@ var (
 	// CrossEntropyWithLogits is R.nn.cross_entropy_with_logits(predictions,
 	// labels): -sum(predictions * labels), divided by the batch size
 	// (dimension 0) when predictions has rank > 1.
-	CrossEntropyWithLogits = ir.RegisterOp(newCrossEntropyOp())
+	CrossEntropyWithLogits = Define(newCrossEntropyOp())
 	// NLLLoss is R.nn.nll_loss(predictions, targets, weights=None,
 	// reduction="mean", ignore_index=-100).
-	NLLLoss = ir.RegisterOp(newNLLLossOp())
+	NLLLoss = Define(newNLLLossOp())
 )
 
-func newCrossEntropyOp() *ir.Op {
+func newCrossEntropyOp() Def {
 	op := &ir.Op{Name: "relax.nn.cross_entropy_with_logits", Doc: "Cross entropy of logits and labels, averaged over the batch.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "predictions", Kind: ir.ArgExpr}, {Name: "labels", Kind: ir.ArgExpr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -46,7 +46,7 @@ func newCrossEntropyOp() *ir.Op {
 		}
 		return newTensor(dt, nil, true, 0), nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		p, l, err := binaryArgs(op, args)
 		if err != nil {
 			return nil, err
@@ -65,8 +65,8 @@ func newCrossEntropyOp() *ir.Op {
 		out := newArray(p.dt, nil)
 		out.setFloat(0, s)
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		p, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -92,13 +92,13 @@ func newCrossEntropyOp() *ir.Op {
 			return y
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
-func newNLLLossOp() *ir.Op {
+func newNLLLossOp() Def {
 	op := &ir.Op{Name: "relax.nn.nll_loss", Doc: "Negative log likelihood loss of log-probabilities and class targets.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{{Name: "predictions", Kind: ir.ArgExpr}, {Name: "targets", Kind: ir.ArgExpr}, {Name: "weights", Kind: ir.ArgExpr, Optional: true},
 			{Name: "reduction", Kind: ir.AttrStr, Default: "mean"}, {Name: "ignore_index", Kind: ir.AttrInt, Default: int64(-100)}}}
 	reduction := func(call *ir.Call) (string, error) {
@@ -174,7 +174,7 @@ func newNLLLossOp() *ir.Op {
 		return withDType(t, p.DType), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		p, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -241,8 +241,8 @@ func newNLLLossOp() *ir.Op {
 		out := newArray(p.dt, nil)
 		out.setFloat(0, sum)
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		red, err := reduction(call)
 		if err != nil {
 			return err
@@ -317,6 +317,6 @@ func newNLLLossOp() *ir.Op {
 			return ir.NewBinary(ir.OpDiv, Load(sum, nil), Load(wsum, nil))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

@@ -8,25 +8,25 @@ var (
 	// Reshape is R.reshape(x, shape). It is a shape op (CatShape): besides
 	// LegalizeOps, RewriteDataflowReshape may turn legalized reshapes back
 	// into it and LowerRuntimeBuiltin lowers it to vm.builtin.reshape.
-	Reshape = ir.RegisterOp(newReshapeOp())
+	Reshape = Define(Def{Op: newReshapeOp(), Eval: evalReshape, Legalize: legalizeReshape})
 	// PermuteDims is R.permute_dims(x, axes=None); None reverses the axes.
-	PermuteDims = ir.RegisterOp(newPermuteDimsOp())
+	PermuteDims = Define(Def{Op: newPermuteDimsOp(), Eval: evalPermuteDims, Legalize: legalizePermuteDims})
 	// ExpandDims is R.expand_dims(x, axis).
-	ExpandDims = ir.RegisterOp(newExpandDimsOp())
+	ExpandDims = Define(Def{Op: newExpandDimsOp(), Eval: evalExpandDims, Legalize: legalizeExpandDims})
 	// Squeeze is R.squeeze(x, axis=None); None removes every unit dimension.
-	Squeeze = ir.RegisterOp(newSqueezeOp())
+	Squeeze = Define(Def{Op: newSqueezeOp(), Eval: evalSqueeze, Legalize: legalizeSqueeze})
 	// Flatten is R.flatten(x): a 1-D view of every element.
-	Flatten = ir.RegisterOp(newFlattenOp())
+	Flatten = Define(Def{Op: newFlattenOp(), Eval: evalFlatten, Legalize: legalizeReshape})
 	// Concat is R.concat(tensors, axis=0); axis None concatenates flattened tensors.
-	Concat = ir.RegisterOp(newConcatOp())
+	Concat = Define(Def{Op: newConcatOp(), Eval: evalConcat, Legalize: legalizeConcat})
 	// Split is R.split(x, indices_or_sections, axis=0), returning a tuple.
-	Split = ir.RegisterOp(newSplitOp())
+	Split = Define(Def{Op: newSplitOp(), Eval: evalSplit, Legalize: legalizeSplit})
 	// StridedSlice is R.strided_slice(x, axes, begin, end, strides=None, assume_inbound=False).
-	StridedSlice = ir.RegisterOp(newStridedSliceOp())
+	StridedSlice = Define(Def{Op: newStridedSliceOp(), Eval: evalStridedSlice, Legalize: legalizeStridedSlice})
 	// Take is R.take(x, indices, axis=None, mode="fast").
-	Take = ir.RegisterOp(newTakeOp())
+	Take = Define(Def{Op: newTakeOp(), Eval: evalTake, Legalize: legalizeTake})
 	// BroadcastTo is R.broadcast_to(x, shape).
-	BroadcastTo = ir.RegisterOp(newBroadcastToOp())
+	BroadcastTo = Define(Def{Op: newBroadcastToOp(), Eval: evalBroadcastTo, Legalize: legalizeBroadcastTo})
 )
 
 // --- reshape ----------------------------------------------------------------
@@ -34,7 +34,7 @@ var (
 func newReshapeOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.reshape", Doc: "Reinterprets the elements of x with a new shape (one dimension may be -1).",
-		Pure: true, Category: ir.CatShape,
+		Pure: true, Category: ir.CatShape, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "shape", Kind: ir.ArgShape}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -137,7 +137,7 @@ func reshapeTarget(op *ir.Op, call *ir.Call) (t *ir.TensorInfo, dims []ir.PrimEx
 func newPermuteDimsOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.permute_dims", Doc: "Permutes the axes of x (reverses them when axes is None).",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axes", Kind: ir.AttrInts, Optional: true, PrintNone: true}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -188,7 +188,7 @@ func newPermuteDimsOp() *ir.Op {
 func newExpandDimsOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.expand_dims", Doc: "Inserts unit dimensions at the given axes of the result.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInts}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -235,7 +235,7 @@ func newExpandDimsOp() *ir.Op {
 func newSqueezeOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.squeeze", Doc: "Removes unit dimensions (those at axis, or all of them).",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInts, Optional: true, PrintNone: true}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -297,7 +297,7 @@ func newSqueezeOp() *ir.Op {
 func newFlattenOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.flatten", Doc: "A 1-D tensor of all elements of x in row-major order.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -322,7 +322,7 @@ func newFlattenOp() *ir.Op {
 func newConcatOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.concat", Doc: "Joins a tuple of tensors along axis.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "tensors", Kind: ir.ArgTuple}, {Name: "axis", Kind: ir.AttrInt, Default: int64(0)}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferConcat(op, call) }
@@ -423,7 +423,7 @@ func addDim(sum, d ir.PrimExpr) ir.PrimExpr {
 func newSplitOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.split", Doc: "Splits x along axis into equal sections or at indices; returns a tuple.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
 			{Name: "indices_or_sections", Kind: ir.AttrAny},
@@ -526,7 +526,7 @@ func splitLength(begin, end, length ir.PrimExpr) ir.PrimExpr {
 func newStridedSliceOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.strided_slice", Doc: "Slices x along axes from begin to end with strides.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
 			{Name: "axes", Kind: ir.ArgTuple},
@@ -684,7 +684,7 @@ func staticSliceLength(b, e, s, n int64) int64 {
 func newTakeOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.take", Doc: "Gathers elements of x at indices along axis (of the flattened x when axis is None).",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
 			{Name: "indices", Kind: ir.ArgExpr},
@@ -747,7 +747,7 @@ func idxShapedLike(dtype ir.DataType, idx *ir.TensorInfo) *ir.TensorInfo {
 func newBroadcastToOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.broadcast_to", Doc: "Broadcasts x to shape with numpy rules.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "shape", Kind: ir.ArgShape}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -801,23 +801,12 @@ func flatIndex(idx, shape []int64) int64 {
 	return k
 }
 
-func init() {
-	defEval(Reshape, evalReshape)
-	defEval(Flatten, func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(Flatten, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		return reshaped(x, []int64{x.size()})
-	})
-	defEval(PermuteDims, evalPermuteDims)
-	defEval(ExpandDims, evalExpandDims)
-	defEval(Squeeze, evalSqueeze)
-	defEval(BroadcastTo, evalBroadcastTo)
-	defEval(Concat, evalConcat)
-	defEval(Split, evalSplit)
-	defEval(StridedSlice, evalStridedSlice)
-	defEval(Take, evalTake)
+func evalFlatten(call *ir.Call, args []Value) (Value, error) {
+	x, err := argArray(opOf(call), args, 0)
+	if err != nil {
+		return nil, err
+	}
+	return reshaped(x, []int64{x.size()})
 }
 
 func reshaped(x *array, shape []int64) (Value, error) {
@@ -827,7 +816,7 @@ func reshaped(x *array, shape []int64) (Value, error) {
 
 // evalReshape reinterprets the elements; one dimension may be -1.
 func evalReshape(call *ir.Call, args []Value) (Value, error) {
-	op := Reshape
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -862,7 +851,7 @@ func evalReshape(call *ir.Call, args []Value) (Value, error) {
 }
 
 func evalPermuteDims(call *ir.Call, args []Value) (Value, error) {
-	op := PermuteDims
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -906,7 +895,7 @@ func evalPermuteDims(call *ir.Call, args []Value) (Value, error) {
 }
 
 func evalExpandDims(call *ir.Call, args []Value) (Value, error) {
-	op := ExpandDims
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -941,7 +930,7 @@ func evalExpandDims(call *ir.Call, args []Value) (Value, error) {
 }
 
 func evalSqueeze(call *ir.Call, args []Value) (Value, error) {
-	op := Squeeze
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -972,7 +961,7 @@ func evalSqueeze(call *ir.Call, args []Value) (Value, error) {
 }
 
 func evalBroadcastTo(call *ir.Call, args []Value) (Value, error) {
-	op := BroadcastTo
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -1011,7 +1000,7 @@ func tupleArrays(op *ir.Op, args []Value, i int) ([]*array, error) {
 }
 
 func evalConcat(call *ir.Call, args []Value) (Value, error) {
-	op := Concat
+	op := opOf(call)
 	xs, err := tupleArrays(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -1070,7 +1059,7 @@ func evalConcat(call *ir.Call, args []Value) (Value, error) {
 // evalSplit cuts x along axis into equal sections (the extent must
 // divide, as numpy.split requires) or at indices (clamped to the extent).
 func evalSplit(call *ir.Call, args []Value) (Value, error) {
-	op := Split
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -1148,7 +1137,7 @@ func sliceStart(b, s, n int64) int64 {
 }
 
 func evalStridedSlice(call *ir.Call, args []Value) (Value, error) {
-	op := StridedSlice
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -1203,7 +1192,7 @@ func evalStridedSlice(call *ir.Call, args []Value) (Value, error) {
 // evalTake gathers along axis; mode fast requires in-range indices
 // (negative ones count from the end), clip clamps, wrap wraps.
 func evalTake(call *ir.Call, args []Value) (Value, error) {
-	op := Take
+	op := opOf(call)
 	x, err := argArray(op, args, 0)
 	if err != nil {
 		return nil, err
@@ -1272,28 +1261,18 @@ func EvalReshape(x, shape Value) (Value, error) {
 
 // --- legalization -------------------------------------------------------------
 
-func init() {
-	defLegalize(Reshape, legalizeReshape)
-	defLegalize(Flatten, legalizeReshape)
-	defLegalize(PermuteDims, legalizePermuteDims)
-	defLegalize(ExpandDims, legalizeExpandDims)
-	defLegalize(Squeeze, legalizeSqueeze)
-	defLegalize(BroadcastTo, func(k *Kernel, call *ir.Call) error {
-		a, err := k.Input(call.Args[0], "A")
-		if err != nil {
-			return err
-		}
-		out, err := k.Output("T_broadcast_to")
-		if err != nil {
-			return err
-		}
-		k.Compute("T_broadcast_to", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return Load(a, broadcastIndex(a.Shape, out.Shape, v)) })
-		return nil
-	})
-	defLegalize(Concat, legalizeConcat)
-	defLegalize(Split, legalizeSplit)
-	defLegalize(StridedSlice, legalizeStridedSlice)
-	defLegalize(Take, legalizeTake)
+// legalizeBroadcastTo is topi.broadcast_to (T_broadcast_to).
+func legalizeBroadcastTo(k *Kernel, call *ir.Call) error {
+	a, err := k.Input(call.Args[0], "A")
+	if err != nil {
+		return err
+	}
+	out, err := k.Output("T_broadcast_to")
+	if err != nil {
+		return err
+	}
+	k.Compute("T_broadcast_to", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return Load(a, broadcastIndex(a.Shape, out.Shape, v)) })
+	return nil
 }
 
 // legalizeReshape is topi.reshape (T_reshape): each output element reads
@@ -1314,7 +1293,7 @@ func legalizeReshape(k *Kernel, call *ir.Call) error {
 }
 
 func legalizePermuteDims(k *Kernel, call *ir.Call) error {
-	op := PermuteDims
+	op := opOf(call)
 	a, err := k.Input(call.Args[0], "A")
 	if err != nil {
 		return err
@@ -1348,7 +1327,7 @@ func legalizePermuteDims(k *Kernel, call *ir.Call) error {
 }
 
 func legalizeExpandDims(k *Kernel, call *ir.Call) error {
-	op := ExpandDims
+	op := opOf(call)
 	a, err := k.Input(call.Args[0], "A")
 	if err != nil {
 		return err
@@ -1382,7 +1361,7 @@ func legalizeExpandDims(k *Kernel, call *ir.Call) error {
 }
 
 func legalizeSqueeze(k *Kernel, call *ir.Call) error {
-	op := Squeeze
+	op := opOf(call)
 	a, err := k.Input(call.Args[0], "A")
 	if err != nil {
 		return err
@@ -1430,7 +1409,7 @@ func legalizeSqueeze(k *Kernel, call *ir.Call) error {
 // legalizeConcat is topi.concatenate (T_concat): a chain of
 // T.if_then_else on the position along axis.
 func legalizeConcat(k *Kernel, call *ir.Call) error {
-	op := Concat
+	op := opOf(call)
 	tup, ok := call.Args[0].(*ir.Tuple)
 	if !ok || len(tup.Fields) == 0 {
 		return ErrNotLegalizable
@@ -1485,7 +1464,7 @@ func legalizeConcat(k *Kernel, call *ir.Call) error {
 
 // legalizeSplit writes each part in its own block T_split (topi.split).
 func legalizeSplit(k *Kernel, call *ir.Call) error {
-	op := Split
+	op := opOf(call)
 	a, err := k.Input(call.Args[0], "A")
 	if err != nil {
 		return err
@@ -1541,7 +1520,7 @@ func constTuple(e ir.Expr) ([]int64, bool) {
 // legalizeStridedSlice handles constant axes, begins, ends and strides
 // (T_strided_slice_with_axes).
 func legalizeStridedSlice(k *Kernel, call *ir.Call) error {
-	op := StridedSlice
+	op := opOf(call)
 	var lists [4][]int64
 	for i := 1; i < len(call.Args) && i <= 4; i++ {
 		l, ok := constTuple(call.Args[i])
@@ -1595,7 +1574,7 @@ func legalizeStridedSlice(k *Kernel, call *ir.Call) error {
 // legalizeTake is topi.take (T_take); mode clip clamps, wrap wraps, fast
 // trusts the indices.
 func legalizeTake(k *Kernel, call *ir.Call) error {
-	op := Take
+	op := opOf(call)
 	a, err := k.Input(call.Args[0], "A")
 	if err != nil {
 		return err
@@ -1660,10 +1639,10 @@ func legalizeTake(k *Kernel, call *ir.Call) error {
 // --- flip ------------------------------------------------------------------------
 
 // Flip is R.flip(data, axis): the elements in reverse order along axis.
-var Flip = ir.RegisterOp(newFlipOp())
+var Flip = Define(newFlipOp())
 
-func newFlipOp() *ir.Op {
-	op := &ir.Op{Name: "relax.flip", Doc: "Reverses the order of the elements along axis.", Pure: true, Category: ir.CatTensor,
+func newFlipOp() Def {
+	op := &ir.Op{Name: "relax.flip", Doc: "Reverses the order of the elements along axis.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInt}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -1682,7 +1661,7 @@ func newFlipOp() *ir.Op {
 		return t, nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -1697,8 +1676,8 @@ func newFlipOp() *ir.Op {
 			in[axis] = x.shape[axis] - 1 - idx[axis]
 			return flatIndex(in, x.shape)
 		}).tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -1717,6 +1696,6 @@ func newFlipOp() *ir.Op {
 			return Load(a, idx)
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

@@ -12,43 +12,45 @@ import (
 
 var (
 	// BuiltinAllocTensor is R.builtin.alloc_tensor(shape, dtype, runtime_device_index, storage_scope="global").
-	BuiltinAllocTensor = ir.RegisterOp(newAllocTensorOp("relax.builtin.alloc_tensor",
+	BuiltinAllocTensor = Define(Def{Op: newAllocTensorOp("relax.builtin.alloc_tensor",
 		"Allocates a fresh tensor of the given shape and dtype.", ir.CatBuiltin, []ir.Param{
 			{Name: "shape", Kind: ir.ArgShape},
 			{Name: "dtype", Kind: ir.ArgDType},
 			{Name: "runtime_device_index", Kind: ir.ArgPrimValue},
 			{Name: "storage_scope", Kind: ir.ArgStr, Default: ir.NewStringImm("global")},
-		}, 0, 1))
+		}, 0, 1)})
 	// MemAllocStorage is R.memory.alloc_storage(size, virtual_device_index, storage_scope, dtype).
-	MemAllocStorage = ir.RegisterOp(newAllocStorageOp("relax.memory.alloc_storage",
+	MemAllocStorage = Define(Def{Op: newAllocStorageOp("relax.memory.alloc_storage",
 		"Allocates a storage chunk of size bytes that tensors are carved from.", ir.CatMemory, []ir.Param{
 			{Name: "size", Kind: ir.ArgShape},
 			{Name: "virtual_device_index", Kind: ir.ArgPrimValue},
 			{Name: "storage_scope", Kind: ir.ArgStr},
 			{Name: "dtype", Kind: ir.ArgDType},
-		}))
+		})})
 	// MemAllocTensor is R.memory.alloc_tensor(storage, offset, shape, dtype, runtime_device_ind=0)
 	// (the keyword is python/tvm/relax/op/memory/memory.py's name).
-	MemAllocTensor = ir.RegisterOp(newAllocTensorOp("relax.memory.alloc_tensor",
+	MemAllocTensor = Define(Def{Op: newAllocTensorOp("relax.memory.alloc_tensor",
 		"Carves a tensor out of a storage at a byte offset.", ir.CatMemory, []ir.Param{
 			{Name: "storage", Kind: ir.ArgExpr},
 			{Name: "offset", Kind: ir.ArgPrimValue},
 			{Name: "shape", Kind: ir.ArgShape},
 			{Name: "dtype", Kind: ir.ArgDType},
 			{Name: "runtime_device_ind", Kind: ir.ArgPrimValue, Default: ir.NewPrimValue(ir.I64(0))},
-		}, 2, 3))
+		}, 2, 3)})
 	// MemKillStorage is R.memory.kill_storage(storage).
-	MemKillStorage = ir.RegisterOp(newKillOp("relax.memory.kill_storage",
-		"Ends the lifetime of a storage; impure.", ir.CatMemory, "storage"))
+	MemKillStorage = Define(Def{Op: newKillOp("relax.memory.kill_storage",
+		"Ends the lifetime of a storage; impure.", ir.CatMemory, "storage")})
 	// MemKillTensor is R.memory.kill_tensor(tensor).
-	MemKillTensor = ir.RegisterOp(newKillOp("relax.memory.kill_tensor",
-		"Ends the lifetime of a tensor; impure.", ir.CatMemory, "tensor"))
+	MemKillTensor = Define(Def{Op: newKillOp("relax.memory.kill_tensor",
+		"Ends the lifetime of a tensor; impure.", ir.CatMemory, "tensor")})
 )
 
 // newAllocTensorOp builds an op returning a tensor whose shape and dtype are
 // the arguments at positions shapePos and dtypePos.
 func newAllocTensorOp(name, doc string, cat ir.OpCategory, params []ir.Param, shapePos, dtypePos int) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: cat, Params: params}
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: cat, Pattern: ir.PatternOpaque,
+		LegalAtBuild: cat == ir.CatVM, // the relax.vm.* form is what VM codegen emits
+		Params:       params}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
@@ -67,7 +69,9 @@ func newAllocTensorOp(name, doc string, cat ir.OpCategory, params []ir.Param, sh
 }
 
 func newAllocStorageOp(name, doc string, cat ir.OpCategory, params []ir.Param) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: cat, Params: params}
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: cat, Pattern: ir.PatternOpaque,
+		LegalAtBuild: cat == ir.CatVM, // the relax.vm.* form is what VM codegen emits
+		Params:       params}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
@@ -89,7 +93,9 @@ func newAllocStorageOp(name, doc string, cat ir.OpCategory, params []ir.Param) *
 }
 
 func newKillOp(name, doc string, cat ir.OpCategory, param string) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Category: cat, Params: []ir.Param{{Name: param, Kind: ir.ArgExpr}}}
+	op := &ir.Op{Name: name, Doc: doc, Category: cat, Pattern: ir.PatternOpaque,
+		LegalAtBuild: cat == ir.CatVM, // the relax.vm.* form is what VM codegen emits
+		Params:       []ir.Param{{Name: param, Kind: ir.ArgExpr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
@@ -138,10 +144,10 @@ func checkLiteralArgs(op *ir.Op, call *ir.Call) error {
 // data's shape or dtype (offset 0). The view must fit within data. It is
 // pure and aliases data; LowerRuntimeBuiltin lowers it, as TVM's
 // FLowerBuiltin does, to the packed function runtime.TVMArrayCreateView.
-var MemView = ir.RegisterOp(newMemViewOp())
+var MemView = Define(newMemViewOp())
 
-func newMemViewOp() *ir.Op {
-	op := &ir.Op{Name: "relax.memory.view", Doc: "A view of data's bytes with another shape, dtype and byte offset.", Pure: true, Category: ir.CatMemory,
+func newMemViewOp() Def {
+	op := &ir.Op{Name: "relax.memory.view", Doc: "A view of data's bytes with another shape, dtype and byte offset.", Pure: true, Category: ir.CatMemory, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr},
 			{Name: "shape", Kind: ir.ArgShape, Default: ir.NewTuple()},
 			{Name: "dtype", Kind: ir.ArgDType, Default: ir.NewTuple()},
@@ -183,7 +189,7 @@ func newMemViewOp() *ir.Op {
 		return ir.TensorInfoNDim(dt, ndim), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, ok := args[0].(*tensor.Tensor)
 		if !ok {
 			return nil, opErrorf(op, "data must be a tensor, got %s", KindOf(args[0]))
@@ -206,8 +212,8 @@ func newMemViewOp() *ir.Op {
 			return nil, opErrorf(op, "%v", err)
 		}
 		return v, nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval}
 }
 
 // viewArguments are R.memory.view's shape, dtype and offset: nil / unset

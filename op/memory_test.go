@@ -34,7 +34,7 @@ func TestInferMemoryView(t *testing.T) {
 // Hand-derived: float32 1.0 is the bit pattern 0x3f800000 = 1065353216, and
 // -2.0 is 0xc0000000; an int16 view 2 bytes in sees the upper half of 1.0.
 func TestEvalMemoryView(t *testing.T) {
-	ev, _ := EvalOf(MemView)
+	ev, _ := evalOf(MemView)
 	x := tensor.New(tensor.Float32, 2, 2)
 	for i, v := range []float64{1, -2, 0.5, 3} {
 		x.SetFloat64(i, v)

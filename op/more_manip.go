@@ -12,23 +12,23 @@ import (
 
 var (
 	// Stack is R.stack(tensors, axis=0): the tensors joined along a new axis.
-	Stack = ir.RegisterOp(newStackOp())
+	Stack = Define(newStackOp())
 	// Tile is R.tile(data, repeats): data repeated repeats[i] times along
 	// each axis (numpy.tile).
-	Tile = ir.RegisterOp(newTileOp())
+	Tile = Define(newTileOp())
 	// Repeat is R.repeat(data, repeats, axis=None): each element repeated
 	// (of the flattened data when axis is None).
-	Repeat = ir.RegisterOp(newRepeatOp())
+	Repeat = Define(newRepeatOp())
 	// Outer is R.outer(x1, x2): the outer product of two vectors.
-	Outer = ir.RegisterOp(newOuterOp())
+	Outer = Define(newOuterOp())
 	// Cumsum is R.cumsum(data, axis=None, dtype=None, exclusive=False).
-	Cumsum = ir.RegisterOp(newScanOp("relax.cumsum", "Cumulative sum along axis (of the flattened data when None)."))
+	Cumsum = Define(newScanOp("relax.cumsum", "Cumulative sum along axis (of the flattened data when None)."))
 	// Cumprod is R.cumprod(data, axis=None, dtype=None, exclusive=False).
-	Cumprod = ir.RegisterOp(newScanOp("relax.cumprod", "Cumulative product along axis (of the flattened data when None)."))
+	Cumprod = Define(newScanOp("relax.cumprod", "Cumulative product along axis (of the flattened data when None)."))
 )
 
-func newStackOp() *ir.Op {
-	op := &ir.Op{Name: "relax.stack", Doc: "Joins a tuple of same-shaped tensors along a new axis.", Pure: true, Category: ir.CatTensor,
+func newStackOp() Def {
+	op := &ir.Op{Name: "relax.stack", Doc: "Joins a tuple of same-shaped tensors along a new axis.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "tensors", Kind: ir.ArgTuple}, {Name: "axis", Kind: ir.AttrInt, Default: int64(0)}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -70,7 +70,7 @@ func newStackOp() *ir.Op {
 		return newTensor(first.DType, out, true, first.NDim+1), nil
 	}
 	op.Normalize = func(_ *ir.InferCtx, call *ir.Call) (ir.Expr, error) { return normalizeArgTuple(op, call, 0) }
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		xs, err := tupleArrays(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -98,8 +98,8 @@ func newStackOp() *ir.Op {
 			out.copyElem(k, xs[idx[axis]], flatIndex(in, xs[0].shape))
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		tup, ok := call.Args[0].(*ir.Tuple)
 		if !ok || len(tup.Fields) == 0 {
 			return ErrNotLegalizable
@@ -129,8 +129,8 @@ func newStackOp() *ir.Op {
 			return value
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -147,8 +147,8 @@ func sameDims(a, b []int64) bool {
 	return true
 }
 
-func newTileOp() *ir.Op {
-	op := &ir.Op{Name: "relax.tile", Doc: "Repeats data along each axis (numpy.tile).", Pure: true, Category: ir.CatTensor,
+func newTileOp() Def {
+	op := &ir.Op{Name: "relax.tile", Doc: "Repeats data along each axis (numpy.tile).", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "repeats", Kind: ir.AttrInts}}}
 	outShape := func(dims []ir.PrimExpr, reps []int64) []ir.PrimExpr {
 		n := max(len(dims), len(reps))
@@ -190,7 +190,7 @@ func newTileOp() *ir.Op {
 		return newTensor(t.DType, outShape(dims, reps), true, max(t.NDim, len(reps))), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -226,8 +226,8 @@ func newTileOp() *ir.Op {
 			}
 			return flatIndex(src, in)
 		}).tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -245,13 +245,13 @@ func newTileOp() *ir.Op {
 			return Load(a, idx)
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
-func newRepeatOp() *ir.Op {
+func newRepeatOp() Def {
 	op := &ir.Op{Name: "relax.repeat", Doc: "Repeats each element repeats times along axis (of the flattened data when None).",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "repeats", Kind: ir.AttrInt}, {Name: "axis", Kind: ir.AttrInt, Optional: true, PrintNone: true}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -291,7 +291,7 @@ func newRepeatOp() *ir.Op {
 		return newTensor(t.DType, out, true, t.NDim), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -326,8 +326,8 @@ func newRepeatOp() *ir.Op {
 			in[axis] = idx[axis] / r
 			return flatIndex(in, x.shape)
 		}).tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		axisV, has, err := opAttrInt(op, call, "axis")
 		if err != nil {
 			return err
@@ -360,12 +360,12 @@ func newRepeatOp() *ir.Op {
 			return Load(a, idx)
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
-func newOuterOp() *ir.Op {
-	op := &ir.Op{Name: "relax.outer", Doc: "The outer product of two vectors.", Pure: true, Category: ir.CatTensor,
+func newOuterOp() Def {
+	op := &ir.Op{Name: "relax.outer", Doc: "The outer product of two vectors.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "x1", Kind: ir.ArgExpr}, {Name: "x2", Kind: ir.ArgExpr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		a, err := firstTensorArg(op, call)
@@ -392,7 +392,7 @@ func newOuterOp() *ir.Op {
 		}
 		return newTensor(dt, []ir.PrimExpr{da[0], db[0]}, true, 2), nil
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		a, b, err := binaryArgs(op, args)
 		if err != nil {
 			return nil, err
@@ -415,8 +415,8 @@ func newOuterOp() *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -433,12 +433,12 @@ func newOuterOp() *ir.Op {
 			return ir.NewBinary(ir.OpMul, Load(a, v[:1]), Load(b, v[1:]))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
-func newScanOp(name, doc string) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+func newScanOp(name, doc string) Def {
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{
 			{Name: "data", Kind: ir.ArgExpr},
 			{Name: "axis", Kind: ir.AttrInt, Optional: true, PrintNone: true},
@@ -477,7 +477,7 @@ func newScanOp(name, doc string) *ir.Op {
 		return withDType(t, dt), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -553,11 +553,11 @@ func newScanOp(name, doc string) *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
+	}
 	// A scan as a reduction over the prefix: out[..., i, ...] combines
 	// x[..., r, ...] for r <= i (r < i when exclusive) in order r = 0, 1,
 	// ..., so it rounds as the sequential scan does.
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	legalize := func(k *Kernel, call *ir.Call) error {
 		axisV, has, err := opAttrInt(op, call, "axis")
 		if err != nil {
 			return err
@@ -597,17 +597,17 @@ func newScanOp(name, doc string) *ir.Op {
 			return &ir.Select{Cond: ir.NewBinary(cmp, r[0], s[axis]), True: ir.NewBinary(combine, acc, x), False: acc}
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // GatherElements is R.gather_elements(data, indices, axis=0):
 // out[i...] = data[i... with index[i...] along axis] (numpy.take_along_axis).
-var GatherElements = ir.RegisterOp(newGatherElementsOp())
+var GatherElements = Define(newGatherElementsOp())
 
-func newGatherElementsOp() *ir.Op {
+func newGatherElementsOp() Def {
 	op := &ir.Op{Name: "relax.gather_elements", Doc: "Gathers data along axis at the positions indices gives (take_along_axis).",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternInjective,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "indices", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInt, Default: int64(0)}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -636,7 +636,7 @@ func newGatherElementsOp() *ir.Op {
 		return withDType(idx, t.DType), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -677,8 +677,8 @@ func newGatherElementsOp() *ir.Op {
 			return nil, bad
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -704,6 +704,6 @@ func newGatherElementsOp() *ir.Op {
 			return Load(a, idx)
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

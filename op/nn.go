@@ -11,18 +11,18 @@ import (
 
 var (
 	// Softmax is R.nn.softmax(data, axis=-1).
-	Softmax = ir.RegisterOp(newSoftmaxOp("relax.nn.softmax", "Softmax along axis."))
+	Softmax = Define(newSoftmaxOp("relax.nn.softmax", "Softmax along axis.", false))
 	// LogSoftmax is R.nn.log_softmax(data, axis=-1).
-	LogSoftmax = ir.RegisterOp(newSoftmaxOp("relax.nn.log_softmax", "Log of softmax along axis."))
+	LogSoftmax = Define(newSoftmaxOp("relax.nn.log_softmax", "Log of softmax along axis.", true))
 	// LayerNorm is R.nn.layer_norm(data, gamma, beta, axes, epsilon=1e-5, center=True, scale=True).
-	LayerNorm = ir.RegisterOp(newLayerNormOp())
+	LayerNorm = Define(newLayerNormOp())
 	// RMSNorm is R.nn.rms_norm(data, weight, axes=[-1], epsilon=1e-5).
-	RMSNorm = ir.RegisterOp(newRMSNormOp())
+	RMSNorm = Define(newRMSNormOp())
 )
 
-func newSoftmaxOp(name, doc string) *ir.Op {
+func newSoftmaxOp(name, doc string, logOf bool) Def {
 	op := &ir.Op{
-		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{
 			{Name: "data", Kind: ir.ArgExpr},
 			{Name: "axis", Kind: ir.AttrInt, Default: int64(-1)},
@@ -48,13 +48,16 @@ func newSoftmaxOp(name, doc string) *ir.Op {
 		return t, nil
 	}
 	op.Normalize = schemaNormalize(op)
-	return op
+	return Def{Op: op,
+		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalSoftmax(op, call, args, logOf) },
+		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeSoftmax(k, call, op, logOf) },
+	}
 }
 
-func newLayerNormOp() *ir.Op {
+func newLayerNormOp() Def {
 	op := &ir.Op{
 		Name: "relax.nn.layer_norm", Doc: "Layer normalization over axes with scale gamma and shift beta.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{
 			{Name: "data", Kind: ir.ArgExpr},
 			{Name: "gamma", Kind: ir.ArgExpr},
@@ -67,13 +70,16 @@ func newLayerNormOp() *ir.Op {
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 3) }
 	op.Normalize = schemaNormalize(op)
-	return op
+	return Def{Op: op,
+		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalLayerNorm(op, call, args) },
+		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeLayerNorm(k, call, op) },
+	}
 }
 
-func newRMSNormOp() *ir.Op {
+func newRMSNormOp() Def {
 	op := &ir.Op{
 		Name: "relax.nn.rms_norm", Doc: "Root-mean-square normalization over axes with scale weight.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{
 			{Name: "data", Kind: ir.ArgExpr},
 			{Name: "weight", Kind: ir.ArgExpr},
@@ -83,7 +89,10 @@ func newRMSNormOp() *ir.Op {
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 2) }
 	op.Normalize = schemaNormalize(op)
-	return op
+	return Def{Op: op,
+		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalRMSNorm(op, call, args) },
+		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeRMSNorm(k, call, op) },
+	}
 }
 
 // inferNorm checks a normalization: the data is a float tensor, and each of
@@ -136,13 +145,6 @@ func inferNorm(op *ir.Op, call *ir.Call, nTensors int) (ir.StructInfo, error) {
 }
 
 // --- evaluation -------------------------------------------------------------
-
-func init() {
-	defEval(Softmax, func(call *ir.Call, args []Value) (Value, error) { return evalSoftmax(Softmax, call, args, false) })
-	defEval(LogSoftmax, func(call *ir.Call, args []Value) (Value, error) { return evalSoftmax(LogSoftmax, call, args, true) })
-	defEval(LayerNorm, evalLayerNorm)
-	defEval(RMSNorm, evalRMSNorm)
-}
 
 // evalSoftmax computes exp(x - max) / sum(exp(x - max)) along axis (or its
 // log, x - max - log(sum(exp(x - max)))), in float64.
@@ -237,8 +239,7 @@ func paramIndex(idx []int64, axes []int, pshape []int64) int64 {
 
 // evalLayerNorm is (x - mean) / sqrt(var + eps) * gamma + beta over axes,
 // with the biased variance, as topi.nn.layer_norm.
-func evalLayerNorm(call *ir.Call, args []Value) (Value, error) {
-	op := LayerNorm
+func evalLayerNorm(op *ir.Op, call *ir.Call, args []Value) (Value, error) {
 	x, ps, r, axes, err := normInputs(op, call, args, 2)
 	if err != nil {
 		return nil, err
@@ -271,8 +272,7 @@ func evalLayerNorm(call *ir.Call, args []Value) (Value, error) {
 }
 
 // evalRMSNorm is x / sqrt(mean(x²) + eps) * weight over axes.
-func evalRMSNorm(call *ir.Call, args []Value) (Value, error) {
-	op := RMSNorm
+func evalRMSNorm(op *ir.Op, call *ir.Call, args []Value) (Value, error) {
 	x, ps, r, axes, err := normInputs(op, call, args, 1)
 	if err != nil {
 		return nil, err
@@ -292,13 +292,6 @@ func evalRMSNorm(call *ir.Call, args []Value) (Value, error) {
 }
 
 // --- legalization -------------------------------------------------------------
-
-func init() {
-	defLegalize(Softmax, func(k *Kernel, call *ir.Call) error { return legalizeSoftmax(k, call, Softmax, false) })
-	defLegalize(LogSoftmax, func(k *Kernel, call *ir.Call) error { return legalizeSoftmax(k, call, LogSoftmax, true) })
-	defLegalize(LayerNorm, legalizeLayerNorm)
-	defLegalize(RMSNorm, legalizeRMSNorm)
-}
 
 // dropAxis removes dimension axis.
 func dropAxis(dims []ir.PrimExpr, axis int) []ir.PrimExpr {
@@ -442,8 +435,7 @@ func paramIdx(axes []int, v []ir.PrimExpr) []ir.PrimExpr {
 // legalizeLayerNorm computes mean and variance from the sums of x and x²
 // (as topi.nn.layer_norm does), then (x - mean) * rsqrt(var + eps) * gamma
 // + beta in T_layer_norm.
-func legalizeLayerNorm(k *Kernel, call *ir.Call) error {
-	op := LayerNorm
+func legalizeLayerNorm(k *Kernel, call *ir.Call, op *ir.Op) error {
 	a, ps, axes, reduced, count, err := normKernel(k, call, op, 2)
 	if err != nil {
 		return err
@@ -476,8 +468,7 @@ func legalizeLayerNorm(k *Kernel, call *ir.Call) error {
 }
 
 // legalizeRMSNorm is x * rsqrt(mean(x²) + eps) * weight (T_rms_norm).
-func legalizeRMSNorm(k *Kernel, call *ir.Call) error {
-	op := RMSNorm
+func legalizeRMSNorm(k *Kernel, call *ir.Call, op *ir.Op) error {
 	a, ps, axes, reduced, count, err := normKernel(k, call, op, 1)
 	if err != nil {
 		return err
@@ -501,10 +492,10 @@ func legalizeRMSNorm(k *Kernel, call *ir.Call) error {
 
 // PRelu is R.nn.prelu(data, alpha, axis=1): x if x > 0 else alpha[c] * x,
 // with c the index along axis.
-var PRelu = ir.RegisterOp(newPReluOp())
+var PRelu = Define(newPReluOp())
 
-func newPReluOp() *ir.Op {
-	op := &ir.Op{Name: "relax.nn.prelu", Doc: "Parametric ReLU: x if x > 0 else alpha[c] * x along axis.", Pure: true, Category: ir.CatTensor,
+func newPReluOp() Def {
+	op := &ir.Op{Name: "relax.nn.prelu", Doc: "Parametric ReLU: x if x > 0 else alpha[c] * x along axis.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "alpha", Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInt, Default: int64(1)}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -539,7 +530,7 @@ func newPReluOp() *ir.Op {
 		return t, nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -569,8 +560,8 @@ func newPReluOp() *ir.Op {
 			out.setFloat(k, v)
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -593,6 +584,6 @@ func newPReluOp() *ir.Op {
 				False: ir.NewBinary(ir.OpMul, x, Load(al, []ir.PrimExpr{v[axis]}))}
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

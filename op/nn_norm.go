@@ -15,21 +15,21 @@ var (
 	// moving_var, axis, epsilon=1e-5, center=True, scale=True,
 	// momentum=0.1, training=True): the normalized data and the updated
 	// moving mean and variance.
-	BatchNorm = ir.RegisterOp(newBatchNormOp())
+	BatchNorm = Define(newBatchNormOp())
 	// GroupNorm is R.nn.group_norm(data, gamma, beta, num_groups,
 	// channel_axis, axes, epsilon=1e-5, center=True, scale=True).
-	GroupNorm = ir.RegisterOp(newGroupNormOp())
+	GroupNorm = Define(newGroupNormOp())
 	// Dropout is R.nn.dropout(data, rate=0.5): (data, mask). phasec
 	// evaluates and legalizes it in inference mode: the data unchanged and
 	// a mask of ones.
-	Dropout = ir.RegisterOp(newDropoutOp())
+	Dropout = Define(newDropoutOp())
 )
 
 // --- batch_norm ---------------------------------------------------------------------
 
-func newBatchNormOp() *ir.Op {
+func newBatchNormOp() Def {
 	op := &ir.Op{Name: "relax.nn.batch_norm", Doc: "Batch normalization along axis; also returns the updated moving mean and variance.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "gamma", Kind: ir.ArgExpr}, {Name: "beta", Kind: ir.ArgExpr},
 			{Name: "moving_mean", Kind: ir.ArgExpr}, {Name: "moving_var", Kind: ir.ArgExpr},
 			{Name: "axis", Kind: ir.AttrInt}, {Name: "epsilon", Kind: ir.AttrFloat, Default: 1e-5},
@@ -82,7 +82,7 @@ func newBatchNormOp() *ir.Op {
 		return ir.NewTupleInfo(fields...), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -159,8 +159,8 @@ func newBatchNormOp() *ir.Op {
 			res = append(res, t)
 		}
 		return res, nil
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		ti, ok := call.StructInfo().(*ir.TupleInfo)
 		if !ok || len(ti.Fields) != 3 {
 			return ErrNotLegalizable
@@ -246,15 +246,15 @@ func newBatchNormOp() *ir.Op {
 			})
 		}
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // --- group_norm ---------------------------------------------------------------------
 
-func newGroupNormOp() *ir.Op {
+func newGroupNormOp() Def {
 	op := &ir.Op{Name: "relax.nn.group_norm", Doc: "Group normalization: channels split into num_groups, each normalized over its channels and axes.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "gamma", Kind: ir.ArgExpr}, {Name: "beta", Kind: ir.ArgExpr},
 			{Name: "num_groups", Kind: ir.AttrInt}, {Name: "channel_axis", Kind: ir.AttrInt}, {Name: "axes", Kind: ir.AttrInts},
 			{Name: "epsilon", Kind: ir.AttrFloat, Default: 1e-5},
@@ -338,7 +338,7 @@ func newGroupNormOp() *ir.Op {
 		return x, nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -409,8 +409,8 @@ func newGroupNormOp() *ir.Op {
 			out.setFloat(int64(k), y)
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -506,8 +506,8 @@ func newGroupNormOp() *ir.Op {
 			return y
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // groupShape is the shape of the per-group statistics: num_groups along
@@ -529,9 +529,9 @@ func groupShape(shape []int64, channel int, groups int64, reduced []bool) []int6
 
 // --- dropout ------------------------------------------------------------------------------
 
-func newDropoutOp() *ir.Op {
+func newDropoutOp() Def {
 	op := &ir.Op{Name: "relax.nn.dropout", Doc: "Dropout: (output, mask); the identity and a mask of ones in inference mode.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "rate", Kind: ir.AttrFloat, Default: 0.5}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		x, err := firstTensorArg(op, call)
@@ -547,7 +547,7 @@ func newDropoutOp() *ir.Op {
 		return ir.NewTupleInfo(x, x), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -568,8 +568,8 @@ func newDropoutOp() *ir.Op {
 			return nil, err
 		}
 		return Tuple{out, m}, nil
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		ti, ok := call.StructInfo().(*ir.TupleInfo)
 		if !ok || len(ti.Fields) != 2 {
 			return ErrNotLegalizable
@@ -589,6 +589,6 @@ func newDropoutOp() *ir.Op {
 		k.Compute("T_dropout", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr { return Load(a, v) })
 		k.Compute("T_dropout_mask", mask, "ax", func([]ir.PrimExpr) ir.PrimExpr { return constOf(mask.DType, 1) })
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

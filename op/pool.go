@@ -24,28 +24,28 @@ import (
 var (
 	// MaxPool1D is R.nn.max_pool1d(data, pool_size, strides, padding,
 	// dilation, ceil_mode, count_include_pad, layout, out_layout).
-	MaxPool1D = ir.RegisterOp(newPoolOp(1, true))
+	MaxPool1D = Define(newPoolOp(1, true))
 	// MaxPool2D is R.nn.max_pool2d, as max_pool1d over H and W.
-	MaxPool2D = ir.RegisterOp(newPoolOp(2, true))
+	MaxPool2D = Define(newPoolOp(2, true))
 	// MaxPool3D is R.nn.max_pool3d, as max_pool1d over D, H and W.
-	MaxPool3D = ir.RegisterOp(newPoolOp(3, true))
+	MaxPool3D = Define(newPoolOp(3, true))
 	// AvgPool1D is R.nn.avg_pool1d with the parameters of max_pool1d
 	// (count_include_pad defaults to True, as in TVM).
-	AvgPool1D = ir.RegisterOp(newPoolOp(1, false))
+	AvgPool1D = Define(newPoolOp(1, false))
 	// AvgPool2D is R.nn.avg_pool2d (count_include_pad defaults to False).
-	AvgPool2D = ir.RegisterOp(newPoolOp(2, false))
+	AvgPool2D = Define(newPoolOp(2, false))
 	// AvgPool3D is R.nn.avg_pool3d (count_include_pad defaults to True).
-	AvgPool3D = ir.RegisterOp(newPoolOp(3, false))
+	AvgPool3D = Define(newPoolOp(3, false))
 
 	// AdaptiveAvgPool1D is R.nn.adaptive_avg_pool1d(data, output_size=None,
 	// layout="NCW", out_layout=None): output cell i averages input cells
 	// floor(i*W/OW) to ceil((i+1)*W/OW) (exclusive), as topi.nn.adaptive_pool.
-	AdaptiveAvgPool1D = ir.RegisterOp(newAdaptiveAvgPoolOp(1))
+	AdaptiveAvgPool1D = Define(newAdaptiveAvgPoolOp(1))
 	// AdaptiveAvgPool2D is R.nn.adaptive_avg_pool2d, as adaptive_avg_pool1d
 	// over H and W.
-	AdaptiveAvgPool2D = ir.RegisterOp(newAdaptiveAvgPoolOp(2))
+	AdaptiveAvgPool2D = Define(newAdaptiveAvgPoolOp(2))
 	// AdaptiveAvgPool3D is R.nn.adaptive_avg_pool3d, over D, H and W.
-	AdaptiveAvgPool3D = ir.RegisterOp(newAdaptiveAvgPoolOp(3))
+	AdaptiveAvgPool3D = Define(newAdaptiveAvgPoolOp(3))
 )
 
 // spatialLetters are the spatial axis letters of a layout with n spatial
@@ -158,13 +158,13 @@ type poolAttrs struct {
 	ceil, incl bool
 }
 
-func newPoolOp(spatial int, isMax bool) *ir.Op {
+func newPoolOp(spatial int, isMax bool) Def {
 	kind, what := "avg", "average"
 	if isMax {
 		kind, what = "max", "maximum"
 	}
 	layout, _ := convLayouts(spatial)
-	op := &ir.Op{Name: "relax.nn." + kind + "_pool" + itoa(spatial) + "d", Doc: itoa(spatial) + "-D " + what + " pooling.", Pure: true, Category: ir.CatTensor,
+	op := &ir.Op{Name: "relax.nn." + kind + "_pool" + itoa(spatial) + "d", Doc: itoa(spatial) + "-D " + what + " pooling.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr},
 			{Name: "pool_size", Kind: ir.AttrInts, Default: ones(spatial, false)},
 			{Name: "strides", Kind: ir.AttrInts, Default: ones(spatial, false)},
@@ -220,7 +220,7 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 		return relayoutInfo(newTensor(x.DType, out, true, spatial+2), p.outAxes), nil
 	}
 	op.Normalize = normalizePool(op, spatial, "pool_size")
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -234,8 +234,8 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 		}
 		v, err := evalPool(op, x, p, isMax)
 		return relayoutValue(v, err, p.outAxes)
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		p, err := attrs(call)
 		if err != nil {
 			return err
@@ -251,8 +251,8 @@ func newPoolOp(spatial int, isMax bool) *ir.Op {
 			return ErrNotLegalizable
 		}
 		return legalizePool(k, a, p, isMax)
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // evalPool is max or average pooling of x over the window p.
@@ -404,10 +404,10 @@ func leastValue(dt ir.DataType) float64 {
 
 // --- nn.adaptive_avg_pool1d/2d/3d ---------------------------------------------------------
 
-func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
+func newAdaptiveAvgPoolOp(spatial int) Def {
 	layout, _ := convLayouts(spatial)
 	op := &ir.Op{Name: "relax.nn.adaptive_avg_pool" + itoa(spatial) + "d", Doc: itoa(spatial) + "-D adaptive average pooling to output_size.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "output_size", Kind: ir.AttrInts, Optional: true, PrintNone: true},
 			{Name: "layout", Kind: ir.AttrStr, Default: layout}, {Name: "out_layout", Kind: ir.AttrStr, Optional: true}}}
 	// attrs returns the spatial axes, output_size expanded to one entry per
@@ -458,7 +458,7 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 		return relayoutInfo(newTensor(x.DType, out, true, spatial+2), outAxes), nil
 	}
 	op.Normalize = normalizePool(op, spatial, "")
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -471,8 +471,8 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 			return nil, err
 		}
 		return relayoutValue(evalAdaptiveAvgPool(x, axes, size), nil, outAxes)
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		axes, _, outAxes, err := attrs(call)
 		if err != nil {
 			return err
@@ -488,8 +488,8 @@ func newAdaptiveAvgPoolOp(spatial int) *ir.Op {
 			return ErrNotLegalizable
 		}
 		return legalizeAdaptiveAvgPool(k, a, axes)
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // adaptiveBounds is the input range [start, end) of output cell o of n

@@ -11,16 +11,29 @@ import (
 // (OpMax / OpMin are PrimExpr operators).
 
 var (
-	Sum  = ir.RegisterOp(newReduceOp("relax.sum", "Sum over axes."))
-	Mean = ir.RegisterOp(newReduceOp("relax.mean", "Mean over axes."))
-	Max  = ir.RegisterOp(newReduceOp("relax.max", "Maximum over axes."))
-	Min  = ir.RegisterOp(newReduceOp("relax.min", "Minimum over axes."))
-	Prod = ir.RegisterOp(newReduceOp("relax.prod", "Product over axes."))
+	Sum = Define(Def{Op: newReduceOp("relax.sum", "Sum over axes."),
+		Eval:     reduceEval(func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, false),
+		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, addPrim, false)})
+	Mean = Define(Def{Op: newReduceOp("relax.mean", "Mean over axes."),
+		Eval:     reduceEval(func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, true),
+		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, addPrim, true)})
+	Max = Define(Def{Op: newReduceOp("relax.max", "Maximum over axes."),
+		Eval: reduceExtremeEval(1),
+		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, true) },
+			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMax, acc, x) }, false)})
+	Min = Define(Def{Op: newReduceOp("relax.min", "Minimum over axes."),
+		Eval: reduceExtremeEval(-1),
+		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, false) },
+			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMin, acc, x) }, false)})
+	Prod = Define(Def{Op: newReduceOp("relax.prod", "Product over axes."),
+		Eval: reduceEval(func(acc, x float64) float64 { return acc * x }, func(acc, x int64) int64 { return acc * x }, 1, false),
+		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 1) },
+			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, acc, x) }, false)})
 )
 
 func newReduceOp(name, doc string) *ir.Op {
 	op := &ir.Op{
-		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternCommReduce,
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
 			{Name: "axis", Kind: ir.AttrInts, Optional: true, PrintNone: true},
@@ -167,18 +180,11 @@ func reduceAttrs(op *ir.Op, call *ir.Call) (axes []int64, all, keep bool, err er
 	return axes, !has, keep, err
 }
 
-func init() {
-	defReduce(Sum, func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, false)
-	defReduce(Prod, func(acc, x float64) float64 { return acc * x }, func(acc, x int64) int64 { return acc * x }, 1, false)
-	defReduce(Mean, func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, true)
-	defReduceExtreme(Max, 1)
-	defReduceExtreme(Min, -1)
-}
-
-// defReduce defines a sum-like reduction; mean divides by the count (in
+// reduceEval evaluates a sum-like reduction; mean divides by the count (in
 // the input dtype: integer means truncate, as topi's sum / count does).
-func defReduce(op *ir.Op, ff func(acc, x float64) float64, fi func(acc, x int64) int64, init float64, mean bool) {
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+func reduceEval(ff func(acc, x float64) float64, fi func(acc, x int64) int64, init float64, mean bool) EvalFunc {
+	return func(call *ir.Call, args []Value) (Value, error) {
+		op := opOf(call)
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -221,13 +227,14 @@ func defReduce(op *ir.Op, ff func(acc, x float64) float64, fi func(acc, x int64)
 			}
 		}
 		return out.tensor()
-	})
+	}
 }
 
-// defReduceExtreme defines max (sign 1) or min (sign -1); reducing an
+// reduceExtremeEval evaluates max (sign 1) or min (sign -1); reducing an
 // empty axis is an error, as in numpy. NaN propagates.
-func defReduceExtreme(op *ir.Op, sign int) {
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+func reduceExtremeEval(sign int) EvalFunc {
+	return func(call *ir.Call, args []Value) (Value, error) {
+		op := opOf(call)
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -265,7 +272,7 @@ func defReduceExtreme(op *ir.Op, sign int) {
 			seen[g] = true
 		})
 		return out.tensor()
-	})
+	}
 }
 
 // --- legalization -------------------------------------------------------------
@@ -273,20 +280,13 @@ func defReduceExtreme(op *ir.Op, sign int) {
 // Reductions lower to topi's form: one reduction block A_red with T.init
 // (sum 0, prod 1, max T.min_value, min T.max_value); mean divides the sum
 // by the element count in a second block, T_divide.
-func init() {
-	add := func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpAdd, acc, x) }
-	defLegalizeReduce(Sum, func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, add, false)
-	defLegalizeReduce(Mean, func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, add, true)
-	defLegalizeReduce(Prod, func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 1) },
-		func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, acc, x) }, false)
-	defLegalizeReduce(Max, func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, true) },
-		func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMax, acc, x) }, false)
-	defLegalizeReduce(Min, func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, false) },
-		func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMin, acc, x) }, false)
-}
 
-func defLegalizeReduce(op *ir.Op, init func(ir.DataType) ir.PrimExpr, combine func(acc, x ir.PrimExpr) ir.PrimExpr, mean bool) {
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+// addPrim is the sum's combiner.
+func addPrim(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpAdd, acc, x) }
+
+func reduceLegalize(init func(ir.DataType) ir.PrimExpr, combine func(acc, x ir.PrimExpr) ir.PrimExpr, mean bool) LegalizeFunc {
+	return func(k *Kernel, call *ir.Call) error {
+		op := opOf(call)
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -330,7 +330,7 @@ func defLegalizeReduce(op *ir.Op, init func(ir.DataType) ir.PrimExpr, combine fu
 			return ir.NewBinary(ir.OpDiv, Load(sum, v), castTo(a.DType, count))
 		})
 		return nil
-	})
+	}
 }
 
 // --- variance and std -----------------------------------------------------------
@@ -338,109 +338,110 @@ func defLegalizeReduce(op *ir.Op, init func(ir.DataType) ir.PrimExpr, combine fu
 var (
 	// Variance is R.variance(x, axis=None, keepdims=False): the mean of the
 	// squared deviations from the mean (biased, as topi.variance).
-	Variance = ir.RegisterOp(newReduceOp("relax.variance", "Variance over axes (biased)."))
+	Variance = Define(newMomentOp("relax.variance", "Variance over axes (biased).", false))
 	// Std is R.std(x, axis=None, keepdims=False): the square root of the variance.
-	Std = ir.RegisterOp(newReduceOp("relax.std", "Standard deviation over axes (biased)."))
+	Std = Define(newMomentOp("relax.std", "Standard deviation over axes (biased).", true))
 )
 
-func init() {
-	for _, o := range []*ir.Op{Variance, Std} {
-		sqrt := o == Std
-		infer := o.Infer
-		o.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
-			s, err := infer(ctx, call)
-			if err != nil {
-				return nil, err
-			}
-			if t, ok := s.(*ir.TensorInfo); ok {
-				if err := requireFloat(o, t.DType); err != nil {
-					return nil, err
-				}
-			}
-			return s, nil
+// newMomentOp is variance or (sqrt) std: a float reduction of the squared
+// deviations from the mean.
+func newMomentOp(name, doc string, sqrt bool) Def {
+	op := newReduceOp(name, doc)
+	infer := op.Infer
+	op.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
+		s, err := infer(ctx, call)
+		if err != nil {
+			return nil, err
 		}
-		defEval(o, func(call *ir.Call, args []Value) (Value, error) {
-			x, err := argArray(o, args, 0)
-			if err != nil {
+		if t, ok := s.(*ir.TensorInfo); ok {
+			if err := requireFloat(op, t.DType); err != nil {
 				return nil, err
 			}
-			if x.f == nil {
-				return nil, opErrorf(o, "x must be a float tensor, got %s", x.dt)
-			}
-			axes, all, keep, err := reduceAttrs(o, call)
-			if err != nil {
-				return nil, err
-			}
-			r, err := newReduction(o, x, axes, all, keep)
-			if err != nil {
-				return nil, err
-			}
-			ng := numElems(r.groupShape)
-			mean, sq := make([]float64, ng), make([]float64, ng)
-			r.each(func(g, _, k int64) { mean[g] += x.f[k] })
-			for g := range mean {
-				mean[g] /= float64(r.count)
-			}
-			r.each(func(g, _, k int64) { d := x.f[k] - mean[g]; sq[g] += d * d })
-			out := newArray(x.dt, r.outShape)
-			for g := int64(0); g < ng; g++ {
-				v := sq[g] / float64(r.count)
-				if sqrt {
-					v = math.Sqrt(v)
-				}
-				out.setFloat(g, v)
-			}
-			return out.tensor()
-		})
-		defLegalize(o, func(k *Kernel, call *ir.Call) error {
-			a, err := k.Input(call.Args[0], "A")
-			if err != nil {
-				return err
-			}
-			axes, all, keep, err := reduceAttrs(o, call)
-			if err != nil {
-				return err
-			}
-			reduced, err := reducedAxes(o, axes, all, len(a.Shape))
-			if err != nil {
-				return err
-			}
-			var extents []ir.PrimExpr
-			kept := make([]ir.PrimExpr, len(a.Shape))
-			count := ir.PrimExpr(ir.I64(1))
-			for i, r := range reduced {
-				kept[i] = a.Shape[i]
-				if r {
-					extents = append(extents, a.Shape[i])
-					kept[i] = ir.I64(1)
-					count = ir.Simplify(ir.Mul(count, a.Shape[i]))
-				}
-			}
-			name := "T_" + o.Name[len("relax."):]
-			out, err := k.Output(name)
-			if err != nil {
-				return err
-			}
-			dt := a.DType
-			n := castTo(dt, count)
-			sum := k.Alloc(name+"_sum", dt, kept)
-			k.Reduce(sum.Name, sum, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
-				return ir.NewBinary(ir.OpAdd, acc, Load(a, reduceIndex(reduced, true, s, r)))
-			})
-			dev := k.Alloc(name+"_dev", dt, out.Shape)
-			k.Reduce(dev.Name, dev, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
-				full := reduceIndex(reduced, keep, s, r)
-				d := ir.NewBinary(ir.OpSub, Load(a, full), ir.NewBinary(ir.OpDiv, Load(sum, groupIndex(reduced, full)), n))
-				return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, d, d))
-			})
-			k.Compute(name, out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
-				var e ir.PrimExpr = ir.NewBinary(ir.OpDiv, Load(dev, v), n)
-				if sqrt {
-					e = intrinsic("sqrt", dt, e)
-				}
-				return e
-			})
-			return nil
-		})
+		}
+		return s, nil
 	}
+	eval := func(call *ir.Call, args []Value) (Value, error) {
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		if x.f == nil {
+			return nil, opErrorf(op, "x must be a float tensor, got %s", x.dt)
+		}
+		axes, all, keep, err := reduceAttrs(op, call)
+		if err != nil {
+			return nil, err
+		}
+		r, err := newReduction(op, x, axes, all, keep)
+		if err != nil {
+			return nil, err
+		}
+		ng := numElems(r.groupShape)
+		mean, sq := make([]float64, ng), make([]float64, ng)
+		r.each(func(g, _, k int64) { mean[g] += x.f[k] })
+		for g := range mean {
+			mean[g] /= float64(r.count)
+		}
+		r.each(func(g, _, k int64) { d := x.f[k] - mean[g]; sq[g] += d * d })
+		out := newArray(x.dt, r.outShape)
+		for g := int64(0); g < ng; g++ {
+			v := sq[g] / float64(r.count)
+			if sqrt {
+				v = math.Sqrt(v)
+			}
+			out.setFloat(g, v)
+		}
+		return out.tensor()
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
+		a, err := k.Input(call.Args[0], "A")
+		if err != nil {
+			return err
+		}
+		axes, all, keep, err := reduceAttrs(op, call)
+		if err != nil {
+			return err
+		}
+		reduced, err := reducedAxes(op, axes, all, len(a.Shape))
+		if err != nil {
+			return err
+		}
+		var extents []ir.PrimExpr
+		kept := make([]ir.PrimExpr, len(a.Shape))
+		count := ir.PrimExpr(ir.I64(1))
+		for i, r := range reduced {
+			kept[i] = a.Shape[i]
+			if r {
+				extents = append(extents, a.Shape[i])
+				kept[i] = ir.I64(1)
+				count = ir.Simplify(ir.Mul(count, a.Shape[i]))
+			}
+		}
+		name := "T_" + op.Name[len("relax."):]
+		out, err := k.Output(name)
+		if err != nil {
+			return err
+		}
+		dt := a.DType
+		n := castTo(dt, count)
+		sum := k.Alloc(name+"_sum", dt, kept)
+		k.Reduce(sum.Name, sum, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			return ir.NewBinary(ir.OpAdd, acc, Load(a, reduceIndex(reduced, true, s, r)))
+		})
+		dev := k.Alloc(name+"_dev", dt, out.Shape)
+		k.Reduce(dev.Name, dev, "ax", extents, constOf(dt, 0), func(s, r []ir.PrimExpr, acc ir.PrimExpr) ir.PrimExpr {
+			full := reduceIndex(reduced, keep, s, r)
+			d := ir.NewBinary(ir.OpSub, Load(a, full), ir.NewBinary(ir.OpDiv, Load(sum, groupIndex(reduced, full)), n))
+			return ir.NewBinary(ir.OpAdd, acc, ir.NewBinary(ir.OpMul, d, d))
+		})
+		k.Compute(name, out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+			var e ir.PrimExpr = ir.NewBinary(ir.OpDiv, Load(dev, v), n)
+			if sqrt {
+				e = intrinsic("sqrt", dt, e)
+			}
+			return e
+		})
+		return nil
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

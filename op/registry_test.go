@@ -49,8 +49,8 @@ func TestRegistryCompleteness(t *testing.T) {
 			if op.Infer == nil {
 				t.Error("missing Infer")
 			}
-			if op.Legalize != nil {
-				t.Error("Legalize is the lower package's to fill")
+			if d, ok := DefOf(op); !ok || d.Op != op {
+				t.Error("no op record (Define)")
 			}
 			if got, ok := ir.OpByPath(ir.OpPath(op)); !ok || got != op {
 				t.Errorf("OpByPath(%q) does not give the op back", ir.OpPath(op))

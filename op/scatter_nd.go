@@ -12,15 +12,15 @@ import (
 // (K = indices.shape[-1]) is combined with updates[p]. Updates apply in C
 // order of p, so with "update" the last duplicate wins, as topi's serial
 // loop does. Negative indices count from the end of their dimension.
-var ScatterND = ir.RegisterOp(newScatterNDOp())
+var ScatterND = Define(newScatterNDOp())
 
 // scatterReductions are the reduction attributes of scatter_nd (and of
 // scatter_elements, which adds "mean").
 var scatterReductions = []string{"update", "add", "mul", "min", "max"}
 
-func newScatterNDOp() *ir.Op {
+func newScatterNDOp() Def {
 	op := &ir.Op{Name: "relax.scatter_nd", Doc: "Scatters updates into a copy of data at the multi-indices in indices' last axis.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "indices", Kind: ir.ArgExpr}, {Name: "updates", Kind: ir.ArgExpr},
 			{Name: "reduction", Kind: ir.AttrStr, Default: "update"}}}
 	reduction := func(call *ir.Call) (string, error) {
@@ -81,7 +81,7 @@ func newScatterNDOp() *ir.Op {
 		return t, nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		as, err := argArrays(op, args, 3)
 		if err != nil {
 			return nil, err
@@ -130,8 +130,8 @@ func newScatterNDOp() *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		red, err := reduction(call)
 		if err != nil {
 			return err
@@ -175,8 +175,8 @@ func newScatterNDOp() *ir.Op {
 			return scatterCombineTIR(red, cur, Load(up, v))
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // scatterCombine folds update u into the current element a (scatter_nd's

@@ -35,7 +35,7 @@ func TestInferScatterND(t *testing.T) {
 // Hand-derived: data = [[0, 1], [2, 3], [4, 5]] (3x2), indices [[2], [0], [2]],
 // updates [[10, 20], [30, 40], [50, 60]].
 func TestEvalScatterND(t *testing.T) {
-	ev, _ := EvalOf(ScatterND)
+	ev, _ := evalOf(ScatterND)
 	data := newArray(ir.Int32, []int64{3, 2})
 	for k := range data.i {
 		data.i[k] = int64(k)

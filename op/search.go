@@ -11,16 +11,20 @@ import (
 var (
 	// Where is R.where(condition, x1, x2): x1 where condition holds, else
 	// x2, all three broadcast together.
-	Where = ir.RegisterOp(newWhereOp())
+	Where = Define(Def{Op: newWhereOp(), Eval: evalWhere, Legalize: legalizeWhere})
 	// Argmax is R.argmax(x, axis=None, keepdims=False): int64 indices of
 	// the first maximum.
-	Argmax = ir.RegisterOp(newArgOp("relax.argmax", "Index of the first maximum along axis (of the flattened x when None)."))
+	Argmax = Define(Def{Op: newArgOp("relax.argmax", "Index of the first maximum along axis (of the flattened x when None)."),
+		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalArg(opOf(call), call, args, 1) },
+		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, opOf(call), ir.OpGT) }})
 	// Argmin is R.argmin(x, axis=None, keepdims=False).
-	Argmin = ir.RegisterOp(newArgOp("relax.argmin", "Index of the first minimum along axis (of the flattened x when None)."))
+	Argmin = Define(Def{Op: newArgOp("relax.argmin", "Index of the first minimum along axis (of the flattened x when None)."),
+		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalArg(opOf(call), call, args, -1) },
+		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, opOf(call), ir.OpLT) }})
 )
 
 func newWhereOp() *ir.Op {
-	op := &ir.Op{Name: "relax.where", Doc: "Elementwise condition ? x1 : x2 with broadcasting.", Pure: true, Category: ir.CatTensor,
+	op := &ir.Op{Name: "relax.where", Doc: "Elementwise condition ? x1 : x2 with broadcasting.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternBroadcast,
 		Params: []ir.Param{{Name: "condition", Kind: ir.ArgExpr}, {Name: "x1", Kind: ir.ArgExpr}, {Name: "x2", Kind: ir.ArgExpr}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		if err := opCheckArity(op, call); err != nil {
@@ -69,7 +73,7 @@ func newWhereOp() *ir.Op {
 }
 
 func newArgOp(name, doc string) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternCommReduce,
 		Params: []ir.Param{
 			{Name: "x", Kind: ir.ArgExpr},
 			{Name: "axis", Kind: ir.AttrInt, Optional: true, PrintNone: true},
@@ -119,38 +123,6 @@ func newArgOp(name, doc string) *ir.Op {
 }
 
 // --- evaluation -------------------------------------------------------------
-
-func init() {
-	defEval(Where, func(call *ir.Call, args []Value) (Value, error) {
-		var ins []*array
-		for i := range 3 {
-			a, err := argArray(Where, args, i)
-			if err != nil {
-				return nil, err
-			}
-			ins = append(ins, a)
-		}
-		if !ins[0].dt.IsBool() {
-			return nil, opErrorf(Where, "condition must be a bool tensor, got %s", ins[0].dt)
-		}
-		if ins[1].dt != ins[2].dt {
-			return nil, opErrorf(Where, "data types %s and %s must be equal", ins[1].dt, ins[2].dt)
-		}
-		out, err := elementwise(Where, ins[1].dt, ins, func(out *array, k int64, ks []int64) {
-			src := 2
-			if ins[0].i[ks[0]] != 0 {
-				src = 1
-			}
-			out.copyElem(k, ins[src], ks[src])
-		})
-		if err != nil {
-			return nil, err
-		}
-		return out.tensor()
-	})
-	defEval(Argmax, func(call *ir.Call, args []Value) (Value, error) { return evalArg(Argmax, call, args, 1) })
-	defEval(Argmin, func(call *ir.Call, args []Value) (Value, error) { return evalArg(Argmin, call, args, -1) })
-}
 
 // evalArg finds the first extreme element (sign 1: max, -1: min) along
 // axis; NaN counts as the extreme, as numpy does.
@@ -212,34 +184,6 @@ func evalArg(op *ir.Op, call *ir.Call, args []Value, sign int) (Value, error) {
 
 // --- legalization -------------------------------------------------------------
 
-func init() {
-	defLegalize(Where, func(k *Kernel, call *ir.Call) error {
-		_, outDims, ok := knownTensorInfo(call.StructInfo())
-		if !ok {
-			return ErrNotLegalizable
-		}
-		outDims = k.Dims(outDims)
-		var fs [3]func([]ir.PrimExpr) ir.PrimExpr
-		for i, name := range []string{"A", "B", "C"} {
-			f, err := k.Operand(call.Args[i], name, outDims)
-			if err != nil {
-				return err
-			}
-			fs[i] = f
-		}
-		out, err := k.Output("T_where")
-		if err != nil {
-			return err
-		}
-		k.Compute("T_where", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
-			return &ir.Select{Cond: fs[0](v), True: fs[1](v), False: fs[2](v)}
-		})
-		return nil
-	})
-	defLegalize(Argmax, func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, Argmax, ir.OpGT) })
-	defLegalize(Argmin, func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, Argmin, ir.OpLT) })
-}
-
 // legalizeArg finds the extreme value in a first reduction (T_<op>_red)
 // and the least index holding it in a second one; NaN inputs are not
 // handled as numpy does. With axis None it reduces every axis and the
@@ -291,6 +235,61 @@ func legalizeArg(k *Kernel, call *ir.Call, op *ir.Op, better ir.BinaryOp) error 
 		x := Load(a, reduceIndex(reduced, keep, s, r))
 		hit := ir.NewBinary(ir.OpEQ, x, Load(extreme, s))
 		return &ir.Select{Cond: hit, True: ir.NewBinary(ir.OpMin, acc, position(r)), False: acc}
+	})
+	return nil
+}
+
+// evalWhere picks x1 where condition holds, else x2, all broadcast together.
+func evalWhere(call *ir.Call, args []Value) (Value, error) {
+	op := opOf(call)
+	var ins []*array
+	for i := range 3 {
+		a, err := argArray(op, args, i)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, a)
+	}
+	if !ins[0].dt.IsBool() {
+		return nil, opErrorf(op, "condition must be a bool tensor, got %s", ins[0].dt)
+	}
+	if ins[1].dt != ins[2].dt {
+		return nil, opErrorf(op, "data types %s and %s must be equal", ins[1].dt, ins[2].dt)
+	}
+	out, err := elementwise(op, ins[1].dt, ins, func(out *array, k int64, ks []int64) {
+		src := 2
+		if ins[0].i[ks[0]] != 0 {
+			src = 1
+		}
+		out.copyElem(k, ins[src], ks[src])
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.tensor()
+}
+
+// legalizeWhere is topi.where (T_where).
+func legalizeWhere(k *Kernel, call *ir.Call) error {
+	_, outDims, ok := knownTensorInfo(call.StructInfo())
+	if !ok {
+		return ErrNotLegalizable
+	}
+	outDims = k.Dims(outDims)
+	var fs [3]func([]ir.PrimExpr) ir.PrimExpr
+	for i, name := range []string{"A", "B", "C"} {
+		f, err := k.Operand(call.Args[i], name, outDims)
+		if err != nil {
+			return err
+		}
+		fs[i] = f
+	}
+	out, err := k.Output("T_where")
+	if err != nil {
+		return err
+	}
+	k.Compute("T_where", out, "ax", func(v []ir.PrimExpr) ir.PrimExpr {
+		return &ir.Select{Cond: fs[0](v), True: fs[1](v), False: fs[2](v)}
 	})
 	return nil
 }

@@ -19,12 +19,12 @@ import (
 
 var (
 	// Sort is R.sort(x, axis=-1, descending=False).
-	Sort = ir.RegisterOp(newSortOp("relax.sort", "x", "Sorts x along axis.", sortValues))
+	Sort = Define(newSortOp("relax.sort", "x", "Sorts x along axis.", sortValues))
 	// Argsort is R.argsort(data, axis=-1, descending=False, dtype="int32").
-	Argsort = ir.RegisterOp(newSortOp("relax.argsort", "data", "The indices that sort data along axis.", sortIndices))
+	Argsort = Define(newSortOp("relax.argsort", "data", "The indices that sort data along axis.", sortIndices))
 	// TopK is R.topk(data, k=1, axis=-1, ret_type="both", largest=True,
 	// dtype="int32"): the k largest (or smallest) values and their indices.
-	TopK = ir.RegisterOp(newTopKOp())
+	TopK = Define(newTopKOp())
 )
 
 type sortKind uint8
@@ -66,13 +66,13 @@ func stableOrder(x *array, axis int, descending bool, f func(base, stride int64,
 	}
 }
 
-func newSortOp(name, arg, doc string, kind sortKind) *ir.Op {
+func newSortOp(name, arg, doc string, kind sortKind) Def {
 	params := []ir.Param{{Name: arg, Kind: ir.ArgExpr}, {Name: "axis", Kind: ir.AttrInt, Default: int64(-1)},
 		{Name: "descending", Kind: ir.AttrBool, Default: false}}
 	if kind == sortIndices {
 		params = append(params, ir.Param{Name: "dtype", Kind: ir.AttrDType, Default: ir.Int32})
 	}
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Params: params}
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque, Params: params}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
@@ -100,7 +100,7 @@ func newSortOp(name, arg, doc string, kind sortKind) *ir.Op {
 		return t, nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -130,8 +130,8 @@ func newSortOp(name, arg, doc string, kind sortKind) *ir.Op {
 			}
 		})
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -151,8 +151,8 @@ func newSortOp(name, arg, doc string, kind sortKind) *ir.Op {
 		rank := emitRank(k, a, axis, desc)
 		emitGatherByRank(k, out, a, rank, axis, kind == sortIndices)
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // emitRank emits T_rank: for each element, the number of elements of its
@@ -194,8 +194,8 @@ func emitGatherByRank(k *Kernel, out, a, rank *ir.Buffer, axis int, indices bool
 
 // --- topk -------------------------------------------------------------------------------
 
-func newTopKOp() *ir.Op {
-	op := &ir.Op{Name: "relax.topk", Doc: "The k largest (or smallest) elements along axis and their indices.", Pure: true, Category: ir.CatTensor,
+func newTopKOp() Def {
+	op := &ir.Op{Name: "relax.topk", Doc: "The k largest (or smallest) elements along axis and their indices.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "k", Kind: ir.AttrInt, Default: int64(1)},
 			{Name: "axis", Kind: ir.AttrInt, Default: int64(-1)}, {Name: "ret_type", Kind: ir.AttrStr, Default: "both"},
 			{Name: "largest", Kind: ir.AttrBool, Default: true}, {Name: "dtype", Kind: ir.AttrDType, Default: ir.Int32}}}
@@ -259,7 +259,7 @@ func newTopKOp() *ir.Op {
 		return result(newTensor(t.DType, out, true, t.NDim), newTensor(dt, out, true, t.NDim), retType), nil
 	}
 	op.Normalize = schemaNormalize(op)
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -309,8 +309,8 @@ func newTopKOp() *ir.Op {
 			return it, nil
 		}
 		return Tuple{vt, it}, nil
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		_, retType, largest, _, err := attrs(call)
 		if err != nil {
 			return err
@@ -345,6 +345,6 @@ func newTopKOp() *ir.Op {
 			emitGatherByRank(k, o, a, rank, axis, retType == "indices" || i == 1)
 		}
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }

@@ -6,27 +6,32 @@ import "github.com/phasec/phasec/ir"
 
 var (
 	// Matmul is R.matmul(x1, x2, out_dtype=None): numpy matmul semantics.
-	Matmul = ir.RegisterOp(newMatmulOp())
+	Matmul = Define(Def{Op: newMatmulOp(), Eval: evalMatmul, Legalize: legalizeMatmul})
 	// AsType is R.astype(x, dtype).
-	AsType = ir.RegisterOp(newAsTypeOp())
+	AsType = Define(Def{Op: newAsTypeOp(), Eval: evalCast, Legalize: legalizeCast})
 	// Full is R.full(shape, fill_value, dtype=None).
-	Full = ir.RegisterOp(newFullOp())
+	Full = Define(Def{Op: newFullOp(), Eval: evalFull, Legalize: fillKernel("T_full", loadFill(1))})
 	// Zeros is R.zeros(shape, dtype).
-	Zeros = ir.RegisterOp(newConstFillOp("relax.zeros", "A tensor of zeros of the given shape and dtype."))
+	Zeros = Define(Def{Op: newConstFillOp("relax.zeros", "A tensor of zeros of the given shape and dtype."),
+		Eval: evalConstFill(0), Legalize: fillKernel("T_full", constFill(0))})
 	// Ones is R.ones(shape, dtype).
-	Ones = ir.RegisterOp(newConstFillOp("relax.ones", "A tensor of ones of the given shape and dtype."))
+	Ones = Define(Def{Op: newConstFillOp("relax.ones", "A tensor of ones of the given shape and dtype."),
+		Eval: evalConstFill(1), Legalize: fillKernel("T_full", constFill(1))})
 	// FullLike is R.full_like(x, fill_value, dtype=None).
-	FullLike = ir.RegisterOp(newLikeOp("relax.full_like", "A tensor shaped like x filled with fill_value.", true))
+	FullLike = Define(Def{Op: newLikeOp("relax.full_like", "A tensor shaped like x filled with fill_value.", true),
+		Eval: evalFullLike, Legalize: fillKernel("T_full_like", loadFill(1))})
 	// ZerosLike is R.zeros_like(x, dtype=None).
-	ZerosLike = ir.RegisterOp(newLikeOp("relax.zeros_like", "A tensor of zeros shaped like x.", false))
+	ZerosLike = Define(Def{Op: newLikeOp("relax.zeros_like", "A tensor of zeros shaped like x.", false),
+		Eval: evalLikeFill(0), Legalize: fillKernel("T_full_like", constFill(0))})
 	// OnesLike is R.ones_like(x, dtype=None).
-	OnesLike = ir.RegisterOp(newLikeOp("relax.ones_like", "A tensor of ones shaped like x.", false))
+	OnesLike = Define(Def{Op: newLikeOp("relax.ones_like", "A tensor of ones shaped like x.", false),
+		Eval: evalLikeFill(1), Legalize: fillKernel("T_full_like", constFill(1))})
 )
 
 func newMatmulOp() *ir.Op {
 	op := &ir.Op{
 		Name: "relax.matmul", Doc: "Matrix product with numpy semantics: batched, broadcasting batch dims, 1-D operands promoted.",
-		Pure: true, Category: ir.CatTensor,
+		Pure: true, Category: ir.CatTensor, Pattern: ir.PatternOutEWiseFusable,
 		Params: []ir.Param{
 			{Name: "x1", Kind: ir.ArgExpr},
 			{Name: "x2", Kind: ir.ArgExpr},
@@ -107,7 +112,7 @@ func inferMatmul(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 
 func newAsTypeOp() *ir.Op {
 	op := &ir.Op{
-		Name: "relax.astype", Doc: "Casts each element to dtype.", Pure: true, Category: ir.CatTensor,
+		Name: "relax.astype", Doc: "Casts each element to dtype.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternElemWise,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "dtype", Kind: ir.AttrDType}},
 	}
 	op.Infer = castInfer(op)
@@ -145,7 +150,7 @@ func fillValueArg(op *ir.Op, call *ir.Call, i int) (*ir.TensorInfo, error) {
 
 func newFullOp() *ir.Op {
 	op := &ir.Op{
-		Name: "relax.full", Doc: "A tensor of the given shape filled with a scalar.", Pure: true, Category: ir.CatTensor,
+		Name: "relax.full", Doc: "A tensor of the given shape filled with a scalar.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternElemWise,
 		Params: []ir.Param{
 			{Name: "shape", Kind: ir.ArgShape},
 			{Name: "fill_value", Kind: ir.ArgExpr},
@@ -179,7 +184,7 @@ func newFullOp() *ir.Op {
 
 func newConstFillOp(name, doc string) *ir.Op {
 	op := &ir.Op{
-		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+		Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternElemWise,
 		Params: []ir.Param{{Name: "shape", Kind: ir.ArgShape}, {Name: "dtype", Kind: ir.AttrDType}},
 	}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
@@ -206,7 +211,7 @@ func newLikeOp(name, doc string, withFill bool) *ir.Op {
 		params = append(params, ir.Param{Name: "fill_value", Kind: ir.ArgExpr})
 	}
 	params = append(params, ir.Param{Name: "dtype", Kind: ir.AttrDType, Default: ir.Void})
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Params: params}
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternElemWise, Params: params}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
 		if err != nil {
@@ -232,27 +237,24 @@ func newLikeOp(name, doc string, withFill bool) *ir.Op {
 
 // --- evaluation -------------------------------------------------------------
 
-func init() {
-	defEval(Matmul, evalMatmul)
-	defEval(AsType, evalCast(AsType))
-	defEval(Full, func(call *ir.Call, args []Value) (Value, error) {
-		shape, err := argShape(Full, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		return evalFill(Full, call, shape, args, 1, ir.Void)
-	})
-	defEval(Zeros, func(call *ir.Call, args []Value) (Value, error) { return evalConstFill(Zeros, call, args, 0) })
-	defEval(Ones, func(call *ir.Call, args []Value) (Value, error) { return evalConstFill(Ones, call, args, 1) })
-	defEval(FullLike, func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(FullLike, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		return evalFill(FullLike, call, x.shape, args, 1, x.dt)
-	})
-	defEval(ZerosLike, func(call *ir.Call, args []Value) (Value, error) { return evalLikeFill(ZerosLike, call, args, 0) })
-	defEval(OnesLike, func(call *ir.Call, args []Value) (Value, error) { return evalLikeFill(OnesLike, call, args, 1) })
+// evalFull fills the shape argument with fill_value.
+func evalFull(call *ir.Call, args []Value) (Value, error) {
+	op := opOf(call)
+	shape, err := argShape(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	return evalFill(op, call, shape, args, 1, ir.Void)
+}
+
+// evalFullLike fills x's shape with fill_value.
+func evalFullLike(call *ir.Call, args []Value) (Value, error) {
+	op := opOf(call)
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	return evalFill(op, call, x.shape, args, 1, x.dt)
 }
 
 // evalFill fills shape with the scalar argument at fillPos, in the dtype
@@ -289,31 +291,39 @@ func fillArray(op *ir.Op, dt ir.DataType, shape []int64, v *array, k int64) (Val
 	return out.tensor()
 }
 
-func evalConstFill(op *ir.Op, call *ir.Call, args []Value, c int64) (Value, error) {
-	shape, err := argShape(op, args, 0)
-	if err != nil {
-		return nil, err
+// evalConstFill fills the shape argument with c.
+func evalConstFill(c int64) EvalFunc {
+	return func(call *ir.Call, args []Value) (Value, error) {
+		op := opOf(call)
+		shape, err := argShape(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		dt, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		return fillArray(op, dt, shape, &array{dt: ir.Int64, i: []int64{c}}, 0)
 	}
-	dt, err := opAttrDType(op, call, "dtype")
-	if err != nil {
-		return nil, err
-	}
-	return fillArray(op, dt, shape, &array{dt: ir.Int64, i: []int64{c}}, 0)
 }
 
-func evalLikeFill(op *ir.Op, call *ir.Call, args []Value, c int64) (Value, error) {
-	x, err := argArray(op, args, 0)
-	if err != nil {
-		return nil, err
+// evalLikeFill fills x's shape with c.
+func evalLikeFill(c int64) EvalFunc {
+	return func(call *ir.Call, args []Value) (Value, error) {
+		op := opOf(call)
+		x, err := argArray(op, args, 0)
+		if err != nil {
+			return nil, err
+		}
+		dt, err := opAttrDType(op, call, "dtype")
+		if err != nil {
+			return nil, err
+		}
+		if dt.IsVoid() {
+			dt = x.dt
+		}
+		return fillArray(op, dt, x.shape, &array{dt: ir.Int64, i: []int64{c}}, 0)
 	}
-	dt, err := opAttrDType(op, call, "dtype")
-	if err != nil {
-		return nil, err
-	}
-	if dt.IsVoid() {
-		dt = x.dt
-	}
-	return fillArray(op, dt, x.shape, &array{dt: ir.Int64, i: []int64{c}}, 0)
 }
 
 // evalMatmul is numpy.matmul: a 1-D left operand is a row vector and a 1-D
@@ -321,7 +331,7 @@ func evalLikeFill(op *ir.Op, call *ir.Call, args []Value, c int64) (Value, error
 // result), batch dimensions broadcast. Products accumulate in float64 (or
 // int64) and round once to the output dtype.
 func evalMatmul(call *ir.Call, args []Value) (Value, error) {
-	op := Matmul
+	op := opOf(call)
 	a, b, err := binaryArgs(op, args)
 	if err != nil {
 		return nil, err
@@ -394,50 +404,45 @@ func evalMatmul(call *ir.Call, args []Value) (Value, error) {
 
 // --- legalization -------------------------------------------------------------
 
-func init() {
-	defLegalize(Matmul, legalizeMatmul)
-	defLegalize(AsType, legalizeCast)
-	fill := func(block string, value func(k *Kernel, call *ir.Call) (ir.PrimExpr, error)) LegalizeFunc {
-		return func(k *Kernel, call *ir.Call) error {
-			v, err := value(k, call)
-			if err != nil {
-				return err
-			}
-			out, err := k.Output(block)
-			if err != nil {
-				return err
-			}
-			k.Compute(block, out, "ax", func([]ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, v) })
-			return nil
+// fillKernel writes value (of the call) to every output element, in block.
+func fillKernel(block string, value func(k *Kernel, call *ir.Call) (ir.PrimExpr, error)) LegalizeFunc {
+	return func(k *Kernel, call *ir.Call) error {
+		v, err := value(k, call)
+		if err != nil {
+			return err
 		}
-	}
-	loadFill := func(pos int) func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
-		return func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
-			if pos >= len(call.Args) {
-				return nil, ErrNotLegalizable
-			}
-			f, err := k.Operand(call.Args[pos], "fill_value", nil)
-			if err != nil {
-				return nil, err
-			}
-			return f(nil), nil
+		out, err := k.Output(block)
+		if err != nil {
+			return err
 		}
+		k.Compute(block, out, "ax", func([]ir.PrimExpr) ir.PrimExpr { return castTo(out.DType, v) })
+		return nil
 	}
-	constFill := func(c float64) func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
-		return func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
-			t, ok := call.StructInfo().(*ir.TensorInfo)
-			if !ok || t.DType.IsVoid() {
-				return nil, ErrNotLegalizable
-			}
-			return constOf(t.DType, c), nil
+}
+
+// loadFill is the fill value at argument pos.
+func loadFill(pos int) func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+	return func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+		if pos >= len(call.Args) {
+			return nil, ErrNotLegalizable
 		}
+		f, err := k.Operand(call.Args[pos], "fill_value", nil)
+		if err != nil {
+			return nil, err
+		}
+		return f(nil), nil
 	}
-	defLegalize(Full, fill("T_full", loadFill(1)))
-	defLegalize(Zeros, fill("T_full", constFill(0)))
-	defLegalize(Ones, fill("T_full", constFill(1)))
-	defLegalize(FullLike, fill("T_full_like", loadFill(1)))
-	defLegalize(ZerosLike, fill("T_full_like", constFill(0)))
-	defLegalize(OnesLike, fill("T_full_like", constFill(1)))
+}
+
+// constFill is the constant c in the output dtype.
+func constFill(c float64) func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+	return func(k *Kernel, call *ir.Call) (ir.PrimExpr, error) {
+		t, ok := call.StructInfo().(*ir.TensorInfo)
+		if !ok || t.DType.IsVoid() {
+			return nil, ErrNotLegalizable
+		}
+		return constOf(t.DType, c), nil
+	}
 }
 
 // legalizeMatmul is TVM's te matmul (legalize_ops/linear_algebra.py):
@@ -489,13 +494,13 @@ func legalizeMatmul(k *Kernel, call *ir.Call) error {
 
 var (
 	// Tril is R.tril(x, k=0): x with the elements above diagonal k zeroed.
-	Tril = ir.RegisterOp(newTriangleOp("relax.tril", "The lower triangle (j - i <= k) of the last two dimensions; zero elsewhere.", true))
+	Tril = Define(newTriangleOp("relax.tril", "The lower triangle (j - i <= k) of the last two dimensions; zero elsewhere.", true))
 	// Triu is R.triu(x, k=0): x with the elements below diagonal k zeroed.
-	Triu = ir.RegisterOp(newTriangleOp("relax.triu", "The upper triangle (j - i >= k) of the last two dimensions; zero elsewhere.", false))
+	Triu = Define(newTriangleOp("relax.triu", "The upper triangle (j - i >= k) of the last two dimensions; zero elsewhere.", false))
 )
 
-func newTriangleOp(name, doc string, lower bool) *ir.Op {
-	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor,
+func newTriangleOp(name, doc string, lower bool) Def {
+	op := &ir.Op{Name: name, Doc: doc, Pure: true, Category: ir.CatTensor, Pattern: ir.PatternElemWise,
 		Params: []ir.Param{{Name: "x", Kind: ir.ArgExpr}, {Name: "k", Kind: ir.AttrInt, Default: int64(0)}}}
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		t, err := firstTensorArg(op, call)
@@ -514,7 +519,7 @@ func newTriangleOp(name, doc string, lower bool) *ir.Op {
 		}
 		return j-i >= k
 	}
-	defEval(op, func(call *ir.Call, args []Value) (Value, error) {
+	eval := func(call *ir.Call, args []Value) (Value, error) {
 		x, err := argArray(op, args, 0)
 		if err != nil {
 			return nil, err
@@ -535,8 +540,8 @@ func newTriangleOp(name, doc string, lower bool) *ir.Op {
 			}
 		}
 		return out.tensor()
-	})
-	defLegalize(op, func(k *Kernel, call *ir.Call) error {
+	}
+	legalize := func(k *Kernel, call *ir.Call) error {
 		a, err := k.Input(call.Args[0], "A")
 		if err != nil {
 			return err
@@ -559,42 +564,39 @@ func newTriangleOp(name, doc string, lower bool) *ir.Op {
 			return &ir.Select{Cond: ir.NewBinary(cmp, ir.Sub(j, i), ir.I64(d)), True: Load(a, v), False: constOf(a.DType, 0)}
 		})
 		return nil
-	})
-	return op
+	}
+	return Def{Op: op, Eval: eval, Legalize: legalize}
 }
 
 // WrapParam is R.wrap_param(data, dtype="float32"): a model parameter cast
 // to dtype (a no-op when it already has it).
-var WrapParam = ir.RegisterOp(newWrapParamOp())
+var WrapParam = Define(newWrapParamOp())
 
-func newWrapParamOp() *ir.Op {
-	op := &ir.Op{Name: "relax.wrap_param", Doc: "Casts a model parameter to dtype.", Pure: true, Category: ir.CatTensor,
+func newWrapParamOp() Def {
+	op := &ir.Op{Name: "relax.wrap_param", Doc: "Casts a model parameter to dtype.", Pure: true, Category: ir.CatTensor, Pattern: ir.PatternElemWise,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "dtype", Kind: ir.AttrDType, Default: ir.Float32}}}
 	op.Infer = castInfer(op)
 	op.Normalize = schemaNormalize(op)
-	defEval(op, evalCast(op))
-	defLegalize(op, legalizeCast)
-	return op
+	return Def{Op: op, Eval: evalCast, Legalize: legalizeCast}
 }
 
 // evalCast evaluates astype and wrap_param: each element converted to the
 // dtype attribute's type.
-func evalCast(op *ir.Op) EvalFunc {
-	return func(call *ir.Call, args []Value) (Value, error) {
-		x, err := argArray(op, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		dt, err := opAttrDType(op, call, "dtype")
-		if err != nil {
-			return nil, err
-		}
-		out := newArray(dt, x.shape)
-		for k := range out.size() {
-			out.copyElem(k, x, k)
-		}
-		return result(out, isScalarArg(args[0]))
+func evalCast(call *ir.Call, args []Value) (Value, error) {
+	op := opOf(call)
+	x, err := argArray(op, args, 0)
+	if err != nil {
+		return nil, err
 	}
+	dt, err := opAttrDType(op, call, "dtype")
+	if err != nil {
+		return nil, err
+	}
+	out := newArray(dt, x.shape)
+	for k := range out.size() {
+		out.copyElem(k, x, k)
+	}
+	return result(out, isScalarArg(args[0]))
 }
 
 // legalizeCast is topi.cast (T_cast).

@@ -15,16 +15,16 @@ import (
 var (
 	// ToVDevice is R.to_vdevice(data, dst_vdevice): a copy of data on the
 	// virtual device dst_vdevice (an attribute holding an *ir.VDevice).
-	ToVDevice = ir.RegisterOp(newToVDeviceOp())
+	ToVDevice = Define(newToVDeviceOp())
 	// HintOnDevice is R.hint_on_device(data, dst_vdevice, memory_scope):
 	// a hint that data should live on a device (RealizeVDevice consumes it).
-	HintOnDevice = ir.RegisterOp(newHintOnDeviceOp())
+	HintOnDevice = Define(newHintOnDeviceOp())
 )
 
-func newToVDeviceOp() *ir.Op {
+func newToVDeviceOp() Def {
 	op := &ir.Op{
 		Name: "relax.to_vdevice", Doc: "Copies a tensor to a virtual device of the module.",
-		Pure: true, Category: ir.CatShape,
+		Pure: true, Category: ir.CatShape, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{{Name: "data", Kind: ir.ArgExpr}, {Name: "dst_vdevice", Kind: ir.AttrAny}},
 	}
 	// TVM's InferToVDeviceStructInfo: the input's shape and dtype on the
@@ -42,14 +42,14 @@ func newToVDeviceOp() *ir.Op {
 		out.VDevice = dev
 		return &out, nil
 	}
-	defEval(op, func(_ *ir.Call, args []Value) (Value, error) { return args[0], nil })
-	return op
+	eval := func(_ *ir.Call, args []Value) (Value, error) { return args[0], nil }
+	return Def{Op: op, Eval: eval}
 }
 
-func newHintOnDeviceOp() *ir.Op {
+func newHintOnDeviceOp() Def {
 	op := &ir.Op{
 		Name: "relax.hint_on_device", Doc: "Hints the device a tensor should live on; its value is the input.",
-		Pure: true, Category: ir.CatShape,
+		Pure: true, Category: ir.CatShape, Pattern: ir.PatternOpaque,
 		Params: []ir.Param{
 			{Name: "data", Kind: ir.ArgExpr},
 			{Name: "dev_type", Kind: ir.AttrInt}, {Name: "dev_id", Kind: ir.AttrInt},
@@ -64,6 +64,6 @@ func newHintOnDeviceOp() *ir.Op {
 		}
 		return t, nil
 	}
-	defEval(op, func(_ *ir.Call, args []Value) (Value, error) { return args[0], nil })
-	return op
+	eval := func(_ *ir.Call, args []Value) (Value, error) { return args[0], nil }
+	return Def{Op: op, Eval: eval}
 }

@@ -23,10 +23,10 @@ func TestGeneratorUsesRegisteredOps(t *testing.T) {
 		name := "relax." + strings.TrimPrefix(o.Name, "R.")
 		x, ok := ir.LookupOp(name)
 		require.True(t, ok, name)
-		_, ok = op.EvalOf(x)
-		require.True(t, ok, "%s has no evaluator", name)
-		_, ok = op.LegalizeOf(x)
-		require.True(t, ok, "%s has no legalization", name)
+		d, ok := op.DefOf(x)
+		require.True(t, ok, "%s has no op record", name)
+		require.NotNil(t, d.Eval, "%s has no evaluator", name)
+		require.NotNil(t, d.Legalize, "%s has no legalization", name)
 	}
 }
 

@@ -3,9 +3,9 @@ package syntax
 import (
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 )
 
 // Opaque calls: a name TVM v0.23's parser resolves under R. (tvm_names.go)
@@ -18,75 +18,24 @@ import (
 // lowers it, which the phase invariants report), and the printer writes it
 // back as it was read.
 
-// opaqueOps interns opaque ops by path and argument shape, so that every
-// parse of the same call shape uses the same op (structural equality
-// compares ops by identity).
-var opaqueOps sync.Map // string -> *ir.Op
-
-// opaqueKey marks an opaque op in Op.Extra.
-const opaqueKey = "syntax.opaque"
-
-func isOpaqueOp(op *ir.Op) bool {
-	v, _ := op.Extra[opaqueKey].(bool)
-	return v
-}
-
 // opaqueOp returns the op for a call of path with nPos positional
-// arguments followed by the keywords kws.
+// arguments followed by the keywords kws: an opaque op of package op's
+// registry (op.Opaque), whose parameters take the names TVM's signature
+// gives the positions.
 func opaqueOp(path string, nPos int, kws []string) *ir.Op {
-	key := path + "/" + strconv.Itoa(nPos) + "/" + strings.Join(kws, ",")
-	if op, ok := opaqueOps.Load(key); ok {
-		return op.(*ir.Op)
-	}
-	op := &ir.Op{
-		Name:     "relax." + strings.TrimPrefix(path, "R."),
-		Doc:      "an operator phasec does not know yet, kept as written",
-		Pure:     true,
-		Category: ir.CatTensor,
-		Infer:    inferOpaque,
-		Extra:    map[string]any{opaqueKey: true},
-	}
 	sig := tvmRelaxSignatures[path]
+	params := make([]ir.Param, 0, nPos+len(kws))
 	for i := range nPos {
 		name := "arg" + strconv.Itoa(i)
 		if i < len(sig) && !strings.HasPrefix(sig[i], "*") {
 			name = sig[i]
 		}
-		op.Params = append(op.Params, ir.Param{Name: name, Kind: ir.ArgExpr})
+		params = append(params, ir.Param{Name: name, Kind: ir.ArgExpr})
 	}
 	for _, k := range kws {
-		op.Params = append(op.Params, ir.Param{Name: k, Kind: ir.AttrAny})
+		params = append(params, ir.Param{Name: k, Kind: ir.AttrAny})
 	}
-	actual, _ := opaqueOps.LoadOrStore(key, op)
-	return actual.(*ir.Op)
-}
-
-// inferOpaque: the explicit output struct info, the declared one, or
-// R.Object.
-func inferOpaque(_ *ir.InferCtx, c *ir.Call) (ir.StructInfo, error) {
-	for _, k := range []string{"out_sinfo", "sinfo_args"} {
-		switch s := c.Attrs[k].(type) {
-		case ir.StructInfo:
-			return s, nil
-		case []any:
-			fields := make([]ir.StructInfo, 0, len(s))
-			for _, f := range s {
-				if si, ok := f.(ir.StructInfo); ok {
-					fields = append(fields, si)
-				}
-			}
-			if k == "sinfo_args" && len(fields) > 0 {
-				return fields[0], nil
-			}
-			if len(fields) == len(s) {
-				return ir.NewTupleInfo(fields...), nil
-			}
-		}
-	}
-	if len(c.SInfoArgs) > 0 {
-		return c.SInfoArgs[0], nil
-	}
-	return ir.Object(), nil
+	return op.Opaque("relax."+strings.TrimPrefix(path, "R."), params)
 }
 
 // isTVMRelaxName reports whether TVM v0.23's parser resolves path.

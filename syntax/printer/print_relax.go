@@ -564,7 +564,7 @@ func (p *printer) opCall(op *ir.Op, c *ir.Call) {
 		p.byte('=')
 		p.expr(c.Args[i])
 	}
-	if !dps && len(c.SInfoArgs) > 0 && !isOpaqueOp(op) {
+	if !dps && len(c.SInfoArgs) > 0 && !op.Opaque {
 		comma()
 		p.sinfoArgs(c.SInfoArgs)
 	}
@@ -579,7 +579,7 @@ func declaresOpaque(e ir.Expr) bool {
 		return false
 	}
 	op, ok := c.Op.(*ir.Op)
-	return ok && isOpaqueOp(op) && len(c.SInfoArgs) > 0
+	return ok && op.Opaque && len(c.SInfoArgs) > 0
 }
 
 // callAttrs prints a call's attributes as keywords: schema attributes in
