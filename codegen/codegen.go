@@ -328,8 +328,7 @@ func (g *gen) call(c *ir.Call, pos vm.Pos) vm.Arg {
 	return g.errorf(c.Span(), codeUnsupported, "cannot call a %T", c.Op)
 }
 
-// tupleArgs flattens the tuple argument of call_builtin_with_ctx and
-// call_tir_dyn.
+// tupleArgs flattens the tuple argument of call_builtin_with_ctx.
 func (g *gen) tupleArgs(e ir.Expr, pos vm.Pos) []vm.Arg {
 	if t, ok := e.(*ir.Tuple); ok {
 		return g.args(t.Fields, pos)
@@ -337,7 +336,13 @@ func (g *gen) tupleArgs(e ir.Expr, pos vm.Pos) []vm.Arg {
 	return []vm.Arg{g.expr(e, pos)}
 }
 
+// opCall emits a call of an op that is legal at Build (ir.Op.LegalAtBuild,
+// the set the checker's BuiltinsLowered rule admits); Build checks that
+// property first, so any other op here is a checker bug.
 func (g *gen) opCall(o *ir.Op, c *ir.Call, pos vm.Pos) vm.Arg {
+	if !o.LegalAtBuild {
+		return g.errorf(c.Span(), codeUnsupported, "CodeGenVM cannot handle the intrinsic %s (the build barrier should have lowered it)", o.Name)
+	}
 	switch o {
 	case op.CallBuiltinWithCtx:
 		ext, ok := c.Args[0].(*ir.ExternFunc)
@@ -387,17 +392,8 @@ func (g *gen) opCall(o *ir.Op, c *ir.Call, pos vm.Pos) vm.Arg {
 		return vm.RegArg(vm.RegVoid)
 	case op.NullValue:
 		return vm.RegArg(vm.RegVoid)
-	case op.VMCallTIRDyn:
-		gv, ok := c.Args[0].(*ir.GlobalVar)
-		if !ok {
-			return g.errorf(c.Span(), codeUnsupported, "vm.call_tir_dyn needs a PrimFunc")
-		}
-		fn := g.globalRef(gv)
-		args := append([]vm.Arg{fn}, g.tupleArgs(c.Args[1], pos)...)
-		g.b.CallPacked(vm.RegVoid, abi.BuiltinCallTIRDyn, args, pos)
-		return vm.RegArg(vm.RegVoid)
 	}
-	return g.errorf(c.Span(), codeUnsupported, "CodeGenVM cannot handle the intrinsic %s (the build barrier should have lowered it)", o.Name)
+	return g.errorf(c.Span(), codeUnsupported, "op %s is legal at Build but CodeGenVM has no emitter for it", o.Name)
 }
 
 // kernel adds PrimFunc f (the callee gv) to the kernel table once.

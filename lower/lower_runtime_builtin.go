@@ -7,7 +7,6 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/vm/abi"
-	"github.com/phasec/phasec/wellformed"
 )
 
 // LowerRuntimeBuiltin is TVM's src/relax/backend/vm/lower_runtime_builtin.cc
@@ -249,7 +248,7 @@ func lowerBuiltinCall(b *ir.Builder, c *ir.Call, bound map[*ir.Var]*ir.ShapeExpr
 		}
 		return toDevice(c, typ, id)
 	}
-	if !wellformed.VMCodegenOp(o) {
+	if !o.LegalAtBuild {
 		b.Errorf(span, DiagNoVMLowering, "%s has no VM lowering and VM codegen cannot handle it (TVM's LegalizeOps turns an op with an FCallPacked attribute, such as R.print or R.assert_op, into a call_packed of that function: LegalizeOps in the lower barrier must lower it)", ir.OpPath(o))
 	}
 	return nil

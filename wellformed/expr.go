@@ -373,7 +373,7 @@ func (c *checker) opCall(op *ir.Op, call *ir.Call, span diag.Span) {
 		c.report(rulePurityOverride, span, "purity override %s at %s is not allowed", ir.OpPath(op), c.where(span))
 		specific = true
 	}
-	if !vmCodegenOps[op] && c.on(ruleNotVMLegal) && (c.infer || !specific) {
+	if !op.LegalAtBuild && c.on(ruleNotVMLegal) && (c.infer || !specific) {
 		c.report(ruleNotVMLegal, span, "op %s at %s, which VM codegen cannot handle, is not allowed", ir.OpPath(op), c.where(span))
 	}
 	if !argsHaveInfo(call) {
@@ -558,21 +558,6 @@ func walkStores(s ir.Stmt, f func(*ir.Buffer)) {
 			s = body
 		}
 	}
-}
-
-// The ops VM codegen accepts as callees (src/relax/backend/vm/codegen_vm.cc), plus
-// call_packed, which the VM executes as an extern call.
-// VMCodegenOp reports whether VM codegen handles op directly (the ops
-// property BuiltinsLowered allows; src/relax/backend/vm/codegen_vm.cc).
-func VMCodegenOp(op *ir.Op) bool { return vmCodegenOps[op] }
-
-var vmCodegenOps = map[*ir.Op]bool{
-	op.CallBuiltinWithCtx: true,
-	op.VMAllocStorage:     true,
-	op.VMAllocTensor:      true,
-	op.VMKillObject:       true,
-	op.NullValue:          true,
-	op.CallPacked:         true,
 }
 
 // purityOverrides are the ops that declare an impure callee pure;
