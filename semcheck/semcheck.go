@@ -154,18 +154,34 @@ func Evaluate(mod *ir.Module, name string, args []op.Value, want op.Value) (op.V
 }
 
 // Evaluable reports whether Evaluate can run mod: a module in phase Build
-// (the VM), or one that does not yet call the VM's runtime builtins (the
-// evaluator). Between the build barrier's steps a module is in neither
-// form: it calls vm.builtin.* (VMShapeLower's shape heap, R.vm.alloc_*)
-// but has not been checked for code generation, so it is skipped and the
-// barrier's result is checked instead.
+// (the VM), or one that is not yet at the VM's level (the evaluator).
+// Between the build barrier's steps a module is in neither form: it calls
+// VM-level ops (category ir.CatVM: R.vm.alloc_*, vm.call_tir_dyn) or the
+// VM's runtime builtins (VMShapeLower's shape heap, vm.builtin.*) but has
+// not been checked for code generation, so it is skipped and the
+// barrier's result is checked instead. The answer comes from the calls'
+// op records and extern symbols, not from the module's text. An op
+// without an evaluation does not make a module unevaluable: evaluating it
+// fails, and a pass that introduced it is reported, not skipped.
 func Evaluable(mod *ir.Module) bool {
 	if p, _ := phase.Recorded(mod); p == phase.Build {
 		return true
 	}
-	text := printer.Print(mod)
-	return !strings.Contains(text, "vm.builtin.") && !strings.Contains(text, "R.vm.")
+	vmLevel := false
+	ir.WalkModule(mod, &ir.Visitor{Expr: func(e ir.Expr) bool {
+		switch e := e.(type) {
+		case *ir.Op:
+			vmLevel = vmLevel || e.Category == ir.CatVM
+		case *ir.ExternFunc:
+			vmLevel = vmLevel || strings.HasPrefix(e.Symbol, vmBuiltinPrefix)
+		}
+		return !vmLevel
+	}})
+	return !vmLevel
 }
+
+// vmBuiltinPrefix starts the names of the VM's runtime builtins.
+const vmBuiltinPrefix = "vm.builtin."
 
 type discard struct{}
 
