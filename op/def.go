@@ -58,52 +58,51 @@ type LayoutDecision struct {
 type GradientFunc func(call *ir.Call, result, outGrad *ir.Var) ([]ir.Expr, error)
 
 // The registry of op records. Named ops are defined while the package
-// initializes and never change after; opaque ops (Opaque) are added while
-// parsing, from any goroutine, hence the lock.
+// initializes and never change after, so looking them up takes no lock;
+// opaque ops are added while parsing, from any goroutine, under mu.
 var registry = struct {
-	sync.RWMutex
-	defs   map[*ir.Op]*Def
-	opaque map[string]*ir.Op // opaque ops by name, arity and keywords
-}{defs: map[*ir.Op]*Def{}, opaque: map[string]*ir.Op{}}
+	named map[*ir.Op]*Def
 
-// Define registers d: its op in ir's registry (by name, for the parser)
-// and the record here (by op, for DefOf). It returns d.Op, so an op file
-// reads var Exp = Define(...). It panics on an op defined twice.
+	mu           sync.Mutex
+	opaque       map[*ir.Op]*Def
+	opaqueByCall map[string]*ir.Op // by name, arity and keywords
+}{named: map[*ir.Op]*Def{}, opaque: map[*ir.Op]*Def{}, opaqueByCall: map[string]*ir.Op{}}
+
+// Define registers d while the package initializes: its op in ir's
+// registry (by name, for the parser) and the record here (by op, for
+// DefOf). It returns d.Op, so an op file reads var Exp = Define(...). It
+// panics on an op defined twice.
 func Define(d Def) *ir.Op {
 	ir.RegisterOp(d.Op)
-	add(&d)
-	return d.Op
-}
-
-func add(d *Def) {
-	registry.Lock()
-	defer registry.Unlock()
-	if _, dup := registry.defs[d.Op]; dup {
+	if _, dup := registry.named[d.Op]; dup {
 		panic("op: " + d.Op.Name + " defined twice")
 	}
-	registry.defs[d.Op] = d
+	registry.named[d.Op] = &d
+	return d.Op
 }
 
 // DefOf returns the record of o, if o is an op of this package (or an
 // opaque op the parser made).
 func DefOf(o *ir.Op) (*Def, bool) {
-	registry.RLock()
-	d, ok := registry.defs[o]
-	registry.RUnlock()
+	if d, ok := registry.named[o]; ok {
+		return d, true
+	}
+	if !o.Opaque {
+		return nil, false
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	d, ok := registry.opaque[o]
 	return d, ok
 }
 
 // Defs returns the records of the named ops in name order (opaque ops
 // are not listed).
 func Defs() []*Def {
-	registry.RLock()
-	out := make([]*Def, 0, len(registry.defs))
-	for _, d := range registry.defs {
-		if !d.Op.Opaque {
-			out = append(out, d)
-		}
+	out := make([]*Def, 0, len(registry.named))
+	for _, d := range registry.named {
+		out = append(out, d)
 	}
-	registry.RUnlock()
 	slices.SortFunc(out, func(a, b *Def) int { return strings.Compare(a.Op.Name, b.Op.Name) })
 	return out
 }
@@ -123,9 +122,9 @@ func Opaque(name string, params []ir.Param) *ir.Op {
 	for _, p := range params {
 		key.WriteString("/" + p.Name + ":" + strconv.Itoa(int(p.Kind)))
 	}
-	registry.Lock()
-	defer registry.Unlock()
-	if o, ok := registry.opaque[key.String()]; ok {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if o, ok := registry.opaqueByCall[key.String()]; ok {
 		return o
 	}
 	o := &ir.Op{
@@ -138,8 +137,8 @@ func Opaque(name string, params []ir.Param) *ir.Op {
 		Opaque:   true,
 		Infer:    inferOpaque,
 	}
-	registry.opaque[key.String()] = o
-	registry.defs[o] = &Def{Op: o}
+	registry.opaqueByCall[key.String()] = o
+	registry.opaque[o] = &Def{Op: o}
 	return o
 }
 
