@@ -818,8 +818,10 @@ func newAssertOp() *ir.Op {
 // no Eval. The shape utilities and null_value are plain functions of their
 // arguments.
 
+// evalNullValue is the null object (a nil Value).
 func evalNullValue(*ir.Call, []Value) (Value, error) { return nil, nil }
 
+// evalShapeOf is the tensor's shape.
 func evalShapeOf(call *ir.Call, args []Value) (Value, error) {
 	op := opOf(call)
 	t, ok := args[0].(*tensor.Tensor)
@@ -829,6 +831,7 @@ func evalShapeOf(call *ir.Call, args []Value) (Value, error) {
 	return Shape(append([]int64{}, t.Shape...)), nil
 }
 
+// evalTensorToShape reads a 1-D integer tensor as a shape.
 func evalTensorToShape(call *ir.Call, args []Value) (Value, error) {
 	op := opOf(call)
 	x, err := argArray(op, args, 0)
@@ -841,6 +844,7 @@ func evalTensorToShape(call *ir.Call, args []Value) (Value, error) {
 	return Shape(append([]int64{}, x.i...)), nil
 }
 
+// evalShapeToTensor writes a shape as a 1-D int64 tensor.
 func evalShapeToTensor(call *ir.Call, args []Value) (Value, error) {
 	op := opOf(call)
 	s, err := argShape(op, args, 0)

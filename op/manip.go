@@ -801,6 +801,7 @@ func flatIndex(idx, shape []int64) int64 {
 	return k
 }
 
+// evalFlatten is every element in a 1-D tensor, in row-major order.
 func evalFlatten(call *ir.Call, args []Value) (Value, error) {
 	x, err := argArray(opOf(call), args, 0)
 	if err != nil {

@@ -277,13 +277,12 @@ func reduceExtremeEval(sign int) EvalFunc {
 
 // --- legalization -------------------------------------------------------------
 
-// Reductions lower to topi's form: one reduction block A_red with T.init
-// (sum 0, prod 1, max T.min_value, min T.max_value); mean divides the sum
-// by the element count in a second block, T_divide.
-
 // addPrim is the sum's combiner.
 func addPrim(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpAdd, acc, x) }
 
+// reduceLegalize lowers a reduction to topi's form: one reduction block
+// A_red with T.init (sum 0, prod 1, max T.min_value, min T.max_value);
+// mean divides the sum by the element count in a second block, T_divide.
 func reduceLegalize(init func(ir.DataType) ir.PrimExpr, combine func(acc, x ir.PrimExpr) ir.PrimExpr, mean bool) LegalizeFunc {
 	return func(k *Kernel, call *ir.Call) error {
 		op := opOf(call)
