@@ -12,7 +12,8 @@ import (
 //	pipeline := step { "," step }
 //	step     := "seq" "(" pipeline ")" | NAME [ "{" option { "," option } "}" ]
 //	option   := NAME "=" value
-//	value    := a double-quoted string | characters other than , } ( ) { and space
+//	value    := a double-quoted string | a JSON array or object ([...], {...})
+//	          | characters other than , } ( ) { and space
 //
 // For example
 //
@@ -221,6 +222,9 @@ func (p *pipeParser) value() (string, int) {
 		p.pos++
 		return p.src[start:p.pos], start
 	}
+	if p.pos < len(p.src) && (p.src[p.pos] == '[' || p.src[p.pos] == '{') {
+		return p.nested(start)
+	}
 	for p.pos < len(p.src) && !strings.ContainsRune(",}(){ \t\n", rune(p.src[p.pos])) {
 		p.pos++
 	}
@@ -228,6 +232,48 @@ func (p *pipeParser) value() (string, int) {
 		p.errorf(p.pos, "expected a value, found %s", p.describe())
 	}
 	return p.src[start:p.pos], start
+}
+
+// nested scans a JSON array or object value: brackets balanced, quoted
+// strings (with escapes) skipped whole. Its content is checked when the
+// option's type parses it.
+func (p *pipeParser) nested(start int) (string, int) {
+	var open []byte
+	for p.pos < len(p.src) {
+		switch c := p.src[p.pos]; c {
+		case '"':
+			p.pos++
+			for p.pos < len(p.src) && p.src[p.pos] != '"' {
+				if p.src[p.pos] == '\\' {
+					p.pos++
+				}
+				p.pos++
+			}
+			if p.pos >= len(p.src) {
+				p.errorf(start, "unterminated string")
+				return "", start
+			}
+		case '[', '{':
+			open = append(open, c)
+		case ']', '}':
+			want := byte('[')
+			if c == '}' {
+				want = '{'
+			}
+			if open[len(open)-1] != want {
+				p.errorf(p.pos, "mismatched %q in option value", c)
+				return "", start
+			}
+			open = open[:len(open)-1]
+			if len(open) == 0 {
+				p.pos++
+				return p.src[start:p.pos], start
+			}
+		}
+		p.pos++
+	}
+	p.errorf(start, "unterminated %q in option value", open[len(open)-1])
+	return "", start
 }
 
 // Build resolves parsed steps against r into one root Sequential. Unknown

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,16 +18,35 @@ const (
 	Bool
 	String
 	Float
+	// Strings is a list of strings, written as a JSON array
+	// (entry_functions=["main","f"]); its value is a []string.
+	Strings
+	// JSON is any JSON value (an object, an array, a string, a number, a
+	// bool), as TVM's passes take Python dicts and lists
+	// (binding_map={"batch":1}); its value is what encoding/json decodes
+	// with UseNumber: map[string]any, []any, string, json.Number, bool.
+	// The pass checks the shape it needs when it is built (Define's build
+	// hook or its run function).
+	JSON
 )
 
-var valueTypeNames = [...]string{Int: "int", Bool: "bool", String: "string", Float: "float"}
+var valueTypeNames = [...]string{Int: "int", Bool: "bool", String: "string", Float: "float", Strings: "strings", JSON: "json"}
 
 func (t ValueType) String() string { return valueTypeNames[t] }
 
-// ParseValue converts text to a value of type t: int64, bool, string or
-// float64. Strings may be bare or double-quoted.
+// ParseValue converts text to a value of type t: int64, bool, string,
+// float64, []string or a decoded JSON value. Strings may be bare or
+// double-quoted.
 func (t ValueType) ParseValue(text string) (any, error) {
 	switch t {
+	case Strings:
+		var v []string
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			return nil, fmt.Errorf("want a JSON array of strings, got %s", text)
+		}
+		return v, nil
+	case JSON:
+		return parseJSON(text)
 	case Int:
 		v, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
@@ -82,8 +102,42 @@ func (t ValueType) check(v any) (any, bool) {
 		case int64:
 			return float64(x), true
 		}
+	case Strings:
+		switch x := v.(type) {
+		case []string:
+			return x, true
+		case []any:
+			out := make([]string, len(x))
+			for i, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return nil, false
+				}
+				out[i] = s
+			}
+			return out, true
+		}
+	case JSON:
+		return v, v != nil
 	}
 	return nil, false
+}
+
+// parseJSON decodes one JSON value, numbers kept exact (json.Number).
+func parseJSON(text string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("want a JSON value, got %s: %v", text, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("want one JSON value, got %s", text)
+	}
+	if v == nil {
+		return nil, fmt.Errorf("want a JSON value other than null")
+	}
+	return v, nil
 }
 
 // Option declares a typed pass option, written `Pass{name=value}`.
@@ -101,6 +155,12 @@ func (o Options) Int(name string) int64     { return o[name].(int64) }
 func (o Options) Bool(name string) bool     { return o[name].(bool) }
 func (o Options) String(name string) string { return o[name].(string) }
 func (o Options) Float(name string) float64 { return o[name].(float64) }
+
+// Strings returns a Strings option's value.
+func (o Options) Strings(name string) []string { return o[name].([]string) }
+
+// JSON returns a JSON option's value (see ValueType JSON).
+func (o Options) JSON(name string) any { return o[name] }
 
 // Registry resolves pass names to pass values: the names of textual
 // pipelines (`--passes`), of PassContext.Required and Disabled, and the
