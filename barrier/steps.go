@@ -3,6 +3,7 @@ package barrier
 import (
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/transform"
 )
 
 // The sequences follow TVM's default_build_pipeline
@@ -43,5 +44,11 @@ func allPasses() []*passes.Pass {
 		all = append(all, b.Pass())
 		all = append(all, b.Steps...)
 	}
-	return all
+	return append(all, optimizations...)
+}
+
+// optimizations are the Optimize-phase passes (package transform), which
+// no barrier runs.
+var optimizations = []*passes.Pass{
+	transform.RemoveUnusedParameters,
 }

@@ -56,8 +56,10 @@ op, syntax/internal/tvmmeta < syntax, syntax/printer;
 op, phase, vm/abi < wellformed;
 syntax/printer, wellformed < passes;
 passes, syntax < passes/passtest;
-passes < lower < barrier;
+passes < lower;
 op, vm/abi < eval;
+passes, eval, vm/kernel < transform;
+lower, transform < barrier;
 barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
 codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
@@ -79,6 +81,7 @@ eval: syntax;
 lower: ir/irgen, syntax;
 syntax: ir/irgen, syntax/printer;
 syntax/printer: ir/irgen, syntax;
+transform: barrier, syntax, ir/irgen;
 wellformed: ir/irgen, syntax, syntax/printer;
 `
 
