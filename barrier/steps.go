@@ -51,4 +51,5 @@ func allPasses() []*passes.Pass {
 // no barrier runs.
 var optimizations = []*passes.Pass{
 	transform.RemoveUnusedParameters,
+	transform.RemoveUnusedOutputsInner,
 }
