@@ -52,4 +52,5 @@ func allPasses() []*passes.Pass {
 var optimizations = []*passes.Pass{
 	transform.RemoveUnusedParameters,
 	transform.RemoveUnusedOutputsInner,
+	transform.ExpandTupleArgumentsInner,
 }
