@@ -53,4 +53,5 @@ var optimizations = []*passes.Pass{
 	transform.RemoveUnusedParameters,
 	transform.RemoveUnusedOutputsInner,
 	transform.ExpandTupleArgumentsInner,
+	transform.NormalizeGlobalVar,
 }
