@@ -39,8 +39,10 @@ var DiagDuplicateGlobalSymbol = optCodes.Define("OPT051", "two functions of the 
 // when every function's global_symbol is its name, else the renamed module.
 // Functions are visited in name order (TVM's map order is unspecified).
 func normalizeGlobalVars(mod *ir.Module) (*ir.Module, error) {
+	order := mod.Names() // sorted once; each Functions() call sorts again
 	needed := false
-	for name, f := range mod.Functions() {
+	for _, name := range order {
+		f, _ := mod.Lookup(name)
 		if sym, ok := f.FuncAttrs().String(ir.AttrGlobalSymbol); ok && sym != name {
 			needed = true
 			break
@@ -52,7 +54,8 @@ func normalizeGlobalVars(mod *ir.Module) (*ir.Module, error) {
 	names := nameSupply{}
 	rename := map[string]string{}
 	var errs diag.List
-	for name, f := range mod.Functions() {
+	for _, name := range order {
+		f, _ := mod.Lookup(name)
 		sym, ok := f.FuncAttrs().String(ir.AttrGlobalSymbol)
 		if !ok {
 			continue
@@ -67,7 +70,8 @@ func normalizeGlobalVars(mod *ir.Module) (*ir.Module, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	for name, f := range mod.Functions() {
+	for _, name := range order {
+		f, _ := mod.Lookup(name)
 		if _, ok := f.FuncAttrs().String(ir.AttrGlobalSymbol); !ok {
 			rename[name] = names.fresh(name)
 		}
@@ -84,7 +88,8 @@ func normalizeGlobalVars(mod *ir.Module) (*ir.Module, error) {
 	}}
 	out := ir.NewModule()
 	out.Attrs, out.VDevices, out.Unchecked, out.Source, out.Meta = mod.Attrs, mod.VDevices, mod.Unchecked, mod.Source, mod.Meta
-	for name, f := range mod.Functions() {
+	for _, name := range order {
+		f, _ := mod.Lookup(name)
 		if fn, ok := f.(*ir.Function); ok {
 			f = m.Function(fn)
 		}

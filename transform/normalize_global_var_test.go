@@ -1,6 +1,8 @@
 package transform_test
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,4 +148,26 @@ func normalized(t *testing.T, mod *ir.Module) *ir.Module {
 	out, diags := ir.NormalizeModule(mod)
 	require.Empty(t, diags)
 	return out
+}
+
+// BenchmarkNormalizeGlobalVar times the renaming on 10k and 100k bindings
+// (1k and 10k private functions of 10): main's global_symbol is "f0", so
+// main becomes f0, the private f0 becomes f01, and every call is renamed.
+func BenchmarkNormalizeGlobalVar(b *testing.B) {
+	for _, funcs := range []int{1000, 10000} {
+		mod := irgen.MultiFunc(funcs, 10)
+		main := *mod.Func("main")
+		main.Attrs = ir.Attrs{ir.AttrGlobalSymbol: "f0"}
+		mod.Set("main", &main)
+		mod = irgen.MustNormalize(mod)
+		b.Run(fmt.Sprintf("bindings=%d", funcs*10), func(b *testing.B) {
+			runtime.GC()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := transform.NormalizeGlobalVars(mod); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
