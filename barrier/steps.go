@@ -54,4 +54,5 @@ var optimizations = []*passes.Pass{
 	transform.RemoveUnusedOutputsInner,
 	transform.ExpandTupleArgumentsInner,
 	transform.NormalizeGlobalVar,
+	transform.InlinePrivateFunctions,
 }

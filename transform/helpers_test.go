@@ -86,3 +86,8 @@ func run(t testing.TB, p *passes.Pass, mod *ir.Module) *ir.Module {
 	require.NoError(t, err)
 	return out
 }
+
+// runErr runs p on mod with a default context and returns its error.
+func runErr(p *passes.Pass, mod *ir.Module) (*ir.Module, error) {
+	return passes.NewPassContext().Run(context.Background(), p, mod)
+}
