@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -64,11 +66,9 @@ func FuzzCompile(f *testing.F) {
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
-			t.Fatalf("compiling did not finish in 20s on %q", clip(string(src)))
+			require.Failf(t, "timeout", "compiling did not finish in 20s on %q", clip(string(src)))
 		}
-		if failure != "" {
-			t.Fatalf("%s\ninput:\n%s", failure, clip(string(src)))
-		}
+		require.Empty(t, failure, "input:\n%s", clip(string(src)))
 	})
 }
 
