@@ -32,9 +32,7 @@ const difftestPipeline = "canonicalize,lower,build"
 func diffOne(t *testing.T, gm *randmod.Module, origin string, in Inputs, dir string) bool {
 	t.Helper()
 	report, ok := diffModule(t, gm, difftestPipeline, origin, in, dir)
-	if !ok {
-		t.Error(report)
-	}
+	assert.True(t, ok, report)
 	return ok
 }
 
@@ -146,9 +144,7 @@ func TestRegressions(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			cu, err := Replay(testPasses, f)
 			require.NoError(t, err)
-			if cu != nil {
-				t.Fatalf("fails again: pass %s, %s failure: %s", cu.Name, cu.Kind, cu.Detail)
-			}
+			require.Nil(t, cu, "fails again")
 		})
 	}
 }

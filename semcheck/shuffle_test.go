@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/barrier"
@@ -120,20 +121,18 @@ func TestShuffledPipelinesKeepResults(t *testing.T) {
 			orders[spec] = true
 			switch {
 			case w.first != nil:
-				t.Errorf("%s: the order %s is allowed but %s fails (%s): %s", path, spec, w.first.Name, w.first.Kind, w.first.Detail)
+				assert.Failf(t, "an allowed order fails", "%s: the order %s is allowed but %s fails (%s): %s", path, spec, w.first.Name, w.first.Kind, w.first.Detail)
 			case c.Failure != nil:
-				t.Errorf("%s: the order %s is allowed but %v", path, spec, c.Failure)
+				assert.Failf(t, "an allowed order fails", "%s: the order %s is allowed but %v", path, spec, c.Failure)
 			case err != nil:
-				t.Errorf("%s: the order %s is allowed but fails: %v", path, spec, err)
+				assert.Failf(t, "an allowed order fails", "%s: the order %s is allowed but fails: %v", path, spec, err)
 			case !last.props.Contains(phase.Build.Invariants()):
 				// The contracts do not claim the build invariants (e.g. a
 				// kill emitted after LowerRuntimeBuiltin): only the build
 				// barrier, re-running its steps, would finish the module.
 				incomplete++
 			default:
-				if m := c.Check("the build checks", out, phase.Record(out, phase.Build)); m != nil {
-					t.Errorf("%s: the order %s is allowed but %v", path, spec, m)
-				}
+				assert.Nil(t, c.Check("the build checks", out, phase.Record(out, phase.Build)), "%s: the order %s is allowed but fails the build checks", path, spec)
 				built++
 			}
 		}
