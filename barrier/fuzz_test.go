@@ -45,12 +45,8 @@ func FuzzCompile(f *testing.F) {
 		n++
 		return nil
 	})
-	if err != nil {
-		f.Fatal(err)
-	}
-	if n == 0 {
-		f.Fatal("no .tvms seeds under ../testdata")
-	}
+	require.NoError(f, err)
+	require.NotZero(f, n, "no .tvms seeds under ../testdata")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		done := make(chan struct{})
 		var failure string
