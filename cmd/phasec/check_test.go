@@ -59,8 +59,8 @@ func TestCheckFormats(t *testing.T) {
 
 func TestCheckTextLines(t *testing.T) {
 	_, out, _ := runCLI(t, "", "check", "testdata/check/violations.tvms")
+	require.NotEmpty(t, strings.TrimSpace(out), "no output")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.NotEmpty(t, lines, "no output")
 	for _, l := range lines {
 		// file:line:col: error WFnnn: message
 		assert.True(t, strings.HasPrefix(l, "testdata/check/violations.tvms:"), "not a text diagnostic: %q", l)
