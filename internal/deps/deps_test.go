@@ -182,7 +182,7 @@ func modulePath(t *testing.T, root string) string {
 			return strings.TrimSpace(m)
 		}
 	}
-	t.Fatal("go.mod has no module line")
+	require.FailNow(t, "go.mod has no module line")
 	return ""
 }
 
@@ -329,7 +329,7 @@ func TestDependencies(t *testing.T) {
 	pkgs, tests := loadImports(t, "../..")
 	require.Contains(t, pkgs, "vm", "the walk found the module's packages")
 	for _, v := range violations(allowed, extra, pkgs, tests) {
-		t.Error(v)
+		assert.Fail(t, v)
 	}
 }
 
@@ -350,11 +350,11 @@ func TestRuntimeStandsApart(t *testing.T) {
 			require.Contains(t, pkgs, c)
 			for imp := range tests[r] {
 				if path := reaches(pkgs, imp, c); path != nil {
-					t.Errorf("runtime package %s's tests import compiler package %s: %s -> %s", r, c, r, strings.Join(path, " -> "))
+					assert.Failf(t, "runtime package's tests import a compiler package", "%s's tests import %s: %s -> %s", r, c, r, strings.Join(path, " -> "))
 				}
 			}
 			if path := reaches(pkgs, r, c); path != nil {
-				t.Errorf("runtime package %s imports compiler package %s: %s", r, c, strings.Join(path, " -> "))
+				assert.Failf(t, "runtime package imports a compiler package", "%s imports %s: %s", r, c, strings.Join(path, " -> "))
 			}
 			assert.False(t, allowed[r][c], "the rule table lets runtime package %s import %s", r, c)
 		}
