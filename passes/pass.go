@@ -63,6 +63,9 @@ type Pass struct {
 	// opts are the option values, every option of info.Options filled in.
 	opts     Options
 	children []*Pass
+	// fixpoint: a Sequential whose children run in rounds until a round
+	// changes nothing (Fixpoint).
+	fixpoint bool
 	// step is the pipeline step the pass was built from (position, text).
 	step *Step
 	file string // the pipeline text's name in diagnostics
@@ -184,7 +187,11 @@ func (p *Pass) String() string {
 	for i, c := range p.children {
 		parts[i] = c.String()
 	}
-	return "seq(" + strings.Join(parts, ",") + ")"
+	group := "seq"
+	if p.fixpoint {
+		group = fixpointName
+	}
+	return group + "(" + strings.Join(parts, ",") + ")"
 }
 
 // Sequential groups passes; it runs them in order under the same gating.
@@ -196,6 +203,31 @@ func Sequential(name string, passes ...*Pass) *Pass {
 	}
 	return &Pass{info: Info{Name: name, Doc: "a sequence of passes"}, impl: impl{kind: KindSequential}, children: passes}
 }
+
+// fixpointName is the pipeline keyword and the Info.Name of a Fixpoint.
+const fixpointName = "fixpoint"
+
+// Fixpoint groups passes run in rounds until a round changes nothing, as
+// optimization sequences are ("FoldConstant, CanonicalizeBindings and
+// DeadCodeElimination feed each other"): a round changed nothing when it
+// returned its input module, or one structurally equal to it. The rounds
+// are capped by the config key FixpointMaxIterations; reaching the cap
+// without converging is a warning (PassContext.Warn, code PIPE004), not an
+// error: the module is as correct after any round as after the last.
+//
+// Each round is gated and instrumented as a Sequential named "round N"
+// nested in the fixpoint, so instruments see every round's passes. The
+// static check treats a fixpoint as a seq run at least once, and simulates
+// further rounds from the state the previous one left until that state
+// repeats. A Fixpoint keeps the input of the running round alive to
+// compare it with the output.
+func Fixpoint(passes ...*Pass) *Pass {
+	return &Pass{info: Info{Name: fixpointName, Doc: "passes run in rounds until a round changes nothing"},
+		impl: impl{kind: KindSequential}, children: passes, fixpoint: true}
+}
+
+// IsFixpoint reports whether p is a Fixpoint.
+func (p *Pass) IsFixpoint() bool { return p.fixpoint }
 
 // Env is what a running pass sees: the cancellation context, the pass
 // context (config) and its own declaration.

@@ -45,7 +45,7 @@ func TestPipelineErrors(t *testing.T) {
 		{"TNoop)", "6: unexpected ')' after the pipeline"},
 		{"TOpts{max_depth}", "16: expected '=' after option max_depth"},
 		{"TOpts{max_depth=1", "18: expected ',' or '}' in options"},
-		{"TOpts(x)", "6: only seq takes a parenthesised pipeline"},
+		{"TOpts(x)", "6: only seq and fixpoint take a parenthesised pipeline"},
 		{`TOpts{mode="abc}`, `12: unterminated string`},
 		{"TNop", `1: unknown pass "TNop" (did you mean "TNoop"?)`},
 		{"TNoop,seq(TMrk)", `11: unknown pass "TMrk" (did you mean "TMark"?)`},
