@@ -130,7 +130,8 @@ func (a *auditInstrument) AfterPass(ev *passes.Event) error {
 // auditPipelines are the multi-step pipelines the audit runs besides every
 // registered pass alone: the barrier chains a user runs (the audit
 // instrument checks every pass nested in them).
-var auditPipelines = []string{"canonicalize,lower", "canonicalize,lower,build", "lower,build"}
+var auditPipelines = []string{"canonicalize,lower", "canonicalize,lower,build", "lower,build",
+	"canonicalize,optimize", "canonicalize,optimize,lower,build", "optimize,lower,build"}
 
 // withLowered adds to the corpus what the barrier chains make of each
 // module (the phases reached), so passes of later phases are audited on

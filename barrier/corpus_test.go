@@ -43,9 +43,9 @@ func reach(mod *ir.Module) (phase.Phase, *barrier.Error, error) {
 	return reached, nil, nil
 }
 
-// TestCorpusReachesFurthestPhase runs canonicalize, lower and build on every
-// corpus module and pins, per file, the phase reached and what the
-// stopping barrier reports missing (testdata/passes/barriers/corpus.golden;
+// TestCorpusReachesFurthestPhase runs the barriers (canonicalize, optimize,
+// lower, build) on every corpus module and pins, per file, the phase
+// reached and what the stopping barrier reports missing (testdata/passes/barriers/corpus.golden;
 // -update rewrites it). It also checks that the report is exact: the
 // missing properties are precisely the target invariants the checker finds
 // violated, and each names the pass that would establish it.
