@@ -246,7 +246,9 @@ type Env struct {
 // Run runs p on mod as part of the running pass (a barrier runs its
 // sequence this way): instruments see p nested one level below the running
 // pass, with the reason "part of <pass>", and a disabled p is skipped. The
-// opt level does not gate p: the running pass decided to run it.
+// opt level does not gate p itself, since the running pass decided to run
+// it; the children of a Sequential or Fixpoint p are gated as pipeline
+// steps are (the optimize barrier relies on this).
 func (e *Env) Run(p *Pass, mod *ir.Module) (*ir.Module, error) {
 	if e.r == nil {
 		pc := e.pc
