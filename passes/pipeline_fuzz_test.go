@@ -17,7 +17,7 @@ func FuzzPipeline(f *testing.F) {
 	for _, seed := range []string{
 		"TNoop",
 		"TNoop,TMark,seq(TO1,TO3),TOpts{max_depth=8}",
-		"seq(seq(TNoop),TMark)",
+		"seq(seq(TNoop),TMark)", "fixpoint(TNoop,seq(TMark)),fixpoint(TO1)",
 		`TOpts{emit_err_ctx=false,mode="x,y}",ratio=0.25}`,
 		"Normalize,TMark",
 		" TNoop , seq( TMark ) ,TOpts{ max_depth = 2 }",
