@@ -3,6 +3,7 @@ package barrier
 import (
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/transform"
 )
 
 // The sequences follow TVM's default_build_pipeline
@@ -43,5 +44,9 @@ func allPasses() []*passes.Pass {
 		all = append(all, b.Pass())
 		all = append(all, b.Steps...)
 	}
+	// The Optimize-phase passes (package transform), run by no barrier.
+	all = append(all,
+		transform.BindParams,
+	)
 	return all
 }
