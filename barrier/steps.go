@@ -47,6 +47,8 @@ func allPasses() []*passes.Pass {
 	// The Optimize-phase passes (package transform), run by no barrier.
 	all = append(all,
 		transform.BindParams,
+		transform.DecomposeOpsForInference,
+		transform.DecomposeOpsForTraining,
 	)
 	return all
 }
