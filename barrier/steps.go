@@ -49,6 +49,7 @@ func allPasses() []*passes.Pass {
 		transform.BindParams,
 		transform.DecomposeOpsForInference,
 		transform.DecomposeOpsForTraining,
+		transform.BindSymbolicVars,
 	)
 	return all
 }
