@@ -35,7 +35,8 @@ demo:
 	$(GO) run ./cmd/phasec run --stats --repeat 20 $(foreach p,x w0 b0 w1 b1,--input $(p)=$(DEMO_INPUTS)/$(p).npy) --expect $(DEMO_INPUTS)/expected.npy $(DEMO_OUT)
 
 # Differential testing: N random Relax modules (package ir/randmod) through
-# canonicalize,lower,build, the VM against the reference evaluator after
+# canonicalize,optimize,lower,build (canonicalize,lower,build while no
+# optimize step is registered), the VM against the reference evaluator after
 # every pass; reports modules, ops covered and failures (CI runs 60 in go test).
 # A failure is reduced and written to testdata/semcheck/regress.
 N ?= 10000
