@@ -24,8 +24,21 @@ import (
 var regressDir = flag.String("difftest.regress", "../testdata/semcheck/regress",
 	"directory receiving reduced reproducers of differential-test failures")
 
-// difftestPipeline is what the differential test and the fuzz target run.
-const difftestPipeline = "canonicalize,lower,build"
+// The differential test and the fuzz target run difftestPipeline: the
+// whole default compile, the Optimize phase's passes included
+// (optimizePipeline) as soon as the registry resolves the optimize step,
+// canonicalize,lower,build before.
+const (
+	optimizePipeline = "canonicalize,optimize,lower,build"
+	basePipeline     = "canonicalize,lower,build"
+)
+
+var difftestPipeline = func() string {
+	if _, diags := testPasses.ParseAndBuild("pipeline", optimizePipeline); !diags.HasErrors() {
+		return optimizePipeline
+	}
+	return basePipeline
+}()
 
 // diffOne checks one generated module and, on a failure, writes the reduced
 // reproducer to dir and fails t naming it.
@@ -200,7 +213,7 @@ func TestSimilar(t *testing.T) {
 }
 
 // FuzzDifferential: the fuzzer's bytes choose a random module
-// (randmod.GenerateFrom), which goes through canonicalize,lower,build and
+// (randmod.GenerateFrom), which goes through difftestPipeline and
 // runs on the VM against the evaluator at ingest, as in TestDifferential;
 // a failure is reduced and written under testdata/semcheck/regress.
 func FuzzDifferential(f *testing.F) {
