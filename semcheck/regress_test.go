@@ -12,9 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/randmod"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
 )
@@ -33,12 +35,31 @@ const (
 	basePipeline     = "canonicalize,lower,build"
 )
 
-var difftestPipeline = func() string {
-	if _, diags := testPasses.ParseAndBuild("pipeline", optimizePipeline); !diags.HasErrors() {
+var difftestPipeline = difftestPipelineOf(testPasses)
+
+// difftestPipelineOf is optimizePipeline when reg resolves it, else
+// basePipeline.
+func difftestPipelineOf(reg *passes.Registry) string {
+	if _, diags := reg.ParseAndBuild("pipeline", optimizePipeline); !diags.HasErrors() {
 		return optimizePipeline
 	}
 	return basePipeline
-}()
+}
+
+// TestDifftestPipeline: the differential test picks up the optimize step
+// as soon as the registry resolves it.
+func TestDifftestPipeline(t *testing.T) {
+	barriers := passes.NewRegistry(barrier.CanonicalizeBarrier.Pass(), barrier.LowerBarrier.Pass(), barrier.BuildBarrier.Pass())
+	optimize := passes.Define(passes.Info{Name: "optimize", Doc: "stands in for the optimize step", AlwaysRun: true,
+		Accepts: []phase.Phase{phase.Ingest, phase.Optimize}, Leaves: phase.Optimize},
+		passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) { return mod, nil }))
+	if _, diags := barriers.ParseAndBuild("pipeline", optimizePipeline); diags.HasErrors() {
+		assert.Equal(t, basePipeline, difftestPipelineOf(barriers))
+		assert.Equal(t, optimizePipeline, difftestPipelineOf(barriers.With(optimize)))
+	}
+	assert.Contains(t, []string{basePipeline, optimizePipeline}, difftestPipeline)
+	t.Logf("the differential test runs %s", difftestPipeline)
+}
 
 // diffOne checks one generated module and, on a failure, writes the reduced
 // reproducer to dir and fails t naming it.
