@@ -12,11 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/randmod"
 	"github.com/phasec/phasec/passes"
-	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
 )
@@ -26,40 +24,9 @@ import (
 var regressDir = flag.String("difftest.regress", "../testdata/semcheck/regress",
 	"directory receiving reduced reproducers of differential-test failures")
 
-// The differential test and the fuzz target run difftestPipeline: the
-// whole default compile, the Optimize phase's passes included
-// (optimizePipeline) as soon as the registry resolves the optimize step,
-// canonicalize,lower,build before.
-const (
-	optimizePipeline = "canonicalize,optimize,lower,build"
-	basePipeline     = "canonicalize,lower,build"
-)
-
-var difftestPipeline = difftestPipelineOf(testPasses)
-
-// difftestPipelineOf is optimizePipeline when reg resolves it, else
-// basePipeline.
-func difftestPipelineOf(reg *passes.Registry) string {
-	if _, diags := reg.ParseAndBuild("pipeline", optimizePipeline); !diags.HasErrors() {
-		return optimizePipeline
-	}
-	return basePipeline
-}
-
-// TestDifftestPipeline: the differential test picks up the optimize step
-// as soon as the registry resolves it.
-func TestDifftestPipeline(t *testing.T) {
-	barriers := passes.NewRegistry(barrier.CanonicalizeBarrier.Pass(), barrier.LowerBarrier.Pass(), barrier.BuildBarrier.Pass())
-	optimize := passes.Define(passes.Info{Name: "optimize", Doc: "stands in for the optimize step", AlwaysRun: true,
-		Accepts: []phase.Phase{phase.Ingest, phase.Optimize}, Leaves: phase.Optimize},
-		passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) { return mod, nil }))
-	if _, diags := barriers.ParseAndBuild("pipeline", optimizePipeline); diags.HasErrors() {
-		assert.Equal(t, basePipeline, difftestPipelineOf(barriers))
-		assert.Equal(t, optimizePipeline, difftestPipelineOf(barriers.With(optimize)))
-	}
-	assert.Contains(t, []string{basePipeline, optimizePipeline}, difftestPipeline)
-	t.Logf("the differential test runs %s", difftestPipeline)
-}
+// difftestPipeline is what the differential test and the fuzz target
+// run: the whole default compile, the Optimize phase included.
+const difftestPipeline = "canonicalize,optimize,lower,build"
 
 // diffOne checks one generated module and, on a failure, writes the reduced
 // reproducer to dir and fails t naming it.
