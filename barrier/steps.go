@@ -50,6 +50,7 @@ func allPasses() []*passes.Pass {
 		transform.DecomposeOpsForInference,
 		transform.DecomposeOpsForTraining,
 		transform.BindSymbolicVars,
+		transform.CanonicalizeBindings,
 	)
 	return all
 }

@@ -107,7 +107,7 @@ func parseTestRules(text string) (policy, error) {
 // runtimePackages must not reach compilerPackages, directly or not.
 var (
 	runtimePackages  = []string{"tensor", "vm", "vm/abi", "vm/blas", "vm/kernel", "vm/loader", "ir/tirenc"}
-	compilerPackages = []string{"syntax", "op", "wellformed", "passes", "lower", "eval", "codegen", "barrier", "semcheck"}
+	compilerPackages = []string{"syntax", "op", "wellformed", "passes", "lower", "transform", "eval", "codegen", "barrier", "semcheck"}
 )
 
 // policy maps each package (or group) to the packages it may import.
