@@ -56,6 +56,12 @@ var CanonicalizeBindings = passes.Define(passes.Info{
 
 // canonicalizeFunction runs both steps on f; it returns f itself when
 // nothing changes. mod resolves globals for re-normalization.
+//
+// A local function that is rebuilt keeps its return struct info, where
+// TVM re-derives it when the new body's info is not at least as specific
+// (renormalize does that for f itself). The difference cannot be seen
+// through the pass: local functions are outside the phases it accepts
+// (ingest lifts them, NoNestedFunctions).
 func canonicalizeFunction(mod *ir.Module, f *ir.Function) (*ir.Function, diag.List) {
 	f1, errs := canonicalizeSymVars(mod, f)
 	if errs.HasErrors() {
