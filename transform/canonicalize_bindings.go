@@ -36,8 +36,8 @@ import (
 //
 // Values that change get their struct info re-derived (a var takes its new
 // value's info, as TVM's ExprMutator does); a function keeps its return
-// annotation when the new body's info is at least as specific, else it is
-// re-derived.
+// annotation when it is at least as specific as the new body's info, else
+// it is re-derived from the body.
 var CanonicalizeBindings = passes.Define(passes.Info{
 	Name:     "CanonicalizeBindings",
 	Doc:      "remove trivial bindings and match_casts, replace symbolic variables match_casts prove known, unwrap tuple literals, inline bound constants",
@@ -58,8 +58,8 @@ var CanonicalizeBindings = passes.Define(passes.Info{
 // nothing changes. mod resolves globals for re-normalization.
 //
 // A local function that is rebuilt keeps its return struct info, where
-// TVM re-derives it when the new body's info is not at least as specific
-// (renormalize does that for f itself). The difference cannot be seen
+// TVM re-derives it unless it is at least as specific as the new body's
+// info (renormalize does that for f itself). The difference cannot be seen
 // through the pass: local functions are outside the phases it accepts
 // (ingest lifts them, NoNestedFunctions).
 func canonicalizeFunction(mod *ir.Module, f *ir.Function) (*ir.Function, diag.List) {
@@ -71,8 +71,9 @@ func canonicalizeFunction(mod *ir.Module, f *ir.Function) (*ir.Function, diag.Li
 }
 
 // renormalize normalizes nf, the rewrite of orig, the way TVM's
-// ExprMutator rebuilds a function: the return annotation is kept when the
-// new body's struct info is at least as specific, else re-derived.
+// ExprMutator rebuilds a function: the return annotation is kept when it
+// is at least as specific as the new body's struct info (a body that lost
+// shape information keeps it), else re-derived from the body.
 func renormalize(mod *ir.Module, orig, nf *ir.Function) (*ir.Function, diag.List) {
 	bare := &ir.Function{Params: nf.Params, Body: nf.Body, Pure: nf.Pure, Attrs: nf.Attrs}
 	bare.SetSpan(orig.Span())
