@@ -168,6 +168,11 @@ func (p *Pass) With(opts Options) (*Pass, error) {
 		if !ok {
 			return nil, fmt.Errorf("pass %s: option %s wants a %v, got %v", p.info.Name, k, o.Type, opts[k])
 		}
+		if o.Check != nil {
+			if err := o.Check(v); err != nil {
+				return nil, fmt.Errorf("pass %s: option %s: %v", p.info.Name, k, err)
+			}
+		}
 		full[k] = v
 	}
 	c := *p
