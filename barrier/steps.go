@@ -51,6 +51,9 @@ func allPasses() []*passes.Pass {
 		transform.DecomposeOpsForTraining,
 		transform.BindSymbolicVars,
 		transform.CanonicalizeBindings,
+		transform.DeadCodeElimination,
+		transform.EliminateCommonSubexpr,
+		transform.ConvertToDataflow,
 	)
 	return all
 }
