@@ -54,6 +54,7 @@ func allPasses() []*passes.Pass {
 		transform.DeadCodeElimination,
 		transform.EliminateCommonSubexpr,
 		transform.ConvertToDataflow,
+		transform.TopologicalSort,
 	)
 	return all
 }

@@ -20,16 +20,21 @@ import (
 // goldens maps each golden directory under testdata/passes to the pipeline
 // its inputs run.
 var goldens = map[string]string{
-	"DeadCodeElimination":               "DeadCodeElimination",
-	"DeadCodeElimination/entry_foo":     `DeadCodeElimination{entry_functions=["foo"]}`,
-	"DeadCodeElimination/entry_main":    `DeadCodeElimination{entry_functions=["main"]}`,
-	"DeadCodeElimination/bad_entry":     `DeadCodeElimination{entry_functions=["mian"]}`,
-	"DeadCodeElimination/canonicalized": "canonicalize,DeadCodeElimination",
-	"EliminateCommonSubexpr":            "EliminateCommonSubexpr",
-	"ConvertToDataflow":                 "ConvertToDataflow",
-	"ConvertToDataflow/min_size_3":      "ConvertToDataflow{min_size=3}",
-	"EliminateCommonSubexpr/call_only":  "EliminateCommonSubexpr{call_only=true}",
-	"EliminateCommonSubexpr/with_dce":   "EliminateCommonSubexpr,DeadCodeElimination",
+	"DeadCodeElimination":                        "DeadCodeElimination",
+	"DeadCodeElimination/entry_foo":              `DeadCodeElimination{entry_functions=["foo"]}`,
+	"DeadCodeElimination/entry_main":             `DeadCodeElimination{entry_functions=["main"]}`,
+	"DeadCodeElimination/bad_entry":              `DeadCodeElimination{entry_functions=["mian"]}`,
+	"DeadCodeElimination/canonicalized":          "canonicalize,DeadCodeElimination",
+	"EliminateCommonSubexpr":                     "EliminateCommonSubexpr",
+	"ConvertToDataflow":                          "ConvertToDataflow",
+	"TopologicalSort":                            "TopologicalSort",
+	"TopologicalSort/depth_first_from_inputs":    `TopologicalSort{order=depth-first,direction=from-inputs}`,
+	"TopologicalSort/depth_first_from_outputs":   `TopologicalSort{order=depth-first,direction=from-outputs}`,
+	"TopologicalSort/breadth_first_from_inputs":  `TopologicalSort{order=breadth-first,direction=from-inputs}`,
+	"TopologicalSort/breadth_first_from_outputs": `TopologicalSort{order=breadth-first,direction=from-outputs}`,
+	"ConvertToDataflow/min_size_3":               "ConvertToDataflow{min_size=3}",
+	"EliminateCommonSubexpr/call_only":           "EliminateCommonSubexpr{call_only=true}",
+	"EliminateCommonSubexpr/with_dce":            "EliminateCommonSubexpr,DeadCodeElimination",
 }
 
 func TestGoldens(t *testing.T) {
