@@ -116,17 +116,22 @@ const (
 // depGraph is TVM's Dependencies for one function: users (downstream) and
 // requirements (upstream) of every node, as lists with repetitions (a var
 // used twice by one binding is listed twice), in the order of the uses.
+// The walk records edges; finish lays the lists out in two flat arrays.
 type depGraph struct {
 	id       map[*ir.Var]int32
 	vars     []*ir.Var // node -> var (nil for input and output)
+	edges    []depEdge // in walk order
 	users    [][]int32
 	reqs     [][]int32
 	bound    []int32 // binding vars in definition order
 	dataflow []int32 // those bound in dataflow blocks
 }
 
+// depEdge is a use: down requires up.
+type depEdge struct{ up, down int32 }
+
 func newDepGraph() *depGraph {
-	return &depGraph{id: map[*ir.Var]int32{}, vars: make([]*ir.Var, 2), users: make([][]int32, 2), reqs: make([][]int32, 2)}
+	return &depGraph{id: map[*ir.Var]int32{}, vars: make([]*ir.Var, 2)}
 }
 
 func (g *depGraph) node(v *ir.Var) int32 {
@@ -136,36 +141,68 @@ func (g *depGraph) node(v *ir.Var) int32 {
 	n := int32(len(g.vars))
 	g.id[v] = n
 	g.vars = append(g.vars, v)
-	g.users = append(g.users, nil)
-	g.reqs = append(g.reqs, nil)
 	return n
 }
 
-func (g *depGraph) edge(up, down int32) {
-	g.users[up] = append(g.users[up], down)
-	g.reqs[down] = append(g.reqs[down], up)
-}
+func (g *depGraph) edge(up, down int32) { g.edges = append(g.edges, depEdge{up, down}) }
 
-// function builds the graph of f (TVM's BindingOrderCollector), then hangs
-// the bindings that use no var from the input node and those nothing uses
-// from the output node.
+// function builds the graph of f (TVM's BindingOrderCollector): the uses,
+// then the bindings that use no var hung from the input node (after its
+// parameters) and those nothing uses from the output node (before its
+// other requirements, in binding order, as TVM prepends them).
 func (g *depGraph) function(f *ir.Function) {
 	g.expr(f, outputNode)
-	for _, n := range g.bound {
-		if len(g.reqs[n]) == 0 {
-			g.edge(inputNode, n)
+	n := len(g.vars)
+	hasReq, hasUser := make([]bool, n), make([]bool, n)
+	for _, e := range g.edges {
+		hasUser[e.up], hasReq[e.down] = true, true
+	}
+	var zero, unused []depEdge
+	for _, b := range g.bound {
+		if !hasReq[b] {
+			zero = append(zero, depEdge{inputNode, b})
+		}
+		if !hasUser[b] {
+			unused = append(unused, depEdge{b, outputNode})
 		}
 	}
-	var unused []int32
-	for _, n := range g.bound {
-		if len(g.users[n]) == 0 {
-			unused = append(unused, n)
+	g.users = group(n, false, g.edges, zero, unused)
+	g.reqs = group(n, true, unused, g.edges, zero)
+}
+
+// group lays out the edges of seqs, in order, as per-node lists: by up
+// (the users of each node) or, byDown, by down (the requirements).
+func group(n int, byDown bool, seqs ...[]depEdge) [][]int32 {
+	kv := func(e depEdge) (int32, int32) {
+		if byDown {
+			return e.down, e.up
+		}
+		return e.up, e.down
+	}
+	offset := make([]int32, n+1)
+	for _, s := range seqs {
+		for _, e := range s {
+			k, _ := kv(e)
+			offset[k+1]++
 		}
 	}
-	for _, n := range unused {
-		g.users[n] = append(g.users[n], outputNode)
+	for i := 1; i <= n; i++ {
+		offset[i] += offset[i-1]
 	}
-	g.reqs[outputNode] = append(unused, g.reqs[outputNode]...)
+	flat := make([]int32, offset[n])
+	cursor := slices.Clone(offset[:n])
+	for _, s := range seqs {
+		for _, e := range s {
+			k, v := kv(e)
+			flat[cursor[k]] = v
+			cursor[k]++
+		}
+	}
+	out := make([][]int32, n)
+	for i := range out {
+		out[i] = flat[offset[i]:offset[i+1]:offset[i+1]]
+	}
+	return out
 }
 
 // expr records the uses in e, charged to user.
