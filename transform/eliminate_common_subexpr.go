@@ -103,7 +103,9 @@ func (c *cse) function(f *ir.Function) *ir.Function {
 	if body == f.Body {
 		return f
 	}
-	return &ir.Function{Params: f.Params, Body: body, Ret: f.Ret, Pure: f.Pure, Attrs: f.Attrs}
+	nf := &ir.Function{Params: f.Params, Body: body, Ret: f.Ret, Pure: f.Pure, Attrs: f.Attrs}
+	nf.SetSpan(f.Span())
+	return nf
 }
 
 // expr rewrites the uses in e through remap; If branches are inner scopes
