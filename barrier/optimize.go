@@ -1,6 +1,9 @@
 package barrier
 
-import "github.com/phasec/phasec/passes"
+import (
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/transform"
+)
 
 // optimizeSteps is the optimization sequence the optimize barrier runs to
 // a fixpoint, each pass gated by the opt level: TVM's general-purpose
@@ -13,4 +16,8 @@ import "github.com/phasec/phasec/passes"
 // opt levels are TVM's: FoldConstant 0, the others 1.
 //
 // The passes live in package transform; each is listed here by value.
-var optimizeSteps = []*passes.Pass{}
+var optimizeSteps = []*passes.Pass{
+	transform.CanonicalizeBindings,
+	transform.EliminateCommonSubexpr,
+	transform.DeadCodeElimination,
+}
