@@ -44,15 +44,22 @@ func allPasses() []*passes.Pass {
 		all = append(all, b.Pass())
 		all = append(all, b.Steps...)
 	}
-	return append(all, optimizations...)
-}
-
-// optimizations are the Optimize-phase passes (package transform), which
-// no barrier runs.
-var optimizations = []*passes.Pass{
-	transform.RemoveUnusedParameters,
-	transform.RemoveUnusedOutputsInner,
-	transform.ExpandTupleArgumentsInner,
-	transform.NormalizeGlobalVar,
-	transform.InlinePrivateFunctions,
+	// The Optimize-phase passes (package transform), run by no barrier.
+	all = append(all,
+		transform.BindParams,
+		transform.DecomposeOpsForInference,
+		transform.DecomposeOpsForTraining,
+		transform.BindSymbolicVars,
+		transform.CanonicalizeBindings,
+		transform.DeadCodeElimination,
+		transform.EliminateCommonSubexpr,
+		transform.ConvertToDataflow,
+		transform.TopologicalSort,
+		transform.RemoveUnusedParameters,
+		transform.RemoveUnusedOutputsInner,
+		transform.ExpandTupleArgumentsInner,
+		transform.NormalizeGlobalVar,
+		transform.InlinePrivateFunctions,
+	)
+	return all
 }

@@ -108,38 +108,3 @@ func (u *useDef) binding(b ir.Binding) {
 		u.expr(b.Value, nil)
 	}
 }
-
-// containsImpureCall is TVM's ContainsImpureCall (src/relax/analysis/
-// analysis.cc): whether e calls something impure, looking into nested
-// SeqExprs and If branches but not into local functions.
-func containsImpureCall(mod *ir.Module, e ir.Expr) bool {
-	impure := false
-	ir.Inspect(e, func(x ir.Expr) bool {
-		if impure {
-			return false
-		}
-		switch x := x.(type) {
-		case *ir.Function:
-			return false
-		case *ir.Call:
-			impure = !callIsPure(mod, x)
-		}
-		return !impure
-	})
-	return impure
-}
-
-// callIsPure reports whether a call is pure: an op's purity, else the
-// callee's function struct info (a global's from the module when the
-// reference carries none). Anything unknown is impure, as in TVM.
-func callIsPure(mod *ir.Module, c *ir.Call) bool {
-	if o, ok := c.Op.(*ir.Op); ok {
-		return o.Pure
-	}
-	si := c.Op.StructInfo()
-	if gv, ok := c.Op.(*ir.GlobalVar); ok && si == nil && mod != nil {
-		si, _ = mod.GlobalInfo(gv.Name)
-	}
-	fi, ok := si.(*ir.FuncInfo)
-	return ok && fi.Pure
-}
