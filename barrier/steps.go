@@ -58,6 +58,8 @@ func allPasses() []*passes.Pass {
 		transform.RemoveUnusedParameters,
 		transform.RemoveUnusedOutputsInner,
 		transform.ExpandTupleArgumentsInner,
+		transform.RemoveUnusedOutputs,
+		transform.ExpandTupleArguments,
 		transform.NormalizeGlobalVar,
 		transform.InlinePrivateFunctions,
 	)

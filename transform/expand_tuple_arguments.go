@@ -8,6 +8,24 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
+// ExpandTupleArguments is TVM's relax.transform.ExpandTupleArguments
+// (src/relax/transform/expand_tuple_arguments.cc, a Sequential at opt
+// level 0): ExpandTupleArgumentsInner, then CanonicalizeBindings and
+// DeadCodeElimination, which replace the rebuilt tuple's element reads by
+// the new parameters and drop the tuple when nothing else uses it. The
+// three run nested (env.Run), so instruments show each.
+var ExpandTupleArguments = passes.Define(passes.Info{
+	Name:     "ExpandTupleArguments",
+	Doc:      "pass the elements of private functions' tuple parameters separately, then tidy with CanonicalizeBindings and DeadCodeElimination",
+	OptLevel: 0,
+	Accepts:  []phase.Phase{phase.Ingest, phase.Optimize},
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it reads the struct info of parameters and arguments and rewrites call bindings",
+	},
+}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	return runThenTidy(env, ExpandTupleArgumentsInner, mod)
+}))
+
 // ExpandTupleArgumentsInner is the module pass TVM's
 // relax.transform.ExpandTupleArguments runs first
 // (src/relax/transform/expand_tuple_arguments.cc,

@@ -8,6 +8,37 @@ import (
 	"github.com/phasec/phasec/phase"
 )
 
+// RemoveUnusedOutputs is TVM's relax.transform.RemoveUnusedOutputs
+// (src/relax/transform/remove_unused_outputs.cc, a Sequential at opt level
+// 0): RemoveUnusedOutputsInner, then CanonicalizeBindings and
+// DeadCodeElimination, which drop what the rewritten call sites leave
+// behind (the NaN placeholders and the tuple rebuilt around the new call).
+// The three run nested (env.Run), so instruments show each.
+var RemoveUnusedOutputs = passes.Define(passes.Info{
+	Name:     "RemoveUnusedOutputs",
+	Doc:      "make private functions return only the tuple elements some caller uses, then tidy with CanonicalizeBindings and DeadCodeElimination",
+	OptLevel: 0,
+	Accepts:  []phase.Phase{phase.Ingest, phase.Optimize},
+	Requires: map[phase.Property]string{
+		phase.Normalized: "it follows tuple results through var bindings and reads TupleGetItem uses of bound vars",
+	},
+}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+	return runThenTidy(env, RemoveUnusedOutputsInner, mod)
+}))
+
+// runThenTidy runs inner on mod, then CanonicalizeBindings and
+// DeadCodeElimination (no extra entry functions), each nested in the
+// running pass: the Sequential TVM builds around several inner passes.
+func runThenTidy(env *passes.Env, inner *passes.Pass, mod *ir.Module) (*ir.Module, error) {
+	for _, p := range []*passes.Pass{inner, CanonicalizeBindings, DeadCodeElimination} {
+		var err error
+		if mod, err = env.Run(p, mod); err != nil {
+			return nil, err
+		}
+	}
+	return mod, nil
+}
+
 // RemoveUnusedOutputsInner is the module pass TVM's
 // relax.transform.RemoveUnusedOutputs runs first
 // (src/relax/transform/remove_unused_outputs.cc, "RemoveUnusedOutputsInner",
