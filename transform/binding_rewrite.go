@@ -3,108 +3,119 @@ package transform
 import "github.com/phasec/phasec/ir"
 
 // removeAllUnused is TVM's RemoveAllUnused (src/relax/ir/binding_rewrite.cc,
-// with the use-def chains of src/relax/analysis/udchain.cc): it drops every
-// VarBinding of f whose var is not used, transitively, by what f computes.
-//
-// What counts as used follows TVM's UDChain. A var used by a VarBinding's
-// value (including inside its If branches) is used by that binding's var;
-// a var used anywhere else (a SeqExpr's result at function level, a
-// MatchCast's value, inside a local function) is an output. Outputs, and
-// vars whose value contains an impure call, are live; so is every var a live
-// binding uses. MatchCast bindings are always kept, as in TVM. f itself is
-// returned when nothing is dropped.
+// with the use-def chains of src/relax/analysis/udchain.cc): f without the
+// VarBindings whose vars nothing f computes uses, or f itself when there
+// are none. MatchCast bindings are always kept, and so are bindings whose
+// value contains an impure call. DeadCodeElimination, InlinePrivateFunctions
+// and RemoveUnusedParameters share it.
 func removeAllUnused(mod *ir.Module, f *ir.Function) *ir.Function {
-	u := &useDef{mod: mod, deps: map[*ir.Var][]*ir.Var{}, bound: map[*ir.Var]bool{}, live: map[*ir.Var]bool{}}
-	u.function(f)
-	// Liveness: everything reachable from the roots through the vars
-	// each binding's value uses. Each var is pushed at most once.
-	work := u.roots
-	for len(work) > 0 {
-		v := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, d := range u.deps[v] {
-			if !u.live[d] {
-				u.live[d] = true
-				work = append(work, d)
-			}
-		}
-	}
-	dead := false
-	for v := range u.bound {
-		if !u.live[v] {
-			dead = true
-			break
-		}
-	}
-	if !dead {
+	l := &liveness{mod: mod, live: map[*ir.Var]bool{}}
+	l.uses(f, true)
+	if l.dead == 0 {
 		return f
 	}
 	m := &ir.Mutator{
 		KeepStructInfo: true,
 		Binding: func(b ir.Binding) ir.Binding {
-			if vb, ok := b.(*ir.VarBinding); ok && u.bound[vb.Var] && !u.live[vb.Var] {
+			if vb, ok := b.(*ir.VarBinding); ok && !l.live[vb.Var] {
 				return nil
 			}
 			return b
 		},
+		PostExpr: mergeBlocks,
 	}
 	return m.Function(f)
 }
 
-// useDef collects the use-def facts removeAllUnused needs.
-type useDef struct {
-	mod   *ir.Module
-	deps  map[*ir.Var][]*ir.Var // binding var -> vars its value uses
-	bound map[*ir.Var]bool      // vars bound by a removable VarBinding
-	live  map[*ir.Var]bool
-	roots []*ir.Var
+// liveness finds the live vars of a function by TVM's use rule (UDChain,
+// src/relax/analysis/udchain.cc): a use is charged to the innermost
+// enclosing var binding, its user; a use with no user (a result, a
+// match_cast value outside any var binding, a nested function's result)
+// makes the var live, and so does an impure bound value; a var is live
+// when a live user uses it.
+//
+// Every user of a var comes after it (in its scope or nested in a later
+// binding), so one backward sweep over each binding list decides: when a
+// binding is reached, every use of its var was seen. A local function is
+// swept before its own binding is decided, as it may use itself.
+type liveness struct {
+	mod  *ir.Module
+	live map[*ir.Var]bool
+	dead int // var bindings found dead
 }
 
-func (u *useDef) root(v *ir.Var) {
-	if !u.live[v] {
-		u.live[v] = true
-		u.roots = append(u.roots, v)
+// uses records the uses in e; live says whether e's user is live (a root
+// use is a live one).
+func (l *liveness) uses(e ir.Expr, live bool) {
+	switch e := e.(type) {
+	case *ir.Var:
+		if live {
+			l.live[e] = true
+		}
+	case *ir.Tuple:
+		for _, f := range e.Fields {
+			l.uses(f, live)
+		}
+	case *ir.TupleGetItem:
+		l.uses(e.Tuple, live)
+	case *ir.Call:
+		l.uses(e.Op, live)
+		for _, a := range e.Args {
+			l.uses(a, live)
+		}
+	case *ir.If:
+		l.uses(e.Cond, live)
+		l.uses(e.Then, live)
+		l.uses(e.Else, live)
+	case *ir.SeqExpr:
+		l.seq(e, live)
+	case *ir.Function:
+		l.uses(e.Body, true) // uses inside a nested function have no user
 	}
 }
 
-func (u *useDef) function(f *ir.Function) { u.expr(f.Body, nil) }
-
-// expr records the uses in e on behalf of user (nil: outputs). Recursion
-// follows expression nesting; bindings are visited in a loop.
-func (u *useDef) expr(e ir.Expr, user *ir.Var) {
-	ir.Walk(e, &ir.Visitor{Expr: func(x ir.Expr) bool {
-		switch x := x.(type) {
-		case *ir.Var:
-			if user == nil {
-				u.root(x)
-			} else {
-				u.deps[user] = append(u.deps[user], x)
-			}
-		case *ir.Function:
-			u.expr(x.Body, nil)
-			return false
-		case *ir.SeqExpr:
-			for _, blk := range x.Blocks {
-				for _, b := range blk.Bindings {
-					u.binding(b)
+// seq sweeps a scope backwards; live says whether its user is live.
+func (l *liveness) seq(s *ir.SeqExpr, live bool) {
+	l.uses(s.Body, live)
+	for i := len(s.Blocks) - 1; i >= 0; i-- {
+		binds := s.Blocks[i].Bindings
+		for j := len(binds) - 1; j >= 0; j-- {
+			switch b := binds[j].(type) {
+			case *ir.VarBinding:
+				fn, isFunc := b.Value.(*ir.Function)
+				if isFunc {
+					l.uses(fn, true)
 				}
+				if !l.live[b.Var] && containsImpureCall(l.mod, b.Value) {
+					l.live[b.Var] = true
+				}
+				if !l.live[b.Var] {
+					l.dead++
+				}
+				if !isFunc {
+					l.uses(b.Value, l.live[b.Var])
+				}
+			case *ir.MatchCast:
+				l.uses(b.Value, live)
 			}
-			u.expr(x.Body, user)
-			return false
 		}
-		return true
-	}})
+	}
 }
 
-func (u *useDef) binding(b ir.Binding) {
-	switch b := b.(type) {
-	case *ir.VarBinding:
-		u.bound[b.Var] = true
-		if containsImpureCall(u.mod, b.Value) {
-			u.root(b.Var)
-		}
-		u.expr(b.Value, b.Var)
-	case *ir.MatchCast:
-		u.expr(b.Value, nil)
+// mergeBlocks, a Mutator PostExpr, merges the neighbouring blocks of the
+// same kind that removing bindings left in a SeqExpr (the Mutator drops the
+// empty ones), as TVM's normalizer does.
+func mergeBlocks(e ir.Expr) ir.Expr {
+	seq, ok := e.(*ir.SeqExpr)
+	if !ok {
+		return e
 	}
+	blocks, changed := ir.NormalizeBlocks(seq.Blocks)
+	if !changed {
+		return seq
+	}
+	out := &ir.SeqExpr{Blocks: blocks, Body: seq.Body}
+	out.SetSpan(seq.Span())
+	out.SetStructInfo(seq.StructInfo())
+	return out
 }

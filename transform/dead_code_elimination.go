@@ -79,7 +79,7 @@ func EliminateDeadCode(mod *ir.Module, entryNames []string) (*ir.Module, error) 
 		if f == nil {
 			continue
 		}
-		if nf := removeUnusedBindings(out, f); nf != f {
+		if nf := removeAllUnused(out, f); nf != f {
 			if changed == nil {
 				changed = out.Clone()
 			}
@@ -132,119 +132,5 @@ func removeUnreachable(mod *ir.Module, entries map[string]bool) *ir.Module {
 			out.Remove(n)
 		}
 	}
-	return out
-}
-
-// removeUnusedBindings returns f without its unused bindings (TVM's
-// RemoveAllUnused, src/relax/ir/binding_rewrite.cc), or f itself.
-func removeUnusedBindings(mod *ir.Module, f *ir.Function) *ir.Function {
-	l := &liveness{mod: mod, live: map[*ir.Var]bool{}}
-	l.uses(f, true)
-	if l.dead == 0 {
-		return f
-	}
-	m := &ir.Mutator{
-		KeepStructInfo: true,
-		Binding: func(b ir.Binding) ir.Binding {
-			if vb, ok := b.(*ir.VarBinding); ok && !l.live[vb.Var] {
-				return nil
-			}
-			return b
-		},
-		PostExpr: mergeBlocks,
-	}
-	return m.Function(f)
-}
-
-// liveness finds the live vars of a function by TVM's use rule (UDChain,
-// src/relax/analysis/udchain.cc): a use is charged to the innermost
-// enclosing var binding, its user; a use with no user (a result, a
-// match_cast value outside any var binding, a nested function's result)
-// makes the var live, and so does an impure bound value; a var is live
-// when a live user uses it.
-//
-// Every user of a var comes after it (in its scope or nested in a later
-// binding), so one backward sweep over each binding list decides: when a
-// binding is reached, every use of its var was seen. A local function is
-// swept before its own binding is decided, as it may use itself.
-type liveness struct {
-	mod  *ir.Module
-	live map[*ir.Var]bool
-	dead int // var bindings found dead
-}
-
-// uses records the uses in e; live says whether e's user is live (a root
-// use is a live one).
-func (l *liveness) uses(e ir.Expr, live bool) {
-	switch e := e.(type) {
-	case *ir.Var:
-		if live {
-			l.live[e] = true
-		}
-	case *ir.Tuple:
-		for _, f := range e.Fields {
-			l.uses(f, live)
-		}
-	case *ir.TupleGetItem:
-		l.uses(e.Tuple, live)
-	case *ir.Call:
-		l.uses(e.Op, live)
-		for _, a := range e.Args {
-			l.uses(a, live)
-		}
-	case *ir.If:
-		l.uses(e.Cond, live)
-		l.uses(e.Then, live)
-		l.uses(e.Else, live)
-	case *ir.SeqExpr:
-		l.seq(e, live)
-	case *ir.Function:
-		l.uses(e.Body, true) // uses inside a nested function have no user
-	}
-}
-
-// seq sweeps a scope backwards; live says whether its user is live.
-func (l *liveness) seq(s *ir.SeqExpr, live bool) {
-	l.uses(s.Body, live)
-	for i := len(s.Blocks) - 1; i >= 0; i-- {
-		binds := s.Blocks[i].Bindings
-		for j := len(binds) - 1; j >= 0; j-- {
-			switch b := binds[j].(type) {
-			case *ir.VarBinding:
-				fn, isFunc := b.Value.(*ir.Function)
-				if isFunc {
-					l.uses(fn, true)
-				}
-				if !l.live[b.Var] && containsImpureCall(l.mod, b.Value) {
-					l.live[b.Var] = true
-				}
-				if !l.live[b.Var] {
-					l.dead++
-				}
-				if !isFunc {
-					l.uses(b.Value, l.live[b.Var])
-				}
-			case *ir.MatchCast:
-				l.uses(b.Value, live)
-			}
-		}
-	}
-}
-
-// mergeBlocks, a Mutator PostExpr, merges the neighbouring blocks of the
-// same kind that removing bindings left in a SeqExpr (the Mutator drops the
-// empty ones), as TVM's normalizer does.
-func mergeBlocks(e ir.Expr) ir.Expr {
-	seq, ok := e.(*ir.SeqExpr)
-	if !ok {
-		return e
-	}
-	blocks, changed := ir.NormalizeBlocks(seq.Blocks)
-	if !changed {
-		return seq
-	}
-	out := &ir.SeqExpr{Blocks: blocks, Body: seq.Body}
-	out.SetSpan(seq.Span())
-	out.SetStructInfo(seq.StructInfo())
 	return out
 }
