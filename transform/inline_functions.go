@@ -19,17 +19,14 @@ import (
 // references afterwards are removed; recursive ones stay.
 //
 // TVM binds each parameter to its argument and then runs
-// CanonicalizeBindings and RemoveAllUnused on every function it changed.
-// Here an argument var or constant is substituted directly (another
-// argument is bound to a var named after the parameter; TVM's
-// CanonicalizeBindings would also see through a bound tuple), the call's
-// result var is
-// replaced by the inlined result var (the trivial bindings TVM's
-// CanonicalizeBindings removes), the inlined bindings take the kind of the
-// block they land in (dataflow vars inside a dataflow block, except the var
-// standing for an output), and removeAllUnused runs on each changed
-// function. Other trivial bindings of a changed function stay; TVM's
-// CanonicalizeBindings would remove them too.
+// CanonicalizeBindings and RemoveAllUnused on every function it changed;
+// so does this pass (canonicalizeFunction, removeAllUnused). The inlining
+// itself creates fewer of the trivial bindings canonicalization removes: an
+// argument var or constant is substituted directly (another argument is
+// bound to a var named after the parameter), the call's result var is
+// replaced by the inlined result var, and the inlined bindings take the
+// kind of the block they land in (dataflow vars inside a dataflow block,
+// except the var standing for an output).
 var InlinePrivateFunctions = passes.Define(passes.Info{
 	Name:     "InlinePrivateFunctions",
 	Doc:      "inline every non-recursive private Relax function into its callers",
@@ -77,9 +74,19 @@ func inlinePrivateFunctions(mod *ir.Module) (*ir.Module, error) {
 		if nf == f {
 			continue
 		}
-		nf = removeAllUnused(out, nf)
 		norm, ds := ir.NormalizeFunction(out, nf)
 		errs = append(errs, ds...)
+		if ds.HasErrors() {
+			continue
+		}
+		// TVM canonicalizes, then drops unused bindings, in every
+		// function it changed.
+		norm, ds = canonicalizeFunction(out, norm)
+		errs = append(errs, ds...)
+		if ds.HasErrors() {
+			continue
+		}
+		norm = removeAllUnused(out, norm)
 		out.Set(name, norm)
 		if repl[name] != nil {
 			repl[name] = norm
