@@ -13,10 +13,6 @@ import (
 	"github.com/phasec/phasec/transform"
 )
 
-func TestExpandTupleArgumentsInnerOracle(t *testing.T) {
-	checkOracle(t, "ExpandTupleArgumentsInner")
-}
-
 func TestExpandTupleArgumentsInnerUnchangedIsSameModule(t *testing.T) {
 	mod := irgen.MustNormalize(irgen.MultiFunc(3, 4))
 	assert.Same(t, mod, run(t, transform.ExpandTupleArgumentsInner, mod))

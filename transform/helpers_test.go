@@ -8,60 +8,95 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/barrier"
+	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/passes/passtest"
 )
 
-// checkOracle runs pass on every golden input of its directory that has an
-// expected output and checks with the reference evaluator that every
-// public function computes the same before and after. Inputs listed in skip (main takes
-// tensors of unknown rank, which have no random arguments) are left out.
-func checkOracle(t *testing.T, pass string, skip ...string) {
-	t.Helper()
-	dir := filepath.Join("..", "testdata", "passes", pass)
-	inputs, err := filepath.Glob(filepath.Join(dir, "*.tvms"))
-	require.NoError(t, err)
-	checked := 0
-	for _, path := range inputs {
-		name := strings.TrimSuffix(filepath.Base(path), ".tvms")
-		if strings.HasSuffix(name, ".out") || contains(skip, name) {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, name+".out.tvms")); err != nil {
-			continue // an input expected to fail
-		}
-		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(path)
-			require.NoError(t, err)
-			mod := evaltest.Parse(t, path, string(src))
-			p, ok := barrier.Registry.Lookup(pass)
-			require.True(t, ok, "no pass %s", pass)
-			after := run(t, p, mod)
-			checked := 0
-			for fname, f := range mod.Functions() {
-				if fn, ok := f.(*ir.Function); ok && ir.IsPublic(fn) {
-					evaltest.CheckSame(t, mod, after, evaltest.Options{Func: fname})
-					checked++
-				}
-			}
-			require.NotZero(t, checked, "no public function to evaluate")
-		})
-		checked++
-	}
-	require.NotZero(t, checked, "no input checked in %s", dir)
+// goldens maps each golden directory under testdata/passes to the pipeline
+// its inputs run.
+var goldens = map[string]string{
+	"DeadCodeElimination":                        "DeadCodeElimination",
+	"DeadCodeElimination/entry_foo":              `DeadCodeElimination{entry_functions=["foo"]}`,
+	"DeadCodeElimination/entry_main":             `DeadCodeElimination{entry_functions=["main"]}`,
+	"DeadCodeElimination/bad_entry":              `DeadCodeElimination{entry_functions=["mian"]}`,
+	"DeadCodeElimination/canonicalized":          "canonicalize,DeadCodeElimination",
+	"EliminateCommonSubexpr":                     "EliminateCommonSubexpr",
+	"ConvertToDataflow":                          "ConvertToDataflow",
+	"TopologicalSort":                            "TopologicalSort",
+	"TopologicalSort/depth_first_from_inputs":    `TopologicalSort{order=depth-first,direction=from-inputs}`,
+	"TopologicalSort/depth_first_from_outputs":   `TopologicalSort{order=depth-first,direction=from-outputs}`,
+	"TopologicalSort/breadth_first_from_inputs":  `TopologicalSort{order=breadth-first,direction=from-inputs}`,
+	"TopologicalSort/breadth_first_from_outputs": `TopologicalSort{order=breadth-first,direction=from-outputs}`,
+	"ConvertToDataflow/min_size_3":               "ConvertToDataflow{min_size=3}",
+	"EliminateCommonSubexpr/call_only":           "EliminateCommonSubexpr{call_only=true}",
+	"EliminateCommonSubexpr/with_dce":            "EliminateCommonSubexpr,DeadCodeElimination",
+	"RemoveUnusedParameters":                     "RemoveUnusedParameters",
+	"RemoveUnusedOutputsInner":                   "RemoveUnusedOutputsInner",
+	"ExpandTupleArgumentsInner":                  "ExpandTupleArgumentsInner",
+	"NormalizeGlobalVar":                         "NormalizeGlobalVar",
+	"InlinePrivateFunctions":                     "InlinePrivateFunctions",
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// TestGoldens runs each golden directory's pipeline on its inputs (TVM's
+// test cases written as phasec modules, and phasec's own) and compares
+// with the expected outputs and diagnostics.
+func TestGoldens(t *testing.T) {
+	for dir, pipeline := range goldens {
+		t.Run(dir, func(t *testing.T) {
+			passtest.Run(t, barrier.Registry, "../testdata/passes/"+dir, pipeline)
+		})
+	}
+}
+
+// TestGoldensCompute is the semantic oracle on the golden inputs: every
+// public function the evaluator can run (on random arguments) computes the
+// same before and after the pass. Each pass must have evaluated cases.
+func TestGoldensCompute(t *testing.T) {
+	evaluated := map[string]int{}
+	for dir, pipeline := range goldens {
+		pass := strings.SplitN(dir, "/", 2)[0]
+		inputs, err := passtest.Inputs("../testdata/passes/" + dir)
+		require.NoError(t, err)
+		for _, path := range inputs {
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			if strings.Contains(string(src), "# want") {
+				continue
+			}
+			t.Run(dir+"/"+filepath.Base(path), func(t *testing.T) {
+				before := evaltest.Parse(t, path, string(src))
+				res := passtest.Execute(barrier.Registry, path, src, pipeline, passtest.Options{})
+				require.NoError(t, res.Err)
+				for _, name := range before.Names() {
+					f := before.Func(name)
+					if f == nil || !ir.IsPublic(f) || res.Output.Func(name) == nil {
+						continue
+					}
+					args, err := eval.RandomArgs(f, 1, nil, 3)
+					if err != nil {
+						continue
+					}
+					if _, err := eval.New(before).Call(name, args...); err != nil {
+						t.Logf("%s: not evaluable: %v", name, err)
+						continue
+					}
+					evaltest.CheckSame(t, before, res.Output, evaltest.Options{Func: name, Args: args})
+					evaluated[pass]++
+				}
+			})
 		}
 	}
-	return false
+	for dir := range goldens {
+		pass := strings.SplitN(dir, "/", 2)[0]
+		assert.Positive(t, evaluated[pass], "no golden input of %s could be evaluated", pass)
+	}
 }
 
 // bench times p alone on mod: the start state (a wellformed walk) is

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,25 +11,25 @@ import (
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/passes/passtest"
 )
 
-// TestPassesLeaveInputAlone runs each pass on its golden inputs under the
-// ImmutableInput instrument, which fails the run when a pass edited the
-// module it was given (shared nodes included).
+// TestPassesLeaveInputAlone runs each golden directory's pipeline on its
+// inputs under the ImmutableInput instrument, which fails the run when a
+// pass edited the module it was given (shared nodes included).
 func TestPassesLeaveInputAlone(t *testing.T) {
-	for _, pass := range []string{"RemoveUnusedParameters", "RemoveUnusedOutputsInner", "ExpandTupleArgumentsInner", "NormalizeGlobalVar", "InlinePrivateFunctions"} {
-		p, ok := barrier.Registry.Lookup(pass)
-		require.True(t, ok)
-		inputs, err := filepath.Glob(filepath.Join("..", "testdata", "passes", pass, "*.tvms"))
+	for dir, pipeline := range goldens {
+		p, diags := barrier.Registry.ParseAndBuild("pipeline", pipeline)
+		require.False(t, diags.HasErrors(), "%v", diags)
+		inputs, err := passtest.Inputs(filepath.Join("..", "testdata", "passes", dir))
 		require.NoError(t, err)
 		for _, path := range inputs {
-			name := strings.TrimSuffix(filepath.Base(path), ".tvms")
-			if _, err := os.Stat(filepath.Join(filepath.Dir(path), name+".out.tvms")); err != nil {
-				continue // an output, or an input expected to fail
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			if _, err := os.Stat(path[:len(path)-len(".tvms")] + ".out.tvms"); err != nil {
+				continue // an input expected to fail
 			}
-			t.Run(pass+"/"+name, func(t *testing.T) {
-				src, err := os.ReadFile(path)
-				require.NoError(t, err)
+			t.Run(dir+"/"+filepath.Base(path), func(t *testing.T) {
 				pc := passes.NewPassContext()
 				pc.Instruments = []passes.Instrument{&passes.ImmutableInput{}}
 				_, err = pc.Run(context.Background(), p, evaltest.Parse(t, path, string(src)))

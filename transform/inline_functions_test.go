@@ -13,10 +13,6 @@ import (
 	"github.com/phasec/phasec/transform"
 )
 
-func TestInlinePrivateFunctionsOracle(t *testing.T) {
-	checkOracle(t, "InlinePrivateFunctions", "mutual_recursion", "skip_inline_of_recursive_functions")
-}
-
 func TestInlinePrivateFunctionsUnchangedIsSameModule(t *testing.T) {
 	mod := irgen.MustNormalize(irgen.Chain(20))
 	assert.Same(t, mod, run(t, transform.InlinePrivateFunctions, mod))

@@ -14,10 +14,6 @@ import (
 	"github.com/phasec/phasec/transform"
 )
 
-func TestRemoveUnusedOutputsInnerOracle(t *testing.T) {
-	checkOracle(t, "RemoveUnusedOutputsInner")
-}
-
 func TestRemoveUnusedOutputsInnerUnchangedIsSameModule(t *testing.T) {
 	mod := irgen.MustNormalize(irgen.MultiFunc(3, 4))
 	assert.Same(t, mod, run(t, transform.RemoveUnusedOutputsInner, mod))

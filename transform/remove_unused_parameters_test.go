@@ -12,10 +12,6 @@ import (
 	"github.com/phasec/phasec/transform"
 )
 
-func TestRemoveUnusedParametersOracle(t *testing.T) {
-	checkOracle(t, "RemoveUnusedParameters", "remove_unused_relax_parameter")
-}
-
 func TestRemoveUnusedParametersUnchangedIsSameModule(t *testing.T) {
 	mod := irgen.MustNormalize(irgen.MultiFunc(3, 4))
 	assert.Same(t, mod, run(t, transform.RemoveUnusedParameters, mod))
