@@ -146,3 +146,54 @@ func inferSymVarMap(params []*ir.Var, args []ir.Expr) map[*ir.PrimVar]ir.PrimExp
 	}
 	return out
 }
+
+// useVisitor is what scanUses reports to: the analyses that charge each
+// use of a var to a user (RemoveAllUnused's liveness, TopologicalSort's
+// dependency graph, ConvertToDataflow's home blocks) differ only in what a
+// use means and in how they enter a nested scope.
+type useVisitor interface {
+	// use is a var e uses directly.
+	use(v *ir.Var)
+	// scope is a SeqExpr (an If branch) or a Function nested in e; the
+	// analysis walks it with its own rule.
+	scope(e ir.Expr)
+}
+
+// scanUses walks the leaf structure of e (tuple fields, field reads, a
+// call's callee and arguments, an If's condition and branches), reporting
+// its vars and nested scopes to v. It recurses only as deep as expressions
+// nest; binding lists are the scopes' loops.
+func scanUses(e ir.Expr, v useVisitor) {
+	switch e := e.(type) {
+	case *ir.Var:
+		v.use(e)
+	case *ir.Tuple:
+		for _, f := range e.Fields {
+			scanUses(f, v)
+		}
+	case *ir.TupleGetItem:
+		scanUses(e.Tuple, v)
+	case *ir.Call:
+		scanUses(e.Op, v)
+		for _, a := range e.Args {
+			scanUses(a, v)
+		}
+	case *ir.If:
+		scanUses(e.Cond, v)
+		scanUses(e.Then, v)
+		scanUses(e.Else, v)
+	case *ir.SeqExpr, *ir.Function:
+		v.scope(e)
+	}
+}
+
+// bindingParts returns the var a binding defines and the value it binds.
+func bindingParts(b ir.Binding) (*ir.Var, ir.Expr) {
+	switch b := b.(type) {
+	case *ir.VarBinding:
+		return b.Var, b.Value
+	case *ir.MatchCast:
+		return b.Var, b.Value
+	}
+	return nil, nil
+}

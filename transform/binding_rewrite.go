@@ -42,33 +42,29 @@ type liveness struct {
 	mod  *ir.Module
 	live map[*ir.Var]bool
 	dead int // var bindings found dead
+	// userLive says whether the user of the uses being scanned is live.
+	userLive bool
 }
 
 // uses records the uses in e; live says whether e's user is live (a root
 // use is a live one).
 func (l *liveness) uses(e ir.Expr, live bool) {
+	outer := l.userLive
+	l.userLive = live
+	scanUses(e, l)
+	l.userLive = outer
+}
+
+func (l *liveness) use(v *ir.Var) {
+	if l.userLive {
+		l.live[v] = true
+	}
+}
+
+func (l *liveness) scope(e ir.Expr) {
 	switch e := e.(type) {
-	case *ir.Var:
-		if live {
-			l.live[e] = true
-		}
-	case *ir.Tuple:
-		for _, f := range e.Fields {
-			l.uses(f, live)
-		}
-	case *ir.TupleGetItem:
-		l.uses(e.Tuple, live)
-	case *ir.Call:
-		l.uses(e.Op, live)
-		for _, a := range e.Args {
-			l.uses(a, live)
-		}
-	case *ir.If:
-		l.uses(e.Cond, live)
-		l.uses(e.Then, live)
-		l.uses(e.Else, live)
 	case *ir.SeqExpr:
-		l.seq(e, live)
+		l.seq(e, l.userLive)
 	case *ir.Function:
 		l.uses(e.Body, true) // uses inside a nested function have no user
 	}
@@ -114,8 +110,14 @@ func mergeBlocks(e ir.Expr) ir.Expr {
 	if !changed {
 		return seq
 	}
-	out := &ir.SeqExpr{Blocks: blocks, Body: seq.Body}
-	out.SetSpan(seq.Span())
-	out.SetStructInfo(seq.StructInfo())
+	return withBlocks(seq, blocks)
+}
+
+// withBlocks is s with blocks instead of its own: the same result, span
+// and struct info (removing or reordering bindings changes neither).
+func withBlocks(s *ir.SeqExpr, blocks []*ir.BindingBlock) *ir.SeqExpr {
+	out := &ir.SeqExpr{Blocks: blocks, Body: s.Body}
+	out.SetSpan(s.Span())
+	out.SetStructInfo(s.StructInfo())
 	return out
 }

@@ -108,10 +108,7 @@ func (x *extractor) seq(e ir.Expr) ir.Expr {
 	if !changed {
 		return s
 	}
-	out := &ir.SeqExpr{Blocks: blocks, Body: s.Body}
-	out.SetSpan(s.Span())
-	out.SetStructInfo(s.StructInfo())
-	return out
+	return withBlocks(s, blocks)
 }
 
 // isDataflow reports whether a binding may stand in a dataflow block: its
@@ -195,6 +192,9 @@ type home struct {
 type homeUses struct {
 	home    map[*ir.Var]home
 	outside map[*ir.Var]bool
+	// block and depth locate the uses being scanned.
+	block *ir.BindingBlock
+	depth int
 }
 
 // define records the definition of v in block (nil: a plain block).
@@ -211,27 +211,20 @@ func (u *homeUses) function(f *ir.Function, depth int) {
 // expr records the uses in e, which stands in block (nil: outside any
 // dataflow block) of a function at depth.
 func (u *homeUses) expr(e ir.Expr, block *ir.BindingBlock, depth int) {
+	outerBlock, outerDepth := u.block, u.depth
+	u.block, u.depth = block, depth
+	scanUses(e, u)
+	u.block, u.depth = outerBlock, outerDepth
+}
+
+func (u *homeUses) use(v *ir.Var) {
+	if h, ok := u.home[v]; ok && (h.block != u.block || h.depth != u.depth) {
+		u.outside[v] = true
+	}
+}
+
+func (u *homeUses) scope(e ir.Expr) {
 	switch e := e.(type) {
-	case *ir.Var:
-		h, ok := u.home[e]
-		if ok && (h.block != block || h.depth != depth) {
-			u.outside[e] = true
-		}
-	case *ir.Tuple:
-		for _, f := range e.Fields {
-			u.expr(f, block, depth)
-		}
-	case *ir.TupleGetItem:
-		u.expr(e.Tuple, block, depth)
-	case *ir.Call:
-		u.expr(e.Op, block, depth)
-		for _, a := range e.Args {
-			u.expr(a, block, depth)
-		}
-	case *ir.If:
-		u.expr(e.Cond, block, depth)
-		u.expr(e.Then, block, depth)
-		u.expr(e.Else, block, depth)
 	case *ir.SeqExpr:
 		for _, blk := range e.Blocks {
 			in := (*ir.BindingBlock)(nil)
@@ -239,25 +232,18 @@ func (u *homeUses) expr(e ir.Expr, block *ir.BindingBlock, depth int) {
 				in = blk
 			}
 			for _, b := range blk.Bindings {
-				var v *ir.Var
-				var value ir.Expr
-				switch b := b.(type) {
-				case *ir.VarBinding:
-					v, value = b.Var, b.Value
-				case *ir.MatchCast:
-					v, value = b.Var, b.Value
-				}
+				v, value := bindingParts(b)
 				if _, isFunc := value.(*ir.Function); isFunc {
-					u.define(v, in, depth) // a local function may call itself: a free use
-					u.expr(value, in, depth)
+					u.define(v, in, u.depth) // a local function may call itself: a free use
+					u.expr(value, in, u.depth)
 					continue
 				}
-				u.expr(value, in, depth)
-				u.define(v, in, depth)
+				u.expr(value, in, u.depth)
+				u.define(v, in, u.depth)
 			}
 		}
-		u.expr(e.Body, nil, depth) // a nested scope's result is outside any block
+		u.expr(e.Body, nil, u.depth) // a nested scope's result is outside any block
 	case *ir.Function:
-		u.function(e, depth)
+		u.function(e, u.depth)
 	}
 }

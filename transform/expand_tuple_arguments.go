@@ -14,17 +14,8 @@ import (
 // DeadCodeElimination, which replace the rebuilt tuple's element reads by
 // the new parameters and drop the tuple when nothing else uses it. The
 // three run nested (env.Run), so instruments show each.
-var ExpandTupleArguments = passes.Define(passes.Info{
-	Name:     "ExpandTupleArguments",
-	Doc:      "pass the elements of private functions' tuple parameters separately, then tidy with CanonicalizeBindings and DeadCodeElimination",
-	OptLevel: 0,
-	Accepts:  []phase.Phase{phase.Ingest, phase.Optimize},
-	Requires: map[phase.Property]string{
-		phase.Normalized: "it reads the struct info of parameters and arguments and rewrites call bindings",
-	},
-}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-	return runThenTidy(env, ExpandTupleArgumentsInner, mod)
-}))
+var ExpandTupleArguments = thenTidy(ExpandTupleArgumentsInner, "ExpandTupleArguments",
+	"pass the elements of private functions' tuple parameters separately, then tidy with CanonicalizeBindings and DeadCodeElimination")
 
 // ExpandTupleArgumentsInner is the module pass TVM's
 // relax.transform.ExpandTupleArguments runs first

@@ -14,17 +14,24 @@ import (
 // DeadCodeElimination, which drop what the rewritten call sites leave
 // behind (the NaN placeholders and the tuple rebuilt around the new call).
 // The three run nested (env.Run), so instruments show each.
-var RemoveUnusedOutputs = passes.Define(passes.Info{
-	Name:     "RemoveUnusedOutputs",
-	Doc:      "make private functions return only the tuple elements some caller uses, then tidy with CanonicalizeBindings and DeadCodeElimination",
-	OptLevel: 0,
-	Accepts:  []phase.Phase{phase.Ingest, phase.Optimize},
-	Requires: map[phase.Property]string{
-		phase.Normalized: "it follows tuple results through var bindings and reads TupleGetItem uses of bound vars",
-	},
-}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-	return runThenTidy(env, RemoveUnusedOutputsInner, mod)
-}))
+var RemoveUnusedOutputs = thenTidy(RemoveUnusedOutputsInner, "RemoveUnusedOutputs",
+	"make private functions return only the tuple elements some caller uses, then tidy with CanonicalizeBindings and DeadCodeElimination")
+
+// thenTidy defines the pass TVM builds as a Sequential of inner,
+// CanonicalizeBindings and DeadCodeElimination: opt level 0 (a
+// Sequential's) and inner's contract, which the two tidying passes keep.
+func thenTidy(inner *passes.Pass, name, doc string) *passes.Pass {
+	in := inner.Info()
+	return passes.Define(passes.Info{
+		Name:     name,
+		Doc:      doc,
+		OptLevel: 0,
+		Accepts:  in.Accepts,
+		Requires: in.Requires,
+	}, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		return runThenTidy(env, inner, mod)
+	}))
+}
 
 // runThenTidy runs inner on mod, then CanonicalizeBindings and
 // DeadCodeElimination (no extra entry functions), each nested in the

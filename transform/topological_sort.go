@@ -125,6 +125,7 @@ type depGraph struct {
 	reqs     [][]int32
 	bound    []int32 // binding vars in definition order
 	dataflow []int32 // those bound in dataflow blocks
+	user     int32   // the node charged with the uses being scanned
 }
 
 // depEdge is a use: down requires up.
@@ -207,35 +208,20 @@ func group(n int, byDown bool, seqs ...[]depEdge) [][]int32 {
 
 // expr records the uses in e, charged to user.
 func (g *depGraph) expr(e ir.Expr, user int32) {
+	outer := g.user
+	g.user = user
+	scanUses(e, g)
+	g.user = outer
+}
+
+func (g *depGraph) use(v *ir.Var) { g.edge(g.node(v), g.user) }
+
+func (g *depGraph) scope(e ir.Expr) {
 	switch e := e.(type) {
-	case *ir.Var:
-		g.edge(g.node(e), user)
-	case *ir.Tuple:
-		for _, f := range e.Fields {
-			g.expr(f, user)
-		}
-	case *ir.TupleGetItem:
-		g.expr(e.Tuple, user)
-	case *ir.Call:
-		g.expr(e.Op, user)
-		for _, a := range e.Args {
-			g.expr(a, user)
-		}
-	case *ir.If:
-		g.expr(e.Cond, user)
-		g.expr(e.Then, user)
-		g.expr(e.Else, user)
 	case *ir.SeqExpr:
 		for _, blk := range e.Blocks {
 			for _, b := range blk.Bindings {
-				var v *ir.Var
-				var value ir.Expr
-				switch b := b.(type) {
-				case *ir.VarBinding:
-					v, value = b.Var, b.Value
-				case *ir.MatchCast:
-					v, value = b.Var, b.Value
-				}
+				v, value := bindingParts(b)
 				n := g.node(v)
 				g.expr(value, n)
 				g.bound = append(g.bound, n)
@@ -244,12 +230,12 @@ func (g *depGraph) expr(e ir.Expr, user int32) {
 				}
 			}
 		}
-		g.expr(e.Body, user)
+		g.expr(e.Body, g.user)
 	case *ir.Function:
 		for _, p := range e.Params {
 			g.edge(inputNode, g.node(p))
 		}
-		g.expr(e.Body, user)
+		g.expr(e.Body, g.user)
 	}
 }
 
@@ -340,10 +326,7 @@ func sortBlocks(s *ir.SeqExpr, g *depGraph, pos []int32, fromOutputs bool) *ir.S
 	if blocks == nil {
 		return s
 	}
-	out := &ir.SeqExpr{Blocks: blocks, Body: s.Body}
-	out.SetSpan(s.Span())
-	out.SetStructInfo(s.StructInfo())
-	return out
+	return withBlocks(s, blocks)
 }
 
 func sortBlock(blk *ir.BindingBlock, g *depGraph, pos []int32, fromOutputs bool) *ir.BindingBlock {
