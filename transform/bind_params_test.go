@@ -1,7 +1,6 @@
 package transform_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
@@ -130,9 +128,7 @@ func TestBindParamsNothingHalfApplied(t *testing.T) {
 	require.NoError(t, err)
 	mod := evaltest.Parse(t, path, string(src))
 	text := printer.Print(mod)
-	p, diags := barrier.Registry.ParseAndBuild("p", bindParamsPipeline(path))
-	require.Empty(t, diags)
-	out, err := passes.NewPassContext().Run(context.Background(), p, mod)
+	out, err := runPipeline(t, bindParamsPipeline(path), mod)
 	require.Error(t, err)
 	assert.Nil(t, out)
 	assert.Equal(t, text, printer.Print(mod), "the input module changed")
@@ -155,9 +151,7 @@ class Module:
 		"BindParams{func=main}":                      `OPT201.*option params .* is required`,
 		"BindParams{func=nosuch,params=" + npz + "}": `OPT202.*no Relax function "nosuch" \(functions: main\)`,
 	} {
-		p, diags := barrier.Registry.ParseAndBuild("p", spec)
-		require.Empty(t, diags, spec)
-		_, err := passes.NewPassContext().Run(context.Background(), p, mod)
+		_, err := runPipeline(t, spec, mod)
 		require.Error(t, err, spec)
 		assert.Regexp(t, want, err.Error(), spec)
 	}

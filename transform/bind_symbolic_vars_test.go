@@ -1,15 +1,12 @@
 package transform_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval/evaltest"
-	"github.com/phasec/phasec/passes"
 )
 
 // TVM's test_transform_bind_symbolic_vars.py, and bad input.
@@ -37,11 +34,7 @@ class Module:
     def main(x: R.Tensor(("m", "n"), dtype="float32")):
         return x
 `)
-	run := func(spec string) (any, error) {
-		p, diags := barrier.Registry.ParseAndBuild("p", spec)
-		require.Empty(t, diags, spec)
-		return passes.NewPassContext().Run(context.Background(), p, mod)
-	}
+	run := func(spec string) (any, error) { return runPipeline(t, spec, mod) }
 	for spec, want := range map[string]string{
 		`BindSymbolicVars{binding_map=[1]}`:                      `OPT220.*binding_map must be a JSON object .*got \[1\]`,
 		`BindSymbolicVars{binding_map={"n":1},func_name=nosuch}`: `OPT221.*no Relax function "nosuch" \(functions: main\)`,

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
@@ -130,14 +129,10 @@ func TestConvertToDataflowUnchangedIsSamePointer(t *testing.T) {
 }
 
 func TestConvertToDataflowBadOptions(t *testing.T) {
-	for text, want := range map[string]string{
+	requireBadPipelines(t, map[string]string{
 		`ConvertToDataflow{min_size=-1}`:  `pipeline:1:1: error PIPE002: pass ConvertToDataflow: option min_size: want a count of bindings, 0 or more`,
 		`ConvertToDataflow{min_size=two}`: `pipeline:1:28: error PIPE003: .*min_size: want an int, got "two"`,
-	} {
-		_, errs := barrier.Registry.ParseAndBuild("pipeline", text)
-		require.True(t, errs.HasErrors(), text)
-		assert.Regexp(t, want, errs.Error(), text)
-	}
+	})
 }
 
 // plainChain is the n-binding chain without its dataflow block.

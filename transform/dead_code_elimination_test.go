@@ -77,15 +77,11 @@ class Module:
 }
 
 func TestDeadCodeEliminationBadOptions(t *testing.T) {
-	for text, want := range map[string]string{
+	requireBadPipelines(t, map[string]string{
 		`DeadCodeElimination{entry_functions=main}`:    `pipeline:1:37: error PIPE003: .*entry_functions: want a JSON array of strings, got main`,
 		`DeadCodeElimination{entry_functions=[1]}`:     `pipeline:1:37: .*want a JSON array of strings`,
 		`DeadCodeElimination{entry_function=["main"]}`: `pipeline:1:21: error PIPE002: .*unknown option "entry_function"`,
-	} {
-		_, errs := barrier.Registry.ParseAndBuild("pipeline", text)
-		require.True(t, errs.HasErrors(), text)
-		assert.Regexp(t, want, errs.Error(), text)
-	}
+	})
 }
 
 // TestDeadCodeEliminationMissingEntryChangesNothing: a bad entry name is

@@ -1,41 +1,16 @@
 package transform_test
 
 import (
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/op"
-	"github.com/phasec/phasec/passes"
-	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/tensor"
 )
-
-// runGoldens runs pipeline on every input of dir, or the pipeline
-// special names for an input (by file name without .tvms).
-func runGoldens(t *testing.T, dir, pipeline string, special map[string]string) {
-	t.Helper()
-	inputs, err := passtest.Inputs(dir)
-	require.NoError(t, err)
-	require.NotEmpty(t, inputs)
-	for _, path := range inputs {
-		name := strings.TrimSuffix(filepath.Base(path), ".tvms")
-		p := pipeline
-		if s, ok := special[name]; ok {
-			p = s
-		}
-		t.Run(name, func(t *testing.T) {
-			passtest.RunFile(t, barrier.Registry, path, p, passtest.Options{})
-		})
-	}
-}
 
 // TVM's test_transform_decompose_ops.py, the inference cases.
 func TestDecomposeOpsForInference(t *testing.T) {
@@ -64,9 +39,7 @@ class Module:
         return y
 `)
 	for _, spec := range []string{"DecomposeOpsForInference", "DecomposeOpsForTraining{func_name=other}"} {
-		p, diags := barrier.Registry.ParseAndBuild("p", spec)
-		require.Empty(t, diags)
-		out, err := passes.NewPassContext().Run(context.Background(), p, mod)
+		out, err := runPipeline(t, spec, mod)
 		require.NoError(t, err)
 		assert.Same(t, mod, out, spec)
 	}
@@ -147,9 +120,7 @@ class Module:
         return y
 `
 	run := func(spec string) error {
-		p, diags := barrier.Registry.ParseAndBuild("p", spec)
-		require.Empty(t, diags)
-		_, err := passes.NewPassContext().Run(context.Background(), p, evaltest.Parse(t, "m", src))
+		_, err := runPipeline(t, spec, evaltest.Parse(t, "m", src))
 		return err
 	}
 	err := run("canonicalize,lower")

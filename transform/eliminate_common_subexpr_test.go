@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
@@ -104,15 +103,11 @@ func TestEliminateCommonSubexprLeavesInputAlone(t *testing.T) {
 }
 
 func TestEliminateCommonSubexprBadOptions(t *testing.T) {
-	for text, want := range map[string]string{
+	requireBadPipelines(t, map[string]string{
 		`EliminateCommonSubexpr{call_only=yes}`:   `pipeline:1:34: error PIPE003: .*call_only: want true or false, got "yes"`,
 		`EliminateCommonSubexpr{callonly=true}`:   `pipeline:1:24: error PIPE002: .*unknown option "callonly"`,
 		`EliminateCommonSubexpr{call_only=["x"]}`: `pipeline:1:34: error PIPE003: .*want true or false`,
-	} {
-		_, errs := barrier.Registry.ParseAndBuild("pipeline", text)
-		require.True(t, errs.HasErrors(), text)
-		assert.Regexp(t, want, errs.Error(), text)
-	}
+	})
 }
 
 // withDuplicates returns the n-binding chain with every binding repeated

@@ -99,6 +99,25 @@ func TestGoldensCompute(t *testing.T) {
 	}
 }
 
+// runGoldens runs pipeline on every input of dir, or the pipeline
+// special names for an input (by file name without .tvms).
+func runGoldens(t *testing.T, dir, pipeline string, special map[string]string) {
+	t.Helper()
+	inputs, err := passtest.Inputs(dir)
+	require.NoError(t, err)
+	require.NotEmpty(t, inputs)
+	for _, path := range inputs {
+		name := strings.TrimSuffix(filepath.Base(path), ".tvms")
+		p := pipeline
+		if s, ok := special[name]; ok {
+			p = s
+		}
+		t.Run(name, func(t *testing.T) {
+			passtest.RunFile(t, barrier.Registry, path, p, passtest.Options{})
+		})
+	}
+}
+
 // bench times p alone on mod: the start state (a wellformed walk) is
 // computed once, outside the loop.
 func bench(b *testing.B, p *passes.Pass, mod *ir.Module) {
@@ -125,4 +144,24 @@ func run(t testing.TB, p *passes.Pass, mod *ir.Module) *ir.Module {
 // runErr runs p on mod with a default context and returns its error.
 func runErr(p *passes.Pass, mod *ir.Module) (*ir.Module, error) {
 	return passes.NewPassContext().Run(context.Background(), p, mod)
+}
+
+// runPipeline runs the pipeline text spec, which must be valid, on mod
+// with a default context.
+func runPipeline(t testing.TB, spec string, mod *ir.Module) (*ir.Module, error) {
+	t.Helper()
+	p, diags := barrier.Registry.ParseAndBuild("pipeline", spec)
+	require.Empty(t, diags, spec)
+	return passes.NewPassContext().Run(context.Background(), p, mod)
+}
+
+// requireBadPipelines checks that each pipeline text is refused before it
+// runs (bad options) with errors matching its regexp.
+func requireBadPipelines(t *testing.T, want map[string]string) {
+	t.Helper()
+	for text, re := range want {
+		_, errs := barrier.Registry.ParseAndBuild("pipeline", text)
+		require.True(t, errs.HasErrors(), text)
+		assert.Regexp(t, re, errs.Error(), text)
+	}
 }

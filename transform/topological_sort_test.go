@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/transform"
@@ -25,17 +24,13 @@ func TestTopologicalSortUnchangedIsSamePointer(t *testing.T) {
 }
 
 func TestTopologicalSortBadOptions(t *testing.T) {
-	for text, want := range map[string]string{
+	requireBadPipelines(t, map[string]string{
 		`TopologicalSort{order=random}`:                `pipeline:1:1: error PIPE002: pass TopologicalSort: option order: want "depth-first" or "breadth-first", got "random"`,
 		`TopologicalSort{direction=sideways}`:          `pipeline:1:1: error PIPE002: pass TopologicalSort: option direction: want "from-inputs" or "from-outputs", got "sideways"`,
 		`Normalize,TopologicalSort{order=depth_first}`: `pipeline:1:11: error PIPE002: .*want "depth-first" or "breadth-first", got "depth_first"`,
 		`TopologicalSort{order=["depth-first"]}`:       `pipeline:1:1: error PIPE002: .*option order: want .*, got "\[`,
 		`TopologicalSort{ordre=depth-first}`:           `pipeline:1:17: error PIPE002: .*unknown option "ordre"`,
-	} {
-		_, errs := barrier.Registry.ParseAndBuild("pipeline", text)
-		require.True(t, errs.HasErrors(), text)
-		assert.Regexp(t, want, errs.Error(), text)
-	}
+	})
 }
 
 // BenchmarkTopologicalSort sorts the chain breadth-first from the outputs
