@@ -99,26 +99,13 @@ func TestDeadCodeEliminationMissingEntryChangesNothing(t *testing.T) {
 // withDeadBindings returns the n-binding chain with a dead R.nn.relu after
 // each binding: half of its bindings are dead.
 func withDeadBindings(n int) *ir.Module {
-	mod := irgen.MustNormalize(irgen.Chain(n))
-	f := mod.Func("main")
-	seq := f.Body.(*ir.SeqExpr)
 	relu := ir.MustOp("relax.nn.relu")
-	var binds []ir.Binding
-	for i, b := range seq.Blocks[0].Bindings {
-		binds = append(binds, b)
+	return chainWithExtra(n, func(i int, b ir.Binding) ir.Binding {
 		v := b.BoundVar()
 		call := ir.NewCall(relu, v)
 		call.SetStructInfo(v.StructInfo())
-		binds = append(binds, ir.NewVarBinding(ir.NewDataflowVar(fmt.Sprintf("dead%d", i), v.StructInfo()), call))
-	}
-	blk := &ir.BindingBlock{Bindings: binds, Dataflow: true}
-	nseq := &ir.SeqExpr{Blocks: []*ir.BindingBlock{blk}, Body: seq.Body}
-	nseq.SetStructInfo(seq.StructInfo())
-	nf := *f
-	nf.Body = nseq
-	out := mod.Clone()
-	out.Set("main", &nf)
-	return out
+		return ir.NewVarBinding(ir.NewDataflowVar(fmt.Sprintf("dead%d", i), v.StructInfo()), call)
+	})
 }
 
 // BenchmarkDeadCodeElimination removes the n dead bindings of a chain of

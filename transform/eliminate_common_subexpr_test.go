@@ -114,24 +114,10 @@ func TestEliminateCommonSubexprBadOptions(t *testing.T) {
 // once (a new var bound to the same call): 2n bindings, n of them common
 // subexpressions.
 func withDuplicates(n int) *ir.Module {
-	mod := irgen.MustNormalize(irgen.Chain(n))
-	f := mod.Func("main")
-	seq := f.Body.(*ir.SeqExpr)
-	var binds []ir.Binding
-	for i, b := range seq.Blocks[0].Bindings {
-		binds = append(binds, b)
+	return chainWithExtra(n, func(i int, b ir.Binding) ir.Binding {
 		vb := b.(*ir.VarBinding)
-		dup := ir.NewVarBinding(ir.NewDataflowVar(fmt.Sprintf("dup%d", i), vb.Var.StructInfo()), vb.Value)
-		binds = append(binds, dup)
-	}
-	blk := &ir.BindingBlock{Bindings: binds, Dataflow: true}
-	nseq := &ir.SeqExpr{Blocks: []*ir.BindingBlock{blk}, Body: seq.Body}
-	nseq.SetStructInfo(seq.StructInfo())
-	nf := *f
-	nf.Body = nseq
-	out := mod.Clone()
-	out.Set("main", &nf)
-	return out
+		return ir.NewVarBinding(ir.NewDataflowVar(fmt.Sprintf("dup%d", i), vb.Var.StructInfo()), vb.Value)
+	})
 }
 
 // BenchmarkEliminateCommonSubexpr de-duplicates a chain of 2n bindings,

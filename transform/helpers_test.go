@@ -15,6 +15,7 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 )
@@ -116,6 +117,26 @@ func runGoldens(t *testing.T, dir, pipeline string, special map[string]string) {
 			passtest.RunFile(t, barrier.Registry, path, p, passtest.Options{})
 		})
 	}
+}
+
+// chainWithExtra returns irgen's n-binding chain (normalized, one
+// dataflow block in main) with the binding extra makes after each binding
+// i: a benchmark input of 2n bindings.
+func chainWithExtra(n int, extra func(i int, b ir.Binding) ir.Binding) *ir.Module {
+	mod := irgen.MustNormalize(irgen.Chain(n))
+	f := mod.Func("main")
+	seq := f.Body.(*ir.SeqExpr)
+	var binds []ir.Binding
+	for i, b := range seq.Blocks[0].Bindings {
+		binds = append(binds, b, extra(i, b))
+	}
+	nseq := &ir.SeqExpr{Blocks: []*ir.BindingBlock{{Bindings: binds, Dataflow: true}}, Body: seq.Body}
+	nseq.SetStructInfo(seq.StructInfo())
+	nf := *f
+	nf.Body = nseq
+	out := mod.Clone()
+	out.Set("main", &nf)
+	return out
 }
 
 // bench times p alone on mod: the start state (a wellformed walk) is
