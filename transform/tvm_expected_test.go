@@ -1,16 +1,21 @@
 package transform_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/transform"
 )
 
 // TestTVMExpected checks RemoveUnusedOutputs and ExpandTupleArguments,
@@ -61,4 +66,41 @@ func stripPhase(m *ir.Module) *ir.Module {
 	c := m.Clone()
 	c.Attrs = nil
 	return c
+}
+
+// stepLog records the name and depth of every pass that ran.
+type stepLog struct {
+	passes.BaseInstrument
+	steps []string
+}
+
+func (*stepLog) Name() string { return "steps" }
+
+func (l *stepLog) AfterPass(ev *passes.Event) error {
+	l.steps = append(l.steps, fmt.Sprintf("%d %s", ev.Depth, ev.Info.Name))
+	return nil
+}
+
+// The full passes run their three steps nested, whatever the opt level
+// (TVM's Sequential runs at 0 and DeadCodeElimination's own level 1 does
+// not gate it inside), so instruments see each step under the pass.
+func TestTidiedPassesRunTheirStepsNested(t *testing.T) {
+	for _, tc := range []struct {
+		pass  *passes.Pass
+		input string
+	}{
+		{transform.RemoveUnusedOutputs, "../testdata/passes/RemoveUnusedOutputs/simple.tvms"},
+		{transform.ExpandTupleArguments, "../testdata/passes/ExpandTupleArguments/simple.tvms"},
+	} {
+		t.Run(tc.pass.Name(), func(t *testing.T) {
+			log := &stepLog{}
+			pc := passes.NewPassContext()
+			pc.OptLevel = 0
+			pc.Instruments = []passes.Instrument{log}
+			_, err := pc.Run(context.Background(), tc.pass, parseFile(t, tc.input))
+			require.NoError(t, err)
+			inner := tc.pass.Name() + "Inner"
+			assert.Equal(t, []string{"1 " + inner, "1 CanonicalizeBindings", "1 DeadCodeElimination", "0 " + tc.pass.Name()}, log.steps)
+		})
+	}
 }
