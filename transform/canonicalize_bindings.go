@@ -164,13 +164,15 @@ func newBlock(old *ir.BindingBlock, binds []ir.Binding) *ir.BindingBlock {
 	return n
 }
 
-// mapExprs applies f to each element, copying the slice on the first change.
-func mapExprs(in []ir.Expr, f func(ir.Expr) ir.Expr) ([]ir.Expr, bool) {
-	var out []ir.Expr
+// mapSlice applies f to each element, copying the slice on the first
+// change; it returns in itself and false when nothing changes. T is an
+// interface (ir.Expr, ir.PrimExpr, ir.StructInfo): a change is a new node.
+func mapSlice[T comparable](in []T, f func(T) T) ([]T, bool) {
+	var out []T
 	for i, x := range in {
 		y := f(x)
 		if y != x && out == nil {
-			out = make([]ir.Expr, len(in))
+			out = make([]T, len(in))
 			copy(out, in[:i])
 		}
 		if out != nil {
@@ -426,14 +428,14 @@ func (c *symCanon) expr(e ir.Expr) ir.Expr {
 			return n
 		}
 	case *ir.ShapeExpr:
-		vals, ch := mapPrims(e.Values, c.prim)
+		vals, ch := mapSlice(e.Values, c.prim)
 		if ch {
 			n := ir.NewShapeExpr(vals...)
 			n.SetSpan(e.Span())
 			return n
 		}
 	case *ir.Tuple:
-		if fields, ch := mapExprs(e.Fields, c.expr); ch {
+		if fields, ch := mapSlice(e.Fields, c.expr); ch {
 			return newTuple(e, fields)
 		}
 	case *ir.TupleGetItem:
@@ -442,8 +444,8 @@ func (c *symCanon) expr(e ir.Expr) ir.Expr {
 		}
 	case *ir.Call:
 		op := c.expr(e.Op)
-		args, ach := mapExprs(e.Args, c.expr)
-		sargs, sch := mapSInfos(e.SInfoArgs, c.sinfo)
+		args, ach := mapSlice(e.Args, c.expr)
+		sargs, sch := mapSlice(e.SInfoArgs, c.sinfo)
 		if op != e.Op || ach || sch {
 			return newCall(e, op, args, sargs)
 		}
@@ -455,42 +457,6 @@ func (c *symCanon) expr(e ir.Expr) ir.Expr {
 		return c.function(e)
 	}
 	return e
-}
-
-func mapPrims(in []ir.PrimExpr, f func(ir.PrimExpr) ir.PrimExpr) ([]ir.PrimExpr, bool) {
-	var out []ir.PrimExpr
-	for i, x := range in {
-		y := f(x)
-		if y != x && out == nil {
-			out = make([]ir.PrimExpr, len(in))
-			copy(out, in[:i])
-		}
-		if out != nil {
-			out[i] = y
-		}
-	}
-	if out == nil {
-		return in, false
-	}
-	return out, true
-}
-
-func mapSInfos(in []ir.StructInfo, f func(ir.StructInfo) ir.StructInfo) ([]ir.StructInfo, bool) {
-	var out []ir.StructInfo
-	for i, x := range in {
-		y := f(x)
-		if y != x && out == nil {
-			out = make([]ir.StructInfo, len(in))
-			copy(out, in[:i])
-		}
-		if out != nil {
-			out[i] = y
-		}
-	}
-	if out == nil {
-		return in, false
-	}
-	return out, true
 }
 
 // ifExpr rewrites each branch with what it learns forgotten at its end.
@@ -966,7 +932,7 @@ func (c *relaxCanon) expr(e ir.Expr) ir.Expr {
 	case *ir.Var:
 		return c.useOf(e)
 	case *ir.Tuple:
-		if fields, ch := mapExprs(e.Fields, c.expr); ch {
+		if fields, ch := mapSlice(e.Fields, c.expr); ch {
 			return newTuple(e, fields)
 		}
 	case *ir.TupleGetItem:
@@ -975,7 +941,7 @@ func (c *relaxCanon) expr(e ir.Expr) ir.Expr {
 		}
 	case *ir.Call:
 		op := c.expr(e.Op)
-		args, ch := mapExprs(e.Args, c.expr)
+		args, ch := mapSlice(e.Args, c.expr)
 		if op != e.Op || ch {
 			return newCall(e, op, args, e.SInfoArgs)
 		}
