@@ -3,6 +3,7 @@ package barrier
 import (
 	"github.com/phasec/phasec/lower"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/transform"
 )
 
 // The sequences follow TVM's default_build_pipeline
@@ -30,6 +31,12 @@ var (
 	}
 )
 
+// optimizationPasses are the Optimize-phase passes (package transform),
+// which no barrier runs.
+var optimizationPasses = []*passes.Pass{
+	transform.FoldConstant,
+}
+
 // Registry holds every pass of phasec: the barriers, as the pipeline steps
 // canonicalize, lower and build, and the passes they run. It resolves the
 // names of textual pipelines (`phasec opt --passes`), lists the passes
@@ -43,5 +50,5 @@ func allPasses() []*passes.Pass {
 		all = append(all, b.Pass())
 		all = append(all, b.Steps...)
 	}
-	return all
+	return append(all, optimizationPasses...)
 }
