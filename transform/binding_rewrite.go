@@ -1,6 +1,9 @@
 package transform
 
-import "github.com/phasec/phasec/ir"
+import (
+	"github.com/phasec/phasec/internal/ptrmap"
+	"github.com/phasec/phasec/ir"
+)
 
 // removeAllUnused is TVM's RemoveAllUnused (src/relax/ir/binding_rewrite.cc,
 // over the use-def chains of src/relax/analysis/udchain.cc): it drops every
@@ -17,22 +20,23 @@ import "github.com/phasec/phasec/ir"
 // dropped and adjacent blocks of one kind merged, as TVM's normalizer does.
 // f itself is returned when nothing is dropped.
 func removeAllUnused(mod *ir.Module, f *ir.Function) *ir.Function {
-	u := &useDef{mod: mod, deps: map[*ir.Var][]*ir.Var{}, bound: map[*ir.Var]bool{}, live: map[*ir.Var]bool{}}
-	u.expr(f.Body, nil)
+	u := &useDef{mod: mod}
+	u.index.Reserve(topLevelBindings(f))
+	u.expr(f.Body, -1)
 	work := u.roots
 	for len(work) > 0 {
 		v := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, d := range u.deps[v] {
-			if !u.live[d] {
-				u.live[d] = true
+		for _, d := range u.vars[v].deps {
+			if !u.vars[d].live {
+				u.vars[d].live = true
 				work = append(work, d)
 			}
 		}
 	}
 	dead := false
-	for v := range u.bound {
-		if !u.live[v] {
+	for _, v := range u.vars {
+		if v.bound && !v.live {
 			dead = true
 			break
 		}
@@ -43,8 +47,10 @@ func removeAllUnused(mod *ir.Module, f *ir.Function) *ir.Function {
 	m := &ir.Mutator{
 		KeepStructInfo: true,
 		Binding: func(b ir.Binding) ir.Binding {
-			if vb, ok := b.(*ir.VarBinding); ok && u.bound[vb.Var] && !u.live[vb.Var] {
-				return nil
+			if vb, ok := b.(*ir.VarBinding); ok {
+				if i, ok := u.index.Get(vb.Var); ok && u.vars[i].bound && !u.vars[i].live {
+					return nil
+				}
 			}
 			return b
 		},
@@ -70,32 +76,62 @@ func mergeBlocks(e ir.Expr) ir.Expr {
 	return out
 }
 
-// useDef collects the use-def facts removeAllUnused needs.
+// useDef collects the use-def facts removeAllUnused needs, per var (by
+// index: one look-up per use, in a pointer map whose slots follow
+// allocation order, so the recent definitions most uses refer to stay in
+// cache).
 type useDef struct {
 	mod   *ir.Module
-	deps  map[*ir.Var][]*ir.Var // binding var -> the vars its value uses
-	bound map[*ir.Var]bool      // vars bound by a VarBinding
-	live  map[*ir.Var]bool
-	roots []*ir.Var
+	index ptrmap.Map[ir.Var, int32]
+	vars  []varUse
+	roots []int32
 }
 
-func (u *useDef) root(v *ir.Var) {
-	if !u.live[v] {
-		u.live[v] = true
-		u.roots = append(u.roots, v)
+type varUse struct {
+	deps  []int32 // for a binding var: the vars its value uses
+	bound bool    // bound by a VarBinding
+	live  bool
+}
+
+func (u *useDef) id(v *ir.Var) int32 {
+	i, found := u.index.GetOrSet(v, int32(len(u.vars)))
+	if !found {
+		u.vars = append(u.vars, varUse{})
+	}
+	return i
+}
+
+// topLevelBindings counts the bindings of f's body, to size tables.
+func topLevelBindings(f *ir.Function) int {
+	n := len(f.Params)
+	if seq, ok := f.Body.(*ir.SeqExpr); ok {
+		for _, b := range seq.Blocks {
+			n += len(b.Bindings)
+		}
+	}
+	return n
+}
+
+func (u *useDef) root(i int32) {
+	if !u.vars[i].live {
+		u.vars[i].live = true
+		u.roots = append(u.roots, i)
 	}
 }
 
-// expr records the uses in e on behalf of user (nil: outputs). Recursion
-// follows expression nesting; the bindings of a SeqExpr are a loop.
-func (u *useDef) expr(e ir.Expr, user *ir.Var) {
+// expr records the uses in e on behalf of the var user (-1: outputs).
+// Recursion follows expression nesting; the bindings of a SeqExpr are a
+// loop.
+func (u *useDef) expr(e ir.Expr, user int32) {
 	ir.Walk(e, &ir.Visitor{
 		Expr: func(x ir.Expr) bool {
 			switch x := x.(type) {
 			case *ir.Var:
 				u.use(x, user)
+			case *ir.Constant, *ir.Op, *ir.GlobalVar, *ir.ShapeExpr, *ir.PrimValue:
+				return false
 			case *ir.Function:
-				u.expr(x.Body, nil)
+				u.expr(x.Body, -1)
 				return false
 			case *ir.SeqExpr:
 				for _, blk := range x.Blocks {
@@ -114,15 +150,16 @@ func (u *useDef) expr(e ir.Expr, user *ir.Var) {
 	})
 }
 
-func (u *useDef) use(v *ir.Var, user *ir.Var) {
-	if user == nil {
-		u.root(v)
+func (u *useDef) use(v *ir.Var, user int32) {
+	i := u.id(v)
+	if user < 0 {
+		u.root(i)
 	} else {
-		u.deps[user] = append(u.deps[user], v)
+		u.vars[user].deps = append(u.vars[user].deps, i)
 	}
 }
 
-func (u *useDef) structInfo(s ir.StructInfo, user *ir.Var) {
+func (u *useDef) structInfo(s ir.StructInfo, user int32) {
 	switch s := s.(type) {
 	case *ir.TensorInfo:
 		if v, ok := s.Shape.(*ir.Var); ok {
@@ -135,16 +172,17 @@ func (u *useDef) structInfo(s ir.StructInfo, user *ir.Var) {
 	}
 }
 
-// binding records a binding met inside the value of user's binding (nil
+// binding records a binding met inside the value of user's binding (-1
 // at function level).
-func (u *useDef) binding(b ir.Binding, user *ir.Var) {
+func (u *useDef) binding(b ir.Binding, user int32) {
 	switch b := b.(type) {
 	case *ir.VarBinding:
-		u.bound[b.Var] = true
+		i := u.id(b.Var)
+		u.vars[i].bound = true
 		if containsImpureCall(u.mod, b.Value) {
-			u.root(b.Var)
+			u.root(i)
 		}
-		u.expr(b.Value, b.Var)
+		u.expr(b.Value, i)
 	case *ir.MatchCast:
 		// Visited with the enclosing user, as TVM's UDChain does not
 		// treat a MatchCast as a user.
@@ -158,8 +196,16 @@ func (u *useDef) binding(b ir.Binding, user *ir.Var) {
 // SeqExprs and If branches but not into local functions (of a function
 // value, its own body is looked at).
 func containsImpureCall(mod *ir.Module, e ir.Expr) bool {
-	if f, ok := e.(*ir.Function); ok {
-		e = f.Body
+	switch x := e.(type) {
+	case *ir.Function:
+		e = x.Body
+	case *ir.Call:
+		if !callIsPure(mod, x) {
+			return true
+		}
+		if leaves(x.Args) {
+			return false
+		}
 	}
 	impure := false
 	ir.Inspect(e, func(x ir.Expr) bool {
@@ -187,4 +233,20 @@ func callIsPure(mod *ir.Module, c *ir.Call) bool {
 	}
 	fi, ok := si.(*ir.FuncInfo)
 	return ok && fi.Pure
+}
+
+// leaves reports whether es are all leaves (no call or scope inside).
+func leaves(es []ir.Expr) bool {
+	for _, e := range es {
+		switch e := e.(type) {
+		case *ir.Var, *ir.Constant, *ir.ShapeExpr, *ir.PrimValue, *ir.StringImm, *ir.DataTypeImm, *ir.GlobalVar, *ir.ExternFunc:
+		case *ir.Tuple:
+			if !leaves(e.Fields) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

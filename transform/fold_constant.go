@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/phasec/phasec/eval"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -74,22 +75,13 @@ func foldConstants(ctx context.Context, mod *ir.Module, f *ir.Function) *ir.Func
 	fd := &folder{
 		mod:     mod,
 		machine: eval.New(mod),
-		bound:   map[*ir.Var]ir.Expr{},
 		kernels: map[*ir.PrimFunc]*kernel.Kernel{},
 	}
+	fd.bound.Reserve(topLevelBindings(f))
 	fd.machine.Ctx = ctx
 	rw := ir.NewRewriter(mod)
 	rw.PostExpr = fd.post
 	rw.Binding = fd.binding
-	ir.Inspect(f, func(e ir.Expr) bool {
-		if g, ok := e.(*ir.Function); ok {
-			if fd.original == nil {
-				fd.original = map[*ir.Function]bool{}
-			}
-			fd.original[g] = true
-		}
-		return true
-	})
 	out := retypeReturn(rw, f, rw.Function(f))
 	return removeAllUnused(mod, out)
 }
@@ -100,26 +92,30 @@ type folder struct {
 	machine *eval.Machine
 	// bound is the value of every binding emitted so far (TVM's
 	// LookupBinding).
-	bound map[*ir.Var]ir.Expr
+	bound ptrmap.Map[ir.Var, ir.Expr]
 	// kernels caches compiled PrimFuncs (nil: it does not compile).
 	kernels map[*ir.PrimFunc]*kernel.Kernel
-	// original holds the functions of the input, to tell a local
-	// function the rewrite rebuilt from one it left alone.
-	original map[*ir.Function]bool
 }
 
 // binding re-emits a binding with its rewritten value as TVM's
 // ExprMutator::ReEmitBinding does: a var whose struct info is not
 // structurally that of its new value is replaced by one that has the
-// value's (TVM's WithStructInfo), and the emitted value is recorded.
+// value's (TVM's WithStructInfo), and the emitted value is recorded. A
+// local function (always a binding's value in A-normal form) the rewrite
+// changed gets TVM's return rule.
 func (fd *folder) binding(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 	vb, ok := bind.(*ir.VarBinding)
 	if !ok {
 		return false
 	}
+	if old, ok := vb.Value.(*ir.Function); ok {
+		if nf, ok := value.(*ir.Function); ok {
+			value = retypeReturn(rw, old, nf)
+		}
+	}
 	if value == vb.Value {
 		rw.B.EmitBinding(vb)
-		fd.bound[vb.Var] = vb.Value
+		fd.bound.Set(vb.Var, vb.Value)
 		return true
 	}
 	nv := rw.B.Normalize(value)
@@ -134,7 +130,7 @@ func (fd *folder) binding(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool 
 	nb := ir.NewVarBinding(v, nv)
 	nb.SetSpan(vb.Span())
 	rw.B.EmitBinding(nb)
-	fd.bound[v] = nv
+	fd.bound.Set(v, nv)
 	return true
 }
 
@@ -162,15 +158,13 @@ func retypeReturn(rw *ir.Rewriter, old, nf *ir.Function) *ir.Function {
 func (fd *folder) post(rw *ir.Rewriter, e ir.Expr) ir.Expr {
 	switch e := e.(type) {
 	case *ir.Var:
-		if c, ok := fd.bound[e].(*ir.Constant); ok {
-			return c
+		if b, ok := fd.bound.Get(e); ok {
+			if c, ok := b.(*ir.Constant); ok {
+				return c
+			}
 		}
 	case *ir.Call:
 		return fd.call(rw, e)
-	case *ir.Function:
-		if !fd.original[e] {
-			return retypeReturn(rw, nil, e)
-		}
 	}
 	return e
 }
@@ -204,7 +198,7 @@ func (fd *folder) call(rw *ir.Rewriter, c *ir.Call) ir.Expr {
 		}
 		return c
 	}
-	if d, ok := op.DefOf(o); ok && d.Legalize != nil && (o.Category == ir.CatTensor || o == op.Reshape) {
+	if d, ok := op.DefOf(o); ok && d.Legalize != nil && o.Pure && (o.Category == ir.CatTensor || o == op.Reshape) {
 		if k := fd.foldOp(rw, c, d); k != nil {
 			return k
 		}
@@ -221,7 +215,8 @@ func (fd *folder) inlineShapes(c *ir.Call) *ir.Call {
 		if !ok {
 			continue
 		}
-		s, ok := fd.bound[v].(*ir.ShapeExpr)
+		b, _ := fd.bound.Get(v)
+		s, ok := b.(*ir.ShapeExpr)
 		if !ok {
 			continue
 		}

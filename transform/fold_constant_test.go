@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/barrier"
+	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
@@ -170,6 +172,7 @@ func BenchmarkFoldConstant(b *testing.B) {
 		mod := constChain(b, n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
 				if err != nil || out == mod {
@@ -177,6 +180,37 @@ func BenchmarkFoldConstant(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// On irgen's chain there is nothing to fold: the cost of a pass over a
+// model without constant subexpressions (the input comes back as is).
+func BenchmarkFoldConstantNothingToFold(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		mod := irgen.MustNormalize(irgen.Chain(n))
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for i := 0; i < b.N; i++ {
+				out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
+				if err != nil || out != mod {
+					b.Fatal("the chain changed", err)
+				}
+			}
+		})
+	}
+}
+
+// reportCPU reports the process CPU time per iteration (cpu-ns/op) when
+// the returned function runs: on a shared machine wall time says more
+// about the other processes than about the pass.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	b.ResetTimer()
+	return func() {
+		if start >= 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
 	}
 }
 
@@ -261,4 +295,53 @@ func countCalls(mod *ir.Module, o *ir.Op) int {
 		return true
 	})
 	return n
+}
+
+// FoldConstant takes no options: one given is a positioned pipeline
+// diagnostic, and nothing runs.
+func TestFoldConstantRejectsOptions(t *testing.T) {
+	_, diags := passes.NewRegistry(transform.FoldConstant).ParseAndBuild("--passes", "FoldConstant{limit=1}")
+	require.True(t, diags.HasErrors())
+	assert.Contains(t, diags[0].Error(), "limit")
+	assert.Positive(t, diags[0].Span.Col)
+}
+
+// On the corpus (the models and the modules of testdata/), every function
+// FoldConstant changes computes what it computed, where the evaluator can
+// run it on random inputs.
+func TestFoldConstantCorpusComputesTheSame(t *testing.T) {
+	paths, err := filepath.Glob("../testdata/*.tvms")
+	require.NoError(t, err)
+	models, err := filepath.Glob("../testdata/models/*.tvms")
+	require.NoError(t, err)
+	changed := 0
+	for _, path := range append(paths, models...) {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		res := passtest.Execute(passes.NewRegistry(transform.FoldConstant), path, src, "FoldConstant", passtest.Options{})
+		if res.Input == nil || res.Err != nil || res.Output == res.Input {
+			continue
+		}
+		changed++
+		for _, name := range res.Input.Names() {
+			f := res.Input.Func(name)
+			if f == nil || res.Output.Func(name) == f {
+				continue
+			}
+			args, err := eval.RandomArgs(f, 1, nil, 3)
+			if err != nil {
+				continue
+			}
+			want, err := eval.New(res.Input).Call(name, args...)
+			if err != nil {
+				continue
+			}
+			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
+				got, err := eval.New(res.Output).Call(name, args...)
+				require.NoError(t, err)
+				require.NoError(t, eval.Compare(got, want, eval.Float32Tol))
+			})
+		}
+	}
+	t.Logf("%d corpus modules changed", changed)
 }

@@ -58,7 +58,7 @@ syntax/printer, wellformed < passes;
 passes, syntax < passes/passtest;
 passes < lower;
 op, vm/abi < eval;
-passes, eval, vm/kernel < transform;
+passes, eval, vm/kernel, internal/ptrmap < transform;
 lower, transform < barrier;
 barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
