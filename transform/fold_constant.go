@@ -66,12 +66,14 @@ var FoldConstant = passes.Define(passes.Info{
 		phase.Normalized: "it folds calls whose operands are constant leaves (A-normal form), reads the struct info of calls and vars, and re-emits bindings through the normalizing builder",
 	},
 }, passes.Functions(func(env *passes.Env, mod *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
-	return foldConstants(env.Context(), mod, f), nil
+	return foldConstants(env.Context(), mod, f)
 }).InParallel())
 
 // foldConstants is FoldConstant on one function of mod (f itself when
-// nothing changes).
-func foldConstants(ctx context.Context, mod *ir.Module, f *ir.Function) *ir.Function {
+// nothing changes). Re-normalizing what it rewrote cannot fail on a
+// well-formed input; if it does, the diagnostics are the error and the
+// function is not replaced.
+func foldConstants(ctx context.Context, mod *ir.Module, f *ir.Function) (*ir.Function, error) {
 	fd := &folder{
 		mod:     mod,
 		machine: eval.New(mod),
@@ -83,7 +85,10 @@ func foldConstants(ctx context.Context, mod *ir.Module, f *ir.Function) *ir.Func
 	rw.PostExpr = fd.post
 	rw.Binding = fd.binding
 	out := retypeReturn(rw, f, rw.Function(f))
-	return removeAllUnused(mod, out)
+	if errs := rw.B.Diagnostics(); errs.HasErrors() {
+		return nil, errs.Err()
+	}
+	return removeAllUnused(mod, out), nil
 }
 
 // folder is the state of one function's folding.
