@@ -68,14 +68,14 @@ func TestFoldConstantComputesTheSame(t *testing.T) {
 	}
 }
 
-func parse(t testing.TB, src string) *ir.Module {
+func foldParse(t testing.TB, src string) *ir.Module {
 	t.Helper()
 	mod, diags := syntax.Parse("test.tvms", []byte(src))
 	require.Empty(t, diags)
 	return mod
 }
 
-func runFold(t testing.TB, mod *ir.Module) *ir.Module {
+func foldRun(t testing.TB, mod *ir.Module) *ir.Module {
 	t.Helper()
 	out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func runFold(t testing.TB, mod *ir.Module) *ir.Module {
 // A module with nothing to fold and nothing dead comes back as the same
 // pointer, and folding leaves the input module as it was.
 func TestFoldConstantUnchangedAndInputIntact(t *testing.T) {
-	nothing := parse(t, `
+	nothing := foldParse(t, `
 @I.ir_module
 class Module:
     @R.function
@@ -95,16 +95,16 @@ class Module:
             R.output(gv)
         return gv
 `)
-	assert.Same(t, nothing, runFold(t, nothing))
+	assert.Same(t, nothing, foldRun(t, nothing))
 
 	src, err := os.ReadFile(filepath.Join(foldConstantDir, "fold_multiple_relax_ops.tvms"))
 	require.NoError(t, err)
-	mod := parse(t, string(src))
+	mod := foldParse(t, string(src))
 	before := printer.Print(mod)
-	out := runFold(t, mod)
+	out := foldRun(t, mod)
 	assert.NotSame(t, mod, out)
 	assert.Equal(t, before, printer.Print(mod), "the input module was edited")
-	assert.Equal(t, 0, countBindings(out), "everything folded:\n%s", printer.Print(out))
+	assert.Equal(t, 0, foldCountBindings(out), "everything folded:\n%s", printer.Print(out))
 }
 
 // The pass's contract is the one every optimization pass has.
@@ -124,8 +124,8 @@ func TestFoldConstantContract(t *testing.T) {
 func TestFoldConstantValues(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(foldConstantDir, "two_hop_addone.tvms"))
 	require.NoError(t, err)
-	out := runFold(t, parse(t, string(src)))
-	c := returnedConstant(t, out)
+	out := foldRun(t, foldParse(t, string(src)))
+	c := foldReturnedConstant(t, out)
 	assert.Equal(t, []int64{2, 2}, c.Data.Shape)
 	for i := 0; i < 4; i++ {
 		assert.Equal(t, float64(i+2), c.Data.Float(i))
@@ -133,7 +133,7 @@ func TestFoldConstantValues(t *testing.T) {
 
 	src, err = os.ReadFile(filepath.Join(foldConstantDir, "fold_shape_computation.tvms"))
 	require.NoError(t, err)
-	c = returnedConstant(t, runFold(t, parse(t, string(src))))
+	c = foldReturnedConstant(t, foldRun(t, foldParse(t, string(src))))
 	assert.Equal(t, ir.Int64, c.Data.DType)
 	assert.Equal(t, []int64{1, 1}, c.Data.Shape)
 	assert.Equal(t, int64(5), c.Data.Int(0))
@@ -147,15 +147,15 @@ func TestFoldConstantLeavesWhatItCannotRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(foldConstantDir, name+".tvms"))
 			require.NoError(t, err)
-			mod := parse(t, string(src))
-			out := runFold(t, mod)
-			assert.Positive(t, countCalls(out, op.CallTIR), "the call_tir stays:\n%s", printer.Print(out))
+			mod := foldParse(t, string(src))
+			out := foldRun(t, mod)
+			assert.Positive(t, foldCountCalls(out, op.CallTIR), "the call_tir stays:\n%s", printer.Print(out))
 		})
 	}
 	saved := op.MaxElements
 	op.MaxElements = 8
 	defer func() { op.MaxElements = saved }()
-	mod := parse(t, `
+	mod := foldParse(t, `
 @I.ir_module
 class Module:
     @R.function
@@ -165,17 +165,17 @@ class Module:
             R.output(gv)
         return gv
 `)
-	assert.Same(t, mod, runFold(t, mod), "16 elements are above the limit of 8")
+	assert.Same(t, mod, foldRun(t, mod), "16 elements are above the limit of 8")
 }
 
 // Folding is linear in the function length: a chain of n bindings where
 // every fourth adds a constant subexpression.
 func BenchmarkFoldConstant(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		mod := constChain(b, n)
+		mod := foldConstChain(b, n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer foldReportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
 				if err != nil || out == mod {
@@ -193,7 +193,7 @@ func BenchmarkFoldConstantNothingToFold(b *testing.B) {
 		mod := irgen.MustNormalize(irgen.Chain(n))
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer foldReportCPU(b)()
 			for i := 0; i < b.N; i++ {
 				out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
 				if err != nil || out != mod {
@@ -204,20 +204,20 @@ func BenchmarkFoldConstantNothingToFold(b *testing.B) {
 	}
 }
 
-// reportCPU reports the process CPU time per iteration (cpu-ns/op) when
+// foldReportCPU reports the process CPU time per iteration (cpu-ns/op) when
 // the returned function runs: on a shared machine wall time says more
 // about the other processes than about the pass.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+func foldReportCPU(b *testing.B) func() {
+	start := foldCPUTime()
 	b.ResetTimer()
 	return func() {
 		if start >= 0 {
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(foldCPUTime()-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
 }
 
-// constChain builds
+// foldConstChain builds
 //
 //	def main(x: R.Tensor((4,), "float32")):
 //	    with R.dataflow():
@@ -228,7 +228,7 @@ func reportCPU(b *testing.B) func() {
 //	        c4 = ...
 //
 // with n bindings.
-func constChain(t testing.TB, n int) *ir.Module {
+func foldConstChain(t testing.TB, n int) *ir.Module {
 	t.Helper()
 	ti := ir.TensorInfoOf(ir.Float32, ir.I64(4))
 	x := ir.NewVar("x", ti)
@@ -275,7 +275,7 @@ func constChain(t testing.TB, n int) *ir.Module {
 	return out
 }
 
-func returnedConstant(t *testing.T, mod *ir.Module) *ir.Constant {
+func foldReturnedConstant(t *testing.T, mod *ir.Module) *ir.Constant {
 	t.Helper()
 	seq := mod.Func("main").Body.(*ir.SeqExpr)
 	c, ok := seq.Body.(*ir.Constant)
@@ -283,13 +283,13 @@ func returnedConstant(t *testing.T, mod *ir.Module) *ir.Constant {
 	return c
 }
 
-func countBindings(mod *ir.Module) int {
+func foldCountBindings(mod *ir.Module) int {
 	n := 0
 	ir.Walk(mod.Func("main"), &ir.Visitor{Binding: func(ir.Binding) bool { n++; return true }})
 	return n
 }
 
-func countCalls(mod *ir.Module, o *ir.Op) int {
+func foldCountCalls(mod *ir.Module, o *ir.Op) int {
 	n := 0
 	ir.Inspect(mod.Func("main"), func(e ir.Expr) bool {
 		if c, ok := e.(*ir.Call); ok && c.Op == o {

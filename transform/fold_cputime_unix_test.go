@@ -4,8 +4,8 @@ package transform_test
 
 import "syscall"
 
-// cpuTime is the process's user and system CPU time in nanoseconds.
-func cpuTime() int64 {
+// foldCPUTime is the process's user and system CPU time in nanoseconds.
+func foldCPUTime() int64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return -1
