@@ -2,12 +2,14 @@
 GO ?= go
 FUZZTIME ?= 20s
 EXAMPLE ?= testdata/models/mlp.tvms
-# The whole pipeline: the lower barrier legalizes the model's ops into TIR
-# kernels (LegalizeOps) and lowers the calls and allocations; the build
-# barrier plans memory, inserts kills, VM builtins, ComputePrimValue,
-# VMShapeLower's shape heap and checks, global symbols: phase build, what VM
-# code generation takes.
-DEMO_PASSES ?= canonicalize,lower,build
+# The whole pipeline: the optimize barrier runs the optimization sequence
+# (FoldConstant, CanonicalizeBindings, EliminateCommonSubexpr,
+# DeadCodeElimination) to a fixpoint at opt level 2; the lower barrier
+# legalizes the model's ops into TIR kernels (LegalizeOps) and lowers the
+# calls and allocations; the build barrier plans memory, inserts kills, VM
+# builtins, ComputePrimValue, VMShapeLower's shape heap and checks, global
+# symbols: phase build, what VM code generation takes.
+DEMO_PASSES ?= canonicalize,optimize,lower,build
 # The demo's bundled inputs (batch 4) and the output a plain Go reference
 # computes from them (codegen's TestMLPDemo checks both).
 DEMO_INPUTS ?= testdata/models/mlp_inputs
@@ -33,7 +35,8 @@ demo:
 	$(GO) run ./cmd/phasec run --stats --repeat 20 $(foreach p,x w0 b0 w1 b1,--input $(p)=$(DEMO_INPUTS)/$(p).npy) --expect $(DEMO_INPUTS)/expected.npy $(DEMO_OUT)
 
 # Differential testing: N random Relax modules (package ir/randmod) through
-# canonicalize,lower,build, the VM against the reference evaluator after
+# canonicalize,optimize,lower,build (canonicalize,lower,build while no
+# optimize step is registered), the VM against the reference evaluator after
 # every pass; reports modules, ops covered and failures (CI runs 60 in go test).
 # A failure is reduced and written to testdata/semcheck/regress.
 N ?= 10000

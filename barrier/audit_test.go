@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -52,9 +55,7 @@ func auditCorpus(t testing.TB) (mods []corpusModule, unparsed int) {
 		mods = append(mods, corpusModule{strings.TrimPrefix(filepath.ToSlash(path), "../"), mod})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The generators leave struct info to the normalizer, which fills in
 	// variables in place (ir's design: a Var is its identity); the audit
 	// takes them normalized so that ImmutableInput judges passes alone.
@@ -129,7 +130,8 @@ func (a *auditInstrument) AfterPass(ev *passes.Event) error {
 // auditPipelines are the multi-step pipelines the audit runs besides every
 // registered pass alone: the barrier chains a user runs (the audit
 // instrument checks every pass nested in them).
-var auditPipelines = []string{"canonicalize,lower", "canonicalize,lower,build", "lower,build"}
+var auditPipelines = []string{"canonicalize,lower", "canonicalize,lower,build", "lower,build",
+	"canonicalize,optimize", "canonicalize,optimize,lower,build", "optimize,lower,build"}
 
 // withLowered adds to the corpus what the barrier chains make of each
 // module (the phases reached), so passes of later phases are audited on
@@ -226,17 +228,15 @@ func TestContractAudit(t *testing.T) {
 	pipelines = append(pipelines, barrier.Registry.Passes()...)
 	for _, text := range auditPipelines {
 		p, errs := barrier.Registry.ParseAndBuild("pipeline", text)
-		if errs != nil {
-			t.Fatal(errs)
-		}
+		require.Nil(t, errs)
 		pipelines = append(pipelines, p)
 	}
 	res := audit(corpus, pipelines)
 	for _, v := range res.violations {
-		t.Error(v)
+		assert.Fail(t, v.String())
 	}
 	for _, m := range append(res.mutations, res.panics...) {
-		t.Error(m)
+		assert.Fail(t, m)
 	}
 	t.Logf("contract audit: %d corpus modules (%d parsed files and irgen modules, the rest barrier outputs; %d files do not parse, %d refused for a false phase claim), "+
 		"%d pipelines (%d registered passes + %v), %d pipeline/module pairs, %d accepted, %d failing (a pass error, not a contract question), "+
@@ -281,22 +281,14 @@ func stripSymbols(info passes.Info) *passes.Pass {
 func TestAuditCatchesFalseContracts(t *testing.T) {
 	path := "../testdata/models/mlp_legalized.tvms"
 	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mod, errs := syntax.Parse(path, src)
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	require.False(t, errs.HasErrors(), "%v", errs)
 	lowered, err := barrier.Lower(mustCanonicalize(t, mod))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pc := &passes.PassContext{}
 	withSymbols, err := pc.Run(context.Background(), lower.AttachGlobalSymbol, lowered)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	corpus := []corpusModule{{"mlp with symbols", withSymbols}}
 
 	gs := phase.Of(phase.GlobalSymbols)
@@ -316,11 +308,10 @@ func TestAuditCatchesFalseContracts(t *testing.T) {
 		})),
 	}
 	res := audit(corpus, pipelines)
-	if res.accepted != len(pipelines) || res.failed != 1 {
-		t.Fatalf("accepted %d, failed %d; want %d and 1", res.accepted, res.failed, len(pipelines))
-	}
-	if len(res.mutations) != 1 || !strings.Contains(res.mutations[0], "pass TMutates mutated its input module") {
-		t.Errorf("mutations: %q", res.mutations)
+	require.Equal(t, len(pipelines), res.accepted, "accepted")
+	require.Equal(t, 1, res.failed, "failed")
+	if assert.Len(t, res.mutations, 1, "mutations") {
+		assert.Contains(t, res.mutations[0], "pass TMutates mutated its input module", "mutations")
 	}
 	var got []string
 	for _, v := range res.violations {
@@ -331,23 +322,19 @@ func TestAuditCatchesFalseContracts(t *testing.T) {
 		{"TStripEstablishes", "the pass is wrong"},
 		{"TStripPreserves", "invalidate it in the contract, or fix the pass"},
 	}
-	if len(got) != len(verdicts) {
-		t.Fatalf("want %d violations, got:\n%s", len(verdicts), strings.Join(got, "\n"))
-	}
+	require.Len(t, got, len(verdicts), "violations:\n%s", strings.Join(got, "\n"))
 	for i, w := range verdicts {
 		prefix := "pass " + w.pass + " on mlp with symbols: claimed GlobalSymbols does not hold: "
-		if !strings.HasPrefix(got[i], prefix) || !strings.Contains(got[i], "WF038") || !strings.Contains(got[i], w.verdict) {
-			t.Errorf("violation %d: %s\nwant prefix %q, the first WF038 violation and %q", i, got[i], prefix, w.verdict)
-		}
+		assert.True(t, strings.HasPrefix(got[i], prefix), "violation %d: %s\nwant prefix %q", i, got[i], prefix)
+		assert.Contains(t, got[i], "WF038", "violation %d", i)
+		assert.Contains(t, got[i], w.verdict, "violation %d", i)
 	}
 }
 
 func mustCanonicalize(t *testing.T, mod *ir.Module) *ir.Module {
 	t.Helper()
 	out, err := barrier.Canonicalize(mod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return out
 }
 
@@ -363,18 +350,16 @@ func TestContractAuditPairs(t *testing.T) {
 	for _, a := range names {
 		for _, b := range names {
 			p, errs := barrier.Registry.ParseAndBuild("pipeline", a+","+b)
-			if errs != nil {
-				t.Fatal(errs)
-			}
+			require.Nil(t, errs)
 			pipelines = append(pipelines, p)
 		}
 	}
 	res := audit(files, pipelines)
 	for _, v := range res.violations {
-		t.Error(v)
+		assert.Fail(t, v.String())
 	}
 	for _, m := range append(res.mutations, res.panics...) {
-		t.Error(m)
+		assert.Fail(t, m)
 	}
 	t.Logf("contract audit of pass pairs: %d modules, %d pipelines, %d pairs, %d accepted, %d failing, %d property checks, %d violations, %v",
 		len(files), len(pipelines), res.runs, res.accepted, res.failed, res.checks, len(res.violations), time.Since(start).Round(time.Millisecond))

@@ -2,6 +2,7 @@ package barrier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -25,12 +26,25 @@ type Barrier struct {
 	To phase.Phase
 	// Steps are the passes the barrier runs, in order.
 	Steps []*passes.Pass
+	// OptLevel gates the barrier as a pipeline step, as TVM's PassContext
+	// gates a pass: the lowering barriers have 0 and always run; the
+	// optimize barrier has 1, so at opt level 0 it is skipped and the
+	// module goes to the lower barrier in phase ingest.
+	OptLevel int
+	// Fixpoint runs Steps as one passes.Fixpoint (rounds until a round
+	// changes nothing), each step gated by the context's opt level, as an
+	// optimization sequence is; the lowering barriers run each step once,
+	// ungated.
+	Fixpoint bool
 }
 
 // The barriers, in pipeline order.
 var (
 	CanonicalizeBarrier = &Barrier{Name: "canonicalize", To: phase.Ingest, Steps: canonicalizeSteps,
 		Doc: "barrier: normalize and lambda-lift any well-formed module, then check the ingest invariants"}
+	OptimizeBarrier = &Barrier{Name: "optimize", From: []phase.Phase{phase.Ingest, phase.Optimize}, To: phase.Optimize, Steps: optimizeSteps,
+		OptLevel: 1, Fixpoint: true,
+		Doc: "barrier: run the optimization passes to a fixpoint, gated by the opt level, on an ingest module, then check the optimize invariants"}
 	LowerBarrier = &Barrier{Name: "lower", From: []phase.Phase{phase.Ingest, phase.Optimize, phase.Lower}, To: phase.Lower, Steps: lowerSteps,
 		Doc: "barrier: run the lowering passes on an ingest/optimize module, then check the lower invariants"}
 	BuildBarrier = &Barrier{Name: "build", From: []phase.Phase{phase.Lower, phase.Build}, To: phase.Build, Steps: buildSteps,
@@ -38,7 +52,9 @@ var (
 )
 
 // Barriers returns the barriers in pipeline order.
-func Barriers() []*Barrier { return []*Barrier{CanonicalizeBarrier, LowerBarrier, BuildBarrier} }
+func Barriers() []*Barrier {
+	return []*Barrier{CanonicalizeBarrier, OptimizeBarrier, LowerBarrier, BuildBarrier}
+}
 
 // Pass returns the barrier as a pipeline step of its name (AlwaysRun).
 func (b *Barrier) Pass() *passes.Pass { return barrierPasses[b] }
@@ -52,16 +68,27 @@ func (b *Barrier) Pass() *passes.Pass { return barrierPasses[b] }
 var barrierPasses = func() map[*Barrier]*passes.Pass {
 	m := map[*Barrier]*passes.Pass{}
 	for _, b := range Barriers() {
-		m[b] = passes.Define(b.Info(), passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-			return b.run(mod, env.Run)
-		}))
+		m[b] = b.definePass()
 	}
 	return m
 }()
 
+// definePass defines the barrier's pipeline step.
+func (b *Barrier) definePass() *passes.Pass {
+	return passes.Define(b.Info(), passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
+		return b.run(mod, env.Run)
+	}))
+}
+
 // Canonicalize takes any well-formed module to phase Ingest.
 func Canonicalize(mod *ir.Module) (*ir.Module, error) {
 	return CanonicalizeBarrier.Run(context.Background(), mod)
+}
+
+// Optimize takes an Ingest module to phase Optimize, running the
+// optimization sequence at the default opt level (passes.DefaultOptLevel).
+func Optimize(mod *ir.Module) (*ir.Module, error) {
+	return OptimizeBarrier.Run(context.Background(), mod)
 }
 
 // Lower takes an Ingest or Optimize module to phase Lower.
@@ -70,10 +97,10 @@ func Lower(mod *ir.Module) (*ir.Module, error) { return LowerBarrier.Run(context
 // Build takes a Lower module to phase Build.
 func Build(mod *ir.Module) (*ir.Module, error) { return BuildBarrier.Run(context.Background(), mod) }
 
-// Info is the barrier's pass contract: it accepts its From phases, always
-// runs, and leaves the module in its To phase.
+// Info is the barrier's pass contract: it accepts its From phases, runs at
+// its OptLevel (always, at 0), and leaves the module in its To phase.
 func (b *Barrier) Info() passes.Info {
-	in := passes.Info{Name: b.Name, Doc: b.Doc, AlwaysRun: true, Accepts: b.From, Leaves: b.To}
+	in := passes.Info{Name: b.Name, Doc: b.Doc, OptLevel: b.OptLevel, AlwaysRun: b.OptLevel == 0, Accepts: b.From, Leaves: b.To}
 	if len(b.From) == 0 {
 		in.Requires = map[phase.Property]string{
 			phase.WellFormed: "it accepts a module in any phase but repairs nothing: no pass restores the structural rules",
@@ -84,13 +111,14 @@ func (b *Barrier) Info() passes.Info {
 
 // Run runs the barrier's passes in order, then checks the
 // invariants of b.To. It returns the module with its phase recorded, or an
-// *Error. The input is not modified.
+// *Error. The input is not modified. A Fixpoint barrier's steps are gated
+// at the default opt level (passes.DefaultOptLevel).
 func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
 	_, props, err := passes.StartState(mod)
 	if err != nil {
 		return nil, err
 	}
-	pc := &passes.PassContext{OptLevel: 3}
+	pc := passes.NewPassContext()
 	return b.run(mod, func(p *passes.Pass, m *ir.Module) (*ir.Module, error) {
 		out, err := pc.Execute(ctx, p, m, props)
 		if err == nil {
@@ -113,13 +141,21 @@ func (b *Barrier) run(mod *ir.Module, exec func(*passes.Pass, *ir.Module) (*ir.M
 	if p, err := phase.Recorded(mod); err == nil && p == b.To {
 		return mod, nil
 	}
+	steps := b.Steps
+	if b.Fixpoint && len(steps) > 0 {
+		steps = []*passes.Pass{passes.Fixpoint(b.Steps...)}
+	}
 	out, last := mod, ""
-	for _, s := range b.Steps {
+	for _, s := range steps {
 		next, err := exec(s, out)
 		if err != nil {
-			return nil, &Error{Barrier: b, LastPass: s.Name(), Failed: true, Err: err}
+			failed := s.Name()
+			if pe := (*passes.PassError)(nil); errors.As(err, &pe) {
+				failed = pe.Pass // the step itself, or the pass of a fixpoint that failed
+			}
+			return nil, &Error{Barrier: b, LastPass: failed, Failed: true, Err: err}
 		}
-		out, last = next, s.Name()
+		out, last = next, s.String()
 	}
 	if errs := wellformed.Check(out, b.To); errs.HasErrors() {
 		return nil, b.failure(out, last, errs)

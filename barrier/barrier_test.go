@@ -1,10 +1,12 @@
 package barrier_test
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
@@ -27,9 +29,7 @@ func TestRefusedStatically(t *testing.T) {
 func parse(t *testing.T, path string) []byte {
 	t.Helper()
 	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return src
 }
 
@@ -39,34 +39,21 @@ func parse(t *testing.T, path string) []byte {
 func TestGoFunctions(t *testing.T) {
 	path := "../testdata/models/mlp_legalized.tvms"
 	mod, errs := syntax.Parse(path, parse(t, path))
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	require.False(t, errs.HasErrors(), "%v", errs)
 	before := printer.Print(mod)
 	ing, err := barrier.Canonicalize(mod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, _ := phase.Recorded(ing); p != phase.Ingest {
-		t.Errorf("canonicalize recorded %v", p)
-	}
+	require.NoError(t, err)
+	p, _ := phase.Recorded(ing)
+	assert.Equal(t, phase.Ingest, p, "canonicalize recorded")
 	low, err := barrier.Lower(ing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, _ := phase.Recorded(low); p != phase.Lower {
-		t.Errorf("lower recorded %v", p)
-	}
+	require.NoError(t, err)
+	p, _ = phase.Recorded(low)
+	assert.Equal(t, phase.Lower, p, "lower recorded")
 	built, err := barrier.Build(low)
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	if p, _ := phase.Recorded(built); p != phase.Build {
-		t.Errorf("build recorded %v", p)
-	}
-	if printer.Print(mod) != before {
-		t.Error("a barrier modified its input")
-	}
+	require.NoError(t, err, "build")
+	p, _ = phase.Recorded(built)
+	assert.Equal(t, phase.Build, p, "build recorded")
+	assert.Equal(t, before, printer.Print(mod), "a barrier modified its input")
 }
 
 // TestBuildRefusesFalseClaim: a module that claims phase lower but still
@@ -78,26 +65,20 @@ func TestBuildRefusesFalseClaim(t *testing.T) {
 	path := "../testdata/passes/CallTIRRewrite/call_tir.tvms"
 	src := strings.Replace(string(parse(t, path)), "class Module:\n", "class Module:\n    I.module_attrs({\"phase\": \"lower\"})\n", 1)
 	mod, errs := syntax.Parse(path, []byte(src))
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	require.False(t, errs.HasErrors(), "%v", errs)
 	_, err := barrier.Build(mod)
 	var l diag.List
-	if !errors.As(err, &l) || len(l) == 0 || l[0].Code != passes.CodeFalseClaim {
-		t.Fatalf("build: got %v, want a CHK004 refusal", err)
-	}
+	require.ErrorAs(t, err, &l, "build: want a CHK004 refusal")
+	require.NotEmpty(t, l, "build: want a CHK004 refusal")
+	require.Equal(t, passes.CodeFalseClaim, l[0].Code, "build: got %v, want a CHK004 refusal", err)
 	hinted := 0
 	for _, d := range l[1:] {
 		if r, ok := wellformed.LookupRule(d.Code); ok && r.Property == phase.NoCallTIR {
-			if !strings.Contains(d.Hint, "CallTIRRewrite") {
-				t.Errorf("%s: hint %q does not name CallTIRRewrite", d, d.Hint)
-			}
+			assert.Contains(t, d.Hint, "CallTIRRewrite", "%s: hint does not name CallTIRRewrite", d)
 			hinted++
 		}
 	}
-	if hinted != 2 {
-		t.Fatalf("want 2 NoCallTIR diagnostics (one per call_tir) in:\n%s", l)
-	}
+	require.Equal(t, 2, hinted, "want 2 NoCallTIR diagnostics (one per call_tir) in:\n%s", l)
 }
 
 // TestHintNeverNamesTheFailingStep: the lower barrier refuses a module with
@@ -106,24 +87,15 @@ func TestBuildRefusesFalseClaim(t *testing.T) {
 func TestHintNeverNamesTheFailingStep(t *testing.T) {
 	path := "../testdata/relax_closure_capture.tvms"
 	mod, errs := syntax.Parse(path, parse(t, path))
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	require.False(t, errs.HasErrors(), "%v", errs)
 	p, errs := barrier.Registry.ParseAndBuild("--passes", "lower")
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	ph, props, err := passes.StartState(mod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	errs = passes.Check(p, passes.NewPassContext(), ph, props)
-	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "missing {NoNestedFunctions}") {
-		t.Fatalf("want the lower barrier refused for NoNestedFunctions, got %v", errs)
-	}
-	if want := "provided by LambdaLift {NoNestedFunctions}, canonicalize phase ingest {NoNestedFunctions}"; errs[0].Hint != want {
-		t.Errorf("hint %q, want %q", errs[0].Hint, want)
-	}
+	require.Len(t, errs, 1, "want the lower barrier refused for NoNestedFunctions")
+	require.Contains(t, errs[0].Msg, "missing {NoNestedFunctions}", "want the lower barrier refused for NoNestedFunctions")
+	assert.Equal(t, "provided by LambdaLift {NoNestedFunctions}, canonicalize phase ingest {NoNestedFunctions}", errs[0].Hint, "hint")
 }
 
 // TestHintChainRuns: when no single pass provides what a step misses, the
@@ -132,26 +104,16 @@ func TestHintNeverNamesTheFailingStep(t *testing.T) {
 func TestHintChainRuns(t *testing.T) {
 	path := "../testdata/relax_mlp_symbolic_batch.tvms"
 	mod, errs := syntax.Parse(path, parse(t, path))
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	require.False(t, errs.HasErrors(), "%v", errs)
 	ph, props, err := passes.StartState(mod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p, errs := barrier.Registry.ParseAndBuild("--passes", "VMShapeLower")
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	errs = passes.Check(p, passes.NewPassContext(), ph, props)
-	if len(errs) != 1 || !strings.Contains(errs[0].Hint, "; run lower,build first") {
-		t.Fatalf("want the chain lower,build in the hint, got %v", errs)
-	}
+	require.Len(t, errs, 1, "want the chain lower,build in the hint")
+	require.Contains(t, errs[0].Hint, "; run lower,build first", "want the chain lower,build in the hint")
 	p, errs = barrier.Registry.ParseAndBuild("--passes", "lower,build,VMShapeLower")
-	if errs != nil {
-		t.Fatal(errs)
-	}
-	if _, err := passes.NewPassContext().Run(t0, p, mod); err != nil {
-		t.Errorf("the hinted chain fails: %v", err)
-	}
+	require.Nil(t, errs)
+	_, err = passes.NewPassContext().Run(t0, p, mod)
+	assert.NoError(t, err, "the hinted chain fails")
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes/passtest"
@@ -40,9 +43,9 @@ func reach(mod *ir.Module) (phase.Phase, *barrier.Error, error) {
 	return reached, nil, nil
 }
 
-// TestCorpusReachesFurthestPhase runs canonicalize, lower and build on every
-// corpus module and pins, per file, the phase reached and what the
-// stopping barrier reports missing (testdata/passes/barriers/corpus.golden;
+// TestCorpusReachesFurthestPhase runs the barriers (canonicalize, optimize,
+// lower, build) on every corpus module and pins, per file, the phase
+// reached and what the stopping barrier reports missing (testdata/passes/barriers/corpus.golden;
 // -update rewrites it). It also checks that the report is exact: the
 // missing properties are precisely the target invariants the checker finds
 // violated, and each names the pass that would establish it.
@@ -50,15 +53,11 @@ func TestCorpusReachesFurthestPhase(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/*.tvms")
 	models, _ := filepath.Glob("../testdata/models/*.tvms")
 	files = append(files, models...)
-	if len(files) == 0 {
-		t.Fatal("no corpus files")
-	}
+	require.NotEmpty(t, files, "no corpus files")
 	var b strings.Builder
 	for _, f := range files {
 		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		mod, perrs := syntax.Parse(f, src)
 		name := strings.TrimPrefix(filepath.ToSlash(f), "../testdata/")
 		if perrs.HasErrors() || mod == nil {
@@ -66,8 +65,7 @@ func TestCorpusReachesFurthestPhase(t *testing.T) {
 			continue
 		}
 		reached, be, err := reach(mod)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
+		if !assert.NoError(t, err, name) {
 			continue
 		}
 		fmt.Fprintf(&b, "%s: reaches %v", name, reached)
@@ -87,17 +85,13 @@ func TestCorpusReachesFurthestPhase(t *testing.T) {
 	golden := "../testdata/passes/barriers/corpus.golden"
 	if passtest.Updating() {
 		os.MkdirAll(filepath.Dir(golden), 0o755)
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
 		return
 	}
 	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./barrier -update)", err)
-	}
+	require.NoError(t, err, "run go test ./barrier -update")
 	if string(want) != b.String() {
-		t.Errorf("corpus results differ from %s (go test ./barrier -update):\n%s", golden,
+		assert.Failf(t, "corpus results differ from "+golden+" (go test ./barrier -update)", "%s",
 			unified(string(want), b.String()))
 	}
 }
@@ -108,21 +102,17 @@ func checkExact(t *testing.T, name string, be *barrier.Error) {
 	if be.Failed {
 		return
 	}
-	if len(be.Diags) == 0 || be.Diags[0].Code != barrier.CodeBarrier {
-		t.Errorf("%s: barrier error without its summary diagnostic", name)
+	if assert.NotEmpty(t, be.Diags, "%s: barrier error without its summary diagnostic", name) {
+		assert.Equal(t, barrier.CodeBarrier, be.Diags[0].Code, "%s: barrier error without its summary diagnostic", name)
 	}
 	for _, m := range be.Missing {
-		if m.By == "" {
-			t.Errorf("%s: missing %v names no pass", name, m.Property)
-		}
+		assert.NotEmpty(t, m.By, "%s: missing %v names no pass", name, m.Property)
 		found := false
 		for _, d := range be.Diags[1:] {
 			if r, ok := wellformed.LookupRule(d.Code); ok && r.Property == m.Property {
 				found = true
 			}
 		}
-		if !found {
-			t.Errorf("%s: missing %v has no diagnostic", name, m.Property)
-		}
+		assert.True(t, found, "%s: missing %v has no diagnostic", name, m.Property)
 	}
 }

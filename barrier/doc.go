@@ -5,18 +5,25 @@
 // checker's diagnostics, the last pass that ran, and, for each missing
 // property, the pass that would establish it.
 //
-// The three barriers, each usable as a Go function and as a pipeline step
+// The four barriers, each usable as a Go function and as a pipeline step
 // of the same name (Barrier.Pass):
 //
 //	Canonicalize  any well-formed module -> Ingest   (step "canonicalize")
+//	Optimize      Ingest/Optimize -> Optimize         (step "optimize")
 //	Lower         Ingest/Optimize -> Lower            (step "lower")
 //	Build         Lower -> Build                      (step "build")
+//
+// Optimize is TVM's named optimization pipeline (relax.get_pipeline): it
+// runs optimizeSteps to a fixpoint, each pass gated by the opt level, and
+// is itself gated at opt level 1, so at -O0 a pipeline skips it and the
+// module reaches the lower barrier in phase ingest. The other barriers
+// always run and run every step.
 //
 // A barrier's sequence is data (Barrier.Steps): a list of pass values, so
 // a missing step is a compile error, and the generated PHASES.md shows the
 // whole pipeline with every step's contract. The passes a barrier runs are
-// not gated by the opt level: a barrier is one step of the enclosing
-// pipeline (AlwaysRun), and as a pipeline step it runs them through
+// not gated by the opt level (those of Optimize are): a barrier is one step
+// of the enclosing pipeline, and as a pipeline step it runs them through
 // passes.Env.Run, so instruments see each of them.
 //
 // Registry holds every pass of phasec (the barriers and their steps); it

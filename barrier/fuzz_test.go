@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -43,12 +45,8 @@ func FuzzCompile(f *testing.F) {
 		n++
 		return nil
 	})
-	if err != nil {
-		f.Fatal(err)
-	}
-	if n == 0 {
-		f.Fatal("no .tvms seeds under ../testdata")
-	}
+	require.NoError(f, err)
+	require.NotZero(f, n, "no .tvms seeds under ../testdata")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		done := make(chan struct{})
 		var failure string
@@ -64,11 +62,9 @@ func FuzzCompile(f *testing.F) {
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
-			t.Fatalf("compiling did not finish in 20s on %q", clip(string(src)))
+			require.Failf(t, "timeout", "compiling did not finish in 20s on %q", clip(string(src)))
 		}
-		if failure != "" {
-			t.Fatalf("%s\ninput:\n%s", failure, clip(string(src)))
-		}
+		require.Empty(t, failure, "input:\n%s", clip(string(src)))
 	})
 }
 

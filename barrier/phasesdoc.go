@@ -16,6 +16,11 @@ var phaseReasons = []string{
 	"**Optimize** has exactly Ingest's invariants: optimization passes are optional (opt level above 0) and must keep them. Dataflow blocks stay allowed because FuseOps, FoldConstant, RewriteDataflowReshape and CSE need them (each works inside dataflow blocks: `src/relax/transform/fuse_ops.cc`, `fold_constant.cc`, `rewrite_dataflow_reshape.cc`, `eliminate_common_subexpr.cc`).",
 	"**Lower** adds what the lowering sequence establishes: no high-level tensor ops (Legalized; LegalizeOps before CallTIRRewrite), no dataflow blocks, purity checking removed (item P3.4 of apache/tvm#15009: `relax.force_pure`, no pure overrides), no `call_tir`-family calls and explicit output allocation. The dataflow and purity invariants are separate properties so that RemovePurityChecking can require NoDataflow: the ordering is checked, not remembered.",
 	"**Build** is the contract TVM's VM codegen enforces (`src/relax/backend/vm/codegen_vm.cc`): only VM-legal ops, constant shapes and prim values in values, and `global_symbol` on every function. Memory planning and kill insertion are not invariants (a module without them is correct, only slower), so they are steps of the build barrier, not properties.",
+	"**How a module enters optimize**: the `optimize` barrier records it, as every phase is recorded: it runs the optimization sequence and then checks the optimize invariants before it records the phase, so a recorded phase is always a checked claim. " +
+		"The alternative, the first optimization pass recording it, was rejected: the phase would depend on which pass happens to run first and on gating (at opt level 0, or with FoldConstant disabled, another pass or none would record it), and every optimization pass would need a phase-changing contract, " +
+		"whereas with the barrier they keep `Leaves` unchanged and accept `ingest|optimize`, so any of them runs alone, before or after the barrier, in any order the contracts allow (pass shuffling relies on that). " +
+		"The barrier is TVM's named pipeline too (`relax.get_pipeline`): one place holds the sequence, runs it to a fixpoint and is gated as a whole (opt level 1: `-O0` skips it, and the lower barrier accepts ingest), each of its passes gated by its own opt level; pipelines read as the phases, `canonicalize,optimize,lower,build`. " +
+		"Like the other barriers it is idempotent: a module already in phase optimize passes through.",
 	"A recorded phase is a claim: the checker verifies it when a pipeline starts (one walk, `wellformed.Infer`; a false claim is refused with `CHK004` and the violations, never passed on), at every barrier and in `phasec check`. A module without a phase attribute is judged by the properties its content has, so hand-written or TVM-printed modules in any lowered form are accepted by the passes whose requirements they meet.",
 }
 
@@ -81,9 +86,11 @@ func PhasesDoc() string {
 	w("\n")
 
 	w("## Barriers\n\n")
-	w("A barrier is a Go function (`barrier.Canonicalize`, `barrier.Lower`, `barrier.Build`) and a pipeline step ")
-	w("(`phasec opt --passes canonicalize,lower,build`). It runs its passes in order, then checks the target phase; ")
-	w("on failure it names the last pass that ran and, for each missing property, the pass that would establish it.\n\n")
+	w("A barrier is a Go function (`barrier.Canonicalize`, `barrier.Optimize`, `barrier.Lower`, `barrier.Build`) and a pipeline step ")
+	w("(`phasec opt --passes canonicalize,optimize,lower,build`). It runs its passes in order, then checks the target phase; ")
+	w("on failure it names the last pass that ran and, for each missing property, the pass that would establish it. ")
+	w("The lowering barriers always run, and run every step; the optimize barrier is gated by the opt level as a whole and runs its steps ")
+	w("as `fixpoint(...)`, in rounds until a round changes nothing (at most `%s` rounds), each step gated by its own opt level.\n\n", passes.FixpointMaxIterations)
 	for _, br := range Barriers() {
 		from := "any well-formed module"
 		if len(br.From) > 0 {
@@ -94,6 +101,16 @@ func PhasesDoc() string {
 			from = strings.Join(names, ", ")
 		}
 		w("### `%s`: %s → %s\n\n", br.Name, from, br.To)
+		if br.OptLevel > 0 {
+			w("Opt level %d: skipped below it.", br.OptLevel)
+			if br.Fixpoint {
+				w(" Its steps run to a fixpoint, each gated by its opt level.")
+			}
+			w("\n\n")
+		}
+		if len(br.Steps) == 0 {
+			w("No steps yet: the barrier checks the invariants and records the phase.\n")
+		}
 		for i, s := range br.Steps {
 			w("%d. `%s`: %s\n", i+1, s.Name(), s.Info().Doc)
 		}
@@ -160,7 +177,8 @@ func PhasesDoc() string {
 	w("(typed, written `MyPass{name=value}` in pipelines and read with `env.Options()`). ")
 	w("`Define` rejects a requirement without a reason; the reasons are the ordering reasons listed above. ")
 	w("Give the function that does the work another name than the pass (`lower.LegalizeModule` for `lower.LegalizeOps`).\n")
-	w("2. List the value where it runs: in a barrier's steps (`barrier/steps.go`, Go values, so a missing pass does not compile) ")
+	w("2. List the value where it runs: in a barrier's steps (`barrier/steps.go`, Go values, so a missing pass does not compile; ")
+	w("an optimization in `optimizeSteps`, `barrier/optimize.go`, which the optimize barrier runs to a fixpoint) ")
 	w("and, for a pass no barrier runs, in `barrier.Registry`, which resolves the names of textual pipelines (`--passes`) ")
 	w("and lists the passes (`phasec passes`, this file).\n")
 	w("3. Write golden tests with `passes/passtest`: inputs in `testdata/passes/<Pass>/*.tvms`, expected outputs `*.out.tvms` ")

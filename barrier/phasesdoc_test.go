@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 )
 
@@ -11,10 +13,8 @@ import (
 // generated one, which is made from barrier.Registry and the barriers.
 func TestPhasesMDInSync(t *testing.T) {
 	want, err := os.ReadFile("../PHASES.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got := barrier.PhasesDoc(); got != string(want) {
-		t.Fatalf("PHASES.md is out of date: run `go run ./cmd/phasec doc phases`\n%s", unified(string(want), got))
+		require.Failf(t, "PHASES.md is out of date: run `go run ./cmd/phasec doc phases`", "%s", unified(string(want), got))
 	}
 }

@@ -31,12 +31,6 @@ var (
 	}
 )
 
-// optimizationPasses are the Optimize-phase passes (package transform),
-// which no barrier runs.
-var optimizationPasses = []*passes.Pass{
-	transform.FoldConstant,
-}
-
 // Registry holds every pass of phasec: the barriers, as the pipeline steps
 // canonicalize, lower and build, and the passes they run. It resolves the
 // names of textual pipelines (`phasec opt --passes`), lists the passes
@@ -50,5 +44,23 @@ func allPasses() []*passes.Pass {
 		all = append(all, b.Pass())
 		all = append(all, b.Steps...)
 	}
-	return append(all, optimizationPasses...)
+	// The Optimize-phase passes (package transform), run by no barrier.
+	all = append(all,
+		transform.FoldConstant,
+		transform.BindParams,
+		transform.DecomposeOpsForInference,
+		transform.DecomposeOpsForTraining,
+		transform.BindSymbolicVars,
+		transform.CanonicalizeBindings,
+		transform.DeadCodeElimination,
+		transform.EliminateCommonSubexpr,
+		transform.ConvertToDataflow,
+		transform.TopologicalSort,
+		transform.RemoveUnusedParameters,
+		transform.RemoveUnusedOutputsInner,
+		transform.ExpandTupleArgumentsInner,
+		transform.NormalizeGlobalVar,
+		transform.InlinePrivateFunctions,
+	)
+	return all
 }

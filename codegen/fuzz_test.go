@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/ir"
@@ -47,18 +48,13 @@ func FuzzBuild(f *testing.F) {
 		}
 		exe, diags := Build(mod)
 		if diags != nil {
-			if !diags.HasErrors() {
-				t.Fatalf("Build failed without an error diagnostic: %v", diags)
-			}
+			require.True(t, diags.HasErrors(), "Build failed without an error diagnostic: %v", diags)
 			return
 		}
 		back, err := vm.Unmarshal(exe.Marshal())
-		if err != nil {
-			t.Fatalf("the executable does not survive the binary format: %v", err)
-		}
-		if _, err := loader.Link(back, vm.Options{}); err != nil {
-			t.Fatalf("a built executable does not link: %v", err)
-		}
+		require.NoError(t, err, "the executable does not survive the binary format")
+		_, err = loader.Link(back, vm.Options{})
+		require.NoError(t, err, "a built executable does not link")
 	})
 }
 
@@ -89,14 +85,11 @@ func FuzzModelExecutables(f *testing.F) {
 		mod := parseFile(f, path)
 		var err error
 		for _, b := range []func(*ir.Module) (*ir.Module, error){barrier.Canonicalize, barrier.Lower, barrier.Build} {
-			if mod, err = b(mod); err != nil {
-				f.Fatal(err)
-			}
+			mod, err = b(mod)
+			require.NoError(f, err)
 		}
 		exe, diags := Build(mod)
-		if diags != nil {
-			f.Fatal(diags)
-		}
+		require.Nil(f, diags)
 		data := exe.Marshal()
 		f.Add(data, false)
 		f.Add(data[24:], true)
@@ -126,8 +119,8 @@ func FuzzModelExecutables(f *testing.F) {
 			for i := range args {
 				args[i] = fuzzArg(fn, i)
 			}
-			if _, _, err := machine.Call(ctx, fn.Name, args); err != nil && strings.Contains(err.Error(), "internal error") {
-				t.Fatalf("%s: %v", fn.Name, err)
+			if _, _, err := machine.Call(ctx, fn.Name, args); err != nil {
+				require.NotContains(t, err.Error(), "internal error", fn.Name)
 			}
 		}
 	})

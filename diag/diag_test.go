@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestSpanString(t *testing.T) {
@@ -17,21 +18,15 @@ func TestSpanString(t *testing.T) {
 		{Span{File: "m.tvms"}, "m.tvms"},
 	}
 	for _, tt := range tests {
-		if got := tt.s.String(); got != tt.want {
-			t.Errorf("%#v.String() = %q, want %q", tt.s, got, tt.want)
-		}
+		assert.Equal(t, tt.want, tt.s.String(), "%#v.String()", tt.s)
 	}
 }
 
 func TestDiagnosticString(t *testing.T) {
 	d := &Diagnostic{Span: Span{File: "m.tvms", Line: 2, Col: 5}, Code: "WF030", Msg: "dataflow block", Hint: "run ToNonDataflow"}
-	if got, want := d.String(), "m.tvms:2:5: error WF030: dataflow block (hint: run ToNonDataflow)"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
+	assert.Equal(t, "m.tvms:2:5: error WF030: dataflow block (hint: run ToNonDataflow)", d.String())
 	w := &Diagnostic{Span: Span{File: "m.tvms", Line: 1, Col: 1}, Severity: Warning, Msg: "w"}
-	if got, want := w.String(), "m.tvms:1:1: warning: w"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
+	assert.Equal(t, "m.tvms:1:1: warning: w", w.String())
 }
 
 // TestDedupSortsAndRemovesExactDuplicates: order is file, line, column,
@@ -45,29 +40,21 @@ func TestDedupSortsAndRemovesExactDuplicates(t *testing.T) {
 	l.Add(Span{File: "a", Line: 2, Col: 4}, "WF001", "other message")
 	got := l.Dedup()
 	want := []string{"a:2:4: error WF001: other message", "a:2:4: error WF001: z", "a:9:1: error WF001: y", "b:1:1: error WF002: x"}
-	if len(got) != len(want) {
-		t.Fatalf("Dedup kept %d diagnostics, want %d:\n%v", len(got), len(want), got)
-	}
+	require.Len(t, got, len(want), "Dedup kept:\n%v", got)
 	for i := range want {
-		if got[i].String() != want[i] {
-			t.Errorf("[%d] = %q, want %q", i, got[i].String(), want[i])
-		}
+		assert.Equal(t, want[i], got[i].String(), "[%d]", i)
 	}
 }
 
 func TestErrOnlyForErrors(t *testing.T) {
 	var l List
-	if l.Err() != nil {
-		t.Error("an empty list is an error")
-	}
+	assert.NoError(t, l.Err(), "an empty list is an error")
 	l = append(l, &Diagnostic{Severity: Warning, Msg: "w"})
-	if l.Err() != nil || l.HasErrors() {
-		t.Error("a warning-only list is an error")
-	}
+	assert.NoError(t, l.Err(), "a warning-only list is an error")
+	assert.False(t, l.HasErrors(), "a warning-only list is an error")
 	l.Add(Span{}, "", "e")
-	if l.Err() == nil || !l.HasErrors() {
-		t.Error("a list with an error is not an error")
-	}
+	assert.Error(t, l.Err(), "a list with an error is not an error")
+	assert.True(t, l.HasErrors(), "a list with an error is not an error")
 }
 
 func TestGrouped(t *testing.T) {
@@ -83,26 +70,22 @@ func TestGrouped(t *testing.T) {
 	}
 	got := l.Grouped(20)
 	// 20 of WF001 (lines 10..29), all 5 WF002, all 3 codeless, one note.
-	if len(got) != 20+5+3+1 {
-		t.Fatalf("%d diagnostics, want 29:\n%v", len(got), got)
-	}
+	require.Len(t, got, 20+5+3+1, "diagnostics:\n%v", got)
 	count := map[Code]int{}
 	for _, d := range got[:len(got)-1] {
 		count[d.Code]++
-		if d.Code == "WF001" && d.Span.Line >= 30 {
-			t.Errorf("kept a WF001 past the first 20: line %d", d.Span.Line)
+		if d.Code == "WF001" {
+			assert.Less(t, d.Span.Line, 30, "kept a WF001 past the first 20")
 		}
 	}
-	if count["WF001"] != 20 || count["WF002"] != 5 || count[""] != 3 {
-		t.Errorf("counts %v", count)
-	}
+	assert.Equal(t, 20, count["WF001"], "counts %v", count)
+	assert.Equal(t, 5, count["WF002"], "counts %v", count)
+	assert.Equal(t, 3, count[""], "counts %v", count)
 	note := got[len(got)-1]
-	if note.Severity != Note || note.Code != "WF001" || !strings.HasPrefix(note.Msg, "5 more WF001 diagnostics not shown (25 in all") {
-		t.Errorf("note %v", note)
-	}
-	if small := l[:10].Grouped(20); len(small) != 10 {
-		t.Errorf("a list under the limit changed: %d", len(small))
-	}
+	assert.Equal(t, Note, note.Severity, "note %v", note)
+	assert.Equal(t, Code("WF001"), note.Code, "note %v", note)
+	assert.True(t, strings.HasPrefix(note.Msg, "5 more WF001 diagnostics not shown (25 in all"), "note %v", note)
+	assert.Len(t, l[:10].Grouped(20), 10, "a list under the limit changed")
 }
 
 func TestRelatedNotesFollowTheirDiagnostic(t *testing.T) {

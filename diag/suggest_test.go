@@ -1,6 +1,10 @@
 package diag
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 func TestClosest(t *testing.T) {
 	cands := []string{"R.nn.relu", "R.nn.gelu", "R.add", "ToNonDataflow", "CallTIRRewrite"}
@@ -16,9 +20,7 @@ func TestClosest(t *testing.T) {
 		{"R.totally_else", ""},
 	}
 	for _, tt := range tests {
-		if got := Closest(tt.name, cands); got != tt.want {
-			t.Errorf("Closest(%q) = %q, want %q", tt.name, got, tt.want)
-		}
+		assert.Equal(t, tt.want, Closest(tt.name, cands), "Closest(%q)", tt.name)
 	}
 }
 
@@ -27,8 +29,6 @@ func TestEditDistance(t *testing.T) {
 		a, b string
 		want int
 	}{{"kitten", "sitting", 3}, {"relu", "rleu", 1}, {"", "abc", 3}, {"same", "same", 0}} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
+		assert.Equal(t, tt.want, editDistance(tt.a, tt.b), "editDistance(%q, %q)", tt.a, tt.b)
 	}
 }

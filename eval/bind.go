@@ -158,4 +158,19 @@ func registerBuiltins(m *Machine) {
 		}
 		return op.Shape(append([]int64{}, t.Shape...)), nil
 	})
+	// DecomposeOps turns R.tensor_to_shape into a call_pure_packed of it.
+	m.Register(abi.BuiltinTensorToShape, func(args []op.Value) (op.Value, error) {
+		if len(args) != 1 {
+			return nil, fmt.Errorf("%s takes 1 argument", abi.BuiltinTensorToShape)
+		}
+		t, ok := args[0].(*tensor.Tensor)
+		if !ok || len(t.Shape) != 1 || !op.IRDType(t.DType).IsInteger() {
+			return nil, fmt.Errorf("%s expects a 1-d integer tensor, got %s", abi.BuiltinTensorToShape, op.KindOf(args[0]))
+		}
+		shape := make(op.Shape, t.Shape[0])
+		for i := range shape {
+			shape[i] = int64(t.Float64At(i))
+		}
+		return shape, nil
+	})
 }

@@ -3,6 +3,9 @@ package ir
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCanProveEqual(t *testing.T) {
@@ -29,12 +32,8 @@ func TestCanProveEqual(t *testing.T) {
 		{x, n, false},
 	}
 	for _, c := range cases {
-		if got := CanProveEqual(c.a, c.b); got != c.want {
-			t.Errorf("CanProveEqual(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
-		}
-		if got := CanProveEqual(c.b, c.a); got != c.want {
-			t.Errorf("CanProveEqual(%s, %s) = %v, want %v (swapped)", c.b, c.a, got, c.want)
-		}
+		assert.Equal(t, c.want, CanProveEqual(c.a, c.b), "CanProveEqual(%s, %s)", c.a, c.b)
+		assert.Equal(t, c.want, CanProveEqual(c.b, c.a), "CanProveEqual(%s, %s) (swapped)", c.b, c.a)
 	}
 }
 
@@ -95,13 +94,12 @@ func TestConstBounds(t *testing.T) {
 	}
 	for _, c := range cases {
 		lo, hi, ok := an.ConstBounds(c.e)
-		if !ok || lo != c.lo || hi != c.hi {
-			t.Errorf("ConstBounds(%s) = [%d, %d] ok=%v, want [%d, %d]", c.e, lo, hi, ok, c.lo, c.hi)
-		}
+		assert.True(t, ok, "ConstBounds(%s) ok", c.e)
+		assert.Equal(t, c.lo, lo, "ConstBounds(%s) low", c.e)
+		assert.Equal(t, c.hi, hi, "ConstBounds(%s) high", c.e)
 	}
-	if _, _, ok := an.ConstBounds(NewPrimVar("x", Float32)); ok {
-		t.Error("ConstBounds of a float reported ok")
-	}
+	_, _, ok := an.ConstBounds(NewPrimVar("x", Float32))
+	assert.False(t, ok, "ConstBounds of a float reported ok")
 }
 
 // The interval helpers saturate at the extremes rather than wrapping.
@@ -123,9 +121,7 @@ func TestSaturatingArithmetic(t *testing.T) {
 		{"6*7", satMul(6, 7), 42},
 	}
 	for _, c := range cases {
-		if c.got != c.want {
-			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
-		}
+		assert.Equal(t, c.want, c.got, c.name)
 	}
 }
 
@@ -159,18 +155,12 @@ func TestCanProveWithBounds(t *testing.T) {
 		{n, false}, // not a condition
 	}
 	for _, c := range cases {
-		if got := an.CanProve(c.cond); got != c.want {
-			t.Errorf("CanProve(%s) = %v, want %v", c.cond, got, c.want)
-		}
+		assert.Equal(t, c.want, an.CanProve(c.cond), "CanProve(%s)", c.cond)
 	}
 	// Without assumptions, shape variables are not non-negative.
-	if NewAnalyzer().CanProve(ge(m, i64(0))) {
-		t.Error("an empty analyzer assumed m >= 0")
-	}
+	assert.False(t, NewAnalyzer().CanProve(ge(m, i64(0))), "an empty analyzer assumed m >= 0")
 	var nilAn *Analyzer
-	if !nilAn.CanProve(lt(n, Add(n, i64(1)))) {
-		t.Error("a nil analyzer cannot prove n < n + 1")
-	}
+	assert.True(t, nilAn.CanProve(lt(n, Add(n, i64(1)))), "a nil analyzer cannot prove n < n + 1")
 }
 
 func TestAnalyzerSimplifyUsesBounds(t *testing.T) {
@@ -198,12 +188,8 @@ func TestAnalyzerSimplifyUsesBounds(t *testing.T) {
 		{&Select{Cond: ge(n, i64(0)), True: n, False: m}, "n", "T.Select(n >= 0, n, m)"},
 	}
 	for _, c := range cases {
-		if got := FormatPrim(an.Simplify(c.in), nil); got != c.withBounds {
-			t.Errorf("with bounds, Simplify(%s) = %s, want %s", c.in, got, c.withBounds)
-		}
-		if got := FormatPrim(Simplify(c.in), nil); got != c.without {
-			t.Errorf("without bounds, Simplify(%s) = %s, want %s", c.in, got, c.without)
-		}
+		assert.Equal(t, c.withBounds, FormatPrim(an.Simplify(c.in), nil), "with bounds, Simplify(%s)", c.in)
+		assert.Equal(t, c.without, FormatPrim(Simplify(c.in), nil), "without bounds, Simplify(%s)", c.in)
 	}
 }
 
@@ -212,18 +198,18 @@ func TestSetBoundsReplacesAndAssumeNonNegativeIntersects(t *testing.T) {
 	an := NewAnalyzer()
 	an.SetBounds(n, -5, 3)
 	an.AssumeNonNegative(n)
-	if lo, hi := an.VarBounds(n); lo != 0 || hi != 3 {
-		t.Fatalf("after AssumeNonNegative: [%d, %d], want [0, 3]", lo, hi)
-	}
+	lo, hi := an.VarBounds(n)
+	require.Equal(t, int64(0), lo, "after AssumeNonNegative: low")
+	require.Equal(t, int64(3), hi, "after AssumeNonNegative: high")
 	an.SetBounds(n, 2, 9)
-	if lo, hi := an.VarBounds(n); lo != 2 || hi != 9 {
-		t.Fatalf("after SetBounds: [%d, %d], want [2, 9]", lo, hi)
-	}
+	lo, hi = an.VarBounds(n)
+	require.Equal(t, int64(2), lo, "after SetBounds: low")
+	require.Equal(t, int64(9), hi, "after SetBounds: high")
 	s := NewPrimVar("s", Int32)
 	an.SetBounds(s, math.MinInt64, 1<<40)
-	if lo, hi := an.VarBounds(s); lo != math.MinInt32 || hi != math.MaxInt32 {
-		t.Fatalf("int32 bounds not clipped to the type: [%d, %d]", lo, hi)
-	}
+	lo, hi = an.VarBounds(s)
+	require.Equal(t, int64(math.MinInt32), lo, "int32 bounds not clipped to the type: low")
+	require.Equal(t, int64(math.MaxInt32), hi, "int32 bounds not clipped to the type: high")
 }
 
 func BenchmarkCanProveEqualShapeDims(b *testing.B) {

@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Short constructors for the tables.
@@ -176,10 +179,7 @@ func TestSimplifyCanonicalForms(t *testing.T) {
 		{Add(&BufferLoad{Buffer: I, Indices: []PrimExpr{n}}, n), "n + I[n]"},
 	}
 	for _, c := range cases {
-		got := FormatPrim(Simplify(c.in), nil)
-		if got != c.want {
-			t.Errorf("Simplify(%s) = %s, want %s", FormatPrim(c.in, nil), got, c.want)
-		}
+		assert.Equal(t, c.want, FormatPrim(Simplify(c.in), nil), "Simplify(%s)", FormatPrim(c.in, nil))
 	}
 }
 
@@ -189,9 +189,7 @@ func TestSimplifyDeterministicAcrossVariableIdentity(t *testing.T) {
 		return Add(Mul(Add(m, i64(1)), Sub(n, m)), FloorDiv(Mul(n, i64(6)), i64(4)))
 	}
 	a, b := FormatPrim(Simplify(build()), nil), FormatPrim(Simplify(build()), nil)
-	if a != b {
-		t.Fatalf("same structure printed differently: %s vs %s", a, b)
-	}
+	require.Equal(t, a, b, "same structure printed differently")
 	// Two distinct variables with one name: the first one met sorts first,
 	// whichever pointer it is.
 	for range 2 {
@@ -199,35 +197,26 @@ func TestSimplifyDeterministicAcrossVariableIdentity(t *testing.T) {
 		e := Add(Mul(x2, i64(3)), x1) // x2 occurs first
 		s := newSimplifier(nil)
 		p := s.poly(e)
-		if len(p.terms) != 2 || p.terms[0].coef != 3 || p.terms[1].coef != 1 {
-			t.Fatalf("tie between same-name variables not broken by first occurrence: %s", FormatPrim(s.toExpr(p), nil))
-		}
+		require.Len(t, p.terms, 2, "tie between same-name variables not broken by first occurrence: %s", FormatPrim(s.toExpr(p), nil))
+		require.Equal(t, int64(3), p.terms[0].coef, "tie between same-name variables not broken by first occurrence: %s", FormatPrim(s.toExpr(p), nil))
+		require.Equal(t, int64(1), p.terms[1].coef, "tie between same-name variables not broken by first occurrence: %s", FormatPrim(s.toExpr(p), nil))
 	}
 }
 
 func TestSimplifyKeepsDistinctSameNameVariables(t *testing.T) {
 	x1, x2 := SymVar("x"), SymVar("x")
-	if got := FormatPrim(Simplify(Sub(x1, x2)), nil); got != "x - x" {
-		t.Fatalf("x1 - x2 = %s, want the difference kept", got)
-	}
-	if CanProveEqual(x1, x2) {
-		t.Fatal("distinct variables named alike proved equal")
-	}
+	require.Equal(t, "x - x", FormatPrim(Simplify(Sub(x1, x2)), nil), "x1 - x2, want the difference kept")
+	require.False(t, CanProveEqual(x1, x2), "distinct variables named alike proved equal")
 }
 
 func TestSimplifyReturnsUnchangedNonIntegerNodes(t *testing.T) {
 	x := NewPrimVar("x", Float32)
 	e := &PrimCall{Op: "exp", Args: []PrimExpr{x}, Type: Float32}
-	if Simplify(e) != e {
-		t.Fatal("an already simple call was rebuilt")
-	}
+	require.Same(t, e, Simplify(e), "an already simple call was rebuilt")
 	n, c := SymVar("n"), I64(5)
-	if Simplify(n) != PrimExpr(n) || Simplify(c) != PrimExpr(c) {
-		t.Fatal("leaves were rebuilt")
-	}
-	if got := Simplify(NewInt(Int8, 200)); FormatTIR(got, nil) != "T.int8(-56)" {
-		t.Fatalf("out-of-range int8 literal not wrapped: %s", FormatTIR(got, nil))
-	}
+	require.Same(t, n, Simplify(n), "leaves were rebuilt")
+	require.Same(t, c, Simplify(c), "leaves were rebuilt")
+	require.Equal(t, "T.int8(-56)", FormatTIR(Simplify(NewInt(Int8, 200)), nil), "out-of-range int8 literal not wrapped")
 }
 
 // --- differential testing against an evaluator ---
@@ -384,9 +373,14 @@ func checkAgainstEval(t *testing.T, e, s PrimExpr, vars []*PrimVar, r *rand.Rand
 			continue
 		}
 		got, ok := evalInt(s, en)
-		if !ok || got != want {
-			t.Fatalf("%s\n  simplified to %s\n  differs at %v: want %d, got %d (ok=%v)",
-				FormatPrim(e, nil), FormatPrim(s, nil), describeEnv(en), want, got, ok)
+		// The messages are formatted only on failure: this loop is hot.
+		if !ok {
+			require.Failf(t, "the simplified form does not evaluate", "%s\n  simplified to %s\n  at %v: want %d",
+				FormatPrim(e, nil), FormatPrim(s, nil), describeEnv(en), want)
+		}
+		if got != want {
+			require.Failf(t, "the simplified form evaluates differently", "%s\n  simplified to %s\n  differs at %v: want %d, got %d",
+				FormatPrim(e, nil), FormatPrim(s, nil), describeEnv(en), want, got)
 		}
 	}
 }
@@ -409,11 +403,11 @@ func TestSimplifyMatchesEvaluation(t *testing.T) {
 		checkAgainstEval(t, e, s, vars, r, -20, 20)
 		// Idempotent: the canonical form is its own canonical form.
 		if a, b := FormatPrim(s, nil), FormatPrim(Simplify(s), nil); a != b {
-			t.Fatalf("not idempotent on %s: %s then %s", FormatPrim(e, nil), a, b)
+			require.Failf(t, "Simplify is not idempotent", "on %s: %s then %s", FormatPrim(e, nil), a, b)
 		}
 		// CanProveEqual agrees with the canonical form.
 		if !CanProveEqual(e, s) {
-			t.Fatalf("CanProveEqual(%s, its canonical form %s) = false", FormatPrim(e, nil), FormatPrim(s, nil))
+			require.Failf(t, "CanProveEqual disagrees with the canonical form", "CanProveEqual(%s, its canonical form %s) = false", FormatPrim(e, nil), FormatPrim(s, nil))
 		}
 	}
 }
@@ -436,9 +430,7 @@ func TestAnalyzerSimplifyMatchesEvaluationWithinBounds(t *testing.T) {
 		}
 		checkAgainstEval(t, e, s, vars, r, 0, 12)
 	}
-	if changed == 0 {
-		t.Fatal("bounds never changed a simplification; the analyzer is not consulted")
-	}
+	require.NotZero(t, changed, "bounds never changed a simplification; the analyzer is not consulted")
 }
 
 func BenchmarkSimplifySum100(b *testing.B) {
@@ -473,13 +465,9 @@ func TestSimplifyLongSums(t *testing.T) {
 		}
 		s := Simplify(e)
 		checkAgainstEval(t, e, s, vars, r, -9, 9)
-		if !CanProveEqual(Sub(e, s), i64(0)) {
-			t.Fatalf("%s - its canonical form is not 0", FormatPrim(e, nil))
-		}
+		require.True(t, CanProveEqual(Sub(e, s), i64(0)), "%s - its canonical form is not 0", FormatPrim(e, nil))
 	}
 	a, b := vars[0], vars[1]
 	e := Sub(Add(Add(Add(Add(Mul(a, b), a), i64(3)), Mul(b, a)), Mul(i64(2), b)), Add(a, Mul(i64(2), Mul(a, b))))
-	if got := FormatPrim(Simplify(e), nil); got != "b * 2 + 3" {
-		t.Fatalf("long sum = %s, want b * 2 + 3", got)
-	}
+	require.Equal(t, "b * 2 + 3", FormatPrim(Simplify(e), nil), "long sum")
 }

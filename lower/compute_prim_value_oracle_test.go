@@ -1,8 +1,9 @@
 package lower_test
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/syntax/printer"
@@ -24,7 +25,5 @@ class Module:
 `)
 	lowered := evaltest.CheckPipeline(t, mod, "canonicalize,lower", evaltest.Options{Dims: map[string]int64{"n": 7, "m": 3}})
 	out := evaltest.CheckPipeline(t, lowered, "ComputePrimValue", evaltest.Options{Dims: map[string]int64{"n": 7, "m": 3}})
-	if text := printer.Print(out); !strings.Contains(text, "T.ret(") {
-		t.Fatalf("ComputePrimValue generated no host function:\n%s", text)
-	}
+	require.Contains(t, printer.Print(out), "T.ret(", "ComputePrimValue generated no host function")
 }

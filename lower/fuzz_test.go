@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -28,14 +30,10 @@ func FuzzMemoryPasses(f *testing.F) {
 		"../testdata/passes/LowerRuntimeBuiltin/*.tvms", "../testdata/passes/ComputePrimValue/*.tvms",
 		"../testdata/passes/VMShapeLower/*.tvms", "../testdata/passes/barriers/build/*.tvms", "../testdata/lowered_*.tvms"} {
 		paths, err := filepath.Glob(glob)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		for _, p := range paths {
 			src, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
+			require.NoError(f, err)
 			f.Add(src)
 		}
 	}
@@ -47,9 +45,7 @@ func FuzzMemoryPasses(f *testing.F) {
 	built := make([]*passes.Pass, len(pipelines))
 	for i, text := range pipelines {
 		p, errs := barrier.Registry.ParseAndBuild("--passes", text)
-		if errs != nil {
-			f.Fatal(errs)
-		}
+		require.Nil(f, errs)
 		built[i] = p
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -60,15 +56,13 @@ func FuzzMemoryPasses(f *testing.F) {
 		for i, p := range built {
 			_, err := passes.NewPassContext().Run(context.Background(), p, mod)
 			var pe *passes.PassError
-			if errors.As(err, &pe) && pe.Panic {
-				t.Fatalf("%s panicked: %v\n%s", pipelines[i], pe.Err, pe.Stack)
+			if errors.As(err, &pe) {
+				require.False(t, pe.Panic, "%s panicked: %v\n%s", pipelines[i], pe.Err, pe.Stack)
 			}
 			var dl diag.List
 			if errors.As(err, &dl) {
 				for _, d := range dl {
-					if d.Code == ir.DiagInternal {
-						t.Fatalf("%s: internal error %v", pipelines[i], d)
-					}
+					require.NotEqual(t, ir.DiagInternal, d.Code, "%s: internal error %v", pipelines[i], d)
 				}
 			}
 		}

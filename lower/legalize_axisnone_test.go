@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
@@ -27,25 +29,15 @@ func runHandCases(t *testing.T, cases []handCase) {
 		t.Run(c.name, func(t *testing.T) {
 			mod := evaltest.Parse(t, c.name, legalCase{name: c.name, body: c.body}.module())
 			got, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
-			if errs.HasErrors() {
-				t.Fatal(errs)
-			}
+			require.False(t, errs.HasErrors(), "%v", errs)
 			text := printer.Print(got)
-			if !strings.Contains(text, "R.call_tir") {
-				t.Fatalf("not legalized:\n%s", text)
-			}
+			require.Contains(t, text, "R.call_tir", "not legalized")
 			want := evaltest.Parse(t, c.name+" want", legalCase{name: c.name, body: "gv = " + c.want}.module())
 			w, err := eval.New(want).Call("main")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			g, err := eval.New(got).Call("main")
-			if err != nil {
-				t.Fatalf("%v\n%s", err, text)
-			}
-			if err := eval.Compare(g, w, eval.Float32Tol); err != nil {
-				t.Fatalf("%v\n%s", err, text)
-			}
+			require.NoError(t, err, text)
+			require.NoError(t, eval.Compare(g, w, eval.Float32Tol), text)
 		})
 	}
 }
@@ -130,12 +122,9 @@ func TestConcatAxisNoneRoundTrip(t *testing.T) {
 		body: "gv = R.concat((x, y), axis=None)"}
 	mod := evaltest.Parse(t, "concat", c.module())
 	text := printer.Print(mod)
-	if !strings.Contains(text, "R.concat((x, y), axis=None)") || !strings.Contains(text, `R.Tensor((10,), dtype="float32")`) {
-		t.Fatalf("axis=None lost:\n%s", text)
-	}
-	if again := printer.Print(evaltest.Parse(t, "printed", text)); again != text {
-		t.Fatalf("not a fixed point:\n%s\n---\n%s", text, again)
-	}
+	require.Contains(t, text, "R.concat((x, y), axis=None)", "axis=None lost")
+	require.Contains(t, text, `R.Tensor((10,), dtype="float32")`, "axis=None lost")
+	require.Equal(t, text, printer.Print(evaltest.Parse(t, "printed", text)), "not a fixed point")
 }
 
 // scatter_elements reduction="mean": each element becomes the average of

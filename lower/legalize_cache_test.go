@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
@@ -27,9 +28,7 @@ func legalizeBothWays(t *testing.T, mod *ir.Module, o LegalizeOptions) (cached, 
 	}
 	withCache, cached := legalize(true)
 	without, built := legalize(false)
-	if d := ir.Diff(without, withCache, ir.EqualOptions{}); d != nil {
-		t.Errorf("%s: legalized with the kernel cache differs structurally at %s", mod.Source, d)
-	}
+	assert.Nil(t, ir.Diff(without, withCache, ir.EqualOptions{}), "%s: legalized with the kernel cache differs structurally", mod.Source)
 	return cached, built
 }
 

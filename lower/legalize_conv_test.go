@@ -2,8 +2,10 @@ package lower_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/lower"
@@ -18,12 +20,8 @@ func runFullyLegalized(t *testing.T, cases []legalCase) {
 	for _, c := range cases {
 		mod := evaltest.Parse(t, c.name, c.module())
 		got, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
-		if errs.HasErrors() {
-			t.Fatalf("%s: %v", c.name, errs)
-		}
-		if text := printer.Print(got); !strings.Contains(text, "R.call_tir") {
-			t.Errorf("%s: not legalized:\n%s", c.name, text)
-		}
+		require.False(t, errs.HasErrors(), "%s: %v", c.name, errs)
+		assert.Contains(t, printer.Print(got), "R.call_tir", "%s: not legalized", c.name)
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/lower"
@@ -92,14 +95,10 @@ func TestLegalizeLayoutOpsGolden(t *testing.T) {
 func legalizeFile(t *testing.T, path string) (src, legalized *ir.Module) {
 	t.Helper()
 	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	src = evaltest.Parse(t, path, string(text))
 	legalized, errs := lower.LegalizeModule(src, lower.LegalizeOptions{})
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	require.False(t, errs.HasErrors(), "%v", errs)
 	return src, legalized
 }
 
@@ -147,12 +146,8 @@ func TestLegalizeLayoutTransformOracle(t *testing.T) {
 func TestLayoutOpsPrintBack(t *testing.T) {
 	const path = "../testdata/tvm_forms/layout_ops.tvms"
 	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := printer.Print(evaltest.Parse(t, path, string(src))); got != string(src) {
-		t.Errorf("%s does not print back as written:\n%s", path, got)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, string(src), printer.Print(evaltest.Parse(t, path, string(src))), "%s does not print back as written", path)
 }
 
 // R.memory.view is not legalized (as in TVM it stays until
@@ -193,7 +188,6 @@ func TestMemoryViewThroughLower(t *testing.T) {
 func TestLayoutTransformNotProvablyInjective(t *testing.T) {
 	c := legalCase{name: "sum", params: []string{tensorParam("x", `("n", "m")`, "float32")}, body: "gv = R.layout_transform(x, index_map=lambda i, j: (i + j,))"}
 	_, errs := lower.LegalizeModule(evaltest.Parse(t, c.name, c.module()), lower.LegalizeOptions{})
-	if len(errs) != 1 || errs[0].Code != lower.DiagNoLegalization {
-		t.Fatalf("want one %s, got %v", lower.DiagNoLegalization, errs)
-	}
+	require.Len(t, errs, 1, "want one %s", lower.DiagNoLegalization)
+	require.Equal(t, lower.DiagNoLegalization, errs[0].Code)
 }

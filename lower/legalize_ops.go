@@ -142,11 +142,13 @@ func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 		count int
 		span  diag.Span
 		why   string
+		hint  string
 	}
 	left := map[leftKey]*leftInfo{}
 	var leftOrder []leftKey
 	var fnName string
 	var nested map[*ir.Call]bool
+	var fromTensor *tensorShapes // the current function's shapes made by R.tensor_to_shape
 
 	rw := ir.NewRewriter(work)
 	// em adds each kernel to the module (deduplicated) and emits the
@@ -236,7 +238,11 @@ func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 		key := leftKey{fnName, o.Name}
 		info := left[key]
 		if info == nil {
-			info = &leftInfo{span: call.Span(), why: why}
+			info = &leftInfo{span: call.Span(), why: why,
+				hint: "add a legalization (op.Def.Legalize or a custom map), or skip the op with LegalizeOps{skip=...}"}
+			if fromTensor.uses(call) {
+				info.hint = "a shape argument comes from R.tensor_to_shape, whose dimensions are unknown: run DecomposeOpsForInference (or DecomposeOpsForTraining) before LegalizeOps; it matches the shape to symbolic variables (TVM leaves this order implicit)"
+			}
 			left[key] = info
 			leftOrder = append(leftOrder, key)
 		}
@@ -248,6 +254,7 @@ func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 		if fn := mod.Func(name); fn != nil {
 			fnName = name
 			nested = nestedCalls(fn)
+			fromTensor = &tensorShapes{fn: fn}
 			if nf := rw.Function(fn); nf != fn {
 				out.Set(name, nf)
 			}
@@ -267,7 +274,7 @@ func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 			}
 			errs = append(errs, &diag.Diagnostic{Span: info.span, Severity: diag.Error, Code: DiagNoLegalization,
 				Msg:  fmt.Sprintf("%s %s: %d %s in %s left unlegalized (first here)", opPathOf(key.op), info.why, info.count, calls, key.fn),
-				Hint: "add a legalization (op.Def.Legalize or a custom map), or skip the op with LegalizeOps{skip=...}"})
+				Hint: info.hint})
 		}
 	}
 	errs.Sort()
@@ -530,6 +537,38 @@ func legalizedOps() []string {
 }
 
 // nestedCalls collects the calls inside fn's nested functions.
+// tensorShapes finds, on first use, the vars of a function bound to
+// R.tensor_to_shape calls: a call left unlegalized for want of a shape
+// that one of them provides gets a hint naming DecomposeOpsForInference.
+type tensorShapes struct {
+	fn   *ir.Function
+	vars map[*ir.Var]bool
+}
+
+// uses reports whether an argument of c is bound to R.tensor_to_shape.
+func (t *tensorShapes) uses(c *ir.Call) bool {
+	if t == nil {
+		return false
+	}
+	if t.vars == nil {
+		t.vars = map[*ir.Var]bool{}
+		ir.Walk(t.fn, &ir.Visitor{Binding: func(b ir.Binding) bool {
+			if vb, ok := b.(*ir.VarBinding); ok {
+				if v, ok := vb.Value.(*ir.Call); ok && v.Op == op.TensorToShape {
+					t.vars[vb.Var] = true
+				}
+			}
+			return true
+		}})
+	}
+	for _, a := range c.Args {
+		if v, ok := a.(*ir.Var); ok && t.vars[v] {
+			return true
+		}
+	}
+	return false
+}
+
 func nestedCalls(fn *ir.Function) map[*ir.Call]bool {
 	out := map[*ir.Call]bool{}
 	ir.Inspect(fn.Body, func(e ir.Expr) bool {

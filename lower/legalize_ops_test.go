@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
@@ -65,9 +68,7 @@ func runLegalCases(t *testing.T, cases []legalCase) {
 			mod := evaltest.Parse(t, c.name, c.module())
 			for seed := uint64(1); seed <= 2; seed++ {
 				out := evaltest.CheckPipeline(t, mod, "LegalizeOps", evaltest.Options{Seed: seed, Dims: c.dims, Dim: 3, Tol: c.tol})
-				if out.Func("main") == nil {
-					t.Fatal("main disappeared")
-				}
+				require.NotNil(t, out.Func("main"), "main disappeared")
 				recordLegalized(mod, out)
 			}
 		})
@@ -276,19 +277,15 @@ func TestLegalizeManipulationOracle(t *testing.T) {
 func TestLegalizeOpsMatchesHandLegalizedMLP(t *testing.T) {
 	read := func(path string) *ir.Module {
 		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return evaltest.Parse(t, path, string(src))
 	}
 	hi := read("../testdata/models/mlp.tvms")
 	want := read("../testdata/models/mlp_legalized.tvms")
 	got, errs := lower.LegalizeModule(hi, lower.LegalizeOptions{})
-	if errs.HasErrors() {
-		t.Fatal(errs)
-	}
+	require.False(t, errs.HasErrors(), "%v", errs)
 	if d := ir.Diff(got, want, ir.EqualOptions{}); d != nil {
-		t.Fatalf("LegalizeOps(mlp.tvms) differs from mlp_legalized.tvms: %v\n%s", d, printer.Print(got))
+		require.Failf(t, "LegalizeOps(mlp.tvms) differs from mlp_legalized.tvms", "%v\n%s", d, printer.Print(got))
 	}
 	evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: 5})
 }
@@ -312,21 +309,15 @@ class Module:
         return gv
 `)
 	_, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{})
-	if len(errs) != 2 {
-		t.Fatalf("want 2 diagnostics (exp, relu), got %v", errs)
-	}
+	require.Len(t, errs, 2, "want 2 diagnostics (exp, relu)")
 	for i, want := range []string{"LOW030: R.exp has arguments or a result of unknown shape: 2 calls in main", "LOW030: R.nn.relu has arguments or a result of unknown shape: 1 call in main"} {
-		if !strings.Contains(errs[i].String(), want) {
-			t.Errorf("diagnostic %d: %s, want %q", i, errs[i], want)
-		}
+		assert.Contains(t, errs[i].String(), want, "diagnostic %d", i)
 	}
 	out, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{Skip: []string{"R.exp", "relax.nn.relu"}})
-	if errs.HasErrors() || !strings.Contains(printer.Print(out), "R.call_tir(cls.add") {
-		t.Fatalf("skip: %v\n%s", errs, printer.Print(out))
-	}
-	if _, errs := lower.LegalizeModule(mod, lower.LegalizeOptions{AllowUnlegalized: true}); errs.HasErrors() {
-		t.Fatalf("AllowUnlegalized: %v", errs)
-	}
+	require.False(t, errs.HasErrors(), "skip: %v", errs)
+	require.Contains(t, printer.Print(out), "R.call_tir(cls.add", "skip")
+	_, errs = lower.LegalizeModule(mod, lower.LegalizeOptions{AllowUnlegalized: true})
+	require.False(t, errs.HasErrors(), "AllowUnlegalized: %v", errs)
 	// A custom legalization of add (computing x1 - x2 under another name)
 	// replaces the built-in one.
 	custom := func(k *op.Kernel, call *ir.Call) error {
@@ -358,40 +349,24 @@ class Module:
         return c
 `)
 	p, diags := barrier.Registry.ParseAndBuild("test", "LegalizeOps{custom=test-sub}")
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	require.False(t, diags.HasErrors(), "%v", diags)
 	out, err := passes.NewPassContext().Run(context.Background(), p, only)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if text := printer.Print(out); !strings.Contains(text, "R.call_tir(cls.my_add") {
-		t.Fatalf("the custom legalization was not used:\n%s", text)
-	}
+	require.NoError(t, err)
+	require.Contains(t, printer.Print(out), "R.call_tir(cls.my_add", "the custom legalization was not used")
 	y, err := eval.RandomArgs(only.Func("main"), 1, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := eval.New(out).Call("main", y...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range 6 {
-		if v := res.(*tensor.Tensor).Float64At(i); v != 0 {
-			t.Fatalf("element %d: y - y = %g", i, v)
-		}
+		require.Zero(t, res.(*tensor.Tensor).Float64At(i), "element %d: y - y", i)
 	}
-	if _, err := passes.NewPassContext().Run(context.Background(), mustPipeline(t, "LegalizeOps{custom=nope}"), only); err == nil ||
-		!strings.Contains(err.Error(), `no custom legalization map named "nope"`) {
-		t.Fatalf("unknown custom map: %v", err)
-	}
+	_, err = passes.NewPassContext().Run(context.Background(), mustPipeline(t, "LegalizeOps{custom=nope}"), only)
+	require.ErrorContains(t, err, `no custom legalization map named "nope"`, "unknown custom map")
 }
 
 func mustPipeline(t *testing.T, spec string) *passes.Pass {
 	p, diags := barrier.Registry.ParseAndBuild("test", spec)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	require.False(t, diags.HasErrors(), "%v", diags)
 	return p
 }
 
@@ -445,9 +420,7 @@ func TestTransformerGolden(t *testing.T) {
 	hi, got := legalizeFile(t, "../testdata/models/transformer_block_hl.tvms")
 	passtest.CheckGolden(t, "../testdata/models/transformer_block_hl_legalized.tvms", got)
 	hand, err := os.ReadFile("../testdata/models/transformer_block.tvms")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	evaltest.CheckSame(t, hi, evaltest.Parse(t, "transformer_block.tvms", string(hand)), evaltest.Options{Seed: 6, Dims: map[string]int64{"seq": 4}})
 	evaltest.CheckSame(t, hi, got, evaltest.Options{Seed: 7, Dims: map[string]int64{"seq": 3}})
 	evaltest.CheckPipeline(t, hi, "canonicalize,lower", evaltest.Options{Seed: 8, Dims: map[string]int64{"seq": 2}})

@@ -3,6 +3,8 @@ package lower
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/phasec/phasec/ir"
 )
 
@@ -50,9 +52,7 @@ func TestProvesSamePosition(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got := provesSamePosition(tc.vars, tc.out, tc.idx, tc.in)
-		if got != tc.want {
-			t.Errorf("%s: proven %v, want %v", tc.name, got, tc.want)
-		}
+		assert.Equal(t, tc.want, got, "%s: proven", tc.name)
 		// An independent check for n, m in 1..4: true claims must hold at
 		// every element (false ones are near misses by construction).
 		for nv := int64(1); nv <= 4 && got; nv++ {
@@ -68,9 +68,7 @@ func TestProvesSamePosition(t *testing.T) {
 				for i, d := range tc.idx {
 					idx[i] = ir.SubstitutePrim(d, sub)
 				}
-				if !exhaustiveSamePosition(tc.vars, out, idx, in) {
-					t.Errorf("%s: proven but wrong at n=%d m=%d", tc.name, nv, mv)
-				}
+				assert.True(t, exhaustiveSamePosition(tc.vars, out, idx, in), "%s: proven but wrong at n=%d m=%d", tc.name, nv, mv)
 			}
 		}
 	}

@@ -3,8 +3,9 @@ package lower_test
 import (
 	"fmt"
 	"regexp"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/syntax/printer"
@@ -133,9 +134,7 @@ func requireLines(t *testing.T, text string, wants ...string) {
 	// one on every binding but call_tir's).
 	text = bindingAnnotation.ReplaceAllString(text, "$1 = ")
 	for _, want := range wants {
-		if !strings.Contains(text, want) {
-			t.Errorf("missing %q in\n%s", want, text)
-		}
+		assert.Contains(t, text, want)
 	}
 }
 

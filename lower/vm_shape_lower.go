@@ -617,7 +617,10 @@ func (l *shapeLowering) checkMatchCast(sinfo ir.StructInfo, value ir.Expr, alway
 		if vp, ok := vinfo.(*ir.PrimInfo); !ok || vp.DType != s.DType || alwaysCheck {
 			l.emitCheck(abi.BuiltinCheckPrimValueInfo, value, ir.NewDataTypeImm(s.DType), l.errCtx(errCtx))
 		}
-		if s.Value != nil {
+		// The shape heap holds int64: a float value (R.Prim(value=T.float32(0.5)),
+		// which the Optimize phase's re-derived annotations can carry) is
+		// checked by dtype only, as it defines no symbolic variable.
+		if s.Value != nil && !s.DType.IsFloat() {
 			*todo = append(*todo, matchItem{input: value, pattern: []ir.PrimExpr{s.Value}, errCtx: errCtx})
 		}
 	case *ir.ShapeInfo:

@@ -3,8 +3,9 @@ package op
 import (
 	"github.com/phasec/phasec/ir"
 
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // testModule has PrimFunc "add" (A, B -> C, all (2, 3) float32), PrimFunc
@@ -134,46 +135,36 @@ func TestCallTIRNormalize(t *testing.T) {
 
 	bare := callTIR(CallTIR, "add", x, out)
 	got, err := CallTIR.Normalize(nil, bare)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tup, ok := got.(*ir.Call).Args[1].(*ir.Tuple)
-	if !ok || len(tup.Fields) != 1 || tup.Fields[0] != x {
-		t.Fatalf("bare argument not wrapped into a tuple: %#v", got.(*ir.Call).Args[1])
-	}
-	if bare.Args[1] != x {
-		t.Fatal("Normalize modified its input call")
-	}
+	require.True(t, ok, "bare argument not wrapped into a tuple: %#v", got.(*ir.Call).Args[1])
+	require.Len(t, tup.Fields, 1, "bare argument not wrapped into a tuple: %#v", got.(*ir.Call).Args[1])
+	require.Same(t, x, tup.Fields[0], "bare argument not wrapped into a tuple: %#v", got.(*ir.Call).Args[1])
+	require.Same(t, x, bare.Args[1], "Normalize modified its input call")
 
 	canonical := got.(*ir.Call)
-	if again, _ := CallTIR.Normalize(nil, canonical); again != canonical {
-		t.Fatal("normalizing a canonical call_tir should return it unchanged")
-	}
+	again, _ := CallTIR.Normalize(nil, canonical)
+	require.Same(t, canonical, again, "normalizing a canonical call_tir should return it unchanged")
 
 	tv := ir.NewVar("t", ir.NewTupleInfo(tinfo(ir.Float32, 2, 3), tinfo(ir.Float32, 2, 3)))
 	got, _ = CallTIR.Normalize(nil, callTIR(CallTIR, "add", tv, out))
 	tup = got.(*ir.Call).Args[1].(*ir.Tuple)
-	if len(tup.Fields) != 2 {
-		t.Fatalf("tuple var not unpacked: %d fields", len(tup.Fields))
-	}
+	require.Len(t, tup.Fields, 2, "tuple var not unpacked")
 	for i, f := range tup.Fields {
 		g, ok := f.(*ir.TupleGetItem)
-		if !ok || g.Tuple != tv || g.Index != i {
-			t.Fatalf("field %d is not t[%d]", i, i)
-		}
+		require.True(t, ok, "field %d is not t[%d]", i, i)
+		require.Same(t, tv, g.Tuple, "field %d is not t[%d]", i, i)
+		require.Equal(t, i, g.Index, "field %d is not t[%d]", i, i)
 	}
 
 	got, _ = CallTIR.Normalize(nil, callTIR(CallTIR, "add", ir.NewTuple(x), []ir.StructInfo{ir.NewTupleInfo(out[0], out[0])}))
-	if n := len(got.(*ir.Call).SInfoArgs); n != 2 {
-		t.Fatalf("tuple out_sinfo not flattened: %d entries", n)
-	}
+	require.Len(t, got.(*ir.Call).SInfoArgs, 2, "tuple out_sinfo not flattened")
 
 	inplace := callTIR(CallTIRInplace, "add", x, out)
 	inplace.Attrs = ir.Attrs{"inplace_indices": int64(0)}
 	got, _ = CallTIRInplace.Normalize(nil, inplace)
-	if v := got.(*ir.Call).Attrs["inplace_indices"]; !attrValueEqual(v, []any{int64(0)}) {
-		t.Fatalf("inplace_indices not canonical: %#v", v)
-	}
+	v := got.(*ir.Call).Attrs["inplace_indices"]
+	require.True(t, attrValueEqual(v, []any{int64(0)}), "inplace_indices not canonical: %#v", v)
 }
 
 func TestCallTIRValidate(t *testing.T) {
@@ -233,13 +224,10 @@ func TestCallTIRValidate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.call.Op.(*ir.Op).Validate(c.ctx, c.call)
-			switch {
-			case c.err == "" && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case c.err != "" && err == nil:
-				t.Fatalf("want error containing %q", c.err)
-			case c.err != "" && !strings.Contains(err.Error(), c.err):
-				t.Fatalf("error %q does not contain %q", err, c.err)
+			if c.err == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, c.err)
 			}
 		})
 	}

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestInferConvTranspose(t *testing.T) {
@@ -65,14 +68,10 @@ func TestNormalizeConvTranspose(t *testing.T) {
 	w := tensorVar("w", ir.Float32, 3, 3, 4, 3)
 	call := opCall(Conv2DTranspose, ir.Attrs{"strides": ints(2), "padding": ints(1, 2), "output_padding": int64(1), "data_layout": "NHWC", "kernel_layout": "HWIO"}, x, w)
 	got, err := Conv2DTranspose.Normalize(nil, call)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := got.(*ir.Call)
 	for name, want := range map[string]any{"strides": ints(2, 2), "padding": ints(1, 2, 1, 2), "output_padding": ints(1, 1),
 		"dilation": ints(1, 1), "out_layout": "NHWC", "groups": int64(1)} {
-		if !attrValueEqual(c.Attrs[name], want) {
-			t.Errorf("%s = %v, want %v", name, c.Attrs[name], want)
-		}
+		assert.True(t, attrValueEqual(c.Attrs[name], want), "%s = %v, want %v", name, c.Attrs[name], want)
 	}
 }

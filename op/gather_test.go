@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestInferGatherNDCollapse(t *testing.T) {
@@ -62,23 +64,14 @@ func TestDynamicStridedSlice(t *testing.T) {
 	}
 	xt, _ := data.tensor()
 	got, err := ev(opCall(DynamicStridedSlice, nil), []Value{xt, vec(-1, 1), vec(0, 10), vec(-2, 2)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out, err := toArray(got)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []float64{4*4 + 1, 4*4 + 3, 2*4 + 1, 2*4 + 3}
-	if !sameDims(out.shape, []int64{2, 2}) {
-		t.Fatalf("shape %v, want [2 2]", out.shape)
-	}
+	require.True(t, sameDims(out.shape, []int64{2, 2}), "shape %v, want [2 2]", out.shape)
 	for i, w := range want {
-		if out.f[i] != w {
-			t.Fatalf("element %d is %v, want %v (got %v)", i, out.f[i], w, out.f)
-		}
+		require.Equal(t, w, out.f[i], "element %d (got %v)", i, out.f)
 	}
-	if _, err := ev(opCall(DynamicStridedSlice, nil), []Value{xt, vec(0, 0), vec(1, 1), vec(1, 0)}); err == nil {
-		t.Fatal("a zero stride must be an error")
-	}
+	_, err = ev(opCall(DynamicStridedSlice, nil), []Value{xt, vec(0, 0), vec(1, 1), vec(1, 0)})
+	require.Error(t, err, "a zero stride must be an error")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Test helpers for the op registry. Expected struct info is compared
@@ -265,20 +267,12 @@ func runInferCases(t *testing.T, ctx *ir.InferCtx, cases []inferCase) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := inferOf(c.call, ctx)
 			if c.err != "" {
-				if err == nil {
-					t.Fatalf("want error containing %q, got %s", c.err, descInfo(got))
-				}
-				if !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error %q does not contain %q", err, c.err)
-				}
+				require.Error(t, err, "want error containing %q, got %s", c.err, descInfo(got))
+				require.ErrorContains(t, err, c.err)
 				return
 			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if d := infoDiff(got, c.want); d != "" {
-				t.Fatal(d)
-			}
+			require.NoError(t, err)
+			require.Empty(t, infoDiff(got, c.want))
 		})
 	}
 }

@@ -1,10 +1,11 @@
 package op
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+
+	"github.com/stretchr/testify/require"
 )
 
 // indexMap builds lambda i, j, ...: results(i, j, ...).
@@ -76,31 +77,20 @@ func TestEvalLayoutTransform(t *testing.T) {
 		x.i[k] = int64(k)
 	}
 	xt, err := x.tensor()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got, err := ev(opCall(LayoutTransform, ir.Attrs{"index_map": m, "pad_value": int64(9)}), []Value{xt})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out, err := toArray(got)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// i + j sends (0, 1) and (1, 0) to 1: an error, not a silent overwrite.
 	sum := indexMap(2, func(p []ir.PrimExpr) []ir.PrimExpr { return []ir.PrimExpr{ir.Add(p[0], p[1])} })
 	y := newArray(ir.Int32, []int64{2, 2})
 	yt, _ := y.tensor()
-	if _, err := ev(opCall(LayoutTransform, ir.Attrs{"index_map": sum}), []Value{yt}); err == nil || !strings.Contains(err.Error(), "sends both [0 1] and [1 0] to [1]") {
-		t.Fatalf("a non-injective map: %v", err)
-	}
+	_, err = ev(opCall(LayoutTransform, ir.Attrs{"index_map": sum}), []Value{yt})
+	require.ErrorContains(t, err, "sends both [0 1] and [1 0] to [1]", "a non-injective map")
 	want := []int64{0, 1, 2, 3, 4, 5, 9, 9}
-	if !sameDims(out.shape, []int64{2, 1, 4}) {
-		t.Fatalf("shape %v, want [2 1 4]", out.shape)
-	}
+	require.True(t, sameDims(out.shape, []int64{2, 1, 4}), "shape %v, want [2 1 4]", out.shape)
 	for k, w := range want {
-		if out.i[k] != w {
-			t.Fatalf("element %d is %d, want %d (got %v)", k, out.i[k], w, out.i)
-		}
+		require.Equal(t, w, out.i[k], "element %d (got %v)", k, out.i)
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/tensor"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestInferMemoryView(t *testing.T) {
@@ -41,36 +43,23 @@ func TestEvalMemoryView(t *testing.T) {
 	}
 	call := func(args ...ir.Expr) *ir.Call { return opCall(MemView, nil, args...) }
 	got, err := ev(call(), []Value{x, Tuple{}, DTypeValue(ir.Int32), Tuple{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	it := got.(*tensor.Tensor)
 	for i, f := range []float32{1, -2, 0.5, 3} {
-		if want := float64(int32(math.Float32bits(f))); it.Float64At(i) != want {
-			t.Fatalf("element %d of the int32 view is %v, want %v", i, it.Float64At(i), want)
-		}
+		require.Equal(t, float64(int32(math.Float32bits(f))), it.Float64At(i), "element %d of the int32 view", i)
 	}
-	if it.Float64At(0) != 1065353216 || it.Float64At(1) != -1073741824 {
-		t.Fatalf("1.0 and -2.0 as int32: %v %v, want 0x3f800000 and 0xc0000000", it.Float64At(0), it.Float64At(1))
-	}
+	require.Equal(t, float64(1065353216), it.Float64At(0), "1.0 as int32, want 0x3f800000")
+	require.Equal(t, float64(-1073741824), it.Float64At(1), "-2.0 as int32, want 0xc0000000")
 	got, err = ev(call(), []Value{x, Shape{1}, DTypeValue(ir.Int16), Prim{DType: ir.Int64, I: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := got.(*tensor.Tensor).Float64At(0); v != 0x3f80 {
-		t.Fatalf("upper half of 1.0 is %#x, want 0x3f80", v)
-	}
+	require.NoError(t, err)
+	require.Equal(t, float64(0x3f80), got.(*tensor.Tensor).Float64At(0), "upper half of 1.0")
 	got, err = ev(call(), []Value{x, Shape{3}, Tuple{}, Prim{DType: ir.Int64, I: 4}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := got.(*tensor.Tensor); v.Float64At(0) != -2 || v.Float64At(2) != 3 {
-		t.Fatalf("float32 view from byte 4: %v %v %v", v.Float64At(0), v.Float64At(1), v.Float64At(2))
-	}
-	if _, err := ev(call(), []Value{x, Shape{4}, Tuple{}, Prim{DType: ir.Int64, I: 4}}); err == nil {
-		t.Fatal("a view past the end of data must be an error")
-	}
-	if _, err := ev(call(), []Value{x, Shape{1}, Tuple{}, Prim{DType: ir.Int64, I: 2}}); err == nil {
-		t.Fatal("a float32 view at byte 2 (misaligned) must be an error")
-	}
+	require.NoError(t, err)
+	v := got.(*tensor.Tensor)
+	require.Equal(t, float64(-2), v.Float64At(0), "float32 view from byte 4: %v %v %v", v.Float64At(0), v.Float64At(1), v.Float64At(2))
+	require.Equal(t, float64(3), v.Float64At(2), "float32 view from byte 4: %v %v %v", v.Float64At(0), v.Float64At(1), v.Float64At(2))
+	_, err = ev(call(), []Value{x, Shape{4}, Tuple{}, Prim{DType: ir.Int64, I: 4}})
+	require.Error(t, err, "a view past the end of data must be an error")
+	_, err = ev(call(), []Value{x, Shape{1}, Tuple{}, Prim{DType: ir.Int64, I: 2}})
+	require.Error(t, err, "a float32 view at byte 2 (misaligned) must be an error")
 }

@@ -4,8 +4,10 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // These tests go through the real op registry: inference of
@@ -14,9 +16,8 @@ import (
 func realOp(t *testing.T, name string) *ir.Op {
 	t.Helper()
 	op, ok := ir.LookupOp(name)
-	if !ok || op.Infer == nil {
-		t.Fatalf("op %s is not registered with inference", name)
-	}
+	require.True(t, ok, "op %s is not registered with inference", name)
+	require.NotNil(t, op.Infer, "op %s is not registered with inference", name)
 	return op
 }
 
@@ -48,9 +49,7 @@ func TestNormalizeRealOpsSymbolicShapes(t *testing.T) {
 			nf, diags := ir.NormalizeFunction(nil, f)
 			noDiags(t, diags)
 			got := nf.Ret.(*ir.TupleInfo).Fields[0]
-			if sinfoString(got) != sinfoString(tc.want) {
-				t.Errorf("got %s, want %s", sinfoString(got), sinfoString(tc.want))
-			}
+			assert.Equal(t, sinfoString(tc.want), sinfoString(got))
 		})
 	}
 }
@@ -73,18 +72,13 @@ func TestNormalizeRealOpErrorsCarrySpans(t *testing.T) {
 	_, diags := ir.NormalizeFunction(nil, f)
 	// w is not a parameter: it has struct info, so it is not a diagnostic
 	// for the normalizer (the well-formed checker reports the undefined var).
-	if len(diags) != 2 {
-		t.Fatalf("want 2 diagnostics, got %v", diags)
-	}
-	if diags[0].Span != span(12) || diags[0].Code != ir.DiagInference {
-		t.Errorf("matmul mismatch: %s", diags[0])
-	}
-	if diags[1].Span != span(13) || diags[1].Code != ir.DiagAnnotation || !strings.Contains(diags[1].Msg, "contradicts") {
-		t.Errorf("annotation: %s", diags[1])
-	}
-	if _, ok := y.StructInfo().(*ir.ObjectInfo); !ok {
-		t.Errorf("the failed call's var gets R.Object")
-	}
+	require.Len(t, diags, 2, "want 2 diagnostics, got %v", diags)
+	assert.Equal(t, span(12), diags[0].Span, "matmul mismatch: %s", diags[0])
+	assert.Equal(t, ir.DiagInference, diags[0].Code, "matmul mismatch: %s", diags[0])
+	assert.Equal(t, span(13), diags[1].Span, "annotation: %s", diags[1])
+	assert.Equal(t, ir.DiagAnnotation, diags[1].Code, "annotation: %s", diags[1])
+	assert.Contains(t, diags[1].Msg, "contradicts", "annotation: %s", diags[1])
+	assert.IsType(t, &ir.ObjectInfo{}, y.StructInfo(), "the failed call's var gets R.Object")
 }
 
 func f32(dims ...ir.PrimExpr) *ir.TensorInfo { return ir.TensorInfoOf(ir.Float32, dims...) }
@@ -95,7 +89,5 @@ func sinfoString(s ir.StructInfo) string { return ir.FormatStructInfo(s, nil) }
 
 func noDiags(t *testing.T, d diag.List) {
 	t.Helper()
-	for _, x := range d {
-		t.Errorf("unexpected diagnostic: %s", x)
-	}
+	assert.Empty(t, d, "unexpected diagnostics: %v", d)
 }

@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // dialectOps is every op of the TVMScript dialect phasec must know.
@@ -27,9 +30,8 @@ var dialectOps = strings.Fields(`
 
 func TestDialectOpsRegistered(t *testing.T) {
 	for _, path := range dialectOps {
-		if _, ok := ir.OpByPath(path); !ok {
-			t.Errorf("%s is not registered", path)
-		}
+		_, ok := ir.OpByPath(path)
+		assert.True(t, ok, "%s is not registered", path)
 	}
 }
 
@@ -40,43 +42,30 @@ func TestRegistryCompleteness(t *testing.T) {
 			continue // ops other tests register for themselves
 		}
 		t.Run(op.Name, func(t *testing.T) {
-			if !name.MatchString(op.Name) {
-				t.Errorf("bad op name %q", op.Name)
+			assert.Regexp(t, name, op.Name, "bad op name")
+			assert.NotEmpty(t, op.Doc, "missing Doc")
+			assert.NotNil(t, op.Infer, "missing Infer")
+			if d, ok := DefOf(op); assert.True(t, ok, "no op record (Define)") {
+				assert.Same(t, op, d.Op, "no op record (Define)")
 			}
-			if op.Doc == "" {
-				t.Error("missing Doc")
-			}
-			if op.Infer == nil {
-				t.Error("missing Infer")
-			}
-			if d, ok := DefOf(op); !ok || d.Op != op {
-				t.Error("no op record (Define)")
-			}
-			if got, ok := ir.OpByPath(ir.OpPath(op)); !ok || got != op {
-				t.Errorf("OpByPath(%q) does not give the op back", ir.OpPath(op))
+			if got, ok := ir.OpByPath(ir.OpPath(op)); assert.True(t, ok, "OpByPath(%q) does not give the op back", ir.OpPath(op)) {
+				assert.Same(t, op, got, "OpByPath(%q) does not give the op back", ir.OpPath(op))
 			}
 			seen := map[string]bool{}
 			variadic := false
 			for i, p := range op.Params {
-				if seen[p.Name] {
-					t.Errorf("parameter %s repeated", p.Name)
-				}
+				assert.False(t, seen[p.Name], "parameter %s repeated", p.Name)
 				seen[p.Name] = true
-				if op.ParamIndex(p.Name) != i {
-					t.Errorf("ParamIndex(%s) = %d, want %d", p.Name, op.ParamIndex(p.Name), i)
-				}
-				if variadic && !p.Kind.IsAttr() {
-					t.Errorf("argument parameter %s follows a variadic one", p.Name)
+				assert.Equal(t, i, op.ParamIndex(p.Name), "ParamIndex(%s)", p.Name)
+				if variadic {
+					assert.True(t, p.Kind.IsAttr(), "argument parameter %s follows a variadic one", p.Name)
 				}
 				if p.Variadic {
-					if p.Kind.IsAttr() || p.Default != nil {
-						t.Errorf("variadic parameter %s must be an argument without default", p.Name)
-					}
+					assert.False(t, p.Kind.IsAttr(), "variadic parameter %s must be an argument without default", p.Name)
+					assert.Nil(t, p.Default, "variadic parameter %s must be an argument without default", p.Name)
 					variadic = true
 				}
-				if err := defaultMatchesKind(p); err != "" {
-					t.Errorf("parameter %s: %s", p.Name, err)
-				}
+				assert.Empty(t, defaultMatchesKind(p), "parameter %s", p.Name)
 			}
 			// Required argument parameters come before optional ones, so
 			// omitted arguments are always trailing.
@@ -84,8 +73,8 @@ func TestRegistryCompleteness(t *testing.T) {
 			for _, p := range op.ArgParams() {
 				if !p.Required() {
 					optional = true
-				} else if optional {
-					t.Errorf("required argument %s follows an optional one", p.Name)
+				} else {
+					assert.False(t, optional, "required argument %s follows an optional one", p.Name)
 				}
 			}
 		})
@@ -184,54 +173,34 @@ func TestOpPurityAndCategory(t *testing.T) {
 		{Full, true, ir.CatTensor},
 	}
 	for _, c := range cases {
-		if c.op.Pure != c.pure || c.op.Category != c.cat {
-			t.Errorf("%s: pure=%v category=%d, want pure=%v category=%d", c.op.Name, c.op.Pure, c.op.Category, c.pure, c.cat)
-		}
+		assert.Equal(t, c.pure, c.op.Pure, "%s: pure", c.op.Name)
+		assert.Equal(t, c.cat, c.op.Category, "%s: category", c.op.Name)
 	}
 	// Every op outside the low-level families is a pure tensor op.
 	for _, op := range ir.Ops() {
-		if op.Category == ir.CatTensor && !op.Pure {
-			t.Errorf("%s: tensor ops are pure", op.Name)
+		if op.Category == ir.CatTensor {
+			assert.True(t, op.Pure, "%s: tensor ops are pure", op.Name)
 		}
 	}
 }
 
 func TestOpPathsAndSchemaLookups(t *testing.T) {
-	if got := ir.OpPath(Relu); got != "R.nn.relu" {
-		t.Errorf("OpPath(relu) = %q", got)
-	}
-	if got := ir.OpPath(MemAllocStorage); got != "R.memory.alloc_storage" {
-		t.Errorf("OpPath(alloc_storage) = %q", got)
-	}
-	if _, ok := ir.OpByPath("relax.add"); ok {
-		t.Error("OpByPath accepted a registry name")
-	}
-	if _, ok := ir.OpByPath("R.no_such_op"); ok {
-		t.Error("OpByPath found an unknown op")
-	}
-	if i := Sum.ParamIndex("keepdims"); i != 2 {
-		t.Errorf("sum keepdims index %d", i)
-	}
-	if i := Sum.ParamIndex("nope"); i != -1 {
-		t.Errorf("unknown parameter index %d", i)
-	}
-	if p := CallTIRInplace.ArgPosition("tir_vars"); p != 2 {
-		t.Errorf("call_tir_inplace tir_vars at Args[%d], want 2 (attrs are skipped)", p)
-	}
-	if p := Sum.ArgPosition("axis"); p != -1 {
-		t.Errorf("an attribute has no argument position, got %d", p)
-	}
-	if i := CallPacked.ExternCalleeParam(); i != 0 {
-		t.Errorf("call_packed extern callee param %d", i)
-	}
-	if i := Add.ExternCalleeParam(); i != -1 {
-		t.Errorf("add has no extern callee, got %d", i)
-	}
+	assert.Equal(t, "R.nn.relu", ir.OpPath(Relu), "OpPath(relu)")
+	assert.Equal(t, "R.memory.alloc_storage", ir.OpPath(MemAllocStorage), "OpPath(alloc_storage)")
+	_, ok := ir.OpByPath("relax.add")
+	assert.False(t, ok, "OpByPath accepted a registry name")
+	_, ok = ir.OpByPath("R.no_such_op")
+	assert.False(t, ok, "OpByPath found an unknown op")
+	assert.Equal(t, 2, Sum.ParamIndex("keepdims"), "sum keepdims index")
+	assert.Equal(t, -1, Sum.ParamIndex("nope"), "unknown parameter index")
+	assert.Equal(t, 2, CallTIRInplace.ArgPosition("tir_vars"), "call_tir_inplace tir_vars position (attrs are skipped)")
+	assert.Equal(t, -1, Sum.ArgPosition("axis"), "an attribute has no argument position")
+	assert.Equal(t, 0, CallPacked.ExternCalleeParam(), "call_packed extern callee param")
+	assert.Equal(t, -1, Add.ExternCalleeParam(), "add has no extern callee")
 	scope := BuiltinAllocTensor.Params[3]
 	a, b := scope.NewDefaultArg(), scope.NewDefaultArg()
-	if a == b || a.(*ir.StringImm).Value != "global" {
-		t.Error("NewDefaultArg must return a fresh R.str(\"global\")")
-	}
+	assert.NotSame(t, a, b, "NewDefaultArg must return a fresh R.str(\"global\")")
+	assert.Equal(t, "global", a.(*ir.StringImm).Value, "NewDefaultArg must return a fresh R.str(\"global\")")
 }
 
 func TestCoerceAttr(t *testing.T) {
@@ -254,8 +223,9 @@ func TestCoerceAttr(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, err := c.p.CoerceAttr(c.in)
-		if (err != nil) != c.err || (!c.err && !attrValueEqual(got, c.want)) {
-			t.Errorf("CoerceAttr(%s, %#v) = %#v, %v", c.p.Name, c.in, got, err)
+		assert.Equal(t, c.err, err != nil, "CoerceAttr(%s, %#v) = %#v, %v", c.p.Name, c.in, got, err)
+		if !c.err {
+			assert.True(t, attrValueEqual(got, c.want), "CoerceAttr(%s, %#v) = %#v, %v", c.p.Name, c.in, got, err)
 		}
 	}
 }
@@ -264,41 +234,30 @@ func TestSchemaNormalize(t *testing.T) {
 	x := tensorVar("x", ir.Float32, 2, 3)
 	// A pass-built call gets its defaults; a parsed one keeps its values.
 	got, err := Sum.Normalize(nil, opCall(Sum, nil, x))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := got.(*ir.Call)
-	if v, ok := c.Attrs["keepdims"]; !ok || v != false {
-		t.Errorf("keepdims default not filled: %#v", c.Attrs)
+	if v, ok := c.Attrs["keepdims"]; assert.True(t, ok, "keepdims default not filled: %#v", c.Attrs) {
+		assert.Equal(t, false, v, "keepdims default not filled: %#v", c.Attrs)
 	}
-	if _, ok := c.Attrs["axis"]; ok {
-		t.Error("axis=None must stay absent")
-	}
-	if again, _ := Sum.Normalize(nil, c); again != c {
-		t.Error("normalizing a canonical call should return it unchanged")
-	}
+	assert.NotContains(t, c.Attrs, "axis", "axis=None must stay absent")
+	again, _ := Sum.Normalize(nil, c)
+	assert.Same(t, c, again, "normalizing a canonical call should return it unchanged")
 	got, _ = Sum.Normalize(nil, opCall(Sum, ir.Attrs{"axis": nil, "keepdims": true}, x))
-	if _, ok := got.(*ir.Call).Attrs["axis"]; ok {
-		t.Error("an explicit None for a None-default attribute must become absent")
-	}
+	assert.NotContains(t, got.(*ir.Call).Attrs, "axis", "an explicit None for a None-default attribute must become absent")
 	got, _ = Sum.Normalize(nil, opCall(Sum, ir.Attrs{"axis": 1}, x))
-	if v := got.(*ir.Call).Attrs["axis"]; !attrValueEqual(v, []any{int64(1)}) {
-		t.Errorf("axis=1 not canonicalized: %#v", v)
-	}
+	v := got.(*ir.Call).Attrs["axis"]
+	assert.True(t, attrValueEqual(v, []any{int64(1)}), "axis=1 not canonicalized: %#v", v)
 	got, _ = Concat.Normalize(nil, opCall(Concat, ir.Attrs{"axis": nil}, ir.NewTuple(x)))
-	if v, ok := got.(*ir.Call).Attrs["axis"]; !ok || v != nil {
-		t.Error("concat axis=None differs from the default and must be kept")
+	if v, ok := got.(*ir.Call).Attrs["axis"]; assert.True(t, ok, "concat axis=None differs from the default and must be kept") {
+		assert.Equal(t, nil, v, "concat axis=None differs from the default and must be kept")
 	}
-	if _, err := Sum.Normalize(nil, opCall(Sum, ir.Attrs{"keepdims": 3}, x)); err == nil {
-		t.Error("a badly typed attribute must be an error")
-	}
+	_, err = Sum.Normalize(nil, opCall(Sum, ir.Attrs{"keepdims": 3}, x))
+	assert.Error(t, err, "a badly typed attribute must be an error")
 	got, _ = BuiltinAllocTensor.Normalize(nil, ir.NewCall(BuiltinAllocTensor, shapeLit(2), ir.NewDataTypeImm(ir.Float32), primLit(0)))
 	args := got.(*ir.Call).Args
-	if len(args) != 4 || args[3].(*ir.StringImm).Value != "global" {
-		t.Errorf("storage_scope default not filled: %d args", len(args))
+	if assert.Len(t, args, 4, "storage_scope default not filled") {
+		assert.Equal(t, "global", args[3].(*ir.StringImm).Value, "storage_scope default not filled")
 	}
 	got, _ = MemAllocTensor.Normalize(nil, ir.NewCall(MemAllocTensor, ir.NewVar("s", ir.Object()), primLit(0), shapeLit(2), ir.NewDataTypeImm(ir.Float32)))
-	if args := got.(*ir.Call).Args; len(args) != 5 {
-		t.Errorf("runtime_device_index default not filled: %d args", len(args))
-	}
+	assert.Len(t, got.(*ir.Call).Args, 5, "runtime_device_index default not filled")
 }

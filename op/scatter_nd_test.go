@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestInferScatterND(t *testing.T) {
@@ -47,9 +49,7 @@ func TestEvalScatterND(t *testing.T) {
 	args := make([]Value, 3)
 	for i, a := range []*array{data, idx, upd} {
 		v, err := a.tensor()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		args[i] = v
 	}
 	for _, c := range []struct {
@@ -63,22 +63,15 @@ func TestEvalScatterND(t *testing.T) {
 		{"min", []int64{0, 1, 2, 3, 4, 5}},
 	} {
 		got, err := ev(opCall(ScatterND, ir.Attrs{"reduction": c.red}), args)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		out, err := toArray(got)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for k, w := range c.want {
-			if out.i[k] != w {
-				t.Fatalf("%s: element %d is %d, want %d (got %v)", c.red, k, out.i[k], w, out.i)
-			}
+			require.Equal(t, w, out.i[k], "%s: element %d (got %v)", c.red, k, out.i)
 		}
 	}
 	copy(idx.i, []int64{3, 0, 0})
 	bad, _ := idx.tensor()
-	if _, err := ev(opCall(ScatterND, nil), []Value{args[0], bad, args[2]}); err == nil {
-		t.Fatal("index 3 of a dimension of 3 must be an error")
-	}
+	_, err := ev(opCall(ScatterND, nil), []Value{args[0], bad, args[2]})
+	require.Error(t, err, "index 3 of a dimension of 3 must be an error")
 }

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestInferBinary(t *testing.T) {
@@ -45,9 +48,8 @@ func TestInferBinary(t *testing.T) {
 func TestInferUnary(t *testing.T) {
 	x := tensorVar("x", ir.Float32, symN, 4)
 	got, err := inferOf(opCall(Exp, nil, x), nil)
-	if err != nil || got != x.StructInfo() {
-		t.Fatalf("R.exp should return its operand's info unchanged, got %v, %v", got, err)
-	}
+	require.NoError(t, err, "R.exp should return its operand's info unchanged")
+	require.Same(t, x.StructInfo(), got, "R.exp should return its operand's info unchanged")
 	runInferCases(t, nil, []inferCase{
 		{"float op on int", opCall(Sqrt, nil, tensorVar("i", ir.Int32, 3)), nil, "R.sqrt: requires a float tensor, got int32"},
 		{"relu on int", opCall(Relu, nil, tensorVar("i", ir.Int32, 3)), tinfo(ir.Int32, 3), ""},
@@ -119,17 +121,11 @@ func TestInferReshape(t *testing.T) {
 func TestReshapeNormalizeResolvesMinusOne(t *testing.T) {
 	call := opCall(Reshape, nil, tensorVar("x", ir.Float32, 2, 3, 4), shapeLit(-1, 4))
 	got, err := Reshape.Normalize(nil, call)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	se := got.(*ir.Call).Args[1].(*ir.ShapeExpr)
-	if !dimListEqual(se.Values, toDims([]any{6, 4})) {
-		t.Fatalf("shape not resolved: %s", descDims(se.Values))
-	}
+	require.True(t, dimListEqual(se.Values, toDims([]any{6, 4})), "shape not resolved: %s", descDims(se.Values))
 	again, _ := Reshape.Normalize(nil, got.(*ir.Call))
-	if again != got {
-		t.Fatal("normalizing a canonical reshape should return it unchanged")
-	}
+	require.Same(t, got, again, "normalizing a canonical reshape should return it unchanged")
 }
 
 func TestInferReductions(t *testing.T) {
@@ -198,12 +194,8 @@ func TestInferBinaryShares(t *testing.T) {
 	x := tensorVar("x", ir.Float32, symN, 16)
 	y := tensorVar("y", ir.Float32, symN, 16)
 	got, err := inferOf(opCall(Add, nil, x, y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != x.StructInfo() {
-		t.Errorf("add(x, y) with equal shapes: a new struct info %s, want x's", descInfo(got))
-	}
+	require.NoError(t, err)
+	assert.Same(t, x.StructInfo(), got, "add(x, y) with equal shapes: a new struct info %s, want x's", descInfo(got))
 	vdev := &ir.VDevice{Target: "cuda", Scope: "global"}
 	onDevice := ir.NewVar("d", &ir.TensorInfo{Shape: x.StructInfo().(*ir.TensorInfo).Shape, DType: ir.Float32, NDim: 2, VDevice: vdev})
 	for _, c := range []struct {
@@ -216,14 +208,8 @@ func TestInferBinaryShares(t *testing.T) {
 		{"virtual device", opCall(Add, nil, onDevice, y), tinfo(ir.Float32, symN, 16)},
 	} {
 		got, err := inferOf(c.call, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got == c.call.Args[0].StructInfo() {
-			t.Errorf("%s: shares the first operand's struct info", c.name)
-		}
-		if d := infoDiff(got, c.want); d != "" {
-			t.Errorf("%s: %s", c.name, d)
-		}
+		require.NoError(t, err)
+		assert.NotSame(t, c.call.Args[0].StructInfo(), got, "%s: shares the first operand's struct info", c.name)
+		assert.Empty(t, infoDiff(got, c.want), c.name)
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/phase"
@@ -100,25 +103,20 @@ func TestUnchangedDetectionCost(t *testing.T) {
 	defer func() { hashModule = old }()
 	pc := NewPassContext()
 	v := &VerifyEach{Check: func(*ir.Module, phase.Phase, phase.Set) diag.List {
-		t.Error("verified an unchanged module")
+		assert.Fail(t, "verified an unchanged module")
 		return nil
 	}}
 	pc.Instruments = []Instrument{&Timing{}, v, &PrintChanged{W: new(discard), Print: func(m *ir.Module) string { prints++; return "" }}}
-	if _, err := pc.Execute(context.Background(), benchPipeline(true), benchModule(1000), 0); err != nil {
-		t.Fatal(err)
-	}
-	if hashes != 21 || prints != 1 {
-		t.Errorf("%d hashes and %d prints for 20 unchanged passes; want 21 and 1", hashes, prints)
-	}
+	_, err := pc.Execute(context.Background(), benchPipeline(true), benchModule(1000), 0)
+	require.NoError(t, err)
+	assert.Equal(t, 21, hashes, "hashes for 20 unchanged passes")
+	assert.Equal(t, 1, prints, "prints for 20 unchanged passes")
 	// Passes returning their input are unchanged without any hashing
 	// beyond the input's.
 	hashes = 0
-	if _, err := pc.Execute(context.Background(), benchPipeline(false), benchModule(1000), 0); err != nil {
-		t.Fatal(err)
-	}
-	if hashes != 1 {
-		t.Errorf("%d hashes for 20 identity passes; want 1", hashes)
-	}
+	_, err = pc.Execute(context.Background(), benchPipeline(false), benchModule(1000), 0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, hashes, "hashes for 20 identity passes")
 }
 
 type discard struct{}

@@ -54,7 +54,7 @@ type flowState struct {
 
 func simulate(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.List {
 	s := &flowState{pc: pc, reg: pc.registryFor(p), ph: ph, props: props, ran: map[string]bool{}}
-	if p.kind == KindSequential && p.step == nil {
+	if p.kind == KindSequential && p.step == nil && !p.fixpoint {
 		s.seq(p)
 	} else {
 		s.visit(p, Reason{Kind: InPipeline})
@@ -63,6 +63,10 @@ func simulate(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.Li
 }
 
 func (s *flowState) seq(p *Pass) {
+	if p.fixpoint {
+		s.rounds(p)
+		return
+	}
 	for _, c := range p.children {
 		if c.kind == KindSequential {
 			s.seq(c)
@@ -70,6 +74,42 @@ func (s *flowState) seq(p *Pass) {
 		}
 		s.visit(c, s.pc.Gate(&c.info))
 	}
+}
+
+// maxSimulatedRounds bounds the rounds of a fixpoint the check simulates:
+// the states are few, and a contract sequence that has not settled after
+// this many rounds cycles.
+const maxSimulatedRounds = 4
+
+// rounds simulates a fixpoint: its children as a seq run at least once,
+// then again from the state each round leaves (numbered as the first
+// round's steps) until the state repeats or a round finds an error. The
+// run may stop after any round, so what follows the fixpoint gets what
+// every simulated round's end state has: the properties common to all of
+// them and the earliest of their phases.
+func (s *flowState) rounds(p *Pass) {
+	start := s.pos
+	endPh, endProps := phase.Build, phase.Set(0)
+	for round := range maxSimulatedRounds {
+		ph, props, nerrs := s.ph, s.props, len(s.errs)
+		s.pos = start
+		for _, c := range p.children {
+			if c.kind == KindSequential {
+				s.seq(c)
+				continue
+			}
+			s.visit(c, s.pc.Gate(&c.info))
+		}
+		if round == 0 {
+			endPh, endProps = s.ph, s.props
+		} else {
+			endPh, endProps = min(endPh, s.ph), endProps.Intersect(s.props)
+		}
+		if len(s.errs) > nerrs || s.ph == ph && s.props == props {
+			break
+		}
+	}
+	s.ph, s.props = endPh, endProps
 }
 
 func (s *flowState) visit(p *Pass, why Reason) {

@@ -15,9 +15,7 @@ import (
 func checkText(t *testing.T, pc *PassContext, text string, ph phase.Phase, props phase.Set) diag.List {
 	t.Helper()
 	p, errs := parseAndBuild("--passes", text)
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	return Check(p, pc, ph, props)
 }
 
@@ -25,51 +23,41 @@ func TestCheckMisorderedPipeline(t *testing.T) {
 	ingest := phase.Ingest.Invariants()
 	// The pass needing NoDataflow comes before the one establishing it.
 	errs := checkText(t, NewPassContext(), "TNoop,TNeedsNoDataflow,TToNonDataflow", phase.Ingest, ingest)
-	if len(errs) != 1 {
-		t.Fatalf("want one error, got %v", errs)
-	}
+	require.Len(t, errs, 1, "want one error")
 	d := errs[0]
 	for _, want := range []string{"pass TNeedsNoDataflow needs {NoDataflow}", "missing {NoDataflow}", "(step 2)",
 		"would get {WellFormed, Normalized, NoNestedFunctions, PrimFuncsViaCallTIR}"} {
-		if !strings.Contains(d.Msg, want) {
-			t.Errorf("message %q lacks %q", d.Msg, want)
-		}
+		assert.Contains(t, d.Msg, want, "message")
 	}
-	if d.Span.String() != "--passes:1:7" || d.Severity != diag.Error {
-		t.Errorf("diagnostic at %v severity %v", d.Span, d.Severity)
-	}
+	assert.Equal(t, "--passes:1:7", d.Span.String(), "diagnostic span")
+	assert.Equal(t, diag.Error, d.Severity, "diagnostic severity")
 	for _, want := range []string{"provided by", "TToNonDataflow {NoDataflow}", "TLowerBarrier phase lower {NoDataflow}"} {
-		if !strings.Contains(d.Hint, want) {
-			t.Errorf("hint %q lacks %q", d.Hint, want)
-		}
+		assert.Contains(t, d.Hint, want, "hint")
 	}
 	// In the right order it is clean, at every opt level.
-	if errs := checkText(t, NewPassContext(), "TNoop,TToNonDataflow,TNeedsNoDataflow", phase.Ingest, ingest); len(errs) != 0 {
-		t.Errorf("correct order rejected: %v", errs)
-	}
+	assert.Empty(t, checkText(t, NewPassContext(), "TNoop,TToNonDataflow,TNeedsNoDataflow", phase.Ingest, ingest), "correct order rejected")
 	// Invalidation is tracked.
 	errs = checkText(t, NewPassContext(), "TToNonDataflow,TAddsDataflow,TNeedsNoDataflow", phase.Ingest, ingest)
-	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "(step 3)") {
-		t.Errorf("invalidated property not caught: %v", errs)
+	if assert.Len(t, errs, 1, "invalidated property not caught") {
+		assert.Contains(t, errs[0].Msg, "(step 3)", "invalidated property not caught")
 	}
 }
 
 func TestCheckPhase(t *testing.T) {
 	errs := checkText(t, NewPassContext(), "TAcceptsLower", phase.Optimize, phase.Optimize.Invariants())
-	if len(errs) == 0 || !strings.Contains(errs[0].Msg, "pass TAcceptsLower accepts phase lower but would get a module in phase optimize") ||
-		!strings.Contains(errs[0].Hint, "TLowerBarrier phase lower") {
-		t.Errorf("phase mismatch: %v", errs)
+	if assert.NotEmpty(t, errs, "phase mismatch") {
+		assert.Contains(t, errs[0].Msg, "pass TAcceptsLower accepts phase lower but would get a module in phase optimize", "phase mismatch")
+		assert.Contains(t, errs[0].Hint, "TLowerBarrier phase lower", "phase mismatch")
 	}
-	if errs := checkText(t, NewPassContext(), "TLowerBarrier,TAcceptsLower", phase.Optimize, phase.Optimize.Invariants()); len(errs) != 0 {
-		t.Errorf("barrier then lower pass rejected: %v", errs)
-	}
+	assert.Empty(t, checkText(t, NewPassContext(), "TLowerBarrier,TAcceptsLower", phase.Optimize, phase.Optimize.Invariants()),
+		"barrier then lower pass rejected")
 	// A module with no recorded phase is judged on its properties.
-	if errs := checkText(t, NewPassContext(), "TAcceptsLower", phase.None, phase.Lower.Invariants()); len(errs) != 0 {
-		t.Errorf("unphased module with lower properties rejected: %v", errs)
-	}
+	assert.Empty(t, checkText(t, NewPassContext(), "TAcceptsLower", phase.None, phase.Lower.Invariants()),
+		"unphased module with lower properties rejected")
 	errs = checkText(t, NewPassContext(), "TAcceptsLower", phase.None, phase.Optimize.Invariants())
-	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "missing {Legalized, NoDataflow, PurityRelaxed, NoCallTIR, ExplicitMemory}") {
-		t.Errorf("unphased module lacking lower properties: %v", errs)
+	if assert.Len(t, errs, 1, "unphased module lacking lower properties") {
+		assert.Contains(t, errs[0].Msg, "missing {Legalized, NoDataflow, PurityRelaxed, NoCallTIR, ExplicitMemory}",
+			"unphased module lacking lower properties")
 	}
 }
 
@@ -79,45 +67,36 @@ func TestCheckOtherOptLevels(t *testing.T) {
 	pc := NewPassContext()
 	pc.OptLevel = 3
 	errs := checkText(t, pc, "TO3ToNonDataflow,TNeedsNoDataflow", phase.Ingest, phase.Ingest.Invariants())
-	if errs.HasErrors() {
-		t.Fatalf("O3 should pass: %v", errs)
-	}
-	if len(errs) != 3 {
-		t.Fatalf("want warnings for O0, O1, O2, got %v", errs)
-	}
+	require.False(t, errs.HasErrors(), "O3 should pass: %v", errs)
+	require.Len(t, errs, 3, "want warnings for O0, O1, O2")
 	for i, d := range errs {
-		if d.Severity != diag.Warning || !strings.HasPrefix(d.Msg, "at opt level "+string(rune('0'+i))+": pass TNeedsNoDataflow needs {NoDataflow}") ||
-			!strings.Contains(d.Hint, "TO3ToNonDataflow earlier in the pipeline would provide it but does not run (opt level 3 > "+string(rune('0'+i))+")") {
-			t.Errorf("warning %d: %v", i, d)
-		}
+		assert.Equal(t, diag.Warning, d.Severity, "warning %d: %v", i, d)
+		assert.True(t, strings.HasPrefix(d.Msg, "at opt level "+string(rune('0'+i))+": pass TNeedsNoDataflow needs {NoDataflow}"), "warning %d: %v", i, d)
+		assert.Contains(t, d.Hint, "TO3ToNonDataflow earlier in the pipeline would provide it but does not run (opt level 3 > "+string(rune('0'+i))+")", "warning %d", i)
 	}
 	// Disabling the provider is an error under the actual configuration.
 	pc.Disabled = []string{"TO3ToNonDataflow"}
 	errs = checkText(t, pc, "TO3ToNonDataflow,TNeedsNoDataflow", phase.Ingest, phase.Ingest.Invariants())
-	if !errs.HasErrors() || !strings.Contains(errs[0].Hint, "does not run (disabled)") {
-		t.Errorf("disabled provider: %v", errs)
+	if assert.True(t, errs.HasErrors(), "disabled provider: %v", errs) {
+		assert.Contains(t, errs[0].Hint, "does not run (disabled)", "disabled provider")
 	}
 }
 
 func TestCheckPrerequisites(t *testing.T) {
 	errs := checkText(t, NewPassContext(), "TPrereq", phase.Ingest, phase.Ingest.Invariants())
-	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "pass TPrereq requires TMark to have run before it, but it does not run earlier in the pipeline") {
-		t.Errorf("missing prerequisite: %v", errs)
+	if assert.Len(t, errs, 1, "missing prerequisite") {
+		assert.Contains(t, errs[0].Msg, "pass TPrereq requires TMark to have run before it, but it does not run earlier in the pipeline", "missing prerequisite")
 	}
 	pc := NewPassContext()
 	pc.Disabled = []string{"TMark"}
 	errs = checkText(t, pc, "TMark,TPrereq", phase.Ingest, phase.Ingest.Invariants())
-	if len(errs) == 0 || !strings.Contains(errs[0].Msg, "it does not run here (disabled)") {
-		t.Errorf("disabled prerequisite: %v", errs)
+	if assert.NotEmpty(t, errs, "disabled prerequisite") {
+		assert.Contains(t, errs[0].Msg, "it does not run here (disabled)", "disabled prerequisite")
 	}
-	if errs := checkText(t, NewPassContext(), "TMark,TPrereq", phase.Ingest, phase.Ingest.Invariants()); len(errs) != 0 {
-		t.Errorf("satisfied prerequisite rejected: %v", errs)
-	}
+	assert.Empty(t, checkText(t, NewPassContext(), "TMark,TPrereq", phase.Ingest, phase.Ingest.Invariants()), "satisfied prerequisite rejected")
 	pc = NewPassContext()
 	pc.RunPrerequisites = true
-	if errs := checkText(t, pc, "TPrereq", phase.Ingest, phase.Ingest.Invariants()); len(errs) != 0 {
-		t.Errorf("auto prerequisites rejected: %v", errs)
-	}
+	assert.Empty(t, checkText(t, pc, "TPrereq", phase.Ingest, phase.Ingest.Invariants()), "auto prerequisites rejected")
 }
 
 // The static check runs before any IR is touched: a misordered pipeline
@@ -128,9 +107,8 @@ func TestRunRejectsBeforeTouchingIR(t *testing.T) {
 	pc := NewPassContext()
 	pc.Trace = func(*ir.Module, *Info, bool) { called = true }
 	_, err := pc.Run(t.Context(), p, phase.Record(genModule(1, 1), phase.Ingest))
-	if err == nil || !strings.Contains(err.Error(), "needs {NoDataflow}") || called {
-		t.Errorf("err %v, pass called %v", err, called)
-	}
+	assert.ErrorContains(t, err, "needs {NoDataflow}")
+	assert.False(t, called, "pass called")
 }
 
 func TestDefineRejectsBadDeclarations(t *testing.T) {
@@ -173,21 +151,16 @@ func TestRegistry(t *testing.T) {
 func TestHintsAreNotCircular(t *testing.T) {
 	ingest := phase.Ingest.Invariants()
 	errs := checkText(t, NewPassContext(), "TNeedsBuiltins", phase.Ingest, ingest)
-	if len(errs) != 1 {
-		t.Fatalf("want one error, got %v", errs)
-	}
+	require.Len(t, errs, 1, "want one error")
 	hint := errs[0].Hint
 	// TChainStep establishes BuiltinsLowered but needs NoDataflow, which
 	// the module lacks: it is not offered alone.
-	if strings.Contains(hint, "provided by") || strings.Contains(hint, "TNeedsBuiltins") {
-		t.Errorf("hint %q offers a pass that cannot run here, or the failing pass", hint)
-	}
-	if want := "run TLowerBarrier,TChainStep first"; !strings.Contains(hint, want) {
-		t.Errorf("hint %q lacks %q", hint, want)
-	}
+	assert.NotContains(t, hint, "provided by", "hint offers a pass that cannot run here")
+	assert.NotContains(t, hint, "TNeedsBuiltins", "hint offers the failing pass")
+	assert.Contains(t, hint, "run TLowerBarrier,TChainStep first")
 	// With NoDataflow present, TChainStep can run and is named alone.
 	errs = checkText(t, NewPassContext(), "TNeedsBuiltins", phase.None, ingest.With(phase.NoDataflow))
-	if len(errs) != 1 || errs[0].Hint != "provided by TChainStep {BuiltinsLowered}" {
-		t.Errorf("hint with NoDataflow: %v", errs)
+	if assert.Len(t, errs, 1, "hint with NoDataflow") {
+		assert.Equal(t, "provided by TChainStep {BuiltinsLowered}", errs[0].Hint, "hint with NoDataflow")
 	}
 }

@@ -36,4 +36,7 @@ var (
 	codeUnknownPass  = pipeCodes.Define("PIPE001", "a pipeline names a pass that is not registered")
 	codeBadOption    = pipeCodes.Define("PIPE002", "a pass option is unknown, given twice or missing")
 	codeOptionSyntax = pipeCodes.Define("PIPE003", "a pass option's value does not parse as its type")
+	// CodeFixpointCap is the warning of a fixpoint(...) that reached its
+	// iteration cap while its rounds still changed the module.
+	CodeFixpointCap = pipeCodes.Define("PIPE004", "a fixpoint(...) reached its iteration cap before a round changed nothing (warning)")
 )

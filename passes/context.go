@@ -43,9 +43,22 @@ type PassContext struct {
 	// Clock reads the time for durations; nil means time.Now. Tests inject
 	// a deterministic clock.
 	Clock func() time.Time
-	// Warn receives warnings of the static check (configurations at other
-	// opt levels that would break the pipeline); nil drops them.
+	// Warn receives warnings: of the static check (configurations at other
+	// opt levels that would break the pipeline) and of the run (a
+	// fixpoint(...) that reached its iteration cap); nil drops them.
 	Warn func(*diag.Diagnostic)
+}
+
+// FixpointMaxIterations is the config key capping the rounds of a
+// fixpoint(...) (Fixpoint). Ten rounds is far more than the optimization
+// sequences need (they converge in two or three: one that changes, one
+// that confirms), and few enough that a pair of passes undoing each other
+// is reported quickly.
+const FixpointMaxIterations = "passes.fixpoint.max_iterations"
+
+func init() {
+	RegisterConfig(ConfigKey{Name: FixpointMaxIterations, Type: Int, Default: 10,
+		Doc: "the most rounds a fixpoint(...) runs; reaching it without converging is warning PIPE004"})
 }
 
 // TraceFunc observes a module before (before=true) or after a pass.
@@ -106,6 +119,10 @@ func (pc *PassContext) validate(reg *Registry) diag.List {
 		v, ok := k.Type.check(pc.Config[key])
 		if !ok {
 			errs.Add(at, codeConfigValueType, "config %s wants a %v, got %v", key, k.Type, pc.Config[key])
+			continue
+		}
+		if key == FixpointMaxIterations && v.(int64) < 1 {
+			errs.Add(at, codeConfigValueType, "config %s wants at least 1 round, got %v", key, v)
 			continue
 		}
 		pc.Config[key] = v

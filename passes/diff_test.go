@@ -4,20 +4,17 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestUnifiedDiff(t *testing.T) {
-	if d := UnifiedDiff("a", "b", "x\ny\n", "x\ny\n", 3); d != "" {
-		t.Errorf("equal texts diff %q", d)
-	}
+	assert.Empty(t, UnifiedDiff("a", "b", "x\ny\n", "x\ny\n", 3), "equal texts diff")
 	got := UnifiedDiff("a", "b", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\nthree\n4\n5\n6\n7\n8\n9\nten\n", 1)
 	want := "--- a\n+++ b\n@@ -2,3 +2,3 @@\n 2\n-3\n+three\n 4\n@@ -9 +9,2 @@\n 9\n+ten\n"
-	if got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-	if got := UnifiedDiff("a", "b", "", "x\n", 3); got != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
-		t.Errorf("insert into empty: %q", got)
-	}
+	assert.Equal(t, want, got)
+	assert.Equal(t, "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n", UnifiedDiff("a", "b", "", "x\n", 3), "insert into empty")
 }
 
 // applyDiff rebuilds b from a and the edit script: the script is correct.
@@ -35,9 +32,7 @@ func TestMyersScriptsRebuild(t *testing.T) {
 		}
 		ops := myers(a, b)
 		if ops == nil {
-			if strings.Join(a, ",") != strings.Join(b, ",") {
-				t.Fatalf("nil script for different %v %v", a, b)
-			}
+			require.Equal(t, strings.Join(a, ","), strings.Join(b, ","), "nil script for different lines")
 			continue
 		}
 		var got []string
@@ -45,9 +40,7 @@ func TestMyersScriptsRebuild(t *testing.T) {
 		for _, op := range ops {
 			switch op {
 			case ' ':
-				if a[i] != b[j] {
-					t.Fatalf("kept unequal lines %v %v %s", a, b, ops)
-				}
+				require.Equal(t, a[i], b[j], "kept unequal lines %v %v %s", a, b, ops)
 				got = append(got, a[i])
 				i++
 				j++
@@ -58,14 +51,11 @@ func TestMyersScriptsRebuild(t *testing.T) {
 				j++
 			}
 		}
-		if i != len(a) || strings.Join(got, ",") != strings.Join(b, ",") {
-			t.Fatalf("script %s turns %v into %v, not %v", ops, a, got, b)
-		}
+		require.Equal(t, len(a), i, "script %s does not consume %v", ops, a)
+		require.Equal(t, strings.Join(b, ","), strings.Join(got, ","), "script %s turns %v into %v, not %v", ops, a, got, b)
 		// Minimality against an LCS computed by dynamic programming.
 		edits := strings.Count(string(ops), "-") + strings.Count(string(ops), "+")
-		if want := len(a) + len(b) - 2*lcs(a, b); edits != want {
-			t.Fatalf("%v -> %v: %d edits, minimum %d", a, b, edits, want)
-		}
+		require.Equal(t, len(a)+len(b)-2*lcs(a, b), edits, "%v -> %v: edits above the minimum", a, b)
 	}
 }
 

@@ -72,7 +72,11 @@
 //	ExitContext (all whose EnterContext succeeded, even after a failure)
 //
 // Sequentials get BeforePass/AfterPass around their children (Event.Kind is
-// KindSequential); printing instruments ignore them.
+// KindSequential); printing instruments ignore them. A Fixpoint
+// (fixpoint(...) in pipeline text) is a Sequential whose children run in
+// rounds, each round a nested Sequential "round N", until a round changes
+// nothing or the config key FixpointMaxIterations is reached (warning
+// PIPE004).
 //
 // Failures: a pass that returns an error or panics is reported with its name
 // and the phase the module was in (a panic is recovered, never crashes the

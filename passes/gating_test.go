@@ -2,9 +2,10 @@ package passes
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
 )
@@ -33,9 +34,8 @@ func TestGate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		pc := &PassContext{OptLevel: tt.level, Required: tt.required, Disabled: tt.disabled}
-		if got := pc.Gate(tt.info); got.Kind != tt.want {
-			t.Errorf("Gate(%s) at O%d required=%v disabled=%v = %v, want kind %d", tt.info.Name, tt.level, tt.required, tt.disabled, got, tt.want)
-		}
+		got := pc.Gate(tt.info)
+		assert.Equal(t, tt.want, got.Kind, "Gate(%s) at O%d required=%v disabled=%v = %v", tt.info.Name, tt.level, tt.required, tt.disabled, got)
 	}
 }
 
@@ -55,9 +55,7 @@ func TestGatingRun(t *testing.T) {
 		{3, []string{"TO1"}, []string{"TO1"}, []string{"TNoop", "TO3"}},
 	}
 	p, errs := parseAndBuild("--passes", "TNoop,TO1,TO3")
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	for _, tt := range tests {
 		var ran []string
 		pc := &PassContext{OptLevel: tt.level, Required: tt.required, Disabled: tt.disabled,
@@ -66,12 +64,9 @@ func TestGatingRun(t *testing.T) {
 					ran = append(ran, info.Name)
 				}
 			}}
-		if _, err := pc.Run(context.Background(), p, genModule(1, 2)); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(ran, tt.want) {
-			t.Errorf("O%d required=%v disabled=%v ran %v, want %v", tt.level, tt.required, tt.disabled, ran, tt.want)
-		}
+		_, err := pc.Run(context.Background(), p, genModule(1, 2))
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, ran, "O%d required=%v disabled=%v", tt.level, tt.required, tt.disabled)
 	}
 }
 
@@ -86,13 +81,9 @@ func TestValidateContext(t *testing.T) {
 		`unknown config key "test.dept" (did you mean "test.depth"?)`,
 		"config test.depth wants a int, got x",
 	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("Validate lacks %q:\n%s", want, got)
-		}
+		assert.Contains(t, got, want, "Validate")
 	}
-	if errs := NewPassContext().Validate(); errs != nil {
-		t.Errorf("default context invalid: %v", errs)
-	}
+	assert.Nil(t, NewPassContext().Validate(), "default context invalid")
 }
 
 func TestConfig(t *testing.T) {
@@ -104,20 +95,16 @@ func TestConfig(t *testing.T) {
 		pc := NewPassContext()
 		pc.Config = tt.config
 		out, err := pc.Run(context.Background(), p, genModule(1, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := out.Attrs.Int("depth"); got != tt.want {
-			t.Errorf("config %v: depth %d, want %d", tt.config, got, tt.want)
-		}
+		require.NoError(t, err)
+		got, _ := out.Attrs.Int("depth")
+		assert.Equal(t, tt.want, got, "config %v: depth", tt.config)
 	}
-	if k, v, err := ParseConfig("test.depth=12"); err != nil || k != "test.depth" || v != int64(12) {
-		t.Errorf("ParseConfig = %q %v %v", k, v, err)
-	}
-	if _, _, err := ParseConfig("test.deep=1"); err == nil || !strings.Contains(err.Error(), `did you mean "test.depth"`) {
-		t.Errorf("ParseConfig unknown key: %v", err)
-	}
-	if _, _, err := ParseConfig("test.depth=x"); err == nil {
-		t.Error("ParseConfig accepted a non-int")
-	}
+	k, v, err := ParseConfig("test.depth=12")
+	assert.NoError(t, err, "ParseConfig")
+	assert.Equal(t, "test.depth", k, "ParseConfig key")
+	assert.Equal(t, int64(12), v, "ParseConfig value")
+	_, _, err = ParseConfig("test.deep=1")
+	assert.ErrorContains(t, err, `did you mean "test.depth"`, "ParseConfig unknown key")
+	_, _, err = ParseConfig("test.depth=x")
+	assert.Error(t, err, "ParseConfig accepted a non-int")
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
@@ -23,17 +26,13 @@ func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
+	require.NoError(t, err, "run with -update to create it")
 	if got != string(want) {
-		t.Errorf("%s differs from golden:\n%s", name, UnifiedDiff("want", "got", string(want), got, 2))
+		assert.Failf(t, name+" differs from golden", "%s", UnifiedDiff("want", "got", string(want), got, 2))
 	}
 }
 

@@ -194,8 +194,14 @@ func (in *Info) Validate() error {
 			return fmt.Errorf("pass %s: bad or duplicate option %q", in.Name, o.Name)
 		}
 		seen[o.Name] = true
-		if _, ok := o.Type.check(o.Default); !ok {
+		v, ok := o.Type.check(o.Default)
+		if !ok {
 			return fmt.Errorf("pass %s: default of option %s is not a %v", in.Name, o.Name, o.Type)
+		}
+		if o.Check != nil {
+			if err := o.Check(v); err != nil {
+				return fmt.Errorf("pass %s: default of option %s: %v", in.Name, o.Name, err)
+			}
 		}
 		if strings.TrimSpace(o.Doc) == "" {
 			return fmt.Errorf("pass %s: option %s has no doc", in.Name, o.Name)

@@ -1,8 +1,10 @@
 package passes
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/phase"
@@ -25,9 +27,7 @@ func TestHorizon(t *testing.T) {
 		{"preserves a build property", Info{Preserves: phase.Of(phase.BuiltinsLowered)}, phase.Ingest},
 	}
 	for _, tt := range tests {
-		if got := tt.in.Horizon(); got != tt.want {
-			t.Errorf("%s: horizon %v, want %v", tt.name, got, tt.want)
-		}
+		assert.Equal(t, tt.want, tt.in.Horizon(), "%s: horizon", tt.name)
 	}
 }
 
@@ -62,47 +62,37 @@ func TestApply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ph, props := tt.in.Apply(tt.ph, tt.props)
-		if ph != tt.wantPhase || props != tt.wantProps {
-			t.Errorf("%s: Apply = %v %v, want %v %v", tt.name, ph, props, tt.wantPhase, tt.wantProps)
-		}
+		assert.Equal(t, tt.wantPhase, ph, "%s: Apply phase", tt.name)
+		assert.Equal(t, tt.wantProps, props, "%s: Apply properties", tt.name)
 	}
 }
 
 func TestValidateRejectsRedundantPreserves(t *testing.T) {
 	in := Info{Name: "P", Doc: "d", Requires: because(phase.NoDataflow), Preserves: phase.Of(phase.NoCallTIR)}
-	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "within its horizon") {
-		t.Errorf("Preserves within the horizon: %v", err)
-	}
+	assert.ErrorContains(t, in.Validate(), "within its horizon", "Preserves within the horizon")
 	in = Info{Name: "P", Doc: "d", Preserves: phase.Of(phase.BuiltinsLowered), Invalidates: phase.Of(phase.BuiltinsLowered)}
-	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "preserves and invalidates") {
-		t.Errorf("Preserves and Invalidates: %v", err)
-	}
+	assert.ErrorContains(t, in.Validate(), "preserves and invalidates", "Preserves and Invalidates")
 	in = Info{Name: "P", Doc: "d", Preserves: phase.Of(phase.BuiltinsLowered)}
-	if err := in.Validate(); err != nil {
-		t.Errorf("Preserves beyond the horizon: %v", err)
-	}
+	assert.NoError(t, in.Validate(), "Preserves beyond the horizon")
 }
 
 // A recorded phase is a claim: StartState verifies it and refuses a false
 // one with the violations; a true one starts from what the content has.
 func TestStartStateVerifiesTheRecordedPhase(t *testing.T) {
 	ph, props, err := StartState(phase.Record(genModule(1, 2), phase.Optimize))
-	if err != nil || ph != phase.Optimize || !props.Contains(phase.Optimize.Invariants()) {
-		t.Errorf("true optimize claim: %v %v %v", ph, props, err)
-	}
+	assert.NoError(t, err, "true optimize claim")
+	assert.Equal(t, phase.Optimize, ph, "true optimize claim")
+	assert.True(t, props.Contains(phase.Optimize.Invariants()), "true optimize claim: properties %v", props)
 	_, _, err = StartState(phase.Record(genModule(1, 2), phase.Lower))
 	l, ok := err.(diag.List)
-	if !ok || len(l) < 2 || l[0].Code != CodeFalseClaim ||
-		!strings.Contains(l[0].Msg, "records phase lower but does not satisfy it: missing {NoDataflow, PurityRelaxed}") {
-		t.Fatalf("false lower claim: %v", err)
-	}
+	require.True(t, ok, "false lower claim: %v", err)
+	require.GreaterOrEqual(t, len(l), 2, "false lower claim: %v", err)
+	require.Equal(t, CodeFalseClaim, l[0].Code, "false lower claim: %v", err)
+	require.Contains(t, l[0].Msg, "records phase lower but does not satisfy it: missing {NoDataflow, PurityRelaxed}", "false lower claim")
 	for _, d := range l[1:] {
-		if d.Code != "WF030" && d.Code != "WF031" && d.Code != "WF032" {
-			t.Errorf("unexpected violation %v", d)
-		}
+		assert.Contains(t, []diag.Code{"WF030", "WF031", "WF032"}, d.Code, "unexpected violation %v", d)
 	}
 	// Run refuses it before any pass.
-	if _, err := NewPassContext().Run(t.Context(), testPass("TNoop"), phase.Record(genModule(1, 2), phase.Lower)); err == nil {
-		t.Error("Run accepted a false claim")
-	}
+	_, err = NewPassContext().Run(t.Context(), testPass("TNoop"), phase.Record(genModule(1, 2), phase.Lower))
+	assert.Error(t, err, "Run accepted a false claim")
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/phase"
 )
@@ -51,9 +54,7 @@ func runLogged(t *testing.T, pipeline string, a, b *logInstrument, pc *PassConte
 	var log []string
 	a.log, b.log = &log, &log
 	p, errs := parseAndBuild("--passes", pipeline)
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	pc.Instruments = []Instrument{a, b}
 	_, err := pc.Run(context.Background(), p, genModule(2, 2))
 	return log, err
@@ -138,14 +139,11 @@ a:Exit() b:Exit()`,
 			log, err := runLogged(t, tt.pipeline, &tt.a, &tt.b, &tt.pc)
 			got := strings.Join(log, " ")
 			want := strings.Join(strings.Fields(tt.want), " ")
-			if got != want {
-				t.Errorf("hooks:\n got %s\nwant %s", got, want)
-			}
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("unexpected error %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("error %v, want %q", err, tt.wantErr)
+			assert.Equal(t, want, got, "hooks")
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tt.wantErr)
 			}
 		})
 	}
@@ -155,15 +153,19 @@ func TestPassErrorTypes(t *testing.T) {
 	pc := NewPassContext()
 	_, err := pc.Run(context.Background(), testPass("TPanicParallel"), genModule(3, 1))
 	var pe *PassError
-	if !errors.As(err, &pe) || !pe.Panic || pe.Pass != "TPanicParallel" || !strings.Contains(pe.Error(), "f001") || len(pe.Stack) == 0 {
-		t.Errorf("parallel panic not reported as a PassError with the function: %#v", err)
+	if assert.ErrorAs(t, err, &pe, "parallel panic not reported as a PassError") {
+		assert.True(t, pe.Panic, "parallel panic: Panic")
+		assert.Equal(t, "TPanicParallel", pe.Pass, "parallel panic: Pass")
+		assert.Contains(t, pe.Error(), "f001", "parallel panic does not name the function")
+		assert.NotEmpty(t, pe.Stack, "parallel panic: Stack")
 	}
 	in := &logInstrument{name: "x", log: new([]string), failOn: "After(TNoop)"}
 	pc.Instruments = []Instrument{in}
 	_, err = pc.Run(context.Background(), testPass("TNoop"), genModule(1, 1))
 	var ie *InstrumentError
-	if !errors.As(err, &ie) || ie.Instrument != "x" || ie.Hook != "AfterPass" {
-		t.Errorf("instrument failure: %v", err)
+	if assert.ErrorAs(t, err, &ie, "instrument failure") {
+		assert.Equal(t, "x", ie.Instrument, "instrument failure: %v", err)
+		assert.Equal(t, "AfterPass", ie.Hook, "instrument failure: %v", err)
 	}
 }
 
@@ -171,37 +173,25 @@ func TestCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := NewPassContext().Run(ctx, testPass("TMark"), genModule(2, 1))
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("got %v, want context.Canceled", err)
-	}
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestLeavesRecordsPhase(t *testing.T) {
 	p, errs := parseAndBuild("--passes", "TLowerBarrier,TAcceptsLower")
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	out, err := NewPassContext().Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ph, _ := phase.Recorded(out); ph != phase.Lower {
-		t.Errorf("phase after barrier %v, want lower", ph)
-	}
+	require.NoError(t, err)
+	ph, _ := phase.Recorded(out)
+	assert.Equal(t, phase.Lower, ph, "phase after barrier")
 }
 
 func TestOptionsReachPass(t *testing.T) {
 	p, errs := parseAndBuild("--passes", "TOpts{max_depth=3,mode=\"a b\"}")
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	out, err := NewPassContext().Run(context.Background(), p, genModule(1, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := out.Attrs.String("opts"); got != "3,true,a b,0.5" {
-		t.Errorf("options seen by the pass: %q", got)
-	}
+	require.NoError(t, err)
+	got, _ := out.Attrs.String("opts")
+	assert.Equal(t, "3,true,a b,0.5", got, "options seen by the pass")
 }
 
 // A pass that may break an invariant of the recorded phase demotes the
@@ -209,25 +199,16 @@ func TestOptionsReachPass(t *testing.T) {
 // and in the module it produces.
 func TestInvalidatingPassDemotesPhase(t *testing.T) {
 	p, errs := parseAndBuild("--passes", "TLowerBarrier,TAddsDataflow")
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	out, err := NewPassContext().Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ph, _ := phase.Recorded(out); ph != phase.Optimize {
-		t.Errorf("phase after a pass invalidating NoDataflow in phase lower: %v, want optimize", ph)
-	}
+	require.NoError(t, err)
+	ph, _ := phase.Recorded(out)
+	assert.Equal(t, phase.Optimize, ph, "phase after a pass invalidating NoDataflow in phase lower")
 
 	p, errs = parseAndBuild("--passes", "TLowerBarrier,TAddsDataflow,TAcceptsLower")
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	_, err = NewPassContext().Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize))
-	if err == nil || !strings.Contains(err.Error(), "TAcceptsLower accepts phase lower but would get a module in phase optimize") {
-		t.Errorf("static check after a demotion: %v", err)
-	}
+	assert.ErrorContains(t, err, "TAcceptsLower accepts phase lower but would get a module in phase optimize", "static check after a demotion")
 }
 
 // ImmutableInput checks a pass that runs nested passes (a barrier) against
@@ -242,7 +223,6 @@ func TestImmutableInputNested(t *testing.T) {
 	})
 	pc := NewPassContext()
 	pc.Instruments = []Instrument{&ImmutableInput{}}
-	if _, err := pc.Execute(context.Background(), outer, genModule(2, 3), 0); err != nil {
-		t.Errorf("nested passes flagged: %v", err)
-	}
+	_, err := pc.Execute(context.Background(), outer, genModule(2, 3), 0)
+	assert.NoError(t, err, "nested passes flagged")
 }

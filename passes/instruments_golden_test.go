@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -22,9 +24,7 @@ const goldenPipeline = "TNoop,TMark,seq(TO1,TToNonDataflow),TO3,TOpts{max_depth=
 func runGolden(t *testing.T, pipeline string, ins ...Instrument) error {
 	t.Helper()
 	p, errs := parseAndBuild("--passes", pipeline)
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	require.Nil(t, errs)
 	pc := NewPassContext()
 	pc.Clock = fakeClock()
 	pc.Instruments = ins
@@ -34,19 +34,15 @@ func runGolden(t *testing.T, pipeline string, ins ...Instrument) error {
 
 func TestTimingGolden(t *testing.T) {
 	tm := &Timing{}
-	if err := runGolden(t, goldenPipeline+",TLowerBarrier,TAcceptsLower", tm); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, runGolden(t, goldenPipeline+",TLowerBarrier,TAcceptsLower", tm))
 	golden(t, "timing", tm.Report())
 }
 
 func TestPrintIRGolden(t *testing.T) {
 	var all, named bytes.Buffer
-	if err := runGolden(t, goldenPipeline,
+	require.NoError(t, runGolden(t, goldenPipeline,
 		&PrintIR{W: &all, Before: true, After: true, Print: testPrint},
-		&PrintIR{W: &named, After: true, Passes: []string{"TToNonDataflow"}, Print: testPrint}); err != nil {
-		t.Fatal(err)
-	}
+		&PrintIR{W: &named, After: true, Passes: []string{"TToNonDataflow"}, Print: testPrint}))
 	golden(t, "print_all", all.String())
 	golden(t, "print_named", named.String())
 }
@@ -54,9 +50,7 @@ func TestPrintIRGolden(t *testing.T) {
 func TestPrintChangedGolden(t *testing.T) {
 	for _, diff := range []bool{false, true} {
 		var out bytes.Buffer
-		if err := runGolden(t, goldenPipeline, &PrintChanged{W: &out, Diff: diff, Print: testPrint}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, runGolden(t, goldenPipeline, &PrintChanged{W: &out, Diff: diff, Print: testPrint}))
 		golden(t, fmt.Sprintf("print_changed_diff_%v", diff), out.String())
 	}
 }
@@ -67,32 +61,20 @@ func TestPrintChangedDoesNotPrintUnchanged(t *testing.T) {
 	prints := 0
 	counting := func(m *ir.Module) string { prints++; return testPrint(m) }
 	var out bytes.Buffer
-	if err := runGolden(t, "TNoop,TNoop,TNoop,TMark,TNoop", &PrintChanged{W: &out, Print: counting}); err != nil {
-		t.Fatal(err)
-	}
-	if prints != 2 { // input + after TMark
-		t.Errorf("printer called %d times, want 2", prints)
-	}
-	if got := strings.Count(out.String(), ": unchanged"); got != 4 {
-		t.Errorf("%d unchanged notes, want 4:\n%s", got, out.String())
-	}
+	require.NoError(t, runGolden(t, "TNoop,TNoop,TNoop,TMark,TNoop", &PrintChanged{W: &out, Print: counting}))
+	assert.Equal(t, 2, prints, "printer calls") // input + after TMark
+	assert.Equal(t, 4, strings.Count(out.String(), ": unchanged"), "unchanged notes:\n%s", out.String())
 }
 
 func TestDumpDirGolden(t *testing.T) {
 	dir := t.TempDir()
-	if err := runGolden(t, goldenPipeline+",TLowerBarrier", &DumpDir{Dir: dir, Print: testPrint}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, runGolden(t, goldenPipeline+",TLowerBarrier", &DumpDir{Dir: dir, Print: testPrint}))
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var b strings.Builder
 	for _, e := range entries {
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fmt.Fprintf(&b, "== %s\n%s", e.Name(), data)
 	}
 	golden(t, "dump_dir", b.String())
@@ -101,23 +83,17 @@ func TestDumpDirGolden(t *testing.T) {
 func TestRunRecordGolden(t *testing.T) {
 	var out bytes.Buffer
 	err := runGolden(t, goldenPipeline+",TFail", &RunRecord{W: &out})
-	if err == nil {
-		t.Fatal("TFail did not fail")
-	}
+	require.Error(t, err, "TFail did not fail")
 	golden(t, "record", maskHashes(out.String()))
 	// Hashes are stable across runs: the record is diffable.
 	var again bytes.Buffer
 	_ = runGolden(t, goldenPipeline+",TFail", &RunRecord{W: &again})
-	if again.String() != out.String() {
-		t.Error("run record differs between identical runs")
-	}
+	assert.Equal(t, out.String(), again.String(), "run record differs between identical runs")
 }
 
 func TestSummaryGolden(t *testing.T) {
 	s := &Summary{}
-	if err := runGolden(t, goldenPipeline, s); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, runGolden(t, goldenPipeline, s))
 	golden(t, "summary", s.Table())
 }
 
@@ -125,16 +101,10 @@ func TestSummaryGolden(t *testing.T) {
 // event and are listed under the summary table, per pass, in order.
 func TestSummaryStats(t *testing.T) {
 	s := &Summary{}
-	if err := runGolden(t, "TNoop,TStats", s); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, runGolden(t, "TNoop,TStats", s))
 	table := s.Table()
-	if !strings.HasSuffix(table, "\nTStats: planned=3 bytes=4096\n") {
-		t.Errorf("summary does not end with TStats' statistics:\n%s", table)
-	}
-	if strings.Contains(table, "TNoop:") {
-		t.Errorf("a pass without statistics got a statistics line:\n%s", table)
-	}
+	assert.True(t, strings.HasSuffix(table, "\nTStats: planned=3 bytes=4096\n"), "summary does not end with TStats' statistics:\n%s", table)
+	assert.NotContains(t, table, "TNoop:", "a pass without statistics got a statistics line")
 }
 
 func TestBisectGolden(t *testing.T) {
@@ -149,14 +119,11 @@ func TestBisectGolden(t *testing.T) {
 			ran = append(ran, info.Name)
 		}
 	}
-	if _, err := pc.Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize)); err != nil {
-		t.Fatal(err)
-	}
+	_, err := pc.Run(context.Background(), p, phase.Record(genModule(1, 1), phase.Optimize))
+	require.NoError(t, err)
 	golden(t, "bisect", out.String())
 	// Required (TMark) and AlwaysRun (TLowerBarrier) passes run regardless.
-	if want := []string{"TNoop", "TMark", "TLowerBarrier", "TO1", "seq"}; !slices.Equal(ran, want) {
-		t.Errorf("ran %v, want %v", ran, want)
-	}
+	assert.Equal(t, []string{"TNoop", "TMark", "TLowerBarrier", "TO1", "seq"}, ran)
 }
 
 func TestVerifyEach(t *testing.T) {
@@ -165,35 +132,26 @@ func TestVerifyEach(t *testing.T) {
 		calls = append(calls, fmt.Sprintf("%v %v", ph, props.Has(phase.NoDataflow)))
 		return nil
 	}}
-	if err := runGolden(t, goldenPipeline, v); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, runGolden(t, goldenPipeline, v))
 	// Checked after the changing passes only: TMark, TToNonDataflow, TOpts.
 	// TOpts names no property of phase lower in its contract, so it does
 	// not vouch for NoDataflow (Info.Apply).
 	want := []string{"optimize false", "optimize true", "optimize false"}
-	if !slices.Equal(calls, want) || v.Checked != 3 {
-		t.Errorf("checks %v, want %v", calls, want)
-	}
+	assert.Equal(t, want, calls, "checks")
+	assert.Equal(t, 3, v.Checked, "checks")
 	bad := &VerifyEach{Check: func(m *ir.Module, ph phase.Phase, props phase.Set) diag.List {
 		var l diag.List
 		l.Add(diag.Span{}, "WF999", "broken")
 		return l
 	}}
 	err := runGolden(t, "TNoop,TMark,TNoop", bad)
-	if err == nil || !strings.Contains(err.Error(), "instrument verify-each: AfterPass(TMark): module broken after pass TMark") {
-		t.Errorf("verify failure: %v", err)
-	}
+	assert.ErrorContains(t, err, "instrument verify-each: AfterPass(TMark): module broken after pass TMark", "verify failure")
 }
 
 func TestImmutableInput(t *testing.T) {
 	err := runGolden(t, "TNoop,TMark,TMutate", &ImmutableInput{})
-	if err == nil || !strings.Contains(err.Error(), "pass TMutate mutated its input module") {
-		t.Errorf("mutation not caught: %v", err)
-	}
-	if err := runGolden(t, goldenPipeline, &ImmutableInput{}); err != nil {
-		t.Errorf("well-behaved pipeline flagged: %v", err)
-	}
+	assert.ErrorContains(t, err, "pass TMutate mutated its input module", "mutation not caught")
+	assert.NoError(t, runGolden(t, goldenPipeline, &ImmutableInput{}), "well-behaved pipeline flagged")
 }
 
 var hashField = regexp.MustCompile(`"hash_(before|after)":"([0-9a-f]+)"`)

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/phase"
 )
@@ -42,30 +45,18 @@ func TestParallelEqualsSequential(t *testing.T) {
 		pc := NewPassContext()
 		pc.Parallelism = workers
 		out, err := pc.Execute(context.Background(), renameAll(parallel), mod, phase.Ingest.Invariants())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return out
 	}
 	seq := run(false, 1)
-	if seq.Func("f007") != mod.Func("f007") {
-		t.Error("skip-optimize function was transformed")
-	}
-	if !strings.Contains(testPrint(seq), "f063 renamed=f063:\n  dataflow: f063_0") {
-		t.Error("sequential run did not rename")
-	}
+	assert.Same(t, mod.Func("f007"), seq.Func("f007"), "skip-optimize function was transformed")
+	assert.Contains(t, testPrint(seq), "f063 renamed=f063:\n  dataflow: f063_0", "sequential run did not rename")
 	for _, workers := range []int{2, 4, 16} {
 		par := run(true, workers)
-		if got, want := testPrint(par), testPrint(seq); got != want {
-			t.Errorf("%d workers: output differs from sequential", workers)
-		}
-		if ir.StructuralHash(par) != ir.StructuralHash(seq) {
-			t.Errorf("%d workers: structural hash differs", workers)
-		}
+		assert.Equal(t, testPrint(seq), testPrint(par), "%d workers: output differs from sequential", workers)
+		assert.Equal(t, ir.StructuralHash(seq), ir.StructuralHash(par), "%d workers: structural hash differs", workers)
 	}
-	if mod.Func("f000").Attrs["renamed"] != nil {
-		t.Error("input module mutated")
-	}
+	assert.Nil(t, mod.Func("f000").Attrs["renamed"], "input module mutated")
 }
 
 // Errors from parallel functions are reported in function order, as a
@@ -83,18 +74,14 @@ func TestParallelErrorsDeterministic(t *testing.T) {
 		pc := NewPassContext()
 		pc.Parallelism = 1 + rand.Intn(8)
 		_, err := pc.Execute(context.Background(), p, genModule(10, 2), 0)
-		if err == nil {
-			t.Fatal("no error")
-		}
+		require.Error(t, err, "no error")
 		if i == 0 {
 			first = err.Error()
-		} else if err.Error() != first {
-			t.Fatalf("error differs between runs:\n%s\n%s", first, err)
+		} else {
+			require.Equal(t, first, err.Error(), "error differs between runs")
 		}
 	}
-	if !strings.HasPrefix(first, "pass TErr failed (module in phase none): odd f001\nodd f003") {
-		t.Errorf("error %q", first)
-	}
+	assert.True(t, strings.HasPrefix(first, "pass TErr failed (module in phase none): odd f001\nodd f003"), "error %q", first)
 }
 
 func TestDataflowBlockPass(t *testing.T) {
@@ -107,12 +94,8 @@ func TestDataflowBlockPass(t *testing.T) {
 			return &c, nil
 		})
 	out, err := NewPassContext().Execute(context.Background(), keep, mod, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(testPrint(out), "dataflow: lv1 lv0 gv2") {
-		t.Errorf("block pass not applied:\n%s", testPrint(out))
-	}
+	require.NoError(t, err)
+	assert.Contains(t, testPrint(out), "dataflow: lv1 lv0 gv2", "block pass not applied")
 	drop := blockPass(Info{Name: "TDrop", Doc: "drops the output"}, false,
 		func(env *Env, mod *ir.Module, fn string, b *ir.BindingBlock) (*ir.BindingBlock, error) {
 			c := *b
@@ -120,9 +103,7 @@ func TestDataflowBlockPass(t *testing.T) {
 			return &c, nil
 		})
 	_, err = NewPassContext().Execute(context.Background(), drop, mod, 0)
-	if err == nil || !strings.Contains(err.Error(), "function f000: dataflow-block pass removed output var gv2") {
-		t.Errorf("interface change not caught: %v", err)
-	}
+	assert.ErrorContains(t, err, "function f000: dataflow-block pass removed output var gv2", "interface change not caught")
 	resinfo := blockPass(Info{Name: "TReinfo", Doc: "changes output struct info"}, false,
 		func(env *Env, mod *ir.Module, fn string, b *ir.BindingBlock) (*ir.BindingBlock, error) {
 			last := b.Bindings[2].BoundVar()
@@ -130,7 +111,5 @@ func TestDataflowBlockPass(t *testing.T) {
 			return b, nil
 		})
 	_, err = NewPassContext().Execute(context.Background(), resinfo, genModule(1, 3), 0)
-	if err == nil || !strings.Contains(err.Error(), "changed the struct info of output var gv2") {
-		t.Errorf("struct info change not caught: %v", err)
-	}
+	assert.ErrorContains(t, err, "changed the struct info of output var gv2", "struct info change not caught")
 }

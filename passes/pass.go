@@ -63,6 +63,9 @@ type Pass struct {
 	// opts are the option values, every option of info.Options filled in.
 	opts     Options
 	children []*Pass
+	// fixpoint: a Sequential whose children run in rounds until a round
+	// changes nothing (Fixpoint).
+	fixpoint bool
 	// step is the pipeline step the pass was built from (position, text).
 	step *Step
 	file string // the pipeline text's name in diagnostics
@@ -165,6 +168,11 @@ func (p *Pass) With(opts Options) (*Pass, error) {
 		if !ok {
 			return nil, fmt.Errorf("pass %s: option %s wants a %v, got %v", p.info.Name, k, o.Type, opts[k])
 		}
+		if o.Check != nil {
+			if err := o.Check(v); err != nil {
+				return nil, fmt.Errorf("pass %s: option %s: %v", p.info.Name, k, err)
+			}
+		}
 		full[k] = v
 	}
 	c := *p
@@ -184,7 +192,11 @@ func (p *Pass) String() string {
 	for i, c := range p.children {
 		parts[i] = c.String()
 	}
-	return "seq(" + strings.Join(parts, ",") + ")"
+	group := "seq"
+	if p.fixpoint {
+		group = fixpointName
+	}
+	return group + "(" + strings.Join(parts, ",") + ")"
 }
 
 // Sequential groups passes; it runs them in order under the same gating.
@@ -196,6 +208,31 @@ func Sequential(name string, passes ...*Pass) *Pass {
 	}
 	return &Pass{info: Info{Name: name, Doc: "a sequence of passes"}, impl: impl{kind: KindSequential}, children: passes}
 }
+
+// fixpointName is the pipeline keyword and the Info.Name of a Fixpoint.
+const fixpointName = "fixpoint"
+
+// Fixpoint groups passes run in rounds until a round changes nothing, as
+// optimization sequences are ("FoldConstant, CanonicalizeBindings and
+// DeadCodeElimination feed each other"): a round changed nothing when it
+// returned its input module, or one structurally equal to it. The rounds
+// are capped by the config key FixpointMaxIterations; reaching the cap
+// without converging is a warning (PassContext.Warn, code PIPE004), not an
+// error: the module is as correct after any round as after the last.
+//
+// Each round is gated and instrumented as a Sequential named "round N"
+// nested in the fixpoint, so instruments see every round's passes. The
+// static check treats a fixpoint as a seq run at least once, and simulates
+// further rounds from the state the previous one left until that state
+// repeats. A Fixpoint keeps the input of the running round alive to
+// compare it with the output.
+func Fixpoint(passes ...*Pass) *Pass {
+	return &Pass{info: Info{Name: fixpointName, Doc: "passes run in rounds until a round changes nothing"},
+		impl: impl{kind: KindSequential}, children: passes, fixpoint: true}
+}
+
+// IsFixpoint reports whether p is a Fixpoint.
+func (p *Pass) IsFixpoint() bool { return p.fixpoint }
 
 // Env is what a running pass sees: the cancellation context, the pass
 // context (config) and its own declaration.
@@ -214,7 +251,9 @@ type Env struct {
 // Run runs p on mod as part of the running pass (a barrier runs its
 // sequence this way): instruments see p nested one level below the running
 // pass, with the reason "part of <pass>", and a disabled p is skipped. The
-// opt level does not gate p: the running pass decided to run it.
+// opt level does not gate p itself, since the running pass decided to run
+// it; the children of a Sequential or Fixpoint p are gated as pipeline
+// steps are (the optimize barrier relies on this).
 func (e *Env) Run(p *Pass, mod *ir.Module) (*ir.Module, error) {
 	if e.r == nil {
 		pc := e.pc

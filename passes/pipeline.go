@@ -10,7 +10,8 @@ import (
 // Textual pipelines. The grammar (whitespace between tokens is ignored):
 //
 //	pipeline := step { "," step }
-//	step     := "seq" "(" pipeline ")" | NAME [ "{" option { "," option } "}" ]
+//	step     := "seq" "(" pipeline ")" | "fixpoint" "(" pipeline ")"
+//	          | NAME [ "{" option { "," option } "}" ]
 //	option   := NAME "=" value
 //	value    := a double-quoted string | a JSON array or object ([...], {...})
 //	          | characters other than , } ( ) { and space
@@ -18,18 +19,29 @@ import (
 // For example
 //
 //	Normalize,seq(FoldConstant,DeadCodeElimination),VMShapeLower{emit_err_ctx=false}
+//	canonicalize,fixpoint(FoldConstant,CanonicalizeBindings,DeadCodeElimination),lower
+//
+// seq(...) groups steps (Sequential); fixpoint(...) runs its steps in
+// rounds until a round changes nothing (Fixpoint). A named pipeline, such
+// as optimize (TVM's relax.get_pipeline), is a registered pass of its name
+// that runs its sequence: see package barrier.
 //
 // Printing a parsed pipeline (Steps.String) gives back its text with the
 // whitespace removed; option values keep the spelling they were written in.
 
-// Step is one parsed pipeline step: a pass with options, or a seq(...).
+// Step is one parsed pipeline step: a pass with options, or a group, a
+// seq(...) or fixpoint(...).
 type Step struct {
-	Name     string // the pass name; "seq" for a sequence
+	Name     string // the pass name; "seq" or "fixpoint" for a group
 	Col      int    // 1-based column of the name in the pipeline text
 	Options  []StepOption
-	Children Steps // the steps of a seq(...)
-	IsSeq    bool
+	Children Steps // the steps of the group
+	// IsSeq marks a group: seq(...), or fixpoint(...) when Name says so.
+	IsSeq bool
 }
+
+// IsFixpoint reports whether s is a fixpoint(...) group.
+func (s *Step) IsFixpoint() bool { return s.IsSeq && s.Name == fixpointName }
 
 // StepOption is one `name=value` as written.
 type StepOption struct {
@@ -44,7 +56,7 @@ type Steps []*Step
 
 func (s *Step) String() string {
 	if s.IsSeq {
-		return "seq(" + s.Children.String() + ")"
+		return s.Name + "(" + s.Children.String() + ")"
 	}
 	if len(s.Options) == 0 {
 		return s.Name
@@ -156,8 +168,8 @@ func (p *pipeParser) step() *Step {
 	s := &Step{Name: name, Col: at + 1}
 	switch p.peek() {
 	case '(':
-		if name != "seq" {
-			p.errorf(p.pos, "only seq takes a parenthesised pipeline; options are written %s{key=value}", name)
+		if name != "seq" && name != fixpointName {
+			p.errorf(p.pos, "only seq and fixpoint take a parenthesised pipeline; options are written %s{key=value}", name)
 			return nil
 		}
 		p.pos++
@@ -167,7 +179,7 @@ func (p *pipeParser) step() *Step {
 			return nil
 		}
 		if p.peek() != ')' {
-			p.errorf(p.pos, "expected ',' or ')' in seq(...), found %s", p.describe())
+			p.errorf(p.pos, "expected ',' or ')' in %s(...), found %s", name, p.describe())
 			return nil
 		}
 		p.pos++
@@ -296,7 +308,11 @@ func (r *Registry) buildSteps(file string, steps Steps, errs *diag.List) []*Pass
 	for _, s := range steps {
 		at := diag.Span{File: file, Line: 1, Col: s.Col}
 		if s.IsSeq {
-			seq := Sequential("seq", r.buildSteps(file, s.Children, errs)...)
+			children := r.buildSteps(file, s.Children, errs)
+			seq := Sequential("seq", children...)
+			if s.IsFixpoint() {
+				seq = Fixpoint(children...)
+			}
 			seq.step, seq.file = s, file
 			out = append(out, seq)
 			continue

@@ -3,6 +3,9 @@ package passes
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzPipeline: ParsePipeline never panics or hangs on any text, reports a
@@ -14,7 +17,7 @@ func FuzzPipeline(f *testing.F) {
 	for _, seed := range []string{
 		"TNoop",
 		"TNoop,TMark,seq(TO1,TO3),TOpts{max_depth=8}",
-		"seq(seq(TNoop),TMark)",
+		"seq(seq(TNoop),TMark)", "fixpoint(TNoop,seq(TMark)),fixpoint(TO1)",
 		`TOpts{emit_err_ctx=false,mode="x,y}",ratio=0.25}`,
 		"Normalize,TMark",
 		" TNoop , seq( TMark ) ,TOpts{ max_depth = 2 }",
@@ -43,31 +46,20 @@ func FuzzPipeline(f *testing.F) {
 		select {
 		case r = <-done:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("ParsePipeline(%q) did not finish in 5s", text)
+			require.Failf(t, "timeout", "ParsePipeline(%q) did not finish in 5s", text)
 		}
 		if r.errs > 0 {
-			if r.steps != nil {
-				t.Errorf("ParsePipeline(%q) returned steps and errors", text)
-			}
-			if r.col < 1 || r.col > len(text)+1 {
-				t.Errorf("ParsePipeline(%q): error column %d outside 1..%d", text, r.col, len(text)+1)
-			}
+			assert.Nil(t, r.steps, "ParsePipeline(%q) returned steps and errors", text)
+			assert.GreaterOrEqual(t, r.col, 1, "ParsePipeline(%q): error column", text)
+			assert.LessOrEqual(t, r.col, len(text)+1, "ParsePipeline(%q): error column", text)
 			return
 		}
-		if len(r.steps) == 0 {
-			t.Fatalf("ParsePipeline(%q) succeeded with no steps", text)
-		}
+		require.NotEmpty(t, r.steps, "ParsePipeline(%q) succeeded with no steps", text)
 		printed := r.steps.String()
 		again, errs := ParsePipeline("p", printed)
-		if errs != nil {
-			t.Fatalf("%q printed as %q, which does not parse: %v", text, printed, errs)
-		}
-		if got := again.String(); got != printed {
-			t.Fatalf("%q printed as %q, re-parsed and printed as %q", text, printed, got)
-		}
-		if !sameSteps(r.steps, again) {
-			t.Fatalf("%q printed as %q re-parses to different steps", text, printed)
-		}
+		require.Nil(t, errs, "%q printed as %q, which does not parse", text, printed)
+		require.Equal(t, printed, again.String(), "%q printed as %q, re-parsed and printed differently", text, printed)
+		require.True(t, sameSteps(r.steps, again), "%q printed as %q re-parses to different steps", text, printed)
 	})
 }
 

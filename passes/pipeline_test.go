@@ -3,6 +3,8 @@ package passes
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestPipelineRoundTrip(t *testing.T) {
@@ -14,27 +16,21 @@ func TestPipelineRoundTrip(t *testing.T) {
 		"Normalize,TMark",
 	} {
 		steps, errs := ParsePipeline("p", text)
-		if errs != nil {
-			t.Errorf("%s: %v", text, errs)
+		if !assert.Nil(t, errs, text) {
 			continue
 		}
-		if got := steps.String(); got != text {
-			t.Errorf("round trip of %q gave %q", text, got)
-		}
+		assert.Equal(t, text, steps.String(), "round trip of %q", text)
 		p, errs := testRegistry.Build("p", steps)
-		if errs != nil {
-			t.Errorf("%s: %v", text, errs)
+		if !assert.Nil(t, errs, text) {
 			continue
 		}
-		if got := p.Children()[0].String(); !strings.HasPrefix(text, got) {
-			t.Errorf("built pass prints %q, not a prefix of %q", got, text)
-		}
+		got := p.Children()[0].String()
+		assert.True(t, strings.HasPrefix(text, got), "built pass prints %q, not a prefix of %q", got, text)
 	}
 	// Whitespace is not significant and is dropped when printing.
 	steps, errs := ParsePipeline("p", " TNoop , seq( TMark ) ,TOpts{ max_depth = 2 }")
-	if errs != nil || steps.String() != "TNoop,seq(TMark),TOpts{max_depth=2}" {
-		t.Errorf("spaces: %v %v", steps, errs)
-	}
+	assert.Nil(t, errs, "spaces")
+	assert.Equal(t, "TNoop,seq(TMark),TOpts{max_depth=2}", steps.String(), "spaces")
 }
 
 func TestPipelineErrors(t *testing.T) {
@@ -49,7 +45,7 @@ func TestPipelineErrors(t *testing.T) {
 		{"TNoop)", "6: unexpected ')' after the pipeline"},
 		{"TOpts{max_depth}", "16: expected '=' after option max_depth"},
 		{"TOpts{max_depth=1", "18: expected ',' or '}' in options"},
-		{"TOpts(x)", "6: only seq takes a parenthesised pipeline"},
+		{"TOpts(x)", "6: only seq and fixpoint take a parenthesised pipeline"},
 		{`TOpts{mode="abc}`, `12: unterminated string`},
 		{"TNop", `1: unknown pass "TNop" (did you mean "TNoop"?)`},
 		{"TNoop,seq(TMrk)", `11: unknown pass "TMrk" (did you mean "TMark"?)`},
@@ -62,29 +58,21 @@ func TestPipelineErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, errs := parseAndBuild("--passes", tt.text)
-		if len(errs) == 0 {
-			t.Errorf("%q: no error, want %s", tt.text, tt.want)
+		if !assert.NotEmpty(t, errs, "%q: no error, want %s", tt.text, tt.want) {
 			continue
 		}
 		col, msg, _ := strings.Cut(tt.want, ": ")
 		d := errs[0]
-		if got := d.Span.String(); got != "--passes:1:"+col {
-			t.Errorf("%q: error at %s, want column %s (%s)", tt.text, got, col, d.Msg)
-		}
-		if !strings.Contains(d.Msg, msg) {
-			t.Errorf("%q: message %q lacks %q", tt.text, d.Msg, msg)
-		}
+		assert.Equal(t, "--passes:1:"+col, d.Span.String(), "%q: error column (%s)", tt.text, d.Msg)
+		assert.Contains(t, d.Msg, msg, "%q: message", tt.text)
 	}
 }
 
 func TestNewChecksOptions(t *testing.T) {
-	if _, err := testRegistry.New("TOpts", Options{"max_depth": "x"}); err == nil || !strings.Contains(err.Error(), "max_depth wants a int") {
-		t.Errorf("New with a bad option type: %v", err)
-	}
-	if _, err := testRegistry.New("TOpts", Options{"max_dep": 1}); err == nil || !strings.Contains(err.Error(), `did you mean "max_depth"`) {
-		t.Errorf("New with an unknown option: %v", err)
-	}
-	if _, err := testRegistry.New("TOpt", nil); err == nil || !strings.Contains(err.Error(), `did you mean "TOpts"`) {
-		t.Errorf("New with an unknown pass: %v", err)
-	}
+	_, err := testRegistry.New("TOpts", Options{"max_depth": "x"})
+	assert.ErrorContains(t, err, "max_depth wants a int", "New with a bad option type")
+	_, err = testRegistry.New("TOpts", Options{"max_dep": 1})
+	assert.ErrorContains(t, err, `did you mean "max_depth"`, "New with an unknown option")
+	_, err = testRegistry.New("TOpt", nil)
+	assert.ErrorContains(t, err, `did you mean "TOpts"`, "New with an unknown pass")
 }

@@ -146,6 +146,10 @@ type Option struct {
 	Type    ValueType
 	Default any
 	Doc     string
+	// Check, when set, validates a value of the right type further (one
+	// of a set of words, a range), as TVM's passes reject such values when
+	// the pass is created; a pipeline reports its error at the pass.
+	Check func(v any) error
 }
 
 // Options holds a pass's option values, defaults filled in.

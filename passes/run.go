@@ -92,7 +92,7 @@ func (pc *PassContext) Execute(ctx context.Context, p *Pass, mod *ir.Module, pro
 	}
 	out := mod
 	if runErr == nil {
-		if p.kind == KindSequential && p.step == nil {
+		if p.kind == KindSequential && p.step == nil && !p.fixpoint {
 			out, runErr = r.children(p, mod, 0)
 		} else {
 			out, runErr = r.step(p, mod, 0, Reason{Kind: InPipeline})
@@ -144,6 +144,52 @@ func (r *runner) children(p *Pass, mod *ir.Module, depth int) (*ir.Module, error
 		}
 	}
 	return mod, nil
+}
+
+// rounds runs the children of a Fixpoint in rounds, each a Sequential
+// "round N" at depth, until a round returns its input or a module
+// structurally equal to it, or the config's iteration cap is reached (a
+// warning). The round count is the fixpoint's statistic "rounds".
+func (r *runner) rounds(p *Pass, mod *ir.Module, depth int, ev *Event) (*ir.Module, error) {
+	limit := r.pc.Config[FixpointMaxIterations]
+	if limit == nil {
+		k, _ := lookupConfig(FixpointMaxIterations)
+		limit = k.Default
+	}
+	maxRounds := 1
+	if n, ok := Int.check(limit); ok { // Run validated it; Execute alone may get a Go int
+		maxRounds = max(1, int(n.(int64)))
+	}
+	for round := 1; ; round++ {
+		rp := &Pass{info: Info{Name: fmt.Sprintf("round %d", round), Doc: "one round of a fixpoint"},
+			impl: impl{kind: KindSequential}, children: p.children}
+		out, err := r.step(rp, mod, depth, Reason{Kind: InPipeline})
+		if err != nil {
+			return nil, err
+		}
+		// Passes return their input when they change nothing, so the
+		// pointer test settles the last round of a converging sequence
+		// without walking it; the structural test catches passes that
+		// rebuild an equal module.
+		if out == mod || ir.StructuralEqual(out, mod, ir.EqualOptions{}) {
+			ev.Stats = append(ev.Stats, Stat{Name: "rounds", Value: int64(round)})
+			return out, nil
+		}
+		if round >= maxRounds {
+			ev.Stats = append(ev.Stats, Stat{Name: "rounds", Value: int64(round)})
+			if r.pc.Warn != nil {
+				span := diag.Span{File: p.file}
+				if p.step != nil {
+					span.Line, span.Col = 1, p.step.Col
+				}
+				r.pc.Warn(&diag.Diagnostic{Span: span, Severity: diag.Warning, Code: CodeFixpointCap,
+					Msg:  fmt.Sprintf("%v did not converge: round %d still changed the module (config %s=%d)", p, round, FixpointMaxIterations, maxRounds),
+					Hint: "two of its passes may undo each other; raise the cap with --config " + FixpointMaxIterations + "=N"})
+			}
+			return out, nil
+		}
+		mod = out
+	}
 }
 
 func (r *runner) hooks(hook string, ev *Event, f func(Instrument) error) error {
@@ -217,7 +263,11 @@ func (r *runner) step(p *Pass, mod *ir.Module, depth int, why Reason) (*ir.Modul
 	var out *ir.Module
 	var err error
 	if p.kind == KindSequential {
-		out, err = r.children(p, mod, depth+1)
+		if p.fixpoint {
+			out, err = r.rounds(p, mod, depth+1, ev)
+		} else {
+			out, err = r.children(p, mod, depth+1)
+		}
 		var ie *InstrumentError
 		if err != nil && (errors.As(err, &ie) || r.ctx.Err() != nil) {
 			return nil, err

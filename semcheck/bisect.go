@@ -3,6 +3,7 @@ package semcheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/phasec/phasec/ir"
@@ -256,6 +257,12 @@ func (cu *Culprit) Reduce(in Inputs, budget int) *ir.Module {
 					progress = true
 				}
 			}
+			for _, u := range substitutes(fn, bindings, i) {
+				if progress {
+					break
+				}
+				progress = try(rewrite(cur, name, v, u, nil))
+			}
 			if progress {
 				break
 			}
@@ -289,6 +296,35 @@ func (cu *Culprit) Reduce(in Inputs, budget int) *ir.Module {
 		}
 	}
 	return cur
+}
+
+// substitutes are the values that may replace the var of bindings[i]
+// besides its call's operands: the var a trivial rebinding (y = x) binds,
+// then the nearest earlier vars and parameters of the same struct info
+// (at most maxSubstitutes), so that a shape round trip (expand_dims then
+// squeeze) after the failing binding can go.
+func substitutes(fn *ir.Function, bindings []ir.Binding, i int) []*ir.Var {
+	const maxSubstitutes = 3
+	v := bindings[i].BoundVar()
+	var out []*ir.Var
+	if vb, ok := bindings[i].(*ir.VarBinding); ok {
+		if u, ok := vb.Value.(*ir.Var); ok {
+			out = append(out, u)
+		}
+	}
+	same := func(u *ir.Var) {
+		if len(out) < maxSubstitutes+1 && u != v && !slices.Contains(out, u) &&
+			ir.StructuralEqual(u.StructInfo(), v.StructInfo(), ir.EqualOptions{}) {
+			out = append(out, u)
+		}
+	}
+	for j := i - 1; j >= 0; j-- {
+		same(bindings[j].BoundVar())
+	}
+	for _, p := range fn.Params {
+		same(p)
+	}
+	return out
 }
 
 func topLevelBindings(fn *ir.Function) []ir.Binding {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,8 +47,7 @@ func TestCorpusKeepsResults(t *testing.T) {
 			continue
 		}
 		_, err := runChecked(t, mod, "canonicalize,lower,build", c)
-		if c.Failure != nil {
-			t.Errorf("%s: %v", path, c.Failure)
+		if !assert.Nil(t, c.Failure, path) {
 			continue
 		}
 		if err != nil {

@@ -30,15 +30,20 @@ func TestGeneratorUsesRegisteredOps(t *testing.T) {
 	}
 }
 
-// TestDifferential pushes random modules through canonicalize,lower,build
+// TestDifferential pushes random modules through difftestPipeline
+// (canonicalize,optimize,lower,build once the optimize step is registered)
 // with the semantic Checker installed: the VM's result after build (and
 // the evaluator's after every pass before) must equal the evaluator's on
-// the input. A mismatch is bisected and reduced, and the reproducer is
+// the input. The modules carry what the optimization passes remove
+// (randmod.Cleanup: constant subexpressions, duplicates, dead bindings and
+// functions, trivial rebindings and casts, private calls with unused
+// parameters and outputs). A mismatch is bisected and reduced, and the reproducer is
 // written under testdata/semcheck/regress (-difftest.regress), where
 // TestRegressions replays it once the bug is fixed: commit it with the fix.
 func TestDifferential(t *testing.T) {
 	covered := map[string]int{}
 	var ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, float16s, failures int
+	var cl randmod.Cleanup
 	for seed := range uint64(*difftestN) {
 		gm := randmod.Generate(seed)
 		if !diffOne(t, gm, fmt.Sprintf("randmod seed %d", seed), Inputs{Seed: seed, Dim: 1 + int64(seed%4)}, *regressDir) {
@@ -58,12 +63,14 @@ func TestDifferential(t *testing.T) {
 		float16s += b2i(gm.DType == "float16")
 		dataflow += b2i(gm.Dataflow)
 		symbolic += b2i(gm.Symbolic)
+		cl = addCleanup(cl, gm.Cleanup)
 	}
 	var names []string
 	for k, v := range covered {
 		names = append(names, fmt.Sprintf("%s %d", strings.TrimPrefix(k, "R."), v))
 	}
 	sort.Strings(names)
+	t.Logf("pipeline %s; cleanup patterns %+v", difftestPipeline, cl)
 	t.Logf("%d modules, %d failures; If %d (nested %d), match_cast %d, tuple results %d, tuple values %d, closures %d, dataflow %d, symbolic %d, int32 %d, float16 %d; ops covered %d of %d (calls): %s",
 		*difftestN, failures, ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, float16s, len(covered), len(randmod.Ops), strings.Join(names, ", "))
 }
@@ -73,4 +80,12 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+func addCleanup(a, b randmod.Cleanup) randmod.Cleanup {
+	return randmod.Cleanup{ConstExprs: a.ConstExprs + b.ConstExprs, Duplicates: a.Duplicates + b.Duplicates,
+		DeadBindings: a.DeadBindings + b.DeadBindings, Rebindings: a.Rebindings + b.Rebindings,
+		TrivialCasts: a.TrivialCasts + b.TrivialCasts, PrivateCalls: a.PrivateCalls + b.PrivateCalls,
+		UnusedParams: a.UnusedParams + b.UnusedParams, UnusedOutputs: a.UnusedOutputs + b.UnusedOutputs,
+		DeadFuncs: a.DeadFuncs + b.DeadFuncs}
 }

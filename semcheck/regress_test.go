@@ -24,17 +24,16 @@ import (
 var regressDir = flag.String("difftest.regress", "../testdata/semcheck/regress",
 	"directory receiving reduced reproducers of differential-test failures")
 
-// difftestPipeline is what the differential test and the fuzz target run.
-const difftestPipeline = "canonicalize,lower,build"
+// difftestPipeline is what the differential test and the fuzz target
+// run: the whole default compile, the Optimize phase included.
+const difftestPipeline = "canonicalize,optimize,lower,build"
 
 // diffOne checks one generated module and, on a failure, writes the reduced
 // reproducer to dir and fails t naming it.
 func diffOne(t *testing.T, gm *randmod.Module, origin string, in Inputs, dir string) bool {
 	t.Helper()
 	report, ok := diffModule(t, gm, difftestPipeline, origin, in, dir)
-	if !ok {
-		t.Error(report)
-	}
+	assert.True(t, ok, report)
 	return ok
 }
 
@@ -146,9 +145,7 @@ func TestRegressions(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			cu, err := Replay(testPasses, f)
 			require.NoError(t, err)
-			if cu != nil {
-				t.Fatalf("fails again: pass %s, %s failure: %s", cu.Name, cu.Kind, cu.Detail)
-			}
+			require.Nil(t, cu, "fails again")
 		})
 	}
 }
@@ -204,7 +201,7 @@ func TestSimilar(t *testing.T) {
 }
 
 // FuzzDifferential: the fuzzer's bytes choose a random module
-// (randmod.GenerateFrom), which goes through canonicalize,lower,build and
+// (randmod.GenerateFrom), which goes through difftestPipeline and
 // runs on the VM against the evaluator at ingest, as in TestDifferential;
 // a failure is reduced and written under testdata/semcheck/regress.
 func FuzzDifferential(f *testing.F) {

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/diag"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -23,17 +26,11 @@ func TestGrammarGolden(t *testing.T) {
 		simpleGrammar + "\n" + exprGrammar + "\n"
 	path := filepath.Join("testdata", "grammar.ebnf")
 	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("grammar changed; run with -update to accept.\n got:\n%s", got)
-	}
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), got, "grammar changed; run with -update to accept")
 }
 
 // TestOperatorPrecedence checks precedence climbing against Python's table
@@ -59,16 +56,13 @@ func TestOperatorPrecedence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		root, err := exprParser.ParseString("t", tc.src)
-		if err != nil {
-			t.Errorf("%s: %v", tc.src, err)
+		if !assert.NoError(t, err, tc.src) {
 			continue
 		}
 		var cv converter
 		var list diag.List
 		cv.diags = &list
-		if got := paren(cv.expr(root.Expr)); got != tc.want {
-			t.Errorf("%s: got %s, want %s", tc.src, got, tc.want)
-		}
+		assert.Equal(t, tc.want, paren(cv.expr(root.Expr)), tc.src)
 	}
 }
 
@@ -146,14 +140,13 @@ func TestExpressionSyntaxErrors(t *testing.T) {
 		line := strings.Replace(tc.line, "|", "", 1)
 		src := pre + "        " + line + "\n        return x\n"
 		_, diags := Parse("e.tvms", []byte(src))
-		if len(diags) != 1 {
-			t.Errorf("%s: %d diagnostics, want 1:\n%s", line, len(diags), FormatDiagnostics(diags, []byte(src)))
+		if !assert.Len(t, diags, 1, "%s:\n%s", line, FormatDiagnostics(diags, []byte(src))) {
 			continue
 		}
 		d := diags[0]
-		if d.Span.Line != 5 || d.Span.Col != col || !strings.Contains(d.Msg, tc.msg) {
-			t.Errorf("%s: got %d:%d %s, want 5:%d containing %s", line, d.Span.Line, d.Span.Col, d.Msg, col, tc.msg)
-		}
+		assert.Equal(t, 5, d.Span.Line, "%s: line", line)
+		assert.Equal(t, col, d.Span.Col, "%s: column", line)
+		assert.Contains(t, d.Msg, tc.msg, line)
 	}
 }
 
@@ -162,9 +155,7 @@ func TestExpressionSyntaxErrors(t *testing.T) {
 // keeps its own span.
 func TestExpressionSpans(t *testing.T) {
 	root, err := exprParser.ParseString("t", "f(a, k=b)[0] + (c)*d.e")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var list diag.List
 	e := (&converter{diags: &list}).expr(root.Expr)
 	col := func(a *ast) [2]int { return [2]int{a.Span.Col, a.Span.EndCol} }
@@ -182,13 +173,11 @@ func TestExpressionSpans(t *testing.T) {
 		{"attribute", e.Y.Y, [2]int{20, 23}},
 	}
 	for _, c := range checks {
-		if got := col(c.a); got != c.want {
-			t.Errorf("%s: columns %v, want %v", c.what, got, c.want)
-		}
+		assert.Equal(t, c.want, col(c.a), "%s: columns", c.what)
 	}
-	if !e.Y.X.Paren || e.X.X.Keywords[1] != "k" || e.X.X.Keywords[0] != "" {
-		t.Errorf("paren %v, keywords %q", e.Y.X.Paren, e.X.X.Keywords)
-	}
+	assert.True(t, e.Y.X.Paren, "paren")
+	assert.Equal(t, "k", e.X.X.Keywords[1], "keywords %q", e.X.X.Keywords)
+	assert.Equal(t, "", e.X.X.Keywords[0], "keywords %q", e.X.X.Keywords)
 }
 
 // TestExpressionProblems: star arguments and "(,)" parse (so later
@@ -201,14 +190,13 @@ func TestExpressionProblems(t *testing.T) {
 		"g((,), 1)": `expected an expression before ",", found ","`,
 	} {
 		root, err := exprParser.ParseString("t", src)
-		if err != nil {
-			t.Errorf("%s: %v", src, err)
+		if !assert.NoError(t, err, src) {
 			continue
 		}
 		var list diag.List
 		(&converter{diags: &list}).expr(root.Expr)
-		if len(list) != 1 || !strings.Contains(list[0].Msg, want) {
-			t.Errorf("%s: diagnostics %v, want one containing %q", src, list, want)
+		if assert.Len(t, list, 1, "%s: diagnostics %v, want one containing %q", src, list, want) {
+			assert.Contains(t, list[0].Msg, want, src)
 		}
 	}
 }

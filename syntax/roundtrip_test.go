@@ -11,6 +11,9 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax/printer"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The corpus lives in the repository's testdata/ (recursively; corpusFiles
@@ -36,9 +39,8 @@ func updateGolden() bool {
 func parseOrFail(t *testing.T, name string, src []byte) *ir.Module {
 	t.Helper()
 	mod, diags := Parse(name, src)
-	if diags.HasErrors() || mod == nil {
-		t.Fatalf("parse %s:\n%s", name, FormatDiagnostics(diags, src))
-	}
+	require.False(t, diags.HasErrors(), "parse %s:\n%s", name, FormatDiagnostics(diags, src))
+	require.NotNil(t, mod, "parse %s", name)
 	return mod
 }
 
@@ -47,30 +49,27 @@ func parseOrFail(t *testing.T, name string, src []byte) *ir.Module {
 // printing is idempotent: print(parse(print(parse(x)))) == print(parse(x)).
 func TestRoundTrip(t *testing.T) {
 	files := corpusFiles(t)
-	if len(files) < minCorpusFiles {
-		t.Errorf("corpus has %d files, want at least %d", len(files), minCorpusFiles)
-	}
+	assert.GreaterOrEqual(t, len(files), minCorpusFiles, "corpus files")
 	for _, path := range files {
 		rel, _ := filepath.Rel(corpusRoot, path)
 		t.Run(rel, func(t *testing.T) {
 			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			m1 := parseOrFail(t, path, src)
 			text1 := printer.Print(m1)
 			m2, diags := Parse(path+" (printed)", []byte(text1))
-			if diags.HasErrors() || m2 == nil {
-				t.Fatalf("printed text does not parse:\n%s\n--- printed:\n%s", FormatDiagnostics(diags, []byte(text1)), numbered(text1))
+			if diags.HasErrors() {
+				require.Failf(t, "printed text does not parse", "%s\n--- printed:\n%s", FormatDiagnostics(diags, []byte(text1)), numbered(text1))
 			}
+			require.NotNil(t, m2, "printed text does not parse")
 			// Free variables (an ill-formed module's undefined symbolic
 			// variables) have no definition to pair them: map them, as
 			// TVM's tests do (assert_structural_equal(map_free_vars=True)).
 			if d := ir.Diff(m1, m2, ir.EqualOptions{MapFreeVars: true}); d != nil {
-				t.Errorf("parse(print(m)) differs from m: %s\n--- printed:\n%s", d, numbered(text1))
+				assert.Failf(t, "parse(print(m)) differs from m", "%s\n--- printed:\n%s", d, numbered(text1))
 			}
 			if text2 := printer.Print(m2); text2 != text1 {
-				t.Errorf("printing is not idempotent:\n%s", firstLineDiff(text1, text2))
+				assert.Failf(t, "printing is not idempotent", "%s", firstLineDiff(text1, text2))
 			}
 		})
 	}
@@ -98,9 +97,8 @@ const tvmFormsDir = "tvm_forms"
 
 func TestPrintGolden(t *testing.T) {
 	forms, err := filepath.Glob(filepath.Join(corpusRoot, tvmFormsDir, "*.tvms"))
-	if err != nil || len(forms) < 10 {
-		t.Fatalf("%d TVM form files (%v), want at least 10", len(forms), err)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(forms), 10, "TVM form files")
 	names := slices.Clone(goldenFiles)
 	for _, f := range forms {
 		names = append(names, filepath.Join(tvmFormsDir, filepath.Base(f)))
@@ -108,26 +106,18 @@ func TestPrintGolden(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(corpusRoot, name))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got := printer.Print(parseOrFail(t, name, src))
 			golden := filepath.Join("testdata", "print", strings.ReplaceAll(strings.TrimSuffix(name, ".tvms"), "/", "_")+".golden")
 			if updateGolden() {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
 				return
 			}
 			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
+			require.NoError(t, err, "run with -update to create it")
 			if got != string(want) {
-				t.Errorf("%s differs from the golden file:\n%s", name, firstLineDiff(string(want), got))
+				assert.Failf(t, "differs from the golden file", "%s:\n%s", name, firstLineDiff(string(want), got))
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // The name audit: every R.* name TVM v0.23's parser resolves (tvm_names.go,
@@ -100,16 +102,14 @@ class Module:
 `, path, strings.Join(args, ", "))
 		mod, diags := Parse(path+".tvms", []byte(src))
 		if gap, known := auditKnownGaps[path]; known {
-			if !diags.HasErrors() {
-				t.Errorf("%s parses now: remove it from auditKnownGaps (%s)", path, gap)
-			}
+			assert.True(t, diags.HasErrors(), "%s parses now: remove it from auditKnownGaps (%s)", path, gap)
 			skipped++
 			continue
 		}
 		if diags.HasErrors() {
 			msg := FormatDiagnostics(diags, []byte(src))
 			if resolutionFailure.MatchString(msg) {
-				t.Errorf("%s: TVM resolves this call form, phasec does not:\n%s", path, msg)
+				assert.Failf(t, "TVM resolves this call form, phasec does not", "%s:\n%s", path, msg)
 			} else {
 				typeErrors++
 				t.Logf("%s: arguments rejected by inference (generic values): %s", path, firstLine(msg))
@@ -120,18 +120,16 @@ class Module:
 		text := printer.Print(mod)
 		mod2, diags := Parse(path+" (printed)", []byte(text))
 		if diags.HasErrors() {
-			t.Errorf("%s: printed call does not parse:\n%s\n%s", path, FormatDiagnostics(diags, []byte(text)), text)
+			assert.Failf(t, "printed call does not parse", "%s:\n%s\n%s", path, FormatDiagnostics(diags, []byte(text)), text)
 			continue
 		}
 		if text2 := printer.Print(mod2); text2 != text {
-			t.Errorf("%s: printing is not idempotent:\n%s", path, firstLineDiff(text, text2))
+			assert.Failf(t, "printing is not idempotent", "%s:\n%s", path, firstLineDiff(text, text2))
 		}
 	}
 	t.Logf("%d names: %d parse and round-trip, %d rejected by inference on generic arguments, %d skipped (builder API, known gaps)",
 		len(paths), parsed, typeErrors, skipped)
-	if parsed < len(paths)/2 {
-		t.Errorf("only %d of %d names parse with generic arguments", parsed, len(paths))
-	}
+	assert.GreaterOrEqual(t, parsed, len(paths)/2, "names of %d that parse with generic arguments", len(paths))
 }
 
 func firstLine(s string) string {

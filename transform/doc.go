@@ -1,18 +1,20 @@
 // Package transform holds the Optimize-phase passes, TVM's
-// relax.transform: one file per pass, named after the TVM source file it
-// follows (src/relax/transform/<name>.cc), whose doc cites that file.
+// relax.transform: general-purpose rewrites of Relax functions that keep
+// the module in phase ingest/optimize (A-normal form, dataflow blocks,
+// high-level ops). One file per pass, named after TVM's source file
+// (canonicalize_bindings.go follows src/relax/transform/canonicalize_bindings.cc).
 //
-// Every pass here accepts modules in phase ingest or optimize and keeps
-// Ingest's invariants (Optimize has exactly Ingest's), requires Normalized,
-// runs at the opt level TVM creates it with, and takes TVM's Python
-// parameters as options with TVM's defaults. A pass returns its input
-// module itself when it changes nothing, never edits its input, and is
-// linear in module size: traversals use ir's Mutator, Rewriter and
-// Visitor, which loop over binding lists, so no recursion depth grows with
-// program length.
-//
-// A TVM user who runs the same pass on the same module gets a structurally
-// equal module; the goldens under testdata/passes/<Pass>/ are TVM's test
-// cases (tests/python/relax/test_transform_<name>.py) written in phasec's
-// own words.
+// Invariants every pass of the package keeps:
+//   - it never edits its input: rewritten nodes are new, unchanged subtrees
+//     are shared, and a pass that changes nothing returns its input (the
+//     same pointer);
+//   - it is linear in the size of the module: no quadratic scans, and no
+//     recursion whose depth grows with the number of bindings (bindings are
+//     processed in loops; recursion follows expression nesting only);
+//   - its output is normalized (struct info re-derived for what changed),
+//     so it keeps the invariants of phase ingest;
+//   - bad input (an option naming what the module lacks, a tensor of the
+//     wrong dtype or shape, inconsistent match_casts) is reported as
+//     positioned diagnostics, with nothing half-applied: a pass applies
+//     completely or not at all.
 package transform

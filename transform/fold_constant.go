@@ -312,7 +312,10 @@ func (fd *folder) runKernel(name string, pf *ir.PrimFunc, args []ir.Expr, dt ir.
 	if err := k.Call(kargs); err != nil {
 		return nil
 	}
-	return constantOf(out)
+	if c, err := constantOf(out); err == nil {
+		return c
+	}
+	return nil
 }
 
 // foldOp folds a high-level op call in a dataflow block when TVM would:
@@ -373,7 +376,10 @@ func (fd *folder) foldOp(rw *ir.Rewriter, c *ir.Call, d *op.Def) (folded *ir.Con
 	if !ok || op.IRDType(t.DType) != dt || !slices.Equal(t.Shape, shape) {
 		return nil
 	}
-	return constantOf(t)
+	if c, err := constantOf(t); err == nil {
+		return c
+	}
+	return nil
 }
 
 // constantOperand reports whether a call operand can be a constant input
@@ -496,9 +502,4 @@ func tensorOf(a *ir.NDArray) (*tensor.Tensor, error) {
 	}
 	copy(t.Bytes(), a.Data)
 	return t, nil
-}
-
-// constantOf copies a tensor into a constant.
-func constantOf(t *tensor.Tensor) *ir.Constant {
-	return &ir.Constant{Data: &ir.NDArray{DType: op.IRDType(t.DType), Shape: slices.Clone(t.Shape), Data: slices.Clone(t.Bytes())}}
 }

@@ -110,7 +110,7 @@ func TestCallInstructionAllocs(t *testing.T) {
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(20, func() {
 		if _, _, err := vm.Call(ctx, "main", args); err != nil {
-			t.Fatal(err)
+			require.Failf(t, "call failed", "%v", err)
 		}
 	})
 	require.Zero(t, allocs)

@@ -3,6 +3,8 @@ package vm
 import (
 	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // buildWide makes an executable of n functions, each checking its argument,
@@ -27,9 +29,7 @@ func buildWide(tb testing.TB, n int) []byte {
 		b.EndFunc()
 	}
 	exe, err := b.Finish()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return exe.Marshal()
 }
 

@@ -310,7 +310,7 @@ func TestConcurrentCalls(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
 }
 
@@ -370,7 +370,7 @@ func TestStorageReturnsToPool(t *testing.T) {
 	quiet := newVM(t, exe, Options{})
 	allocs := testing.AllocsPerRun(50, func() {
 		if _, _, err := quiet.Call(context.Background(), "main", x); err != nil {
-			t.Fatal(err)
+			require.Failf(t, "call failed", "%v", err)
 		}
 	})
 	assert.LessOrEqual(t, allocs, 4.0)

@@ -6,28 +6,25 @@ import (
 
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/phase"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGeneratedChainIsIngest: a normalized module built through the real
 // builder and ops satisfies Ingest, and Infer agrees.
 func TestGeneratedChainIsIngest(t *testing.T) {
 	mod := irgen.MustNormalize(irgen.Chain(40))
-	if got := Check(mod, phase.Optimize); len(got) != 0 {
-		t.Fatalf("generated chain violates optimize:\n%s", got.Error())
-	}
+	got := Check(mod, phase.Optimize)
+	require.Empty(t, got, "generated chain violates optimize:\n%s", got.Error())
 	inferred := Infer(mod)
-	if !inferred.Contains(phase.Optimize.Invariants()) {
-		t.Errorf("Infer = %v, want at least %v", inferred, phase.Optimize.Invariants())
-	}
+	assert.True(t, inferred.Contains(phase.Optimize.Invariants()), "Infer = %v, want at least %v", inferred, phase.Optimize.Invariants())
 	for _, p := range []phase.Property{phase.Legalized, phase.NoDataflow, phase.PurityRelaxed} {
-		if inferred.Has(p) {
-			t.Errorf("Infer = %v includes %v; the chain has tensor ops in a dataflow block of a pure function", inferred, p)
-		}
+		assert.False(t, inferred.Has(p), "Infer = %v includes %v; the chain has tensor ops in a dataflow block of a pure function", inferred, p)
 	}
 	multi := irgen.MustNormalize(irgen.MultiFunc(5, 20))
-	if got := Check(multi, phase.Ingest); len(got) != 0 {
-		t.Fatalf("generated multi-function module violates ingest:\n%s", got.Error())
-	}
+	got = Check(multi, phase.Ingest)
+	require.Empty(t, got, "generated multi-function module violates ingest:\n%s", got.Error())
 }
 
 // BenchmarkCheck measures one check over a chain of n bindings; ns/binding

@@ -10,6 +10,9 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/phase"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -23,51 +26,38 @@ func TestCatalogueGolden(t *testing.T) {
 	}
 	golden := filepath.Join("testdata", "rules.golden")
 	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
 	}
 	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); got != string(want) {
-		t.Errorf("rule catalogue changed; codes are stable (rerun with -update if intended):\n--- got\n%s--- want\n%s", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, string(want), b.String(), "rule catalogue changed; codes are stable (rerun with -update if intended)")
 }
 
 func TestCatalogueWellFormed(t *testing.T) {
 	seen := map[diag.Code]bool{}
 	for i, r := range Rules() {
-		if want := diag.Code(fmt.Sprintf("WF%03d", i+1)); r.Code != want {
-			t.Errorf("rule %d has code %q, want %q (codes are dense and in order)", i, r.Code, want)
-		}
-		if seen[r.Code] {
-			t.Errorf("duplicate code %s", r.Code)
-		}
+		assert.Equal(t, diag.Code(fmt.Sprintf("WF%03d", i+1)), r.Code, "rule %d code (codes are dense and in order)", i)
+		assert.False(t, seen[r.Code], "duplicate code %s", r.Code)
 		seen[r.Code] = true
-		if r.Title == "" || r.Hint == "" || r.Family == "" {
-			t.Errorf("%s lacks a title, hint or family", r.Code)
-		}
-		if !r.Structural() && !strings.Contains(r.Hint, "run ") {
+		assert.NotEmpty(t, r.Title, "%s lacks a title", r.Code)
+		assert.NotEmpty(t, r.Hint, "%s lacks a hint", r.Code)
+		assert.NotEmpty(t, r.Family, "%s lacks a family", r.Code)
+		if !r.Structural() && r.Property != phase.PrimFuncsViaCallTIR {
 			// Phase rules name the pass that establishes them, except
 			// PrimFuncsViaCallTIR, which no pass establishes.
-			if r.Property != phase.PrimFuncsViaCallTIR {
-				t.Errorf("%s hint %q names no pass", r.Code, r.Hint)
-			}
+			assert.Contains(t, r.Hint, "run ", "%s hint names no pass", r.Code)
 		}
-		if got, ok := LookupRule(r.Code); !ok || got.Code != r.Code {
-			t.Errorf("LookupRule(%s) = %v, %v", r.Code, got, ok)
+		if got, ok := LookupRule(r.Code); assert.True(t, ok, "LookupRule(%s)", r.Code) {
+			assert.Equal(t, r.Code, got.Code, "LookupRule(%s) = %v", r.Code, got)
 		}
 		// The registry of codes describes the rule by its title.
-		if c, ok := diag.LookupCode(r.Code); !ok || c.Title != r.Title || c.Family.Prefix != "WF" {
-			t.Errorf("diag.LookupCode(%s) = %+v, %v; want the rule's title in family WF", r.Code, c, ok)
+		if c, ok := diag.LookupCode(r.Code); assert.True(t, ok, "diag.LookupCode(%s)", r.Code) {
+			assert.Equal(t, r.Title, c.Title, "diag.LookupCode(%s) = %+v; want the rule's title", r.Code, c)
+			assert.Equal(t, "WF", c.Family.Prefix, "diag.LookupCode(%s) = %+v; want family WF", r.Code, c)
 		}
 	}
 	for _, p := range phase.Properties() {
-		if len(RulesFor(p)) == 0 {
-			t.Errorf("property %v has no rule", p)
-		}
+		assert.NotEmpty(t, RulesFor(p), "property %v has no rule", p)
 	}
 }
 
@@ -81,9 +71,7 @@ func TestHintsNameTheBarrier(t *testing.T) {
 		}
 		for _, p := range phase.Phases() {
 			if p.Invariants().Has(r.Property) {
-				if !strings.Contains(r.Hint, barrier[p]) {
-					t.Errorf("%s (%v, first required in %v): hint %q does not name the %s", r.Code, r.Property, p, r.Hint, barrier[p])
-				}
+				assert.Contains(t, r.Hint, barrier[p], "%s (%v, first required in %v): hint does not name the %s", r.Code, r.Property, p, barrier[p])
 				break
 			}
 		}

@@ -10,6 +10,9 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/phase"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // goodMain is a clean function: main(x) { t = (x, x); y = t[0]; return y }.
@@ -383,37 +386,29 @@ func TestRules(t *testing.T) {
 	for _, tc := range ruleCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			got := CheckProperties(tc.mod(), tc.props)
-			if !slices.Equal(codes(got), tc.want) {
-				t.Errorf("codes = %v, want %v\n%s", codes(got), tc.want, got.Error())
-			}
+			assert.Equal(t, tc.want, codes(got), "codes\n%s", got.Error())
 			for _, d := range got {
-				if d.Code != "WF020" && (!d.Span.IsValid() || d.Span.File != testFile) {
-					t.Errorf("%s: span %v lacks a position in %s", d.Code, d.Span, testFile)
+				if d.Code != "WF020" {
+					assert.True(t, d.Span.IsValid(), "%s: span %v lacks a position in %s", d.Code, d.Span, testFile)
+					assert.Equal(t, testFile, d.Span.File, "%s: span %v lacks a position in %s", d.Code, d.Span, testFile)
+					assert.True(t, strings.HasPrefix(d.Path, "main") || strings.HasPrefix(d.Path, "f") || strings.HasPrefix(d.Path, "g"),
+						"%s: path %q does not start at the function", d.Code, d.Path)
 				}
-				if d.Code != "WF020" && !strings.HasPrefix(d.Path, "main") && !strings.HasPrefix(d.Path, "f") && !strings.HasPrefix(d.Path, "g") {
-					t.Errorf("%s: path %q does not start at the function", d.Code, d.Path)
-				}
-				if d.Hint == "" {
-					t.Errorf("%s: no hint", d.Code)
-				}
+				assert.NotEmpty(t, d.Hint, "%s: no hint", d.Code)
 			}
 			// Infer agrees with the check: a property is inferred exactly when
 			// none of its rules fired (among those checked here).
 			inferred := Infer(tc.mod())
 			for _, d := range got {
 				r, _ := LookupRule(d.Code)
-				if inferred.Has(r.Property) {
-					t.Errorf("Infer = %v includes %v although %s fired", inferred, r.Property, d.Code)
-				}
+				assert.False(t, inferred.Has(r.Property), "Infer = %v includes %v although %s fired", inferred, r.Property, d.Code)
 			}
 			for _, p := range tc.props.With(phase.WellFormed).List() {
 				fired := slices.ContainsFunc(got, func(d *diag.Diagnostic) bool {
 					r, _ := LookupRule(d.Code)
 					return r.Property == p
 				})
-				if !fired && !inferred.Has(p) {
-					t.Errorf("Infer = %v lacks %v although no %v rule fired", inferred, p, p)
-				}
+				assert.True(t, fired || inferred.Has(p), "Infer = %v lacks %v although no %v rule fired", inferred, p, p)
 			}
 		})
 	}
@@ -431,24 +426,15 @@ func TestDiagnosticForm(t *testing.T) {
 			df = d
 		}
 	}
-	if df == nil {
-		t.Fatalf("no WF030 in\n%s", got.Error())
-	}
-	if want := "dataflow block at main:4 is not allowed in phase lower"; df.Msg != want {
-		t.Errorf("msg = %q, want %q", df.Msg, want)
-	}
-	if want := "run ToNonDataflow, or the lower barrier"; df.Hint != want {
-		t.Errorf("hint = %q, want %q", df.Hint, want)
-	}
-	if want := "main.body.blocks[0]"; df.Path != want {
-		t.Errorf("path = %q, want %q", df.Path, want)
-	}
-	if df.Span.Line != 4 || df.Span.File != testFile {
-		t.Errorf("span = %v", df.Span)
-	}
+	require.NotNil(t, df, "no WF030 in\n%s", got.Error())
+	assert.Equal(t, "dataflow block at main:4 is not allowed in phase lower", df.Msg, "msg")
+	assert.Equal(t, "run ToNonDataflow, or the lower barrier", df.Hint, "hint")
+	assert.Equal(t, "main.body.blocks[0]", df.Path, "path")
+	assert.Equal(t, 4, df.Span.Line, "span = %v", df.Span)
+	assert.Equal(t, testFile, df.Span.File, "span = %v", df.Span)
 	props := CheckProperties(single(f), phase.Of(phase.NoDataflow))
-	if len(props) != 1 || !strings.HasSuffix(props[0].Msg, "by property NoDataflow") {
-		t.Errorf("property-mode message: %v", props)
+	if assert.Len(t, props, 1, "property-mode message: %v", props) {
+		assert.True(t, strings.HasSuffix(props[0].Msg, "by property NoDataflow"), "property-mode message: %v", props)
 	}
 }
 
@@ -456,25 +442,19 @@ func TestCheckNoneIsStructuralOnly(t *testing.T) {
 	x := newVar("x", f32(4), 1)
 	f, _ := oneBinding(true, tuple(x), ir.NewTupleInfo(f32(4)))
 	f.Params[0] = x
-	if got := Check(single(f), phase.None); len(got) != 0 {
-		t.Errorf("Check(None) reported phase rules:\n%s", got.Error())
-	}
-	if got := Check(single(f), phase.Optimize); len(got) != 0 {
-		t.Errorf("dataflow blocks are fine in optimize:\n%s", got.Error())
-	}
+	got := Check(single(f), phase.None)
+	assert.Empty(t, got, "Check(None) reported phase rules:\n%s", got.Error())
+	got = Check(single(f), phase.Optimize)
+	assert.Empty(t, got, "dataflow blocks are fine in optimize:\n%s", got.Error())
 }
 
 func TestCheckRecorded(t *testing.T) {
 	m := single(goodMain())
 	m = phase.Record(m, phase.Build)
 	p, got := CheckRecorded(m)
-	if p != phase.Build {
-		t.Fatalf("phase = %v", p)
-	}
+	require.Equal(t, phase.Build, p, "phase")
 	// goodMain is pure without force_pure: the build claim is false.
-	if !slices.Contains(codes(got), "WF031") {
-		t.Errorf("recorded build phase not verified: %v", codes(got))
-	}
+	assert.Contains(t, codes(got), "WF031", "recorded build phase not verified")
 }
 
 func TestAllViolationsCollectedSortedDeduped(t *testing.T) {
@@ -492,9 +472,7 @@ func TestAllViolationsCollectedSortedDeduped(t *testing.T) {
 	for _, d := range got {
 		where = append(where, fmt.Sprintf("%d:%s", d.Span.Line, strings.Fields(d.Msg)[1]))
 	}
-	if want := []string{"2:a", "2:b", "8:a"}; !slices.Equal(where, want) {
-		t.Errorf("diagnostics at %v, want %v (sorted, de-duplicated)\n%s", where, want, got.Error())
-	}
+	assert.Equal(t, []string{"2:a", "2:b", "8:a"}, where, "diagnostics (sorted, de-duplicated)\n%s", got.Error())
 }
 
 // TestSpecificRuleSuppressesNotVMLegal checks that an op an earlier phase's
@@ -506,10 +484,7 @@ func TestSpecificRuleSuppressesNotVMLegal(t *testing.T) {
 	f.Params[0] = x
 	mod := single(withAttr(f, ir.AttrForcePure, true))
 	got := codes(Check(mod, phase.Build))
-	if !slices.Contains(got, "WF029") || slices.Contains(got, "WF035") {
-		t.Errorf("codes = %v, want WF029 and no WF035", got)
-	}
-	if Infer(mod).Has(phase.BuiltinsLowered) {
-		t.Errorf("Infer claims BuiltinsLowered for a module with a tensor op")
-	}
+	assert.Contains(t, got, "WF029", "codes = %v, want WF029 and no WF035", got)
+	assert.NotContains(t, got, "WF035", "codes = %v, want WF029 and no WF035", got)
+	assert.False(t, Infer(mod).Has(phase.BuiltinsLowered), "Infer claims BuiltinsLowered for a module with a tensor op")
 }

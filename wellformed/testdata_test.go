@@ -17,6 +17,9 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Files under testdata/wellformed/: pass/ holds modules that must check
@@ -90,14 +93,10 @@ func matchWants(t *testing.T, file string, l diag.List, wants []*expectation) {
 				w.hit, matched = true, true
 			}
 		}
-		if !matched {
-			t.Errorf("%s:%d: unexpected diagnostic %s", file, line, text)
-		}
+		assert.True(t, matched, "%s:%d: unexpected diagnostic %s", file, line, text)
 	}
 	for _, w := range wants {
-		if !w.hit {
-			t.Errorf("%s:%d: no diagnostic matching %q", file, w.line, w.rx)
-		}
+		assert.True(t, w.hit, "%s:%d: no diagnostic matching %q", file, w.line, w.rx)
 	}
 }
 
@@ -116,63 +115,44 @@ func tvmsFiles(t *testing.T, root string) []string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	slices.Sort(files)
 	return files
 }
 
 func TestTestdataPass(t *testing.T) {
 	files := tvmsFiles(t, filepath.Join(wfTestdata, "pass"))
-	if len(files) == 0 {
-		t.Fatal("no positive files")
-	}
+	require.NotEmpty(t, files, "no positive files")
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			_, mod := readModule(t, file)
 			p, l := CheckRecorded(mod)
-			if len(l) != 0 {
-				t.Errorf("phase %v:\n%s", p, l.Error())
-			}
+			assert.Empty(t, l, "phase %v:\n%s", p, l.Error())
 			if p == phase.None {
 				// A module without a phase, as TVM prints it: only the
 				// structural rules (TVM's well_formed) apply.
-				if !Infer(mod).Has(phase.WellFormed) {
-					t.Errorf("Infer lacks WellFormed")
-				}
+				assert.True(t, Infer(mod).Has(phase.WellFormed), "Infer lacks WellFormed")
 				return
 			}
-			if inferred := Infer(mod); !inferred.Contains(p.Invariants()) {
-				t.Errorf("Infer = %v lacks %v, the invariants of its phase %v", inferred, p.Invariants().Minus(inferred), p)
-			}
+			inferred := Infer(mod)
+			assert.True(t, inferred.Contains(p.Invariants()), "Infer = %v lacks %v, the invariants of its phase %v", inferred, p.Invariants().Minus(inferred), p)
 		})
 	}
 }
 
 func TestTestdataFail(t *testing.T) {
 	files := tvmsFiles(t, filepath.Join(wfTestdata, "fail"))
-	if len(files) == 0 {
-		t.Fatal("no negative files")
-	}
+	require.NotEmpty(t, files, "no negative files")
 	covered := map[diag.Code]bool{}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			wants, err := parseWants(src)
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			if len(wants) == 0 {
-				t.Fatalf("negative file without # want expectations")
-			}
+			require.NoError(t, err, file)
+			require.NotEmpty(t, wants, "negative file without # want expectations")
 			mod, perrs := syntax.Parse(file, src)
-			if perrs.HasErrors() {
-				t.Fatalf("parse:\n%s", perrs.Error())
-			}
+			require.False(t, perrs.HasErrors(), "parse:\n%s", perrs.Error())
 			_, l := CheckRecorded(mod)
 			matchWants(t, file, l, wants)
 			for _, d := range l {
@@ -185,9 +165,7 @@ func TestTestdataFail(t *testing.T) {
 		if p == phase.WellFormed || p == phase.Normalized {
 			continue // hand-built IR tests cover what text cannot express
 		}
-		if !slices.ContainsFunc(RulesFor(p), func(r Rule) bool { return covered[r.Code] }) {
-			t.Errorf("no negative file exercises property %v", p)
-		}
+		assert.True(t, slices.ContainsFunc(RulesFor(p), func(r Rule) bool { return covered[r.Code] }), "no negative file exercises property %v", p)
 	}
 }
 
@@ -198,21 +176,15 @@ func TestTestdataFail(t *testing.T) {
 func TestTestdataCorpusPhases(t *testing.T) {
 	for _, file := range tvmsFiles(t, "../testdata") {
 		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if wants, _ := parseWants(src); len(wants) > 0 {
 			continue
 		}
 		t.Run(strings.TrimPrefix(file, "../testdata/"), func(t *testing.T) {
 			mod, perrs := syntax.Parse(file, src)
-			if perrs.HasErrors() {
-				t.Fatalf("parse:\n%s", perrs.Error())
-			}
+			require.False(t, perrs.HasErrors(), "parse:\n%s", perrs.Error())
 			p, l := CheckRecorded(mod)
-			if len(l) != 0 {
-				t.Errorf("phase %v:\n%s", p, l.Error())
-			}
+			assert.Empty(t, l, "phase %v:\n%s", p, l.Error())
 		})
 	}
 }
@@ -221,12 +193,8 @@ func TestTestdataCorpusPhases(t *testing.T) {
 func readModule(t *testing.T, file string) ([]byte, *ir.Module) {
 	t.Helper()
 	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mod, perrs := syntax.Parse(file, src)
-	if perrs.HasErrors() {
-		t.Fatalf("parse:\n%s", perrs.Error())
-	}
+	require.False(t, perrs.HasErrors(), "parse:\n%s", perrs.Error())
 	return src, mod
 }

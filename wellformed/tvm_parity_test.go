@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/syntax/printer"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The tvm_*.tvms files under testdata/wellformed/ are modules as TVM v0.23
@@ -48,21 +51,15 @@ func TestTVMParityRoundTrip(t *testing.T) {
 	var files []string
 	for _, dir := range []string{"pass", "fail"} {
 		m, err := filepath.Glob(filepath.Join(wfTestdata, dir, "tvm_*.tvms"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		files = append(files, m...)
 	}
-	if len(files) == 0 {
-		t.Fatal("no tvm_*.tvms files")
-	}
+	require.NotEmpty(t, files, "no tvm_*.tvms files")
 	for _, file := range files {
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			src, mod := readModule(t, file)
 			want := printedForm(src)
-			if got := printer.Print(mod); got != string(want) {
-				t.Errorf("does not reprint byte for byte:\n--- got\n%s--- want\n%s", got, want)
-			}
+			assert.Equal(t, string(want), printer.Print(mod), "does not reprint byte for byte")
 		})
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAdversarialInputs: hostile arguments and input get a clear diagnostic
@@ -14,9 +17,7 @@ func TestAdversarialInputs(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 		return p
 	}
 	module := func(value string) string {
@@ -30,9 +31,7 @@ func TestAdversarialInputs(t *testing.T) {
 	deepBrackets := write("brackets.tvms", module(strings.Repeat("[", 10000)+"x"+strings.Repeat("]", 10000)))
 	longLine := write("long.tvms", module("x"+strings.Repeat(" ", 1<<20)))
 	emptyDir := filepath.Join(dir, "nothing")
-	if err := os.Mkdir(emptyDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(emptyDir, 0o755))
 	blocker := write("not_a_dir", "a file where --dump-dir wants a directory")
 
 	tests := []struct {
@@ -80,19 +79,16 @@ func TestAdversarialInputs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tt.stdin, tt.args...)
-			if code != tt.code {
-				t.Errorf("exit %d, want %d\nstderr:\n%.2000s", code, tt.code, errOut)
+			assert.Equal(t, tt.code, code, "exit code\nstderr:\n%.2000s", errOut)
+			if tt.stderr != "" {
+				assert.True(t, strings.Contains(errOut, tt.stderr) || strings.Contains(out, tt.stderr), "output lacks %q\nstderr:\n%.2000s", tt.stderr, errOut)
 			}
-			if tt.stderr != "" && !strings.Contains(errOut, tt.stderr) && !strings.Contains(out, tt.stderr) {
-				t.Errorf("output lacks %q\nstderr:\n%.2000s", tt.stderr, errOut)
-			}
-			if tt.code != 0 && strings.TrimSpace(errOut+out) == "" {
-				t.Errorf("exit %d without any diagnostic", code)
+			if tt.code != 0 {
+				assert.NotEmpty(t, strings.TrimSpace(errOut+out), "exit %d without any diagnostic", code)
 			}
 			for _, trace := range []string{"goroutine ", "panic:", "runtime error", "internal error"} {
-				if strings.Contains(errOut, trace) || strings.Contains(out, trace) {
-					t.Errorf("output contains %q:\n%.2000s", trace, errOut+out)
-				}
+				assert.False(t, strings.Contains(errOut, trace), "stderr contains %q:\n%.2000s", trace, errOut)
+				assert.False(t, strings.Contains(out, trace), "stdout contains %q:\n%.2000s", trace, out)
 			}
 		})
 	}

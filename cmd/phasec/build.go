@@ -16,8 +16,10 @@ import (
 )
 
 const (
-	defaultBuildPasses = "canonicalize,lower,build"
-	buildUsage         = "[--passes SPEC] [--opt-level N] [--time-passes] -o OUT.pvm FILE"
+	// defaultBuildPasses is the whole pipeline, phase by phase: the
+	// optimize step is gated at opt level 1, so -O0 skips it.
+	defaultBuildPasses = "canonicalize,optimize,lower,build"
+	buildUsage         = "[--passes SPEC] [--opt-level N | -O0..-O3] [--time-passes] -o OUT.pvm FILE"
 )
 
 func init() {
@@ -39,7 +41,7 @@ type buildFlags struct {
 func addBuildFlags(fs *flag.FlagSet) *buildFlags {
 	return &buildFlags{
 		spec:       fs.String("passes", defaultBuildPasses, "the pipeline before code generation; it must end in phase build"),
-		optLevel:   fs.Int("opt-level", passes.DefaultOptLevel, "opt level 0..3 gating optional passes"),
+		optLevel:   addOptLevelFlags(fs),
 		timePasses: fs.Bool("time-passes", false, "print the pass timing tree (stderr)"),
 	}
 }

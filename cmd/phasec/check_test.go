@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const checkData = "testdata/check"
@@ -35,11 +38,9 @@ func TestCheckExitCodes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", append([]string{"check"}, tc.args...)...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
-			}
-			if tc.code == 0 && out != "" {
-				t.Errorf("clean check printed:\n%s", out)
+			assert.Equal(t, tc.code, code, "exit code\nstdout:\n%s\nstderr:\n%s", out, errOut)
+			if tc.code == 0 {
+				assert.Empty(t, out, "clean check printed")
 			}
 		})
 	}
@@ -50,9 +51,7 @@ func TestCheckFormats(t *testing.T) {
 	for _, f := range []string{"text", "json", "github", "sarif"} {
 		t.Run(f, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", "check", "--format", f, "testdata/check/violations.tvms")
-			if code != 1 {
-				t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
-			}
+			require.Equal(t, 1, code, "exit code; stderr:\n%s", errOut)
 			compareGolden(t, filepath.Join(checkData, "golden", "violations."+f), out)
 		})
 	}
@@ -60,19 +59,14 @@ func TestCheckFormats(t *testing.T) {
 
 func TestCheckTextLines(t *testing.T) {
 	_, out, _ := runCLI(t, "", "check", "testdata/check/violations.tvms")
+	require.NotEmpty(t, strings.TrimSpace(out), "no output")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) == 0 {
-		t.Fatal("no output")
-	}
 	for _, l := range lines {
 		// file:line:col: error WFnnn: message
-		if !strings.HasPrefix(l, "testdata/check/violations.tvms:") || !strings.Contains(l, ": error WF0") {
-			t.Errorf("not a text diagnostic: %q", l)
-		}
+		assert.True(t, strings.HasPrefix(l, "testdata/check/violations.tvms:"), "not a text diagnostic: %q", l)
+		assert.Contains(t, l, ": error WF0", "not a text diagnostic")
 	}
-	if !strings.Contains(out, "is not allowed in phase lower: run ToNonDataflow, or the lower barrier") {
-		t.Errorf("dataflow violation missing or unexplained:\n%s", out)
-	}
+	assert.Contains(t, out, "is not allowed in phase lower: run ToNonDataflow, or the lower barrier", "dataflow violation missing or unexplained")
 }
 
 func TestCheckJSONOnePerLine(t *testing.T) {
@@ -81,47 +75,33 @@ func TestCheckJSONOnePerLine(t *testing.T) {
 	n := 0
 	for sc.Scan() {
 		var d map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatalf("line %d is not a JSON object: %v", n+1, err)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &d), "line %d is not a JSON object", n+1)
 		for _, k := range []string{"file", "line", "col", "severity", "code", "message", "path"} {
-			if _, ok := d[k]; !ok {
-				t.Errorf("line %d lacks %q: %s", n+1, k, sc.Text())
-			}
+			assert.Contains(t, d, k, "line %d lacks %q: %s", n+1, k, sc.Text())
 		}
 		n++
 	}
-	if n == 0 {
-		t.Error("no diagnostics")
-	}
+	assert.NotZero(t, n, "no diagnostics")
 }
 
 func TestCheckParseErrorsArePrinted(t *testing.T) {
 	for _, f := range []string{"text", "github"} {
 		code, out, _ := runCLI(t, "", "check", "--format", f, "testdata/check/broken/syntax_error.tvms")
-		if code != 2 {
-			t.Errorf("%s: exit %d, want 2", f, code)
-		}
-		if !strings.Contains(out, "syntax_error.tvms") || !strings.Contains(out, "8") {
-			t.Errorf("%s: parse diagnostic not printed with its position:\n%s", f, out)
-		}
+		assert.Equal(t, 2, code, "%s: exit code", f)
+		assert.Contains(t, out, "syntax_error.tvms", "%s: parse diagnostic not printed with its position", f)
+		assert.Contains(t, out, "8", "%s: parse diagnostic not printed with its position", f)
 	}
 	code, out, _ := runCLI(t, "", "check", "testdata/check/does_not_exist.tvms")
-	if code != 2 || !strings.Contains(out, "does_not_exist.tvms: error: cannot read") {
-		t.Errorf("exit %d, output %q", code, out)
-	}
+	assert.Equal(t, 2, code, "exit code, output %q", out)
+	assert.Contains(t, out, "does_not_exist.tvms: error: cannot read")
 }
 
 func TestCheckDirectoryRecurses(t *testing.T) {
 	_, out, _ := runCLI(t, "", "check", checkData)
 	for _, want := range []string{"violations.tvms:", "broken/syntax_error.tvms:"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("directory check did not reach %s:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "directory check did not reach %s", want)
 	}
-	if strings.Contains(out, "clean.tvms") {
-		t.Errorf("clean file reported:\n%s", out)
-	}
+	assert.NotContains(t, out, "clean.tvms", "clean file reported")
 }
 
 // TestCheckGroupsRepeatedViolations: 60 bindings violating one rule print
@@ -134,18 +114,15 @@ func TestCheckGroupsRepeatedViolations(t *testing.T) {
 	}
 	b.WriteString("        return x\n")
 	path := filepath.Join(t.TempDir(), "many.tvms")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	code, out, _ := runCLI(t, "", "check", path)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 1 || len(lines) != 21 || !strings.Contains(lines[20], "40 more WF017 diagnostics not shown (60 in all") {
-		t.Errorf("exit %d, %d lines, last %q", code, len(lines), lines[len(lines)-1])
+	assert.Equal(t, 1, code, "exit code, last line %q", lines[len(lines)-1])
+	if assert.Len(t, lines, 21, "last line %q", lines[len(lines)-1]) {
+		assert.Contains(t, lines[20], "40 more WF017 diagnostics not shown (60 in all")
 	}
 	_, out, _ = runCLI(t, "", "check", "--format", "json", path)
-	if n := strings.Count(out, `"code":"WF017"`); n != 60 {
-		t.Errorf("json: %d WF017 lines, want 60", n)
-	}
+	assert.Equal(t, 60, strings.Count(out, `"code":"WF017"`), "json: WF017 lines")
 }
 
 // TestCheckTVMParity runs phasec check on the modules written as TVM v0.23
@@ -157,21 +134,17 @@ func TestCheckGroupsRepeatedViolations(t *testing.T) {
 func TestCheckTVMParity(t *testing.T) {
 	for _, dir := range []string{"fail", "pass"} {
 		files, err := filepath.Glob(filepath.Join("../../testdata/wellformed", dir, "tvm_*.tvms"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no %s files (%v)", dir, err)
-		}
+		require.NoError(t, err, "no %s files", dir)
+		require.NotEmpty(t, files, "no %s files", dir)
 		for _, file := range files {
 			t.Run(dir+"/"+filepath.Base(file), func(t *testing.T) {
 				code, out, errOut := runCLI(t, "", "check", "--format", "json", file)
 				if dir == "pass" {
-					if code != 0 || out != "" {
-						t.Fatalf("exit %d, want 0\n%s%s", code, out, errOut)
-					}
+					require.Equal(t, 0, code, "exit code\n%s%s", out, errOut)
+					require.Empty(t, out, "exit %d\n%s", code, errOut)
 					return
 				}
-				if code != 1 {
-					t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
-				}
+				require.Equal(t, 1, code, "exit code\n%s%s", out, errOut)
 				sc := bufio.NewScanner(strings.NewReader(out))
 				n := 0
 				for ; sc.Scan(); n++ {
@@ -179,16 +152,11 @@ func TestCheckTVMParity(t *testing.T) {
 						Line int    `json:"line"`
 						Code string `json:"code"`
 					}
-					if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-						t.Fatalf("%v: %s", err, sc.Text())
-					}
-					if !strings.HasPrefix(d.Code, "WF") || d.Line <= 0 {
-						t.Errorf("diagnostic without a rule code or a line: %s", sc.Text())
-					}
+					require.NoError(t, json.Unmarshal(sc.Bytes(), &d), sc.Text())
+					assert.True(t, strings.HasPrefix(d.Code, "WF"), "diagnostic without a rule code: %s", sc.Text())
+					assert.Positive(t, d.Line, "diagnostic without a line: %s", sc.Text())
 				}
-				if n == 0 {
-					t.Error("no diagnostics")
-				}
+				assert.NotZero(t, n, "no diagnostics")
 			})
 		}
 	}
@@ -201,12 +169,8 @@ func TestCheckRelatedNotes(t *testing.T) {
 	for _, f := range []string{"text", "json", "github", "sarif"} {
 		t.Run(f, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", "check", "--format", f, "testdata/related/duplicate_function.tvms")
-			if code != 2 {
-				t.Fatalf("exit %d, want 2 (a file that does not parse); stderr:\n%s", code, errOut)
-			}
-			if !strings.Contains(out, "first defined here") {
-				t.Errorf("no note in:\n%s", out)
-			}
+			require.Equal(t, 2, code, "exit code (a file that does not parse); stderr:\n%s", errOut)
+			assert.Contains(t, out, "first defined here", "no note")
 			compareGolden(t, filepath.Join("testdata", "related", "duplicate_function."+f), out)
 		})
 	}

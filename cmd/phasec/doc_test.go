@@ -22,23 +22,16 @@ import (
 func TestDocPhasesWritesFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "P.md")
 	var stdout, stderr strings.Builder
-	if code := run([]string{"doc", "phases", "-o", out}, nil, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
+	code := run([]string{"doc", "phases", "-o", out}, nil, &stdout, &stderr)
+	require.Equal(t, 0, code, "exit code: %s", stderr.String())
 	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []string{"## Phases and their invariants", "`WF030` no dataflow blocks remain",
 		"### `lower`: ingest, optimize, lower → lower", "1. `LegalizeOps`: replace high-level tensor ops by call_tir to generated PrimFuncs",
 		"`ToNonDataflow` before `RemovePurityChecking`: RemovePurityChecking requires NoDataflow", "## Adding a pass"} {
-		if !strings.Contains(string(got), want) {
-			t.Errorf("generated PHASES.md lacks %q", want)
-		}
+		assert.Contains(t, string(got), want, "generated PHASES.md lacks %q", want)
 	}
-	if code := run([]string{"doc", "nothing"}, nil, &stdout, &stderr); code != 2 {
-		t.Errorf("doc nothing: exit %d, want 2", code)
-	}
+	assert.Equal(t, 2, run([]string{"doc", "nothing"}, nil, &stdout, &stderr), "doc nothing: exit code")
 }
 
 func TestDocCodesGolden(t *testing.T) {
@@ -54,9 +47,7 @@ func TestDocCodesJSON(t *testing.T) {
 	require.Equal(t, 0, run([]string{"doc", "codes", "--json"}, nil, &stdout, &stderr), stderr.String())
 	var got []codeFamilyJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout.String()), &got))
-	if diff := cmp.Diff(codeFamilies(), got); diff != "" {
-		t.Errorf("--json differs from the registry (-want +got):\n%s", diff)
-	}
+	assert.Empty(t, cmp.Diff(codeFamilies(), got), "--json differs from the registry (-want +got)")
 	prefixes := map[string]bool{}
 	for _, f := range got {
 		prefixes[f.Prefix] = true

@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // renamed is fmtInput with every local name changed and the functions
@@ -38,9 +41,9 @@ func TestEqualAlphaEquivalentExits0(t *testing.T) {
 			stdin = renamed
 		}
 		code, out, errOut := runCLI(t, stdin, args...)
-		if code != 0 || out != "" || errOut != "" {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
-		}
+		assert.Equal(t, 0, code, "%v: exit code, stderr %q", args, errOut)
+		assert.Empty(t, out, "%v: stdout", args)
+		assert.Empty(t, errOut, "%v: stderr", args)
 	}
 }
 
@@ -48,20 +51,19 @@ func TestEqualDifferenceExits1WithPath(t *testing.T) {
 	a := writeTemp(t, "a.tvms", fmtInput)
 	b := writeTemp(t, "b.tvms", changed)
 	code, out, errOut := runCLI(t, "", "equal", a, b)
-	if code != 1 || errOut != "" {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
+	require.Equal(t, 1, code, "exit code, stderr %q", errOut)
+	require.Empty(t, errOut, "stderr")
 	// "path: left vs right", the path leading into helper.
 	line := strings.TrimSpace(out)
 	path, sides, ok := strings.Cut(line, ": ")
-	if !ok || !strings.HasPrefix(path, "helper") || !strings.Contains(sides, " vs ") ||
-		!strings.Contains(sides, "relu") || !strings.Contains(sides, "sigmoid") {
-		t.Errorf("difference not reported as path: left vs right:\n%s", out)
-	}
+	assert.True(t, ok, "difference not reported as path: left vs right:\n%s", out)
+	assert.True(t, strings.HasPrefix(path, "helper"), "difference not reported as path: left vs right:\n%s", out)
+	assert.Contains(t, sides, " vs ", "difference not reported as path: left vs right:\n%s", out)
+	assert.Contains(t, sides, "relu", "difference not reported as path: left vs right:\n%s", out)
+	assert.Contains(t, sides, "sigmoid", "difference not reported as path: left vs right:\n%s", out)
 	// Restricted to main, which is the same in both, the modules agree.
-	if code, out, _ := runCLI(t, "", "equal", "--function", "main", a, b); code != 0 {
-		t.Errorf("--function main: exit %d, stdout %q", code, out)
-	}
+	code, out, _ = runCLI(t, "", "equal", "--function", "main", a, b)
+	assert.Equal(t, 0, code, "--function main: exit code, stdout %q", out)
 }
 
 func TestEqualErrorsExit2(t *testing.T) {
@@ -80,8 +82,8 @@ func TestEqualErrorsExit2(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, out, errOut := runCLI(t, "", c.args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q (want it to mention %q)", c.args, code, out, errOut, c.want)
-		}
+		assert.Equal(t, 2, code, "%v: exit code, stderr %q", c.args, errOut)
+		assert.Empty(t, out, "%v: stdout", c.args)
+		assert.Contains(t, errOut, c.want, "%v: stderr", c.args)
 	}
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const mlpPath = "../../testdata/models/mlp.tvms"
@@ -31,44 +34,31 @@ class Module:
 func writeTemp(t *testing.T, name, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	return path
 }
 
 func TestFmtFilePrintsCanonicalText(t *testing.T) {
 	src, err := os.ReadFile(mlpPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mod, diags := syntax.Parse(mlpPath, src)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	require.False(t, diags.HasErrors(), "%v", diags)
 	code, out, errOut := runCLI(t, "", "fmt", mlpPath)
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
-	if want := printer.Print(mod); out != want {
-		t.Errorf("fmt output is not printer.Print of the parsed file:\n%s", out)
-	}
+	require.Equal(t, 0, code, "exit code, stderr %q", errOut)
+	require.Empty(t, errOut, "stderr")
+	assert.Equal(t, printer.Print(mod), out, "fmt output is not printer.Print of the parsed file")
 }
 
 func TestFmtStdinAndIdempotence(t *testing.T) {
 	for _, args := range [][]string{{"fmt"}, {"fmt", "-"}} {
 		code, out, errOut := runCLI(t, fmtInput, args...)
-		if code != 0 || errOut != "" {
-			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
-		}
-		if !strings.HasPrefix(out, "# from tvm.script import ir as I\n") ||
-			strings.Index(out, "def helper(") > strings.Index(out, "def main(") {
-			t.Errorf("%v: not canonical (header, helper before main):\n%s", args, out)
-		}
+		require.Equal(t, 0, code, "%v: exit code, stderr %q", args, errOut)
+		require.Empty(t, errOut, "%v: stderr", args)
+		assert.True(t, strings.HasPrefix(out, "# from tvm.script import ir as I\n"), "%v: not canonical (header):\n%s", args, out)
+		assert.LessOrEqual(t, strings.Index(out, "def helper("), strings.Index(out, "def main("), "%v: not canonical (helper before main):\n%s", args, out)
 		code, again, _ := runCLI(t, out, args...)
-		if code != 0 || again != out {
-			t.Errorf("%v: fmt is not idempotent:\n%s\n---\n%s", args, out, again)
-		}
+		assert.Equal(t, 0, code, "%v: fmt is not idempotent", args)
+		assert.Equal(t, out, again, "%v: fmt is not idempotent", args)
 	}
 }
 
@@ -76,31 +66,25 @@ func TestFmtParseErrorExits1WithCaret(t *testing.T) {
 	bad := strings.Replace(fmtInput, "R.nn.relu(a)", "R.nn.rleu(a)", 1)
 	path := writeTemp(t, "bad.tvms", bad)
 	code, out, errOut := runCLI(t, "", "fmt", path)
-	if code != 1 {
-		t.Errorf("exit %d, want 1", code)
-	}
-	if out != "" {
-		t.Errorf("stdout should be empty on error, got %q", out)
-	}
+	assert.Equal(t, 1, code, "exit code")
+	assert.Empty(t, out, "stdout should be empty on error")
 	for _, want := range []string{path + ":11:", "R.nn.rleu", "^"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut)
-		}
+		assert.Contains(t, errOut, want, "stderr")
 	}
 }
 
 func TestFmtMissingFileExits1(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "fmt", filepath.Join(t.TempDir(), "absent.tvms"))
-	if code != 1 || out != "" || !strings.Contains(errOut, "absent.tvms") {
-		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
+	assert.Equal(t, 1, code, "exit code, stderr %q", errOut)
+	assert.Empty(t, out, "stdout")
+	assert.Contains(t, errOut, "absent.tvms", "stderr")
 }
 
 func TestFmtUsageErrorsExit2(t *testing.T) {
 	for _, args := range [][]string{{"fmt", "a.tvms", "b.tvms"}, {"fmt", "--bogus"}} {
 		code, out, errOut := runCLI(t, "", args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, "usage: phasec fmt") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
-		}
+		assert.Equal(t, 2, code, "%v: exit code, stderr %q", args, errOut)
+		assert.Empty(t, out, "%v: stdout", args)
+		assert.Contains(t, errOut, "usage: phasec fmt", "%v: stderr", args)
 	}
 }

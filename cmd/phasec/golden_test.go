@@ -4,6 +4,9 @@ import (
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // update rewrites golden files instead of comparing against them. Shared by
@@ -14,15 +17,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func compareGolden(t *testing.T, golden, got string) {
 	t.Helper()
 	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (rerun with -update if intended):\n%s", golden, got)
-	}
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), got, "output differs from %s (rerun with -update if intended)", golden)
 }

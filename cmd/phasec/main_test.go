@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -15,31 +18,22 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 
 func TestHelpListsCommands(t *testing.T) {
 	code, out, _ := runCLI(t, "", "help")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	require.Equal(t, 0, code, "exit code")
 	for _, c := range commands {
-		if !strings.Contains(out, "  "+c.name+" ") {
-			t.Errorf("help does not list %q:\n%s", c.name, out)
-		}
+		assert.Contains(t, out, "  "+c.name+" ", "help does not list %q", c.name)
 	}
 }
 
 func TestUnknownCommand(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "frobnicate")
-	if code != 2 {
-		t.Errorf("exit %d, want 2", code)
-	}
-	if out != "" {
-		t.Errorf("unexpected stdout %q", out)
-	}
-	if !strings.Contains(errOut, `unknown command "frobnicate"`) || !strings.Contains(errOut, "usage: phasec") {
-		t.Errorf("stderr lacks diagnosis and usage:\n%s", errOut)
-	}
+	assert.Equal(t, 2, code, "exit code")
+	assert.Empty(t, out, "unexpected stdout")
+	assert.Contains(t, errOut, `unknown command "frobnicate"`, "stderr lacks diagnosis")
+	assert.Contains(t, errOut, "usage: phasec", "stderr lacks usage")
 }
 
 func TestNoArgs(t *testing.T) {
-	if code, _, errOut := runCLI(t, ""); code != 2 || !strings.Contains(errOut, "usage:") {
-		t.Errorf("exit %d, stderr %q", code, errOut)
-	}
+	code, _, errOut := runCLI(t, "")
+	assert.Equal(t, 2, code, "exit code, stderr %q", errOut)
+	assert.Contains(t, errOut, "usage:")
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // phasec sets its soft memory limit only when the environment sets none: a
@@ -21,9 +22,7 @@ func TestSetMemoryLimit(t *testing.T) {
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
 
 	// t.Setenv above restores the variable at cleanup; unset it meanwhile.
-	if err := os.Unsetenv("GOMEMLIMIT"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Unsetenv("GOMEMLIMIT"))
 	assert.Equal(t, int64(defaultMemoryLimit), setMemoryLimit())
 	assert.Equal(t, int64(defaultMemoryLimit), debug.SetMemoryLimit(-1))
 }

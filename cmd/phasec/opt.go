@@ -18,7 +18,7 @@ import (
 	"github.com/phasec/phasec/wellformed"
 )
 
-const optUsage = "[--passes SPEC] [--opt-level N] [--disable A,B] [--require A,B] [--config key=value]... " +
+const optUsage = "[--passes SPEC] [--opt-level N | -O0..-O3] [--disable A,B] [--require A,B] [--config key=value]... " +
 	"[--print-before-all] [--print-after-all] [--print-before A,B] [--print-after A,B] [--print-changed[=diff]] " +
 	"[--dump-dir DIR] [--time-passes] [--verify-each] [--record FILE.jsonl] [--summary] [--bisect-limit N] " +
 	"[--run-prerequisites] [--verify-semantics (--inputs A.npz | --random-inputs [--seed N]) [--symbolic n=8]... [--func F] [--semantics-dir DIR]] " +
@@ -31,6 +31,33 @@ func init() {
 		usage:   optUsage,
 		run:     runOpt,
 	})
+}
+
+// addOptLevelFlags defines --opt-level N and its compiler-style shorthands
+// -O0 .. -O3; the last one given wins.
+func addOptLevelFlags(fs *flag.FlagSet) *int {
+	level := fs.Int("opt-level", passes.DefaultOptLevel,
+		"opt level 0..3 gating optional passes, as TVM's PassContext opt_level: a pass runs when its level is at most this; 0 skips the optimize step")
+	for n := range 4 {
+		fs.Var(&optLevelFlag{level: level, n: n}, fmt.Sprintf("O%d", n), fmt.Sprintf("same as --opt-level %d", n))
+	}
+	return level
+}
+
+// optLevelFlag is one of -O0 .. -O3: a boolean flag setting the opt level.
+type optLevelFlag struct {
+	level *int
+	n     int
+}
+
+func (f *optLevelFlag) IsBoolFlag() bool { return true }
+func (f *optLevelFlag) String() string   { return "false" }
+func (f *optLevelFlag) Set(s string) error {
+	if s != "true" {
+		return fmt.Errorf("-O%d takes no value", f.n)
+	}
+	*f.level = f.n
+	return nil
 }
 
 // listFlag is a comma-separated list flag.
@@ -81,8 +108,8 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec opt %s\n", optUsage); fs.PrintDefaults() }
 	var (
-		spec                                   = fs.String("passes", "", "the pipeline, e.g. Normalize,seq(A,B),C{key=value}")
-		optLevel                               = fs.Int("opt-level", passes.DefaultOptLevel, "opt level 0..3 gating optional passes")
+		spec                                   = fs.String("passes", "", "the pipeline, e.g. canonicalize,optimize,fixpoint(A,B),C{key=value}")
+		optLevel                               = addOptLevelFlags(fs)
 		disable, require, printBefore, printAf listFlag
 		configs                                repeatFlag
 		changed                                changedFlag

@@ -11,6 +11,9 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A module with a dataflow block, so NoDataflow does not hold of it.
@@ -40,9 +43,7 @@ func init() {
 func writeInput(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "in.tvms")
-	if err := os.WriteFile(path, []byte(optInput), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(optInput), 0o644))
 	return path
 }
 
@@ -65,30 +66,28 @@ func TestOptUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		code, out, errOut := runCLI(t, "", tt.args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, tt.want) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, out, errOut, tt.want)
-		}
+		assert.Equal(t, 2, code, "%v: exit code, stderr %q", tt.args, errOut)
+		assert.Empty(t, out, "%v: stdout", tt.args)
+		assert.Contains(t, errOut, tt.want, "%v: stderr", tt.args)
 	}
 }
 
 func TestOptFailures(t *testing.T) {
 	in := writeInput(t)
 	code, out, errOut := runCLI(t, "", "opt", "--passes", "Normalize,CLINeedsNoDataflow", in)
-	if code != 1 || out != "" || !strings.Contains(errOut, "--passes:1:11: error CHK001: pass CLINeedsNoDataflow needs {NoDataflow}") {
-		t.Errorf("static check: exit %d, stderr %q", code, errOut)
-	}
+	assert.Equal(t, 1, code, "static check: exit code, stderr %q", errOut)
+	assert.Empty(t, out, "static check: stdout")
+	assert.Contains(t, errOut, "--passes:1:11: error CHK001: pass CLINeedsNoDataflow needs {NoDataflow}", "static check: stderr")
 	code, out, errOut = runCLI(t, "", "opt", "--passes", "CLIFail", in)
-	if code != 1 || out != "" || !strings.Contains(errOut, "pass CLIFail failed (module in phase none): cli boom") {
-		t.Errorf("failing pass: exit %d, stderr %q", code, errOut)
-	}
+	assert.Equal(t, 1, code, "failing pass: exit code, stderr %q", errOut)
+	assert.Empty(t, out, "failing pass: stdout")
+	assert.Contains(t, errOut, "pass CLIFail failed (module in phase none): cli boom", "failing pass: stderr")
 	code, _, errOut = runCLI(t, "", "opt", filepath.Join(t.TempDir(), "missing.tvms"))
-	if code != 1 || !strings.Contains(errOut, "no such file") {
-		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
-	}
+	assert.Equal(t, 1, code, "missing file: exit code, stderr %q", errOut)
+	assert.Contains(t, errOut, "no such file", "missing file: stderr")
 	code, _, errOut = runCLI(t, "@I.ir_module\nclass", "opt", "-")
-	if code != 1 || !strings.Contains(errOut, "<stdin>:") {
-		t.Errorf("parse error: exit %d, stderr %q", code, errOut)
-	}
+	assert.Equal(t, 1, code, "parse error: exit code, stderr %q", errOut)
+	assert.Contains(t, errOut, "<stdin>:", "parse error: stderr")
 }
 
 func TestOptRuns(t *testing.T) {
@@ -98,59 +97,48 @@ func TestOptRuns(t *testing.T) {
 	dump := filepath.Join(dir, "dump")
 	code, out, errOut := runCLI(t, "", "opt", "--passes", "Normalize,seq(Normalize)", "--time-passes", "--summary",
 		"--record", record, "--dump-dir", dump, "--verify-each", "--print-changed=diff", in)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(out, "def main(") {
-		t.Errorf("stdout is not the module:\n%s", out)
-	}
+	require.Equal(t, 0, code, "exit code: %s", errOut)
+	assert.Contains(t, out, "def main(", "stdout is not the module")
 	for _, want := range []string{"pass timing:", "phase none:", "status", "// IR input (phase none)"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut)
-		}
+		assert.Contains(t, errOut, want, "stderr")
 	}
 	data, err := os.ReadFile(record)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("record has %d lines:\n%s", len(lines), data)
-	}
+	require.Len(t, lines, 2, "record:\n%s", data)
 	var e passes.RecordEntry
-	if err := json.Unmarshal([]byte(lines[1]), &e); err != nil || e.Pass != "Normalize" || e.Depth != 1 {
-		t.Errorf("record line %q: %+v %v", lines[1], e, err)
-	}
+	assert.NoError(t, json.Unmarshal([]byte(lines[1]), &e), "record line %q", lines[1])
+	assert.Equal(t, "Normalize", e.Pass, "record line %q: %+v", lines[1], e)
+	assert.Equal(t, 1, e.Depth, "record line %q: %+v", lines[1], e)
 	names, _ := filepath.Glob(filepath.Join(dump, "*.tvms"))
-	if len(names) != 3 || filepath.Base(names[0]) != "000_input.tvms" || filepath.Base(names[1]) != "001_none_Normalize.tvms" {
-		t.Errorf("dump dir: %v", names)
+	if assert.Len(t, names, 3, "dump dir: %v", names) {
+		assert.Equal(t, "000_input.tvms", filepath.Base(names[0]), "dump dir: %v", names)
+		assert.Equal(t, "001_none_Normalize.tvms", filepath.Base(names[1]), "dump dir: %v", names)
 	}
 	// stdin and -o; at opt level 0 Normalize (opt level 1) is skipped.
 	outFile := filepath.Join(dir, "out.tvms")
 	code, out, errOut = runCLI(t, optInput, "opt", "--passes", "Normalize", "--opt-level", "0", "--bisect-limit", "0", "-o", outFile, "-")
-	if code != 0 || out != "" {
-		t.Fatalf("stdin run: exit %d, stdout %q, stderr %s", code, out, errOut)
-	}
-	if b, err := os.ReadFile(outFile); err != nil || !strings.Contains(string(b), "def main(") {
-		t.Errorf("-o output: %v\n%s", err, b)
-	}
+	require.Equal(t, 0, code, "stdin run: exit code, stdout %q, stderr %s", out, errOut)
+	require.Empty(t, out, "stdin run: stdout")
+	b, err := os.ReadFile(outFile)
+	assert.NoError(t, err, "-o output")
+	assert.Contains(t, string(b), "def main(", "-o output")
 }
 
 func TestPassesCommand(t *testing.T) {
 	code, out, _ := runCLI(t, "", "passes")
-	if code != 0 || !strings.Contains(out, "Normalize (opt level 1)\n    put every Relax function") ||
-		!strings.Contains(out, "contract: accepts any; establishes {Normalized}") ||
-		!strings.Contains(out, "CLINeedsNoDataflow (opt level 0)") {
-		t.Errorf("exit %d:\n%s", code, out)
-	}
+	assert.Equal(t, 0, code, "exit code:\n%s", out)
+	assert.Contains(t, out, "Normalize (opt level 1)\n    put every Relax function")
+	assert.Contains(t, out, "contract: accepts any; establishes {Normalized}")
+	assert.Contains(t, out, "CLINeedsNoDataflow (opt level 0)")
 	code, out, _ = runCLI(t, "", "passes", "--json")
 	var list []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != len(passRegistry.Passes()) {
-		t.Fatalf("--json: exit %d:\n%s", code, out)
-	}
+	require.Equal(t, 0, code, "--json: exit code:\n%s", out)
+	require.NoError(t, json.Unmarshal([]byte(out), &list), "--json:\n%s", out)
+	require.Len(t, list, len(passRegistry.Passes()), "--json")
 	for _, p := range list {
-		if p["name"] == "CLINeedsNoDataflow" && p["requires_props"].([]any)[0] != "NoDataflow" {
-			t.Errorf("contract missing from JSON: %v", p)
+		if p["name"] == "CLINeedsNoDataflow" {
+			assert.Equal(t, "NoDataflow", p["requires_props"].([]any)[0], "contract missing from JSON: %v", p)
 		}
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/phasec/phasec/ir/irgen"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkOptScale runs the whole `phasec opt --passes canonicalize,lower`
@@ -57,18 +60,11 @@ func benchScale(b *testing.B, cmd func(args []string, stdin io.Reader, stdout, s
 // each binding writing a fresh allocation.
 func TestOptScaleModule(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chain.tvms")
-	if err := os.WriteFile(path, []byte(irgen.ChainSource(30)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(irgen.ChainSource(30)), 0o644))
 	var out, errs strings.Builder
-	if code := runOpt([]string{"--passes", "canonicalize,lower", path}, nil, &out, &errs); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs.String())
-	}
+	code := runOpt([]string{"--passes", "canonicalize,lower", path}, nil, &out, &errs)
+	require.Equal(t, 0, code, "exit code: %s", errs.String())
 	got := out.String()
-	if n := strings.Count(got, "@T.prim_func"); n != 3 {
-		t.Errorf("%d PrimFuncs, want 3 (add, multiply, relu):\n%s", n, got)
-	}
-	if n := strings.Count(got, "R.builtin.alloc_tensor("); n != 31 {
-		t.Errorf("%d output allocations, want 31 (30 bindings and gv)", n)
-	}
+	assert.Equal(t, 3, strings.Count(got, "@T.prim_func"), "PrimFuncs, want 3 (add, multiply, relu):\n%s", got)
+	assert.Equal(t, 31, strings.Count(got, "R.builtin.alloc_tensor("), "output allocations, want 31 (30 bindings and gv)")
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"regexp"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // makeVar returns the default of a `NAME ?= value` line of the Makefile, so
@@ -12,13 +14,9 @@ import (
 func makeVar(t *testing.T, name string) string {
 	t.Helper()
 	src, err := os.ReadFile("../../Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := regexp.MustCompile(`(?m)^` + name + `\s*\?=\s*(\S+)\s*$`).FindSubmatch(src)
-	if m == nil {
-		t.Fatalf("Makefile has no %s ?= line", name)
-	}
+	require.NotNil(t, m, "Makefile has no %s ?= line", name)
 	return string(m[1])
 }
 
@@ -29,16 +27,10 @@ func TestDemoVerifyEach(t *testing.T) {
 	example := "../../" + makeVar(t, "EXAMPLE")
 	pipeline := makeVar(t, "DEMO_PASSES")
 	code, plain, errOut := runCLI(t, "", "opt", "--passes", pipeline, example)
-	if code != 0 {
-		t.Fatalf("make demo's pipeline %s fails on %s: %s", pipeline, example, errOut)
-	}
+	require.Equal(t, 0, code, "make demo's pipeline %s fails on %s: %s", pipeline, example, errOut)
 	code, verified, errOut := runCLI(t, "", "opt", "--passes", pipeline, "--verify-each", example)
-	if code != 0 {
-		t.Fatalf("make demo's pipeline %s with --verify-each: exit %d:\n%s", pipeline, code, errOut)
-	}
-	if verified != plain {
-		t.Error("--verify-each changed the output")
-	}
+	require.Equal(t, 0, code, "make demo's pipeline %s with --verify-each: exit code:\n%s", pipeline, errOut)
+	assert.Equal(t, plain, verified, "--verify-each changed the output")
 }
 
 // The commands of issue 15: pipelines that succeed without --verify-each
@@ -50,24 +42,20 @@ func TestIssue15Commands(t *testing.T) {
 		{"opt", "--passes", "canonicalize,lower", "--verify-each", "../../testdata/models/mlp_legalized.tvms"},
 		{"opt", "--passes", "canonicalize", "--verify-each", "../../testdata/relax_closure_capture.tvms"},
 	} {
-		if code, _, errOut := runCLI(t, "", args...); code != 0 {
-			t.Errorf("%v: exit %d:\n%s", args, code, errOut)
-		}
+		code, _, errOut := runCLI(t, "", args...)
+		assert.Equal(t, 0, code, "%v: exit code:\n%s", args, errOut)
 	}
 
 	code, out, errOut := runCLI(t, "", "opt", "--passes", "AttachGlobalSymbol", "../../testdata/wellformed/fail/build_ops.tvms")
-	if code != 1 || out != "" || !strings.Contains(errOut, "CHK004: the module records phase build but does not satisfy it") ||
-		!strings.Contains(errOut, "WF035") {
-		t.Errorf("false build claim: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
-	}
+	assert.Equal(t, 1, code, "false build claim: exit code, stderr:\n%s", errOut)
+	assert.Empty(t, out, "false build claim: stdout")
+	assert.Contains(t, errOut, "CHK004: the module records phase build but does not satisfy it", "false build claim: stderr")
+	assert.Contains(t, errOut, "WF035", "false build claim: stderr")
 
 	build := []string{"opt", "--passes", "canonicalize,lower,build", "../../testdata/models/mlp_legalized.tvms"}
 	code, _, plainErr := runCLI(t, "", build...)
 	vcode, _, verifyErr := runCLI(t, "", append(build[:3:3], "--verify-each", build[3])...)
-	if code != vcode || strings.Contains(verifyErr, "module broken after pass") {
-		t.Errorf("build with --verify-each: exit %d (without: %d):\n%s", vcode, code, verifyErr)
-	}
-	if plainErr != verifyErr {
-		t.Errorf("--verify-each changed the build barrier's diagnostics:\n%s\nvs\n%s", verifyErr, plainErr)
-	}
+	assert.Equal(t, code, vcode, "build with --verify-each: exit code (want the same as without):\n%s", verifyErr)
+	assert.NotContains(t, verifyErr, "module broken after pass", "build with --verify-each")
+	assert.Equal(t, plainErr, verifyErr, "--verify-each changed the build barrier's diagnostics")
 }

@@ -41,118 +41,87 @@ func TestGolden(t *testing.T) {
 	for _, f := range []Format{Text, JSON, GitHub, SARIF} {
 		t.Run(f.String(), func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Write(&buf, f, l, tool); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, Write(&buf, f, l, tool))
 			golden := filepath.Join("testdata", f.String()+".golden")
 			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
 			}
 			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if buf.String() != string(want) {
-				t.Errorf("output differs from %s (rerun with -update if intended):\n%s", golden, buf.String())
-			}
+			require.NoError(t, err)
+			assert.Equal(t, string(want), buf.String(), "output differs from %s (rerun with -update if intended)", golden)
 		})
 	}
 }
 
 func TestTextLine(t *testing.T) {
 	l, _ := sample()
-	if got, want := TextLine(l[0]), "models/mlp.tvms:4:9: error WF030: dataflow block at main:4 is not allowed in phase lower: run ToNonDataflow, or the lower barrier"; got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-	if got, want := TextLine(l[2]), `bad.tvms:3:7: error: unexpected token "<"`; got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
+	assert.Equal(t, "models/mlp.tvms:4:9: error WF030: dataflow block at main:4 is not allowed in phase lower: run ToNonDataflow, or the lower barrier", TextLine(l[0]))
+	assert.Equal(t, `bad.tvms:3:7: error: unexpected token "<"`, TextLine(l[2]))
 }
 
 func TestGitHubEscapes(t *testing.T) {
 	l, _ := sample()
 	got := GitHubLine(l[1])
 	want := "::error file=a%2Cb%3Ac.tvms,line=2,col=1,title=WF001::variable x is used before it is defined%0Asecond line 100%25"
-	if got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-	if strings.Count(got, "\n") != 0 {
-		t.Error("a workflow command must be one line")
-	}
+	assert.Equal(t, want, got)
+	assert.NotContains(t, got, "\n", "a workflow command must be one line")
 }
 
 func TestJSONLinesDecode(t *testing.T) {
 	l, tool := sample()
 	var buf bytes.Buffer
-	if err := Write(&buf, JSON, l, tool); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(&buf, JSON, l, tool))
 	sc := bufio.NewScanner(&buf)
 	n := 0
 	for sc.Scan() {
 		var d jsonDiag
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatalf("line %d: %v", n+1, err)
-		}
-		if d.Message != l[n].Msg || d.Code != string(l[n].Code) || d.File != l[n].Span.File {
-			t.Errorf("line %d decodes to %+v", n+1, d)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &d), "line %d", n+1)
+		assert.Equal(t, l[n].Msg, d.Message, "line %d decodes to %+v", n+1, d)
+		assert.Equal(t, string(l[n].Code), d.Code, "line %d decodes to %+v", n+1, d)
+		assert.Equal(t, l[n].Span.File, d.File, "line %d decodes to %+v", n+1, d)
 		n++
 	}
-	if n != len(l) {
-		t.Errorf("%d lines, want one per diagnostic (%d)", n, len(l))
-	}
+	assert.Equal(t, len(l), n, "lines, want one per diagnostic")
 }
 
 func TestSARIFStructure(t *testing.T) {
 	l, tool := sample()
 	var buf bytes.Buffer
-	if err := Write(&buf, SARIF, l, tool); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(&buf, SARIF, l, tool))
 	var doc sarifLog
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.Version != "2.1.0" || len(doc.Runs) != 1 || doc.Runs[0].Tool.Driver.Name != "phasec" {
-		t.Fatalf("bad envelope: %+v", doc)
-	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	require.Equal(t, "2.1.0", doc.Version, "bad envelope: %+v", doc)
+	require.Len(t, doc.Runs, 1, "bad envelope: %+v", doc)
+	require.Equal(t, "phasec", doc.Runs[0].Tool.Driver.Name, "bad envelope: %+v", doc)
 	run := doc.Runs[0]
-	if len(run.Results) != len(l) {
-		t.Fatalf("%d results, want %d", len(run.Results), len(l))
-	}
+	require.Len(t, run.Results, len(l), "results")
 	for i, r := range run.Results {
 		if r.RuleID != "" {
-			if r.RuleIndex == nil || run.Tool.Driver.Rules[*r.RuleIndex].ID != r.RuleID {
-				t.Errorf("result %d: ruleIndex does not point at %s", i, r.RuleID)
+			if assert.NotNil(t, r.RuleIndex, "result %d: ruleIndex does not point at %s", i, r.RuleID) {
+				assert.Equal(t, r.RuleID, run.Tool.Driver.Rules[*r.RuleIndex].ID, "result %d: ruleIndex does not point at %s", i, r.RuleID)
 			}
 		}
-		if len(r.Locations) != 1 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI != l[i].Span.File {
-			t.Errorf("result %d: location %+v", i, r.Locations)
+		if assert.Len(t, r.Locations, 1, "result %d: location %+v", i, r.Locations) {
+			assert.Equal(t, l[i].Span.File, r.Locations[0].PhysicalLocation.ArtifactLocation.URI, "result %d: location %+v", i, r.Locations)
 		}
 	}
-	if reg := run.Results[0].Locations[0].PhysicalLocation.Region; reg == nil || reg.StartLine != 4 || reg.StartColumn != 9 {
-		t.Errorf("region %+v", reg)
+	reg := run.Results[0].Locations[0].PhysicalLocation.Region
+	if assert.NotNil(t, reg, "region") {
+		assert.Equal(t, 4, reg.StartLine, "region %+v", reg)
+		assert.Equal(t, 9, reg.StartColumn, "region %+v", reg)
 	}
-	if run.Results[3].Locations[0].PhysicalLocation.Region != nil {
-		t.Error("a span without a line must have no region")
-	}
-	if run.Results[3].Level != "warning" {
-		t.Errorf("level %q", run.Results[3].Level)
-	}
+	assert.Nil(t, run.Results[3].Locations[0].PhysicalLocation.Region, "a span without a line must have no region")
+	assert.Equal(t, "warning", run.Results[3].Level, "level")
 }
 
 func TestParse(t *testing.T) {
 	for _, f := range []Format{Text, JSON, GitHub, SARIF} {
-		if g, err := Parse(f.String()); err != nil || g != f {
-			t.Errorf("Parse(%q) = %v, %v", f.String(), g, err)
-		}
+		g, err := Parse(f.String())
+		assert.NoError(t, err, "Parse(%q)", f.String())
+		assert.Equal(t, f, g, "Parse(%q)", f.String())
 	}
-	if _, err := Parse("xml"); err == nil {
-		t.Error("Parse(xml) succeeded")
-	}
+	_, err := Parse("xml")
+	assert.Error(t, err, "Parse(xml) succeeded")
 }
 
 // TestGroupedInTextOnly: 100 violations of one rule print as 20 lines and
@@ -165,31 +134,25 @@ func TestGroupedInTextOnly(t *testing.T) {
 	_, tool := sample()
 	lines := func(f Format) []string {
 		var buf bytes.Buffer
-		if err := Write(&buf, f, l, tool); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Write(&buf, f, l, tool))
 		return strings.Split(strings.TrimSpace(buf.String()), "\n")
 	}
 	for _, f := range []Format{Text, GitHub} {
 		got := lines(f)
-		if len(got) != 21 || !strings.Contains(got[20], "80 more WF001 diagnostics not shown (100 in all") {
-			t.Errorf("%s: %d lines, last %q", f, len(got), got[len(got)-1])
+		if assert.Len(t, got, 21, "%s: last line %q", f, got[len(got)-1]) {
+			assert.Contains(t, got[20], "80 more WF001 diagnostics not shown (100 in all", "%s: last line", f)
 		}
 	}
-	if got := lines(JSON); len(got) != 100 {
-		t.Errorf("json: %d lines, want 100", len(got))
-	}
+	assert.Len(t, lines(JSON), 100, "json lines")
 	var doc struct {
 		Runs []struct {
 			Results []json.RawMessage `json:"results"`
 		} `json:"runs"`
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, SARIF, l, tool); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil || len(doc.Runs) != 1 || len(doc.Runs[0].Results) != 100 {
-		t.Errorf("sarif: %v, %d runs", err, len(doc.Runs))
+	require.NoError(t, Write(&buf, SARIF, l, tool))
+	if assert.NoError(t, json.Unmarshal(buf.Bytes(), &doc), "sarif") && assert.Len(t, doc.Runs, 1, "sarif runs") {
+		assert.Len(t, doc.Runs[0].Results, 100, "sarif results")
 	}
 }
 
@@ -219,9 +182,7 @@ func TestRelatedGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			require.NoError(t, err)
-			if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-				t.Errorf("output differs from %s (rerun with -update if intended), -want +got:\n%s", golden, diff)
-			}
+			assert.Empty(t, cmp.Diff(string(want), buf.String()), "output differs from %s (rerun with -update if intended), -want +got", golden)
 		})
 	}
 }

@@ -1,7 +1,7 @@
 // Package randmod generates random, well-typed Relax modules as TVMScript
 // text, for differential testing of the whole pipeline (package semcheck:
-// the VM after canonicalize,lower,build against the reference evaluator at
-// Ingest).
+// the VM after canonicalize,optimize,lower,build against the reference
+// evaluator at Ingest).
 //
 // A module's main takes float32 (or, one in four, int32 with IntOps only,
 // or, one in eight, float16)
@@ -15,8 +15,13 @@
 // dataflow or a plain block, optionally behind an If on a bool parameter
 // (whose then branch may hold a second If on another one) or calling a
 // local function that captures a parameter (a closure), and returns one
-// value or a tuple of two. Generate draws from a seed, GenerateFrom from
-// bytes (the fuzz target's).
+// value or a tuple of two. Main's bindings also carry what the Optimize
+// phase's passes feed on (Cleanup, cleanup.go): calls of constants only,
+// the same call bound twice, dead bindings, trivial rebindings and
+// match_casts, and calls of private module functions (some with a
+// parameter they ignore, some returning a tuple main uses one element
+// of); one module in four has a private function nothing calls.
+// Generate draws from a seed, GenerateFrom from bytes (the fuzz target's).
 // Not generated yet: bfloat16 and other integer dtypes, astype to a narrower dtype, shapes of rank other than 1 and 2.
 //
 // Invariants: the same seed gives the same text; every generated call is
@@ -100,6 +105,10 @@ type Module struct {
 	// another If.
 	MatchCasts int
 	NestedIf   bool
+	// Cleanup counts the patterns the optimization passes remove.
+	Cleanup Cleanup
+	// Funcs counts the private module functions besides main.
+	Funcs int
 }
 
 type value struct {
@@ -130,9 +139,11 @@ type gen struct {
 	// definition against the then branch's unfilled slot; see
 	// testdata/semcheck/regress/match_cast_both_branches.tvms).
 	ifDepth int
-	nested  bool   // an If inside the then branch of main's If (on cond2)
-	dtype   string // "float32", "float16" or "int32"
-	ops_    []Op   // the ops allowed for dtype
+	nested  bool     // an If inside the then branch of main's If (on cond2)
+	dtype   string   // "float32", "float16" or "int32"
+	ops_    []Op     // the ops allowed for dtype
+	funcs   []string // private module functions, as text
+	cl      Cleanup
 }
 
 func (g *gen) fresh() string { g.next++; return fmt.Sprintf("v%d", g.next) }
@@ -167,6 +178,9 @@ func (g *gen) rowShape(cols int) string { return fmt.Sprintf("(%s, %d)", g.n, co
 
 // step emits one binding.
 func (g *gen) step(indent string) {
+	if g.rng.IntN(5) == 0 && g.cleanupStep(indent) {
+		return
+	}
 	if g.rng.IntN(8) == 0 && len(g.vals) > 1 {
 		// A tuple value and a projection of one of its fields.
 		a, b := g.pick(), g.vals[g.rng.IntN(len(g.vals))]
@@ -250,6 +264,7 @@ func (g *gen) step(indent string) {
 		}
 		g.emit(indent, g.fresh(), fmt.Sprintf(`R.match_cast(%s, R.Tensor(%s, dtype="%s"))`, v.name, v.shape, g.dtype), v)
 		g.casts++
+		g.cl.TrivialCasts++
 	}
 }
 
@@ -502,7 +517,14 @@ func (c Config) generate(rng *rand.Rand, label string) *Module {
 	for _, l := range body {
 		b.WriteString(l + "\n")
 	}
+	if g.rng.IntN(4) == 0 {
+		g.deadFunc()
+	}
+	for _, f := range g.funcs {
+		b.WriteString("\n" + f)
+	}
 	m.Text = b.String()
+	m.Cleanup, m.Funcs = g.cl, len(g.funcs)
 	m.TupleValues = g.tuples
 	m.MatchCasts = g.casts
 	return m

@@ -74,9 +74,7 @@ func TestRoundTripCorpus(t *testing.T) {
 		require.NoError(t, err, c.where)
 		// Free variables (in the negative corpus) are decoded as new
 		// variables: they pair up, as they do across two parses.
-		if d := ir.Diff(c.f, got, ir.EqualOptions{MapFreeVars: true}); d != nil {
-			t.Fatalf("%s: decoded PrimFunc differs: %v", c.where, d)
-		}
+		require.Nil(t, ir.Diff(c.f, got, ir.EqualOptions{MapFreeVars: true}), "%s: decoded PrimFunc differs", c.where)
 		require.Equal(t, printed(t, c.name, c.f), printed(t, c.name, got), c.where)
 		again, err := tirenc.Encode(got)
 		require.NoError(t, err, c.where)

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/phasec/phasec/diag"
 )
 
@@ -28,20 +31,14 @@ z = 3  # want "first" "second"
 
 func TestParseWants(t *testing.T) {
 	wants, errs := ParseWants("f.tvms", []byte(src))
-	if len(errs) != 0 {
-		t.Fatal(errs)
-	}
+	require.Empty(t, errs)
 	var got []string
 	for _, w := range wants {
 		got = append(got, fmt.Sprintf("%d:%s", w.Line, w.Re))
 	}
-	want := "1:WF030: dataflow block 0:BAR001: lower barrier 4:first 4:second"
-	if strings.Join(got, " ") != want {
-		t.Errorf("wants %q, want %q", strings.Join(got, " "), want)
-	}
-	if _, errs := ParseWants("f.tvms", []byte("a  # want nope\nb  # want\n")); len(errs) != 2 {
-		t.Errorf("malformed wants gave %d errors, want 2: %v", len(errs), errs)
-	}
+	assert.Equal(t, "1:WF030: dataflow block 0:BAR001: lower barrier 4:first 4:second", strings.Join(got, " "), "wants")
+	_, errs = ParseWants("f.tvms", []byte("a  # want nope\nb  # want\n"))
+	assert.Len(t, errs, 2, "malformed wants")
 }
 
 // TestCheckWantsBothWays: a diagnostic no want matches and a want no
@@ -59,20 +56,17 @@ func TestCheckWantsBothWays(t *testing.T) {
 	}
 	r := &recorder{}
 	CheckWants(r, all, wants)
-	if len(r.errs) != 0 {
-		t.Fatalf("matching diagnostics reported: %v", r.errs)
-	}
+	require.Empty(t, r.errs, "matching diagnostics reported")
 
 	r = &recorder{}
 	CheckWants(r, append(all[:3:3], at(2, "WF001", "undefined variable q")), wants)
-	if len(r.errs) != 2 || !strings.Contains(r.errs[0], "unexpected diagnostic") || !strings.Contains(r.errs[1], `missing diagnostic at line 4 matching "second"`) {
-		t.Errorf("want one unexpected and one missing, got %q", r.errs)
+	if assert.Len(t, r.errs, 2, "want one unexpected and one missing") {
+		assert.Contains(t, r.errs[0], "unexpected diagnostic")
+		assert.Contains(t, r.errs[1], `missing diagnostic at line 4 matching "second"`)
 	}
 
 	r = &recorder{}
 	moved := diag.List{at(2, "WF030", "dataflow block at main:2"), all[1], all[2], all[3]}
 	CheckWants(r, moved, wants)
-	if len(r.errs) != 2 {
-		t.Errorf("a diagnostic on the wrong line must be unexpected and leave its want missing, got %q", r.errs)
-	}
+	assert.Len(t, r.errs, 2, "a diagnostic on the wrong line must be unexpected and leave its want missing")
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The printer's tests that start from text parse it with syntax.Parse (the
@@ -16,17 +18,14 @@ const header = "# from tvm.script import ir as I\n# from tvm.script import tir a
 func mustParse(t *testing.T, src string) *ir.Module {
 	t.Helper()
 	mod, diags := syntax.Parse("test.tvms", []byte(src))
-	if len(diags) > 0 {
-		t.Fatalf("unexpected diagnostics:\n%s", syntax.FormatDiagnostics(diags, []byte(src)))
-	}
+	require.Empty(t, diags, "unexpected diagnostics:\n%s", syntax.FormatDiagnostics(diags, []byte(src)))
 	return mod
 }
 
 func parseOrFail(t *testing.T, name string, src []byte) *ir.Module {
 	t.Helper()
 	mod, diags := syntax.Parse(name, src)
-	if diags.HasErrors() || mod == nil {
-		t.Fatalf("parse %s:\n%s", name, syntax.FormatDiagnostics(diags, src))
-	}
+	require.False(t, diags.HasErrors(), "parse %s:\n%s", name, syntax.FormatDiagnostics(diags, src))
+	require.NotNil(t, mod, "parse %s", name)
 	return mod
 }

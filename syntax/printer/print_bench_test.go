@@ -13,6 +13,8 @@ import (
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // Printing throughput on generated modules of 10 000, 100 000 and 1 000 000
@@ -104,7 +106,5 @@ func TestPrintSharedHintsLinear(t *testing.T) {
 		}
 	}
 	out := Print(mod)
-	if !strings.Contains(out, fmt.Sprintf(" lv%d: ", n-1)) {
-		t.Errorf("expected suffixes up to lv%d", n-1)
-	}
+	assert.Contains(t, out, fmt.Sprintf(" lv%d: ", n-1), "expected suffixes up to lv%d", n-1)
 }

@@ -1,6 +1,7 @@
 package printer
 
 import (
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
@@ -81,9 +82,7 @@ func referenceModule(t *testing.T) *ir.Module {
 	mod.Set("main", &ir.Function{Params: []*ir.Var{x, y}, Body: body, Pure: true,
 		Attrs: ir.Attrs{ir.AttrGlobalSymbol: "main"}})
 	norm, diags := ir.NormalizeModule(mod)
-	if diags.Err() != nil {
-		t.Fatalf("normalize: %v", diags.Err())
-	}
+	require.NoError(t, diags.Err(), "normalize")
 	return norm
 }
 
@@ -116,9 +115,7 @@ class Module:
         z: R.Tensor((8,), dtype="float32") = R.match_cast(y, R.Tensor((8,), dtype="float32"))
         return (gv, z)
 `
-	if got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
-	}
+	assert.Equal(t, want, got)
 }
 
 // Function order is TVM's: PrimFuncs by name, Relax functions by name, main last.
@@ -141,9 +138,7 @@ func TestPrintFunctionOrder(t *testing.T) {
 		}
 	}
 	want := []string{"b_kernel", "zz_kernel", "alpha", "zeta", "main"}
-	if strings.Join(order, ",") != strings.Join(want, ",") {
-		t.Errorf("order %v, want %v", order, want)
-	}
+	assert.Equal(t, strings.Join(want, ","), strings.Join(order, ","), "order %v", order)
 }
 
 // Vars sharing a hint get deterministic suffixes; a later var whose hint is
@@ -162,9 +157,7 @@ func TestPrintUniqueNames(t *testing.T) {
 	mod := ir.NewModule()
 	mod.Set("f", f)
 	mod, diags := ir.NormalizeModule(mod)
-	if diags.Err() != nil {
-		t.Fatal(diags.Err())
-	}
+	require.NoError(t, diags.Err())
 	out := Print(mod)
 	for _, want := range []string{
 		"def f(lv: R.Tensor((2,), dtype=\"float32\"))",
@@ -175,9 +168,7 @@ func TestPrintUniqueNames(t *testing.T) {
 		"class_: R.Tensor((2,), dtype=\"float32\") = R.nn.relu(v)",
 		"return class_",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
-		}
+		assert.Contains(t, out, want)
 	}
 }
 
@@ -200,9 +191,7 @@ func TestPrintAnnotationsAndVoidCalls(t *testing.T) {
 	mod := ir.NewModule()
 	mod.Set("f", f)
 	mod, diags := ir.NormalizeModule(mod)
-	if diags.Err() != nil {
-		t.Fatal(diags.Err())
-	}
+	require.NoError(t, diags.Err())
 	out := Print(mod)
 	for _, want := range []string{
 		"@R.function(pure=False, private=True)",
@@ -210,9 +199,7 @@ func TestPrintAnnotationsAndVoidCalls(t *testing.T) {
 		`same: R.Tensor((2, 3), dtype="float32") = R.nn.relu(x)`,
 		`        R.call_packed("my.print", x, sinfo_args=(R.Tuple,))` + "\n",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
-		}
+		assert.Contains(t, out, want)
 	}
 }
 
@@ -230,9 +217,7 @@ func TestPrintAttributes(t *testing.T) {
 		"    @R.function\n    def f(",
 		`R.func_attr({"global_symbol": "f_impl", "num_input": 1, "tir_var_upper_bound": {"n": 8}})`,
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
-		}
+		assert.Contains(t, out, want)
 	}
 }
 
@@ -246,12 +231,9 @@ func TestPrintSignatureSymbols(t *testing.T) {
 	mod.Set("main", &ir.Function{Params: []*ir.Var{x, y}, Body: &ir.SeqExpr{Body: x},
 		Ret: f32(n, ir.Mul(ir.I64(2), m)), Pure: true, Attrs: ir.Attrs{ir.AttrGlobalSymbol: "main"}})
 	out := Print(mod)
-	if !strings.Contains(out, `def main(x: R.Tensor(("n", "m * 2"), dtype="float32"), y: R.Tensor((4,), dtype="float32")) -> R.Tensor(("n", "m * 2"), dtype="float32"):`) {
-		t.Errorf("signature:\n%s", out)
-	}
-	if strings.Count(out, "n = T.int64()") != 1 || strings.Count(out, "m = T.int64()") != 1 {
-		t.Errorf("declarations:\n%s", out)
-	}
+	assert.Contains(t, out, `def main(x: R.Tensor(("n", "m * 2"), dtype="float32"), y: R.Tensor((4,), dtype="float32")) -> R.Tensor(("n", "m * 2"), dtype="float32"):`, "signature")
+	assert.Equal(t, 1, strings.Count(out, "n = T.int64()"), "declarations:\n%s", out)
+	assert.Equal(t, 1, strings.Count(out, "m = T.int64()"), "declarations:\n%s", out)
 }
 
 // A reduction kernel over a symbolic extent: T.handle + match_buffer with
@@ -301,16 +283,12 @@ func TestPrintTIRReduction(t *testing.T) {
                     B[vi] = T.float32(0.0)
                 B[vi] = B[vi] + A[vi, vk]
 `
-	if !strings.HasSuffix(got, want) {
-		t.Errorf("got:\n%s\nwant suffix:\n%s", got, want)
-	}
+	assert.True(t, strings.HasSuffix(got, want), "got:\n%s\nwant suffix:\n%s", got, want)
 }
 
 func TestPrintConstants(t *testing.T) {
 	arr, err := ir.NewNDArray(ir.Int32, []int64{2, 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range 4 {
 		arr.SetFloat(i, float64(i+1))
 	}
@@ -324,14 +302,10 @@ func TestPrintConstants(t *testing.T) {
 	}}}
 	mod.Set("f", &ir.Function{Params: []*ir.Var{x}, Body: &ir.SeqExpr{Blocks: blocks, Body: ir.NewTuple(c1, c2)}, Pure: true})
 	mod, diags := ir.NormalizeModule(mod)
-	if diags.Err() != nil {
-		t.Fatal(diags.Err())
-	}
+	require.NoError(t, diags.Err())
 	out := Print(mod)
 	for _, want := range []string{`c1: R.Tensor((), dtype="float32") = R.const(0.10000000149011612, "float32")`, `c2: R.Tensor((2, 2), dtype="int32") = metadata["relax.expr.Constant"][0]`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
-		}
+		assert.Contains(t, out, want)
 	}
 	// The tensor is in the metadata section above the module, as TVM's
 	// SaveDLTensor blob (magic, CPU device, rank 2, int32, extents, 16 bytes).
@@ -355,12 +329,9 @@ func TestPrintBuiltModulesParseBack(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			text := Print(mod)
 			back, diags := syntax.Parse(name, []byte(text))
-			if diags.HasErrors() {
-				t.Fatalf("%s\n%s", syntax.FormatDiagnostics(diags, []byte(text)), text)
-			}
-			if d := ir.Diff(mod, back, ir.EqualOptions{}); d != nil {
-				t.Errorf("%s\n%s", d, text)
-			}
+			require.False(t, diags.HasErrors(), "%s\n%s", syntax.FormatDiagnostics(diags, []byte(text)), text)
+			d := ir.Diff(mod, back, ir.EqualOptions{})
+			assert.Nil(t, d, "%s\n%s", d, text)
 		})
 	}
 }
@@ -378,9 +349,7 @@ class Module:
 `)
 	got := Print(mod)
 	want := "        for i in range(4):\n            for j in range(i):\n"
-	if !strings.Contains(got, want) {
-		t.Errorf("got:\n%s\nwant the loops nested:\n%s", got, want)
-	}
+	assert.Contains(t, got, want, "want the loops nested")
 }
 
 // TestPrintIterVarRuns: TVM's printer (src/script/printer/tir/block.cc)

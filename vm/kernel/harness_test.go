@@ -50,7 +50,7 @@ func makeArgs(t testing.TB, f *ir.PrimFunc, s spec, rng *rand.Rand) []abi.Arg {
 			case float64:
 				args[i].F = v
 			default:
-				t.Fatalf("no value for scalar %s", p.Name)
+				require.Failf(t, "missing scalar", "no value for scalar %s", p.Name)
 			}
 			continue
 		}
@@ -197,7 +197,7 @@ func compareTensors(t *testing.T, want, got *tensor.Tensor, scale float64, what 
 		}
 		w, g := intAt(want, k), intAt(got, k)
 		if w != g {
-			t.Fatalf("%s[%d]: want %d got %d", what, k, w, g)
+			require.Failf(t, "tensors differ", "%s[%d]: want %d got %d", what, k, w, g)
 		}
 	}
 }

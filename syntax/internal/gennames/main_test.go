@@ -20,9 +20,7 @@ func TestCheckedInFileIsUpToDate(t *testing.T) {
 	require.NoError(t, err)
 	got, err := os.ReadFile(filepath.Join(syntaxDir, outputPath))
 	require.NoError(t, err)
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("syntax/%s is stale; run go generate ./syntax (-generated +checked in):\n%s", outputPath, diff)
-	}
+	assert.Empty(t, cmp.Diff(string(want), string(got)), "syntax/%s is stale; run go generate ./syntax (-generated +checked in)", outputPath)
 }
 
 func TestParseSignature(t *testing.T) {
