@@ -17,6 +17,7 @@ import (
 //
 // The passes live in package transform; each is listed here by value.
 var optimizeSteps = []*passes.Pass{
+	transform.FoldConstant,
 	transform.CanonicalizeBindings,
 	transform.EliminateCommonSubexpr,
 	transform.DeadCodeElimination,

@@ -46,6 +46,7 @@ func allPasses() []*passes.Pass {
 	}
 	// The Optimize-phase passes (package transform), run by no barrier.
 	all = append(all,
+		transform.FoldConstant,
 		transform.BindParams,
 		transform.DecomposeOpsForInference,
 		transform.DecomposeOpsForTraining,

@@ -117,6 +117,14 @@ func (m *Machine) Call(name string, args ...op.Value) (op.Value, error) {
 	return m.apply(&Closure{Name: name, Fn: f}, args)
 }
 
+// Closed evaluates e, an expression that refers to no variable (a call of
+// an op on constants, shapes, prim values and dtypes, say), exactly as the
+// Machine evaluates it inside a function. FoldConstant (package transform)
+// computes the calls it folds through it.
+func (m *Machine) Closed(e ir.Expr) (op.Value, error) {
+	return m.expr(newFrame("<constant>", nil), e)
+}
+
 // frame is a scope: Relax variables and symbolic shape variables, with the
 // scope it is nested in (for local functions).
 type frame struct {

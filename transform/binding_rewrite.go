@@ -121,3 +121,74 @@ func withBlocks(s *ir.SeqExpr, blocks []*ir.BindingBlock) *ir.SeqExpr {
 	out.SetStructInfo(s.StructInfo())
 	return out
 }
+
+// containsImpureCall is TVM's ContainsImpureCall (src/relax/analysis/
+// analysis.cc): whether e calls something impure, looking into nested
+// SeqExprs and If branches but not into local functions (of a function
+// value, its own body is looked at).
+func containsImpureCall(mod *ir.Module, e ir.Expr) bool {
+	switch x := e.(type) {
+	case *ir.Function:
+		e = x.Body
+	case *ir.Call:
+		if !callIsPure(mod, x) {
+			return true
+		}
+		if leaves(x.Args) {
+			return false
+		}
+	}
+	impure := false
+	ir.Inspect(e, func(x ir.Expr) bool {
+		switch x := x.(type) {
+		case *ir.Function:
+			return false
+		case *ir.Call:
+			impure = impure || !callIsPure(mod, x)
+		}
+		return !impure
+	})
+	return impure
+}
+
+// callIsPure reports whether a call is pure: an op's purity, else the
+// callee's function struct info (a global's from the module when the
+// reference carries none). Anything unknown is impure, as in TVM.
+func callIsPure(mod *ir.Module, c *ir.Call) bool {
+	if o, ok := c.Op.(*ir.Op); ok {
+		return o.Pure
+	}
+	si := c.Op.StructInfo()
+	if gv, ok := c.Op.(*ir.GlobalVar); ok && si == nil && mod != nil {
+		si, _ = mod.GlobalInfo(gv.Name)
+	}
+	fi, ok := si.(*ir.FuncInfo)
+	return ok && fi.Pure
+}
+
+// leaves reports whether es are all leaves (no call or scope inside).
+func leaves(es []ir.Expr) bool {
+	for _, e := range es {
+		switch e := e.(type) {
+		case *ir.Var, *ir.Constant, *ir.ShapeExpr, *ir.PrimValue, *ir.StringImm, *ir.DataTypeImm, *ir.GlobalVar, *ir.ExternFunc:
+		case *ir.Tuple:
+			if !leaves(e.Fields) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// topLevelBindings counts the bindings of f's body, to size tables.
+func topLevelBindings(f *ir.Function) int {
+	n := len(f.Params)
+	if seq, ok := f.Body.(*ir.SeqExpr); ok {
+		for _, b := range seq.Blocks {
+			n += len(b.Bindings)
+		}
+	}
+	return n
+}

@@ -58,7 +58,7 @@ syntax/printer, wellformed < passes;
 passes, syntax < passes/passtest;
 passes < lower;
 op, vm/abi < eval;
-passes, eval, vm/kernel < transform;
+passes, eval, vm/kernel, internal/ptrmap < transform;
 lower, transform < barrier;
 barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
@@ -79,9 +79,9 @@ const testRules = `
 codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 lower: ir/irgen, syntax;
+transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest;
 syntax: ir/irgen, syntax/printer;
 syntax/printer: ir/irgen, syntax;
-transform: barrier, syntax, ir/irgen;
 wellformed: ir/irgen, syntax, syntax/printer;
 `
 
