@@ -1062,6 +1062,10 @@ func foldOutputBindings(binds []ir.Binding) ([]ir.Binding, bool) {
 	}
 	disqualified := map[*ir.Var]bool{}
 	outputs := map[*ir.Var]bool{}
+	// castOutputs are the dataflow vars an output match_cast reads: TVM
+	// folds any value into the match_cast, but phasec's A-normal form
+	// (WF023) wants a leaf there, so only a leaf value folds into one.
+	castOutputs := map[*ir.Var]bool{}
 	candidates := map[*ir.Var]ir.Expr{}
 	disqualifyUses := func(e ir.Expr) {
 		ir.Inspect(e, func(x ir.Expr) bool {
@@ -1075,7 +1079,7 @@ func foldOutputBindings(binds []ir.Binding) ([]ir.Binding, bool) {
 		v, value := binds[i].BoundVar(), boundValue(binds[i])
 		if v.Dataflow {
 			disqualifyUses(value)
-			if !disqualified[v] && outputs[v] {
+			if !disqualified[v] && outputs[v] && (!castOutputs[v] || leaves([]ir.Expr{value})) {
 				candidates[v] = value
 			}
 			continue
@@ -1085,6 +1089,9 @@ func foldOutputBindings(binds []ir.Binding) ([]ir.Binding, bool) {
 				disqualified[rv] = true
 			}
 			outputs[rv] = true
+			if _, isCast := binds[i].(*ir.MatchCast); isCast {
+				castOutputs[rv] = true
+			}
 		} else {
 			disqualifyUses(value)
 		}
