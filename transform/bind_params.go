@@ -202,7 +202,7 @@ func matchParam(p *ir.Var, a *ir.NDArray, syms map[*ir.PrimVar]ir.PrimExpr, symF
 	if !ok {
 		return fmt.Sprintf("is %s, not a tensor: it cannot be bound to an array", p.StructInfo())
 	}
-	found := fmt.Sprintf("%s %s", a.DType, shapeString(a.Shape))
+	found := fmt.Sprintf("%s %s", a.DType, tensor.FormatShape(a.Shape))
 	if !t.DType.IsVoid() && t.DType != a.DType {
 		return fmt.Sprintf("expects dtype %s, found %s", t.DType, found)
 	}
@@ -253,18 +253,10 @@ func constantOf(t *tensor.Tensor) (*ir.Constant, error) {
 		return nil, err
 	}
 	if len(arr.Data) != len(t.Bytes()) {
-		return nil, fmt.Errorf("%s %s holds %d bytes, want %d", dt, shapeString(t.Shape), len(t.Bytes()), len(arr.Data))
+		return nil, fmt.Errorf("%s %s holds %d bytes, want %d", dt, tensor.FormatShape(t.Shape), len(t.Bytes()), len(arr.Data))
 	}
 	copy(arr.Data, t.Bytes())
 	return &ir.Constant{Data: arr}, nil
-}
-
-func shapeString(shape []int64) string {
-	parts := make([]string, len(shape))
-	for i, d := range shape {
-		parts[i] = fmt.Sprint(d)
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 func dimsString(dims []ir.PrimExpr) string {

@@ -134,7 +134,7 @@ func containsImpureCall(mod *ir.Module, e ir.Expr) bool {
 		if !callIsPure(mod, x) {
 			return true
 		}
-		if leaves(x.Args) {
+		if allLeaves(x.Args) {
 			return false
 		}
 	}
@@ -166,22 +166,6 @@ func callIsPure(mod *ir.Module, c *ir.Call) bool {
 	return ok && fi.Pure
 }
 
-// leaves reports whether es are all leaves (no call or scope inside).
-func leaves(es []ir.Expr) bool {
-	for _, e := range es {
-		switch e := e.(type) {
-		case *ir.Var, *ir.Constant, *ir.ShapeExpr, *ir.PrimValue, *ir.StringImm, *ir.DataTypeImm, *ir.GlobalVar, *ir.ExternFunc:
-		case *ir.Tuple:
-			if !leaves(e.Fields) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // topLevelBindings counts the bindings of f's body, to size tables.
 func topLevelBindings(f *ir.Function) int {
 	n := len(f.Params)
@@ -191,4 +175,15 @@ func topLevelBindings(f *ir.Function) int {
 		}
 	}
 	return n
+}
+
+// allLeaves reports whether every argument is a leaf or a tuple of leaves
+// (ir.IsLeafOrTuple): such a call contains no other call to look into.
+func allLeaves(es []ir.Expr) bool {
+	for _, e := range es {
+		if !ir.IsLeafOrTuple(e) {
+			return false
+		}
+	}
+	return true
 }

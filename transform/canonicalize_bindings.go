@@ -1079,7 +1079,7 @@ func foldOutputBindings(binds []ir.Binding) ([]ir.Binding, bool) {
 		v, value := binds[i].BoundVar(), boundValue(binds[i])
 		if v.Dataflow {
 			disqualifyUses(value)
-			if !disqualified[v] && outputs[v] && (!castOutputs[v] || leaves([]ir.Expr{value})) {
+			if !disqualified[v] && outputs[v] && (!castOutputs[v] || ir.IsLeafOrTuple(value)) {
 				candidates[v] = value
 			}
 			continue
