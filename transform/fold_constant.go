@@ -268,12 +268,7 @@ func (fd *folder) foldCallTIR(c *ir.Call) *ir.Constant {
 // runKernel compiles pf (once) and runs it on args (constants, or
 // constant prim values) and a fresh output tensor, which it returns as a
 // constant; nil when anything fails.
-func (fd *folder) runKernel(name string, pf *ir.PrimFunc, args []ir.Expr, dt ir.DataType, shape []int64) (folded *ir.Constant) {
-	defer func() {
-		if r := recover(); r != nil {
-			folded = nil
-		}
-	}()
+func (fd *folder) runKernel(name string, pf *ir.PrimFunc, args []ir.Expr, dt ir.DataType, shape []int64) *ir.Constant {
 	k, seen := fd.kernels[pf]
 	if !seen {
 		k, _ = kernel.Compile(pf, name)
@@ -320,7 +315,7 @@ func (fd *folder) runKernel(name string, pf *ir.PrimFunc, args []ir.Expr, dt ir.
 
 // foldOp folds a high-level op call in a dataflow block when TVM would:
 // see FoldConstant. It returns nil to leave the call.
-func (fd *folder) foldOp(rw *ir.Rewriter, c *ir.Call, d *op.Def) (folded *ir.Constant) {
+func (fd *folder) foldOp(rw *ir.Rewriter, c *ir.Call, d *op.Def) *ir.Constant {
 	// Every tensor operand becomes an input of the legalized kernel
 	// (TVM's call_te makes each a placeholder), so a tensor var rules the
 	// fold out before anything is built.
@@ -333,14 +328,9 @@ func (fd *folder) foldOp(rw *ir.Rewriter, c *ir.Call, d *op.Def) (folded *ir.Con
 	if !ok {
 		return nil
 	}
-	// Legalizations and evaluations are op code run on whatever the
-	// program says; one that breaks leaves the call, as a failing
-	// tir.build does in TVM.
-	defer func() {
-		if r := recover(); r != nil {
-			folded = nil
-		}
-	}()
+	// A legalization or evaluation that fails leaves the call, as a
+	// failing tir.build does in TVM; a panic is a bug the pass runner
+	// reports.
 	k := op.NewKernel(call) // no Emitter: a legalization of several bindings refuses
 	if err := d.Legalize(k, call); err != nil {
 		return nil
