@@ -46,23 +46,12 @@ difftest:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
+# Long fuzzing, for developers before they stop (CI runs only the seed
+# corpora and committed regressions, deterministically, in `make test`):
+# every Fuzz target of every package for FUZZTIME each. A finding is left in
+# the package's testdata/fuzz directory: commit it and fix the bug.
 fuzz:
-	$(GO) test ./syntax -run='^$$' -fuzz=FuzzParse -fuzztime=$(FUZZTIME)
-	$(GO) test ./syntax -run='^$$' -fuzz=FuzzLexer -fuzztime=$(FUZZTIME)
-	$(GO) test ./syntax -run='^$$' -fuzz=FuzzDeferredParse -fuzztime=$(FUZZTIME)
-	$(GO) test ./syntax -run='^$$' -fuzz=FuzzDeferredReaders -fuzztime=$(FUZZTIME)
-	$(GO) test ./passes -run='^$$' -fuzz=FuzzPipeline -fuzztime=$(FUZZTIME)
-	$(GO) test ./barrier -run='^$$' -fuzz=FuzzCompile -fuzztime=$(FUZZTIME)
-	$(GO) test ./lower -run='^$$' -fuzz=FuzzMemoryPasses -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm -run='^$$' -fuzz=FuzzExecutable -fuzztime=$(FUZZTIME)
-	$(GO) test ./ir/tirenc -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
-	$(GO) test ./codegen -run='^$$' -fuzz=FuzzBuild -fuzztime=$(FUZZTIME)
-	$(GO) test ./codegen -run='^$$' -fuzz=FuzzModelExecutables -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm/blas -run='^$$' -fuzz=FuzzSgemm -fuzztime=$(FUZZTIME)
-	$(GO) test ./tensor -run='^$$' -fuzz=FuzzReadNpy -fuzztime=$(FUZZTIME)
-	$(GO) test ./tensor -run='^$$' -fuzz=FuzzReadNpz -fuzztime=$(FUZZTIME)
-	$(GO) test ./vm/kernel -run='^$$' -fuzz=FuzzKernels -fuzztime=$(FUZZTIME)
-	$(GO) test ./semcheck -run='^$$' -fuzz=FuzzDifferential -fuzztime=$(FUZZTIME)
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./.ci/fuzz
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
