@@ -304,12 +304,16 @@ func (bd *builder) tirStmts(stmts []*stmtNode) ir.Stmt {
 	return body
 }
 
+// seqOf is TVM's SeqStmt::Flatten for a statement list: one statement
+// stands alone, and an empty list is the no-op T.evaluate(0) (TVM's IR
+// forbids an empty SeqStmt, and the printer writes a no-op that way, so a
+// block with no body reads back as the module it printed).
 func seqOf(stmts []ir.Stmt) ir.Stmt {
-	if len(stmts) == 1 {
+	switch len(stmts) {
+	case 0:
+		return &ir.Evaluate{Value: ir.NewInt(ir.Int32, 0)}
+	case 1:
 		return stmts[0]
-	}
-	if stmts == nil {
-		stmts = []ir.Stmt{}
 	}
 	return &ir.SeqStmt{Stmts: stmts}
 }
