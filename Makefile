@@ -15,7 +15,7 @@ DEMO_PASSES ?= canonicalize,optimize,lower,build
 DEMO_INPUTS ?= testdata/models/mlp_inputs
 DEMO_OUT ?= $(or $(TMPDIR),/tmp)/phasec-demo-mlp.pvm
 
-.PHONY: build test demo bench fuzz lint difftest
+.PHONY: build test demo bench fuzz lint difftest browser-deps
 
 build:
 	$(GO) build ./...
@@ -42,6 +42,12 @@ demo:
 N ?= 10000
 difftest:
 	$(GO) test ./semcheck -run='^TestDifferential$$' -v -count=1 -difftest.n=$(N)
+
+# Headless Chromium for the test that loads `phasec opt --html`'s page in a
+# real browser (htmlview); without it that test skips, saying so, unless
+# PHASEC_BROWSER_TESTS=1 (as in CI) makes its absence a failure.
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && apt-get install -y -q chromium; }
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -199,3 +199,9 @@ func myers(a, b []string) []byte {
 	}
 	return ops
 }
+
+// LineEdits is the edit script turning lines a into lines b: one byte per
+// step, ' ' keeps a line of both, '-' deletes a line of a, '+' inserts a
+// line of b (nil when they are equal). Like UnifiedDiff it is minimal up to
+// a bounded edit distance and replaces everything beyond it.
+func LineEdits(a, b []string) []byte { return myers(a, b) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/phasec/phasec/codegen"
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/htmlview"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
@@ -19,7 +20,7 @@ const (
 	// defaultBuildPasses is the whole pipeline, phase by phase: the
 	// optimize step is gated at opt level 1, so -O0 skips it.
 	defaultBuildPasses = "canonicalize,optimize,lower,build"
-	buildUsage         = "[--passes SPEC] [--opt-level N | -O0..-O3] [--time-passes] -o OUT.pvm FILE"
+	buildUsage         = "[--passes SPEC] [--opt-level N | -O0..-O3] [--time-passes] [--html OUT.html] -o OUT.pvm FILE"
 )
 
 func init() {
@@ -36,6 +37,7 @@ type buildFlags struct {
 	spec       *string
 	optLevel   *int
 	timePasses *bool
+	html       *string
 }
 
 func addBuildFlags(fs *flag.FlagSet) *buildFlags {
@@ -43,12 +45,13 @@ func addBuildFlags(fs *flag.FlagSet) *buildFlags {
 		spec:       fs.String("passes", defaultBuildPasses, "the pipeline before code generation; it must end in phase build"),
 		optLevel:   addOptLevelFlags(fs),
 		timePasses: fs.Bool("time-passes", false, "print the pass timing tree (stderr)"),
+		html:       fs.String("html", "", "write the per-pass view of the pipeline to `OUT.html`"),
 	}
 }
 
 // compile runs the pipeline (unless the module already is in phase build)
 // and VM code generation; diagnostics go to stderr.
-func (bf *buildFlags) compile(mod *ir.Module, stderr io.Writer) (*vm.Executable, bool) {
+func (bf *buildFlags) compile(mod *ir.Module, source string, stderr io.Writer) (*vm.Executable, bool) {
 	if p, err := phase.Recorded(mod); err != nil || p != phase.Build {
 		pipeline, errs := passRegistry.ParseAndBuild("--passes", *bf.spec)
 		if errs != nil {
@@ -63,9 +66,17 @@ func (bf *buildFlags) compile(mod *ir.Module, stderr io.Writer) (*vm.Executable,
 			timing = &passes.Timing{}
 			pc.Instruments = append(pc.Instruments, timing)
 		}
+		var view *htmlview.Recorder
+		if *bf.html != "" {
+			view = &htmlview.Recorder{Title: source}
+			pc.Instruments = append(pc.Instruments, view)
+		}
 		out, err := pc.Run(context.Background(), pipeline, mod)
 		if timing != nil {
 			fmt.Fprint(stderr, timing.Report())
+		}
+		if view != nil && !writeHTMLView(*bf.html, view, stderr) {
+			return nil, false
 		}
 		if err != nil {
 			if l, ok := err.(diag.List); ok {
@@ -105,7 +116,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if mod == nil {
 		return code
 	}
-	exe, ok := bf.compile(mod, stderr)
+	exe, ok := bf.compile(mod, fs.Arg(0), stderr)
 	if !ok {
 		return 1
 	}
@@ -117,4 +128,23 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "wrote %s: %d bytes, %d functions, %d kernels, %d constants, %d instructions\n",
 		*out, len(data), len(exe.Funcs), len(exe.Kernels), len(exe.Constants), len(exe.Code))
 	return 0
+}
+
+// writeHTMLView writes the recorded pipeline's page to path (also after a
+// failed run: the page then ends in the failing pass) and says so on
+// stderr.
+func writeHTMLView(path string, view *htmlview.Recorder, stderr io.Writer) bool {
+	f, err := os.Create(path)
+	if err == nil {
+		err = view.WriteHTML(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "phasec: --html: %v\n", err)
+		return false
+	}
+	fmt.Fprintf(stderr, "wrote %s\n", path)
+	return true
 }

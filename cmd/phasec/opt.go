@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/htmlview"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
@@ -20,7 +21,7 @@ import (
 
 const optUsage = "[--passes SPEC] [--opt-level N | -O0..-O3] [--disable A,B] [--require A,B] [--config key=value]... " +
 	"[--print-before-all] [--print-after-all] [--print-before A,B] [--print-after A,B] [--print-changed[=diff]] " +
-	"[--dump-dir DIR] [--time-passes] [--verify-each] [--record FILE.jsonl] [--summary] [--bisect-limit N] " +
+	"[--dump-dir DIR] [--time-passes] [--verify-each] [--record FILE.jsonl] [--summary] [--html OUT.html] [--bisect-limit N] " +
 	"[--run-prerequisites] [--verify-semantics (--inputs A.npz | --random-inputs [--seed N]) [--symbolic n=8]... [--func F] [--semantics-dir DIR]] " +
 	"[-o OUT] FILE"
 
@@ -123,6 +124,7 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		bisectLimit                            = fs.Int("bisect-limit", -1, "run only the first `N` optional passes")
 		prereqs                                = fs.Bool("run-prerequisites", false, "run missing Requires prerequisites automatically")
 		outPath                                = fs.String("o", "", "write the result to `OUT` instead of stdout")
+		htmlPath                               = fs.String("html", "", "write the per-pass view of the pipeline to `OUT.html`")
 		verifySemantics                        = fs.Bool("verify-semantics", false, "evaluate the module after every pass that changed it and stop at the first that changes the result")
 		semantics                              = addSemanticsFlags(fs, filepath.Join(os.TempDir(), "phasec-semantics"))
 	)
@@ -238,9 +240,17 @@ func runOpt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		pc.Instruments = append(pc.Instruments, sum)
 	}
 
+	var view *htmlview.Recorder
+	if *htmlPath != "" {
+		view = &htmlview.Recorder{Title: fs.Arg(0)}
+		pc.Instruments = append(pc.Instruments, view)
+	}
 	out, err := pc.Run(context.Background(), pipeline, mod)
 	if timing != nil {
 		fmt.Fprint(stderr, timing.Report())
+	}
+	if view != nil && !writeHTMLView(*htmlPath, view, stderr) {
+		return 1
 	}
 	if sum != nil {
 		fmt.Fprint(stderr, sum.Table())

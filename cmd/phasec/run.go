@@ -76,7 +76,7 @@ func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return code
 		}
 		var ok bool
-		if exe, ok = bf.compile(mod, stderr); !ok {
+		if exe, ok = bf.compile(mod, fs.Arg(0), stderr); !ok {
 			return 1
 		}
 	} else {

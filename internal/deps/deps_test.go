@@ -63,9 +63,10 @@ lower, transform < barrier;
 barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
 codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
+passes < htmlview;
 
 # Commands, and this test.
-semcheck, barrier, diag/format, ir/irgen < cmd/phasec;
+semcheck, barrier, diag/format, ir/irgen, htmlview < cmd/phasec;
 NONE < internal/deps, syntax/internal/gennames;
 `
 
@@ -78,6 +79,7 @@ NONE < internal/deps, syntax/internal/gennames;
 const testRules = `
 codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
+htmlview: barrier, syntax;
 lower: ir/irgen, syntax;
 transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest;
 syntax: ir/irgen, syntax/printer;
