@@ -41,8 +41,8 @@ func TestAdversarialInputs(t *testing.T) {
 		code   int
 		stderr string // a fragment the diagnostic must contain ("" = not checked)
 	}{
-		{"unknown flag before command", []string{"--bogus"}, "", 2, `unknown command "--bogus"`},
-		{"fmt unknown flag", []string{"fmt", "--bogus"}, "", 2, "flag provided but not defined: -bogus"},
+		{"unknown flag before command", []string{"--bogus"}, "", 2, "unknown flag: --bogus"},
+		{"fmt unknown flag", []string{"fmt", "--bogus"}, "", 2, "phasec fmt: unknown flag: --bogus"},
 		{"fmt -h is not an error", []string{"fmt", "-h"}, "", 0, "usage: phasec fmt"},
 		{"check -h is not an error", []string{"check", "-h"}, "", 0, "usage: phasec check"},
 		{"equal -h is not an error", []string{"equal", "-h"}, "", 0, "usage: phasec equal"},
@@ -70,7 +70,7 @@ func TestAdversarialInputs(t *testing.T) {
 		{"opt --config unknown key", []string{"opt", "--passes", "canonicalize", "--config", "nope=1", model}, "", 2, `unknown config key "nope"`},
 		{"opt --config without =", []string{"opt", "--passes", "canonicalize", "--config", "nope", model}, "", 2, "want key=value"},
 		{"opt --bisect-limit -1 is no limit", []string{"opt", "--passes", "canonicalize", "--bisect-limit", "-1", model}, "", 0, ""},
-		{"opt --bisect-limit not a number", []string{"opt", "--passes", "canonicalize", "--bisect-limit", "x", model}, "", 2, "invalid value"},
+		{"opt --bisect-limit not a number", []string{"opt", "--passes", "canonicalize", "--bisect-limit", "x", model}, "", 2, `invalid argument "x" for "--bisect-limit"`},
 		{"opt --dump-dir over a file", []string{"opt", "--passes", "canonicalize", "--dump-dir", blocker, model}, "", 1, "not a directory"},
 		{"opt --opt-level out of range", []string{"opt", "--passes", "canonicalize", "--opt-level", "9", model}, "", 2, "outside 0..3"},
 		{"opt empty stdin", []string{"opt", "--passes", "canonicalize", "-"}, "", 0, ""},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax/printer"
+
+	"github.com/spf13/pflag"
 )
 
 const bisectUsage = "--passes SPEC [--inputs A.npz] [--random-inputs] [--seed N] [--symbolic n=8]... [--func F] " +
@@ -21,7 +22,7 @@ func init() {
 		name:    "bisect",
 		summary: "find the first pass after which the module computes something else, breaks an invariant or crashes, and reduce the module",
 		usage:   bisectUsage,
-		run:     runBisect,
+		setup:   runBisect,
 	})
 }
 
@@ -30,112 +31,105 @@ func init() {
 // reduces the module that pass received while the failure persists, and
 // writes the reproducer with the command replaying it. Exit 0: no pass
 // fails; 1: a culprit was found (or an error); 2: usage.
-func runBisect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec bisect %s\n", bisectUsage); fs.PrintDefaults() }
+func runBisect(fs *pflag.FlagSet) runFunc {
 	spec := fs.String("passes", "", "the pipeline to bisect, e.g. canonicalize,lower,build")
 	budget := fs.Int("budget", 500, "the most reduction candidates to try")
-	outPath := fs.String("o", "repro.tvms", "where to write the reduced reproducer")
+	outPath := fs.StringP("output", "o", "repro.tvms", "where to write the reduced reproducer")
 	sem := addSemanticsFlags(fs, "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+	return func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if len(args) != 1 || *spec == "" {
+			fmt.Fprintf(stderr, "phasec bisect: want --passes SPEC and exactly one FILE\nusage: phasec bisect %s\n", bisectUsage)
+			return 2
+		}
+		if *sem.inputs == "" {
+			*sem.random = true // bisect needs some inputs; seeded random ones by default
+		}
+		in, err := sem.build()
+		if err != nil {
+			fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+			return 2
+		}
+		pipeline, errs := passRegistry.ParseAndBuild("--passes", *spec)
+		if errs != nil {
+			printDiags(stderr, errs)
+			return 2
+		}
+		mod, code := parseInput(args[0], stdin, stderr)
+		if mod == nil {
+			return code
+		}
+		cu, err := semcheck.FindCulprit(mod, pipeline, in)
+		if err != nil {
+			if l, ok := err.(diag.List); ok {
+				printDiags(stderr, l)
+			} else {
+				fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+			}
+			return 1
+		}
+		if cu == nil {
+			fmt.Fprintf(stdout, "no pass of %s changes the result of %s, breaks an invariant or fails\n", *spec, in.Func)
 			return 0
 		}
-		return 2
-	}
-	if fs.NArg() != 1 || *spec == "" {
-		fmt.Fprintf(stderr, "phasec bisect: want --passes SPEC and exactly one FILE\nusage: phasec bisect %s\n", bisectUsage)
-		return 2
-	}
-	if *sem.inputs == "" {
-		*sem.random = true // bisect needs some inputs; seeded random ones by default
-	}
-	in, err := sem.build()
-	if err != nil {
-		fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
-		return 2
-	}
-	pipeline, errs := passRegistry.ParseAndBuild("--passes", *spec)
-	if errs != nil {
-		printDiags(stderr, errs)
-		return 2
-	}
-	mod, code := parseInput(fs.Arg(0), stdin, stderr)
-	if mod == nil {
-		return code
-	}
-	cu, err := semcheck.FindCulprit(mod, pipeline, in)
-	if err != nil {
-		if l, ok := err.(diag.List); ok {
-			printDiags(stderr, l)
+		fmt.Fprintf(stdout, "first failing pass: %s (%s failure, module in phase %v)\n  %s\n", cu.Name, cu.Kind, cu.Phase,
+			strings.ReplaceAll(strings.TrimSpace(cu.Detail), "\n", "\n  "))
+		limits := ""
+		if lr, err := semcheck.BisectLimits(mod, pipeline, in); err == nil && lr.Limit > 0 {
+			limits = fmt.Sprintf("opt-bisect: optional pass %d of %d (%s) is the first whose run fails; --bisect-limit %d keeps every property",
+				lr.Limit, lr.Optional, lr.Pass, lr.Limit-1)
+			fmt.Fprintln(stdout, limits)
+		} else if err == nil && lr.Limit < 0 {
+			limits = "opt-bisect: the run fails with no optional pass (the culprit is a required pass or a barrier step)"
+			fmt.Fprintln(stdout, limits)
+		}
+		before := semcheck.CountBindings(cu.Input)
+		repro := cu.Input
+		if cu.Pass != nil && cu.Fails(cu.Input, in) {
+			repro = cu.Reduce(in, *budget)
+			if shrunk := cu.ShrinkDims(repro, in); len(shrunk.Dims) > 0 && fmt.Sprint(shrunk.Dims) != fmt.Sprint(in.Dims) {
+				in = shrunk
+				fmt.Fprintf(stdout, "symbolic sizes shrunk to %v\n", shrunk.Dims)
+			}
 		} else {
-			fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+			fmt.Fprintf(stdout, "the pass alone does not reproduce the failure on its input; writing its input unreduced\n")
 		}
-		return 1
-	}
-	if cu == nil {
-		fmt.Fprintf(stdout, "no pass of %s changes the result of %s, breaks an invariant or fails\n", *spec, in.Func)
-		return 0
-	}
-	fmt.Fprintf(stdout, "first failing pass: %s (%s failure, module in phase %v)\n  %s\n", cu.Name, cu.Kind, cu.Phase,
-		strings.ReplaceAll(strings.TrimSpace(cu.Detail), "\n", "\n  "))
-	limits := ""
-	if lr, err := semcheck.BisectLimits(mod, pipeline, in); err == nil && lr.Limit > 0 {
-		limits = fmt.Sprintf("opt-bisect: optional pass %d of %d (%s) is the first whose run fails; --bisect-limit %d keeps every property",
-			lr.Limit, lr.Optional, lr.Pass, lr.Limit-1)
-		fmt.Fprintln(stdout, limits)
-	} else if err == nil && lr.Limit < 0 {
-		limits = "opt-bisect: the run fails with no optional pass (the culprit is a required pass or a barrier step)"
-		fmt.Fprintln(stdout, limits)
-	}
-	before := semcheck.CountBindings(cu.Input)
-	repro := cu.Input
-	if cu.Pass != nil && cu.Fails(cu.Input, in) {
-		repro = cu.Reduce(in, *budget)
-		if shrunk := cu.ShrinkDims(repro, in); len(shrunk.Dims) > 0 && fmt.Sprint(shrunk.Dims) != fmt.Sprint(in.Dims) {
-			in = shrunk
-			fmt.Fprintf(stdout, "symbolic sizes shrunk to %v\n", shrunk.Dims)
-		}
-	} else {
-		fmt.Fprintf(stdout, "the pass alone does not reproduce the failure on its input; writing its input unreduced\n")
-	}
-	inputs := *sem.inputs
-	if fn := repro.Func(in.Func); fn != nil && inputs != "" {
-		params := map[string]bool{}
-		for _, p := range fn.Params {
-			params[p.Name] = true
-		}
-		for name := range in.Given {
-			if !params[name] {
-				inputs = "" // reduction turned that input into a value again; replay on random inputs
+		inputs := *sem.inputs
+		if fn := repro.Func(in.Func); fn != nil && inputs != "" {
+			params := map[string]bool{}
+			for _, p := range fn.Params {
+				params[p.Name] = true
+			}
+			for name := range in.Given {
+				if !params[name] {
+					inputs = "" // reduction turned that input into a value again; replay on random inputs
+				}
 			}
 		}
-	}
-	symbols := []string(sem.symbols)
-	if len(in.Dims) > 0 {
-		symbols = nil
-		keys := make([]string, 0, len(in.Dims))
-		for k := range in.Dims {
-			keys = append(keys, k)
+		symbols := []string(sem.symbols)
+		if len(in.Dims) > 0 {
+			symbols = nil
+			keys := make([]string, 0, len(in.Dims))
+			for k := range in.Dims {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				symbols = append(symbols, fmt.Sprintf("%s=%d", k, in.Dims[k]))
+			}
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			symbols = append(symbols, fmt.Sprintf("%s=%d", k, in.Dims[k]))
+		replay := replayCommand(cu, in, inputs, symbols, *outPath)
+		header := cu.Header(*spec, replay)
+		if limits != "" {
+			header += "# " + limits + "\n"
 		}
-	}
-	replay := replayCommand(cu, in, inputs, symbols, *outPath)
-	header := cu.Header(*spec, replay)
-	if limits != "" {
-		header += "# " + limits + "\n"
-	}
-	text := header + printer.Print(repro)
-	if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
-		fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+		text := header + printer.Print(repro)
+		if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
+			fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "reduced %s from %d to %d bindings: %s\nreplay: %s\n", in.Func, before, semcheck.CountBindings(repro), *outPath, replay)
 		return 1
 	}
-	fmt.Fprintf(stdout, "reduced %s from %d to %d bindings: %s\nreplay: %s\n", in.Func, before, semcheck.CountBindings(repro), *outPath, replay)
-	return 1
 }
 
 // replayCommand is the one phasec opt command that shows the failure on

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/vm"
+
+	"github.com/spf13/pflag"
 )
 
 const (
@@ -28,7 +29,7 @@ func init() {
 		name:    "build",
 		summary: "compile a module through the barriers and VM code generation into an executable",
 		usage:   buildUsage,
-		run:     runBuild,
+		setup:   runBuild,
 	})
 }
 
@@ -40,7 +41,7 @@ type buildFlags struct {
 	html       *string
 }
 
-func addBuildFlags(fs *flag.FlagSet) *buildFlags {
+func addBuildFlags(fs *pflag.FlagSet) *buildFlags {
 	return &buildFlags{
 		spec:       fs.String("passes", defaultBuildPasses, "the pipeline before code generation; it must end in phase build"),
 		optLevel:   addOptLevelFlags(fs),
@@ -96,38 +97,31 @@ func (bf *buildFlags) compile(mod *ir.Module, source string, stderr io.Writer) (
 	return exe, true
 }
 
-func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("build", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec build %s\n", buildUsage); fs.PrintDefaults() }
+func runBuild(fs *pflag.FlagSet) runFunc {
 	bf := addBuildFlags(fs)
-	out := fs.String("o", "", "write the executable to `OUT.pvm`")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
+	out := fs.StringP("output", "o", "", "write the executable to `OUT.pvm`")
+	return func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if len(args) != 1 || *out == "" {
+			fmt.Fprintf(stderr, "phasec build: want one FILE and -o OUT.pvm\nusage: phasec build %s\n", buildUsage)
+			return 2
 		}
-		return 2
+		mod, code := parseInput(args[0], stdin, stderr)
+		if mod == nil {
+			return code
+		}
+		exe, ok := bf.compile(mod, args[0], stderr)
+		if !ok {
+			return 1
+		}
+		data := exe.Marshal()
+		if err := os.WriteFile(*out, data, 0o644); err != nil {
+			fmt.Fprintf(stderr, "phasec build: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s: %d bytes, %d functions, %d kernels, %d constants, %d instructions\n",
+			*out, len(data), len(exe.Funcs), len(exe.Kernels), len(exe.Constants), len(exe.Code))
+		return 0
 	}
-	if fs.NArg() != 1 || *out == "" {
-		fmt.Fprintf(stderr, "phasec build: want one FILE and -o OUT.pvm\nusage: phasec build %s\n", buildUsage)
-		return 2
-	}
-	mod, code := parseInput(fs.Arg(0), stdin, stderr)
-	if mod == nil {
-		return code
-	}
-	exe, ok := bf.compile(mod, fs.Arg(0), stderr)
-	if !ok {
-		return 1
-	}
-	data := exe.Marshal()
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
-		fmt.Fprintf(stderr, "phasec build: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "wrote %s: %d bytes, %d functions, %d kernels, %d constants, %d instructions\n",
-		*out, len(data), len(exe.Funcs), len(exe.Kernels), len(exe.Constants), len(exe.Code))
-	return 0
 }
 
 // writeHTMLView writes the recorded pipeline's page to path (also after a

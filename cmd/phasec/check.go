@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +15,8 @@ import (
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/wellformed"
+
+	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -23,7 +24,7 @@ func init() {
 		name:    "check",
 		summary: "check modules against the structural rules and a phase's invariants",
 		usage:   "[--phase ingest|optimize|lower|build] [--format text|json|github|sarif] PATH...",
-		run:     runCheck,
+		setup:   runCheck,
 	})
 }
 
@@ -32,61 +33,51 @@ func init() {
 // without it, of the phase each module records. Exit status: 0 clean, 1 with
 // violations, 2 on usage errors and unreadable or unparsable input (whose
 // diagnostics are printed too, in the chosen format).
-func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("check", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+func runCheck(fl *pflag.FlagSet) runFunc {
 	phaseName := fl.String("phase", "", "check this phase's invariants (default: the phase each module records)")
 	formatName := fl.String("format", "text", "output format: text, json, github or sarif")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: phasec check [--phase ingest|optimize|lower|build] [--format text|json|github|sarif] PATH...")
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0 // -h asked for the usage, as with opt and passes
+	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		if len(args) == 0 {
+			printUsage(stderr, "check")
+			return 2
 		}
-		return 2
-	}
-	if fl.NArg() == 0 {
-		fl.Usage()
-		return 2
-	}
-	out, err := format.Parse(*formatName)
-	if err != nil {
-		fmt.Fprintln(stderr, "phasec check:", err)
-		return 2
-	}
-	forced := phase.None
-	if *phaseName != "" {
-		if forced, err = phase.Parse(*phaseName); err != nil {
+		out, err := format.Parse(*formatName)
+		if err != nil {
 			fmt.Fprintln(stderr, "phasec check:", err)
 			return 2
 		}
-	}
+		forced := phase.None
+		if *phaseName != "" {
+			if forced, err = phase.Parse(*phaseName); err != nil {
+				fmt.Fprintln(stderr, "phasec check:", err)
+				return 2
+			}
+		}
 
-	var all diag.List
-	badInput := false
-	files, listErrs := collectFiles(fl.Args())
-	if len(listErrs) > 0 {
-		all = append(all, listErrs...)
-		badInput = true
+		var all diag.List
+		badInput := false
+		files, listErrs := collectFiles(args)
+		if len(listErrs) > 0 {
+			all = append(all, listErrs...)
+			badInput = true
+		}
+		for _, file := range files {
+			l, ok := checkFile(file, forced)
+			all = append(all, l...)
+			badInput = badInput || !ok
+		}
+		if err := format.Write(stdout, out, all, checkTool()); err != nil {
+			fmt.Fprintln(stderr, "phasec check:", err)
+			return 2
+		}
+		switch {
+		case badInput:
+			return 2
+		case all.HasErrors():
+			return 1
+		}
+		return 0
 	}
-	for _, file := range files {
-		l, ok := checkFile(file, forced)
-		all = append(all, l...)
-		badInput = badInput || !ok
-	}
-	if err := format.Write(stdout, out, all, checkTool()); err != nil {
-		fmt.Fprintln(stderr, "phasec check:", err)
-		return 2
-	}
-	switch {
-	case badInput:
-		return 2
-	case all.HasErrors():
-		return 1
-	}
-	return 0
 }
 
 // checkFile parses and checks one file. ok is false when the file could not

@@ -9,6 +9,8 @@ import (
 	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/vm"
 	"github.com/phasec/phasec/vm/loader"
+
+	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -16,12 +18,12 @@ func init() {
 		name:    "disasm",
 		summary: "print an executable's functions, instructions, constants and kernels",
 		usage:   "MODEL.pvm",
-		run:     runDisasm,
+		setup:   func(*pflag.FlagSet) runFunc { return runDisasm },
 	})
 }
 
 func runDisasm(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) != 1 || len(args[0]) > 0 && args[0][0] == '-' {
+	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: phasec disasm MODEL.pvm")
 		return 2
 	}

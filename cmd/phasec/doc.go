@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,59 +9,41 @@ import (
 
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/diag"
-)
 
-const docUsage = "phases [-o FILE] | codes [--json]"
+	"github.com/spf13/pflag"
+)
 
 func init() {
 	register(&command{
 		name:    "doc",
 		summary: "generate documentation: `doc phases` writes PHASES.md from the phases, rules, barriers and pass registry; `doc codes` lists every diagnostic code",
-		usage:   docUsage,
-		run:     runDoc,
+		usage:   "phases|codes",
+		sub: []*command{
+			{name: "phases", summary: "write PHASES.md from the phases, rules, barriers and pass registry", usage: "[-o FILE]", setup: runDocPhases},
+			{name: "codes", summary: "list every diagnostic code by family", usage: "[--json]", setup: runDocCodes},
+		},
 	})
 }
 
-func runDoc(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage)
-		return 2
-	}
-	switch args[0] {
-	case "phases":
-		return runDocPhases(args[1:], stdout, stderr)
-	case "codes":
-		return runDocCodes(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage)
-	return 2
-}
-
-func runDocPhases(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("doc phases", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	out := fs.String("o", "PHASES.md", "write to `FILE` (- for stdout)")
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+func runDocPhases(fs *pflag.FlagSet) runFunc {
+	out := fs.StringP("output", "o", "PHASES.md", "write to `FILE` (- for stdout)")
+	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		if len(args) != 0 {
+			fmt.Fprintln(stderr, "usage: phasec doc phases [-o FILE]")
+			return 2
+		}
+		text := barrier.PhasesDoc()
+		if *out == "-" {
+			fmt.Fprint(stdout, text)
 			return 0
 		}
-		return 2
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage)
-		return 2
-	}
-	text := barrier.PhasesDoc()
-	if *out == "-" {
-		fmt.Fprint(stdout, text)
+		if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
+			fmt.Fprintf(stderr, "phasec doc: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", *out)
 		return 0
 	}
-	if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
-		fmt.Fprintf(stderr, "phasec doc: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 // codeFamilyJSON is the --json form of one family of diagnostic codes.
@@ -80,34 +61,27 @@ type codeJSON struct {
 
 // runDocCodes lists every diagnostic code the program defines, by family:
 // the registry of diag.NewFamily and Family.Define.
-func runDocCodes(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("doc codes", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runDocCodes(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON")
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		if len(args) != 0 {
+			fmt.Fprintln(stderr, "usage: phasec doc codes [--json]")
+			return 2
+		}
+		families := codeFamilies()
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(families); err != nil {
+				fmt.Fprintf(stderr, "phasec doc: %v\n", err)
+				return 1
+			}
 			return 0
 		}
-		return 2
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "usage: phasec doc %s\n", docUsage)
-		return 2
-	}
-	families := codeFamilies()
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(families); err != nil {
-			fmt.Fprintf(stderr, "phasec doc: %v\n", err)
-			return 1
-		}
+		fmt.Fprint(stdout, codesText(families))
 		return 0
 	}
-	fmt.Fprint(stdout, codesText(families))
-	return 0
 }
 
 // codeFamilies groups the registered codes by family, both in order.

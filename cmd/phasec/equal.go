@@ -1,11 +1,12 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
 	"github.com/phasec/phasec/ir"
+
+	"github.com/spf13/pflag"
 )
 
 const equalUsage = "[--map-free-vars] [--function NAME] A B"
@@ -15,7 +16,7 @@ func init() {
 		name:    "equal",
 		summary: "compare two modules structurally (alpha-equivalence)",
 		usage:   equalUsage,
-		run:     runEqual,
+		setup:   runEqual,
 	})
 }
 
@@ -23,62 +24,43 @@ func init() {
 // not, printing the first difference as "path: left vs right". Usage errors,
 // unreadable inputs and parse errors exit 2: no comparison took place.
 // Either input may be "-" (stdin), not both.
-func runEqual(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("equal", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runEqual(fs *pflag.FlagSet) runFunc {
 	mapFree := fs.Bool("map-free-vars", false, "let free variables on one side match free variables on the other")
 	function := fs.String("function", "", "compare only the function `NAME` of both modules")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: phasec equal "+equalUsage)
-		fs.PrintDefaults()
-	}
-	// Flags may also follow the file names.
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return 0 // -h asked for the usage, as with opt and passes
-			}
+	return func(files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if len(files) != 2 {
+			fmt.Fprintf(stderr, "phasec equal: want two modules A and B, got %d\nusage: phasec equal %s\n", len(files), equalUsage)
 			return 2
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(files) != 2 {
-		fs.Usage()
-		return 2
-	}
-	if files[0] == "-" && files[1] == "-" {
-		fmt.Fprintln(stderr, "phasec equal: only one of A and B may be - (stdin)")
-		return 2
-	}
-	var mods [2]*ir.Module
-	for i, f := range files {
-		if mods[i], _ = parseInput(f, stdin, stderr); mods[i] == nil {
+		if files[0] == "-" && files[1] == "-" {
+			fmt.Fprintln(stderr, "phasec equal: only one of A and B may be - (stdin)")
 			return 2
 		}
-	}
-	var a, b any = mods[0], mods[1]
-	if *function != "" {
-		var fns [2]ir.BaseFunc
-		for i, m := range mods {
-			f, ok := m.Lookup(*function)
-			if !ok {
-				fmt.Fprintf(stderr, "phasec equal: %s has no function %q\n", displayName(files[i]), *function)
+		var mods [2]*ir.Module
+		for i, f := range files {
+			if mods[i], _ = parseInput(f, stdin, stderr); mods[i] == nil {
 				return 2
 			}
-			fns[i] = f
 		}
-		a, b = fns[0], fns[1]
+		var a, b any = mods[0], mods[1]
+		if *function != "" {
+			var fns [2]ir.BaseFunc
+			for i, m := range mods {
+				f, ok := m.Lookup(*function)
+				if !ok {
+					fmt.Fprintf(stderr, "phasec equal: %s has no function %q\n", displayName(files[i]), *function)
+					return 2
+				}
+				fns[i] = f
+			}
+			a, b = fns[0], fns[1]
+		}
+		if d := ir.Diff(a, b, ir.EqualOptions{MapFreeVars: *mapFree}); d != nil {
+			fmt.Fprintln(stdout, d.String())
+			return 1
+		}
+		return 0
 	}
-	if d := ir.Diff(a, b, ir.EqualOptions{MapFreeVars: *mapFree}); d != nil {
-		fmt.Fprintln(stdout, d.String())
-		return 1
-	}
-	return 0
 }
 
 func displayName(path string) string {

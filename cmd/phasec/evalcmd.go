@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/tensor"
+
+	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -17,7 +18,7 @@ func init() {
 		name:    "eval",
 		summary: "run a module with the reference evaluator (any phase up to lower), without building it",
 		usage:   evalUsage,
-		run:     runEval,
+		setup:   runEval,
 	})
 }
 
@@ -27,126 +28,110 @@ const evalUsage = "FILE [--func main] [--input name=file.npy]... [--random-input
 // .npy files, or with --random-inputs from a seeded generator (symbolic
 // dimensions from --dim, else 4). Results are printed, or written to an
 // .npz file with -o (fields output_0, output_1, ... for a tuple result).
-func runEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec eval %s\n", evalUsage); fs.PrintDefaults() }
+func runEval(fs *pflag.FlagSet) runFunc {
 	var inputs, dims repeatFlag
 	fn := fs.String("func", "main", "the Relax function to run")
 	random := fs.Bool("random-inputs", false, "fill parameters not given by --input with seeded random values")
 	seed := fs.Uint64("seed", 0, "the random seed for --random-inputs")
-	outPath := fs.String("o", "", "write the results to `OUT.npz` instead of printing them")
+	outPath := fs.StringP("output", "o", "", "write the results to `OUT.npz` instead of printing them")
 	fs.Var(&inputs, "input", "a parameter's value (`name=file.npy`), repeatable")
 	fs.Var(&dims, "dim", "a symbolic dimension for --random-inputs (`name=N`), repeatable")
-	// Flags may follow FILE (phasec eval model.tvms --random-inputs).
-	var positional []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if err == flag.ErrHelp {
-				return 0
+	return func(positional []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if len(positional) != 1 {
+			fmt.Fprintf(stderr, "phasec eval: want exactly one FILE, got %d\nusage: phasec eval %s\n", len(positional), evalUsage)
+			return 2
+		}
+		given := map[string]string{}
+		for _, kv := range inputs {
+			name, path, ok := strings.Cut(kv, "=")
+			if !ok || name == "" || path == "" {
+				fmt.Fprintf(stderr, "phasec eval: --input %q: want name=file.npy\n", kv)
+				return 2
 			}
-			return 2
+			given[name] = path
 		}
-		if fs.NArg() == 0 {
-			break
+		dimValues := map[string]int64{}
+		for _, kv := range dims {
+			name, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if !ok || err != nil || n < 0 {
+				fmt.Fprintf(stderr, "phasec eval: --dim %q: want name=N with N >= 0\n", kv)
+				return 2
+			}
+			dimValues[name] = n
 		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-	if len(positional) != 1 {
-		fmt.Fprintf(stderr, "phasec eval: want exactly one FILE, got %d\nusage: phasec eval %s\n", len(positional), evalUsage)
-		return 2
-	}
-	given := map[string]string{}
-	for _, kv := range inputs {
-		name, path, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || path == "" {
-			fmt.Fprintf(stderr, "phasec eval: --input %q: want name=file.npy\n", kv)
-			return 2
-		}
-		given[name] = path
-	}
-	dimValues := map[string]int64{}
-	for _, kv := range dims {
-		name, v, ok := strings.Cut(kv, "=")
-		n, err := strconv.ParseInt(v, 10, 64)
-		if !ok || err != nil || n < 0 {
-			fmt.Fprintf(stderr, "phasec eval: --dim %q: want name=N with N >= 0\n", kv)
-			return 2
-		}
-		dimValues[name] = n
-	}
 
-	mod, code := parseInput(positional[0], stdin, stderr)
-	if mod == nil {
-		return code
-	}
-	f := mod.Func(*fn)
-	if f == nil {
-		fmt.Fprintf(stderr, "phasec eval: %s: no Relax function named %s\n", positional[0], *fn)
-		return 1
-	}
-	var randomArgs []op.Value
-	if *random {
-		var err error
-		if randomArgs, err = eval.RandomArgs(f, *seed, dimValues, 4); err != nil && len(given) < len(f.Params) {
-			fmt.Fprintf(stderr, "phasec eval: --random-inputs: %v\n", err)
+		mod, code := parseInput(positional[0], stdin, stderr)
+		if mod == nil {
+			return code
+		}
+		f := mod.Func(*fn)
+		if f == nil {
+			fmt.Fprintf(stderr, "phasec eval: %s: no Relax function named %s\n", positional[0], *fn)
 			return 1
 		}
-	}
-	params := map[string]bool{}
-	argv := make([]op.Value, len(f.Params))
-	for i, p := range f.Params {
-		params[p.Name] = true
-		if path, ok := given[p.Name]; ok {
-			t, err := tensor.ReadNpyFile(path)
-			if err != nil {
-				fmt.Fprintf(stderr, "phasec eval: --input %s: %v\n", p.Name, err)
+		var randomArgs []op.Value
+		if *random {
+			var err error
+			if randomArgs, err = eval.RandomArgs(f, *seed, dimValues, 4); err != nil && len(given) < len(f.Params) {
+				fmt.Fprintf(stderr, "phasec eval: --random-inputs: %v\n", err)
 				return 1
 			}
-			argv[i] = t
-			continue
 		}
-		if randomArgs == nil {
-			fmt.Fprintf(stderr, "phasec eval: parameter %s of %s has no value: give --input %s=FILE.npy or --random-inputs\n", p.Name, *fn, p.Name)
-			return 2
-		}
-		argv[i] = randomArgs[i]
-	}
-	for name := range given {
-		if !params[name] {
-			fmt.Fprintf(stderr, "phasec eval: --input %s: %s has no parameter %s\n", name, *fn, name)
-			return 2
-		}
-	}
-	m := eval.New(mod)
-	m.Out = stdout
-	res, err := m.Call(*fn, argv...)
-	if err != nil {
-		fmt.Fprintf(stderr, "phasec eval: %v\n", err)
-		return 1
-	}
-	outs := flattenResult("output", res)
-	if *outPath != "" {
-		var named []tensor.Named
-		for _, o := range outs {
-			t, ok := o.v.(*tensor.Tensor)
-			if !ok {
-				fmt.Fprintf(stderr, "phasec eval: -o: %s is %s, not a tensor\n", o.name, op.KindOf(o.v))
-				return 1
+		params := map[string]bool{}
+		argv := make([]op.Value, len(f.Params))
+		for i, p := range f.Params {
+			params[p.Name] = true
+			if path, ok := given[p.Name]; ok {
+				t, err := tensor.ReadNpyFile(path)
+				if err != nil {
+					fmt.Fprintf(stderr, "phasec eval: --input %s: %v\n", p.Name, err)
+					return 1
+				}
+				argv[i] = t
+				continue
 			}
-			named = append(named, tensor.Named{Name: o.name, Tensor: t})
+			if randomArgs == nil {
+				fmt.Fprintf(stderr, "phasec eval: parameter %s of %s has no value: give --input %s=FILE.npy or --random-inputs\n", p.Name, *fn, p.Name)
+				return 2
+			}
+			argv[i] = randomArgs[i]
 		}
-		if err := tensor.WriteNpz(*outPath, named); err != nil {
+		for name := range given {
+			if !params[name] {
+				fmt.Fprintf(stderr, "phasec eval: --input %s: %s has no parameter %s\n", name, *fn, name)
+				return 2
+			}
+		}
+		m := eval.New(mod)
+		m.Out = stdout
+		res, err := m.Call(*fn, argv...)
+		if err != nil {
 			fmt.Fprintf(stderr, "phasec eval: %v\n", err)
 			return 1
 		}
+		outs := flattenResult("output", res)
+		if *outPath != "" {
+			var named []tensor.Named
+			for _, o := range outs {
+				t, ok := o.v.(*tensor.Tensor)
+				if !ok {
+					fmt.Fprintf(stderr, "phasec eval: -o: %s is %s, not a tensor\n", o.name, op.KindOf(o.v))
+					return 1
+				}
+				named = append(named, tensor.Named{Name: o.name, Tensor: t})
+			}
+			if err := tensor.WriteNpz(*outPath, named); err != nil {
+				fmt.Fprintf(stderr, "phasec eval: %v\n", err)
+				return 1
+			}
+			return 0
+		}
+		for _, o := range outs {
+			fmt.Fprintf(stdout, "%s: %s\n", o.name, describeValue(o.v))
+		}
 		return 0
 	}
-	for _, o := range outs {
-		fmt.Fprintf(stdout, "%s: %s\n", o.name, describeValue(o.v))
-	}
-	return 0
 }
 
 type evalOutput struct {

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
+
+	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -15,39 +16,32 @@ func init() {
 		name:    "fmt",
 		summary: "print a module in canonical TVMScript",
 		usage:   "[FILE|-]",
-		run:     runFmt,
+		setup:   runFmt,
 	})
 }
 
 // runFmt parses FILE (stdin when absent or "-") and prints its canonical
 // text. Parse errors go to stderr with the offending source line (exit 1).
-func runFmt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fmt", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: phasec fmt [FILE|-]") }
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0 // -h asked for the usage, as with opt and passes
+func runFmt(fs *pflag.FlagSet) runFunc {
+	return func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if len(args) > 1 {
+			printUsage(stderr, "fmt")
+			return 2
 		}
-		return 2
+		path := "-"
+		if len(args) == 1 {
+			path = args[0]
+		}
+		mod, code := parseInput(path, stdin, stderr)
+		if mod == nil {
+			return code
+		}
+		if err := printer.Fprint(stdout, mod); err != nil {
+			fmt.Fprintf(stderr, "phasec fmt: %v\n", err)
+			return 1
+		}
+		return 0
 	}
-	if fs.NArg() > 1 {
-		fs.Usage()
-		return 2
-	}
-	path := "-"
-	if fs.NArg() == 1 {
-		path = fs.Arg(0)
-	}
-	mod, code := parseInput(path, stdin, stderr)
-	if mod == nil {
-		return code
-	}
-	if err := printer.Fprint(stdout, mod); err != nil {
-		fmt.Fprintf(stderr, "phasec fmt: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 // parseInput reads and parses FILE (or stdin for "-"). On failure it writes

@@ -54,7 +54,7 @@ func TestOptUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"opt"}, "want exactly one FILE"},
-		{[]string{"opt", "--frob", in}, "flag provided but not defined: -frob"},
+		{[]string{"opt", "--frob", in}, "phasec opt: unknown flag: --frob"},
 		{[]string{"opt", "--passes", "Normalize,,X", in}, "--passes:1:11: error PIPE000: expected a pass name"},
 		{[]string{"opt", "--passes", "Normalise", in}, `unknown pass "Normalise" (did you mean "Normalize"?)`},
 		{[]string{"opt", "--disable", "Normalze", in}, `disabled: unknown pass "Normalze" (did you mean "Normalize"?)`},

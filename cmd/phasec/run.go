@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,6 +15,8 @@ import (
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
 	"github.com/phasec/phasec/vm/loader"
+
+	"github.com/spf13/pflag"
 )
 
 const runUsage = "[--func main] [--input name=file.npy]... [--random-inputs] [--seed N] [--symbolic n=32]... " +
@@ -26,143 +27,136 @@ func init() {
 		name:    "run",
 		summary: "run a function of an executable (or of a module, built first) on .npy inputs",
 		usage:   runUsage,
-		run:     runRun,
+		setup:   runRun,
 	})
 }
 
-func runRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, "usage: phasec run %s\n", runUsage); fs.PrintDefaults() }
+func runRun(fs *pflag.FlagSet) runFunc {
 	var inputs, symbolic, expect repeatFlag
 	fn := fs.String("func", "main", "the function to run")
 	fs.Var(&inputs, "input", "bind parameter `name=file.npy` (repeatable; in parameter order without name=)")
 	random := fs.Bool("random-inputs", false, "fill parameters without --input with random values (uniform in [-1, 1) for floats)")
 	seed := fs.Uint64("seed", 1, "seed of --random-inputs")
 	fs.Var(&symbolic, "symbolic", "value of a symbolic dimension for --random-inputs (`n=32`, repeatable)")
-	outPath := fs.String("o", "", "write the outputs to `out.npz`")
+	outPath := fs.StringP("output", "o", "", "write the outputs to `out.npz`")
 	stats := fs.Bool("stats", false, "print instructions executed, time per function and kernel, allocations and peak bytes")
 	repeat := fs.Int("repeat", 1, "run `N` times (timings over all runs)")
 	fs.Var(&expect, "expect", "compare the outputs, in order, with `FILE.npy` (repeatable): fail beyond 1e-5 * max(1, |expected|)")
 	bf := addBuildFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() != 1 || *repeat < 1 {
-		fmt.Fprintf(stderr, "phasec run: want one MODEL.pvm or FILE.tvms (and --repeat >= 1)\nusage: phasec run %s\n", runUsage)
-		return 2
-	}
-	syms := map[string]int64{}
-	for _, kv := range symbolic {
-		k, v, ok := strings.Cut(kv, "=")
-		n, err := strconv.ParseInt(v, 10, 64)
-		if !ok || err != nil || n < 0 {
-			fmt.Fprintf(stderr, "phasec run: --symbolic %q: want name=non-negative integer\n", kv)
+	return func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if len(args) != 1 || *repeat < 1 {
+			fmt.Fprintf(stderr, "phasec run: want one MODEL.pvm or FILE.tvms (and --repeat >= 1)\nusage: phasec run %s\n", runUsage)
 			return 2
 		}
-		syms[strings.TrimSpace(k)] = n
-	}
+		syms := map[string]int64{}
+		for _, kv := range symbolic {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if !ok || err != nil || n < 0 {
+				fmt.Fprintf(stderr, "phasec run: --symbolic %q: want name=non-negative integer\n", kv)
+				return 2
+			}
+			syms[strings.TrimSpace(k)] = n
+		}
 
-	// Load: an executable, or a module built in memory.
-	path := fs.Arg(0)
-	start := time.Now()
-	var exe *vm.Executable
-	if strings.HasSuffix(path, ".tvms") || path == "-" {
-		mod, code := parseInput(path, stdin, stderr)
-		if mod == nil {
-			return code
+		// Load: an executable, or a module built in memory.
+		path := args[0]
+		start := time.Now()
+		var exe *vm.Executable
+		if strings.HasSuffix(path, ".tvms") || path == "-" {
+			mod, code := parseInput(path, stdin, stderr)
+			if mod == nil {
+				return code
+			}
+			var ok bool
+			if exe, ok = bf.compile(mod, args[0], stderr); !ok {
+				return 1
+			}
+		} else {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				fmt.Fprintf(stderr, "phasec run: %v\n", err)
+				return 1
+			}
+			if exe, err = vm.Unmarshal(data); err != nil {
+				fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
+				return 1
+			}
 		}
-		var ok bool
-		if exe, ok = bf.compile(mod, fs.Arg(0), stderr); !ok {
-			return 1
-		}
-	} else {
-		data, err := os.ReadFile(path)
+		machine, err := loader.Link(exe, vm.Options{Stats: *stats})
 		if err != nil {
-			fmt.Fprintf(stderr, "phasec run: %v\n", err)
-			return 1
-		}
-		if exe, err = vm.Unmarshal(data); err != nil {
 			fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
 			return 1
 		}
-	}
-	machine, err := loader.Link(exe, vm.Options{Stats: *stats})
-	if err != nil {
-		fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
-		return 1
-	}
-	loadTime := time.Since(start)
+		loadTime := time.Since(start)
 
-	fi := exe.FuncIndex(*fn)
-	if fi < 0 || exe.Funcs[fi].Kind != vm.FuncVM {
-		fmt.Fprintf(stderr, "phasec run: %s has no function %q\n", path, *fn)
-		return 1
-	}
-	argv, err := bindInputs(&exe.Funcs[fi], inputs, *random, *seed, syms)
-	if err != nil {
-		fmt.Fprintf(stderr, "phasec run: %v\n", err)
-		return 1
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	var out vm.Value
-	var total *vm.Stats
-	times := make([]time.Duration, 0, *repeat)
-	for i := 0; i < *repeat; i++ {
-		t0 := time.Now()
-		v, st, err := machine.Call(ctx, *fn, argv)
-		times = append(times, time.Since(t0))
+		fi := exe.FuncIndex(*fn)
+		if fi < 0 || exe.Funcs[fi].Kind != vm.FuncVM {
+			fmt.Fprintf(stderr, "phasec run: %s has no function %q\n", path, *fn)
+			return 1
+		}
+		argv, err := bindInputs(&exe.Funcs[fi], inputs, *random, *seed, syms)
 		if err != nil {
 			fmt.Fprintf(stderr, "phasec run: %v\n", err)
 			return 1
 		}
-		out = v
-		if st != nil {
-			if total == nil {
-				total = st
-			} else {
-				total.Add(st)
-			}
-		}
-	}
 
-	named := flattenOutputs("output", out)
-	fmt.Fprintf(stdout, "%s: %d output(s)\n", *fn, len(named))
-	for _, n := range named {
-		fmt.Fprintf(stdout, "  %s\n", describe(n.Name, n.Value))
-	}
-	fmt.Fprintf(stdout, "load %s; run %s\n", fmtDur(loadTime), timingSummary(times))
-	if total != nil {
-		fmt.Fprintf(stdout, "stats over %d run(s):\n", *repeat)
-		total.Print(stdout)
-		b, n := exe.PlannedStaticBytes()
-		fmt.Fprintf(stdout, "memory per run: plan %d bytes in %d storages (%d of constant size in the executable: %d bytes), allocator peak %d bytes\n",
-			total.StorageBytes/int64(*repeat), total.Storages/int64(*repeat), n, b, total.Alloc.Peak)
-	}
-	if len(expect) > 0 {
-		if err := compareExpected(stdout, named, expect); err != nil {
-			fmt.Fprintf(stderr, "phasec run: %v\n", err)
-			return 1
-		}
-	}
-	if *outPath != "" {
-		var arrays []tensor.Named
-		for _, n := range named {
-			if t, ok := n.Value.Tensor(); ok {
-				arrays = append(arrays, tensor.Named{Name: n.Name, Tensor: t})
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		var out vm.Value
+		var total *vm.Stats
+		times := make([]time.Duration, 0, *repeat)
+		for i := 0; i < *repeat; i++ {
+			t0 := time.Now()
+			v, st, err := machine.Call(ctx, *fn, argv)
+			times = append(times, time.Since(t0))
+			if err != nil {
+				fmt.Fprintf(stderr, "phasec run: %v\n", err)
+				return 1
+			}
+			out = v
+			if st != nil {
+				if total == nil {
+					total = st
+				} else {
+					total.Add(st)
+				}
 			}
 		}
-		if err := tensor.WriteNpz(*outPath, arrays); err != nil {
-			fmt.Fprintf(stderr, "phasec run: %v\n", err)
-			return 1
+
+		named := flattenOutputs("output", out)
+		fmt.Fprintf(stdout, "%s: %d output(s)\n", *fn, len(named))
+		for _, n := range named {
+			fmt.Fprintf(stdout, "  %s\n", describe(n.Name, n.Value))
 		}
+		fmt.Fprintf(stdout, "load %s; run %s\n", fmtDur(loadTime), timingSummary(times))
+		if total != nil {
+			fmt.Fprintf(stdout, "stats over %d run(s):\n", *repeat)
+			total.Print(stdout)
+			b, n := exe.PlannedStaticBytes()
+			fmt.Fprintf(stdout, "memory per run: plan %d bytes in %d storages (%d of constant size in the executable: %d bytes), allocator peak %d bytes\n",
+				total.StorageBytes/int64(*repeat), total.Storages/int64(*repeat), n, b, total.Alloc.Peak)
+		}
+		if len(expect) > 0 {
+			if err := compareExpected(stdout, named, expect); err != nil {
+				fmt.Fprintf(stderr, "phasec run: %v\n", err)
+				return 1
+			}
+		}
+		if *outPath != "" {
+			var arrays []tensor.Named
+			for _, n := range named {
+				if t, ok := n.Value.Tensor(); ok {
+					arrays = append(arrays, tensor.Named{Name: n.Name, Tensor: t})
+				}
+			}
+			if err := tensor.WriteNpz(*outPath, arrays); err != nil {
+				fmt.Fprintf(stderr, "phasec run: %v\n", err)
+				return 1
+			}
+		}
+		return 0
 	}
-	return 0
 }
 
 // bindInputs builds the argument list: --input files by parameter name (or

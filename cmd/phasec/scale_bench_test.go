@@ -23,16 +23,16 @@ import (
 // the built binary (/usr/bin/time -v), where main sets the soft memory
 // limit (memlimit.go).
 func BenchmarkOptScale(b *testing.B) {
-	benchScale(b, runOpt, "--passes", "canonicalize,lower")
+	benchScale(b, "opt", "--passes", "canonicalize,lower")
 }
 
 // BenchmarkFmtScale runs `phasec fmt` (read, parse, print) on the same
 // modules, with the same linearity target.
-func BenchmarkFmtScale(b *testing.B) { benchScale(b, runFmt) }
+func BenchmarkFmtScale(b *testing.B) { benchScale(b, "fmt") }
 
 // benchScale runs a command on irgen.ChainSource modules of 10k, 100k and
 // 1M bindings, the module file last among args.
-func benchScale(b *testing.B, cmd func(args []string, stdin io.Reader, stdout, stderr io.Writer) int, args ...string) {
+func benchScale(b *testing.B, cmd string, args ...string) {
 	dir := b.TempDir()
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
@@ -47,7 +47,7 @@ func benchScale(b *testing.B, cmd func(args []string, stdin io.Reader, stdout, s
 			var errs strings.Builder
 			for b.Loop() {
 				errs.Reset()
-				if code := cmd(append(args[:len(args):len(args)], path), nil, io.Discard, &errs); code != 0 {
+				if code := run(append(append([]string{cmd}, args...), path), nil, io.Discard, &errs); code != 0 {
 					b.Fatalf("exit %d: %s", code, errs.String())
 				}
 			}
@@ -62,7 +62,7 @@ func TestOptScaleModule(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chain.tvms")
 	require.NoError(t, os.WriteFile(path, []byte(irgen.ChainSource(30)), 0o644))
 	var out, errs strings.Builder
-	code := runOpt([]string{"--passes", "canonicalize,lower", path}, nil, &out, &errs)
+	code := run([]string{"opt", "--passes", "canonicalize,lower", path}, nil, &out, &errs)
 	require.Equal(t, 0, code, "exit code: %s", errs.String())
 	got := out.String()
 	assert.Equal(t, 3, strings.Count(got, "@T.prim_func"), "PrimFuncs, want 3 (add, multiply, relu):\n%s", got)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/tensor"
+
+	"github.com/spf13/pflag"
 )
 
 // semanticsFlags are the input flags of opt --verify-semantics and bisect.
@@ -22,7 +23,7 @@ type semanticsFlags struct {
 	symbols repeatFlag
 }
 
-func addSemanticsFlags(fs *flag.FlagSet, dirDefault string) *semanticsFlags {
+func addSemanticsFlags(fs *pflag.FlagSet, dirDefault string) *semanticsFlags {
 	sf := &semanticsFlags{
 		inputs: fs.String("inputs", "", "the function's parameters by name from `FILE.npz` (semantic checking)"),
 		random: fs.Bool("random-inputs", false, "seeded random values for the parameters --inputs does not give"),
