@@ -43,6 +43,7 @@ var goldens = map[string]string{
 	"ExpandTupleArgumentsInner":                  "ExpandTupleArgumentsInner",
 	"NormalizeGlobalVar":                         "NormalizeGlobalVar",
 	"InlinePrivateFunctions":                     "InlinePrivateFunctions",
+	"FuseTIR":                                    "FuseTIR",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
