@@ -81,7 +81,7 @@ codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 htmlview: barrier, syntax;
 lower: ir/irgen, syntax;
-transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest;
+transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest, semcheck;
 syntax: ir/irgen, syntax/printer;
 syntax/printer: ir/irgen, syntax;
 wellformed: ir/irgen, syntax, syntax/printer;
