@@ -170,13 +170,26 @@ func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
 			}
 		}
 		dst := pw.a[grp*rows*k:]
-		for pc := 0; pc < k; pc += kc {
-			kcur := min(kc, k-pc)
+		kb := convKC(k)
+		for pc := 0; pc < k; pc += kb {
+			kcur := min(kb, k-pc)
 			packA(dst[pc*rows:], dense, max(k, 1), false, 0, pc, ocg, kcur, 1)
 		}
 	}
 	return pw
 }
+
+// convKC is the k block of a convolution with k = channels x taps: the
+// fewest blocks of at most convMaxKC, of equal size, so that a 3x3 kernel
+// over 32 channels (k = 288) is one block rather than 256 + 32 (a short
+// last block pays the micro-kernel's tile load and store for little
+// work). At 320, an A panel and a B panel are 27 KiB, inside L1.
+func convKC(k int) int {
+	blocks := max(1, ceilDiv(k, convMaxKC))
+	return ceilDiv(k, blocks)
+}
+
+const convMaxKC = 320
 
 // tapOffsets returns, for each kernel tap in row-major order, the sum of
 // tap coordinate times strides[d] (dilation is not applied).
@@ -210,6 +223,7 @@ type ConvPlan struct {
 	k       int
 	koff    []int    // data offset of k = (c, taps): c*XC + sum tap*dil*XS
 	kdisp   [][3]int // per k, tap*dil per axis (bounds checks)
+	runLen  []int    // per k, length of the run of k with a constant positive koff step
 	pixIn   [][3]int // per pixel, o*stride - pad per axis
 	pixOff  []int    // per pixel, data offset of pixIn (may be negative)
 	yOff    []int    // per pixel, output offset
@@ -244,6 +258,19 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 					break
 				}
 				t[d] = 0
+			}
+		}
+	}
+	p.runLen = make([]int, p.k)
+	for k := p.k - 1; k >= 0; k-- {
+		p.runLen[k] = 1
+		if k+1 < p.k {
+			switch step := p.koff[k+1] - p.koff[k]; {
+			case step <= 0:
+			case p.runLen[k+1] > 1 && p.koff[k+2]-p.koff[k+1] == step:
+				p.runLen[k] = p.runLen[k+1] + 1
+			default:
+				p.runLen[k] = 2
 			}
 		}
 	}
@@ -383,8 +410,9 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
 	xbase := n*g.XN + grp*g.icg()*g.XC
 	apack := r.pw.a[grp*rows*k:]
 	kern := activeKernel.fn
-	for pc := 0; pc < k; pc += kc {
-		kcur := min(kc, k-pc)
+	kb := convKC(k)
+	for pc := 0; pc < k; pc += kb {
+		kcur := min(kb, k-pc)
 		s.bp = growF32(s.bp, kcur*ldc)
 		r.packCols(s.bp, xbase, pc, kcur, p0, p1)
 		ablock := apack[pc*rows:]
@@ -440,8 +468,19 @@ func (r *convRun) packCols(dst []float32, xbase, pc, kcur, p0, p1 int) {
 		contiguous := cols == nr && unit && pix[nr-1]-pix[0] == nr-1
 		switch {
 		case p.inRange && contiguous:
-			for kk, ko := range koff {
-				*(*[nr]float32)(panel[kk*nr:]) = *(*[nr]float32)(x[xbase+ko+pix[0]:])
+			// Runs of k whose data offsets step by a constant (the taps
+			// along the last axis, the channels of a 1x1 kernel) are
+			// rows of a strided matrix: one AVX2 panel copy each.
+			base := xbase + pix[0]
+			for kk := 0; kk < kcur; {
+				run := min(p.runLen[pc+kk], kcur-kk)
+				ko := koff[kk]
+				if run > 1 && packBFullPanel(panel[kk*nr:], x[base+ko:], koff[kk+1]-ko, run) {
+					kk += run
+					continue
+				}
+				copy16(panel[kk*nr:], x[base+ko:])
+				kk++
 			}
 		case p.inRange:
 			for kk, ko := range koff {
@@ -530,4 +569,12 @@ func growF32(s []float32, n int) []float32 {
 		return s[:n]
 	}
 	return make([]float32, n)
+}
+
+// copy16 copies 16 floats without a call (a 64-byte array assignment
+// goes through memmove).
+func copy16(dst, src []float32) {
+	d, s := dst[:16:16], src[:16:16]
+	d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+	d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
 }
