@@ -60,8 +60,10 @@ type convMatch struct {
 // matchWindow dispatches the nests of convolution, pooling and padding
 // (the one hook in matchNest).
 func (c *compiler) matchWindow(n *nest) (string, fastPath) {
-	if name, fast := c.matchConv(n); fast != nil {
-		return name, fast
+	for _, match := range []func(*nest) (string, fastPath){c.matchConv, c.matchPool, c.matchPad} {
+		if name, fast := match(n); fast != nil {
+			return name, fast
+		}
 	}
 	return "", nil
 }

@@ -149,3 +149,27 @@ func TestConvPatterns(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
 	}
 }
+
+// poolCases: max and average pooling (padding counted and not), 1-D and
+// 2-D, NCHW and NHWC, stride 2, dilation 2, ceil mode, asymmetric
+// padding, extent 1; and R.nn.pad.
+var poolCases = []windowCase{
+	{`R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{2, 3, 8, 8}, nil, "max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])`, []int64{2, 5, 9, 11}, nil, "pad+max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], layout="NHWC")`, []int64{2, 9, 11, 5}, nil, "pad+max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[3, 2], strides=[1, 2], dilation=[2, 1], padding=[0, 1, 2, 0], ceil_mode=True)`, []int64{1, 2, 10, 7}, nil, "max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[1, 1])`, []int64{1, 1, 1, 1}, nil, "max_pool"},
+	{`R.nn.max_pool1d(x, pool_size=[3], strides=[2], padding=[1])`, []int64{2, 3, 10}, nil, "pad+max_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], count_include_pad=False)`, []int64{2, 4, 9, 9}, nil, "pad+sum_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1], count_include_pad=True, layout="NHWC")`, []int64{2, 9, 9, 4}, nil, "pad+sum_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{3, 17, 6, 6}, nil, "sum_pool"},
+	{`R.nn.avg_pool1d(x, pool_size=[4], strides=[3], padding=[2], count_include_pad=False, layout="NWC")`, []int64{2, 13, 3}, nil, "pad+sum_pool"},
+	{`R.nn.pad(x, pad_width=[0, 0, 1, 2, 3, 0])`, []int64{2, 3, 5}, nil, "pad"},
+	{`R.nn.pad(x, pad_width=[1, 1, 0, 0, 2, 1, 1, 3], pad_value=-1.5)`, []int64{2, 3, 4, 5}, nil, "pad"},
+}
+
+func TestPoolPatterns(t *testing.T) {
+	for i, tc := range poolCases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
+	}
+}
