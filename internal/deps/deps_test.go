@@ -67,6 +67,8 @@ codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
 # Commands, and this test.
 semcheck, barrier, diag/format, ir/irgen < cmd/phasec;
 NONE < internal/deps, syntax/internal/gennames;
+# make bench-ort's timer runs .pvm files as any runtime user would.
+RUNTIME < bench/ort;
 `
 
 // testRules lets a package's internal test files (package p in
