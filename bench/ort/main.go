@@ -213,26 +213,19 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 	for i, t := range c.threads {
 		r := ort.Runs[strconv.Itoa(t)]
 		rows[i].ORTms, rows[i].ORTn = r.MS, r.N
-		for _, opt := range []string{"default", "O1"} {
-			step("%s: phasec %s, GOMAXPROCS=%d", v.Name, opt, t)
-			env := []string{"GOMAXPROCS=" + strconv.Itoa(t)}
-			out, err := output(env, self, "time", "-params", base+".npz", "-ref", ref,
-				"-o", fmt.Sprintf("%s.phasec.%s.%d.npy", base, opt, t),
-				"-reps", strconv.Itoa(reps), "-budget", budget.String(), exes[opt])
-			if err != nil {
-				rows[i].Err = err.Error()
-				return rows, ort.Version, err
-			}
-			var tm timing
-			if err := json.Unmarshal(out, &tm); err != nil {
-				return rows, ort.Version, fmt.Errorf("time printed %q: %v", out, err)
-			}
-			if opt == "default" {
-				rows[i].Default = &tm
-			} else {
-				rows[i].O1 = &tm
-			}
+		step("%s: phasec default and -O1, GOMAXPROCS=%d", v.Name, t)
+		out, err := output([]string{"GOMAXPROCS=" + strconv.Itoa(t)}, self, "time", "-params", base+".npz", "-ref", ref,
+			"-o", fmt.Sprintf("%s.phasec.%d", base, t), "-reps", strconv.Itoa(reps), "-budget", budget.String(),
+			exes["default"], exes["O1"])
+		if err != nil {
+			rows[i].Err = err.Error()
+			return rows, ort.Version, err
 		}
+		var tm []timing
+		if err := json.Unmarshal(out, &tm); err != nil || len(tm) != 2 {
+			return rows, ort.Version, fmt.Errorf("time printed %q, want two timings (%v)", out, err)
+		}
+		rows[i].Default, rows[i].O1 = &tm[0], &tm[1]
 	}
 	return rows, ort.Version, nil
 }

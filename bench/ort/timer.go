@@ -35,106 +35,138 @@ type timing struct {
 
 // runTime is the time subcommand: the phasec side of one measurement, run
 // in its own process so that GOMAXPROCS (the thread count of vm/blas and
-// vm/kernel) is set before anything starts.
+// vm/kernel) is set before anything starts. It takes several executables
+// of one model (the default pipeline and -O1) and prints one timing per
+// executable, as a JSON array in argument order.
 //
-// It links the executable twice: once with Options.Stats and every kernel
+// Each executable is linked twice: once with Options.Stats and every kernel
 // wrapped in a counter, for one run that counts launches and written bytes
 // (so vm needs no counters of its own); and once plainly for the timed
-// runs (one warm-up, then the median of up to -reps runs within -budget),
-// which the counting therefore costs nothing. A model whose counting run
-// already took the whole budget is not run again: that run's time is the
-// measurement (n = 1, no warm-up).
+// runs, which the counting therefore costs nothing. After one warm-up run
+// each, the timed runs alternate between the executables (A B A B ...), so
+// that the shared machine's load shifts fall on all of them alike and
+// their ratio means something; each gets the median of up to -reps runs
+// within -budget (per executable; at least one). If a counting run already
+// took the whole budget, nothing runs again: the counting runs' times are
+// the measurement (n = 1, cold).
 func runTime(args []string) error {
 	fs := flag.NewFlagSet("time", flag.ContinueOnError)
 	params := fs.String("params", "", "`FILE.npz` binding every parameter by name")
-	ref := fs.String("ref", "", "compare the output with `FILE.npy`")
-	out := fs.String("o", "", "write the output to `FILE.npy`")
-	reps := fs.Int("reps", 10, "at most `N` timed runs")
-	budget := fs.Duration("budget", 3*time.Second, "stop timing after this long (at least one run)")
+	ref := fs.String("ref", "", "compare every output with `FILE.npy`")
+	out := fs.String("o", "", "write the output of executable i to `PREFIX`.i.npy")
+	reps := fs.Int("reps", 10, "at most `N` timed runs per executable")
+	budget := fs.Duration("budget", 3*time.Second, "stop timing after this long per executable (at least one run)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || *params == "" {
-		return fmt.Errorf("usage: time -params FILE.npz [-ref FILE.npy] [-o FILE.npy] [-reps N] [-budget D] MODEL.pvm")
+	if fs.NArg() == 0 || *params == "" {
+		return fmt.Errorf("usage: time -params FILE.npz [-ref FILE.npy] [-o PREFIX] [-reps N] [-budget D] MODEL.pvm...")
 	}
-	data, err := os.ReadFile(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	exe, err := vm.Unmarshal(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", fs.Arg(0), err)
-	}
-	argv, err := bind(exe, *params)
+	arrays, err := readParams(*params)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-
-	// The counting run comes first and is timed too: for a model slower
-	// than the budget it is the measurement (one cold run beats none), and
-	// otherwise it pages the weights in before the warm-up.
-	var c counter
-	counting, err := loader.Link(exe, vm.Options{Stats: true, CompileKernel: c.compile})
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	result, st, err := counting.Call(ctx, "main", argv)
-	if err != nil {
-		return err
-	}
-	times := []time.Duration{time.Since(t0)}
-	var t timing
-	t.Launches, t.WrittenBytes, t.PlanBytes = c.launches.Load(), c.written.Load(), st.StorageBytes
-
-	if times[0] < *budget {
-		machine, err := loader.Link(exe, vm.Options{})
+	n := fs.NArg()
+	exes := make([]*vm.Executable, n)
+	argvs := make([][]vm.Value, n)
+	results := make([]vm.Value, n)
+	timings := make([]timing, n)
+	cold := make([]time.Duration, n)
+	slow := false
+	for i, path := range fs.Args() {
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		if result, _, err = machine.Call(ctx, "main", argv); err != nil { // warm-up
-			return err
+		if exes[i], err = vm.Unmarshal(data); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		times = times[:0]
-		deadline := time.Now().Add(*budget)
-		for len(times) < *reps && (len(times) == 0 || time.Now().Before(deadline)) {
-			t0 := time.Now()
-			if result, _, err = machine.Call(ctx, "main", argv); err != nil {
+		// One set of parameter tensors for all (bound by name, the same
+		// names in every executable of the model): the executables compete
+		// for the cache with their code, not with copies of the weights.
+		if argvs[i], err = bind(exes[i], arrays); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		// The counting run, timed too: the measurement of a model slower
+		// than the budget, and otherwise it pages the weights in.
+		var c counter
+		counting, err := loader.Link(exes[i], vm.Options{Stats: true, CompileKernel: c.compile})
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		t0 := time.Now()
+		v, st, err := counting.Call(ctx, "main", argvs[i])
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		cold[i] = time.Since(t0)
+		slow = slow || cold[i] >= *budget
+		results[i] = v
+		timings[i].Launches, timings[i].WrittenBytes, timings[i].PlanBytes = c.launches.Load(), c.written.Load(), st.StorageBytes
+	}
+
+	times := make([][]time.Duration, n)
+	if slow {
+		for i := range n {
+			times[i] = []time.Duration{cold[i]}
+		}
+	} else {
+		machines := make([]*vm.VM, n)
+		for i := range n {
+			var err error
+			if machines[i], err = loader.Link(exes[i], vm.Options{}); err != nil {
 				return err
 			}
-			times = append(times, time.Since(t0))
+			if results[i], _, err = machines[i].Call(ctx, "main", argvs[i]); err != nil { // warm-up
+				return err
+			}
+		}
+		deadline := time.Now().Add(time.Duration(n) * *budget)
+		for r := 0; r < *reps && (r == 0 || time.Now().Before(deadline)); r++ {
+			for i := range n {
+				t0 := time.Now()
+				v, _, err := machines[i].Call(ctx, "main", argvs[i])
+				if err != nil {
+					return err
+				}
+				times[i] = append(times[i], time.Since(t0))
+				results[i] = v
+			}
 		}
 	}
-	t.MS, t.N = median(times), len(times)
 
-	y, ok := result.Tensor()
-	if !ok {
-		return fmt.Errorf("main returned %s, want a tensor", result.Kind())
-	}
+	var want *tensor.Tensor
 	if *ref != "" {
-		want, err := tensor.ReadNpyFile(*ref)
-		if err != nil {
-			return err
-		}
-		if t.MaxRelErr, err = maxRelErr(y, want); err != nil {
+		var err error
+		if want, err = tensor.ReadNpyFile(*ref); err != nil {
 			return err
 		}
 	}
-	if *out != "" {
-		if err := tensor.WriteNpyFile(*out, y); err != nil {
-			return err
+	for i := range n {
+		t := &timings[i]
+		t.MS, t.N = median(times[i]), len(times[i])
+		y, ok := results[i].Tensor()
+		if !ok {
+			return fmt.Errorf("%s: main returned %s, want a tensor", fs.Arg(i), results[i].Kind())
+		}
+		if want != nil {
+			var err error
+			if t.MaxRelErr, err = maxRelErr(y, want); err != nil {
+				return fmt.Errorf("%s: %w", fs.Arg(i), err)
+			}
+		}
+		if *out != "" {
+			if err := tensor.WriteNpyFile(fmt.Sprintf("%s.%d.npy", *out, i), y); err != nil {
+				return err
+			}
 		}
 	}
-	return json.NewEncoder(os.Stdout).Encode(t)
+	return json.NewEncoder(os.Stdout).Encode(timings)
 }
 
-// bind reads the parameters of main, by name, from an .npz.
-func bind(exe *vm.Executable, path string) ([]vm.Value, error) {
-	fi := exe.FuncIndex("main")
-	if fi < 0 {
-		return nil, fmt.Errorf("the executable has no function main")
-	}
+// readParams reads an .npz into tensors by name.
+func readParams(path string) (map[string]*tensor.Tensor, error) {
 	arrays, err := tensor.ReadNpz(path)
 	if err != nil {
 		return nil, err
@@ -143,12 +175,21 @@ func bind(exe *vm.Executable, path string) ([]vm.Value, error) {
 	for _, a := range arrays {
 		byName[a.Name] = a.Tensor
 	}
+	return byName, nil
+}
+
+// bind binds the parameters of main by name.
+func bind(exe *vm.Executable, byName map[string]*tensor.Tensor) ([]vm.Value, error) {
+	fi := exe.FuncIndex("main")
+	if fi < 0 {
+		return nil, fmt.Errorf("the executable has no function main")
+	}
 	f := &exe.Funcs[fi]
 	argv := make([]vm.Value, len(f.ParamNames))
 	for i, name := range f.ParamNames {
 		t, ok := byName[name]
 		if !ok {
-			return nil, fmt.Errorf("%s has no array for parameter %s of main", path, name)
+			return nil, fmt.Errorf("no array for parameter %s of main", name)
 		}
 		argv[i] = vm.TensorValue(t)
 	}
