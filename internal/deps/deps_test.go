@@ -68,6 +68,8 @@ passes < htmlview;
 # Commands, and this test.
 semcheck, barrier, diag/format, ir/irgen, htmlview < cmd/phasec;
 NONE < internal/deps, syntax/internal/gennames;
+# make bench-ort's timer runs .pvm files as any runtime user would.
+RUNTIME < bench/ort;
 `
 
 // testRules lets a package's internal test files (package p in
