@@ -64,8 +64,14 @@ barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
 codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
 
+# Frontends: a model format in, a module at Ingest out. They build IR
+# with ir.Builder and op's records (op.Def Eval folds shape computations);
+# of the runtime they use only tensor.
+NONE < frontend/onnx/onnxpb;
+frontend/onnx/onnxpb, op, tensor, diag < frontend/onnx;
+
 # Commands, and this test.
-semcheck, barrier, diag/format, ir/irgen < cmd/phasec;
+semcheck, barrier, diag/format, ir/irgen, frontend/onnx < cmd/phasec;
 NONE < internal/deps, syntax/internal/gennames;
 `
 
