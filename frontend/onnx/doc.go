@@ -35,6 +35,7 @@
 //     are shape data, stay constants so their values fold. Weight bytes
 //     are never copied twice: the arrays alias the decoded protobuf.
 //   - ONNX names become the names of parameters; a name that is not an
-//     identifier is rewritten (every other byte to _), with a numeric
+//     identifier is rewritten (a leading digit gets a _ before it, every
+//     other byte that is not a letter, digit or _ becomes _), with a numeric
 //     suffix if two collide. Inputs keep their ONNX names in Result.Inputs.
 package onnx

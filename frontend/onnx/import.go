@@ -283,9 +283,13 @@ func (imp *importer) errorf(path string, code diag.Code, format string, args ...
 func (imp *importer) paramName(name string) string {
 	var b strings.Builder
 	for i, r := range name {
-		if r == '_' || unicode.IsLetter(r) && r < 128 || unicode.IsDigit(r) && i > 0 {
+		switch {
+		case r == '_' || unicode.IsLetter(r) && r < 128 || unicode.IsDigit(r) && r < 128 && i > 0:
 			b.WriteRune(r)
-		} else {
+		case unicode.IsDigit(r) && r < 128:
+			b.WriteByte('_') // "0" becomes "_0"
+			b.WriteRune(r)
+		default:
 			b.WriteByte('_')
 		}
 	}
