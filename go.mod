@@ -10,6 +10,8 @@ require (
 
 require github.com/google/go-cmp v0.7.0
 
+require google.golang.org/protobuf v1.36.12
+
 require (
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

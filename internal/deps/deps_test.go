@@ -66,8 +66,14 @@ wellformed, vm, vm/kernel, ir/tirenc < codegen;
 codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
 passes < htmlview;
 
+# Frontends: a model format in, a module at Ingest out. They build IR
+# with ir.Builder and op's records (op.Def Eval folds shape computations);
+# of the runtime they use only tensor.
+NONE < frontend/onnx/onnxpb;
+frontend/onnx/onnxpb, op, tensor, diag < frontend/onnx;
+
 # Commands, and this test.
-semcheck, barrier, diag/format, ir/irgen, htmlview < cmd/phasec;
+semcheck, barrier, diag/format, ir/irgen, htmlview, frontend/onnx < cmd/phasec;
 NONE < internal/deps, syntax/internal/gennames;
 # make bench-ort's timer runs .pvm files as any runtime user would.
 RUNTIME < bench/ort;
