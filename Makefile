@@ -15,7 +15,7 @@ DEMO_PASSES ?= canonicalize,optimize,lower,build
 DEMO_INPUTS ?= testdata/models/mlp_inputs
 DEMO_OUT ?= $(or $(TMPDIR),/tmp)/phasec-demo-mlp.pvm
 
-.PHONY: build test demo bench fuzz lint difftest browser-deps
+.PHONY: build test demo bench bench-ort fuzz lint difftest browser-deps
 
 build:
 	$(GO) build ./...
@@ -51,6 +51,23 @@ browser-deps:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# phasec against ONNX Runtime (npm onnxruntime-node, pinned in
+# bench/ort/package-lock.json; CPU provider, all graph optimizations) and
+# phasec -O1 (no fusion) against the default pipeline, side by side in one
+# run: the CNN, BERT-base layer, ResNet-18 and MLP of bench/ort/gen.py, one
+# and two threads, outputs checked against ONNX Runtime's (max|d|/max|ort|
+# <= 1e-4), ratios printed. Not part of `make test`: it installs what it
+# needs (python3-onnx and python3-numpy with apt-get only if missing) and
+# takes a few minutes. BENCH_ORT_FLAGS: e.g. -models bert_s128,mlp_b64
+# -threads 1 -reps 0.5 (go run ./bench/ort -h).
+BENCH_PYTHON ?= /usr/bin/python3
+BENCH_ORT_FLAGS ?=
+bench-ort:
+	@$(BENCH_PYTHON) -c 'import onnx, numpy' 2>/dev/null || apt-get install -y python3-onnx python3-numpy
+	@test -f bench/ort/node_modules/onnxruntime-node/package.json || \
+		(cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
+	$(GO) run ./bench/ort -python $(BENCH_PYTHON) $(BENCH_ORT_FLAGS)
 
 # Long fuzzing, for developers before they stop (CI runs only the seed
 # corpora and committed regressions, deterministically, in `make test`):

@@ -16,6 +16,8 @@ require (
 
 require github.com/inconshreveable/mousetrap v1.1.0 // indirect
 
+require google.golang.org/protobuf v1.36.12
+
 require (
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -104,6 +104,9 @@ func (b *Barrier) Info() passes.Info {
 	if len(b.From) == 0 {
 		in.Requires = map[phase.Property]string{
 			phase.WellFormed: "it accepts a module in any phase but repairs nothing: no pass restores the structural rules",
+			// A module inside the fusion or offload group is finished by
+			// the group's last member, never by a barrier.
+			phase.NoPrimitiveFunctions: "it neither fuses nor offloads: a fusion group needs FuseTIR, an offload group RunCodegen",
 		}
 	}
 	return in

@@ -63,6 +63,8 @@ func allPasses() []*passes.Pass {
 		transform.ExpandTupleArguments,
 		transform.NormalizeGlobalVar,
 		transform.InlinePrivateFunctions,
+		transform.AnnotateTIROpPattern,
+		transform.FuseTIRInner, transform.FuseTIR,
 	)
 	return all
 }

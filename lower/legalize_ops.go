@@ -23,6 +23,9 @@ var LegalizeOps = passes.Define(passes.Info{
 	OptLevel: 0,
 	Requires: map[phase.Property]string{
 		phase.Normalized: "it replaces op calls in bindings by call_tir",
+		// TVM legalizes before fusing (python/tvm/relax/pipeline.py):
+		// FuseOps groups call_tir by the patterns of their PrimFuncs.
+		phase.NoPrimitiveFunctions: "it cannot legalize inside a fusion group: a Primitive function's calls become one kernel only through FuseTIR, and TVM legalizes before fusing",
 	},
 	Establishes: phase.Of(phase.Legalized),
 	// The call_tir it introduces are what CallTIRRewrite removes.

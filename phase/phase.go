@@ -53,22 +53,27 @@ const (
 	ShapesLowered
 	// GlobalSymbols: every public function has global_symbol.
 	GlobalSymbols
+	// NoPrimitiveFunctions: no Relax function is a fusion or offload group
+	// awaiting its kernel (attribute Primitive, Composite or Codegen). FuseOps
+	// and FuseOpsByPattern break it; FuseTIR and RunCodegen restore it.
+	NoPrimitiveFunctions
 	numProperties
 )
 
 var propertyNames = [...]string{
-	WellFormed:          "WellFormed",
-	Normalized:          "Normalized",
-	NoNestedFunctions:   "NoNestedFunctions",
-	PrimFuncsViaCallTIR: "PrimFuncsViaCallTIR",
-	Legalized:           "Legalized",
-	NoDataflow:          "NoDataflow",
-	PurityRelaxed:       "PurityRelaxed",
-	NoCallTIR:           "NoCallTIR",
-	ExplicitMemory:      "ExplicitMemory",
-	BuiltinsLowered:     "BuiltinsLowered",
-	ShapesLowered:       "ShapesLowered",
-	GlobalSymbols:       "GlobalSymbols",
+	WellFormed:           "WellFormed",
+	Normalized:           "Normalized",
+	NoNestedFunctions:    "NoNestedFunctions",
+	PrimFuncsViaCallTIR:  "PrimFuncsViaCallTIR",
+	Legalized:            "Legalized",
+	NoDataflow:           "NoDataflow",
+	PurityRelaxed:        "PurityRelaxed",
+	NoCallTIR:            "NoCallTIR",
+	ExplicitMemory:       "ExplicitMemory",
+	BuiltinsLowered:      "BuiltinsLowered",
+	ShapesLowered:        "ShapesLowered",
+	GlobalSymbols:        "GlobalSymbols",
+	NoPrimitiveFunctions: "NoPrimitiveFunctions",
 }
 
 func (p Property) String() string {
@@ -173,8 +178,13 @@ func Parse(s string) (Phase, error) {
 }
 
 // Invariants is the property bundle a module in phase p satisfies.
+//
+// NoPrimitiveFunctions is an Ingest invariant, hence one of every phase: a
+// module inside the fusion group (after FuseOps, before FuseTIR) or the
+// offload group (after FuseOpsByPattern, before RunCodegen) is in a declared
+// sub-phase that records no phase, and the barriers never see one.
 func (p Phase) Invariants() Set {
-	ingest := Of(WellFormed, Normalized, NoNestedFunctions, PrimFuncsViaCallTIR)
+	ingest := Of(WellFormed, Normalized, NoNestedFunctions, PrimFuncsViaCallTIR, NoPrimitiveFunctions)
 	switch p {
 	case Ingest, Optimize:
 		return ingest

@@ -115,6 +115,7 @@ type builder struct {
 func newBuilder(file string) *builder {
 	bd := &builder{file: file, funcs: map[string]bool{}, funcDefs: map[string]diag.Span{}, intType: ir.Int64}
 	bd.conv.diags = &bd.diags
+	bd.conv.expandStar = bd.starItems
 	bd.scope = newScope(nil, 0)
 	bd.recent = new(recentNames)
 	bd.ops = new([opSlots]cachedOp)

@@ -29,6 +29,7 @@ const (
 	aBinary                // X Op Y
 	aUnary                 // Op X
 	aLambda                // lambda Items: X
+	aStar                  // *X: a starred argument or item, expanded by the converter (build_star.go)
 )
 
 // ast is one expression of the syntax tree.
@@ -125,6 +126,8 @@ func (a *ast) describe() string {
 		return "a slice"
 	case aLambda:
 		return "a lambda"
+	case aStar:
+		return "a starred expression"
 	case aBinary, aUnary:
 		return "an expression with " + strings.TrimSpace(a.Name)
 	}
@@ -142,6 +145,9 @@ func quoteShort(s string) string {
 // problems found while parsing them (they do not stop parsing).
 type converter struct {
 	diags *diag.List
+	// expandStar returns the items a starred operand stands for (the
+	// builder's starItems); nil in tests that build no module.
+	expandStar func(operand *ast) []*ast
 }
 
 func (c *converter) exprList(n *exprListNode) *ast {
@@ -158,6 +164,10 @@ func (c *converter) exprList(n *exprListNode) *ast {
 func (c *converter) expr(n *exprNode) *ast {
 	for _, pr := range n.problems {
 		c.diags.Add(pr.span, "", "%s", pr.msg)
+	}
+	if n.stars && c.expandStar != nil {
+		c.expandStars(n.tree)
+		n.stars = false // expanded in place
 	}
 	return n.tree
 }

@@ -64,6 +64,9 @@ func (bd *builder) primNode(a *ast) ir.PrimExpr {
 		if g := bd.loopGroup(a.X); g != nil {
 			return bd.primName(bd.groupItem(a, g))
 		}
+		if buf := bd.shapeOf(a.X); buf != nil {
+			return bd.shapeItem(a, buf)
+		}
 		return bd.bufferLoad(a)
 	case aUnary:
 		return bd.primUnary(a)
@@ -382,6 +385,7 @@ func (bd *builder) primCall(a *ast) ir.PrimExpr {
 		}
 		bd.fail(a.X.Span, "expected a T.* function in a scalar expression, found %s", callee)
 	}
+	a = bd.dtypeKeyword(a, name)
 	for i, kw := range a.Keywords {
 		if kw != "" && !(kw == "dtype" && (name == "Cast" || opaqueIntrinsics[name] == "dtype")) {
 			bd.fail(a.Items[i].Span, "unknown keyword %s in %s(...)", kw, callee)

@@ -25,12 +25,13 @@ Unary = ("not" | "-" | "+" | "~") Unary | Primary .
 Primary = Atom Trailer* .
 Atom = <name> | <float> | <int> | <string>+ | "True" | "False" | "None" | Lambda | Paren | List | Dict .
 Lambda = "lambda" (<name> ("," <name>)*)? ":" exprNode .
-Paren = "(" (exprNode ("," exprNode)*)? ","? ")" .
-List = "[" (exprNode ("," exprNode)* ","?)? "]" .
+Paren = "(" (Item ("," Item)*)? ","? ")" .
+List = "[" (Item ("," Item)* ","?)? "]" .
+Item = "*"? exprNode .   # a starred item: phasec expands it statically (build_star.go)
 Dict = "{" (DictEntry ("," DictEntry)* ","?)? "}" .
 DictEntry = exprNode ":" exprNode .
 Trailer = "." <name> | "(" (Arg ("," Arg)* ","?)? ")" | "[" Subscript ("," Subscript)* ","? "]" .
-Arg = (<name> "=")? ("**" | "*")? exprNode .
+Arg = (<name> "=")? ("**" | "*")? exprNode .   # "*" positional only; "**" is reported
 Subscript = exprNode (":" exprNode?)? | ":" exprNode? .`
 
 // Operator precedence, Python's table (higher binds tighter): or < and <
@@ -108,10 +109,13 @@ func isOp(tok *lexer.Token, op string) bool { return tok.Type == typeOp && tok.V
 // exprNode is one expression.
 type exprNode struct {
 	tree *ast
-	// problems are diagnostics that do not stop parsing (a star argument, a
+	// problems are diagnostics that do not stop parsing (a ** argument, a
 	// bad string literal); the converter reports them when the expression
 	// is used.
 	problems []exprProblem
+	// stars says the tree holds starred items (aStar), which the converter
+	// expands when the expression is used (build_star.go).
+	stars bool
 }
 
 type exprProblem struct {
@@ -125,7 +129,7 @@ func (n *exprNode) parse(lex tokenSource) error {
 	if err != nil {
 		return err
 	}
-	n.tree, n.problems = t, p.problems
+	n.tree, n.problems, n.stars = t, p.problems, p.stars
 	return nil
 }
 
@@ -148,11 +152,11 @@ func (n *exprListNode) parse(lex tokenSource) error {
 		if n.Items == nil {
 			// Most lists have one item: allocate it with its slice.
 			one := newListItem(lex)
-			one.node = exprNode{tree: t, problems: p.problems}
+			one.node = exprNode{tree: t, problems: p.problems, stars: p.stars}
 			one.items[0] = &one.node
 			n.Items = one.items[:1:1]
 		} else {
-			n.Items = append(n.Items, &exprNode{tree: t, problems: p.problems})
+			n.Items = append(n.Items, &exprNode{tree: t, problems: p.problems, stars: p.stars})
 		}
 		if !isOp(lex.Peek(), ",") {
 			break
@@ -174,6 +178,7 @@ type exprReader struct {
 	lex      tokenSource
 	ts       *tokStream // lex, when it is one: calls without dynamic dispatch
 	problems []exprProblem
+	stars    bool // a starred item was read
 	// depth counts the open binary calls plus the operators and trailers
 	// chained inside them, so it bounds the depth of the ast being built.
 	depth int
@@ -390,14 +395,25 @@ func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
 			p.advance()
 			p.advance()
 		}
-		if star := p.peek(); isOp(star, "*") || isOp(star, "**") {
+		var v *ast
+		var err error
+		switch star := p.peek(); {
+		case kw == "" && isOp(star, "*"):
+			v, err = p.starred()
+		case isOp(star, "*") || isOp(star, "**"):
 			p.advance()
-			p.problem(spanOf(argStart, argStart), "expected an argument, found "+star.Value+" (star arguments are not supported)")
+			what := "keyword argument unpacking (**)"
+			if star.Value == "*" {
+				what = "a starred keyword argument"
+			}
+			p.problem(spanOf(argStart, argStart), "expected an argument, found "+star.Value+" ("+what+" is not supported)")
+			fallthrough
+		default:
+			if !startsExpr(p.peek()) {
+				return nil, unexpected(p.peek(), `an argument or ")"`)
+			}
+			v, err = p.expr()
 		}
-		if !startsExpr(p.peek()) {
-			return nil, unexpected(p.peek(), `an argument or ")"`)
-		}
-		v, err := p.expr()
 		if err != nil {
 			return nil, err
 		}
@@ -413,6 +429,21 @@ func (p *exprReader) call(fn *ast, start lexer.Position) (*ast, error) {
 	}
 	call.Span = spanOf(start, p.next())
 	return call, nil
+}
+
+// starred reads "*operand" (an argument or a tuple or list item): Python's
+// star_expression, whose operand binds like "|" and tighter.
+func (p *exprReader) starred() (*ast, error) {
+	star := *p.advance()
+	if !startsExpr(p.peek()) {
+		return nil, unexpected(p.peek(), `an expression after "*"`)
+	}
+	x, err := p.binary(precBitOr)
+	if err != nil {
+		return nil, err
+	}
+	p.stars = true
+	return p.node(ast{Kind: aStar, X: x, Span: joinSpan(spanOf(star.Pos, star.Pos), x.Span)}), nil
 }
 
 // index reads the subscripts of x[...].
@@ -542,10 +573,15 @@ func (p *exprReader) items(closing string) ([]*ast, bool, error) {
 	}
 	comma := false
 	for !isOp(p.peek(), closing) {
-		if !startsExpr(p.peek()) {
+		var e *ast
+		var err error
+		if isOp(p.peek(), "*") {
+			e, err = p.starred()
+		} else if !startsExpr(p.peek()) {
 			return nil, false, unexpected(p.peek(), `an expression or "`+closing+`"`)
+		} else {
+			e, err = p.expr()
 		}
-		e, err := p.expr()
 		if err != nil {
 			return nil, false, err
 		}
@@ -578,6 +614,11 @@ func (p *exprReader) paren() (*ast, error) {
 	items, comma, err := p.items(")")
 	if err != nil {
 		return nil, err
+	}
+	if len(items) == 1 && !comma && items[0].Kind == aStar {
+		// Python: "cannot use starred expression here"; (*x,) is a tuple.
+		p.problem(items[0].Span, `expected a tuple around a starred item, found (*...) without a comma: write (*x,)`)
+		return p.node(ast{Kind: aTuple, Items: items, Span: spanOf(open.Pos, p.next())}), nil
 	}
 	if len(items) == 1 && !comma {
 		items[0].Paren = true

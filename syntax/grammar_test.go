@@ -180,14 +180,16 @@ func TestExpressionSpans(t *testing.T) {
 	assert.Equal(t, "", e.X.X.Keywords[0], "keywords %q", e.X.X.Keywords)
 }
 
-// TestExpressionProblems: star arguments and "(,)" parse (so later
-// statements are still checked) but are reported when the expression is
-// used.
+// TestExpressionProblems: keyword unpacking, a starred keyword value, a
+// parenthesized star and "(,)" parse (so later statements are still
+// checked) but are reported when the expression is used.
 func TestExpressionProblems(t *testing.T) {
 	for src, want := range map[string]string{
-		"f(*a)":     "star arguments are not supported",
-		"f(k=**a)":  "star arguments are not supported",
-		"g((,), 1)": `expected an expression before ",", found ","`,
+		"f(**a)":     "keyword argument unpacking (**) is not supported",
+		"f(k=**a)":   "keyword argument unpacking (**) is not supported",
+		"f(k=*a)":    "a starred keyword argument is not supported",
+		"g((*a), 1)": "write (*x,)",
+		"g((,), 1)":  `expected an expression before ",", found ","`,
 	} {
 		root, err := exprParser.ParseString("t", src)
 		if !assert.NoError(t, err, src) {
@@ -199,4 +201,32 @@ func TestExpressionProblems(t *testing.T) {
 			assert.Contains(t, list[0].Msg, want, src)
 		}
 	}
+}
+
+// TestStarExpansion: the converter splices the items a starred operand
+// stands for into calls, tuples and lists, keeping keywords aligned; an
+// expression without stars is not walked.
+func TestStarExpansion(t *testing.T) {
+	root, err := exprParser.ParseString("t", "f(1, *a, [*a, 2], k=3, *(4,))")
+	require.NoError(t, err)
+	var list diag.List
+	var expanded []string
+	conv := &converter{diags: &list, expandStar: func(x *ast) []*ast {
+		expanded = append(expanded, x.describe())
+		if x.Kind == aTuple {
+			return x.Items
+		}
+		return []*ast{{Kind: aName, Name: "x"}, {Kind: aName, Name: "y"}}
+	}}
+	e := conv.expr(root.Expr)
+	require.Empty(t, list)
+	assert.Equal(t, []string{"name a", "name a", "a tuple"}, expanded)
+	var got []string
+	for i, it := range e.Items {
+		got = append(got, e.Keywords[i]+"="+it.describe())
+	}
+	assert.Equal(t, []string{"=number 1", "=name x", "=name y", "=a list", "k=number 3", "=number 4"}, got)
+	list1 := e.Items[3]
+	require.Len(t, list1.Items, 3)
+	assert.Equal(t, "name y", list1.Items[1].describe())
 }

@@ -43,6 +43,8 @@ var goldens = map[string]string{
 	"ExpandTupleArgumentsInner":                  "ExpandTupleArgumentsInner",
 	"NormalizeGlobalVar":                         "NormalizeGlobalVar",
 	"InlinePrivateFunctions":                     "InlinePrivateFunctions",
+	"AnnotateTIROpPattern":                       "AnnotateTIROpPattern",
+	"FuseTIR":                                    "FuseTIR",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's

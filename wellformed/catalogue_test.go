@@ -66,7 +66,10 @@ func TestCatalogueWellFormed(t *testing.T) {
 func TestHintsNameTheBarrier(t *testing.T) {
 	barrier := map[phase.Phase]string{phase.Ingest: "canonicalize barrier", phase.Lower: "lower barrier", phase.Build: "build barrier"}
 	for _, r := range Rules() {
-		if r.Structural() || r.Property == phase.PrimFuncsViaCallTIR {
+		if r.Structural() || r.Property == phase.PrimFuncsViaCallTIR || r.Property == phase.NoPrimitiveFunctions {
+			// No barrier establishes PrimFuncsViaCallTIR; NoPrimitiveFunctions
+			// is broken and restored inside a group of passes (FuseOps ..
+			// FuseTIR), whose missing member the hint names.
 			continue
 		}
 		for _, p := range phase.Phases() {

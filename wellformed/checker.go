@@ -119,6 +119,15 @@ func (c *checker) report(id ruleID, span diag.Span, format string, args ...any) 
 	})
 }
 
+// reportHint is report with a hint of its own in place of the rule's.
+func (c *checker) reportHint(id ruleID, span diag.Span, hint, format string, args ...any) {
+	n := len(c.diags)
+	c.report(id, span, format, args...)
+	if len(c.diags) > n {
+		c.diags[n].Hint = hint
+	}
+}
+
 // where names a position for messages: "main:4", or "main" when unknown.
 func (c *checker) where(span diag.Span) string {
 	if span.IsValid() {
@@ -144,6 +153,7 @@ func (c *checker) run() {
 		c.checkGlobalSymbol(name, f)
 		switch f := f.(type) {
 		case *ir.Function:
+			c.checkGroupFunction(name, f)
 			c.function(f, false)
 		case *ir.PrimFunc:
 			c.primFunc(f)
@@ -184,6 +194,52 @@ func (c *checker) checkGlobalSymbol(name string, f ir.BaseFunc) {
 	} else if c.on(ruleNoGlobalSymbol) {
 		c.report(ruleNoGlobalSymbol, span, "function %s without global_symbol is not allowed", name)
 	}
+}
+
+// The function attributes that make a Relax function a member of a
+// declared group of passes rather than a function of its own (TVM's
+// attr::kPrimitive, attr::kComposite, attr::kCodegen).
+const (
+	attrComposite = "Composite" // a pattern match of FuseOpsByPattern
+	attrCodegen   = "Codegen"   // an offloaded function awaiting RunCodegen
+)
+
+// checkGroupFunction reports a function a group of passes left half done:
+// a fusion group FuseOps made that FuseTIR has not yet turned into a
+// PrimFunc, or an offload group RunCodegen has not yet compiled. The hint
+// names the missing member.
+func (c *checker) checkGroupFunction(name string, f *ir.Function) {
+	if !c.on(rulePrimitiveFunction) {
+		return
+	}
+	_, composite := f.Attrs[attrComposite]
+	_, codegen := f.Attrs[attrCodegen]
+	switch {
+	case composite || codegen:
+		attr := attrCodegen
+		if composite {
+			attr = attrComposite
+		}
+		c.reportHint(rulePrimitiveFunction, f.Span(), "run RunCodegen (after MergeCompositeFunctions)",
+			"function %s is an offload group (attribute %s) whose kernel RunCodegen has not produced", name, attr)
+	case attrSet(f.Attrs[ir.AttrPrimitive]):
+		c.reportHint(rulePrimitiveFunction, f.Span(), "run FuseTIR",
+			"function %s is a fusion group (attribute Primitive) that FuseTIR has not turned into a PrimFunc", name)
+	}
+}
+
+// attrSet reports whether a flag attribute is present and not false or 0
+// (TVM writes Primitive as the integer 1; TVMScript prints it as True).
+func attrSet(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case int64:
+		return v != 0
+	}
+	return true
 }
 
 // function checks a Relax function: a top-level one, or a local function

@@ -76,6 +76,7 @@ const (
 	ruleTIRLoopVarInBlock
 	ruleTIRUndefinedVar
 	ruleTIREnvThread
+	rulePrimitiveFunction
 	numRules
 )
 
@@ -220,6 +221,11 @@ var catalogue = [numRules]Rule{
 	ruleTIREnvThread: {Code: "WF042", Family: "tir",
 		Title: "every environment thread of a PrimFunc is launched through one variable",
 		Hint:  "declare the thread once with T.env_thread and launch that variable each time"},
+	rulePrimitiveFunction: {Code: "WF043", Property: phase.NoPrimitiveFunctions, Family: "functions",
+		Title: "no Relax function is a fusion or offload group awaiting its kernel (attribute Primitive, Composite or Codegen)",
+		// The diagnostic's own hint names the one member of the group
+		// that is missing (checker.checkGroupFunction).
+		Hint: "run FuseTIR after FuseOps (the fusion group), or RunCodegen after MergeCompositeFunctions (the offload group)"},
 }
 
 // wfCodes is the family of the catalogue's codes.

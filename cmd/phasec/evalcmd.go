@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/eval"
+	"github.com/phasec/phasec/frontend/onnx"
+	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/tensor"
 
@@ -61,9 +63,22 @@ func runEval(fs *pflag.FlagSet) runFunc {
 			dimValues[name] = n
 		}
 
-		mod, code := parseInput(positional[0], stdin, stderr)
+		var mod *ir.Module
+		var code int
+		var model *onnx.Result // an ONNX model's input and output names
+		if isONNX(positional[0]) {
+			mod, model, code = importONNX(positional[0], stderr)
+		} else {
+			mod, code = parseInput(positional[0], stdin, stderr)
+		}
 		if mod == nil {
 			return code
+		}
+		for name, path := range given {
+			if p := onnxInputName(model, mod, name); p != name {
+				delete(given, name)
+				given[p] = path
+			}
 		}
 		f := mod.Func(*fn)
 		if f == nil {
@@ -111,6 +126,11 @@ func runEval(fs *pflag.FlagSet) runFunc {
 			return 1
 		}
 		outs := flattenResult("output", res)
+		if names := onnxOutputNames(model, len(outs)); names != nil {
+			for i := range outs {
+				outs[i].name = names[i]
+			}
+		}
 		if *outPath != "" {
 			var named []tensor.Named
 			for _, o := range outs {

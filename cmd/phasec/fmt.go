@@ -48,7 +48,14 @@ func runFmt(fs *pflag.FlagSet) runFunc {
 // the error or the formatted diagnostics to stderr and returns a nil module
 // with exit code 1. Diagnostics that are not errors are reported and the
 // module returned.
+//
+// An ONNX model (FILE.onnx) is imported instead, its weights as
+// constants (see importONNX).
 func parseInput(path string, stdin io.Reader, stderr io.Writer) (*ir.Module, int) {
+	if isONNX(path) {
+		mod, _, code := importONNX(path, stderr)
+		return mod, code
+	}
 	src, name, err := readInput(path, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "phasec: %v\n", err)

@@ -8,10 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/phasec/phasec/frontend/onnx"
+	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
 	"github.com/phasec/phasec/vm/loader"
@@ -20,7 +23,7 @@ import (
 )
 
 const runUsage = "[--func main] [--input name=file.npy]... [--random-inputs] [--seed N] [--symbolic n=32]... " +
-	"[-o out.npz] [--stats] [--repeat N] [--expect FILE.npy]... [build flags] MODEL.pvm|FILE.tvms"
+	"[--params PARAMS.npz] [-o out.npz] [--stats] [--repeat N] [--expect FILE.npy]... [build flags] MODEL.pvm|FILE.tvms|MODEL.onnx"
 
 func init() {
 	register(&command{
@@ -39,6 +42,7 @@ func runRun(fs *pflag.FlagSet) runFunc {
 	seed := fs.Uint64("seed", 1, "seed of --random-inputs")
 	fs.Var(&symbolic, "symbolic", "value of a symbolic dimension for --random-inputs (`n=32`, repeatable)")
 	outPath := fs.StringP("output", "o", "", "write the outputs to `out.npz`")
+	paramsPath := fs.String("params", "", "bind parameters by name from `PARAMS.npz` (the weights phasec import wrote)")
 	stats := fs.Bool("stats", false, "print instructions executed, time per function and kernel, allocations and peak bytes")
 	repeat := fs.Int("repeat", 1, "run `N` times (timings over all runs)")
 	fs.Var(&expect, "expect", "compare the outputs, in order, with `FILE.npy` (repeatable): fail beyond 1e-5 * max(1, |expected|)")
@@ -63,8 +67,20 @@ func runRun(fs *pflag.FlagSet) runFunc {
 		path := args[0]
 		start := time.Now()
 		var exe *vm.Executable
-		if strings.HasSuffix(path, ".tvms") || path == "-" {
-			mod, code := parseInput(path, stdin, stderr)
+		var model *onnx.Result // an ONNX model's input and output names
+		if strings.HasSuffix(path, ".tvms") || path == "-" || isONNX(path) {
+			var mod *ir.Module
+			var code int
+			if !isONNX(path) {
+				mod, code = parseInput(path, stdin, stderr)
+			} else {
+				mod, model, code = importONNX(path, stderr)
+				for i, kv := range inputs {
+					if name, file, ok := strings.Cut(kv, "="); ok {
+						inputs[i] = onnxInputName(model, mod, name) + "=" + file
+					}
+				}
+			}
 			if mod == nil {
 				return code
 			}
@@ -95,7 +111,14 @@ func runRun(fs *pflag.FlagSet) runFunc {
 			fmt.Fprintf(stderr, "phasec run: %s has no function %q\n", path, *fn)
 			return 1
 		}
-		argv, err := bindInputs(&exe.Funcs[fi], inputs, *random, *seed, syms)
+		var weights []tensor.Named
+		if *paramsPath != "" {
+			if weights, err = tensor.ReadNpz(*paramsPath); err != nil {
+				fmt.Fprintf(stderr, "phasec run: --params: %v\n", err)
+				return 1
+			}
+		}
+		argv, err := bindInputs(&exe.Funcs[fi], inputs, weights, *random, *seed, syms)
 		if err != nil {
 			fmt.Fprintf(stderr, "phasec run: %v\n", err)
 			return 1
@@ -125,6 +148,11 @@ func runRun(fs *pflag.FlagSet) runFunc {
 		}
 
 		named := flattenOutputs("output", out)
+		if names := onnxOutputNames(model, len(named)); names != nil {
+			for i := range named {
+				named[i].Name = names[i]
+			}
+		}
 		fmt.Fprintf(stdout, "%s: %d output(s)\n", *fn, len(named))
 		for _, n := range named {
 			fmt.Fprintf(stdout, "  %s\n", describe(n.Name, n.Value))
@@ -161,9 +189,16 @@ func runRun(fs *pflag.FlagSet) runFunc {
 
 // bindInputs builds the argument list: --input files by parameter name (or
 // in order), random tensors from the recorded signatures for the rest.
-func bindInputs(f *vm.Function, inputs []string, random bool, seed uint64, syms map[string]int64) ([]vm.Value, error) {
+func bindInputs(f *vm.Function, inputs []string, params []tensor.Named, random bool, seed uint64, syms map[string]int64) ([]vm.Value, error) {
 	argv := make([]vm.Value, f.NumArgs)
 	set := make([]bool, f.NumArgs)
+	for _, p := range params {
+		idx := slices.Index(f.ParamNames, p.Name)
+		if idx < 0 {
+			return nil, fmt.Errorf("--params: %s has no parameter %q (parameters: %s)", f.Name, p.Name, strings.Join(f.ParamNames, ", "))
+		}
+		argv[idx], set[idx] = vm.TensorValue(p.Tensor), true
+	}
 	next := 0
 	for _, in := range inputs {
 		name, file, ok := strings.Cut(in, "=")

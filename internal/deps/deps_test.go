@@ -58,16 +58,25 @@ syntax/printer, wellformed < passes;
 passes, syntax < passes/passtest;
 passes < lower;
 op, vm/abi < eval;
-passes, eval, vm/kernel, internal/ptrmap < transform;
+ir < transform/dpl;
+passes, eval, vm/kernel, internal/ptrmap, transform/dpl < transform;
 lower, transform < barrier;
 barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
 codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
 passes < htmlview;
 
+# Frontends: a model format in, a module at Ingest out. They build IR
+# with ir.Builder and op's records (op.Def Eval folds shape computations);
+# of the runtime they use only tensor.
+NONE < frontend/onnx/onnxpb;
+frontend/onnx/onnxpb, op, tensor, diag < frontend/onnx;
+
 # Commands, and this test.
-semcheck, barrier, diag/format, ir/irgen, htmlview < cmd/phasec;
+semcheck, barrier, diag/format, ir/irgen, htmlview, frontend/onnx < cmd/phasec;
 NONE < internal/deps, syntax/internal/gennames;
+# make bench-ort's timer runs .pvm files as any runtime user would.
+RUNTIME < bench/ort;
 `
 
 // testRules lets a package's internal test files (package p in
@@ -81,7 +90,7 @@ codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 htmlview: barrier, syntax;
 lower: ir/irgen, syntax;
-transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest;
+transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest, semcheck;
 syntax: ir/irgen, syntax/printer;
 syntax/printer: ir/irgen, syntax;
 wellformed: ir/irgen, syntax, syntax/printer;

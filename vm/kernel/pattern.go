@@ -167,6 +167,9 @@ func (c *compiler) matchNest(s ir.Stmt) (string, fastPath) {
 	if !ok {
 		return "", nil
 	}
+	if name, fast := c.matchWindow(n); fast != nil { // conv.go
+		return name, fast
+	}
 	reduce := 0
 	for _, k := range n.kinds {
 		if k == ir.IterReduce {

@@ -1,0 +1,580 @@
+package blas
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// # Convolution
+//
+// Conv computes a grouped N-d convolution (1 to 3 spatial axes, any
+// stride, dilation and padding, any memory layout given as per-axis
+// element strides) as an implicit GEMM on the same packed micro-kernels
+// as Sgemm. Per batch image n and group g:
+//
+//	Y[oc, p] = sum_k W[oc, k] * Col[k, p]
+//
+// with oc the group's output channels (the GEMM's rows), p the output
+// pixels (its columns) and k = (input channel, kernel taps...) in
+// row-major order. The weights are the A side: packed once into mr-row
+// micro-panels (ConvWeights, cacheable across calls). Col is never
+// materialised: for each block of output pixels and each kc block of k,
+// the needed part of it is gathered straight from X into nr-column
+// micro-panels (im2col per tile; for unit stride a panel row is one
+// 16-float copy), then every (6 x 16) tile runs the register-tiled
+// micro-kernel into a private scratch block of C. After the last k block
+// the epilogue (bias, ReLU) is applied per output row of the block and the
+// rows are stored into Y at its strides, so Y's layout (NCHW, NHWC, ...)
+// costs only the final store.
+//
+// Depthwise convolutions (one input and one output channel per group)
+// have a 1 x K x P GEMM per channel, which the 6-row tiles would waste;
+// they run directly as one AXPY per tap and output row instead.
+//
+// Work is split over (image, group, pixel block) tasks on up to threads
+// goroutines, which take tasks from a shared counter; small convolutions
+// run on the caller only.
+
+// ConvGeom is the geometry of a convolution and the layouts of its
+// operands. Input coordinate of output o and tap t along spatial axis d:
+// o*Stride[d] + t*Dilation[d] - Pad[d]; taps that fall outside [0, In[d])
+// read zero.
+type ConvGeom struct {
+	Batch, Groups                          int
+	InC, OutC                              int // total channels: InC = Groups*(input channels per group)
+	Spatial                                int // 1..3
+	In, Kernel, Out, Stride, Dilation, Pad [3]int
+
+	// Element strides of each canonical axis in the flat operands: data
+	// (N, C, spatial...), weight (O, I, kernel...), output (N, C, spatial...).
+	XN, XC int
+	XS     [3]int
+	WO, WI int
+	WS     [3]int
+	YN, YC int
+	YS     [3]int
+}
+
+// ConvEpilogue is applied to each output element before it is stored:
+// y = act(sum + Bias[oc]). A nil Bias adds nothing.
+type ConvEpilogue struct {
+	Bias []float32 // one per output channel
+	ReLU bool
+}
+
+func (g *ConvGeom) icg() int { return g.InC / g.Groups }
+func (g *ConvGeom) ocg() int { return g.OutC / g.Groups }
+
+// taps is the number of kernel positions; k = icg * taps.
+func (g *ConvGeom) taps() int {
+	t := 1
+	for d := range g.Spatial {
+		t *= g.Kernel[d]
+	}
+	return t
+}
+
+func (g *ConvGeom) pixels() int {
+	p := 1
+	for d := range g.Spatial {
+		p *= g.Out[d]
+	}
+	return p
+}
+
+// Check validates the geometry against operand lengths: every access of
+// Conv stays inside x, w and y.
+func (g *ConvGeom) Check(lenX, lenW, lenY int) error {
+	if g.Spatial < 1 || g.Spatial > 3 {
+		return fmt.Errorf("blas: conv: %d spatial axes (want 1..3)", g.Spatial)
+	}
+	if g.Batch < 0 || g.Groups < 1 || g.InC < 0 || g.OutC < 0 || g.InC%g.Groups != 0 || g.OutC%g.Groups != 0 {
+		return fmt.Errorf("blas: conv: batch %d, groups %d, channels %d -> %d", g.Batch, g.Groups, g.InC, g.OutC)
+	}
+	for d := range g.Spatial {
+		if g.In[d] < 0 || g.Kernel[d] < 0 || g.Out[d] < 0 || g.Stride[d] < 1 || g.Dilation[d] < 1 {
+			return fmt.Errorf("blas: conv: axis %d: in %d, kernel %d, out %d, stride %d, dilation %d", d, g.In[d], g.Kernel[d], g.Out[d], g.Stride[d], g.Dilation[d])
+		}
+	}
+	// The largest offset each operand is accessed at (strides are
+	// non-negative), or -1 when it is empty.
+	last := func(ext []int, strides []int) int {
+		off := 0
+		for i, e := range ext {
+			if e == 0 {
+				return -1
+			}
+			if strides[i] < 0 {
+				return 1 << 62
+			}
+			off += (e - 1) * strides[i]
+		}
+		return off
+	}
+	xe := []int{g.Batch, g.InC}
+	xs := []int{g.XN, g.XC}
+	we := []int{g.OutC, g.icg()}
+	ws := []int{g.WO, g.WI}
+	ye := []int{g.Batch, g.OutC}
+	ys := []int{g.YN, g.YC}
+	for d := range g.Spatial {
+		xe, xs = append(xe, g.In[d]), append(xs, g.XS[d])
+		we, ws = append(we, g.Kernel[d]), append(ws, g.WS[d])
+		ye, ys = append(ye, g.Out[d]), append(ys, g.YS[d])
+	}
+	if l := last(ye, ys); l >= lenY {
+		return fmt.Errorf("blas: conv: output needs %d elements, has %d", l+1, lenY)
+	}
+	if last(ye, ys) < 0 {
+		return nil // nothing to compute
+	}
+	if l := last(we, ws); l >= lenW {
+		return fmt.Errorf("blas: conv: weight needs %d elements, has %d", l+1, lenW)
+	}
+	if l := last(xe, xs); l >= lenX {
+		return fmt.Errorf("blas: conv: data needs %d elements, has %d", l+1, lenX)
+	}
+	return nil
+}
+
+// ConvWeights are a convolution's weights packed for Conv: per group,
+// per kc block of k, the group's output channels in mr-row micro-panels
+// (packA's layout), rows past the group's channels zero.
+type ConvWeights struct {
+	geom ConvGeom
+	a    []float32
+}
+
+// PackConvWeights packs w for convolutions of geometry g (only the
+// weight-related fields matter).
+func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
+	ocg, icg, taps := g.ocg(), g.icg(), g.taps()
+	k := icg * taps
+	rows := roundUp(ocg, mr)
+	pw := &ConvWeights{geom: *g, a: make([]float32, g.Groups*rows*k+packSlack)}
+	if g.depthwise() {
+		return pw // the direct path reads w as it is
+	}
+	// Gather each group's (ocg x k) matrix densely, then packA it.
+	dense := make([]float32, ocg*k)
+	tapOff := g.tapOffsets(g.WS)
+	for grp := range g.Groups {
+		for o := range ocg {
+			base := (grp*ocg + o) * g.WO
+			row := dense[o*k : (o+1)*k]
+			for c := range icg {
+				for t, off := range tapOff {
+					row[c*taps+t] = w[base+c*g.WI+off]
+				}
+			}
+		}
+		dst := pw.a[grp*rows*k:]
+		kb := convKC(k)
+		for pc := 0; pc < k; pc += kb {
+			kcur := min(kb, k-pc)
+			packA(dst[pc*rows:], dense, max(k, 1), false, 0, pc, ocg, kcur, 1)
+		}
+	}
+	return pw
+}
+
+// convKC is the k block of a convolution with k = channels x taps: the
+// fewest blocks of at most convMaxKC, of equal size, so that a 3x3 kernel
+// over 32 channels (k = 288) is one block rather than 256 + 32 (a short
+// last block pays the micro-kernel's tile load and store for little
+// work). At 320, an A panel and a B panel are 27 KiB, inside L1.
+func convKC(k int) int {
+	blocks := max(1, ceilDiv(k, convMaxKC))
+	return ceilDiv(k, blocks)
+}
+
+const convMaxKC = 320
+
+// tapOffsets returns, for each kernel tap in row-major order, the sum of
+// tap coordinate times strides[d] (dilation is not applied).
+func (g *ConvGeom) tapOffsets(strides [3]int) []int {
+	out := make([]int, 0, g.taps())
+	var t [3]int
+	for range g.taps() {
+		off := 0
+		for d := range g.Spatial {
+			off += t[d] * strides[d]
+		}
+		out = append(out, off)
+		for d := g.Spatial - 1; d >= 0; d-- {
+			t[d]++
+			if t[d] < g.Kernel[d] {
+				break
+			}
+			t[d] = 0
+		}
+	}
+	return out
+}
+
+func (g *ConvGeom) depthwise() bool { return g.icg() == 1 && g.ocg() == 1 && g.Groups > 1 }
+
+// ConvPlan holds what Conv precomputes for a geometry: the data offset
+// and per-axis input displacement of every k, and the output offset of
+// every pixel. Plans are immutable; callers cache them per geometry.
+type ConvPlan struct {
+	geom    ConvGeom
+	k       int
+	koff    []int    // data offset of k = (c, taps): c*XC + sum tap*dil*XS
+	kdisp   [][3]int // per k, tap*dil per axis (bounds checks)
+	runLen  []int    // per k, length of the run of k with a constant positive koff step
+	pixIn   [][3]int // per pixel, o*stride - pad per axis
+	pixOff  []int    // per pixel, data offset of pixIn (may be negative)
+	yOff    []int    // per pixel, output offset
+	yDense  bool     // yOff[p] == p
+	inRange bool     // every tap of every pixel is inside the data
+	block   int      // pixels per task
+}
+
+// NewConvPlan checks g and precomputes its plan.
+func NewConvPlan(g *ConvGeom) *ConvPlan {
+	icg, taps := g.icg(), g.taps()
+	p := &ConvPlan{geom: *g, k: icg * taps, inRange: true}
+	p.koff = make([]int, 0, p.k)
+	p.kdisp = make([][3]int, 0, p.k)
+	var dil [3]int
+	for d := range g.Spatial {
+		dil[d] = g.Dilation[d] * g.XS[d]
+	}
+	tapX := g.tapOffsets(dil)
+	for c := range icg {
+		var t [3]int
+		for ti := range taps {
+			p.koff = append(p.koff, c*g.XC+tapX[ti])
+			var disp [3]int
+			for d := range g.Spatial {
+				disp[d] = t[d] * g.Dilation[d]
+			}
+			p.kdisp = append(p.kdisp, disp)
+			for d := g.Spatial - 1; d >= 0; d-- {
+				t[d]++
+				if t[d] < g.Kernel[d] {
+					break
+				}
+				t[d] = 0
+			}
+		}
+	}
+	p.runLen = make([]int, p.k)
+	for k := p.k - 1; k >= 0; k-- {
+		p.runLen[k] = 1
+		if k+1 < p.k {
+			switch step := p.koff[k+1] - p.koff[k]; {
+			case step <= 0:
+			case p.runLen[k+1] > 1 && p.koff[k+2]-p.koff[k+1] == step:
+				p.runLen[k] = p.runLen[k+1] + 1
+			default:
+				p.runLen[k] = 2
+			}
+		}
+	}
+	for d := range g.Spatial {
+		if g.Out[d] == 0 || g.Kernel[d] == 0 {
+			continue
+		}
+		lo := -g.Pad[d]
+		hi := (g.Out[d]-1)*g.Stride[d] + (g.Kernel[d]-1)*g.Dilation[d] - g.Pad[d]
+		if lo < 0 || hi >= g.In[d] {
+			p.inRange = false
+		}
+	}
+	np := g.pixels()
+	p.pixIn = make([][3]int, np)
+	p.pixOff = make([]int, np)
+	p.yOff = make([]int, np)
+	p.yDense = true
+	var o [3]int
+	for px := range np {
+		off, yoff := 0, 0
+		for d := range g.Spatial {
+			in := o[d]*g.Stride[d] - g.Pad[d]
+			p.pixIn[px][d] = in
+			off += in * g.XS[d]
+			yoff += o[d] * g.YS[d]
+		}
+		p.pixOff[px], p.yOff[px] = off, yoff
+		if yoff != px {
+			p.yDense = false
+		}
+		for d := g.Spatial - 1; d >= 0; d-- {
+			o[d]++
+			if o[d] < g.Out[d] {
+				break
+			}
+			o[d] = 0
+		}
+	}
+	p.block = 256
+	return p
+}
+
+// Geom returns the plan's geometry.
+func (p *ConvPlan) Geom() *ConvGeom { return &p.geom }
+
+// minConvWorkPerThread is the multiply-add count per thread below which
+// a convolution stays on fewer threads.
+var minConvWorkPerThread = 1 << 20
+
+// Conv computes y = epilogue(conv(x, w)) for plan p on up to threads
+// goroutines. pw must come from PackConvWeights for the same weights and
+// the same weight geometry (nil: packed here). It panics if the operands
+// are too short for the geometry (callers check with ConvGeom.Check).
+func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y []float32, ep ConvEpilogue) {
+	g := &p.geom
+	if err := g.Check(len(x), len(w), len(y)); err != nil {
+		panic(err)
+	}
+	np := g.pixels()
+	if g.Batch == 0 || g.OutC == 0 || np == 0 {
+		return
+	}
+	if ep.Bias != nil && len(ep.Bias) < g.OutC {
+		panic(fmt.Sprintf("blas: conv: %d biases for %d channels", len(ep.Bias), g.OutC))
+	}
+	if pw == nil && !g.depthwise() {
+		pw = PackConvWeights(g, w)
+	}
+	blocks := ceilDiv(np, p.block)
+	tasks := g.Batch * g.Groups * blocks
+	work := g.Batch * g.OutC * np * max(p.k, 1)
+	threads = max(1, min(threads, tasks, work/minConvWorkPerThread, maxThreads))
+	run := &convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks}
+	if threads == 1 {
+		run.worker()
+		return
+	}
+	var wg sync.WaitGroup
+	for range threads - 1 {
+		wg.Go(run.worker)
+	}
+	run.worker()
+	wg.Wait()
+}
+
+// convRun is one Conv call shared by its goroutines.
+type convRun struct {
+	p             *ConvPlan
+	x, w, y       []float32
+	pw            *ConvWeights
+	ep            ConvEpilogue
+	blocks, tasks int
+	next          atomic.Int64
+}
+
+// convScratch is a goroutine's packing and accumulation space.
+type convScratch struct {
+	bp, c []float32
+}
+
+var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
+
+func (r *convRun) worker() {
+	s := convScratchPool.Get().(*convScratch)
+	defer convScratchPool.Put(s)
+	g := &r.p.geom
+	for {
+		t := int(r.next.Add(1) - 1)
+		if t >= r.tasks {
+			return
+		}
+		blk := t % r.blocks
+		grp := (t / r.blocks) % g.Groups
+		n := t / r.blocks / g.Groups
+		p0 := blk * r.p.block
+		p1 := min(p0+r.p.block, g.pixels())
+		if g.depthwise() {
+			r.depthwise(n, grp, p0, p1)
+		} else {
+			r.gemmBlock(s, n, grp, p0, p1)
+		}
+	}
+}
+
+// gemmBlock computes output pixels [p0, p1) of group grp of image n.
+func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
+	p, g := r.p, &r.p.geom
+	ocg := g.ocg()
+	rows := roundUp(ocg, mr)
+	ncur := p1 - p0
+	ldc := roundUp(ncur, nr)
+	s.c = growF32(s.c, rows*ldc)
+	c := s.c[:rows*ldc]
+	clear(c)
+	k := p.k
+	xbase := n*g.XN + grp*g.icg()*g.XC
+	apack := r.pw.a[grp*rows*k:]
+	kern := activeKernel.fn
+	kb := convKC(k)
+	for pc := 0; pc < k; pc += kb {
+		kcur := min(kb, k-pc)
+		s.bp = growF32(s.bp, kcur*ldc)
+		r.packCols(s.bp, xbase, pc, kcur, p0, p1)
+		ablock := apack[pc*rows:]
+		for jr := 0; jr < ncur; jr += nr {
+			bpanel := s.bp[jr*kcur : (jr+nr)*kcur]
+			for ir := 0; ir < ocg; ir += mr {
+				kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
+			}
+		}
+	}
+	// Epilogue and store, one output channel row at a time.
+	ybase := n*g.YN + grp*ocg*g.YC
+	for o := range ocg {
+		row := c[o*ldc : o*ldc+ncur]
+		r.finishRow(row, grp*ocg+o, ybase+o*g.YC, p0)
+	}
+}
+
+// finishRow applies the epilogue to row (pixels p0.. of channel oc) and
+// stores it at output offset ybase.
+func (r *convRun) finishRow(row []float32, oc, ybase, p0 int) {
+	if r.ep.Bias != nil {
+		AddScalarF32(row, row, r.ep.Bias[oc])
+	}
+	if r.ep.ReLU {
+		MaxScalarF32(row, row, 0)
+	}
+	if r.p.yDense {
+		copy(r.y[ybase+p0:], row)
+		return
+	}
+	yOff := r.p.yOff[p0:]
+	for j, v := range row {
+		r.y[ybase+yOff[j]] = v
+	}
+}
+
+// packCols gathers Col[pc:pc+kcur, p0:p1] of the group whose data starts
+// at xbase into nr-column micro-panels (packB's layout), zero past p1 and
+// for taps outside the data.
+func (r *convRun) packCols(dst []float32, xbase, pc, kcur, p0, p1 int) {
+	p, g := r.p, &r.p.geom
+	x := r.x
+	koff := p.koff[pc : pc+kcur]
+	last := g.Spatial - 1
+	unit := g.Stride[last]*g.XS[last] == 1
+	for q := p0; q < p1; q += nr {
+		panel := dst[(q-p0)*kcur : (q-p0+nr)*kcur]
+		cols := min(nr, p1-q)
+		pix := p.pixOff[q : q+cols]
+		// Pixels of one output row with unit stride along it read 16
+		// consecutive data elements per k.
+		contiguous := cols == nr && unit && pix[nr-1]-pix[0] == nr-1
+		switch {
+		case p.inRange && contiguous:
+			// Runs of k whose data offsets step by a constant (the taps
+			// along the last axis, the channels of a 1x1 kernel) are
+			// rows of a strided matrix: one AVX2 panel copy each.
+			base := xbase + pix[0]
+			for kk := 0; kk < kcur; {
+				run := min(p.runLen[pc+kk], kcur-kk)
+				ko := koff[kk]
+				if run > 1 && packBFullPanel(panel[kk*nr:], x[base+ko:], koff[kk+1]-ko, run) {
+					kk += run
+					continue
+				}
+				copy16(panel[kk*nr:], x[base+ko:])
+				kk++
+			}
+		case p.inRange:
+			for kk, ko := range koff {
+				d := panel[kk*nr : kk*nr+nr]
+				src := x[xbase+ko:]
+				for j, po := range pix {
+					d[j] = src[po]
+				}
+				clear(d[cols:])
+			}
+		default:
+			pin := p.pixIn[q : q+cols]
+			for kk, ko := range koff {
+				d := panel[kk*nr : kk*nr+nr]
+				disp := &p.kdisp[pc+kk]
+				for j, po := range pix {
+					ok := true
+					for a := range g.Spatial {
+						if v := pin[j][a] + disp[a]; v < 0 || v >= g.In[a] {
+							ok = false
+						}
+					}
+					if ok {
+						d[j] = x[xbase+ko+po]
+					} else {
+						d[j] = 0
+					}
+				}
+				clear(d[cols:])
+			}
+		}
+	}
+}
+
+// depthwise computes output pixels [p0, p1) of channel grp of image n
+// of a depthwise convolution: for each tap, y += w[tap] * x shifted.
+func (r *convRun) depthwise(n, grp, p0, p1 int) {
+	p, g := r.p, &r.p.geom
+	ncur := p1 - p0
+	taps := g.taps()
+	xbase := n*g.XN + grp*g.XC
+	wOff := g.tapOffsets(g.WS) // small: kernel taps
+	wbase := grp * g.WO
+	acc := make([]float32, ncur)
+	last := g.Spatial - 1
+	unit := g.Stride[last]*g.XS[last] == 1
+	for t := range taps {
+		wt := r.w[wbase+wOff[t]]
+		ko := p.koff[t]
+		disp := &p.kdisp[t]
+		for j := 0; j < ncur; {
+			px := p0 + j
+			// A run of pixels along the last axis, all inside the data.
+			run := 1
+			if p.inRange && unit {
+				run = min(g.Out[last]-p.pixInLastIndex(px), ncur-j)
+			}
+			if run > 1 {
+				AxpyF32(wt, r.x[xbase+ko+p.pixOff[px]:][:run], acc[j:j+run])
+				j += run
+				continue
+			}
+			ok := true
+			for a := range g.Spatial {
+				if v := p.pixIn[px][a] + disp[a]; v < 0 || v >= g.In[a] {
+					ok = false
+				}
+			}
+			if ok {
+				acc[j] += wt * r.x[xbase+ko+p.pixOff[px]]
+			}
+			j++
+		}
+	}
+	r.finishRow(acc, grp, n*g.YN+grp*g.YC, p0)
+}
+
+// pixInLastIndex is the output coordinate of pixel px along the last
+// spatial axis.
+func (p *ConvPlan) pixInLastIndex(px int) int {
+	return px % p.geom.Out[p.geom.Spatial-1]
+}
+
+func growF32(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float32, n)
+}
+
+// copy16 copies 16 floats without a call (a 64-byte array assignment
+// goes through memmove).
+func copy16(dst, src []float32) {
+	d, s := dst[:16:16], src[:16:16]
+	d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+	d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
+}

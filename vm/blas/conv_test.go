@@ -1,0 +1,257 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+)
+
+// nchwGeom is a dense NCHW-family geometry (NC + spatial data, OI +
+// kernel weight, NC + spatial output).
+func nchwGeom(batch, groups, inC, outC int, in, kern, stride, dil, pad []int) ConvGeom {
+	g := ConvGeom{Batch: batch, Groups: groups, InC: inC, OutC: outC, Spatial: len(in)}
+	for d := range in {
+		g.In[d], g.Kernel[d], g.Stride[d], g.Dilation[d], g.Pad[d] = in[d], kern[d], stride[d], dil[d], pad[d]
+		g.Out[d] = max(0, (in[d]+2*pad[d]-dil[d]*(kern[d]-1)-1)/stride[d]+1)
+	}
+	xs, ws, ys := 1, 1, 1
+	for d := g.Spatial - 1; d >= 0; d-- {
+		g.XS[d], g.WS[d], g.YS[d] = xs, ws, ys
+		xs, ws, ys = xs*g.In[d], ws*g.Kernel[d], ys*g.Out[d]
+	}
+	g.XC, g.WI, g.YC = xs, ws, ys
+	g.XN, g.WO, g.YN = xs*inC, ws*(inC/groups), ys*outC
+	return g
+}
+
+func (g *ConvGeom) sizes() (nx, nw, ny int) {
+	return g.Batch * g.XN, g.OutC * g.WO, g.Batch * g.YN
+}
+
+// naiveConv is the definition, one output element at a time in float64.
+func naiveConv(g *ConvGeom, x, w []float32, ep ConvEpilogue) []float32 {
+	_, _, ny := g.sizes()
+	y := make([]float32, ny)
+	icg, ocg := g.icg(), g.ocg()
+	var o, t [3]int
+	for n := range g.Batch {
+		for oc := range g.OutC {
+			grp := oc / ocg
+			for px := range g.pixels() {
+				r := px
+				for d := g.Spatial - 1; d >= 0; d-- {
+					o[d] = r % g.Out[d]
+					r /= g.Out[d]
+				}
+				sum := 0.0
+				for c := range icg {
+					for tap := range g.taps() {
+						r := tap
+						for d := g.Spatial - 1; d >= 0; d-- {
+							t[d] = r % g.Kernel[d]
+							r /= g.Kernel[d]
+						}
+						xo := n*g.XN + (grp*icg+c)*g.XC
+						wo := oc*g.WO + c*g.WI
+						ok := true
+						for d := range g.Spatial {
+							i := o[d]*g.Stride[d] + t[d]*g.Dilation[d] - g.Pad[d]
+							if i < 0 || i >= g.In[d] {
+								ok = false
+							}
+							xo += i * g.XS[d]
+							wo += t[d] * g.WS[d]
+						}
+						if ok {
+							sum += float64(x[xo]) * float64(w[wo])
+						}
+					}
+				}
+				if ep.Bias != nil {
+					sum += float64(ep.Bias[oc])
+				}
+				if ep.ReLU {
+					sum = max(sum, 0)
+				}
+				yo := n*g.YN + oc*g.YC
+				for d := range g.Spatial {
+					yo += o[d] * g.YS[d]
+				}
+				y[yo] = float32(sum)
+			}
+		}
+	}
+	return y
+}
+
+func randF32(n int, rng *rand.Rand) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(rng.NormFloat64())
+	}
+	return s
+}
+
+// checkConv runs Conv on threads threads (with and without a cached
+// packing) against naiveConv, normwise within 1e-5.
+func checkConv(t *testing.T, g ConvGeom, threads int, ep ConvEpilogue, rng *rand.Rand) {
+	t.Helper()
+	nx, nw, ny := g.sizes()
+	x, w := randF32(nx, rng), randF32(nw, rng)
+	if ep.Bias != nil {
+		ep.Bias = randF32(g.OutC, rng)
+	}
+	want := naiveConv(&g, x, w, ep)
+	scale := 1.0
+	for _, v := range want {
+		scale = max(scale, math.Abs(float64(v)))
+	}
+	p := NewConvPlan(&g)
+	var cache ConvWeightCache
+	for round := range 3 {
+		y := make([]float32, ny)
+		for i := range y {
+			y[i] = float32(math.NaN())
+		}
+		Conv(threads, p, x, w, cache.Get(&g, w), y, ep)
+		for i := range y {
+			if d := math.Abs(float64(y[i]) - float64(want[i])); !(d <= 1e-5*scale) {
+				t.Fatalf("%+v round %d threads %d: y[%d] = %v, want %v", g, round, threads, i, y[i], want[i])
+			}
+		}
+		if round == 1 {
+			// Same slice, new contents: the cache must repack.
+			for i := range w {
+				w[i] = -w[i]
+			}
+			want = naiveConv(&g, x, w, ep)
+		}
+	}
+}
+
+func TestConvShapes(t *testing.T) {
+	old := minConvWorkPerThread
+	minConvWorkPerThread = 1 // several threads even on tiny shapes
+	defer func() { minConvWorkPerThread = old }()
+	rng := rand.New(rand.NewPCG(1, 2))
+	one := []int{1, 1}
+	cases := []ConvGeom{
+		nchwGeom(2, 1, 3, 4, []int{8, 8}, []int{3, 3}, one, one, []int{1, 1}),
+		nchwGeom(1, 1, 1, 1, []int{1, 1}, []int{1, 1}, one, one, []int{0, 0}),
+		nchwGeom(2, 1, 64, 17, []int{5, 7}, []int{1, 1}, one, one, []int{0, 0}),
+		nchwGeom(1, 1, 5, 7, []int{19, 17}, []int{7, 7}, []int{2, 2}, one, []int{3, 3}),
+		nchwGeom(2, 1, 7, 13, []int{11, 9}, []int{3, 3}, one, []int{2, 2}, []int{2, 2}),
+		nchwGeom(2, 6, 6, 6, []int{9, 9}, []int{3, 3}, one, one, []int{1, 1}),
+		nchwGeom(2, 6, 6, 6, []int{9, 40}, []int{3, 3}, []int{2, 1}, one, []int{0, 0}),
+		nchwGeom(2, 2, 8, 10, []int{7, 6}, []int{3, 3}, one, one, []int{1, 1}),
+		nchwGeom(2, 1, 300, 7, []int{6, 6}, []int{1, 1}, one, one, []int{0, 0}), // k > kc
+		nchwGeom(3, 1, 4, 6, []int{9}, []int{3}, []int{2}, []int{1}, []int{1}),
+		nchwGeom(1, 3, 6, 9, []int{5, 4, 5}, []int{1, 2, 3}, []int{2, 1, 2}, []int{1, 1, 1}, []int{0, 1, 1}),
+		nchwGeom(2, 1, 32, 40, []int{20, 21}, []int{3, 3}, one, one, []int{1, 1}),
+	}
+	for i, g := range cases {
+		for _, threads := range []int{1, 3} {
+			t.Run(fmt.Sprint(i, "/", threads), func(t *testing.T) {
+				checkConv(t, g, threads, ConvEpilogue{}, rng)
+				checkConv(t, g, threads, ConvEpilogue{Bias: []float32{}, ReLU: true}, rng)
+			})
+		}
+	}
+}
+
+// FuzzConv checks Conv against the definition on random geometries; the
+// seed corpus runs in plain go test.
+func FuzzConv(f *testing.F) {
+	f.Add(uint8(2), uint8(3), uint8(4), uint8(5), uint8(3), uint8(1), uint8(1), uint8(1), uint8(1), uint8(1), false)
+	f.Add(uint8(1), uint8(6), uint8(6), uint8(9), uint8(3), uint8(2), uint8(2), uint8(6), uint8(0), uint8(2), true)
+	f.Add(uint8(3), uint8(1), uint8(7), uint8(4), uint8(1), uint8(1), uint8(1), uint8(1), uint8(0), uint8(3), false)
+	f.Add(uint8(1), uint8(8), uint8(16), uint8(12), uint8(5), uint8(2), uint8(1), uint8(2), uint8(2), uint8(1), true)
+	f.Fuzz(func(t *testing.T, batch, inC, outC, size, kern, stride, dil, groups, pad, spatial uint8, relu bool) {
+		b, ic, oc := int(batch%3)+1, int(inC%9)+1, int(outC%9)+1
+		grp := int(groups%4) + 1
+		ic, oc = ic*grp, oc*grp
+		sp := int(spatial%3) + 1
+		in, k, s, d, p := make([]int, sp), make([]int, sp), make([]int, sp), make([]int, sp), make([]int, sp)
+		for i := range sp {
+			in[i], k[i], s[i], d[i], p[i] = int(size%12)+1+i, int(kern%4)+1, int(stride%3)+1, int(dil%2)+1, int(pad%3)
+		}
+		g := nchwGeom(b, grp, ic, oc, in, k, s, d, p)
+		if g.pixels() == 0 {
+			return
+		}
+		rng := rand.New(rand.NewPCG(uint64(size), uint64(kern)))
+		ep := ConvEpilogue{ReLU: relu}
+		if relu {
+			ep.Bias = []float32{}
+		}
+		checkConv(t, g, 1+int(batch%2), ep, rng)
+	})
+}
+
+// BenchmarkConvSideBySide times the convolutions on one and on
+// two threads, interleaved with the FMA peak loop, and reports each as a
+// fraction of the peak measured in the same run (go test ./vm/blas -run
+// '^$' -bench ConvSideBySide -benchtime 5x). The data is pre-padded, as
+// the legalized TIR's pad stage leaves it.
+func BenchmarkConvSideBySide(b *testing.B) {
+	if !hasAVX2FMA {
+		b.Skip("no AVX2/FMA")
+	}
+	one := []int{1, 1}
+	shapes := []struct {
+		name string
+		g    ConvGeom
+	}{
+		{"3x3_32to32_32x32_b16", nchwGeom(16, 1, 32, 32, []int{34, 34}, []int{3, 3}, one, one, []int{0, 0})},
+		{"3x3_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
+		{"1x1_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{1, 1}, one, one, []int{0, 0})},
+		{"dw3x3_64_16x16_b16", nchwGeom(16, 64, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
+	}
+	for _, sh := range shapes {
+		b.Run(sh.name, func(b *testing.B) {
+			g := sh.g
+			rng := rand.New(rand.NewPCG(1, 1))
+			nx, nw, ny := g.sizes()
+			x, w, y := randF32(nx, rng), randF32(nw, rng), make([]float32, ny)
+			p := NewConvPlan(&g)
+			var cache ConvWeightCache
+			flop := 2 * float64(g.Batch*g.OutC*g.pixels()*g.icg()*g.taps())
+			var t1, t2, tp, c1, cp []time.Duration
+			const peakIters = 1 << 19
+			cpu := func() time.Duration { return time.Duration(processCPUTime() * 1e9) }
+			for range b.N {
+				for _, th := range []int{1, 2} {
+					start, cstart := time.Now(), cpu()
+					Conv(th, p, x, w, cache.Get(&g, w), y, ConvEpilogue{})
+					el, cel := time.Since(start), cpu()-cstart
+					if th == 1 {
+						t1, c1 = append(t1, el), append(c1, cel)
+					} else {
+						t2 = append(t2, el)
+					}
+				}
+				start, cstart := time.Now(), cpu()
+				fmaPeak(peakIters)
+				tp, cp = append(tp, time.Since(start)), append(cp, cpu()-cstart)
+			}
+			med := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return d[len(d)/2].Seconds()
+			}
+			peak := float64(peakIters) * 192 / med(tp)
+			b.ReportMetric(flop/med(t1)/1e9, "GFLOP/s-1core")
+			b.ReportMetric(flop/med(t1)/peak, "peak-frac-1core")
+			// The same in CPU time: on a shared machine it leaves out the
+			// time the benchmark was descheduled.
+			if med(c1) > 0 && med(cp) > 0 {
+				b.ReportMetric(flop/med(c1)/(float64(peakIters)*192/med(cp)), "peak-frac-1core-cpu")
+			}
+			b.ReportMetric(med(t1)/med(t2), "speedup-2cores")
+			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
+		})
+	}
+}

@@ -1,0 +1,246 @@
+//go:build ignore
+
+// gen_math writes math_amd64.s, the AVX2/FMA vector math behind math.go.
+// Run `go generate ./vm/blas` after editing; the output is committed so
+// builds need no generator. Every function body mirrors, operation for
+// operation, the portable float32 code in math.go (same constants, same
+// polynomials in the same Horner order, same range reduction); the two
+// differ only where math.go's FMA rounds twice (through float64).
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+	"math"
+	"os"
+	"strings"
+)
+
+// Coefficients, shared with math.go by value (math_test.go checks that the
+// tables agree).
+var (
+	expPoly  = []float32{1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}
+	logPoly  = []float32{7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}
+	tanhPoly = []float32{-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1}
+	// erf(z)/z in z² on [0, 1] and erf(z) in z-2.5 on [1, 4], highest
+	// degree first (Chebyshev interpolation, see math.go).
+	erfSmall = []float32{-0.000564806, 0.004921762, -0.026715055, 0.11280317, -0.37612343, 1.1283791}
+	erfLarge = []float32{-9.210143e-06, 2.1517164e-05, 6.279154e-05, -0.00028156303, 0.00028345632, 0.00057576713, -0.0028137984, 0.0060984734, -0.008618021, 0.008354954, -0.005446062, 0.0021779074, 0.999593}
+)
+
+type gen struct {
+	w      bytes.Buffer
+	consts map[string]uint32
+	order  []string
+}
+
+func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.w, "\t"+format+"\n", args...) }
+
+// k returns the memory operand of a 32-byte constant holding bits in
+// every lane.
+func (g *gen) k(name string, bits uint32) string {
+	if old, ok := g.consts[name]; ok {
+		if old != bits {
+			log.Fatalf("constant %s redefined", name)
+		}
+	} else {
+		g.consts[name] = bits
+		g.order = append(g.order, name)
+	}
+	return name + "<>(SB)"
+}
+
+func (g *gen) f(name string, v float32) string { return g.k(name, math.Float32bits(v)) }
+
+// horner leaves c[0]*t^(n-1) + ... + c[n-1] in acc.
+func (g *gen) horner(acc, t, prefix string, c []float32) {
+	g.p("VMOVUPS %s, %s", g.f(fmt.Sprintf("%s%d", prefix, 0), c[0]), acc)
+	for i := 1; i < len(c); i++ {
+		g.p("VFMADD213PS %s, %s, %s", g.f(fmt.Sprintf("%s%d", prefix, i), c[i]), t, acc)
+	}
+}
+
+// exp computes exp(x) in place; t1..t4 are clobbered.
+func (g *gen) exp(x, t1, t2, t3, t4 string) {
+	g.p("VMOVUPS %s, %s", g.f("expHi", 89), t1)
+	g.p("VMINPS %s, %s, %s", x, t1, x) // hi < x ? hi : x (NaN stays)
+	g.p("VMOVUPS %s, %s", g.f("expLo", -104), t1)
+	g.p("VMAXPS %s, %s, %s", x, t1, x)
+	g.p("VMULPS %s, %s, %s", g.f("log2e", float32(math.Log2E)), x, t1)
+	g.p("VCVTPS2DQ %s, %s", t1, t2) // n, rounded to nearest even
+	g.p("VCVTDQ2PS %s, %s", t2, t1)
+	g.p("VFNMADD231PS %s, %s, %s", g.f("ln2Hi", 0.693359375), t1, x)
+	g.p("VFNMADD231PS %s, %s, %s", g.f("ln2Lo", -2.12194440e-4), t1, x)
+	g.horner(t3, x, "expP", expPoly)
+	g.p("VMULPS %s, %s, %s", x, x, t4)
+	g.p("VFMADD213PS %s, %s, %s", x, t4, t3) // p*r² + r
+	g.p("VADDPS %s, %s, %s", g.f("one", 1), t3, t3)
+	// 2^n as 2^(n>>1) * 2^(n-(n>>1)): both factors normal for n in [-150, 128].
+	g.p("VPSRAD $1, %s, %s", t2, t1)
+	g.p("VPSUBD %s, %s, %s", t1, t2, t2)
+	g.p("VPADDD %s, %s, %s", g.k("bias127", 127), t1, t1)
+	g.p("VPSLLD $23, %s, %s", t1, t1)
+	g.p("VPADDD %s, %s, %s", g.k("bias127", 127), t2, t2)
+	g.p("VPSLLD $23, %s, %s", t2, t2)
+	g.p("VMULPS %s, %s, %s", t1, t3, t3)
+	g.p("VMULPS %s, %s, %s", t2, t3, x)
+}
+
+// erf computes erf(x) in place; t1..t7 are clobbered.
+func (g *gen) erf(x, t1, t2, t3, t4, t5, t6, t7 string) {
+	g.p("VANDPS %s, %s, %s", g.k("absMask", 0x7fffffff), x, t1)
+	g.p("VANDPS %s, %s, %s", g.k("signMask", 0x80000000), x, t5)
+	g.p("VMOVUPS %s, %s", g.f("four", 4), t2)
+	g.p("VMINPS %s, %s, %s", t1, t2, t2) // min(z, 4), NaN stays
+	g.p("VSUBPS %s, %s, %s", g.f("twoHalf", 2.5), t2, t2)
+	g.horner(t3, t2, "erfL", erfLarge)
+	g.p("VMOVUPS %s, %s", g.f("one", 1), t4)
+	g.p("VMINPS %s, %s, %s", t3, t4, t3) // min(p, 1), NaN stays
+	g.p("VMULPS %s, %s, %s", t1, t1, t4)
+	g.horner(t6, t4, "erfS", erfSmall)
+	g.p("VMULPS %s, %s, %s", t1, t6, t6)
+	g.p("VCMPPS $1, %s, %s, %s", g.f("one", 1), t1, t7) // z < 1
+	g.p("VBLENDVPS %s, %s, %s, %s", t7, t6, t3, x)
+	g.p("VORPS %s, %s, %s", t5, x, x)
+}
+
+// sigmoid computes 1/(1+exp(-x)) in place as s = 1/(1+e), e = exp(-|x|),
+// taking e*s for negative x; t1..t6 are clobbered.
+func (g *gen) sigmoid(x, t1, t2, t3, t4, t5, t6 string) {
+	g.p("VMOVAPS %s, %s", x, t6)
+	g.p("VORPS %s, %s, %s", g.k("signMask", 0x80000000), x, x) // -|x|
+	g.exp(x, t1, t2, t3, t4)
+	g.p("VADDPS %s, %s, %s", g.f("one", 1), x, t1)
+	g.p("VMOVUPS %s, %s", g.f("one", 1), t2)
+	g.p("VDIVPS %s, %s, %s", t1, t2, t3) // s
+	g.p("VMULPS %s, %s, %s", t3, x, t4)  // e*s
+	g.p("VBLENDVPS %s, %s, %s, %s", t6, t4, t3, x)
+}
+
+type fn struct {
+	name string
+	body func(g *gen) // input in Y0, result in Y0
+}
+
+var fns = []fn{
+	{"expF32AVX2", func(g *gen) { g.exp("Y0", "Y1", "Y2", "Y3", "Y4") }},
+	{"logF32AVX2", func(g *gen) {
+		g.p("VMOVAPS Y0, Y5")
+		g.p("VCMPPS $1, %s, Y0, Y6", g.k("fltMin", 0x00800000)) // subnormal (or <= 0)
+		g.p("VMULPS %s, Y0, Y7", g.f("two23", 1<<23))
+		g.p("VBLENDVPS Y6, Y7, Y0, Y0")
+		g.p("VANDPS %s, Y6, Y6", g.f("c23", 23))
+		g.p("VPSRLD $23, Y0, Y1")
+		g.p("VPSUBD %s, Y1, Y1", g.k("bias126", 126))
+		g.p("VCVTDQ2PS Y1, Y1")
+		g.p("VSUBPS Y6, Y1, Y1") // e
+		g.p("VANDPS %s, Y0, Y0", g.k("mantMask", 0x807fffff))
+		g.p("VORPS %s, Y0, Y0", g.f("half", 0.5)) // m in [0.5, 1)
+		g.p("VCMPPS $1, %s, Y0, Y2", g.f("sqrtHalf", 0.707106781186547524))
+		g.p("VANDPS Y0, Y2, Y3")
+		g.p("VSUBPS %s, Y0, Y0", g.f("one", 1))
+		g.p("VADDPS Y3, Y0, Y0") // m < sqrt(1/2) ? 2m-1 : m-1
+		g.p("VANDPS %s, Y2, Y4", g.f("one", 1))
+		g.p("VSUBPS Y4, Y1, Y1")
+		g.p("VMULPS Y0, Y0, Y3") // z
+		g.horner("Y4", "Y0", "logP", logPoly)
+		g.p("VMULPS Y0, Y4, Y4")
+		g.p("VMULPS Y3, Y4, Y4")
+		g.p("VFMADD231PS %s, Y1, Y4", g.f("ln2Lo", -2.12194440e-4))
+		g.p("VFNMADD231PS %s, Y3, Y4", g.f("half", 0.5))
+		g.p("VADDPS Y4, Y0, Y0")
+		g.p("VFMADD231PS %s, Y1, Y0", g.f("ln2Hi", 0.693359375))
+		// log(+Inf) = +Inf, log(±0) = -Inf, log(x < 0 or NaN) = NaN.
+		g.p("VMOVUPS %s, Y7", g.k("posInf", 0x7f800000))
+		g.p("VCMPPS $0, Y7, Y5, Y6")
+		g.p("VBLENDVPS Y6, Y7, Y0, Y0")
+		g.p("VXORPS Y7, Y7, Y7")
+		g.p("VCMPPS $0, Y7, Y5, Y6")
+		g.p("VMOVUPS %s, Y8", g.k("negInf", 0xff800000))
+		g.p("VBLENDVPS Y6, Y8, Y0, Y0")
+		g.p("VCMPPS $9, Y7, Y5, Y6") // not (x >= 0), true for NaN
+		g.p("VMOVUPS %s, Y8", g.k("qNaN", 0x7fc00000))
+		g.p("VBLENDVPS Y6, Y8, Y0, Y0")
+	}},
+	{"erfF32AVX2", func(g *gen) { g.erf("Y0", "Y1", "Y2", "Y3", "Y4", "Y5", "Y6", "Y7") }},
+	{"tanhF32AVX2", func(g *gen) {
+		g.p("VANDPS %s, Y0, Y6", g.k("absMask", 0x7fffffff))
+		g.p("VANDPS %s, Y0, Y5", g.k("signMask", 0x80000000))
+		g.p("VADDPS Y6, Y6, Y0")
+		g.exp("Y0", "Y1", "Y2", "Y3", "Y4")
+		g.p("VADDPS %s, Y0, Y0", g.f("one", 1))
+		g.p("VMOVUPS %s, Y2", g.f("two", 2))
+		g.p("VDIVPS Y0, Y2, Y0")
+		g.p("VMOVUPS %s, Y2", g.f("one", 1))
+		g.p("VSUBPS Y0, Y2, Y0") // 1 - 2/(exp(2z)+1)
+		g.p("VMULPS Y6, Y6, Y7")
+		g.horner("Y8", "Y7", "tanhP", tanhPoly)
+		g.p("VMULPS Y7, Y8, Y8")
+		g.p("VFMADD213PS Y6, Y6, Y8") // z + z*s*p(s)
+		g.p("VCMPPS $14, %s, Y6, Y9", g.f("tanhSplit", 0.625))
+		g.p("VBLENDVPS Y9, Y0, Y8, Y0")
+		g.p("VORPS Y5, Y0, Y0")
+	}},
+	{"sigmoidF32AVX2", func(g *gen) { g.sigmoid("Y0", "Y1", "Y2", "Y3", "Y4", "Y5", "Y6") }},
+	{"geluF32AVX2", func(g *gen) {
+		g.p("VMULPS %s, Y0, Y10", g.f("half", 0.5))
+		g.p("VMULPS %s, Y0, Y0", g.f("sqrtHalf", 0.707106781186547524))
+		g.erf("Y0", "Y1", "Y2", "Y3", "Y4", "Y5", "Y6", "Y7")
+		g.p("VFMADD213PS Y10, Y10, Y0") // h*erf + h
+	}},
+	{"geluTanhF32AVX2", func(g *gen) {
+		// x * sigmoid(2u), u = sqrt(2/pi) * (x + 0.044715 x³)
+		g.p("VMOVAPS Y0, Y10")
+		g.p("VMULPS Y0, Y0, Y1")
+		g.p("VMOVUPS %s, Y2", g.f("one", 1))
+		g.p("VFMADD132PS %s, Y2, Y1", g.f("geluCubic", 0.044715)) // x²*c + 1
+		g.p("VMULPS Y10, Y1, Y1")
+		g.p("VMULPS %s, Y1, Y0", g.f("geluTwoSqrt2Pi", float32(2*math.Sqrt(2/math.Pi))))
+		g.sigmoid("Y0", "Y1", "Y2", "Y3", "Y4", "Y5", "Y6")
+		g.p("VMULPS Y10, Y0, Y0")
+	}},
+	{"sqrtF32AVX2", func(g *gen) { g.p("VSQRTPS Y0, Y0") }},
+	{"rsqrtF32AVX2", func(g *gen) {
+		g.p("VSQRTPS Y0, Y1")
+		g.p("VMOVUPS %s, Y0", g.f("one", 1))
+		g.p("VDIVPS Y1, Y0, Y0")
+	}},
+}
+
+func main() {
+	g := &gen{consts: map[string]uint32{}}
+	for _, f := range fns {
+		fmt.Fprintf(&g.w, "\n// func %s(dst, x *float32, n int)\n", f.name)
+		fmt.Fprintf(&g.w, "TEXT ·%s(SB), NOSPLIT, $0-24\n", f.name)
+		g.p("MOVQ dst+0(FP), DI")
+		g.p("MOVQ x+8(FP), SI")
+		g.p("MOVQ n+16(FP), CX")
+		g.p("XORQ AX, AX")
+		g.p("TESTQ CX, CX")
+		g.p("JZ done")
+		fmt.Fprintf(&g.w, "loop:\n")
+		g.p("VMOVUPS (SI)(AX*4), Y0")
+		f.body(g)
+		g.p("VMOVUPS Y0, (DI)(AX*4)")
+		g.p("ADDQ $8, AX")
+		g.p("CMPQ AX, CX")
+		g.p("JB loop")
+		fmt.Fprintf(&g.w, "done:\n")
+		g.p("VZEROUPPER")
+		g.p("RET")
+	}
+	var out bytes.Buffer
+	out.WriteString("// Code generated by gen_math.go; DO NOT EDIT.\n\n//go:build !purego\n\n#include \"textflag.h\"\n\n")
+	for _, name := range g.order {
+		bits := g.consts[name]
+		for i := range 8 {
+			fmt.Fprintf(&out, "DATA %s<>+%d(SB)/4, $0x%08x\n", name, 4*i, bits)
+		}
+		fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $32\n", name)
+	}
+	out.WriteString(strings.TrimRight(g.w.String(), "\n") + "\n")
+	if err := os.WriteFile("math_amd64.s", out.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,175 @@
+package kernel_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/phasec/phasec/barrier"
+	"github.com/phasec/phasec/eval"
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/lower"
+	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/syntax"
+	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/vm/abi"
+	"github.com/phasec/phasec/vm/kernel"
+)
+
+// windowCase is one Relax call on random inputs of the given shapes,
+// legalized by phasec's own LegalizeOps: the PrimFunc under test is what
+// the compiler really emits for it.
+type windowCase struct {
+	call    string // Relax expression over x and w
+	x, w    []int64
+	pattern string // substring of the dispatch the PrimFunc must take
+}
+
+// legalizedWindow parses and legalizes the case and returns the module
+// before legalization (for the reference evaluator) and the PrimFunc.
+func legalizedWindow(t testing.TB, tc windowCase) (*ir.Module, *ir.PrimFunc) {
+	t.Helper()
+	dims := func(s []int64) string {
+		parts := make([]string, len(s))
+		for i, d := range s {
+			parts[i] = fmt.Sprint(d)
+		}
+		return "(" + strings.Join(parts, ", ") + ",)"
+	}
+	params := "x: R.Tensor(" + dims(tc.x) + `, dtype="float32")`
+	if tc.w != nil {
+		params += ", w: R.Tensor(" + dims(tc.w) + `, dtype="float32")`
+	}
+	src := "# from tvm.script import ir as I\n# from tvm.script import relax as R\n@I.ir_module\nclass Module:\n" +
+		"    @R.function\n    def main(" + params + "):\n" +
+		"        with R.dataflow():\n            gv = " + tc.call + "\n            R.output(gv)\n        return gv\n"
+	mod, diags := syntax.Parse("case.tvms", []byte(src))
+	require.False(t, diags.HasErrors(), "%v\n%s", diags, src)
+	mod, err := barrier.Canonicalize(mod)
+	require.NoError(t, err)
+	low, err := (&passes.PassContext{}).Run(context.Background(), lower.LegalizeOps, mod)
+	require.NoError(t, err)
+	var f *ir.PrimFunc
+	for _, bf := range low.Functions() {
+		if pf, ok := bf.(*ir.PrimFunc); ok {
+			require.Nil(t, f, "one PrimFunc expected")
+			f = pf
+		}
+	}
+	require.NotNil(t, f)
+	return mod, f
+}
+
+func randomTensor(shape []int64, rng *rand.Rand) *tensor.Tensor {
+	t := tensor.New(tensor.Float32, shape...)
+	for i := range tensor.Data[float32](t) {
+		tensor.Data[float32](t)[i] = float32(rng.NormFloat64())
+	}
+	return t
+}
+
+// checkWindow runs the case's PrimFunc on the fast path and the general
+// path and compares both with the reference evaluator's result of the
+// Relax call: normwise within 1e-5 of the largest output (the fast path
+// reassociates the sums), and fast against general the same way.
+func checkWindow(t *testing.T, tc windowCase, seed uint64) {
+	t.Helper()
+	mod, f := legalizedWindow(t, tc)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	x := randomTensor(tc.x, rng)
+	inputs := []op.Value{x}
+	args := []abi.Arg{{T: x}}
+	if tc.w != nil {
+		w := randomTensor(tc.w, rng)
+		inputs = append(inputs, w)
+		args = append(args, abi.Arg{T: w})
+	}
+	want, err := eval.New(mod).Call("main", inputs...)
+	require.NoError(t, err)
+	wt := want.(*tensor.Tensor)
+	require.Equal(t, len(args)+1, len(f.Params))
+	scale := max(maxAbs(wt), 1)
+	results := map[string]*tensor.Tensor{}
+	for _, mode := range []struct {
+		name string
+		opts kernel.Options
+	}{{"fast", kernel.Options{}}, {"general", kernel.Options{General: true}}} {
+		k, err := kernel.CompileWith(f, "window", mode.opts)
+		require.NoError(t, err)
+		out := tensor.New(tensor.Float32, wt.Shape...)
+		// NaN in the output: the kernel must overwrite every element.
+		for i := range tensor.Data[float32](out) {
+			tensor.Data[float32](out)[i] = float32(math.NaN())
+		}
+		before := kernel.FastTaken()
+		require.NoError(t, k.Call(append(cloneArgs(args), abi.Arg{T: out})))
+		if mode.name == "fast" {
+			require.Contains(t, k.Pattern(), tc.pattern)
+			require.Greater(t, kernel.FastTaken(), before, "fast path taken (%s)", k.Pattern())
+		}
+		compareTensors(t, wt, out, scale, mode.name+" vs reference: "+tc.call)
+		results[mode.name] = out
+	}
+	compareTensors(t, results["general"], results["fast"], scale, "fast vs general: "+tc.call)
+}
+
+// convCases cover the odd shapes of issue 23: extent 1, channel counts
+// that are not multiples of the 6x16 tile, 1x1 and 7x7 kernels, stride 2,
+// dilation 2, groups = channels (depthwise), grouped, asymmetric padding,
+// NHWC/HWIO and other permutation layouts, 1-D and 3-D.
+var convCases = []windowCase{
+	{`R.nn.conv2d(x, w, padding=[1, 1])`, []int64{2, 3, 8, 8}, []int64{4, 3, 3, 3}, "conv2d"},
+	{`R.nn.conv2d(x, w)`, []int64{1, 1, 1, 1}, []int64{1, 1, 1, 1}, "conv2d"},
+	{`R.nn.conv2d(x, w)`, []int64{2, 64, 5, 7}, []int64{17, 64, 1, 1}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[3, 3], strides=[2, 2])`, []int64{1, 5, 19, 17}, []int64{7, 5, 7, 7}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[2, 2], dilation=[2, 2])`, []int64{2, 7, 11, 9}, []int64{13, 7, 3, 3}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 0, 2, 1], strides=[2, 1])`, []int64{2, 4, 9, 10}, []int64{6, 4, 3, 2}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 1], groups=6)`, []int64{2, 6, 9, 9}, []int64{6, 1, 3, 3}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 1], groups=6, strides=[2, 2])`, []int64{1, 6, 10, 9}, []int64{12, 1, 3, 3}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 1], groups=2)`, []int64{2, 8, 7, 6}, []int64{10, 4, 3, 3}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 0, 2, 1], strides=[2, 2], dilation=[2, 2], groups=2, data_layout="NHWC", kernel_layout="HWIO")`, []int64{2, 9, 9, 4}, []int64{3, 3, 2, 6}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 1], data_layout="NHWC", kernel_layout="OHWI")`, []int64{3, 6, 5, 19}, []int64{21, 3, 3, 19}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 1], data_layout="NHWC", kernel_layout="HWIO", groups=5)`, []int64{2, 6, 5, 5}, []int64{3, 3, 1, 5}, "conv2d"},
+	{`R.nn.conv1d(x, w, padding=[1], strides=[2])`, []int64{2, 4, 9}, []int64{6, 4, 3}, "conv1d"},
+	{`R.nn.conv1d(x, w, padding=[3], dilation=[2], data_layout="NWC", kernel_layout="WIO")`, []int64{3, 40, 5}, []int64{4, 5, 7}, "conv1d"},
+	{`R.nn.conv3d(x, w, padding=[1, 1, 1])`, []int64{1, 3, 5, 6, 4}, []int64{5, 3, 3, 3, 3}, "conv3d"},
+	{`R.nn.conv3d(x, w, strides=[2, 1, 2], groups=3)`, []int64{2, 6, 5, 4, 5}, []int64{9, 2, 1, 2, 3}, "conv3d"},
+	{`R.nn.conv2d_transpose(x, w, strides=[2, 2], padding=[1, 1])`, []int64{2, 4, 5, 5}, []int64{4, 5, 3, 3}, "conv2d"},
+	{`R.nn.conv2d(x, w, padding=[1, 1])`, []int64{2, 32, 20, 21}, []int64{40, 32, 3, 3}, "conv2d"},
+}
+
+func TestConvPatterns(t *testing.T) {
+	for i, tc := range convCases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
+	}
+}
+
+// poolCases: max and average pooling (padding counted and not), 1-D and
+// 2-D, NCHW and NHWC, stride 2, dilation 2, ceil mode, asymmetric
+// padding, extent 1; and R.nn.pad.
+var poolCases = []windowCase{
+	{`R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{2, 3, 8, 8}, nil, "max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])`, []int64{2, 5, 9, 11}, nil, "pad+max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], layout="NHWC")`, []int64{2, 9, 11, 5}, nil, "pad+max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[3, 2], strides=[1, 2], dilation=[2, 1], padding=[0, 1, 2, 0], ceil_mode=True)`, []int64{1, 2, 10, 7}, nil, "max_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[1, 1])`, []int64{1, 1, 1, 1}, nil, "max_pool"},
+	{`R.nn.max_pool1d(x, pool_size=[3], strides=[2], padding=[1])`, []int64{2, 3, 10}, nil, "pad+max_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], count_include_pad=False)`, []int64{2, 4, 9, 9}, nil, "pad+sum_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1], count_include_pad=True, layout="NHWC")`, []int64{2, 9, 9, 4}, nil, "pad+sum_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{3, 17, 6, 6}, nil, "sum_pool"},
+	{`R.nn.avg_pool1d(x, pool_size=[4], strides=[3], padding=[2], count_include_pad=False, layout="NWC")`, []int64{2, 13, 3}, nil, "pad+sum_pool"},
+	{`R.nn.pad(x, pad_width=[0, 0, 1, 2, 3, 0])`, []int64{2, 3, 5}, nil, "pad"},
+	{`R.nn.pad(x, pad_width=[1, 1, 0, 0, 2, 1, 1, 3], pad_value=-1.5)`, []int64{2, 3, 4, 5}, nil, "pad"},
+}
+
+func TestPoolPatterns(t *testing.T) {
+	for i, tc := range poolCases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
+	}
+}
