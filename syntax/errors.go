@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -50,9 +51,9 @@ func writeSourceLine(b *strings.Builder, sp diag.Span, lines []string) {
 	if !sp.IsValid() || sp.Line > len(lines) {
 		return
 	}
-	line := strings.TrimRight(lines[sp.Line-1], "\r")
+	line := strings.ReplaceAll(strings.TrimRight(lines[sp.Line-1], "\r"), "\t", " ")
 	b.WriteString("    ")
-	b.WriteString(strings.ReplaceAll(line, "\t", " "))
+	b.WriteString(Visible(line))
 	b.WriteByte('\n')
 	col := max(sp.Col, 1)
 	width := 1
@@ -63,8 +64,12 @@ func writeSourceLine(b *strings.Builder, sp diag.Span, lines []string) {
 		col = len(line) + 1
 	}
 	width = max(1, min(width, len(line)-(col-1)))
+	// Carets under the escaped text: a control byte printed as \xNN
+	// takes four columns.
+	pad := len(Visible(line[:col-1]))
+	width = max(1, len(Visible(line[col-1:min(len(line), col-1+width)])))
 	b.WriteString("    ")
-	b.WriteString(strings.Repeat(" ", col-1))
+	b.WriteString(strings.Repeat(" ", pad))
 	b.WriteString(strings.Repeat("^", width))
 	b.WriteByte('\n')
 }
@@ -110,8 +115,38 @@ func syntaxDiagnostic(filename string, err error) *diag.Diagnostic {
 	default:
 		d.Msg = "syntax error: " + err.Error()
 	}
-	d.Msg = productionNames.Replace(d.Msg)
+	d.Msg = Visible(productionNames.Replace(d.Msg))
 	return d
+}
+
+// Visible escapes what a terminal would not show as written: control
+// bytes (other than tab) and bytes that are not UTF-8 become \xNN, so a
+// message about binary input never carries raw control sequences.
+func Visible(s string) string {
+	clean := true
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\t' || r == 0x7f {
+			clean = false
+			break
+		}
+		i += size
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\t' || r == 0x7f {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+			i++
+			continue
+		}
+		b.WriteString(s[i : i+size])
+		i += size
+	}
+	return b.String()
 }
 
 // productionNames spells participle's grammar production names, which its

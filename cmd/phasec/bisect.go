@@ -41,7 +41,7 @@ func runBisect(fs *pflag.FlagSet) runFunc {
 			fmt.Fprintf(stderr, "phasec bisect: want --passes SPEC and exactly one FILE\nusage: phasec bisect %s\n", bisectUsage)
 			return 2
 		}
-		if *sem.inputs == "" {
+		if *sem.inputs == "" && len(sem.files) == 0 {
 			*sem.random = true // bisect needs some inputs; seeded random ones by default
 		}
 		in, err := sem.build()
@@ -123,11 +123,16 @@ func runBisect(fs *pflag.FlagSet) runFunc {
 			header += "# " + limits + "\n"
 		}
 		text := header + printer.Print(repro)
+		if *outPath == "-" {
+			fmt.Fprint(stdout, text)
+			fmt.Fprintf(stderr, "reduced %s from %d to %d bindings (above); save it as REPRO.tvms to replay: %s\n", in.Func, before, semcheck.CountBindings(repro), replay)
+			return 1
+		}
 		if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
 			fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "reduced %s from %d to %d bindings: %s\nreplay: %s\n", in.Func, before, semcheck.CountBindings(repro), *outPath, replay)
+		fmt.Fprintf(stdout, "reduced %s from %d to %d bindings: wrote %s\nreplay: %s\n", in.Func, before, semcheck.CountBindings(repro), *outPath, replay)
 		return 1
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/phasec/phasec/codegen"
 	"github.com/phasec/phasec/diag"
@@ -21,7 +23,7 @@ const (
 	// defaultBuildPasses is the whole pipeline, phase by phase: the
 	// optimize step is gated at opt level 1, so -O0 skips it.
 	defaultBuildPasses = "canonicalize,optimize,lower,build"
-	buildUsage         = "[--passes SPEC] [--opt-level N | -O0..-O3] [--time-passes] [--html OUT.html] -o OUT.pvm FILE"
+	buildUsage         = "[--passes SPEC] [--opt-level N | -O0..-O3] [--time-passes] [--html OUT.html] [-o OUT.pvm|-] FILE"
 )
 
 func init() {
@@ -99,11 +101,18 @@ func (bf *buildFlags) compile(mod *ir.Module, source string, stderr io.Writer) (
 
 func runBuild(fs *pflag.FlagSet) runFunc {
 	bf := addBuildFlags(fs)
-	out := fs.StringP("output", "o", "", "write the executable to `OUT.pvm`")
+	out := fs.StringP("output", "o", "", "write the executable to `OUT.pvm` (- for stdout; default FILE with .pvm for its extension)")
 	return func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-		if len(args) != 1 || *out == "" {
-			fmt.Fprintf(stderr, "phasec build: want one FILE and -o OUT.pvm\nusage: phasec build %s\n", buildUsage)
+		if len(args) != 1 {
+			fmt.Fprintf(stderr, "phasec build: want one FILE\nusage: phasec build %s\n", buildUsage)
 			return 2
+		}
+		if *out == "" {
+			if args[0] == "-" {
+				fmt.Fprintf(stderr, "phasec build: reading stdin, so -o OUT.pvm (or -o -) is needed\nusage: phasec build %s\n", buildUsage)
+				return 2
+			}
+			*out = strings.TrimSuffix(args[0], filepath.Ext(args[0])) + ".pvm"
 		}
 		mod, code := parseInput(args[0], stdin, stderr)
 		if mod == nil {
@@ -114,11 +123,18 @@ func runBuild(fs *pflag.FlagSet) runFunc {
 			return 1
 		}
 		data := exe.Marshal()
-		if err := os.WriteFile(*out, data, 0o644); err != nil {
+		info := stdout
+		if *out == "-" {
+			info = stderr // stdout carries the executable
+			if _, err := stdout.Write(data); err != nil {
+				fmt.Fprintf(stderr, "phasec build: %v\n", err)
+				return 1
+			}
+		} else if err := os.WriteFile(*out, data, 0o644); err != nil {
 			fmt.Fprintf(stderr, "phasec build: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "wrote %s: %d bytes, %d functions, %d kernels, %d constants, %d instructions\n",
+		fmt.Fprintf(info, "wrote %s: %d bytes, %d functions, %d kernels, %d constants, %d instructions\n",
 			*out, len(data), len(exe.Funcs), len(exe.Kernels), len(exe.Constants), len(exe.Code))
 		return 0
 	}

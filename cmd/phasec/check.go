@@ -36,7 +36,7 @@ func init() {
 func runCheck(fl *pflag.FlagSet) runFunc {
 	phaseName := fl.String("phase", "", "check this phase's invariants (default: the phase each module records)")
 	formatName := fl.String("format", "text", "output format: text, json, github or sarif")
-	return func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	return func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(args) == 0 {
 			printUsage(stderr, "check")
 			return 2
@@ -62,7 +62,7 @@ func runCheck(fl *pflag.FlagSet) runFunc {
 			badInput = true
 		}
 		for _, file := range files {
-			l, ok := checkFile(file, forced)
+			l, ok := checkFile(file, forced, stdin)
 			all = append(all, l...)
 			badInput = badInput || !ok
 		}
@@ -82,10 +82,14 @@ func runCheck(fl *pflag.FlagSet) runFunc {
 
 // checkFile parses and checks one file. ok is false when the file could not
 // be read or parsed; the returned diagnostics then say why.
-func checkFile(file string, forced phase.Phase) (l diag.List, ok bool) {
-	src, err := os.ReadFile(file)
+func checkFile(file string, forced phase.Phase, stdin io.Reader) (l diag.List, ok bool) {
+	src, name, err := readInput(file, stdin)
 	if err != nil {
 		return diag.List{readError(file, err)}, false
+	}
+	file = name
+	if d := notText(file, src); d != nil {
+		return diag.List{d}, false
 	}
 	mod, perrs := syntax.Parse(file, src)
 	if perrs.HasErrors() || mod == nil {
@@ -119,6 +123,10 @@ func collectFiles(paths []string) ([]string, diag.List) {
 	var files []string
 	var errs diag.List
 	for _, p := range paths {
+		if p == "-" {
+			files = append(files, p) // standard input
+			continue
+		}
 		info, err := os.Stat(p)
 		if err != nil {
 			errs = append(errs, readError(p, err))

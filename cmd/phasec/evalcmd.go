@@ -10,6 +10,7 @@ import (
 	"github.com/phasec/phasec/frontend/onnx"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/tensor"
 
 	"github.com/spf13/pflag"
@@ -24,7 +25,7 @@ func init() {
 	})
 }
 
-const evalUsage = "FILE [--func main] [--input name=file.npy]... [--random-inputs --seed N [--dim name=N]...] [-o out.npz]"
+const evalUsage = "[--func main] [--input name=file.npy]... [--inputs FILE.npz] [--random-inputs [--seed N] [--symbolic name=N]...] [-o OUT.npz|-] FILE"
 
 // runEval evaluates one function of FILE. Parameters come from --input
 // .npy files, or with --random-inputs from a seeded generator (symbolic
@@ -34,10 +35,13 @@ func runEval(fs *pflag.FlagSet) runFunc {
 	var inputs, dims repeatFlag
 	fn := fs.String("func", "main", "the Relax function to run")
 	random := fs.Bool("random-inputs", false, "fill parameters not given by --input with seeded random values")
-	seed := fs.Uint64("seed", 0, "the random seed for --random-inputs")
+	seed := fs.Uint64("seed", defaultSeed, "the random seed for --random-inputs")
+	npzPath := fs.String("inputs", "", "parameters by name from `FILE.npz`")
 	outPath := fs.StringP("output", "o", "", "write the results to `OUT.npz` instead of printing them")
 	fs.Var(&inputs, "input", "a parameter's value (`name=file.npy`), repeatable")
-	fs.Var(&dims, "dim", "a symbolic dimension for --random-inputs (`name=N`), repeatable")
+	fs.Var(&dims, "symbolic", "a symbolic dimension for --random-inputs (`name=N`), repeatable; unset ones are 4")
+	fs.Var(&dims, "dim", "the old name of --symbolic")
+	_ = fs.MarkDeprecated("dim", "use --symbolic")
 	return func(positional []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(positional) != 1 {
 			fmt.Fprintf(stderr, "phasec eval: want exactly one FILE, got %d\nusage: phasec eval %s\n", len(positional), evalUsage)
@@ -57,7 +61,7 @@ func runEval(fs *pflag.FlagSet) runFunc {
 			name, v, ok := strings.Cut(kv, "=")
 			n, err := strconv.ParseInt(v, 10, 64)
 			if !ok || err != nil || n < 0 {
-				fmt.Fprintf(stderr, "phasec eval: --dim %q: want name=N with N >= 0\n", kv)
+				fmt.Fprintf(stderr, "phasec eval: --symbolic %q: want name=N with N >= 0\n", kv)
 				return 2
 			}
 			dimValues[name] = n
@@ -80,10 +84,25 @@ func runEval(fs *pflag.FlagSet) runFunc {
 				given[p] = path
 			}
 		}
+		if p, err := phase.Recorded(mod); err == nil && p == phase.Build {
+			fmt.Fprintf(stderr, "phasec eval: %s is in phase build, which the evaluator does not run (it runs modules up to phase lower): use phasec run %s\n", positional[0], positional[0])
+			return 2
+		}
 		f := mod.Func(*fn)
 		if f == nil {
 			fmt.Fprintf(stderr, "phasec eval: %s: no Relax function named %s\n", positional[0], *fn)
 			return 1
+		}
+		fromNpz := map[string]*tensor.Tensor{}
+		if *npzPath != "" {
+			named, err := tensor.ReadNpz(*npzPath)
+			if err != nil {
+				fmt.Fprintf(stderr, "phasec eval: --inputs: %v\n", err)
+				return 2
+			}
+			for _, n := range named {
+				fromNpz[onnxInputName(model, mod, n.Name)] = n.Tensor
+			}
 		}
 		var randomArgs []op.Value
 		if *random {
@@ -106,11 +125,21 @@ func runEval(fs *pflag.FlagSet) runFunc {
 				argv[i] = t
 				continue
 			}
+			if t, ok := fromNpz[p.Name]; ok {
+				argv[i] = t
+				continue
+			}
 			if randomArgs == nil {
-				fmt.Fprintf(stderr, "phasec eval: parameter %s of %s has no value: give --input %s=FILE.npy or --random-inputs\n", p.Name, *fn, p.Name)
+				fmt.Fprintf(stderr, "phasec eval: parameter %s of %s has no value: give --input %s=FILE.npy, --inputs FILE.npz or --random-inputs\n", p.Name, *fn, p.Name)
 				return 2
 			}
 			argv[i] = randomArgs[i]
+		}
+		for name := range fromNpz {
+			if !params[name] {
+				fmt.Fprintf(stderr, "phasec eval: --inputs %s: %s has no parameter %s\n", name, *fn, name)
+				return 2
+			}
 		}
 		for name := range given {
 			if !params[name] {
@@ -141,7 +170,7 @@ func runEval(fs *pflag.FlagSet) runFunc {
 				}
 				named = append(named, tensor.Named{Name: o.name, Tensor: t})
 			}
-			if err := tensor.WriteNpz(*outPath, named); err != nil {
+			if err := writeNpz(*outPath, stdout, named); err != nil {
 				fmt.Fprintf(stderr, "phasec eval: %v\n", err)
 				return 1
 			}

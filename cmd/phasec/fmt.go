@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
+	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
@@ -59,14 +62,49 @@ func parseInput(path string, stdin io.Reader, stderr io.Writer) (*ir.Module, int
 	src, name, err := readInput(path, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "phasec: %v\n", err)
-		return nil, 1
+		return nil, exitUsage
+	}
+	if d := notText(name, src); d != nil {
+		fmt.Fprintln(stderr, d)
+		return nil, exitUsage
 	}
 	mod, diags := syntax.Parse(name, src)
 	if len(diags) > 0 {
 		fmt.Fprint(stderr, syntax.FormatDiagnostics(diags, src))
 	}
 	if diags.HasErrors() || mod == nil {
-		return nil, 1
+		return nil, exitUsage
 	}
 	return mod, 0
+}
+
+// notText reports input that cannot be a module before the parser sees it:
+// an empty file (or only blanks and comments would still parse to an empty
+// module, which is legal; nothing at all is not), and binary data (a NUL
+// byte, or mostly bytes that are not printable UTF-8 in its first 4 KiB).
+func notText(name string, src []byte) *diag.Diagnostic {
+	if len(bytes.TrimSpace(src)) == 0 {
+		return &diag.Diagnostic{Span: diag.Span{File: name}, Severity: diag.Error,
+			Msg: "empty input: expected a TVMScript module (or an .onnx model)"}
+	}
+	head := src[:min(len(src), 4096)]
+	bad, first := 0, -1
+	for i := 0; i < len(head); {
+		r, size := utf8.DecodeRune(head[i:])
+		if r == 0 || r == utf8.RuneError && size == 1 || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			if first < 0 {
+				first = i
+			}
+			if r == 0 {
+				bad = len(head)
+			}
+			bad++
+		}
+		i += size
+	}
+	if first >= 0 && bad*10 > len(head) {
+		return &diag.Diagnostic{Span: diag.Span{File: name}, Severity: diag.Error,
+			Msg: fmt.Sprintf("binary input (byte 0x%02x at offset %d): expected TVMScript text", src[first], first)}
+	}
+	return nil
 }

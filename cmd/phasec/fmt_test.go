@@ -62,20 +62,20 @@ func TestFmtStdinAndIdempotence(t *testing.T) {
 	}
 }
 
-func TestFmtParseErrorExits1WithCaret(t *testing.T) {
+func TestFmtParseErrorExits2WithCaret(t *testing.T) {
 	bad := strings.Replace(fmtInput, "R.nn.relu(a)", "R.nn.rleu(a)", 1)
 	path := writeTemp(t, "bad.tvms", bad)
 	code, out, errOut := runCLI(t, "", "fmt", path)
-	assert.Equal(t, 1, code, "exit code")
+	assert.Equal(t, 2, code, "exit code")
 	assert.Empty(t, out, "stdout should be empty on error")
 	for _, want := range []string{path + ":11:", "R.nn.rleu", "^"} {
 		assert.Contains(t, errOut, want, "stderr")
 	}
 }
 
-func TestFmtMissingFileExits1(t *testing.T) {
+func TestFmtMissingFileExits2(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "fmt", filepath.Join(t.TempDir(), "absent.tvms"))
-	assert.Equal(t, 1, code, "exit code, stderr %q", errOut)
+	assert.Equal(t, 2, code, "exit code, stderr %q", errOut)
 	assert.Empty(t, out, "stdout")
 	assert.Contains(t, errOut, "absent.tvms", "stderr")
 }

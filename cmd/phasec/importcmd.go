@@ -54,7 +54,7 @@ func runImport(fs *pflag.FlagSet) runFunc {
 		}
 		t2 := time.Now()
 		w := stdout
-		if *out != "" {
+		if *out != "" && *out != "-" {
 			f, err := os.Create(*out)
 			if err != nil {
 				fmt.Fprintf(stderr, "phasec import: %v\n", err)
@@ -69,7 +69,7 @@ func runImport(fs *pflag.FlagSet) runFunc {
 		}
 		if len(res.Params) > 0 {
 			p := *paramsPath
-			if p == "" && *out != "" {
+			if p == "" && *out != "" && *out != "-" {
 				p = strings.TrimSuffix(*out, ".tvms") + ".npz"
 			}
 			if p == "" {

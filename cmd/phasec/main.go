@@ -24,6 +24,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phasec/phasec/tensor"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -34,6 +36,10 @@ const (
 	exitFindings = 1 // diagnostics, differences, a failed run
 	exitUsage    = 2 // bad flags or arguments, unreadable or unparsable input
 )
+
+// defaultSeed seeds --random-inputs in every command (run, eval, opt
+// --verify-semantics, bisect), so the same flags give the same inputs.
+const defaultSeed = 0
 
 // command is one subcommand. Each lives in its own file and registers itself
 // in an init function.
@@ -198,4 +204,12 @@ func printUsage(w io.Writer, name string) {
 			return
 		}
 	}
+}
+
+// writeNpz writes arrays to path, or to stdout for "-".
+func writeNpz(path string, stdout io.Writer, arrays []tensor.Named) error {
+	if path == "-" {
+		return tensor.WriteNpzTo(stdout, arrays, false)
+	}
+	return tensor.WriteNpz(path, arrays)
 }

@@ -268,7 +268,7 @@ func runOpt(fs *pflag.FlagSet) runFunc {
 		}
 		// Printed straight to the destination: at 1M bindings the text is
 		// ~190 MB, and every copy of it counts in the peak.
-		if *outPath != "" {
+		if *outPath != "" && *outPath != "-" {
 			if err := writeModuleFile(*outPath, out); err != nil {
 				fmt.Fprintf(stderr, "phasec opt: %v\n", err)
 				return 1

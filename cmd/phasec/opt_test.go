@@ -83,10 +83,10 @@ func TestOptFailures(t *testing.T) {
 	assert.Empty(t, out, "failing pass: stdout")
 	assert.Contains(t, errOut, "pass CLIFail failed (module in phase none): cli boom", "failing pass: stderr")
 	code, _, errOut = runCLI(t, "", "opt", filepath.Join(t.TempDir(), "missing.tvms"))
-	assert.Equal(t, 1, code, "missing file: exit code, stderr %q", errOut)
+	assert.Equal(t, 2, code, "missing file: exit code, stderr %q", errOut)
 	assert.Contains(t, errOut, "no such file", "missing file: stderr")
 	code, _, errOut = runCLI(t, "@I.ir_module\nclass", "opt", "-")
-	assert.Equal(t, 1, code, "parse error: exit code, stderr %q", errOut)
+	assert.Equal(t, 2, code, "parse error: exit code, stderr %q", errOut)
 	assert.Contains(t, errOut, "<stdin>:", "parse error: stderr")
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/phasec/phasec/frontend/onnx"
 	"github.com/phasec/phasec/ir"
@@ -39,9 +40,12 @@ func runRun(fs *pflag.FlagSet) runFunc {
 	fn := fs.String("func", "main", "the function to run")
 	fs.Var(&inputs, "input", "bind parameter `name=file.npy` (repeatable; in parameter order without name=)")
 	random := fs.Bool("random-inputs", false, "fill parameters without --input with random values (uniform in [-1, 1) for floats)")
-	seed := fs.Uint64("seed", 1, "seed of --random-inputs")
+	seed := fs.Uint64("seed", defaultSeed, "seed of --random-inputs")
+	npzPath := fs.String("inputs", "", "bind parameters by name from `FILE.npz`")
+	maxMemory := byteSize(defaultMaxMemory())
+	fs.Var(&maxMemory, "max-memory", "stop before the inputs and tensors of the run exceed `SIZE` (default half the machine's memory)")
 	fs.Var(&symbolic, "symbolic", "value of a symbolic dimension for --random-inputs (`n=32`, repeatable)")
-	outPath := fs.StringP("output", "o", "", "write the outputs to `out.npz`")
+	outPath := fs.StringP("output", "o", "", "write the outputs to `OUT.npz` (- for stdout)")
 	paramsPath := fs.String("params", "", "bind parameters by name from `PARAMS.npz` (the weights phasec import wrote)")
 	stats := fs.Bool("stats", false, "print instructions executed, time per function and kernel, allocations and peak bytes")
 	repeat := fs.Int("repeat", 1, "run `N` times (timings over all runs)")
@@ -99,7 +103,9 @@ func runRun(fs *pflag.FlagSet) runFunc {
 				return 1
 			}
 		}
-		machine, err := loader.Link(exe, vm.Options{Stats: *stats})
+		budget := &memoryBudget{limit: int64(maxMemory)}
+		machine, err := loader.Link(exe, vm.Options{Stats: *stats,
+			NewAllocator: func() tensor.Allocator { return budget.allocator(tensor.NewPooledAllocator()) }})
 		if err != nil {
 			fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
 			return 1
@@ -118,10 +124,28 @@ func runRun(fs *pflag.FlagSet) runFunc {
 				return 1
 			}
 		}
-		argv, err := bindInputs(&exe.Funcs[fi], inputs, weights, *random, *seed, syms)
+		in := &runInputs{inputs: inputs, params: weights, random: *random, seed: *seed, syms: syms, budget: budget}
+		if *npzPath != "" {
+			if in.npz, err = tensor.ReadNpz(*npzPath); err != nil {
+				fmt.Fprintf(stderr, "phasec run: --inputs: %v\n", err)
+				return 2
+			}
+		}
+		given := len(syms)
+		argv, err := in.bind(&exe.Funcs[fi])
 		if err != nil {
 			fmt.Fprintf(stderr, "phasec run: %v\n", err)
 			return 1
+		}
+		if len(syms) > given {
+			var unset []string
+			for name, v := range syms {
+				if !slices.Contains(symbolicNames(symbolic), name) {
+					unset = append(unset, fmt.Sprintf("%s=%d", name, v))
+				}
+			}
+			slices.Sort(unset)
+			fmt.Fprintf(stderr, "phasec run: unset symbolic dimensions are %d: %s (give --symbolic NAME=N)\n", unsetDim, strings.Join(unset, ", "))
 		}
 
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -147,26 +171,30 @@ func runRun(fs *pflag.FlagSet) runFunc {
 			}
 		}
 
+		info := stdout
+		if *outPath == "-" {
+			info = stderr // stdout carries the .npz
+		}
 		named := flattenOutputs("output", out)
 		if names := onnxOutputNames(model, len(named)); names != nil {
 			for i := range named {
 				named[i].Name = names[i]
 			}
 		}
-		fmt.Fprintf(stdout, "%s: %d output(s)\n", *fn, len(named))
+		fmt.Fprintf(info, "%s: %d output(s)\n", *fn, len(named))
 		for _, n := range named {
-			fmt.Fprintf(stdout, "  %s\n", describe(n.Name, n.Value))
+			fmt.Fprintf(info, "  %s\n", describe(n.Name, n.Value))
 		}
-		fmt.Fprintf(stdout, "load %s; run %s\n", fmtDur(loadTime), timingSummary(times))
+		fmt.Fprintf(info, "load %s; run %s\n", fmtDur(loadTime), timingSummary(times))
 		if total != nil {
-			fmt.Fprintf(stdout, "stats over %d run(s):\n", *repeat)
-			total.Print(stdout)
+			fmt.Fprintf(info, "stats over %d run(s):\n", *repeat)
+			total.Print(info)
 			b, n := exe.PlannedStaticBytes()
-			fmt.Fprintf(stdout, "memory per run: plan %d bytes in %d storages (%d of constant size in the executable: %d bytes), allocator peak %d bytes\n",
+			fmt.Fprintf(info, "memory per run: plan %d bytes in %d storages (%d of constant size in the executable: %d bytes), allocator peak %d bytes\n",
 				total.StorageBytes/int64(*repeat), total.Storages/int64(*repeat), n, b, total.Alloc.Peak)
 		}
 		if len(expect) > 0 {
-			if err := compareExpected(stdout, named, expect); err != nil {
+			if err := compareExpected(info, named, expect); err != nil {
 				fmt.Fprintf(stderr, "phasec run: %v\n", err)
 				return 1
 			}
@@ -178,7 +206,7 @@ func runRun(fs *pflag.FlagSet) runFunc {
 					arrays = append(arrays, tensor.Named{Name: n.Name, Tensor: t})
 				}
 			}
-			if err := tensor.WriteNpz(*outPath, arrays); err != nil {
+			if err := writeNpz(*outPath, stdout, arrays); err != nil {
 				fmt.Fprintf(stderr, "phasec run: %v\n", err)
 				return 1
 			}
@@ -187,85 +215,229 @@ func runRun(fs *pflag.FlagSet) runFunc {
 	}
 }
 
-// bindInputs builds the argument list: --input files by parameter name (or
-// in order), random tensors from the recorded signatures for the rest.
-func bindInputs(f *vm.Function, inputs []string, params []tensor.Named, random bool, seed uint64, syms map[string]int64) ([]vm.Value, error) {
+// runInputs are run's ways of giving a function its parameters: .npy
+// files by name or in order (--input), an .npz by name (--inputs), the
+// weights phasec import wrote (--params), seeded random values for the rest
+// (--random-inputs), symbolic dimensions (--symbolic), all within the
+// memory budget of --max-memory.
+type runInputs struct {
+	inputs []string
+	npz    []tensor.Named
+	params []tensor.Named
+	random bool
+	seed   uint64
+	syms   map[string]int64
+	budget *memoryBudget
+}
+
+// bind builds f's argument list. Every given tensor is checked against
+// the parameter's annotation (dtype, rank, constant dimensions) so a
+// mismatch reads in the user's terms, before the VM's own checks.
+func (in *runInputs) bind(f *vm.Function) ([]vm.Value, error) {
 	argv := make([]vm.Value, f.NumArgs)
 	set := make([]bool, f.NumArgs)
-	for _, p := range params {
-		idx := slices.Index(f.ParamNames, p.Name)
-		if idx < 0 {
-			return nil, fmt.Errorf("--params: %s has no parameter %q (parameters: %s)", f.Name, p.Name, strings.Join(f.ParamNames, ", "))
+	put := func(flag string, idx int, t *tensor.Tensor) error {
+		if err := checkParam(f, idx, t); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
 		}
-		argv[idx], set[idx] = vm.TensorValue(p.Tensor), true
+		if err := in.budget.reserveTensor(t.DType, t.Shape, flag); err != nil {
+			return err
+		}
+		argv[idx], set[idx] = vm.TensorValue(t), true
+		return nil
+	}
+	byName := func(flag string, named []tensor.Named) error {
+		for _, p := range named {
+			idx := slices.Index(f.ParamNames, p.Name)
+			if idx < 0 {
+				return fmt.Errorf("%s: %s has no parameter %q (parameters: %s)", flag, f.Name, p.Name, strings.Join(f.ParamNames, ", "))
+			}
+			if err := put(flag, idx, p.Tensor); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := byName("--params", in.params); err != nil {
+		return nil, err
+	}
+	if err := byName("--inputs", in.npz); err != nil {
+		return nil, err
 	}
 	next := 0
-	for _, in := range inputs {
-		name, file, ok := strings.Cut(in, "=")
+	for _, spec := range in.inputs {
+		name, file, ok := strings.Cut(spec, "=")
 		idx := -1
 		if ok {
-			for i, p := range f.ParamNames {
-				if p == name {
-					idx = i
-				}
-			}
-			if idx < 0 {
-				return nil, fmt.Errorf("--input %s: %s has no parameter %q (parameters: %s)", in, f.Name, name, strings.Join(f.ParamNames, ", "))
+			if idx = slices.Index(f.ParamNames, name); idx < 0 {
+				return nil, fmt.Errorf("--input %s: %s has no parameter %q (parameters: %s)", spec, f.Name, name, strings.Join(f.ParamNames, ", "))
 			}
 		} else {
-			file = in
+			file = spec
 			for next < f.NumArgs && set[next] {
 				next++
 			}
 			idx = next
 			if idx >= f.NumArgs {
-				return nil, fmt.Errorf("--input %s: %s takes only %d parameters", in, f.Name, f.NumArgs)
+				return nil, fmt.Errorf("--input %s: %s takes only %d parameters", spec, f.Name, f.NumArgs)
 			}
 		}
 		t, err := tensor.ReadNpyFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("--input %s: %w", in, err)
+			return nil, fmt.Errorf("--input %s: %w", spec, err)
 		}
-		argv[idx], set[idx] = vm.TensorValue(t), true
+		if err := put("--input "+spec, idx, t); err != nil {
+			return nil, err
+		}
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	rng := rand.New(rand.NewPCG(in.seed, 0x9e3779b97f4a7c15))
 	for i := range argv {
 		if set[i] {
 			continue
 		}
-		if !random {
-			return nil, fmt.Errorf("parameter %s of %s has no --input (or pass --random-inputs)", f.ParamNames[i], f.Name)
+		if !in.random {
+			return nil, fmt.Errorf("parameter %s of %s has no value: give --input %s=FILE.npy, --inputs FILE.npz or --random-inputs", f.ParamNames[i], f.Name, f.ParamNames[i])
 		}
-		if i >= len(f.Sigs) || !f.Sigs[i].Tensor || f.Sigs[i].DType == "" || f.Sigs[i].Dims == nil {
-			return nil, fmt.Errorf("parameter %s of %s: cannot make a random input without a tensor annotation with known dtype and rank; pass --input", f.ParamNames[i], f.Name)
-		}
-		sg := f.Sigs[i]
-		dt, err := tensor.ParseDType(sg.DType)
+		v, err := in.randomValue(f, i, rng)
 		if err != nil {
 			return nil, err
 		}
+		argv[i] = v
+	}
+	return argv, nil
+}
+
+// randomValue makes a seeded random value for parameter i from its
+// recorded signature: a tensor (uniform in [-1, 1) for floats, integers in
+// [0, 10), booleans), a prim value of its dtype, or a shape.
+func (in *runInputs) randomValue(f *vm.Function, i int, rng *rand.Rand) (vm.Value, error) {
+	name := f.ParamNames[i]
+	if i >= len(f.Sigs) {
+		return vm.Value{}, fmt.Errorf("parameter %s of %s has no recorded annotation: give --input %s=FILE.npy", name, f.Name, name)
+	}
+	sg := f.Sigs[i]
+	dims := func() ([]int64, error) {
 		shape := make([]int64, len(sg.Dims))
 		for j, d := range sg.Dims {
-			n, err := dimValue(d, syms)
+			n, err := dimValue(d, in.syms)
 			if err != nil {
-				return nil, fmt.Errorf("parameter %s of %s, dimension %d: %w", f.ParamNames[i], f.Name, j, err)
+				return nil, fmt.Errorf("parameter %s of %s, dimension %d: %w", name, f.Name, j, err)
 			}
 			shape[j] = n
 		}
+		return shape, nil
+	}
+	switch {
+	case sg.Tensor && sg.DType != "" && sg.Dims != nil:
+		dt, err := tensor.ParseDType(sg.DType)
+		if err != nil {
+			return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, f.Name, err)
+		}
+		shape, err := dims()
+		if err != nil {
+			return vm.Value{}, err
+		}
+		if err := in.budget.reserveTensor(dt, shape, "random input "+name); err != nil {
+			return vm.Value{}, err
+		}
 		t, err := tensor.NewChecked(dt, shape)
 		if err != nil {
-			return nil, err
+			return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, f.Name, err)
 		}
 		for k := range int(t.NumElements()) {
-			if dt.IsFloat() {
+			switch {
+			case dt.IsFloat():
 				t.SetFloat64(k, rng.Float64()*2-1)
-			} else {
+			case dt == tensor.Bool:
+				t.SetFloat64(k, float64(rng.IntN(2)))
+			default:
 				t.SetFloat64(k, float64(rng.IntN(10)))
 			}
 		}
-		argv[i] = vm.TensorValue(t)
+		return vm.TensorValue(t), nil
+	case !sg.Tensor && strings.HasPrefix(sg.Annotation, "R.Prim("):
+		dtype := sg.DType
+		if dtype == "" {
+			// R.Prim("int64") records its dtype only in the annotation;
+			// R.Prim(value=n) is an int64 whose value is a dimension.
+			if _, q, ok := strings.Cut(sg.Annotation, `"`); ok {
+				dtype, _, _ = strings.Cut(q, `"`)
+			} else if _, v, ok := strings.Cut(sg.Annotation, "value="); ok {
+				n, err := dimValue(strings.TrimSuffix(v, ")"), in.syms)
+				if err != nil {
+					return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, f.Name, err)
+				}
+				return vm.Int(n), nil
+			}
+		}
+		switch {
+		case dtype == "":
+			return vm.Value{}, fmt.Errorf("parameter %s of %s is %s: --random-inputs cannot type it; give --input %s=FILE.npy", name, f.Name, sg.Annotation, name)
+		case dtype == "bool":
+			return vm.Bool(rng.IntN(2) == 1), nil
+		case strings.HasPrefix(dtype, "float"):
+			return vm.Float(rng.Float64()*2 - 1), nil
+		default:
+			return vm.Int(int64(rng.IntN(10))), nil
+		}
+	case !sg.Tensor && strings.HasPrefix(sg.Annotation, "R.Shape(") && sg.Dims != nil:
+		shape, err := dims()
+		if err != nil {
+			return vm.Value{}, err
+		}
+		return vm.ShapeValue(shape...), nil
 	}
-	return argv, nil
+	return vm.Value{}, fmt.Errorf("parameter %s of %s is %s: --random-inputs cannot make one; give --input %s=FILE.npy", name, f.Name, sg.Annotation, name)
+}
+
+// checkParam compares a given tensor with parameter idx's annotation.
+func checkParam(f *vm.Function, idx int, t *tensor.Tensor) error {
+	if idx >= len(f.Sigs) {
+		return nil
+	}
+	sg, name := f.Sigs[idx], f.ParamNames[idx]
+	if !sg.Tensor {
+		return fmt.Errorf("parameter %s is %s, not a tensor", name, sg.Annotation)
+	}
+	if sg.DType != "" && t.DType.String() != sg.DType {
+		return fmt.Errorf("parameter %s has dtype %s, expected %s (%s)", name, t.DType, sg.DType, sg.Annotation)
+	}
+	if sg.Dims == nil {
+		return nil
+	}
+	if len(sg.Dims) != len(t.Shape) {
+		return fmt.Errorf("parameter %s has shape %s, expected rank %d (%s)", name, tensor.FormatShape(t.Shape), len(sg.Dims), sg.Annotation)
+	}
+	for j, d := range sg.Dims {
+		if n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64); err == nil && n != t.Shape[j] {
+			return fmt.Errorf("parameter %s has shape %s, expected %d in dimension %d (%s)", name, tensor.FormatShape(t.Shape), n, j, sg.Annotation)
+		}
+	}
+	return nil
+}
+
+// symbolicNames are the names --symbolic gave.
+func symbolicNames(specs []string) []string {
+	var names []string
+	for _, kv := range specs {
+		k, _, _ := strings.Cut(kv, "=")
+		names = append(names, strings.TrimSpace(k))
+	}
+	return names
+}
+
+// unsetDim is the value of a symbolic dimension no --symbolic gives, in
+// every command that makes random inputs (eval.RandomArgs uses the same).
+// dimValue records the value it chose in the map of given values.
+const unsetDim = 4
+
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // dimValue evaluates a recorded dimension: an integer, a symbolic variable
@@ -294,7 +466,13 @@ func dimValue(d string, syms map[string]int64) (int64, error) {
 	if n, ok := syms[d]; ok {
 		return n, nil
 	}
-	return 0, fmt.Errorf("symbolic dimension %q has no value: pass --symbolic %s=N", d, d)
+	if !isIdentifier(d) {
+		return 0, fmt.Errorf("dimension %q is not an integer, a symbolic variable or a sum or product of those", d)
+	}
+	// Unset symbolic dimensions are unsetDim, as in eval and semantic
+	// checking; the binder reports each one it chose.
+	syms[d] = unsetDim
+	return unsetDim, nil
 }
 
 type namedValue struct {

@@ -21,16 +21,18 @@ type semanticsFlags struct {
 	fn      *string
 	dir     *string
 	symbols repeatFlag
+	files   repeatFlag
 }
 
 func addSemanticsFlags(fs *pflag.FlagSet, dirDefault string) *semanticsFlags {
 	sf := &semanticsFlags{
 		inputs: fs.String("inputs", "", "the function's parameters by name from `FILE.npz` (semantic checking)"),
 		random: fs.Bool("random-inputs", false, "seeded random values for the parameters --inputs does not give"),
-		seed:   fs.Uint64("seed", 0, "the seed of --random-inputs"),
+		seed:   fs.Uint64("seed", defaultSeed, "the seed of --random-inputs"),
 		fn:     fs.String("func", "main", "the Relax function whose result is checked"),
 		dir:    fs.String("semantics-dir", dirDefault, "where to write the modules before and after a pass that changes the result"),
 	}
+	fs.Var(&sf.files, "input", "a parameter's value (`name=file.npy`), repeatable")
 	fs.Var(&sf.symbols, "symbolic", "a symbolic dimension's value (`n=8`), repeatable; others are 4 or come from --inputs")
 	return sf
 }
@@ -49,21 +51,32 @@ func (sf *semanticsFlags) build() (semcheck.Inputs, error) {
 		}
 		in.Dims[name] = n
 	}
-	if *sf.inputs == "" && !*sf.random {
-		return in, errors.New("semantic checking needs --inputs FILE.npz or --random-inputs")
+	if *sf.inputs == "" && len(sf.files) == 0 && !*sf.random {
+		return in, errors.New("semantic checking needs --input name=FILE.npy, --inputs FILE.npz or --random-inputs")
+	}
+	if *sf.inputs != "" || len(sf.files) > 0 {
+		in.Given = map[string]*tensor.Tensor{}
+		in.NoRandom = !*sf.random
 	}
 	if *sf.inputs != "" {
 		named, err := tensor.ReadNpz(*sf.inputs)
 		if err != nil {
 			return in, fmt.Errorf("--inputs: %v", err)
 		}
-		in.Given = map[string]*tensor.Tensor{}
 		for _, n := range named {
 			in.Given[n.Name] = n.Tensor
 		}
-		if !*sf.random {
-			in.NoRandom = true
+	}
+	for _, kv := range sf.files {
+		name, path, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || path == "" {
+			return in, fmt.Errorf("--input %q: want name=file.npy", kv)
 		}
+		t, err := tensor.ReadNpyFile(path)
+		if err != nil {
+			return in, fmt.Errorf("--input %s: %v", name, err)
+		}
+		in.Given[name] = t
 	}
 	return in, nil
 }

@@ -80,7 +80,7 @@ func TestOptVerifySemantics(t *testing.T) {
 	// Usage errors.
 	code, _, stderr = runCLI(t, "", "opt", "--passes", "canonicalize", "--verify-semantics", in)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "needs --inputs FILE.npz or --random-inputs")
+	assert.Contains(t, stderr, "needs --input name=FILE.npy, --inputs FILE.npz or --random-inputs")
 	code, _, stderr = runCLI(t, "", "opt", "--passes", "canonicalize", "--verify-semantics", "--random-inputs", "--symbolic", "n", in)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `--symbolic "n"`)

@@ -61,14 +61,15 @@ func TestRunErrors(t *testing.T) {
 
 	code, _, errs = runCLI(t, "", "run", "../../codegen/testdata/static_build.tvms")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errs, "parameter x of main has no --input (or pass --random-inputs)")
+	assert.Contains(t, errs, "parameter x of main has no value: give --input x=FILE.npy, --inputs FILE.npz or --random-inputs")
 
 	code, _, errs = runCLI(t, "", "run", "--func", "nope", "--random-inputs", "../../codegen/testdata/static_build.tvms")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, `has no function "nope"`)
 
-	code, _, _ = runCLI(t, "", "build", "../../codegen/testdata/static_build.tvms")
-	assert.Equal(t, 2, code, "build without -o is a usage error")
+	code, _, errs = runCLI(t, "", "build", "-")
+	assert.Equal(t, 2, code, "build of stdin without -o is a usage error")
+	assert.Contains(t, errs, "-o OUT.pvm (or -o -) is needed")
 }
 
 // TestDisasmMLPGolden: the demo model's executable, disassembled (TVM's
