@@ -380,7 +380,17 @@ func (in *runInputs) randomValue(f *vm.Function, i int, rng *rand.Rand) (vm.Valu
 		default:
 			return vm.Int(int64(rng.IntN(10))), nil
 		}
-	case !sg.Tensor && strings.HasPrefix(sg.Annotation, "R.Shape(") && sg.Dims != nil:
+	case !sg.Tensor && strings.HasPrefix(sg.Annotation, "R.Shape(["):
+		if sg.Dims == nil {
+			// The signature keeps a shape's dimensions only in its
+			// annotation: R.Shape([k, 2]).
+			inner := strings.TrimSuffix(strings.TrimPrefix(sg.Annotation, "R.Shape(["), "])")
+			if inner != "" {
+				sg.Dims = strings.Split(inner, ",")
+			} else {
+				sg.Dims = []string{}
+			}
+		}
 		shape, err := dims()
 		if err != nil {
 			return vm.Value{}, err
