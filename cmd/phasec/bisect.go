@@ -117,34 +117,85 @@ func runBisect(fs *pflag.FlagSet) runFunc {
 				symbols = append(symbols, fmt.Sprintf("%s=%d", k, in.Dims[k]))
 			}
 		}
-		replay := replayCommand(cu, in, inputs, symbols, *outPath)
-		header := cu.Header(*spec, replay)
-		if limits != "" {
-			header += "# " + limits + "\n"
+		// The replay is checked before it is printed: the culprit pass
+		// alone first, then the culprit with the rest of the pipeline after
+		// it (a pass whose damage only a later step detects).
+		file := *outPath
+		if file == "-" {
+			tmp, err := os.CreateTemp("", "phasec-repro-*.tvms")
+			if err != nil {
+				fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+				return 1
+			}
+			tmp.Close()
+			defer os.Remove(tmp.Name())
+			file = tmp.Name()
 		}
-		text := header + printer.Print(repro)
-		if *outPath == "-" {
-			fmt.Fprint(stdout, text)
-			fmt.Fprintf(stderr, "reduced %s from %d to %d bindings (above); save it as REPRO.tvms to replay: %s\n", in.Func, before, semcheck.CountBindings(repro), replay)
-			return 1
+		write := func(replay string) (string, error) {
+			header := cu.Header(*spec, replay)
+			if limits != "" {
+				header += "# " + limits + "\n"
+			}
+			text := header + printer.Print(repro)
+			return text, os.WriteFile(file, []byte(text), 0o644)
 		}
-		if err := os.WriteFile(*outPath, []byte(text), 0o644); err != nil {
+		var replay string
+		for _, pipeline := range replayPipelines(cu, *spec) {
+			args := replayArgs(cu, pipeline, in, inputs, symbols, file)
+			if _, err := write("phasec " + shellJoin(args)); err != nil {
+				fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+				return 1
+			}
+			if run(args, nil, io.Discard, io.Discard) == exitFindings {
+				replay = "phasec " + shellJoin(replayArgs(cu, pipeline, in, inputs, symbols, *outPath))
+				break
+			}
+		}
+		found := replay != ""
+		if !found {
+			replay = "(no phasec opt command reproduces it alone: run phasec bisect on the original module)"
+		}
+		text, err := write(replay)
+		if err != nil {
 			fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "reduced %s from %d to %d bindings: wrote %s\nreplay: %s\n", in.Func, before, semcheck.CountBindings(repro), *outPath, replay)
+		reduced := fmt.Sprintf("reduced %s from %d to %d bindings", in.Func, before, semcheck.CountBindings(repro))
+		if *outPath == "-" {
+			fmt.Fprint(stdout, text)
+			fmt.Fprintf(stderr, "%s (above); save it as REPRO.tvms and replay: %s < REPRO.tvms\n", reduced, replay)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: wrote %s\nreplay: %s\n", reduced, *outPath, replay)
+		if !found {
+			fmt.Fprintf(stderr, "phasec bisect: the reproducer fails in the pipeline but no replay command was found that shows it alone\n")
+		}
 		return 1
 	}
 }
 
-// replayCommand is the one phasec opt command that shows the failure on
-// the reproducer.
-func replayCommand(cu *semcheck.Culprit, in semcheck.Inputs, inputs string, symbols []string, path string) string {
+// replayPipelines are the pipelines a replay may run on the reproducer
+// (the module the culprit received), in the order they are tried: the
+// culprit alone, then the culprit and every step after it in the pipeline
+// text.
+func replayPipelines(cu *semcheck.Culprit, spec string) []string {
 	pass := cu.Name
 	if cu.Pass != nil {
 		pass = cu.Pass.String()
 	}
-	cmd := []string{"phasec", "opt", "--passes", pass}
+	out := []string{pass}
+	if i := strings.Index(spec, pass); i >= 0 {
+		if rest := spec[i:]; rest != pass {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// replayArgs is the phasec opt command line that shows the failure on the
+// reproducer at path.
+func replayArgs(cu *semcheck.Culprit, pipeline string, in semcheck.Inputs, inputs string, symbols []string, path string) []string {
+	cmd := []string{"opt", "--passes", pipeline}
 	switch cu.Kind {
 	case semcheck.Semantic, semcheck.EvalCrash:
 		cmd = append(cmd, "--verify-semantics")
@@ -161,5 +212,19 @@ func replayCommand(cu *semcheck.Culprit, in semcheck.Inputs, inputs string, symb
 	case semcheck.Malformed:
 		cmd = append(cmd, "--verify-each")
 	}
-	return strings.Join(append(cmd, path), " ")
+	return append(cmd, path)
+}
+
+// shellJoin joins args for a POSIX shell, quoting those with characters
+// the shell would interpret (pipelines have braces and commas).
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,") == "" {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -13,8 +13,6 @@ import (
 	"github.com/phasec/phasec/tensor"
 )
 
-
-
 // TestFlagsGoAnywhere: every command takes its flags before or after its
 // files (the README's usage lines put them after), and -- ends them.
 func TestFlagsGoAnywhere(t *testing.T) {
@@ -189,4 +187,41 @@ func TestEvalPointsBuildModulesToRun(t *testing.T) {
 	code, out, errs = runCLI(t, "", "eval", "--random-inputs", "--dim", "batch=3", mlpModel)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "(3, 10)", "--dim still works")
+}
+
+// TestBisectReplayReproduces: bisect prints a replay command only after
+// running it on the reproducer; here the culprit's damage shows only in its
+// claimed property (LegalizeOps{skip=R.add} claims Legalized), which
+// --verify-each now checks even when the reduced module is unchanged.
+func TestBisectReplayReproduces(t *testing.T) {
+	dir := t.TempDir()
+	repro := filepath.Join(dir, "repro.tvms")
+	code, out, errs := runCLI(t, "", "bisect", "--passes", "canonicalize,LegalizeOps{skip=R.add},lower", "-o", repro, mlpModel)
+	require.Equal(t, 1, code, errs)
+	assert.Contains(t, out, "wrote "+repro)
+	_, replay, ok := strings.Cut(out, "replay: phasec ")
+	require.True(t, ok, "a replay command: %s", out)
+	args := splitShell(t, strings.TrimSpace(replay))
+	assert.Equal(t, []string{"opt", "--passes", "LegalizeOps{skip=R.add}", "--verify-each", repro}, args)
+	code, _, errs = runCLI(t, "", args...)
+	assert.Equal(t, 1, code, "the replay reproduces: %s", errs)
+	assert.Contains(t, errs, "WF029")
+}
+
+// splitShell undoes shellJoin's single quotes.
+func splitShell(t *testing.T, s string) []string {
+	var out []string
+	for s != "" {
+		if s[0] == '\'' {
+			end := strings.Index(s[1:], "'")
+			require.GreaterOrEqual(t, end, 0, "unterminated quote in %q", s)
+			out = append(out, s[1:1+end])
+			s = strings.TrimSpace(s[end+2:])
+			continue
+		}
+		word, rest, _ := strings.Cut(s, " ")
+		out = append(out, word)
+		s = strings.TrimSpace(rest)
+	}
+	return out
 }
