@@ -124,6 +124,12 @@ func TestInferMemoryOps(t *testing.T) {
 		{"vm.kill_object", ir.NewCall(VMKillObject, st), ir.VoidInfo(), ""},
 		{"vm.call_tir_dyn", ir.NewCall(VMCallTIRDyn, ir.NewGlobalVar("dyn"), ir.NewTuple(tensorVar("a", ir.Float32, 4), tensorVar("b", ir.Float32, 4), shapeLit(4))),
 			ir.VoidInfo(), ""},
+		// TVM infers void for any callee (ReturnVoidStructInfo): a string
+		// names a function resolved when the call runs.
+		{"vm.call_tir_dyn string callee", ir.NewCall(VMCallTIRDyn, ir.NewStringImm("te_func"), ir.NewTuple(tensorVar("a", ir.Float32, 4), shapeLit(4))),
+			ir.VoidInfo(), ""},
+		{"vm.call_tir_dyn tensor callee", ir.NewCall(VMCallTIRDyn, tensorVar("f", ir.Float32, 4), ir.NewTuple(tensorVar("a", ir.Float32, 4), shapeLit(4))),
+			nil, "callee must be a PrimFunc, a function name or a function value"},
 		{"vm.call_tir_dyn no shape", ir.NewCall(VMCallTIRDyn, ir.NewGlobalVar("dyn"), ir.NewTuple(tensorVar("a", ir.Float32, 4))),
 			nil, "the last of args must be the shape of tir_vars"},
 	})
