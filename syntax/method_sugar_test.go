@@ -35,3 +35,19 @@ def main(x: R.Tensor((2,), dtype="float32")):
 	require.Len(t, diags, 1, "%v", diags)
 	assert.Equal(t, 4, diags[0].Span.Line)
 }
+
+// TestDataflowBlockReturns: a return ending a dataflow block builds the
+// same function as R.output of the block variables it uses followed by
+// the return, as TVM's parser does (test_tvmscript_parser.py checks the
+// two structurally equal).
+func TestDataflowBlockReturns(t *testing.T) {
+	const name = "dataflow_block_returns.tvms"
+	src, err := os.ReadFile(filepath.Join(corpusRoot, tvmFormsDir, name))
+	require.NoError(t, err)
+	const inside = "            return (c, d)\n"
+	require.Equal(t, 1, strings.Count(string(src), inside))
+	explicit := strings.Replace(string(src), inside, "            R.output(c, d)\n        return (c, d)\n", 1)
+	got := parseOrFail(t, name, src)
+	want := parseOrFail(t, name+" (explicit)", []byte(explicit))
+	assert.Nil(t, ir.Diff(want, got, ir.EqualOptions{}))
+}
