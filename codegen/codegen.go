@@ -17,6 +17,7 @@ package codegen
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -307,6 +308,18 @@ func (g *gen) call(c *ir.Call, pos vm.Pos) vm.Arg {
 		g.b.Call(dst, int(fn.Value()), args, pos)
 		return retArg(dst)
 	case *ir.ExternFunc:
+		if callee.Symbol == abi.BuiltinCallTIRDyn && len(c.Args) > 0 {
+			if _, ok := c.Args[0].(*ir.GlobalVar); !ok {
+				// TVM parses R.vm.call_tir_dyn("name", ...) too, and its
+				// runtime fails to call the string; phasec's VM calls a
+				// kernel of the module only.
+				sp := c.Span()
+				if !sp.IsValid() {
+					sp = c.Args[0].Span()
+				}
+				return g.errorf(sp, codeUnsupported, "R.vm.call_tir_dyn calls %s: the VM calls a PrimFunc of the module (cls.f), not a function named at run time", describeCallee(c.Args[0]))
+			}
+		}
 		fn := g.expr(callee, pos)
 		if fn.IsVoid() {
 			return fn
@@ -474,4 +487,15 @@ func signatures(f *ir.Function) []vm.ParamSig {
 		sigs[i] = sg
 	}
 	return sigs
+}
+
+// describeCallee names a call_tir_dyn callee for a diagnostic.
+func describeCallee(e ir.Expr) string {
+	switch e := e.(type) {
+	case *ir.StringImm:
+		return strconv.Quote(e.Value)
+	case *ir.ExternFunc:
+		return "R.ExternFunc(" + strconv.Quote(e.Symbol) + ")"
+	}
+	return fmt.Sprintf("a %T", e)
 }

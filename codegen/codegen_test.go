@@ -176,3 +176,24 @@ class Module:
 	require.Len(t, diags, 1)
 	assert.Equal(t, "m.tvms:8:5: error VMC004: PrimFunc k: parameter h of type handle is neither a buffer nor a scalar", diags[0].String())
 }
+
+// TestBuildRejectsNamedCallTIRDyn: TVM parses R.vm.call_tir_dyn with a
+// string callee (test_tvmscript_parser.py's test_vm_ops) and its runtime
+// fails to call the string; phasec builds a kernel of the module only and
+// says so at the callee.
+func TestBuildRejectsNamedCallTIRDyn(t *testing.T) {
+	mod := parseSrc(t, `# from tvm.script import ir as I
+# from tvm.script import relax as R
+@I.ir_module
+class Module:
+    I.module_attrs({"phase": "build"})
+    @R.function(pure=False)
+    def main(x: R.Tensor((2,), dtype="float32"), y: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        R.func_attr({"global_symbol": "main"})
+        _ = R.call_packed("vm.builtin.call_tir_dyn", "te_func", x, y, R.shape([2]), sinfo_args=(R.Tuple,))
+        return y
+`)
+	_, diags := Build(mod)
+	require.Len(t, diags, 1)
+	assert.Equal(t, `m.tvms:9:13: error VMC002: R.vm.call_tir_dyn calls "te_func": the VM calls a PrimFunc of the module (cls.f), not a function named at run time`, diags[0].String())
+}

@@ -23,7 +23,13 @@ func memAllocStorage(b *ir.Builder, bytes ir.PrimExpr, dev, scope ir.Expr, dtype
 // the canonical form spells it), of the struct info of the
 // builtin.alloc_tensor it replaces.
 func memAllocTensor(b *ir.Builder, storage *ir.Var, offset int64, shape ir.Expr, ti *ir.TensorInfo) ir.Expr {
-	c := ir.NewCall(op.MemAllocTensor, storage, smallValue(offset), shape, ir.NewDataTypeImm(ti.DType), smallValue(0))
+	return memAllocTensorOn(b, storage, offset, shape, ti, smallValue(0))
+}
+
+// memAllocTensorOn is memAllocTensor with the runtime_device_index dev
+// (TVM's StaticPlanBlockMemory passes on the builtin.alloc_tensor's).
+func memAllocTensorOn(b *ir.Builder, storage *ir.Var, offset int64, shape ir.Expr, ti *ir.TensorInfo, dev ir.Expr) ir.Expr {
+	c := ir.NewCall(op.MemAllocTensor, storage, smallValue(offset), shape, ir.NewDataTypeImm(ti.DType), dev)
 	c.SetStructInfo(ti)
 	return b.Normalize(c)
 }

@@ -12,15 +12,21 @@ import (
 const (
 	// AttrNonNegativeVar lists symbolic vars known to be non-negative.
 	AttrNonNegativeVar = "tir_non_negative_var"
+	// AttrTIRVarLowerBound maps symbolic var names to lower bounds.
+	AttrTIRVarLowerBound = "tir_var_lower_bound"
 	// AttrPlanDynamicOutput asks StaticPlanBlockMemory to give unplanned
 	// allocations with a bounded symbolic shape storage of the bound's size.
 	AttrPlanDynamicOutput = "relax.memory_plan_dynamic_func_output"
 )
 
 // upperBounds replaces symbolic dimensions by their upper bounds, from a
-// function's tir_var_upper_bound and tir_non_negative_var attributes (TVM's
-// SetTIRVarUpperBound and GetUpperBoundShape). Only the symbolic vars of
-// the function's signature (parameter and return struct info) are bound.
+// function's tir_var_upper_bound, tir_var_lower_bound and
+// tir_non_negative_var attributes (TVM's SetTIRVarRangeConstraints and
+// GetUpperBoundShape, src/relax/transform/static_plan_block_memory.cc): a
+// var with an upper bound ranges over [lower bound or 0, upper bound]; one
+// with a non-negative lower bound only, or listed non-negative, is
+// non-negative. Only the symbolic vars of the function's signature
+// (parameter and return struct info) are bound.
 type upperBounds struct {
 	an  *ir.Analyzer
 	dom map[*ir.PrimVar]int64 // var -> upper bound (lower bound 0)
@@ -38,29 +44,8 @@ type varBound struct {
 // newUpperBounds reads fn's attributes; a malformed one is reported at span.
 func newUpperBounds(fn *ir.Function, span diag.Span, errs *diag.List) *upperBounds {
 	ub := &upperBounds{an: ir.NewAnalyzer(), dom: map[*ir.PrimVar]int64{}}
-	bounds := map[string]int64{}
-	if raw, ok := fn.Attrs[ir.AttrTIRVarUpperBound]; ok {
-		m, isMap := raw.(ir.Attrs)
-		if !isMap {
-			errs.Add(span, DiagUpperBound, "attribute %s must be a dict from symbolic var names to positive integers, got %s", ir.AttrTIRVarUpperBound, describeAttr(raw))
-		}
-		for _, k := range m.Keys() {
-			v, isInt := m[k].(int64)
-			if !isInt {
-				if pe, ok := m[k].(ir.PrimExpr); ok {
-					v, isInt = ir.IntValue(pe)
-				}
-			}
-			switch {
-			case !isInt:
-				errs.Add(span, DiagUpperBound, "%s[%q] must be an integer, got %s", ir.AttrTIRVarUpperBound, k, describeAttr(m[k]))
-			case v <= 0:
-				errs.Add(span, DiagUpperBound, "%s[%q] must be a positive integer, got %d", ir.AttrTIRVarUpperBound, k, v)
-			default:
-				bounds[k] = v
-			}
-		}
-	}
+	bounds := boundAttr(fn, ir.AttrTIRVarUpperBound, true, span, errs)
+	lower := boundAttr(fn, AttrTIRVarLowerBound, false, span, errs)
 	nonNeg := map[string]bool{}
 	if raw, ok := fn.Attrs[AttrNonNegativeVar]; ok {
 		list, isList := raw.([]any)
@@ -77,14 +62,55 @@ func newUpperBounds(fn *ir.Function, span diag.Span, errs *diag.List) *upperBoun
 		}
 	}
 	for _, v := range signatureVars(fn) {
+		lo, hasLower := lower[v.Name]
 		if b, ok := bounds[v.Name]; ok {
-			ub.an.SetBounds(v, 0, b)
+			if lo > b {
+				errs.Add(span, DiagUpperBound, "%s[%q] is %d, above %s[%q] = %d", AttrTIRVarLowerBound, v.Name, lo, ir.AttrTIRVarUpperBound, v.Name, b)
+				lo = 0
+			}
+			ub.an.SetBounds(v, lo, b)
 			ub.dom[v] = b
-		} else if nonNeg[v.Name] {
+		} else if hasLower && lo >= 0 || nonNeg[v.Name] {
 			ub.an.AssumeNonNegative(v)
 		}
 	}
 	return ub
+}
+
+// boundAttr reads the bound attribute name of fn, a dict from symbolic var
+// names to integers (positive ones for upper bounds); a malformed one is
+// reported at span and its bad entries dropped.
+func boundAttr(fn *ir.Function, name string, positive bool, span diag.Span, errs *diag.List) map[string]int64 {
+	bounds := map[string]int64{}
+	raw, ok := fn.Attrs[name]
+	if !ok {
+		return bounds
+	}
+	m, isMap := raw.(ir.Attrs)
+	if !isMap {
+		what := "integers"
+		if positive {
+			what = "positive integers"
+		}
+		errs.Add(span, DiagUpperBound, "attribute %s must be a dict from symbolic var names to %s, got %s", name, what, describeAttr(raw))
+	}
+	for _, k := range m.Keys() {
+		v, isInt := m[k].(int64)
+		if !isInt {
+			if pe, ok := m[k].(ir.PrimExpr); ok {
+				v, isInt = ir.IntValue(pe)
+			}
+		}
+		switch {
+		case !isInt:
+			errs.Add(span, DiagUpperBound, "%s[%q] must be an integer, got %s", name, k, describeAttr(m[k]))
+		case positive && v <= 0:
+			errs.Add(span, DiagUpperBound, "%s[%q] must be a positive integer, got %d", name, k, v)
+		default:
+			bounds[k] = v
+		}
+	}
+	return bounds
 }
 
 func describeAttr(v any) string {

@@ -286,7 +286,9 @@ func (r *planRewriter) alloc(vb *ir.VarBinding, c *ir.Call) []ir.Binding {
 	default:
 		return nil
 	}
-	return append(out, rebind(vb, memAllocTensor(r.b, storage, offset, shape, ti)))
+	// The tensor keeps the allocation's runtime_device_index, as TVM's
+	// StorageAllocationRewriter passes call->args[2] on.
+	return append(out, rebind(vb, memAllocTensorOn(r.b, storage, offset, shape, ti, c.Args[2])))
 }
 
 func isStaticShape(dims []ir.PrimExpr) bool {

@@ -205,6 +205,13 @@ func validateCallTIR(op *ir.Op, ctx *ir.InferCtx, call *ir.Call, inplace bool) e
 	if err != nil {
 		return err
 	}
+	// TVM's parser builds the call with MakeCallTIR or MakeCallTIRInplace
+	// (src/relax/op/op.cc), which require every out_sinfo to have a shape.
+	for i, o := range outs {
+		if _, known := o.(*ir.TensorInfo).Dims(); !known {
+			return opErrorf(op, "out_sinfo %d must be a tensor with a shape, got %s (TVM's MakeCallTIR requires one)", i, ir.FormatStructInfo(o, nil))
+		}
+	}
 	inputs := argListInfos(call.Args[1])
 	freshOuts := outs
 	if inplace {
@@ -373,7 +380,11 @@ func validateInplace(op *ir.Op, call *ir.Call, inputs, outs []ir.StructInfo) ([]
 		if !ok {
 			return nil, opErrorf(op, "argument %d is used in place but is %s, not a tensor", k, sinfoKind(inputs[k]))
 		}
-		if err := checkTensorMatch(op, in, outs[j].(*ir.TensorInfo), "argument "+strconv.Itoa(int(k)), "output "+strconv.Itoa(j)); err != nil {
+		out := outs[j].(*ir.TensorInfo)
+		if err := checkTensorMatch(op, in, out, "argument "+strconv.Itoa(int(k)), "output "+strconv.Itoa(j)); err != nil {
+			return nil, err
+		}
+		if err := checkInplaceIdentical(op, in, out, k, j); err != nil {
 			return nil, err
 		}
 	}
@@ -381,6 +392,26 @@ func validateInplace(op *ir.Op, call *ir.Call, inputs, outs []ir.StructInfo) ([]
 		return nil, opErrorf(op, "inplace_indices has no in-place output (all -1); use R.call_tir")
 	}
 	return fresh, nil
+}
+
+// checkInplaceIdentical is the rest of TVM's NormalizeCallTIRInPlace
+// (src/relax/op/op.cc): an output computed in place has a known dtype and
+// shape, and its input has the same dtype and a shape provably equal to
+// it (not merely one that might be).
+func checkInplaceIdentical(op *ir.Op, in, out *ir.TensorInfo, k int64, j int) error {
+	outDims, known := out.Dims()
+	if !known || out.DType.IsVoid() {
+		return opErrorf(op, "output %d is computed in place, so its out_sinfo must have a shape and a dtype, got %s", j, ir.FormatStructInfo(out, nil))
+	}
+	inDims, known := in.Dims()
+	same := known && in.DType == out.DType && len(inDims) == len(outDims)
+	for d := 0; same && d < len(inDims); d++ {
+		same = ir.CanProveEqual(inDims[d], outDims[d])
+	}
+	if !same {
+		return opErrorf(op, "output %d %s is computed in place of argument %d %s, which must have the same shape and dtype", j, ir.FormatStructInfo(out, nil), k, ir.FormatStructInfo(in, nil))
+	}
+	return nil
 }
 
 // checkTensorMatch rejects statically known differences between two tensors

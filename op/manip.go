@@ -488,13 +488,19 @@ func inferSplit(op *ir.Op, call *ir.Call) (ir.StructInfo, error) {
 		return newTensor(t.DType, out, true, t.NDim)
 	}
 	if isSections {
-		if l, ok := ir.IntValue(length); ok && l%sections != 0 {
-			return nil, opErrorf(op, "axis %d of length %d does not split into %d equal sections", a, l, sections)
+		// TVM's InferStructInfoSplit (src/relax/op/tensor/manipulate.cc):
+		// the first sections-1 parts have ceil(length / sections) entries
+		// and the last the rest, so an axis need not divide evenly.
+		each := floorDivDims(ir.Simplify(ir.Add(length, ir.I64(sections-1))), ir.I64(sections))
+		last := ir.Simplify(ir.Sub(length, ir.Mul(each, ir.I64(sections-1))))
+		if l, ok := ir.IntValue(last); ok && l < 0 {
+			e, _ := ir.IntValue(each)
+			return nil, opErrorf(op, "axis %d of length %s does not split into %d sections: %d parts of %d leave %d for the last", a, fmtDim(length), sections, sections-1, e, l)
 		}
-		each := floorDivDims(length, ir.I64(sections))
 		for i := range fields {
 			fields[i] = part(each)
 		}
+		fields[len(fields)-1] = part(last)
 		return ir.NewTupleInfo(fields...), nil
 	}
 	var prev ir.PrimExpr = ir.I64(0)
@@ -1057,8 +1063,9 @@ func evalConcat(call *ir.Call, args []Value) (Value, error) {
 	return out.tensor()
 }
 
-// evalSplit cuts x along axis into equal sections (the extent must
-// divide, as numpy.split requires) or at indices (clamped to the extent).
+// evalSplit cuts x along axis into sections of ceil(extent / sections)
+// (the last one the rest, as TVM's topi.split computes) or at indices
+// (clamped to the extent).
 func evalSplit(call *ir.Call, args []Value) (Value, error) {
 	op := opOf(call)
 	x, err := argArray(op, args, 0)
@@ -1076,11 +1083,13 @@ func evalSplit(call *ir.Call, args []Value) (Value, error) {
 		if sections <= 0 {
 			return nil, opErrorf(op, "the number of sections must be positive, got %d", sections)
 		}
-		if n%sections != 0 {
-			return nil, opErrorf(op, "axis %d of length %d does not split into %d equal sections", axis, n, sections)
+		// Parts of ceil(n / sections), the last one the rest (inferSplit).
+		each := (n + sections - 1) / sections
+		if last := n - each*(sections-1); last < 0 {
+			return nil, opErrorf(op, "axis %d of length %d does not split into %d sections: %d parts of %d leave %d for the last", axis, n, sections, sections-1, each, last)
 		}
 		for s := int64(1); s < sections; s++ {
-			cuts = append(cuts, s*(n/sections))
+			cuts = append(cuts, s*each)
 		}
 	} else if indices, ok := ir.AttrAsInts(v); ok {
 		cuts = indices

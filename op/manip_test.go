@@ -56,8 +56,14 @@ func TestInferConcatSplit(t *testing.T) {
 			ir.NewTupleInfo(tinfo(ir.Float32, 2, symN), tinfo(ir.Float32, 3, symN), tinfo(ir.Float32, 3, symN)), ""},
 		{"split symbolic sections", opCall(Split, ir.Attrs{"indices_or_sections": int64(2), "axis": int64(1)}, tensorVar("x", ir.Float32, 3, ir.Mul(symN, ir.I64(2)))),
 			ir.NewTupleInfo(tinfo(ir.Float32, 3, symN), tinfo(ir.Float32, 3, symN)), ""},
-		{"split uneven", opCall(Split, ir.Attrs{"indices_or_sections": int64(4)}, tensorVar("x", ir.Float32, 6)),
-			nil, "R.split: axis 0 of length 6 does not split into 4 equal sections"},
+		// TVM's InferStructInfoSplit: sections-1 parts of ceil(length /
+		// sections), the last the rest.
+		{"split uneven", opCall(Split, ir.Attrs{"indices_or_sections": int64(3)}, tensorVar("x", ir.Float32, 10)),
+			ir.NewTupleInfo(tinfo(ir.Float32, 4), tinfo(ir.Float32, 4), tinfo(ir.Float32, 2)), ""},
+		{"split uneven empty last", opCall(Split, ir.Attrs{"indices_or_sections": int64(4)}, tensorVar("x", ir.Float32, 6)),
+			ir.NewTupleInfo(tinfo(ir.Float32, 2), tinfo(ir.Float32, 2), tinfo(ir.Float32, 2), tinfo(ir.Float32, 0)), ""},
+		{"split negative last", opCall(Split, ir.Attrs{"indices_or_sections": int64(4)}, tensorVar("x", ir.Float32, 5)),
+			nil, "R.split: axis 0 of length 5 does not split into 4 sections: 3 parts of 2 leave -1 for the last"},
 		{"split bad attr", opCall(Split, ir.Attrs{"indices_or_sections": "two"}, tensorVar("x", ir.Float32, 6)),
 			nil, "indices_or_sections must be an int or a list of ints"},
 	})

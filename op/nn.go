@@ -523,6 +523,12 @@ func newPReluOp() Def {
 			}
 			dt, ok1 := t.Dims()
 			da, ok2 := al.Dims()
+			// A one-element alpha broadcasts over the axis, as TVM's
+			// topi.nn.prelu (python/tvm/topi/nn/elemwise.py) computes it;
+			// TVM's InferStructInfoPRelu checks no alpha shape at all.
+			if one, ok := ir.IntValue(da[0]); ok2 && ok && one == 1 {
+				return t, nil
+			}
 			if ok1 && ok2 && dimsProvablyDiffer(dt[a], da[0]) {
 				return nil, opErrorf(op, "alpha has %s entries but data dimension %d is %s", fmtDim(da[0]), a, fmtDim(dt[a]))
 			}
@@ -546,8 +552,12 @@ func newPReluOp() Def {
 		if err != nil {
 			return nil, err
 		}
-		if len(al.shape) != 1 || al.shape[0] != x.shape[axis] {
+		if len(al.shape) != 1 || al.shape[0] != x.shape[axis] && al.shape[0] != 1 {
 			return nil, opErrorf(op, "alpha has shape %v but data dimension %d is %d", al.shape, axis, x.shape[axis])
+		}
+		channel := func(c int64) float64 { return al.f[c] }
+		if al.shape[0] == 1 {
+			channel = func(int64) float64 { return al.f[0] }
 		}
 		out := newArray(x.dt, x.shape)
 		idx := make([]int64, len(x.shape))
@@ -555,7 +565,7 @@ func newPReluOp() Def {
 			unravel(k, x.shape, idx)
 			v := x.f[k]
 			if v <= 0 {
-				v *= al.f[idx[axis]]
+				v *= channel(idx[axis])
 			}
 			out.setFloat(k, v)
 		}
@@ -578,10 +588,19 @@ func newPReluOp() Def {
 		if err != nil {
 			return err
 		}
+		broadcast := false
+		if len(al.Shape) == 1 {
+			n, ok := ir.IntValue(al.Shape[0])
+			broadcast = ok && n == 1
+		}
 		k.Compute("compute", out, "i", func(v []ir.PrimExpr) ir.PrimExpr {
 			x := Load(a, v)
+			c := v[axis]
+			if broadcast {
+				c = ir.NewInt(c.DType(), 0)
+			}
 			return &ir.Select{Cond: ir.NewBinary(ir.OpGT, x, constOf(a.DType, 0)), True: x,
-				False: ir.NewBinary(ir.OpMul, x, Load(al, []ir.PrimExpr{v[axis]}))}
+				False: ir.NewBinary(ir.OpMul, x, Load(al, []ir.PrimExpr{c}))}
 		})
 		return nil
 	}

@@ -50,8 +50,16 @@ func newCallTIRDynOp() *ir.Op {
 		if err := opCheckArity(op, call); err != nil {
 			return nil, err
 		}
-		if _, ok := call.Args[0].(*ir.GlobalVar); !ok {
-			return nil, opErrorf(op, "callee must be a global PrimFunc, got %s", exprKind(call.Args[0]))
+		// TVM's relax.vm.call_tir_dyn infers void whatever the callee
+		// (ReturnVoidStructInfo, src/relax/op/op.cc): a global PrimFunc,
+		// or a function named by a string or R.ExternFunc, which the VM
+		// resolves when the call runs.
+		switch f := call.Args[0].(type) {
+		case *ir.GlobalVar, *ir.StringImm, *ir.ExternFunc:
+		default:
+			if _, ok := f.StructInfo().(*ir.FuncInfo); !ok {
+				return nil, opErrorf(op, "callee must be a PrimFunc, a function name or a function value, got %s", exprKind(f))
+			}
 		}
 		infos := argListInfos(call.Args[1])
 		if len(infos) == 0 {

@@ -104,6 +104,11 @@ func (bd *builder) relaxCall(a *ast) ir.Expr {
 		defer func() { bd.intType = saved }()
 		return ir.NewPrimValue(bd.prim(a))
 	}
+	if a.X.Kind == aAttr && a.X.Name == "astype" && !bd.isModuleRef(a.X.X) {
+		if root := rootName(a.X.X); root == nil || root.Name != "R" && root.Name != "T" {
+			return bd.relaxCall(methodCall(a, "R.astype"))
+		}
+	}
 	var fn ir.Expr
 	switch {
 	case a.X.Kind == aAttr && bd.isModuleRef(a.X.X):
@@ -695,4 +700,17 @@ func (bd *builder) indexMap(a *ast) *ir.IndexMap {
 		m.Results = append(m.Results, bd.primInt64(r))
 	}
 	return m
+}
+
+// methodCall rewrites the method call x.m(args...) a as the operator call
+// op(x, args...): Relax expressions have TVM's ExprWithOp methods
+// (python/tvm/relax/expr.py), of which x.astype(dtype) is R.astype(x,
+// dtype).
+func methodCall(a *ast, op string) *ast {
+	recv := a.X.X
+	dot := strings.LastIndexByte(op, '.')
+	callee := &ast{Kind: aAttr, X: &ast{Kind: aName, Name: op[:dot], Span: a.X.Span}, Name: op[dot+1:], Text: op, Span: a.X.Span}
+	items := append([]*ast{recv}, a.Items...)
+	kws := append([]string{""}, a.Keywords...)
+	return &ast{Kind: aCall, X: callee, Items: items, Keywords: kws, Span: a.Span}
 }

@@ -214,10 +214,24 @@ func (bd *builder) relaxBody(stmts []*stmtNode, fs *funcState, branch *branchTai
 		switch {
 		case st.With != nil && isDataflowWith(bd.conv.expr(st.With.Item)):
 			endBlock()
-			if blk := bd.dataflowBlock(st.With, fs); blk != nil {
+			var ret *stmtNode
+			if last && branch == nil {
+				ret = trailingReturn(st.With)
+			}
+			if blk := bd.dataflowBlock(st.With, fs, ret); blk != nil {
 				res.blocks = append(res.blocks, blk)
 			}
 			rb.BeginBlock(false)
+			if ret != nil {
+				// The function's return, written inside the block.
+				bd.try(func() {
+					a := bd.conv.exprList(ret.Simple.Return.Value)
+					res.result, res.resultSpan = bd.relaxExpr(a), a.Span
+				})
+				if res.result == nil {
+					res.result, res.failed = ir.NewTuple(), true
+				}
+			}
 		case branch != nil && last:
 			bd.try(func() { bd.branchResult(st, res, branch) })
 		case branch == nil && last && st.If != nil && ifReturns(st.If):
@@ -322,11 +336,23 @@ func isDataflowWith(a *ast) bool { return a.callee() == "R.dataflow" }
 // dataflowBlock converts "with R.dataflow(): ... R.output(a, b)". The
 // output names are known before the block is converted so their bindings
 // get non-dataflow vars; the block's other names go out of scope after it.
-func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
+func (bd *builder) dataflowBlock(w *withNode, fs *funcState, ret *stmtNode) *ir.BindingBlock {
 	rb := bd.rb
 	stmts := suiteStmts(w.Body)
 	outputs := map[string]diag.Span{}
 	var outputOrder []string
+	// implicit are the outputs a return inside the block makes: the names
+	// its value uses, those the block defines becoming outputs.
+	implicit := map[string]bool{}
+	if ret != nil {
+		stmts = stmts[:len(stmts)-1]
+		for _, n := range namesUsed(bd.conv.exprList(ret.Simple.Return.Value)) {
+			if _, dup := outputs[n.Name]; !dup {
+				outputs[n.Name], implicit[n.Name] = n.Span, true
+				outputOrder = append(outputOrder, n.Name)
+			}
+		}
+	}
 	outputAt := -1
 	for i, st := range stmts {
 		if st.Simple == nil || st.Simple.Expr == nil || st.Simple.Expr.Value != nil {
@@ -344,6 +370,10 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 		for j, it := range a.Items {
 			if it.Kind != aName || a.Keywords[j] != "" {
 				bd.errorf(it.Span, "expected variable names in R.output(...), found %s", it.describe())
+				continue
+			}
+			if implicit[it.Name] {
+				delete(implicit, it.Name) // listed: an explicit output too
 				continue
 			}
 			outputs[it.Name] = it.Span
@@ -377,7 +407,7 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 	for _, n := range outputOrder {
 		if s := inner.get(n); s != nil {
 			bd.define(n, s)
-		} else if bd.lookup(n) == nil {
+		} else if !implicit[n] && bd.lookup(n) == nil {
 			bd.errorf(outputs[n], "undefined variable %s in R.output%s", n, didYouMean(n, inner.sortedNames(), ""))
 		}
 	}
@@ -385,6 +415,50 @@ func (bd *builder) dataflowBlock(w *withNode, fs *funcState) *ir.BindingBlock {
 		return nil
 	}
 	return blk
+}
+
+// trailingReturn returns the return statement ending the body of the
+// dataflow block w, or nil. TVM's parser accepts a function's return there
+// and makes the block's variables it uses outputs (FuncRetValue,
+// src/script/ir_builder/relax/ir.cc): TVM's test_tvmscript_parser.py
+// checks it equals R.output(...) followed by the return.
+func trailingReturn(w *withNode) *stmtNode {
+	stmts := suiteStmts(w.Body)
+	if len(stmts) == 0 {
+		return nil
+	}
+	st := stmts[len(stmts)-1]
+	if st.Simple == nil || st.Simple.Return == nil || st.Simple.Return.Value == nil {
+		return nil
+	}
+	return st
+}
+
+// namesUsed lists the names an expression mentions, in order; a name the
+// block does not define (R of R.add, a parameter) is not made an output.
+func namesUsed(a *ast) []*ast {
+	var out []*ast
+	stack := []*ast{a}
+	for len(stack) > 0 {
+		a := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if a == nil {
+			continue
+		}
+		if a.Kind == aName {
+			out = append(out, a)
+			continue
+		}
+		// Pushed in reverse, so that names come out in source order.
+		for k := len(a.Values) - 1; k >= 0; k-- {
+			stack = append(stack, a.Values[k])
+		}
+		for k := len(a.Items) - 1; k >= 0; k-- {
+			stack = append(stack, a.Items[k])
+		}
+		stack = append(stack, a.Y, a.X)
+	}
+	return out
 }
 
 // dataflowState carries the output names of the dataflow block being built.

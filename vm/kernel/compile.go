@@ -99,9 +99,6 @@ func (c *compiler) addBuffer(b *ir.Buffer) int {
 	if b.Scope != "" && b.Scope != "global" && b.Scope != "local" && b.Scope != "shared" {
 		c.fail(b, "buffer %s has unsupported storage scope %q", b.Name, b.Scope)
 	}
-	if !b.CompactLayout() {
-		c.fail(b, "buffer %s has strides or an element offset, which is not supported: the kernel compiler addresses buffers as compact row-major arrays", b.Name)
-	}
 	c.bufIdx[b] = len(c.bufs)
 	c.bufs = append(c.bufs, b)
 	return len(c.bufs) - 1
@@ -141,6 +138,22 @@ func (c *compiler) offset(b *ir.Buffer, idx []ir.PrimExpr, at interface{ Span() 
 	// Every dimension is checked (a one-dimensional index is checked by
 	// the slice access itself).
 	name := b.Name
+	if !b.CompactLayout() && !isParamOf(c.f, b) {
+		// An allocated buffer with declared strides (layOut): every
+		// dimension through the frame's strides.
+		return func(fr *frame) int64 {
+			var off int64
+			bd := &fr.bufs[bi]
+			for d, f := range ix {
+				i := f(fr)
+				if uint64(i) >= uint64(bd.shape[d]) {
+					outOfBounds(name, d, bd.shape[d], i)
+				}
+				off += i * bd.stride[d]
+			}
+			return off
+		}
+	}
 	switch len(ix) {
 	case 0:
 		return func(*frame) int64 { return 0 }
@@ -536,17 +549,42 @@ func (c *compiler) allocs(bufs []*ir.Buffer) stmt {
 		idx  int
 		dt   ir.DataType
 		dims []iexpr
+		// strides and offset are the declared layout (nil: compact, 0).
+		strides []iexpr
+		offset  iexpr
+		// defines are the stride and offset variables the buffer defines.
+		defines []defined
 	}
 	var as []alloc
 	for _, b := range bufs {
 		if _, dup := c.bufIdx[b]; dup {
 			c.fail(b, "buffer %s is allocated twice", b.Name)
 		}
-		dims := make([]iexpr, len(b.Shape))
+		a := alloc{dt: b.DType, dims: make([]iexpr, len(b.Shape))}
 		for i, d := range b.Shape {
-			dims[i] = c.compileI(d)
+			a.dims[i] = c.compileI(d)
 		}
-		as = append(as, alloc{idx: c.addBuffer(b), dt: b.DType, dims: dims})
+		if !b.CompactLayout() {
+			for d, st := range b.Strides {
+				if v := c.layoutVar(st); v != nil {
+					// A stride variable the buffer defines: the compact
+					// stride of dimension d.
+					a.strides = append(a.strides, compactStride(a.dims, d))
+					a.defines = append(a.defines, defined{slot: c.ints[v], dim: d})
+					continue
+				}
+				a.strides = append(a.strides, c.compileI(st))
+			}
+			if v := c.layoutVar(b.ElemOffset); v != nil {
+				// The offset variable offset_factor= creates: the
+				// allocation starts at its data, offset 0.
+				a.defines = append(a.defines, defined{slot: c.ints[v], dim: -1})
+			} else if b.ElemOffset != nil {
+				a.offset = c.compileI(b.ElemOffset)
+			}
+		}
+		a.idx = c.addBuffer(b)
+		as = append(as, a)
 	}
 	name := make([]string, len(bufs))
 	for i, b := range bufs {
@@ -565,14 +603,118 @@ func (c *compiler) allocs(bufs []*ir.Buffer) stmt {
 				bd.shape[d] = v
 				n *= v
 			}
-			st := &fr.alloc[a.idx]
-			st.ensure(a.dt, n)
-			shape, stride := bd.shape, bd.stride
-			*bd = *st
-			bd.shape, bd.stride = shape, stride
-			bd.setShape(shape)
+			if a.strides == nil && a.offset == nil {
+				st := &fr.alloc[a.idx]
+				st.ensure(a.dt, n)
+				shape, stride := bd.shape, bd.stride
+				*bd = *st
+				bd.shape, bd.stride = shape, stride
+				bd.setShape(shape)
+				continue
+			}
+			layOut(bd, &fr.alloc[a.idx], a.dt, n, a.strides, a.offset, fr, name[ai])
+			for _, d := range a.defines {
+				if d.dim < 0 {
+					fr.ints[d.slot] = 0
+				} else {
+					fr.ints[d.slot] = bd.stride[d.dim]
+				}
+			}
 		}
 	}
+}
+
+// layOut allocates the buffer bd with a declared layout (TVM's BufferNode
+// strides and elem_offset): element i0, ..., ik lives at offset +
+// sum(i_d * stride_d) of the storage st, which is made large enough for the
+// furthest element. bd's slices start at the element offset, so every
+// access path (the general offset, vector mode) addresses it through its
+// strides alone. n is the element count, shape bd.shape.
+func layOut(bd, st *bufData, dt ir.DataType, n int64, strides []iexpr, offset iexpr, fr *frame, name string) {
+	var off int64
+	if offset != nil {
+		if off = offset(fr); off < 0 {
+			fault("buffer %s: negative element offset %d", name, off)
+		}
+	}
+	shape, stride := bd.shape, bd.stride
+	if strides == nil {
+		bd.setShape(shape)
+	} else {
+		for d, f := range strides {
+			if stride[d] = f(fr); stride[d] < 0 {
+				fault("buffer %s: negative stride %d in dimension %d", name, stride[d], d)
+			}
+		}
+	}
+	size := off
+	if n > 0 {
+		last := int64(0)
+		for d := range shape {
+			last += (shape[d] - 1) * stride[d]
+		}
+		size += last + 1
+	}
+	st.ensure(dt, size)
+	*bd = *st
+	bd.shape, bd.stride = shape, stride
+	bd.advance(off)
+}
+
+// defined is a layout variable an allocated buffer defines: its stride in
+// dimension dim, or its element offset when dim < 0.
+type defined struct{ slot, dim int }
+
+// layoutVar returns e when it is an integer variable not yet defined (a
+// stride or offset variable the buffer declaring it defines), after giving
+// it a slot; else nil.
+func (c *compiler) layoutVar(e ir.PrimExpr) *ir.PrimVar {
+	v, ok := e.(*ir.PrimVar)
+	if !ok || !v.Type.IsInteger() {
+		return nil
+	}
+	if _, bound := c.ints[v]; bound {
+		return nil
+	}
+	c.defineVar(v)
+	return v
+}
+
+// compactStride is the row-major stride of dimension d of a buffer whose
+// dimensions dims computes.
+func compactStride(dims []iexpr, d int) iexpr {
+	inner := dims[d+1:]
+	return func(fr *frame) int64 {
+		s := int64(1)
+		for _, f := range inner {
+			s *= f(fr)
+		}
+		return s
+	}
+}
+
+// laidOutAlloc reports whether f allocates a buffer with declared strides
+// or an element offset: the pattern fast paths address buffers as compact
+// arrays, so such a kernel runs on the general path. (A parameter's layout
+// is checked compact when the kernel is called, Kernel.bind.)
+func laidOutAlloc(f *ir.PrimFunc) bool {
+	found := false
+	ir.WalkStmt(f.Body, &ir.StmtVisitor{Buffer: func(b *ir.Buffer) {
+		found = found || !b.CompactLayout() && !isParamOf(f, b)
+	}})
+	return found
+}
+
+// isParamOf reports whether b is a parameter's buffer of f: bound to a
+// compact tensor, whose declared strides and element offset Kernel.bind
+// checks.
+func isParamOf(f *ir.PrimFunc, b *ir.Buffer) bool {
+	for _, pb := range f.BufferMap {
+		if pb == b {
+			return true
+		}
+	}
+	return false
 }
 
 // containsLoop reports whether s has a nested loop (so it is not innermost).

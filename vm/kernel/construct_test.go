@@ -329,6 +329,16 @@ func TestCorpusKernels(t *testing.T) {
 				require.ErrorContains(t, err, "is not supported")
 				continue
 			}
+			if filepath.Base(file) == "tir_buffer_layouts.tvms" && name == "layouts" {
+				// Parameters with strides and element offsets compile; B's
+				// constant strides (32, 1) are not a compact tensor's, which
+				// the call reports as TVM's argument binder asserts.
+				k, err := kernel.Compile(f, name)
+				require.NoError(t, err)
+				args := makeArgs(t, f, corpusSpec(f, 1), rand.New(rand.NewPCG(1, 8)))
+				require.ErrorContains(t, k.Call(args), "buffer B stride 0 is 16 (the tensor is a compact row-major array), expected 32")
+				continue
+			}
 			if base := filepath.Base(file); loweredForms[base] {
 				// Lowered TIR (thread launches, T.attr, vector
 				// expressions, T.assume): parsed and printed, reported by the

@@ -40,6 +40,24 @@ func (b *bufData) setShape(shape []int64) {
 	}
 }
 
+// advance drops the first off elements of b's storage, so that offset 0
+// addresses element off (a buffer's element offset).
+func (b *bufData) advance(off int64) {
+	if off == 0 {
+		return
+	}
+	b.f32, b.f64, b.i8, b.i16 = tail(b.f32, off), tail(b.f64, off), tail(b.i8, off), tail(b.i16, off)
+	b.i32, b.i64, b.u8, b.u16 = tail(b.i32, off), tail(b.i64, off), tail(b.u8, off), tail(b.u16, off)
+	b.u32, b.u64, b.f16 = tail(b.u32, off), tail(b.u64, off), tail(b.f16, off)
+}
+
+func tail[T any](s []T, off int64) []T {
+	if s == nil {
+		return nil
+	}
+	return s[off:]
+}
+
 // ensure makes b hold at least n elements of dt, reusing its storage.
 func (b *bufData) ensure(dt ir.DataType, n int64) {
 	switch storageOf(dt) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -88,14 +89,56 @@ type param struct {
 	irType ir.DataType
 }
 
-// bindStep binds a symbolic variable from a buffer's runtime shape.
-type bindStep struct{ buf, dim, slot int }
+// bindStep binds a symbolic variable from a buffer's runtime shape, its
+// strides or its element offset.
+type bindStep struct {
+	buf, dim, slot int
+	what           layoutPart
+}
 
-// checkStep checks a declared dimension against the runtime shape.
+// checkStep checks a declared dimension, stride or element offset against
+// the runtime tensor's.
 type checkStep struct {
 	buf, dim int
+	what     layoutPart
 	want     iexpr
 	expr     ir.PrimExpr // printed only in the error
+}
+
+// layoutPart names what a bindStep or checkStep reads of a bound buffer.
+// A parameter's tensor is a compact row-major array at offset 0, so its
+// strides are the compact ones and its element offset is 0: TVM binds a
+// parameter buffer's stride and elem_offset variables from the DLTensor
+// and asserts the others equal (ArgBinder::BindDLTensor,
+// src/tir/transforms/arg_binder.cc, which for a tensor without strides
+// asserts the buffer's strides are the compact ones).
+type layoutPart uint8
+
+const (
+	partShape layoutPart = iota
+	partStride
+	partOffset
+)
+
+// value is the runtime value of the part of bd at dimension d.
+func (p layoutPart) value(bd *bufData, d int) int64 {
+	switch p {
+	case partStride:
+		return bd.stride[d]
+	case partOffset:
+		return 0
+	}
+	return bd.shape[d]
+}
+
+func (p layoutPart) describe(d int) string {
+	switch p {
+	case partStride:
+		return "stride " + strconv.Itoa(d)
+	case partOffset:
+		return "element offset"
+	}
+	return "dimension " + strconv.Itoa(d)
 }
 
 // Name is the PrimFunc's name.
@@ -158,7 +201,7 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 	}()
 	c.params(k)
 	body, ret := splitRet(f.Body)
-	if opts.General {
+	if opts.General || laidOutAlloc(f) {
 		k.body = c.compileStmt(body)
 	} else {
 		k.body, k.pattern = c.compileTop(body)
@@ -210,24 +253,36 @@ func (c *compiler) params(k *Kernel) {
 	type pending struct {
 		buf, dim int
 		e        ir.PrimExpr
+		what     layoutPart
 	}
 	var rest []pending
+	bindOrCheck := func(bi, d int, e ir.PrimExpr, what layoutPart) {
+		if v, ok := e.(*ir.PrimVar); ok && v.Type.IsInteger() {
+			if _, bound := c.ints[v]; !bound {
+				c.defineVar(v)
+				k.binds = append(k.binds, bindStep{buf: bi, dim: d, slot: c.ints[v], what: what})
+				return
+			}
+		}
+		rest = append(rest, pending{bi, d, e, what})
+	}
 	for _, i := range bufParams {
 		b := c.f.BufferMap[c.f.Params[i]]
 		bi := c.bufIdx[b]
 		for d, e := range b.Shape {
-			if v, ok := e.(*ir.PrimVar); ok && v.Type.IsInteger() {
-				if _, bound := c.ints[v]; !bound {
-					c.defineVar(v)
-					k.binds = append(k.binds, bindStep{buf: bi, dim: d, slot: c.ints[v]})
-					continue
-				}
-			}
-			rest = append(rest, pending{bi, d, e})
+			bindOrCheck(bi, d, e, partShape)
+		}
+		// Strides and the element offset after every dimension: TVM's
+		// ArgBinder binds the shape first.
+		for d, e := range b.Strides {
+			bindOrCheck(bi, d, e, partStride)
+		}
+		if b.ElemOffset != nil {
+			bindOrCheck(bi, 0, b.ElemOffset, partOffset)
 		}
 	}
 	for _, p := range rest {
-		k.checks = append(k.checks, checkStep{buf: p.buf, dim: p.dim, want: c.compileI(p.e), expr: p.e})
+		k.checks = append(k.checks, checkStep{buf: p.buf, dim: p.dim, what: p.what, want: c.compileI(p.e), expr: p.e})
 	}
 }
 
@@ -353,12 +408,16 @@ func (k *Kernel) bind(fr *frame, args []abi.Arg) error {
 		}
 	}
 	for _, b := range k.binds {
-		fr.ints[b.slot] = fr.bufs[b.buf].shape[b.dim]
+		fr.ints[b.slot] = b.what.value(&fr.bufs[b.buf], b.dim)
 	}
 	for _, c := range k.checks {
-		if got, want := fr.bufs[c.buf].shape[c.dim], c.want(fr); got != want {
-			return fmt.Errorf("PrimFunc %s: buffer %s dimension %d is %d, expected %s = %d",
-				k.name, k.bufs[c.buf].Name, c.dim, got, exprText(c.expr), want)
+		if got, want := c.what.value(&fr.bufs[c.buf], c.dim), c.want(fr); got != want {
+			compact := ""
+			if c.what != partShape {
+				compact = " (the tensor is a compact row-major array)"
+			}
+			return fmt.Errorf("PrimFunc %s: buffer %s %s is %d%s, expected %s = %d",
+				k.name, k.bufs[c.buf].Name, c.what.describe(c.dim), got, compact, exprText(c.expr), want)
 		}
 	}
 	return nil
