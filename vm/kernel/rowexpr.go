@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"math"
+
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/vm/blas"
 )
@@ -211,6 +213,9 @@ func (rc *rowCompiler) operand(e ir.PrimExpr, t int) (rowOperand, bool) {
 		rc.rn.scalars = append(rc.rn.scalars, rc.c.compileF(e))
 		return rowOperand{sc: len(rc.rn.scalars) - 1}, true
 	}
+	if x, f := matchGelu(e); x != nil {
+		return rc.unary(f, x, t)
+	}
 	switch e := e.(type) {
 	case *ir.BufferLoad:
 		a, ok := rc.access(e.Buffer, e.Indices, true)
@@ -361,7 +366,12 @@ func (rc *rowCompiler) call(e *ir.PrimCall, t int) (rowOperand, bool) {
 			}
 		}
 	}
-	x, ok := rc.vector(e.Args[0], t)
+	return rc.unary(f, e.Args[0], t)
+}
+
+// unary applies f to the vector e.
+func (rc *rowCompiler) unary(f func(dst, x []float32), e ir.PrimExpr, t int) (rowOperand, bool) {
+	x, ok := rc.vector(e, t)
 	if !ok {
 		return rowOperand{}, false
 	}
@@ -388,4 +398,134 @@ func combine(op ir.BinaryOp, acc float32, v []float32) float32 {
 		}
 		return m
 	}
+}
+
+// matchGelu recognises GELU's two legalized forms, whatever the operand
+// order: x * (0.5 + erf(x * 1/√2) * 0.5) (exact) and
+// 0.5 * x * (1 + tanh(√(2/π) * (x + 0.044715 * (x*x*x)))) (tanh form),
+// returning x and the fused vm/blas function (one pass instead of five or
+// eight; within vm/blas's stated error of the formula).
+func matchGelu(e ir.PrimExpr) (ir.PrimExpr, func(dst, x []float32)) {
+	var x, rest ir.PrimExpr
+	if !mulOf(e, &x, &rest) {
+		return nil, nil
+	}
+	try := func(x, rest ir.PrimExpr) (ir.PrimExpr, func(dst, x []float32)) {
+		// exact: rest = 0.5 + erf(x * c) * 0.5
+		var a, b ir.PrimExpr
+		if addOf(rest, &a, &b) {
+			for _, p := range [][2]ir.PrimExpr{{a, b}, {b, a}} {
+				var k, call ir.PrimExpr
+				if isConst(p[0], 0.5) && mulOf(p[1], &k, &call) {
+					for _, q := range [][2]ir.PrimExpr{{k, call}, {call, k}} {
+						if isConst(q[0], 0.5) {
+							if arg := intrinsicArg(q[1], "erf"); arg != nil {
+								var y, c ir.PrimExpr
+								if mulOf(arg, &y, &c) && scaledBy(y, c, x, 1/math.Sqrt2) {
+									return x, geluExact
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		return nil, nil
+	}
+	if r, f := try(x, rest); r != nil {
+		return r, f
+	}
+	if r, f := try(rest, x); r != nil {
+		return r, f
+	}
+	// tanh form: (0.5 * x) * (1 + tanh(c * (x + 0.044715 * (x*x*x))))
+	for _, p := range [][2]ir.PrimExpr{{x, rest}, {rest, x}} {
+		var h, v ir.PrimExpr
+		if !mulOf(p[0], &h, &v) {
+			continue
+		}
+		for _, q := range [][2]ir.PrimExpr{{h, v}, {v, h}} {
+			if !isConst(q[0], 0.5) {
+				continue
+			}
+			x := q[1]
+			var one, th ir.PrimExpr
+			if !addOf(p[1], &one, &th) {
+				continue
+			}
+			if !isConst(one, 1) {
+				one, th = th, one
+			}
+			arg := intrinsicArg(th, "tanh")
+			if !isConst(one, 1) || arg == nil {
+				continue
+			}
+			var inner, c ir.PrimExpr
+			if !mulOf(arg, &inner, &c) {
+				continue
+			}
+			if !isConst(c, math.Sqrt(2/math.Pi)) {
+				inner, c = c, inner
+			}
+			var lin, cubic ir.PrimExpr
+			if !isConst(c, math.Sqrt(2/math.Pi)) || !addOf(inner, &lin, &cubic) {
+				continue
+			}
+			if !sameExpr(lin, x) {
+				lin, cubic = cubic, lin
+			}
+			var k, cube ir.PrimExpr
+			if !sameExpr(lin, x) || !mulOf(cubic, &k, &cube) {
+				continue
+			}
+			if !isConst(k, 0.044715) {
+				k, cube = cube, k
+			}
+			var sq, x3 ir.PrimExpr
+			if isConst(k, 0.044715) && mulOf(cube, &sq, &x3) && sameExpr(x3, x) {
+				var x1, x2 ir.PrimExpr
+				if mulOf(sq, &x1, &x2) && sameExpr(x1, x) && sameExpr(x2, x) {
+					return x, geluTanh
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+var (
+	geluExact = blas.GeluF32
+	geluTanh  = blas.GeluTanhF32
+)
+
+func mulOf(e ir.PrimExpr, a, b *ir.PrimExpr) bool { return binOf(e, ir.OpMul, a, b) }
+func addOf(e ir.PrimExpr, a, b *ir.PrimExpr) bool { return binOf(e, ir.OpAdd, a, b) }
+
+func binOf(e ir.PrimExpr, op ir.BinaryOp, a, b *ir.PrimExpr) bool {
+	bin, ok := e.(*ir.Binary)
+	if !ok || bin.Op != op || bin.DType() != ir.Float32 {
+		return false
+	}
+	*a, *b = bin.A, bin.B
+	return true
+}
+
+// isConst reports whether e is a float constant within float32 rounding
+// of v.
+func isConst(e ir.PrimExpr, v float64) bool {
+	c, ok := e.(*ir.FloatImm)
+	return ok && math.Abs(c.Value-v) <= 1e-6*math.Abs(v)
+}
+
+func intrinsicArg(e ir.PrimExpr, op string) ir.PrimExpr {
+	c, ok := e.(*ir.PrimCall)
+	if !ok || c.Op != op || len(c.Args) != 1 {
+		return nil
+	}
+	return c.Args[0]
+}
+
+// scaledBy reports whether y*c is x times the constant v, in either order.
+func scaledBy(y, c, x ir.PrimExpr, v float64) bool {
+	return (sameExpr(y, x) && isConst(c, v)) || (sameExpr(c, x) && isConst(y, v))
 }

@@ -79,14 +79,17 @@ type vAccess struct {
 
 // rowNest is one nest compiled in row form.
 type rowNest struct {
-	slots  []int   // int slot of each nest variable
-	exts   []iexpr // extent of each nest variable
-	roles  []rowRole
-	rows   []int // row variables in the order of the store's indices
-	reds   []int // outer reduction variables, in loop order
-	inner  int
-	reduce bool
-	op     ir.BinaryOp // reduce form: the combiner
+	slots []int   // int slot of each nest variable
+	exts  []iexpr // extent of each nest variable
+	roles []rowRole
+	// zeroSlots are the slots of the zero, reduction and inner variables
+	// (zero at the start of each row).
+	zeroSlots []int
+	rows      []int // row variables in the order of the store's indices
+	reds      []int // outer reduction variables, in loop order
+	inner     int
+	reduce    bool
+	op        ir.BinaryOp // reduce form: the combiner
 
 	out      int // access number of the store
 	accesses []vAccess
@@ -133,6 +136,20 @@ type rowCall struct {
 	ext  [][]int64 // per nest, per variable
 	runs []bool    // per nest: whether its block executes at all
 	rows int64
+	// lin[nest][access] is the access's element offset as a linear
+	// function of the variable slots (the inner variable excluded), with
+	// this call's strides.
+	lin [][]linOffset
+}
+
+type linOffset struct {
+	base  int64
+	terms []linTerm
+}
+
+type linTerm struct {
+	slot int
+	coef int64
 }
 
 // rowState is a worker's scratch: its private frame, access offsets, row
@@ -230,6 +247,11 @@ func (c *compiler) matchRowAs(s ir.Stmt, reduce, unitInner bool) *rowNest {
 			rn.roles[i] = roleRow
 		default:
 			return nil
+		}
+	}
+	for i, role := range rn.roles {
+		if role != roleRow {
+			rn.zeroSlots = append(rn.zeroSlots, rn.slots[i])
 		}
 	}
 	for _, e := range st.Indices {
@@ -438,9 +460,10 @@ func (c *compiler) compileRowGroup(nests []*rowNest) fastPath {
 func (g *rowGroup) run(fr *frame) bool {
 	call, _ := g.calls.Get().(*rowCall)
 	if call == nil {
-		call = &rowCall{ext: make([][]int64, len(g.nests)), runs: make([]bool, len(g.nests))}
+		call = &rowCall{ext: make([][]int64, len(g.nests)), runs: make([]bool, len(g.nests)), lin: make([][]linOffset, len(g.nests))}
 		for ni, rn := range g.nests {
 			call.ext[ni] = make([]int64, len(rn.exts))
+			call.lin[ni] = make([]linOffset, len(rn.accesses))
 		}
 	}
 	defer g.calls.Put(call)
@@ -471,6 +494,9 @@ func (g *rowGroup) run(fr *frame) bool {
 		}
 		if runs && !rn.inBounds(fr, ext) {
 			return false
+		}
+		if runs {
+			rn.linearize(fr, call.lin[ni])
 		}
 		if runs {
 			w := int64(1)
@@ -534,7 +560,7 @@ func (g *rowGroup) rowsOn(rs *rowState, lo, hi int64) {
 	for r := lo; r < hi; r++ {
 		for ni, rn := range g.nests {
 			if rs.call.runs[ni] {
-				rn.runRow(rs, rs.call.ext[ni], r)
+				rn.runRow(rs, rs.call.ext[ni], rs.call.lin[ni], r)
 			}
 		}
 	}
@@ -562,29 +588,29 @@ func (rn *rowNest) inBounds(fr *frame, ext []int64) bool {
 }
 
 // runRow runs row r of the nest.
-func (rn *rowNest) runRow(rs *rowState, ext []int64, r int64) {
+func (rn *rowNest) runRow(rs *rowState, ext []int64, lin []linOffset, r int64) {
 	fr := rs.fr
 	for p := len(rn.rows) - 1; p >= 0; p-- {
 		v := rn.rows[p]
 		fr.ints[rn.slots[v]] = r % ext[v]
 		r /= ext[v]
 	}
-	for i, role := range rn.roles {
-		if role == roleZero || role == roleReduce || role == roleInner {
-			fr.ints[rn.slots[i]] = 0
-		}
+	for _, s := range rn.zeroSlots {
+		fr.ints[s] = 0
 	}
 	innerN := int(ext[rn.inner])
 	if rn.reduce {
-		rn.offsets(rs)
+		rn.offsets(rs, lin)
 		var acc float32
 		if rn.initS != nil {
 			acc = float32(rn.initS(fr))
 		} else {
 			acc = fr.bufs[rn.accesses[rn.out].buf].f32[rs.off[rn.out]]
 		}
-		for {
-			rn.offsets(rs)
+		for first := true; ; first = false {
+			if !first {
+				rn.offsets(rs, lin)
+			}
 			rn.evalScalars(rs)
 			for lo := 0; lo < innerN; lo += rowChunk {
 				hi := min(lo+rowChunk, innerN)
@@ -599,7 +625,7 @@ func (rn *rowNest) runRow(rs *rowState, ext []int64, r int64) {
 	}
 	first := true
 	for {
-		rn.offsets(rs)
+		rn.offsets(rs, lin)
 		rn.evalScalars(rs)
 		out := fr.bufs[rn.accesses[rn.out].buf].f32[rs.off[rn.out]:]
 		for lo := 0; lo < innerN; lo += rowChunk {
@@ -632,23 +658,32 @@ func (rn *rowNest) nextReduce(fr *frame, ext []int64) bool {
 	return false
 }
 
-func (rn *rowNest) offsets(rs *rowState) {
-	fr := rs.fr
+// linearize writes each access's offset function for this call's strides.
+func (rn *rowNest) linearize(fr *frame, lin []linOffset) {
 	for a := range rn.accesses {
 		acc := &rn.accesses[a]
-		bd := &fr.bufs[acc.buf]
-		off := int64(0)
-		n := len(acc.idx)
-		if acc.inner {
-			n--
-		}
-		for d := range n {
-			x := &acc.idx[d]
-			i := x.c
+		stride := fr.bufs[acc.buf].stride
+		l := &lin[a]
+		l.base, l.terms = 0, l.terms[:0]
+		for d, x := range acc.idx {
+			l.base += x.c * stride[d]
 			for _, t := range x.terms {
-				i += t.a * fr.ints[rn.slots[t.v]]
+				if t.v != rn.inner {
+					l.terms = append(l.terms, linTerm{slot: rn.slots[t.v], coef: t.a * stride[d]})
+				}
 			}
-			off += i * bd.stride[d]
+		}
+	}
+}
+
+// offsets evaluates every access's offset at the current variables.
+func (rn *rowNest) offsets(rs *rowState, lin []linOffset) {
+	ints := rs.fr.ints
+	for a := range lin {
+		l := &lin[a]
+		off := l.base
+		for _, t := range l.terms {
+			off += t.coef * ints[t.slot]
 		}
 		rs.off[a] = int(off)
 	}

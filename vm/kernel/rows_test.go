@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -225,3 +226,26 @@ func TestRowKernelsConcurrent(t *testing.T) {
 }
 
 var _ = tensor.Float32
+
+// TestGeluForms checks that both GELU forms LegalizeOps writes are fused
+// into one vm/blas call, and that a near miss is not.
+func TestGeluForms(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/tir_row_kernels.tvms")
+	require.NoError(t, err)
+	mod := parseSource(t, "tir_row_kernels.tvms", src)
+	value := func(f *ir.PrimFunc) ir.PrimExpr {
+		var v ir.PrimExpr
+		ir.WalkStmt(f.Body, &ir.StmtVisitor{Stmt: func(s ir.Stmt) bool {
+			if st, ok := s.(*ir.BufferStore); ok {
+				v = st.Value
+			}
+			return true
+		}})
+		return v
+	}
+	require.Equal(t, "exact", kernel.MatchGelu(value(mod.PrimFunc("gelu"))))
+	require.Equal(t, "tanh", kernel.MatchGelu(value(mod.PrimFunc("gelu_tanh"))))
+	require.Equal(t, "", kernel.MatchGelu(value(mod.PrimFunc("silu"))))
+	near := parseSource(t, "near.tvms", []byte(strings.ReplaceAll(string(src), "0.70710678118654757", "0.7")))
+	require.Equal(t, "", kernel.MatchGelu(value(near.PrimFunc("gelu"))))
+}
