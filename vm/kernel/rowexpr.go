@@ -334,13 +334,21 @@ func scalarVec(op ir.BinaryOp, d []float32, s float32, b, scratch []float32) {
 	}
 }
 
+// fill sets s[:n] to v (1*v is exactly v, even for ±0, ±Inf and NaN) on
+// the vector unit.
 func fill(s []float32, v float32, n int) []float32 {
 	s = s[:n]
-	for i := range s {
-		s[i] = v
-	}
+	blas.ScaleF32(s, ones[:n], v)
 	return s
 }
+
+var ones = func() []float32 {
+	s := make([]float32, rowChunk)
+	for i := range s {
+		s[i] = 1
+	}
+	return s
+}()
 
 // vectorMath maps TIR intrinsics to vm/blas's vector math.
 var vectorMath = map[string]func(dst, x []float32){

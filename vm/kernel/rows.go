@@ -160,6 +160,9 @@ type rowState struct {
 	off  []int
 	sc   []float32
 	tmp  [][]float32
+	// row is the current row's index per row variable position (equal
+	// extents in every nest of the group), advanced like an odometer.
+	row []int64
 }
 
 // rowChunk is the number of inner elements one vector step covers: a
@@ -545,6 +548,7 @@ func (g *rowGroup) state(call *rowCall, fr *frame) *rowState {
 			nTmp = max(nTmp, rn.nTemps)
 		}
 		rs.off = make([]int, nAcc)
+		rs.row = make([]int64, g.nRows)
 		rs.sc = make([]float32, nSc)
 		rs.tmp = make([][]float32, nTmp)
 		for i := range rs.tmp {
@@ -557,11 +561,27 @@ func (g *rowGroup) state(call *rowCall, fr *frame) *rowState {
 
 // rowsOn runs rows [lo, hi) of every nest, row by row.
 func (g *rowGroup) rowsOn(rs *rowState, lo, hi int64) {
+	// The row extents, position by position, from the first nest.
+	first, ext0 := g.nests[0], rs.call.ext[0]
+	row := rs.row[:len(first.rows)]
+	r := lo
+	for p := len(row) - 1; p >= 0; p-- {
+		e := ext0[first.rows[p]]
+		row[p] = r % e
+		r /= e
+	}
 	for r := lo; r < hi; r++ {
 		for ni, rn := range g.nests {
 			if rs.call.runs[ni] {
-				rn.runRow(rs, rs.call.ext[ni], rs.call.lin[ni], r)
+				rn.runRow(rs, rs.call.ext[ni], rs.call.lin[ni], row)
 			}
+		}
+		for p := len(row) - 1; p >= 0; p-- {
+			row[p]++
+			if row[p] < ext0[first.rows[p]] {
+				break
+			}
+			row[p] = 0
 		}
 	}
 }
@@ -587,13 +607,11 @@ func (rn *rowNest) inBounds(fr *frame, ext []int64) bool {
 	return true
 }
 
-// runRow runs row r of the nest.
-func (rn *rowNest) runRow(rs *rowState, ext []int64, lin []linOffset, r int64) {
+// runRow runs one row of the nest (row: its row variables' values).
+func (rn *rowNest) runRow(rs *rowState, ext []int64, lin []linOffset, row []int64) {
 	fr := rs.fr
-	for p := len(rn.rows) - 1; p >= 0; p-- {
-		v := rn.rows[p]
-		fr.ints[rn.slots[v]] = r % ext[v]
-		r /= ext[v]
+	for p, v := range rn.rows {
+		fr.ints[rn.slots[v]] = row[p]
 	}
 	for _, s := range rn.zeroSlots {
 		fr.ints[s] = 0

@@ -18,8 +18,9 @@ import (
 // at sequence length 128, and reports medians: µs-wall of the dispatched
 // kernel, x-general (general time / dispatched time), copy-frac (copy time
 // / dispatched time: the fraction of copy bandwidth reached), and, from
-// the process's CPU time, µs-cpu and x-general-cpu (on a shared machine
-// the CPU time excludes descheduling; with several cores it sums them):
+// the process's CPU time, µs-cpu, x-general-cpu and copy-frac-cpu (on a
+// shared machine the CPU time excludes descheduling; with several cores it
+// sums them):
 //
 //	go test ./vm/kernel -run '^$' -bench RowKernelsSideBySide -benchtime 20x -cpu 1,2
 func BenchmarkRowKernelsSideBySide(b *testing.B) {
@@ -72,6 +73,7 @@ func BenchmarkRowKernelsSideBySide(b *testing.B) {
 			if med(cpu[1]) > 0 {
 				b.ReportMetric(med(cpu[1])/1e3, "µs-cpu")
 				b.ReportMetric(med(cpu[0])/med(cpu[1]), "x-general-cpu")
+				b.ReportMetric(med(cpu[2])/med(cpu[1]), "copy-frac-cpu")
 			}
 		})
 	}
