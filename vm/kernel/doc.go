@@ -36,8 +36,15 @@
 // constant) run on vm/blas's Sgemm; fp32 elementwise and trailing-row
 // broadcast +, -, *, / and max run on vm/blas's AVX2 loops over the
 // flattened arrays, split across cores for large outputs; nests with
-// reduction variables (row sums and maxima, the parts of softmax and
-// layer norm) are reported as "reduction" and run on the vector path. A
+// reduction variables that nothing else matches are reported as
+// "reduction" and run on the vector path. Row kernels (rows.go,
+// rowexpr.go): consecutive nests over the same rows (softmax's max, exp,
+// sum and divide; layer norm's sums and normalization; a fused residual
+// add before them; chains of elementwise ops through T.alloc_buffer
+// intermediates, as FuseTIR writes them) run as one group, row by row and
+// rows split across cores, each nest's row as vm/blas vector operations
+// including its vector math (exp, erf, tanh, ...); they are reported as
+// "rows" (with a reduction) or "elementwise". A
 // fast path checks at run time that the loops cover its buffers exactly
 // and otherwise runs the nest's general closure. Kernel.Pattern names the
 // dispatch ("matmul+broadcast" for a fused dense with bias);

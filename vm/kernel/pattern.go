@@ -126,6 +126,9 @@ func (c *compiler) compileTop(body ir.Stmt) (stmt, string) {
 	} else {
 		stmts = []ir.Stmt{body}
 	}
+	if rows, name, ok := c.compileRowTop(allocs, stmts); ok {
+		return rows, name
+	}
 	var names []string
 	var parts []stmt
 	for _, s := range stmts {
