@@ -60,7 +60,7 @@ type convMatch struct {
 // matchWindow dispatches the nests of convolution, pooling and padding
 // (the one hook in matchNest).
 func (c *compiler) matchWindow(n *nest) (string, fastPath) {
-	for _, match := range []func(*nest) (string, fastPath){c.matchConv, c.matchPool, c.matchPad} {
+	for _, match := range []func(*nest) (string, fastPath){c.matchConv, c.matchPool, c.matchAdaptivePool, c.matchPad} {
 		if name, fast := match(n); fast != nil {
 			return name, fast
 		}

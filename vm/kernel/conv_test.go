@@ -164,6 +164,11 @@ var poolCases = []windowCase{
 	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1], count_include_pad=True, layout="NHWC")`, []int64{2, 9, 9, 4}, nil, "pad+sum_pool"},
 	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{3, 17, 6, 6}, nil, "sum_pool"},
 	{`R.nn.avg_pool1d(x, pool_size=[4], strides=[3], padding=[2], count_include_pad=False, layout="NWC")`, []int64{2, 13, 3}, nil, "pad+sum_pool"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])`, []int64{2, 5, 9, 9}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[3, 2])`, []int64{2, 3, 7, 9}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[4, 5], layout="NHWC")`, []int64{1, 9, 11, 3}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool1d(x, output_size=[4])`, []int64{2, 3, 10}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool2d(x)`, []int64{1, 2, 3, 3}, nil, "adaptive_pool"},
 	{`R.nn.pad(x, pad_width=[0, 0, 1, 2, 3, 0])`, []int64{2, 3, 5}, nil, "pad"},
 	{`R.nn.pad(x, pad_width=[1, 1, 0, 0, 2, 1, 1, 3], pad_value=-1.5)`, []int64{2, 3, 4, 5}, nil, "pad"},
 }
