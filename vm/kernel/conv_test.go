@@ -178,3 +178,36 @@ func TestPoolPatterns(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
 	}
 }
+
+// TestWindowLarge runs shapes large enough for the parallel paths (the
+// conv tasks, the row split of pad and pools) on every GOMAXPROCS the
+// test runs with (-cpu 1,2,4; -race in CI).
+func TestWindowLarge(t *testing.T) {
+	for i, tc := range []windowCase{
+		{`R.nn.conv2d(x, w, padding=[1, 1])`, []int64{2, 8, 34, 34}, []int64{16, 8, 3, 3}, "pad+conv2d"},
+		{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1])`, []int64{4, 16, 66, 66}, nil, "pad+max_pool"},
+		{`R.nn.adaptive_avg_pool2d(x, output_size=[64, 64])`, []int64{4, 16, 66, 66}, nil, "adaptive_pool"},
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
+	}
+}
+
+// TestWindowCallDoesNotAllocate: after a warm-up call, the convolution,
+// pool and pad fast paths allocate nothing (as every Kernel.Call).
+func TestWindowCallDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for i, tc := range []windowCase{convCases[0], convCases[6], convCases[17], poolCases[1], poolCases[6], poolCases[10]} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			_, f := legalizedWindow(t, tc)
+			k, err := kernel.Compile(f, "window")
+			require.NoError(t, err)
+			args := makeArgs(t, f, nil, rand.New(rand.NewPCG(1, 1)))
+			require.NoError(t, k.Call(args))
+			before := kernel.FastTaken()
+			require.Zero(t, testing.AllocsPerRun(10, func() { _ = k.Call(args) }))
+			require.Greater(t, kernel.FastTaken(), before)
+		})
+	}
+}
