@@ -173,6 +173,19 @@ var poolCases = []windowCase{
 	{`R.nn.pad(x, pad_width=[1, 1, 0, 0, 2, 1, 1, 3], pad_value=-1.5)`, []int64{2, 3, 4, 5}, nil, "pad"},
 }
 
+// biasCases: per-channel broadcasts (the bias after a convolution).
+var biasCases = []windowCase{
+	{`R.add(x, w)`, []int64{2, 5, 3, 4}, []int64{1, 5, 1, 1}, "channel_broadcast"},
+	{`R.multiply(x, w)`, []int64{3, 2, 4, 5}, []int64{1, 2, 4, 1}, "channel_broadcast"},
+	{`R.add(x, w)`, []int64{1, 1, 1}, []int64{1, 1, 1}, "elementwise"},
+}
+
+func TestChannelBias(t *testing.T) {
+	for i, tc := range biasCases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
+	}
+}
+
 func TestPoolPatterns(t *testing.T) {
 	for i, tc := range poolCases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
