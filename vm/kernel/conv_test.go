@@ -224,3 +224,65 @@ func TestWindowCallDoesNotAllocate(t *testing.T) {
 		})
 	}
 }
+
+// fusedConvSrc is conv + bias + ReLU in one PrimFunc, as FuseTIR
+// (issue 21) will emit it: a pad stage, the convolution and two trailing
+// nests over intermediate buffers. Every stage dispatches on its own.
+const fusedConvSrc = `
+    @T.prim_func(private=True)
+    def fused_conv2d_add_relu(A: T.Buffer((T.int64(2), T.int64(3), T.int64(8), T.int64(8)), "float32"), B: T.Buffer((T.int64(5), T.int64(3), T.int64(3), T.int64(3)), "float32"), C: T.Buffer((T.int64(1), T.int64(5), T.int64(1), T.int64(1)), "float32"), O: T.Buffer((T.int64(2), T.int64(5), T.int64(8), T.int64(8)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        pad_temp = T.alloc_buffer((T.int64(2), T.int64(3), T.int64(10), T.int64(10)))
+        conv = T.alloc_buffer((T.int64(2), T.int64(5), T.int64(8), T.int64(8)))
+        biased = T.alloc_buffer((T.int64(2), T.int64(5), T.int64(8), T.int64(8)))
+        for i0, i1, i2, i3 in T.grid(T.int64(2), T.int64(3), T.int64(10), T.int64(10)):
+            with T.block("pad_temp"):
+                v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+                pad_temp[v_i0, v_i1, v_i2, v_i3] = T.if_then_else(v_i2 >= T.int64(1) and v_i2 < T.int64(9) and (v_i3 >= T.int64(1) and v_i3 < T.int64(9)), A[v_i0, v_i1, v_i2 - T.int64(1), v_i3 - T.int64(1)], T.float32(0.0))
+        for nn0, nn1, nn2, nn3, k0, k1, k2 in T.grid(T.int64(2), T.int64(5), T.int64(8), T.int64(8), T.int64(3), T.int64(3), T.int64(3)):
+            with T.block("conv2d_nchw"):
+                v_nn0, v_nn1, v_nn2, v_nn3, v_k0, v_k1, v_k2 = T.axis.remap("SSSSRRR", [nn0, nn1, nn2, nn3, k0, k1, k2])
+                with T.init():
+                    conv[v_nn0, v_nn1, v_nn2, v_nn3] = T.float32(0.0)
+                conv[v_nn0, v_nn1, v_nn2, v_nn3] = conv[v_nn0, v_nn1, v_nn2, v_nn3] + pad_temp[v_nn0, v_k0, v_k1 + v_nn2, v_k2 + v_nn3] * B[v_nn1, v_k0, v_k1, v_k2]
+        for ax0, ax1, ax2, ax3 in T.grid(T.int64(2), T.int64(5), T.int64(8), T.int64(8)):
+            with T.block("T_add"):
+                v_ax0, v_ax1, v_ax2, v_ax3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
+                biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] + C[T.int64(0), v_ax1, T.int64(0), T.int64(0)]
+        for i0, i1, i2, i3 in T.grid(T.int64(2), T.int64(5), T.int64(8), T.int64(8)):
+            with T.block("compute"):
+                v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+                O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3], T.float32(0.0))
+`
+
+func TestFusedConvStages(t *testing.T) {
+	f := parseFunc(t, fusedConvSrc, "fused_conv2d_add_relu")
+	before := kernel.FastTaken()
+	k := checkAllNormwise(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(3, 4))))
+	require.Equal(t, "pad+conv2d+channel_broadcast+elementwise", k.Pattern())
+	require.GreaterOrEqual(t, kernel.FastTaken()-before, int64(4), "every stage on its fast path")
+}
+
+// checkAllNormwise runs f on the reference interpreter, the general path
+// and the dispatched path and compares normwise (the fast paths
+// reassociate sums).
+func checkAllNormwise(t *testing.T, f *ir.PrimFunc, args []abi.Arg) *kernel.Kernel {
+	t.Helper()
+	want := cloneArgs(args)
+	_, err := runRef(f, want)
+	require.NoError(t, err)
+	var fast *kernel.Kernel
+	for _, opts := range []kernel.Options{{General: true}, {}} {
+		k, err := kernel.CompileWith(f, "f", opts)
+		require.NoError(t, err)
+		got := cloneArgs(args)
+		require.NoError(t, k.Call(got))
+		for i := range got {
+			if got[i].T != nil {
+				compareTensors(t, want[i].T, got[i].T, max(maxAbs(want[i].T), 1), k.Pattern())
+			}
+		}
+		fast = k
+	}
+	return fast
+}
