@@ -286,3 +286,59 @@ func checkAllNormwise(t *testing.T, f *ir.PrimFunc, args []abi.Arg) *kernel.Kern
 	}
 	return fast
 }
+
+// FuzzWindow builds a random convolution or pooling call (layout,
+// stride, dilation, padding, groups, kernel size), legalizes it with
+// LegalizeOps and checks the fast path against the general path and the
+// reference evaluator. The seed corpus runs in plain go test.
+func FuzzWindow(f *testing.F) {
+	f.Add(uint8(0), uint8(2), uint8(3), uint8(4), uint8(9), uint8(3), uint8(1), uint8(1), uint8(1), uint8(1), false)
+	f.Add(uint8(1), uint8(1), uint8(6), uint8(6), uint8(7), uint8(3), uint8(2), uint8(2), uint8(6), uint8(2), true)
+	f.Add(uint8(2), uint8(2), uint8(4), uint8(4), uint8(11), uint8(2), uint8(2), uint8(1), uint8(1), uint8(0), false)
+	f.Add(uint8(3), uint8(1), uint8(5), uint8(5), uint8(8), uint8(3), uint8(1), uint8(2), uint8(1), uint8(1), true)
+	f.Add(uint8(0), uint8(1), uint8(2), uint8(6), uint8(5), uint8(1), uint8(1), uint8(1), uint8(2), uint8(0), true)
+	f.Fuzz(func(t *testing.T, kind, batch, inC, outC, size, kern, stride, dil, groups, pad uint8, channelsLast bool) {
+		b, k := int64(batch%3)+1, int64(kern%4)+1
+		s, d, p := int64(stride%3)+1, int64(dil%2)+1, int64(pad%3)
+		h := int64(size%12) + 1
+		w := h + 1
+		if (h+2*p-d*(k-1)-1) < 0 || (w+2*p-d*(k-1)-1) < 0 {
+			return // the window does not fit: a diagnostic, not a kernel
+		}
+		layout, kernelLayout := "NCHW", "OIHW"
+		if channelsLast {
+			layout, kernelLayout = "NHWC", "HWIO"
+		}
+		shape := func(n, c, h, w int64) []int64 {
+			if channelsLast {
+				return []int64{n, h, w, c}
+			}
+			return []int64{n, c, h, w}
+		}
+		var tc windowCase
+		switch kind % 4 {
+		case 0, 1: // convolution (grouped when groups divides the channels)
+			g := int64(groups%4) + 1
+			ic, oc := (int64(inC%6)+1)*g, (int64(outC%6)+1)*g
+			wshape := []int64{oc, ic / g, k, k}
+			if channelsLast {
+				wshape = []int64{k, k, ic / g, oc}
+			}
+			tc = windowCase{fmt.Sprintf(`R.nn.conv2d(x, w, strides=[%d, %d], padding=[%d, %d], dilation=[%d, %d], groups=%d, data_layout=%q, kernel_layout=%q)`,
+				s, s, p, p, d, d, g, layout, kernelLayout), shape(b, ic, h, w), wshape, "conv2d"}
+		case 2: // max pool
+			if p >= k {
+				return // TVM wants padding below the window size
+			}
+			tc = windowCase{fmt.Sprintf(`R.nn.max_pool2d(x, pool_size=[%d, %d], strides=[%d, %d], padding=[%d, %d], dilation=[%d, %d], layout=%q)`,
+				k, k, s, s, p, p, d, d, layout), shape(b, int64(inC%5)+1, h, w), nil, "max_pool"}
+		case 3: // average pool, padding counted or not
+			if p >= k {
+				return
+			}
+			tc = windowCase{fmt.Sprintf(`R.nn.avg_pool2d(x, pool_size=[%d, %d], strides=[%d, %d], padding=[%d, %d], count_include_pad=%v, layout=%q)`,
+				k, k, s, s, p, p, map[bool]string{true: "True", false: "False"}[groups%2 == 0], layout), shape(b, int64(inC%5)+1, h, w), nil, "sum_pool"}
+		}
+		checkWindow(t, tc, uint64(size))
+	})
+}
