@@ -161,7 +161,7 @@ func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
 			row := dense[o*k : (o+1)*k]
 			for c := range icg {
 				for t, off := range tapOff {
-					row[c*taps+t] = w[base+c*g.WI+off]
+					row[g.kIndex(c, t)] = w[base+c*g.WI+off]
 				}
 			}
 		}
@@ -209,6 +209,19 @@ func (g *ConvGeom) tapOffsets(strides [3]int) []int {
 	return out
 }
 
+// kIndex is the GEMM's k of input channel c (in its group) and tap t.
+// The order only has to agree between the weight packing and the data
+// gather; it is chosen so that consecutive k step through the data by a
+// constant stride for as long as possible, since each such run is one
+// AVX2 panel copy: channels innermost (stride XC, runs of the channel
+// count) unless the kernel's last axis is longer (stride dilation).
+func (g *ConvGeom) kIndex(c, t int) int {
+	if g.icg() >= g.Kernel[g.Spatial-1] {
+		return t*g.icg() + c
+	}
+	return c*g.taps() + t
+}
+
 func (g *ConvGeom) depthwise() bool { return g.icg() == 1 && g.ocg() == 1 && g.Groups > 1 }
 
 // ConvPlan holds what Conv precomputes for a geometry: the data offset
@@ -240,22 +253,30 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 		dil[d] = g.Dilation[d] * g.XS[d]
 	}
 	tapX := g.tapOffsets(dil)
+	// Per tap, the displacement along each axis.
+	disps := make([][3]int, 0, taps)
+	var t [3]int
+	for range taps {
+		var disp [3]int
+		for d := range g.Spatial {
+			disp[d] = t[d] * g.Dilation[d]
+		}
+		disps = append(disps, disp)
+		for d := g.Spatial - 1; d >= 0; d-- {
+			t[d]++
+			if t[d] < g.Kernel[d] {
+				break
+			}
+			t[d] = 0
+		}
+	}
+	p.koff = p.koff[:p.k]
+	p.kdisp = p.kdisp[:p.k]
 	for c := range icg {
-		var t [3]int
 		for ti := range taps {
-			p.koff = append(p.koff, c*g.XC+tapX[ti])
-			var disp [3]int
-			for d := range g.Spatial {
-				disp[d] = t[d] * g.Dilation[d]
-			}
-			p.kdisp = append(p.kdisp, disp)
-			for d := g.Spatial - 1; d >= 0; d-- {
-				t[d]++
-				if t[d] < g.Kernel[d] {
-					break
-				}
-				t[d] = 0
-			}
+			k := g.kIndex(c, ti)
+			p.koff[k] = c*g.XC + tapX[ti]
+			p.kdisp[k] = disps[ti]
 		}
 	}
 	p.wOff = g.tapOffsets(g.WS)
