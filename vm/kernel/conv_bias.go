@@ -19,7 +19,8 @@ import (
 type biasMatch struct {
 	out, a, b int
 	mul       bool
-	lo, hi    int // B covers output axes [lo, hi)
+	lo, hi    int   // B covers output axes [lo, hi)
+	bDims     []int // per dimension of B, the output axis it follows (-1: extent 1)
 	ext       []iexpr
 	k         *Kernel
 	partFn    func(fr *frame, lo, hi int64)
@@ -46,27 +47,31 @@ func (c *compiler) matchChannelBias(n *nest) (string, fastPath) {
 	if !sameIndices(a.Indices, st.Indices) {
 		a, b = b, a
 	}
-	if !sameIndices(a.Indices, st.Indices) || len(b.Indices) != len(st.Indices) {
+	if !sameIndices(a.Indices, st.Indices) || len(b.Indices) > len(st.Indices) {
 		return "", nil
 	}
 	r := len(st.Indices)
 	lo, hi := -1, -1
-	for d, e := range b.Indices {
+	bDims := make([]int, len(b.Indices))
+	for j, e := range b.Indices {
+		bDims[j] = -1
 		if k, ok := constI(e); ok && k == 0 {
 			continue
 		}
-		if e != n.vars[d] || (hi >= 0 && hi != d) {
+		d := n.varIndex(e)
+		if d < 0 || st.Indices[d] != e || (hi >= 0 && hi != d) {
 			return "", nil
 		}
 		if lo < 0 {
 			lo = d
 		}
 		hi = d + 1
+		bDims[j] = d
 	}
 	if lo < 0 || hi == r {
 		return "", nil
 	}
-	m := &biasMatch{out: c.bufIdx[st.Buffer], a: c.bufIdx[a.Buffer], b: c.bufIdx[b.Buffer], mul: bin.Op == ir.OpMul, lo: lo, hi: hi, k: c.k}
+	m := &biasMatch{out: c.bufIdx[st.Buffer], a: c.bufIdx[a.Buffer], b: c.bufIdx[b.Buffer], mul: bin.Op == ir.OpMul, lo: lo, hi: hi, bDims: bDims, k: c.k}
 	if m.out == m.b {
 		return "", nil
 	}
@@ -88,14 +93,16 @@ func (m *biasMatch) run(fr *frame) bool {
 		if out.shape[d] != x || a.shape[d] != x {
 			return false
 		}
+		total *= x
+	}
+	for j, d := range m.bDims {
 		want := int64(1)
-		if d >= m.lo && d < m.hi {
-			want = x
+		if d >= 0 {
+			want = out.shape[d]
 		}
-		if b.shape[d] != want {
+		if b.shape[j] != want {
 			return false
 		}
-		total *= x
 	}
 	if total == 0 {
 		return true

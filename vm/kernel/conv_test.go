@@ -178,6 +178,8 @@ var biasCases = []windowCase{
 	{`R.add(x, w)`, []int64{2, 5, 3, 4}, []int64{1, 5, 1, 1}, "channel_broadcast"},
 	{`R.multiply(x, w)`, []int64{3, 2, 4, 5}, []int64{1, 2, 4, 1}, "channel_broadcast"},
 	{`R.add(x, w)`, []int64{1, 1, 1}, []int64{1, 1, 1}, "elementwise"},
+	{`R.add(x, w)`, []int64{2, 7, 3, 5}, []int64{7, 1, 1}, "channel_broadcast"},
+	{`R.add(x, w)`, []int64{4, 3}, []int64{4, 1}, "channel_broadcast"},
 }
 
 func TestChannelBias(t *testing.T) {
