@@ -99,40 +99,36 @@ func (g *ConvGeom) Check(lenX, lenW, lenY int) error {
 	}
 	// The largest offset each operand is accessed at (strides are
 	// non-negative), or -1 when it is empty.
-	last := func(ext []int, strides []int) int {
-		off := 0
-		for i, e := range ext {
-			if e == 0 {
+	last := func(n, c, nStride, cStride int, ext, strides [3]int) int {
+		if n == 0 || c == 0 {
+			return -1
+		}
+		if nStride < 0 || cStride < 0 {
+			return 1 << 62
+		}
+		off := (n-1)*nStride + (c-1)*cStride
+		for d := range g.Spatial {
+			if ext[d] == 0 {
 				return -1
 			}
-			if strides[i] < 0 {
+			if strides[d] < 0 {
 				return 1 << 62
 			}
-			off += (e - 1) * strides[i]
+			off += (ext[d] - 1) * strides[d]
 		}
 		return off
 	}
-	xe := []int{g.Batch, g.InC}
-	xs := []int{g.XN, g.XC}
-	we := []int{g.OutC, g.icg()}
-	ws := []int{g.WO, g.WI}
-	ye := []int{g.Batch, g.OutC}
-	ys := []int{g.YN, g.YC}
-	for d := range g.Spatial {
-		xe, xs = append(xe, g.In[d]), append(xs, g.XS[d])
-		we, ws = append(we, g.Kernel[d]), append(ws, g.WS[d])
-		ye, ys = append(ye, g.Out[d]), append(ys, g.YS[d])
+	ly := last(g.Batch, g.OutC, g.YN, g.YC, g.Out, g.YS)
+	if ly >= lenY {
+		return fmt.Errorf("blas: conv: output needs %d elements, has %d", ly+1, lenY)
 	}
-	if l := last(ye, ys); l >= lenY {
-		return fmt.Errorf("blas: conv: output needs %d elements, has %d", l+1, lenY)
-	}
-	if last(ye, ys) < 0 {
+	if ly < 0 {
 		return nil // nothing to compute
 	}
-	if l := last(we, ws); l >= lenW {
+	if l := last(g.OutC, g.icg(), g.WO, g.WI, g.Kernel, g.WS); l >= lenW {
 		return fmt.Errorf("blas: conv: weight needs %d elements, has %d", l+1, lenW)
 	}
-	if l := last(xe, xs); l >= lenX {
+	if l := last(g.Batch, g.InC, g.XN, g.XC, g.In, g.XS); l >= lenX {
 		return fmt.Errorf("blas: conv: data needs %d elements, has %d", l+1, lenX)
 	}
 	return nil
@@ -165,7 +161,7 @@ func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
 			row := dense[o*k : (o+1)*k]
 			for c := range icg {
 				for t, off := range tapOff {
-					row[c*taps+t] = w[base+c*g.WI+off]
+					row[g.kIndex(c, t)] = w[base+c*g.WI+off]
 				}
 			}
 		}
@@ -213,6 +209,19 @@ func (g *ConvGeom) tapOffsets(strides [3]int) []int {
 	return out
 }
 
+// kIndex is the GEMM's k of input channel c (in its group) and tap t.
+// The order only has to agree between the weight packing and the data
+// gather; it is chosen so that consecutive k step through the data by a
+// constant stride for as long as possible, since each such run is one
+// AVX2 panel copy: channels innermost (stride XC, runs of the channel
+// count) unless the kernel's last axis is longer (stride dilation).
+func (g *ConvGeom) kIndex(c, t int) int {
+	if g.icg() >= g.Kernel[g.Spatial-1] {
+		return t*g.icg() + c
+	}
+	return c*g.taps() + t
+}
+
 func (g *ConvGeom) depthwise() bool { return g.icg() == 1 && g.ocg() == 1 && g.Groups > 1 }
 
 // ConvPlan holds what Conv precomputes for a geometry: the data offset
@@ -224,6 +233,7 @@ type ConvPlan struct {
 	koff    []int    // data offset of k = (c, taps): c*XC + sum tap*dil*XS
 	kdisp   [][3]int // per k, tap*dil per axis (bounds checks)
 	runLen  []int    // per k, length of the run of k with a constant positive koff step
+	wOff    []int    // per tap, weight offset (depthwise)
 	pixIn   [][3]int // per pixel, o*stride - pad per axis
 	pixOff  []int    // per pixel, data offset of pixIn (may be negative)
 	yOff    []int    // per pixel, output offset
@@ -243,24 +253,33 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 		dil[d] = g.Dilation[d] * g.XS[d]
 	}
 	tapX := g.tapOffsets(dil)
-	for c := range icg {
-		var t [3]int
-		for ti := range taps {
-			p.koff = append(p.koff, c*g.XC+tapX[ti])
-			var disp [3]int
-			for d := range g.Spatial {
-				disp[d] = t[d] * g.Dilation[d]
+	// Per tap, the displacement along each axis.
+	disps := make([][3]int, 0, taps)
+	var t [3]int
+	for range taps {
+		var disp [3]int
+		for d := range g.Spatial {
+			disp[d] = t[d] * g.Dilation[d]
+		}
+		disps = append(disps, disp)
+		for d := g.Spatial - 1; d >= 0; d-- {
+			t[d]++
+			if t[d] < g.Kernel[d] {
+				break
 			}
-			p.kdisp = append(p.kdisp, disp)
-			for d := g.Spatial - 1; d >= 0; d-- {
-				t[d]++
-				if t[d] < g.Kernel[d] {
-					break
-				}
-				t[d] = 0
-			}
+			t[d] = 0
 		}
 	}
+	p.koff = p.koff[:p.k]
+	p.kdisp = p.kdisp[:p.k]
+	for c := range icg {
+		for ti := range taps {
+			k := g.kIndex(c, ti)
+			p.koff[k] = c*g.XC + tapX[ti]
+			p.kdisp[k] = disps[ti]
+		}
+	}
+	p.wOff = g.tapOffsets(g.WS)
 	p.runLen = make([]int, p.k)
 	for k := p.k - 1; k >= 0; k-- {
 		p.runLen[k] = 1
@@ -344,17 +363,50 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	tasks := g.Batch * g.Groups * blocks
 	work := g.Batch * g.OutC * np * max(p.k, 1)
 	threads = max(1, min(threads, tasks, work/minConvWorkPerThread, maxThreads))
-	run := &convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks}
-	if threads == 1 {
-		run.worker()
-		return
-	}
-	var wg sync.WaitGroup
-	for range threads - 1 {
-		wg.Go(run.worker)
+	run := convRuns.Get().(*convRun)
+	*run = convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks}
+	if threads > 1 {
+		// Helpers take tasks from the same counter, so a helper that
+		// starts late (or never: all busy with other calls) only does
+		// less of the work.
+		queue := startConvWorkers(threads - 1)
+		for range threads - 1 {
+			run.wg.Add(1)
+			select {
+			case queue <- run:
+			default:
+				run.wg.Done()
+			}
+		}
 	}
 	run.worker()
-	wg.Wait()
+	run.wg.Wait()
+	*run = convRun{}
+	convRuns.Put(run)
+}
+
+var convRuns = sync.Pool{New: func() any { return new(convRun) }}
+
+// The conv helpers: long-lived goroutines, so a call starts none (and
+// allocates nothing).
+var (
+	convWorkerMu sync.Mutex
+	convWorkers  int
+	convQueue    = make(chan *convRun, maxThreads)
+)
+
+func startConvWorkers(n int) chan *convRun {
+	convWorkerMu.Lock()
+	defer convWorkerMu.Unlock()
+	for ; convWorkers < n; convWorkers++ {
+		go func() {
+			for r := range convQueue {
+				r.worker()
+				r.wg.Done()
+			}
+		}()
+	}
+	return convQueue
 }
 
 // convRun is one Conv call shared by its goroutines.
@@ -365,6 +417,7 @@ type convRun struct {
 	ep            ConvEpilogue
 	blocks, tasks int
 	next          atomic.Int64
+	wg            sync.WaitGroup
 }
 
 // convScratch is a goroutine's packing and accumulation space.
@@ -389,7 +442,7 @@ func (r *convRun) worker() {
 		p0 := blk * r.p.block
 		p1 := min(p0+r.p.block, g.pixels())
 		if g.depthwise() {
-			r.depthwise(n, grp, p0, p1)
+			r.depthwise(s, n, grp, p0, p1)
 		} else {
 			r.gemmBlock(s, n, grp, p0, p1)
 		}
@@ -517,18 +570,19 @@ func (r *convRun) packCols(dst []float32, xbase, pc, kcur, p0, p1 int) {
 
 // depthwise computes output pixels [p0, p1) of channel grp of image n
 // of a depthwise convolution: for each tap, y += w[tap] * x shifted.
-func (r *convRun) depthwise(n, grp, p0, p1 int) {
+func (r *convRun) depthwise(s *convScratch, n, grp, p0, p1 int) {
 	p, g := r.p, &r.p.geom
 	ncur := p1 - p0
 	taps := g.taps()
 	xbase := n*g.XN + grp*g.XC
-	wOff := g.tapOffsets(g.WS) // small: kernel taps
 	wbase := grp * g.WO
-	acc := make([]float32, ncur)
+	s.c = growF32(s.c, ncur)
+	acc := s.c
+	clear(acc)
 	last := g.Spatial - 1
 	unit := g.Stride[last]*g.XS[last] == 1
 	for t := range taps {
-		wt := r.w[wbase+wOff[t]]
+		wt := r.w[wbase+p.wOff[t]]
 		ko := p.koff[t]
 		disp := &p.kdisp[t]
 		for j := 0; j < ncur; {

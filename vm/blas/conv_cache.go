@@ -58,7 +58,10 @@ func f32Bytes(s []float32) []byte {
 // Get returns w packed for geometry g, packing it on a miss. Safe for
 // concurrent use.
 func (c *ConvWeightCache) Get(g *ConvGeom, w []float32) *ConvWeights {
-	if len(w) == 0 || g.depthwise() {
+	if g.depthwise() {
+		return nil // the direct path reads w as it is
+	}
+	if len(w) == 0 {
 		return PackConvWeights(g, w)
 	}
 	key := weightKey(g)

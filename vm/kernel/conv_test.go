@@ -164,12 +164,183 @@ var poolCases = []windowCase{
 	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1], count_include_pad=True, layout="NHWC")`, []int64{2, 9, 9, 4}, nil, "pad+sum_pool"},
 	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{3, 17, 6, 6}, nil, "sum_pool"},
 	{`R.nn.avg_pool1d(x, pool_size=[4], strides=[3], padding=[2], count_include_pad=False, layout="NWC")`, []int64{2, 13, 3}, nil, "pad+sum_pool"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])`, []int64{2, 5, 9, 9}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[3, 2])`, []int64{2, 3, 7, 9}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[4, 5], layout="NHWC")`, []int64{1, 9, 11, 3}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool1d(x, output_size=[4])`, []int64{2, 3, 10}, nil, "adaptive_pool"},
+	{`R.nn.adaptive_avg_pool2d(x)`, []int64{1, 2, 3, 3}, nil, "adaptive_pool"},
 	{`R.nn.pad(x, pad_width=[0, 0, 1, 2, 3, 0])`, []int64{2, 3, 5}, nil, "pad"},
 	{`R.nn.pad(x, pad_width=[1, 1, 0, 0, 2, 1, 1, 3], pad_value=-1.5)`, []int64{2, 3, 4, 5}, nil, "pad"},
+}
+
+// biasCases: per-channel broadcasts (the bias after a convolution).
+var biasCases = []windowCase{
+	{`R.add(x, w)`, []int64{2, 5, 3, 4}, []int64{1, 5, 1, 1}, "channel_broadcast"},
+	{`R.multiply(x, w)`, []int64{3, 2, 4, 5}, []int64{1, 2, 4, 1}, "channel_broadcast"},
+	{`R.add(x, w)`, []int64{1, 1, 1}, []int64{1, 1, 1}, "elementwise"},
+	{`R.add(x, w)`, []int64{2, 7, 3, 5}, []int64{7, 1, 1}, "channel_broadcast"},
+	{`R.add(x, w)`, []int64{4, 3}, []int64{4, 1}, "channel_broadcast"},
+}
+
+func TestChannelBias(t *testing.T) {
+	for i, tc := range biasCases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
+	}
 }
 
 func TestPoolPatterns(t *testing.T) {
 	for i, tc := range poolCases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
 	}
+}
+
+// TestWindowLarge runs shapes large enough for the parallel paths (the
+// conv tasks, the row split of pad and pools) on every GOMAXPROCS the
+// test runs with (-cpu 1,2,4; -race in CI).
+func TestWindowLarge(t *testing.T) {
+	for i, tc := range []windowCase{
+		{`R.nn.conv2d(x, w, padding=[1, 1])`, []int64{2, 8, 34, 34}, []int64{16, 8, 3, 3}, "pad+conv2d"},
+		{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1])`, []int64{4, 16, 66, 66}, nil, "pad+max_pool"},
+		{`R.nn.adaptive_avg_pool2d(x, output_size=[64, 64])`, []int64{4, 16, 66, 66}, nil, "adaptive_pool"},
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkWindow(t, tc, uint64(i)) })
+	}
+}
+
+// TestWindowCallDoesNotAllocate: after a warm-up call, the convolution,
+// pool and pad fast paths allocate nothing (as every Kernel.Call).
+func TestWindowCallDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for i, tc := range []windowCase{convCases[0], convCases[6], convCases[17], poolCases[1], poolCases[6], poolCases[10]} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			_, f := legalizedWindow(t, tc)
+			k, err := kernel.Compile(f, "window")
+			require.NoError(t, err)
+			args := makeArgs(t, f, nil, rand.New(rand.NewPCG(1, 1)))
+			require.NoError(t, k.Call(args))
+			before := kernel.FastTaken()
+			require.Zero(t, testing.AllocsPerRun(10, func() { _ = k.Call(args) }))
+			require.Greater(t, kernel.FastTaken(), before)
+		})
+	}
+}
+
+// fusedConvSrc is conv + bias + ReLU in one PrimFunc, as FuseTIR
+// (issue 21) will emit it: a pad stage, the convolution and two trailing
+// nests over intermediate buffers. Every stage dispatches on its own.
+const fusedConvSrc = `
+    @T.prim_func(private=True)
+    def fused_conv2d_add_relu(A: T.Buffer((T.int64(2), T.int64(3), T.int64(8), T.int64(8)), "float32"), B: T.Buffer((T.int64(5), T.int64(3), T.int64(3), T.int64(3)), "float32"), C: T.Buffer((T.int64(1), T.int64(5), T.int64(1), T.int64(1)), "float32"), O: T.Buffer((T.int64(2), T.int64(5), T.int64(8), T.int64(8)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        pad_temp = T.alloc_buffer((T.int64(2), T.int64(3), T.int64(10), T.int64(10)))
+        conv = T.alloc_buffer((T.int64(2), T.int64(5), T.int64(8), T.int64(8)))
+        biased = T.alloc_buffer((T.int64(2), T.int64(5), T.int64(8), T.int64(8)))
+        for i0, i1, i2, i3 in T.grid(T.int64(2), T.int64(3), T.int64(10), T.int64(10)):
+            with T.block("pad_temp"):
+                v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+                pad_temp[v_i0, v_i1, v_i2, v_i3] = T.if_then_else(v_i2 >= T.int64(1) and v_i2 < T.int64(9) and (v_i3 >= T.int64(1) and v_i3 < T.int64(9)), A[v_i0, v_i1, v_i2 - T.int64(1), v_i3 - T.int64(1)], T.float32(0.0))
+        for nn0, nn1, nn2, nn3, k0, k1, k2 in T.grid(T.int64(2), T.int64(5), T.int64(8), T.int64(8), T.int64(3), T.int64(3), T.int64(3)):
+            with T.block("conv2d_nchw"):
+                v_nn0, v_nn1, v_nn2, v_nn3, v_k0, v_k1, v_k2 = T.axis.remap("SSSSRRR", [nn0, nn1, nn2, nn3, k0, k1, k2])
+                with T.init():
+                    conv[v_nn0, v_nn1, v_nn2, v_nn3] = T.float32(0.0)
+                conv[v_nn0, v_nn1, v_nn2, v_nn3] = conv[v_nn0, v_nn1, v_nn2, v_nn3] + pad_temp[v_nn0, v_k0, v_k1 + v_nn2, v_k2 + v_nn3] * B[v_nn1, v_k0, v_k1, v_k2]
+        for ax0, ax1, ax2, ax3 in T.grid(T.int64(2), T.int64(5), T.int64(8), T.int64(8)):
+            with T.block("T_add"):
+                v_ax0, v_ax1, v_ax2, v_ax3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
+                biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] + C[T.int64(0), v_ax1, T.int64(0), T.int64(0)]
+        for i0, i1, i2, i3 in T.grid(T.int64(2), T.int64(5), T.int64(8), T.int64(8)):
+            with T.block("compute"):
+                v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+                O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3], T.float32(0.0))
+`
+
+func TestFusedConvStages(t *testing.T) {
+	f := parseFunc(t, fusedConvSrc, "fused_conv2d_add_relu")
+	before := kernel.FastTaken()
+	k := checkAllNormwise(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(3, 4))))
+	require.Equal(t, "pad+conv2d+channel_broadcast+elementwise", k.Pattern())
+	require.GreaterOrEqual(t, kernel.FastTaken()-before, int64(4), "every stage on its fast path")
+}
+
+// checkAllNormwise runs f on the reference interpreter, the general path
+// and the dispatched path and compares normwise (the fast paths
+// reassociate sums).
+func checkAllNormwise(t *testing.T, f *ir.PrimFunc, args []abi.Arg) *kernel.Kernel {
+	t.Helper()
+	want := cloneArgs(args)
+	_, err := runRef(f, want)
+	require.NoError(t, err)
+	var fast *kernel.Kernel
+	for _, opts := range []kernel.Options{{General: true}, {}} {
+		k, err := kernel.CompileWith(f, "f", opts)
+		require.NoError(t, err)
+		got := cloneArgs(args)
+		require.NoError(t, k.Call(got))
+		for i := range got {
+			if got[i].T != nil {
+				compareTensors(t, want[i].T, got[i].T, max(maxAbs(want[i].T), 1), k.Pattern())
+			}
+		}
+		fast = k
+	}
+	return fast
+}
+
+// FuzzWindow builds a random convolution or pooling call (layout,
+// stride, dilation, padding, groups, kernel size), legalizes it with
+// LegalizeOps and checks the fast path against the general path and the
+// reference evaluator. The seed corpus runs in plain go test.
+func FuzzWindow(f *testing.F) {
+	f.Add(uint8(0), uint8(2), uint8(3), uint8(4), uint8(9), uint8(3), uint8(1), uint8(1), uint8(1), uint8(1), false)
+	f.Add(uint8(1), uint8(1), uint8(6), uint8(6), uint8(7), uint8(3), uint8(2), uint8(2), uint8(6), uint8(2), true)
+	f.Add(uint8(2), uint8(2), uint8(4), uint8(4), uint8(11), uint8(2), uint8(2), uint8(1), uint8(1), uint8(0), false)
+	f.Add(uint8(3), uint8(1), uint8(5), uint8(5), uint8(8), uint8(3), uint8(1), uint8(2), uint8(1), uint8(1), true)
+	f.Add(uint8(0), uint8(1), uint8(2), uint8(6), uint8(5), uint8(1), uint8(1), uint8(1), uint8(2), uint8(0), true)
+	f.Fuzz(func(t *testing.T, kind, batch, inC, outC, size, kern, stride, dil, groups, pad uint8, channelsLast bool) {
+		b, k := int64(batch%3)+1, int64(kern%4)+1
+		s, d, p := int64(stride%3)+1, int64(dil%2)+1, int64(pad%3)
+		h := int64(size%12) + 1
+		w := h + 1
+		if (h+2*p-d*(k-1)-1) < 0 || (w+2*p-d*(k-1)-1) < 0 {
+			return // the window does not fit: a diagnostic, not a kernel
+		}
+		layout, kernelLayout := "NCHW", "OIHW"
+		if channelsLast {
+			layout, kernelLayout = "NHWC", "HWIO"
+		}
+		shape := func(n, c, h, w int64) []int64 {
+			if channelsLast {
+				return []int64{n, h, w, c}
+			}
+			return []int64{n, c, h, w}
+		}
+		var tc windowCase
+		switch kind % 4 {
+		case 0, 1: // convolution (grouped when groups divides the channels)
+			g := int64(groups%4) + 1
+			ic, oc := (int64(inC%6)+1)*g, (int64(outC%6)+1)*g
+			wshape := []int64{oc, ic / g, k, k}
+			if channelsLast {
+				wshape = []int64{k, k, ic / g, oc}
+			}
+			tc = windowCase{fmt.Sprintf(`R.nn.conv2d(x, w, strides=[%d, %d], padding=[%d, %d], dilation=[%d, %d], groups=%d, data_layout=%q, kernel_layout=%q)`,
+				s, s, p, p, d, d, g, layout, kernelLayout), shape(b, ic, h, w), wshape, "conv2d"}
+		case 2: // max pool
+			if p >= k {
+				return // TVM wants padding below the window size
+			}
+			tc = windowCase{fmt.Sprintf(`R.nn.max_pool2d(x, pool_size=[%d, %d], strides=[%d, %d], padding=[%d, %d], dilation=[%d, %d], layout=%q)`,
+				k, k, s, s, p, p, d, d, layout), shape(b, int64(inC%5)+1, h, w), nil, "max_pool"}
+		case 3: // average pool, padding counted or not
+			if p >= k {
+				return
+			}
+			tc = windowCase{fmt.Sprintf(`R.nn.avg_pool2d(x, pool_size=[%d, %d], strides=[%d, %d], padding=[%d, %d], count_include_pad=%v, layout=%q)`,
+				k, k, s, s, p, p, map[bool]string{true: "True", false: "False"}[groups%2 == 0], layout), shape(b, int64(inC%5)+1, h, w), nil, "sum_pool"}
+		}
+		checkWindow(t, tc, uint64(size))
+	})
 }
