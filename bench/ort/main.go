@@ -67,8 +67,9 @@ type variant struct {
 type ortResult struct {
 	Version string `json:"version"`
 	Runs    map[string]struct {
-		MS float64 `json:"ms"`
-		N  int     `json:"n"`
+		MS    float64 `json:"ms"`
+		CPUms float64 `json:"cpu_ms"`
+		N     int     `json:"n"`
 	} `json:"runs"`
 }
 
@@ -77,6 +78,7 @@ type row struct {
 	Model   string  `json:"model"`
 	Threads int     `json:"threads"`
 	ORTms   float64 `json:"ort_ms"`
+	ORTcpu  float64 `json:"ort_cpu_ms"`
 	ORTn    int     `json:"ort_runs"`
 	Default *timing `json:"phasec"`    // default opt level (fusion when it lands)
 	O1      *timing `json:"phasec_O1"` // -O1: no fusion
@@ -114,7 +116,7 @@ func drive(args []string) error {
 		}
 		c.threads = append(c.threads, n)
 	}
-	start := time.Now()
+	start, loadStart := time.Now(), loadavg()
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
@@ -157,7 +159,8 @@ func drive(args []string) error {
 	}
 	fmt.Println()
 	printTables(os.Stdout, &c, version, rows)
-	fmt.Printf("\n(whole run %.0f s; results in %s)\n", time.Since(start).Seconds(), filepath.Join(c.out, "results.json"))
+	fmt.Printf("\n(whole run %.0f s; load average %s at the start, %s at the end; results in %s)\n",
+		time.Since(start).Seconds(), loadStart, loadavg(), filepath.Join(c.out, "results.json"))
 	data, err := json.MarshalIndent(rows, "", " ")
 	if err != nil {
 		return err
@@ -212,7 +215,7 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 
 	for i, t := range c.threads {
 		r := ort.Runs[strconv.Itoa(t)]
-		rows[i].ORTms, rows[i].ORTn = r.MS, r.N
+		rows[i].ORTms, rows[i].ORTcpu, rows[i].ORTn = r.MS, r.CPUms, r.N
 		step("%s: phasec default and -O1, GOMAXPROCS=%d", v.Name, t)
 		out, err := output([]string{"GOMAXPROCS=" + strconv.Itoa(t)}, self, "time", "-params", base+".npz", "-ref", ref,
 			"-o", fmt.Sprintf("%s.phasec.%d", base, t), "-reps", strconv.Itoa(reps), "-budget", budget.String(),
@@ -232,30 +235,32 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 
 func printTables(w io.Writer, c *config, version string, rows []row) {
 	fmt.Fprintf(w, "phasec vs ONNX Runtime %s (CPU execution provider, all graph optimizations): median ms per run, same weights and inputs.\n", version)
-	fmt.Fprintf(w, "threads: ORT intraOpNumThreads / phasec GOMAXPROCS. err: max|phasec - ort| / max|ort| against ORT's %d-thread output (tolerance %g).\n\n", c.threads[0], c.tol)
+	fmt.Fprintf(w, "threads: ORT intraOpNumThreads / phasec GOMAXPROCS. cpu: median process CPU time per run (all threads; what a run costs\n")
+	fmt.Fprintf(w, "whatever the machine's load). err: max|phasec - ort| / max|ort| against ORT's %d-thread output (tolerance %g).\n\n", c.threads[0], c.tol)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tthreads\tORT ms\tphasec ms\tphasec/ORT\terr\truns ORT/phasec\t")
+	fmt.Fprintln(tw, "model\tthreads\tORT ms\tphasec ms\tphasec/ORT\tORT cpu\tphasec cpu\tcpu ratio\terr\truns ORT/phasec\t")
 	for _, r := range rows {
 		if r.Default == nil {
-			fmt.Fprintf(tw, "%s\t%d\t%s\tFAILED\t\t\t\t\n", r.Model, r.Threads, msStr(r.ORTms))
+			fmt.Fprintf(tw, "%s\t%d\t%s\tFAILED\t\t\t\t\t\t\t\n", r.Model, r.Threads, msStr(r.ORTms))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%s\t%d/%d\t\n", r.Model, r.Threads, msStr(r.ORTms), msStr(r.Default.MS),
-			r.Default.MS/r.ORTms, errStr(r.Default.MaxRelErr, c.tol), r.ORTn, r.Default.N)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%s\t%s\t%.2fx\t%s\t%d/%d\t\n", r.Model, r.Threads, msStr(r.ORTms), msStr(r.Default.MS),
+			r.Default.MS/r.ORTms, msStr(r.ORTcpu), msStr(r.Default.CPUms), r.Default.CPUms/r.ORTcpu,
+			errStr(r.Default.MaxRelErr, c.tol), r.ORTn, r.Default.N)
 	}
 	tw.Flush()
 
 	fmt.Fprintf(w, "\nphasec without fusion (-O1) vs the default pipeline: median ms per run; kernel launches, MB written by kernels\n")
 	fmt.Fprintf(w, "(every intermediate and the output) and MB of memory-plan storage, per run.\n\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tthreads\t-O1 ms\tdefault ms\tdefault/-O1\tlaunches -O1/default\twritten MB -O1/default\tplan MB -O1/default\terr -O1\t")
+	fmt.Fprintln(tw, "model\tthreads\t-O1 ms\tdefault ms\tdefault/-O1\tcpu default/-O1\tlaunches -O1/default\twritten MB -O1/default\tplan MB -O1/default\terr -O1\t")
 	for _, r := range rows {
 		if r.Default == nil || r.O1 == nil {
-			fmt.Fprintf(tw, "%s\t%d\tFAILED\t\t\t\t\t\t\t\n", r.Model, r.Threads)
+			fmt.Fprintf(tw, "%s\t%d\tFAILED\t\t\t\t\t\t\t\t\n", r.Model, r.Threads)
 			continue
 		}
 		d, o := r.Default, r.O1
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%d/%d\t%.2f/%.2f\t%.2f/%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS), d.MS/o.MS,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t%d/%d\t%.2f/%.2f\t%.2f/%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS), d.MS/o.MS, d.CPUms/o.CPUms,
 			o.Launches, d.Launches, mb(o.WrittenBytes), mb(d.WrittenBytes), mb(o.PlanBytes), mb(d.PlanBytes), errStr(o.MaxRelErr, c.tol))
 	}
 	tw.Flush()
@@ -277,6 +282,15 @@ func errStr(e, tol float64) string {
 		s += " MISMATCH"
 	}
 	return s
+}
+
+// loadavg is the 1-minute load average (/proc/loadavg), "?" if unknown.
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
