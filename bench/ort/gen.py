@@ -73,15 +73,14 @@ class Model:
         self.input_name, self.input_shape, self.input_value = name, shape, x
         return name
 
-    def weight(self, name, array, relax_shape=None, onnx_array=None):
-        """A weight: a parameter of the Relax function (relax_shape, default
-        the array's) and an ONNX initializer (onnx_array, default the same
-        values), so both see identical numbers."""
+    def weight(self, name, array, relax_shape=None):
+        """A weight: a parameter of the Relax function (in relax_shape, by
+        default the array's: a conv bias is (C, 1, 1) there, to broadcast)
+        and an ONNX initializer of the same values in the array's shape."""
         array = f32(array)
         rshape = tuple(relax_shape or array.shape)
         self.params.append((name, rshape, array.reshape(rshape)))
-        oa = f32(array if onnx_array is None else onnx_array)
-        self.inits.append(numpy_helper.from_array(oa, name))
+        self.inits.append(numpy_helper.from_array(array, name))
         return name
 
     def uniform(self, shape, scale):

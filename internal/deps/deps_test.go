@@ -78,6 +78,7 @@ RUNTIME < bench/ort;
 // internal tests follow the runtime's rules (an external p_test package
 // may use the compiler to make inputs).
 const testRules = `
+bench/ort: syntax;
 codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 lower: ir/irgen, syntax;
