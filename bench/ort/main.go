@@ -15,7 +15,9 @@
 //     each executable the same way (one warm-up, median of the timed runs),
 //     counts kernel launches and bytes written per run, and compares the
 //     output with ONNX Runtime's single-thread output;
-//  5. it prints the tables and writes -out/results.json.
+//  5. it prints the tables (phasec/ORT; default/-O1 with launches and
+//     bytes; the BERT layer against its GEMMs alone) and writes
+//     -out/results.json.
 //
 // A model whose output differs from ONNX Runtime's by more than -tol
 // (max|phasec - ort| / max|ort|) is marked and fails the run, after the
@@ -99,7 +101,7 @@ func drive(args []string) error {
 	fs.StringVar(&c.out, "out", "bench/ort/out", "where the generated models, executables and outputs go")
 	fs.StringVar(&c.python, "python", "/usr/bin/python3", "a python3 with onnx and numpy (Debian's python3-onnx)")
 	fs.StringVar(&c.node, "node", "node", "node.js")
-	models := fs.String("models", "", "comma-separated variants (default all: mlp_b1,mlp_b64,cnn_b1,cnn_b16,bert_s32,bert_s128,bert_s384,resnet18_b1)")
+	models := fs.String("models", "", "comma-separated variants (default all: mlp_b1,mlp_b64,cnn_b1,cnn_b16,bert_s32,bert_s128,bert_s384,bert_gemms_s32,bert_gemms_s128,bert_gemms_s384,resnet18_b1)")
 	threads := fs.String("threads", "1,2", "thread counts (ORT intraOpNumThreads, phasec GOMAXPROCS)")
 	fs.Float64Var(&c.tol, "tol", 1e-4, "the largest max|phasec - ort| / max|ort| accepted (float32 models)")
 	fs.Float64Var(&c.repScale, "reps", 1, "scale the timed repetitions and time budgets of gen.py by this factor")
@@ -262,6 +264,38 @@ func printTables(w io.Writer, c *config, version string, rows []row) {
 		d, o := r.Default, r.O1
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t%d/%d\t%.2f/%.2f\t%.2f/%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS), d.MS/o.MS, d.CPUms/o.CPUms,
 			o.Launches, d.Launches, mb(o.WrittenBytes), mb(d.WrittenBytes), mb(o.PlanBytes), mb(d.PlanBytes), errStr(o.MaxRelErr, c.tol))
+	}
+	tw.Flush()
+	printGEMMTable(w, rows)
+}
+
+// printGEMMTable compares each BERT layer with its GEMMs alone (gen.py's
+// bert_gemms_sN), phasec's default pipeline on both: the fusion goal is
+// that the layer costs at most 1.25x its GEMMs.
+func printGEMMTable(w io.Writer, rows []row) {
+	type key struct {
+		seq     string
+		threads int
+	}
+	gemms := map[key]*timing{}
+	for _, r := range rows {
+		if seq, ok := strings.CutPrefix(r.Model, "bert_gemms_s"); ok && r.Default != nil {
+			gemms[key{seq, r.Threads}] = r.Default
+		}
+	}
+	if len(gemms) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nphasec (default pipeline): the BERT layer against its GEMMs alone (bert_gemms_sN; goal of fusion: <= 1.25x).\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "seq\tthreads\tlayer ms\tGEMMs ms\tlayer/GEMMs\tcpu layer/GEMMs\t")
+	for _, r := range rows {
+		seq, ok := strings.CutPrefix(r.Model, "bert_s")
+		g := gemms[key{seq, r.Threads}]
+		if !ok || r.Default == nil || g == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t\n", seq, r.Threads, msStr(r.Default.MS), msStr(g.MS), r.Default.MS/g.MS, r.Default.CPUms/g.CPUms)
 	}
 	tw.Flush()
 }
