@@ -84,7 +84,10 @@ type row struct {
 	ORTn    int     `json:"ort_runs"`
 	Default *timing `json:"phasec"`    // default opt level (fusion when it lands)
 	O1      *timing `json:"phasec_O1"` // -O1: no fusion
-	Err     string  `json:"error,omitempty"`
+	// SameO1 says the -O1 executable is byte for byte the default one
+	// (nothing at opt level 2 changed the model): it is not timed again.
+	SameO1 bool   `json:"O1_same_executable"`
+	Err    string `json:"error,omitempty"`
 }
 
 type config struct {
@@ -201,6 +204,15 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 		return fail(err)
 	}
 
+	same, err := sameFile(exes["default"], exes["O1"])
+	if err != nil {
+		return fail(err)
+	}
+	timed := []string{exes["default"], exes["O1"]}
+	if same {
+		timed = timed[:1]
+	}
+
 	step("%s: ONNX Runtime, threads %v", v.Name, c.threads)
 	var ort ortResult
 	out, err := output(nil, c.node, filepath.Join(c.dir, "ort.js"), base+".onnx", base+".in.npy", base+".ort",
@@ -218,19 +230,19 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 	for i, t := range c.threads {
 		r := ort.Runs[strconv.Itoa(t)]
 		rows[i].ORTms, rows[i].ORTcpu, rows[i].ORTn = r.MS, r.CPUms, r.N
-		step("%s: phasec default and -O1, GOMAXPROCS=%d", v.Name, t)
-		out, err := output([]string{"GOMAXPROCS=" + strconv.Itoa(t)}, self, "time", "-params", base+".npz", "-ref", ref,
-			"-o", fmt.Sprintf("%s.phasec.%d", base, t), "-reps", strconv.Itoa(reps), "-budget", budget.String(),
-			exes["default"], exes["O1"])
+		step("%s: phasec default and -O1 (same executable: %v), GOMAXPROCS=%d", v.Name, same, t)
+		args := append([]string{"time", "-params", base + ".npz", "-ref", ref, "-o", fmt.Sprintf("%s.phasec.%d", base, t),
+			"-reps", strconv.Itoa(reps), "-budget", budget.String()}, timed...)
+		out, err := output([]string{"GOMAXPROCS=" + strconv.Itoa(t)}, self, args...)
 		if err != nil {
 			rows[i].Err = err.Error()
 			return rows, ort.Version, err
 		}
 		var tm []timing
-		if err := json.Unmarshal(out, &tm); err != nil || len(tm) != 2 {
-			return rows, ort.Version, fmt.Errorf("time printed %q, want two timings (%v)", out, err)
+		if err := json.Unmarshal(out, &tm); err != nil || len(tm) != len(timed) {
+			return rows, ort.Version, fmt.Errorf("time printed %q, want %d timings (%v)", out, len(timed), err)
 		}
-		rows[i].Default, rows[i].O1 = &tm[0], &tm[1]
+		rows[i].Default, rows[i].O1, rows[i].SameO1 = &tm[0], &tm[len(tm)-1], same
 	}
 	return rows, ort.Version, nil
 }
@@ -262,6 +274,11 @@ func printTables(w io.Writer, c *config, version string, rows []row) {
 			continue
 		}
 		d, o := r.Default, r.O1
+		if r.SameO1 {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\tsame executable\t\t%d\t%.2f\t%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS),
+				d.Launches, mb(d.WrittenBytes), mb(d.PlanBytes), errStr(o.MaxRelErr, c.tol))
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t%d/%d\t%.2f/%.2f\t%.2f/%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS), d.MS/o.MS, d.CPUms/o.CPUms,
 			o.Launches, d.Launches, mb(o.WrittenBytes), mb(d.WrittenBytes), mb(o.PlanBytes), mb(d.PlanBytes), errStr(o.MaxRelErr, c.tol))
 	}
@@ -328,6 +345,19 @@ func loadavg() string {
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+// sameFile says whether two files have the same contents.
+func sameFile(a, b string) (bool, error) {
+	x, err := os.ReadFile(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(x, y), nil
+}
 
 func joinInts(xs []int) string {
 	s := make([]string, len(xs))
