@@ -91,10 +91,10 @@ type row struct {
 }
 
 type config struct {
-	dir, out, python, node, phasec string
-	models                         []string
-	threads                        []int
-	tol, repScale                  float64
+	dir, out, python, node, goCmd, phasec string
+	models                                []string
+	threads                               []int
+	tol, repScale                         float64
 }
 
 func drive(args []string) error {
@@ -104,7 +104,8 @@ func drive(args []string) error {
 	fs.StringVar(&c.out, "out", "bench/ort/out", "where the generated models, executables and outputs go")
 	fs.StringVar(&c.python, "python", "/usr/bin/python3", "a python3 with onnx and numpy (Debian's python3-onnx)")
 	fs.StringVar(&c.node, "node", "node", "node.js")
-	models := fs.String("models", "", "comma-separated variants (default all: mlp_b1,mlp_b64,cnn_b1,cnn_b16,bert_s32,bert_s128,bert_s384,bert_gemms_s32,bert_gemms_s128,bert_gemms_s384,resnet18_b1)")
+	fs.StringVar(&c.goCmd, "go", "go", "the go command (builds ./cmd/phasec)")
+	models := fs.String("models", "", "comma-separated variants (default: all of gen.py's VARIANTS)")
 	threads := fs.String("threads", "1,2", "thread counts (ORT intraOpNumThreads, phasec GOMAXPROCS)")
 	fs.Float64Var(&c.tol, "tol", 1e-4, "the largest max|phasec - ort| / max|ort| accepted (float32 models)")
 	fs.Float64Var(&c.repScale, "reps", 1, "scale the timed repetitions and time budgets of gen.py by this factor")
@@ -135,7 +136,7 @@ func drive(args []string) error {
 	}
 	c.phasec = filepath.Join(c.out, "phasec")
 	step("building ./cmd/phasec")
-	if err := run(nil, "go", "build", "-o", c.phasec, "./cmd/phasec"); err != nil {
+	if err := run(nil, c.goCmd, "build", "-o", c.phasec, "./cmd/phasec"); err != nil {
 		return err
 	}
 	self, err := os.Executable()
