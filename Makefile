@@ -67,7 +67,7 @@ bench-ort:
 	@$(BENCH_PYTHON) -c 'import onnx, numpy' 2>/dev/null || apt-get install -y python3-onnx python3-numpy
 	@test -f bench/ort/node_modules/onnxruntime-node/package.json || \
 		(cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
-	$(GO) run ./bench/ort -python $(BENCH_PYTHON) $(BENCH_ORT_FLAGS)
+	$(GO) run ./bench/ort -go $(GO) -python $(BENCH_PYTHON) $(BENCH_ORT_FLAGS)
 
 # Long fuzzing, for developers before they stop (CI runs only the seed
 # corpora and committed regressions, deterministically, in `make test`):

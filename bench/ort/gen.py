@@ -73,15 +73,14 @@ class Model:
         self.input_name, self.input_shape, self.input_value = name, shape, x
         return name
 
-    def weight(self, name, array, relax_shape=None, onnx_array=None):
-        """A weight: a parameter of the Relax function (relax_shape, default
-        the array's) and an ONNX initializer (onnx_array, default the same
-        values), so both see identical numbers."""
+    def weight(self, name, array, relax_shape=None):
+        """A weight: a parameter of the Relax function (in relax_shape, by
+        default the array's: a conv bias is (C, 1, 1) there, to broadcast)
+        and an ONNX initializer of the same values in the array's shape."""
         array = f32(array)
         rshape = tuple(relax_shape or array.shape)
         self.params.append((name, rshape, array.reshape(rshape)))
-        oa = f32(array if onnx_array is None else onnx_array)
-        self.inits.append(numpy_helper.from_array(oa, name))
+        self.inits.append(numpy_helper.from_array(array, name))
         return name
 
     def uniform(self, shape, scale):
@@ -307,6 +306,34 @@ def bert(seq):
     return m
 
 
+def bert_gemms(seq):
+    """The GEMMs of bert(seq) alone, the yardstick of the fusion goal (the
+    layer within 1.25x of its GEMMs): the six dense layers' matmuls without
+    bias, and the two attention matmuls per head, their operands reshaped
+    (a view) instead of permuted, without scaling or softmax; the same
+    weights as bert(seq). No layer norm, so the values grow with seq: the
+    comparison's error is relative to the output's scale."""
+    H, NH, D, F = 768, 12, 64, 3072
+    m = Model("bert_gemms_s%d" % seq,
+              "The GEMMs of the BERT-base encoder layer alone (sequence %d): dense matmuls and\n"
+              "attention matmuls in the layer's shapes, no bias, softmax, GELU or layer norm." % seq, seed=3)
+    x = m.input("x", (seq, H))
+
+    def dense(h, name, n_in, n_out):
+        w = m.weight("w_" + name, m.uniform((n_in, n_out), math.sqrt(3 / n_in)))
+        m.uniform((n_out,), 0.1)  # the bias of bert(): keeps the random stream, and so the weights, the same
+        return m.matmul(h, w)
+
+    q, k, v = (dense(x, n, H, H) for n in ("q", "k", "v"))
+    scores = m.matmul(m.reshape(q, (NH, seq, D)), m.reshape(k, (NH, D, seq)))
+    ctx = m.reshape(m.matmul(scores, m.reshape(v, (NH, seq, D))), (seq, H))
+    attn = dense(ctx, "o", H, H)
+    m.uniform((H,), 0.1), m.uniform((H,), 0.1)  # layer norm 1's gamma and beta
+    out = dense(dense(attn, "ff1", H, F), "ff2", F, H)
+    m.finish(out, (seq, H))
+    return m
+
+
 def resnet18():
     """ResNet-18 (He et al. 2016, the torchvision layout) at 224x224, batch 1:
     a 7x7/2 convolution, batch norm, relu, 3x3/2 max pooling, four stages of
@@ -358,6 +385,9 @@ VARIANTS = [
     ("bert_s32", lambda: bert(32), 20, 3),
     ("bert_s128", lambda: bert(128), 10, 4),
     ("bert_s384", lambda: bert(384), 5, 6),
+    ("bert_gemms_s32", lambda: bert_gemms(32), 20, 2),
+    ("bert_gemms_s128", lambda: bert_gemms(128), 10, 3),
+    ("bert_gemms_s384", lambda: bert_gemms(384), 5, 4),
     ("resnet18_b1", resnet18, 3, 10),
 ]
 

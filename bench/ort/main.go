@@ -15,7 +15,9 @@
 //     each executable the same way (one warm-up, median of the timed runs),
 //     counts kernel launches and bytes written per run, and compares the
 //     output with ONNX Runtime's single-thread output;
-//  5. it prints the tables and writes -out/results.json.
+//  5. it prints the tables (phasec/ORT; default/-O1 with launches and
+//     bytes; the BERT layer against its GEMMs alone) and writes
+//     -out/results.json.
 //
 // A model whose output differs from ONNX Runtime's by more than -tol
 // (max|phasec - ort| / max|ort|) is marked and fails the run, after the
@@ -67,8 +69,9 @@ type variant struct {
 type ortResult struct {
 	Version string `json:"version"`
 	Runs    map[string]struct {
-		MS float64 `json:"ms"`
-		N  int     `json:"n"`
+		MS    float64 `json:"ms"`
+		CPUms float64 `json:"cpu_ms"`
+		N     int     `json:"n"`
 	} `json:"runs"`
 }
 
@@ -77,17 +80,21 @@ type row struct {
 	Model   string  `json:"model"`
 	Threads int     `json:"threads"`
 	ORTms   float64 `json:"ort_ms"`
+	ORTcpu  float64 `json:"ort_cpu_ms"`
 	ORTn    int     `json:"ort_runs"`
 	Default *timing `json:"phasec"`    // default opt level (fusion when it lands)
 	O1      *timing `json:"phasec_O1"` // -O1: no fusion
-	Err     string  `json:"error,omitempty"`
+	// SameO1 says the -O1 executable is byte for byte the default one
+	// (nothing at opt level 2 changed the model): it is not timed again.
+	SameO1 bool   `json:"O1_same_executable"`
+	Err    string `json:"error,omitempty"`
 }
 
 type config struct {
-	dir, out, python, node, phasec string
-	models                         []string
-	threads                        []int
-	tol, repScale                  float64
+	dir, out, python, node, goCmd, phasec string
+	models                                []string
+	threads                               []int
+	tol, repScale                         float64
 }
 
 func drive(args []string) error {
@@ -97,7 +104,8 @@ func drive(args []string) error {
 	fs.StringVar(&c.out, "out", "bench/ort/out", "where the generated models, executables and outputs go")
 	fs.StringVar(&c.python, "python", "/usr/bin/python3", "a python3 with onnx and numpy (Debian's python3-onnx)")
 	fs.StringVar(&c.node, "node", "node", "node.js")
-	models := fs.String("models", "", "comma-separated variants (default all: mlp_b1,mlp_b64,cnn_b1,cnn_b16,bert_s32,bert_s128,bert_s384,resnet18_b1)")
+	fs.StringVar(&c.goCmd, "go", "go", "the go command (builds ./cmd/phasec)")
+	models := fs.String("models", "", "comma-separated variants (default: all of gen.py's VARIANTS)")
 	threads := fs.String("threads", "1,2", "thread counts (ORT intraOpNumThreads, phasec GOMAXPROCS)")
 	fs.Float64Var(&c.tol, "tol", 1e-4, "the largest max|phasec - ort| / max|ort| accepted (float32 models)")
 	fs.Float64Var(&c.repScale, "reps", 1, "scale the timed repetitions and time budgets of gen.py by this factor")
@@ -114,7 +122,7 @@ func drive(args []string) error {
 		}
 		c.threads = append(c.threads, n)
 	}
-	start := time.Now()
+	start, loadStart := time.Now(), loadavg()
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
@@ -128,7 +136,7 @@ func drive(args []string) error {
 	}
 	c.phasec = filepath.Join(c.out, "phasec")
 	step("building ./cmd/phasec")
-	if err := run(nil, "go", "build", "-o", c.phasec, "./cmd/phasec"); err != nil {
+	if err := run(nil, c.goCmd, "build", "-o", c.phasec, "./cmd/phasec"); err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -157,7 +165,8 @@ func drive(args []string) error {
 	}
 	fmt.Println()
 	printTables(os.Stdout, &c, version, rows)
-	fmt.Printf("\n(whole run %.0f s; results in %s)\n", time.Since(start).Seconds(), filepath.Join(c.out, "results.json"))
+	fmt.Printf("\n(whole run %.0f s; load average %s at the start, %s at the end; results in %s)\n",
+		time.Since(start).Seconds(), loadStart, loadavg(), filepath.Join(c.out, "results.json"))
 	data, err := json.MarshalIndent(rows, "", " ")
 	if err != nil {
 		return err
@@ -196,6 +205,15 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 		return fail(err)
 	}
 
+	same, err := sameFile(exes["default"], exes["O1"])
+	if err != nil {
+		return fail(err)
+	}
+	timed := []string{exes["default"], exes["O1"]}
+	if same {
+		timed = timed[:1]
+	}
+
 	step("%s: ONNX Runtime, threads %v", v.Name, c.threads)
 	var ort ortResult
 	out, err := output(nil, c.node, filepath.Join(c.dir, "ort.js"), base+".onnx", base+".in.npy", base+".ort",
@@ -212,51 +230,90 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 
 	for i, t := range c.threads {
 		r := ort.Runs[strconv.Itoa(t)]
-		rows[i].ORTms, rows[i].ORTn = r.MS, r.N
-		step("%s: phasec default and -O1, GOMAXPROCS=%d", v.Name, t)
-		out, err := output([]string{"GOMAXPROCS=" + strconv.Itoa(t)}, self, "time", "-params", base+".npz", "-ref", ref,
-			"-o", fmt.Sprintf("%s.phasec.%d", base, t), "-reps", strconv.Itoa(reps), "-budget", budget.String(),
-			exes["default"], exes["O1"])
+		rows[i].ORTms, rows[i].ORTcpu, rows[i].ORTn = r.MS, r.CPUms, r.N
+		step("%s: phasec default and -O1 (same executable: %v), GOMAXPROCS=%d", v.Name, same, t)
+		args := append([]string{"time", "-params", base + ".npz", "-ref", ref, "-o", fmt.Sprintf("%s.phasec.%d", base, t),
+			"-reps", strconv.Itoa(reps), "-budget", budget.String()}, timed...)
+		out, err := output([]string{"GOMAXPROCS=" + strconv.Itoa(t)}, self, args...)
 		if err != nil {
 			rows[i].Err = err.Error()
 			return rows, ort.Version, err
 		}
 		var tm []timing
-		if err := json.Unmarshal(out, &tm); err != nil || len(tm) != 2 {
-			return rows, ort.Version, fmt.Errorf("time printed %q, want two timings (%v)", out, err)
+		if err := json.Unmarshal(out, &tm); err != nil || len(tm) != len(timed) {
+			return rows, ort.Version, fmt.Errorf("time printed %q, want %d timings (%v)", out, len(timed), err)
 		}
-		rows[i].Default, rows[i].O1 = &tm[0], &tm[1]
+		rows[i].Default, rows[i].O1, rows[i].SameO1 = &tm[0], &tm[len(tm)-1], same
 	}
 	return rows, ort.Version, nil
 }
 
 func printTables(w io.Writer, c *config, version string, rows []row) {
 	fmt.Fprintf(w, "phasec vs ONNX Runtime %s (CPU execution provider, all graph optimizations): median ms per run, same weights and inputs.\n", version)
-	fmt.Fprintf(w, "threads: ORT intraOpNumThreads / phasec GOMAXPROCS. err: max|phasec - ort| / max|ort| against ORT's %d-thread output (tolerance %g).\n\n", c.threads[0], c.tol)
+	fmt.Fprintf(w, "threads: ORT intraOpNumThreads / phasec GOMAXPROCS. cpu: median process CPU time per run (all threads; what a run costs\n")
+	fmt.Fprintf(w, "whatever the machine's load). err: max|phasec - ort| / max|ort| against ORT's %d-thread output (tolerance %g).\n\n", c.threads[0], c.tol)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tthreads\tORT ms\tphasec ms\tphasec/ORT\terr\truns ORT/phasec\t")
+	fmt.Fprintln(tw, "model\tthreads\tORT ms\tphasec ms\tphasec/ORT\tORT cpu\tphasec cpu\tcpu ratio\terr\truns ORT/phasec\t")
 	for _, r := range rows {
 		if r.Default == nil {
-			fmt.Fprintf(tw, "%s\t%d\t%s\tFAILED\t\t\t\t\n", r.Model, r.Threads, msStr(r.ORTms))
+			fmt.Fprintf(tw, "%s\t%d\t%s\tFAILED\t\t\t\t\t\t\t\n", r.Model, r.Threads, msStr(r.ORTms))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%s\t%d/%d\t\n", r.Model, r.Threads, msStr(r.ORTms), msStr(r.Default.MS),
-			r.Default.MS/r.ORTms, errStr(r.Default.MaxRelErr, c.tol), r.ORTn, r.Default.N)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%s\t%s\t%.2fx\t%s\t%d/%d\t\n", r.Model, r.Threads, msStr(r.ORTms), msStr(r.Default.MS),
+			r.Default.MS/r.ORTms, msStr(r.ORTcpu), msStr(r.Default.CPUms), r.Default.CPUms/r.ORTcpu,
+			errStr(r.Default.MaxRelErr, c.tol), r.ORTn, r.Default.N)
 	}
 	tw.Flush()
 
 	fmt.Fprintf(w, "\nphasec without fusion (-O1) vs the default pipeline: median ms per run; kernel launches, MB written by kernels\n")
 	fmt.Fprintf(w, "(every intermediate and the output) and MB of memory-plan storage, per run.\n\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tthreads\t-O1 ms\tdefault ms\tdefault/-O1\tlaunches -O1/default\twritten MB -O1/default\tplan MB -O1/default\terr -O1\t")
+	fmt.Fprintln(tw, "model\tthreads\t-O1 ms\tdefault ms\tdefault/-O1\tcpu default/-O1\tlaunches -O1/default\twritten MB -O1/default\tplan MB -O1/default\terr -O1\t")
 	for _, r := range rows {
 		if r.Default == nil || r.O1 == nil {
-			fmt.Fprintf(tw, "%s\t%d\tFAILED\t\t\t\t\t\t\t\n", r.Model, r.Threads)
+			fmt.Fprintf(tw, "%s\t%d\tFAILED\t\t\t\t\t\t\t\t\n", r.Model, r.Threads)
 			continue
 		}
 		d, o := r.Default, r.O1
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%d/%d\t%.2f/%.2f\t%.2f/%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS), d.MS/o.MS,
+		if r.SameO1 {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\tsame executable\t\t%d\t%.2f\t%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS),
+				d.Launches, mb(d.WrittenBytes), mb(d.PlanBytes), errStr(o.MaxRelErr, c.tol))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t%d/%d\t%.2f/%.2f\t%.2f/%.2f\t%s\t\n", r.Model, r.Threads, msStr(o.MS), msStr(d.MS), d.MS/o.MS, d.CPUms/o.CPUms,
 			o.Launches, d.Launches, mb(o.WrittenBytes), mb(d.WrittenBytes), mb(o.PlanBytes), mb(d.PlanBytes), errStr(o.MaxRelErr, c.tol))
+	}
+	tw.Flush()
+	printGEMMTable(w, rows)
+}
+
+// printGEMMTable compares each BERT layer with its GEMMs alone (gen.py's
+// bert_gemms_sN), phasec's default pipeline on both: the fusion goal is
+// that the layer costs at most 1.25x its GEMMs.
+func printGEMMTable(w io.Writer, rows []row) {
+	type key struct {
+		seq     string
+		threads int
+	}
+	gemms := map[key]*timing{}
+	for _, r := range rows {
+		if seq, ok := strings.CutPrefix(r.Model, "bert_gemms_s"); ok && r.Default != nil {
+			gemms[key{seq, r.Threads}] = r.Default
+		}
+	}
+	if len(gemms) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nphasec (default pipeline): the BERT layer against its GEMMs alone (bert_gemms_sN; goal of fusion: <= 1.25x).\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "seq\tthreads\tlayer ms\tGEMMs ms\tlayer/GEMMs\tcpu layer/GEMMs\t")
+	for _, r := range rows {
+		seq, ok := strings.CutPrefix(r.Model, "bert_s")
+		g := gemms[key{seq, r.Threads}]
+		if !ok || r.Default == nil || g == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t\n", seq, r.Threads, msStr(r.Default.MS), msStr(g.MS), r.Default.MS/g.MS, r.Default.CPUms/g.CPUms)
 	}
 	tw.Flush()
 }
@@ -279,7 +336,29 @@ func errStr(e, tol float64) string {
 	return s
 }
 
+// loadavg is the 1-minute load average (/proc/loadavg), "?" if unknown.
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+// sameFile says whether two files have the same contents.
+func sameFile(a, b string) (bool, error) {
+	x, err := os.ReadFile(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(x, y), nil
+}
 
 func joinInts(xs []int) string {
 	s := make([]string, len(xs))

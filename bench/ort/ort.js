@@ -3,9 +3,12 @@
 // requested intra-op thread count, one warm-up run and then the median of up
 // to REPS timed runs within BUDGET seconds (at least one), and writes each
 // thread count's output as OUT.<threads>.npy for the comparison with phasec.
+// Besides the wall time it records the process's CPU time per run (user and
+// system, all threads): on a shared machine, the work a run costs whatever
+// the load.
 //
 // usage: node ort.js MODEL.onnx INPUT.npy OUT THREADS(1,2) REPS BUDGET
-// prints one JSON line: {"version", "runs": {threads: {"ms", "n"}}}
+// prints one JSON line: {"version", "runs": {threads: {"ms", "cpu_ms", "n"}}}
 'use strict';
 
 const fs = require('fs');
@@ -64,15 +67,19 @@ async function main() {
     const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', input.data, input.shape) };
     let outputs = await session.run(feeds); // warm-up
     const times = [];
+    const cpu = [];
     const deadline = performance.now() + Number(budget) * 1000;
     while (times.length < Number(reps) && (times.length === 0 || performance.now() < deadline)) {
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       outputs = await session.run(feeds);
       times.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1000);
     }
     const y = outputs[session.outputNames[0]];
     writeNpy(`${out}.${threads}.npy`, y.dims, y.data);
-    result.runs[threads] = { ms: median(times), n: times.length };
+    result.runs[threads] = { ms: median(times), cpu_ms: median(cpu), n: times.length };
     await session.release();
   }
   console.log(JSON.stringify(result));

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/phasec/phasec/ir"
@@ -20,8 +21,9 @@ import (
 
 // timing is what the time subcommand prints (one JSON line).
 type timing struct {
-	MS float64 `json:"ms"` // median time per run
-	N  int     `json:"n"`  // timed runs
+	MS    float64 `json:"ms"`     // median wall time per run
+	CPUms float64 `json:"cpu_ms"` // median process CPU time per run (all threads)
+	N     int     `json:"n"`      // timed runs
 	// Launches is the number of kernel calls in one run; WrittenBytes the
 	// bytes those calls write into their output buffers (every
 	// intermediate and the result: what fusion saves); PlanBytes the
@@ -49,6 +51,10 @@ type timing struct {
 // within -budget (per executable; at least one). If a counting run already
 // took the whole budget, nothing runs again: the counting runs' times are
 // the measurement (n = 1, cold).
+//
+// Besides the wall time it records the process's CPU time per run
+// (getrusage: user and system, all threads), which the machine's other
+// load stretches far less.
 func runTime(args []string) error {
 	fs := flag.NewFlagSet("time", flag.ContinueOnError)
 	params := fs.String("params", "", "`FILE.npz` binding every parameter by name")
@@ -72,7 +78,7 @@ func runTime(args []string) error {
 	argvs := make([][]vm.Value, n)
 	results := make([]vm.Value, n)
 	timings := make([]timing, n)
-	cold := make([]time.Duration, n)
+	cold, coldCPU := make([]time.Duration, n), make([]time.Duration, n)
 	slow := false
 	for i, path := range fs.Args() {
 		data, err := os.ReadFile(path)
@@ -95,21 +101,23 @@ func runTime(args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		t0 := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		v, st, err := counting.Call(ctx, "main", argvs[i])
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		cold[i] = time.Since(t0)
+		cold[i], coldCPU[i] = time.Since(t0), cpuTime()-c0
 		slow = slow || cold[i] >= *budget
 		results[i] = v
 		timings[i].Launches, timings[i].WrittenBytes, timings[i].PlanBytes = c.launches.Load(), c.written.Load(), st.StorageBytes
 	}
 
 	times := make([][]time.Duration, n)
+	cpu := make([][]time.Duration, n)
 	if slow {
 		for i := range n {
 			times[i] = []time.Duration{cold[i]}
+			cpu[i] = []time.Duration{coldCPU[i]}
 		}
 	} else {
 		machines := make([]*vm.VM, n)
@@ -125,12 +133,13 @@ func runTime(args []string) error {
 		deadline := time.Now().Add(time.Duration(n) * *budget)
 		for r := 0; r < *reps && (r == 0 || time.Now().Before(deadline)); r++ {
 			for i := range n {
-				t0 := time.Now()
+				c0, t0 := cpuTime(), time.Now()
 				v, _, err := machines[i].Call(ctx, "main", argvs[i])
 				if err != nil {
 					return err
 				}
 				times[i] = append(times[i], time.Since(t0))
+				cpu[i] = append(cpu[i], cpuTime()-c0)
 				results[i] = v
 			}
 		}
@@ -145,7 +154,7 @@ func runTime(args []string) error {
 	}
 	for i := range n {
 		t := &timings[i]
-		t.MS, t.N = median(times[i]), len(times[i])
+		t.MS, t.CPUms, t.N = median(times[i]), median(cpu[i]), len(times[i])
 		y, ok := results[i].Tensor()
 		if !ok {
 			return fmt.Errorf("%s: main returned %s, want a tensor", fs.Arg(i), results[i].Kind())
@@ -226,6 +235,17 @@ func median(ds []time.Duration) float64 {
 		return ms(s[m])
 	}
 	return (ms(s[m-1]) + ms(s[m])) / 2
+}
+
+// cpuTime is the process's CPU time so far (user and system, all threads):
+// what a run costs on a machine shared with other work, which stretches
+// wall times but not this.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -86,6 +86,7 @@ RUNTIME < bench/ort;
 // internal tests follow the runtime's rules (an external p_test package
 // may use the compiler to make inputs).
 const testRules = `
+bench/ort: syntax;
 codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 htmlview: barrier, syntax;
