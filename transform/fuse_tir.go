@@ -114,9 +114,10 @@ func fuseTIR(mod *ir.Module) (*ir.Module, error) {
 	slices.Sort(names)
 	var errs diag.List
 	groups := make(map[string]*fusedGroup, len(names))
+	renew := newRenewer() // shared: its maps are reused, not reallocated
 	for _, name := range names {
 		f := mod.Func(name)
-		g := fuseGroup(mod, name, f, &errs)
+		g := fuseGroup(mod, name, f, renew, &errs)
 		if g != nil {
 			groups[name] = g
 		}
@@ -248,6 +249,7 @@ type groupFuser struct {
 	outputs    map[*ir.Buffer]bool
 	subst      map[*ir.Buffer]*ir.Buffer
 	sym        *symMatcher
+	renewer    *renewer
 	// paramLayout is the callee buffer each Relax value was first matched
 	// to (TVM's RelaxToTIRVarMapCollector): a parameter's fused buffer
 	// takes its scope and axis separators.
@@ -256,7 +258,7 @@ type groupFuser struct {
 
 // fuseGroup returns the fused group of f, or nil after reporting why f
 // cannot be fused.
-func fuseGroup(mod *ir.Module, name string, f *ir.Function, errs *diag.List) *fusedGroup {
+func fuseGroup(mod *ir.Module, name string, f *ir.Function, renew *renewer, errs *diag.List) *fusedGroup {
 	gf := &groupFuser{
 		mod: mod, name: name, fn: f, errs: errs,
 		bufs:        map[ir.Expr][]*ir.Buffer{},
@@ -265,6 +267,7 @@ func fuseGroup(mod *ir.Module, name string, f *ir.Function, errs *diag.List) *fu
 		outputs:     map[*ir.Buffer]bool{},
 		subst:       map[*ir.Buffer]*ir.Buffer{},
 		sym:         newSymMatcher(),
+		renewer:     renew,
 		paramLayout: map[ir.Expr]*ir.Buffer{},
 	}
 	n := len(*errs)
@@ -641,7 +644,7 @@ func (gf *groupFuser) inline(c *ir.Call, vb *ir.VarBinding) ([]*ir.Buffer, bool)
 		gf.errorf(vb.Span(), DiagFuseTIRCallee, "%s returns a value (T.ret); only kernels writing their output buffers can be fused", gv.Name)
 		return nil, false
 	}
-	pf := renewDefs(orig)
+	pf := gf.renewer.renew(orig)
 	// The callee's blocks: its root block's body and allocations, or its
 	// whole body when the root is implicit.
 	if br, ok := pf.Body.(*ir.BlockRealize); ok && len(br.Block.IterVars) == 0 {

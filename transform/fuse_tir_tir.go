@@ -19,7 +19,11 @@ import (
 // matched buffers) is a fresh object: inlining the same PrimFunc twice into
 // one fused function must not define one variable twice (TVM's
 // tir::RenewDefs). The copy's structure and names are f's.
-func renewDefs(f *ir.PrimFunc) *ir.PrimFunc {
+func renewDefs(f *ir.PrimFunc) *ir.PrimFunc { return newRenewer().renew(f) }
+
+// newRenewer returns a renewer; one serves many functions in turn (its
+// maps are cleared, not reallocated, between them).
+func newRenewer() *renewer {
 	r := &renewer{vars: map[*ir.PrimVar]*ir.PrimVar{}, bufs: map[*ir.Buffer]*ir.Buffer{}}
 	r.m = ir.TIRMutator{
 		PostPrim: func(e ir.PrimExpr) ir.PrimExpr {
@@ -31,6 +35,12 @@ func renewDefs(f *ir.PrimFunc) *ir.PrimFunc {
 		Var:    r.define,
 		Buffer: r.buffer,
 	}
+	return r
+}
+
+func (r *renewer) renew(f *ir.PrimFunc) *ir.PrimFunc {
+	clear(r.vars)
+	clear(r.bufs)
 	params := make([]*ir.PrimVar, len(f.Params))
 	bm := make(map[*ir.PrimVar]*ir.Buffer, len(f.BufferMap))
 	for i, p := range f.Params {
