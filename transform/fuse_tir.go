@@ -365,7 +365,12 @@ func (gf *groupFuser) run() *fusedGroup {
 		inplace = full
 	}
 	gf.params = append(gf.params, scalars...)
-	return &fusedGroup{fn: gf.fn, prim: gf.construct(), inplace: inplace}
+	prim := gf.construct()
+	if v := undefinedVar(prim); v != nil {
+		gf.errorf(gf.fn.Span(), DiagFuseTIRCallee, "the fused kernel would use %s, a variable of a callee that neither its buffer shapes nor its tir_vars determine (a stride or offset variable, or one only inside a shape expression)", v.Name)
+		return nil
+	}
+	return &fusedGroup{fn: gf.fn, prim: prim, inplace: inplace}
 }
 
 // collectLayouts records, for each Relax value a call_tir passes or
