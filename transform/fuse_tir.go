@@ -96,9 +96,13 @@ func isPrimitive(f ir.BaseFunc) bool {
 
 // fusedGroup is what FuseTIRInner made of one Primitive function.
 type fusedGroup struct {
-	fn      *ir.Function
-	prim    *ir.PrimFunc
-	inplace []int64 // indices of inputs the fused function writes in place
+	prim *ir.PrimFunc
+	// inplace is, when the fused function writes some of its inputs in
+	// place, the inplace_indices of its call: for each output the input
+	// it is written into, or -1 for an output parameter. (TVM lists the
+	// in-place inputs only, which R.call_tir_inplace refuses when there
+	// are fresh outputs too.)
+	inplace []int64
 }
 
 func fuseTIR(mod *ir.Module) (*ir.Module, error) {
@@ -370,7 +374,7 @@ func (gf *groupFuser) run() *fusedGroup {
 		gf.errorf(gf.fn.Span(), DiagFuseTIRCallee, "the fused kernel would use %s, a variable of a callee that neither its buffer shapes nor its tir_vars determine (a stride or offset variable, or one only inside a shape expression)", v.Name)
 		return nil
 	}
-	return &fusedGroup{fn: gf.fn, prim: prim, inplace: inplace}
+	return &fusedGroup{prim: prim, inplace: inplace}
 }
 
 // collectLayouts records, for each Relax value a call_tir passes or
