@@ -96,9 +96,13 @@ func isPrimitive(f ir.BaseFunc) bool {
 
 // fusedGroup is what FuseTIRInner made of one Primitive function.
 type fusedGroup struct {
-	fn      *ir.Function
-	prim    *ir.PrimFunc
-	inplace []int64 // indices of inputs the fused function writes in place
+	prim *ir.PrimFunc
+	// inplace is, when the fused function writes some of its inputs in
+	// place, the inplace_indices of its call: for each output the input
+	// it is written into, or -1 for an output parameter. (TVM lists the
+	// in-place inputs only, which R.call_tir_inplace refuses when there
+	// are fresh outputs too.)
+	inplace []int64
 }
 
 func fuseTIR(mod *ir.Module) (*ir.Module, error) {
@@ -114,9 +118,10 @@ func fuseTIR(mod *ir.Module) (*ir.Module, error) {
 	slices.Sort(names)
 	var errs diag.List
 	groups := make(map[string]*fusedGroup, len(names))
+	renew := newRenewer() // shared: its maps are reused, not reallocated
 	for _, name := range names {
 		f := mod.Func(name)
-		g := fuseGroup(mod, name, f, &errs)
+		g := fuseGroup(mod, name, f, renew, &errs)
 		if g != nil {
 			groups[name] = g
 		}
@@ -248,6 +253,7 @@ type groupFuser struct {
 	outputs    map[*ir.Buffer]bool
 	subst      map[*ir.Buffer]*ir.Buffer
 	sym        *symMatcher
+	renewer    *renewer
 	// paramLayout is the callee buffer each Relax value was first matched
 	// to (TVM's RelaxToTIRVarMapCollector): a parameter's fused buffer
 	// takes its scope and axis separators.
@@ -256,7 +262,7 @@ type groupFuser struct {
 
 // fuseGroup returns the fused group of f, or nil after reporting why f
 // cannot be fused.
-func fuseGroup(mod *ir.Module, name string, f *ir.Function, errs *diag.List) *fusedGroup {
+func fuseGroup(mod *ir.Module, name string, f *ir.Function, renew *renewer, errs *diag.List) *fusedGroup {
 	gf := &groupFuser{
 		mod: mod, name: name, fn: f, errs: errs,
 		bufs:        map[ir.Expr][]*ir.Buffer{},
@@ -265,6 +271,7 @@ func fuseGroup(mod *ir.Module, name string, f *ir.Function, errs *diag.List) *fu
 		outputs:     map[*ir.Buffer]bool{},
 		subst:       map[*ir.Buffer]*ir.Buffer{},
 		sym:         newSymMatcher(),
+		renewer:     renew,
 		paramLayout: map[ir.Expr]*ir.Buffer{},
 	}
 	n := len(*errs)
@@ -362,7 +369,12 @@ func (gf *groupFuser) run() *fusedGroup {
 		inplace = full
 	}
 	gf.params = append(gf.params, scalars...)
-	return &fusedGroup{fn: gf.fn, prim: gf.construct(), inplace: inplace}
+	prim := gf.construct()
+	if v := undefinedVar(prim); v != nil {
+		gf.errorf(gf.fn.Span(), DiagFuseTIRCallee, "the fused kernel would use %s, a variable of a callee that neither its buffer shapes nor its tir_vars determine (a stride or offset variable, or one only inside a shape expression)", v.Name)
+		return nil
+	}
+	return &fusedGroup{prim: prim, inplace: inplace}
 }
 
 // collectLayouts records, for each Relax value a call_tir passes or
@@ -641,7 +653,7 @@ func (gf *groupFuser) inline(c *ir.Call, vb *ir.VarBinding) ([]*ir.Buffer, bool)
 		gf.errorf(vb.Span(), DiagFuseTIRCallee, "%s returns a value (T.ret); only kernels writing their output buffers can be fused", gv.Name)
 		return nil, false
 	}
-	pf := renewDefs(orig)
+	pf := gf.renewer.renew(orig)
 	// The callee's blocks: its root block's body and allocations, or its
 	// whole body when the root is implicit.
 	if br, ok := pf.Body.(*ir.BlockRealize); ok && len(br.Block.IterVars) == 0 {

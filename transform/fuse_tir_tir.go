@@ -19,7 +19,11 @@ import (
 // matched buffers) is a fresh object: inlining the same PrimFunc twice into
 // one fused function must not define one variable twice (TVM's
 // tir::RenewDefs). The copy's structure and names are f's.
-func renewDefs(f *ir.PrimFunc) *ir.PrimFunc {
+func renewDefs(f *ir.PrimFunc) *ir.PrimFunc { return newRenewer().renew(f) }
+
+// newRenewer returns a renewer; one serves many functions in turn (its
+// maps are cleared, not reallocated, between them).
+func newRenewer() *renewer {
 	r := &renewer{vars: map[*ir.PrimVar]*ir.PrimVar{}, bufs: map[*ir.Buffer]*ir.Buffer{}}
 	r.m = ir.TIRMutator{
 		PostPrim: func(e ir.PrimExpr) ir.PrimExpr {
@@ -31,6 +35,12 @@ func renewDefs(f *ir.PrimFunc) *ir.PrimFunc {
 		Var:    r.define,
 		Buffer: r.buffer,
 	}
+	return r
+}
+
+func (r *renewer) renew(f *ir.PrimFunc) *ir.PrimFunc {
+	clear(r.vars)
+	clear(r.bufs)
 	params := make([]*ir.PrimVar, len(f.Params))
 	bm := make(map[*ir.PrimVar]*ir.Buffer, len(f.BufferMap))
 	for i, p := range f.Params {
@@ -244,12 +254,16 @@ func (s *fusedBodySubst) buffer(b *ir.Buffer) *ir.Buffer {
 	shape, ch1 := s.prims(b.Shape)
 	strides, ch2 := s.prims(b.Strides)
 	off := s.m.Prim(b.ElemOffset)
-	if !ch1 && !ch2 && off == b.ElemOffset {
+	data := b.Data
+	if v, ok := s.vars[data].(*ir.PrimVar); ok && data != nil {
+		data = v // a buffer declared over a substituted buffer's memory
+	}
+	if !ch1 && !ch2 && off == b.ElemOffset && data == b.Data {
 		s.bufs[b] = b
 		return b
 	}
 	n := *b
-	n.Shape, n.Strides, n.ElemOffset = shape, strides, off
+	n.Shape, n.Strides, n.ElemOffset, n.Data = shape, strides, off, data
 	s.bufs[b] = &n
 	return &n
 }
@@ -342,4 +356,74 @@ func (s *fusedBodySubst) uniqueName(name string) string {
 		}
 		next++
 	}
+}
+
+// undefinedVar returns a variable f uses but never defines, or nil: what
+// is left of a callee variable no fused buffer shape or tir_var bound (a
+// stride or offset variable of a callee buffer, a shape parameter given
+// only inside an expression FuseTIR cannot invert). Scopes are not
+// checked; the well-formedness checker does that.
+func undefinedVar(f *ir.PrimFunc) *ir.PrimVar {
+	defined := map[*ir.PrimVar]bool{}
+	defineBuffer := func(b *ir.Buffer) {
+		defined[b.Data] = true
+		for _, list := range [][]ir.PrimExpr{b.Shape, b.Strides, {b.ElemOffset}} {
+			for _, d := range list {
+				if v, ok := d.(*ir.PrimVar); ok {
+					defined[v] = true
+				}
+			}
+		}
+	}
+	for _, p := range f.Params {
+		defined[p] = true
+		if b := f.BufferMap[p]; b != nil {
+			defineBuffer(b)
+		}
+	}
+	ir.WalkStmt(f.Body, &ir.StmtVisitor{Stmt: func(s ir.Stmt) bool {
+		switch s := s.(type) {
+		case *ir.For:
+			defined[s.Var] = true
+		case *ir.LetStmt:
+			defined[s.Var] = true
+		case *ir.AttrStmt:
+			if s.Thread != nil {
+				defined[s.Thread] = true
+			}
+		case *ir.Allocate:
+			defined[s.Data] = true
+		case *ir.AllocateConst:
+			defined[s.Data] = true
+		case *ir.Block:
+			for _, iv := range s.IterVars {
+				defined[iv.Var] = true
+			}
+			for _, b := range s.AllocBuffers {
+				defined[b.Data] = true
+			}
+			for _, mb := range s.MatchBuffers {
+				defineBuffer(mb.Buffer)
+			}
+		}
+		return true
+	}})
+	var undef *ir.PrimVar
+	use := func(e ir.PrimExpr) bool {
+		if v, ok := e.(*ir.PrimVar); ok && !defined[v] && undef == nil {
+			undef = v
+		}
+		return undef == nil
+	}
+	ir.WalkStmt(f.Body, &ir.StmtVisitor{
+		Prim: use,
+		Buffer: func(b *ir.Buffer) {
+			for _, list := range [][]ir.PrimExpr{b.Shape, b.Strides, {b.ElemOffset}} {
+				for _, d := range list {
+					ir.InspectPrim(d, use)
+				}
+			}
+		},
+	})
+	return undef
 }

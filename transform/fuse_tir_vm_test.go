@@ -1,6 +1,9 @@
 package transform_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +13,7 @@ import (
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/transform"
 )
@@ -170,4 +174,45 @@ func TestFuseTIRRunsItsStepsNested(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"1 ExpandTupleArguments", "1 RemoveUnusedParameters", "1 FuseTIRInner", "1 DeadCodeElimination", "0 FuseTIR"}, top)
+}
+
+// TestFuseTIRGoldensRunOnTheVM builds every FuseTIR golden input through
+// FuseTIR, lower and build and runs its public functions on the VM against
+// the evaluator on the input: TVM's cases (symbolic shapes, tir_vars,
+// in-place outputs, tuple outputs, intermediates of dynamic kernels) as
+// kernels that run.
+func TestFuseTIRGoldensRunOnTheVM(t *testing.T) {
+	inputs, err := passtest.Inputs("../testdata/passes/FuseTIR")
+	require.NoError(t, err)
+	ran := 0
+	for _, path := range inputs {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		if strings.Contains(string(src), "# want") {
+			continue
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			mod := evaltest.Parse(t, path, string(src))
+			built, err := runPipeline(t, "FuseTIR,lower,build", mod)
+			require.NoError(t, err)
+			for _, name := range mod.Names() {
+				f := mod.Func(name)
+				if f == nil || !ir.IsPublic(f) || built.Func(name) == nil {
+					continue // a public Primitive function became a PrimFunc
+				}
+				args, err := eval.RandomArgs(f, 7, nil, 4)
+				require.NoError(t, err)
+				want, err := semcheck.Evaluate(mod, name, args, nil)
+				if err != nil {
+					t.Logf("%s: not evaluable: %v", name, err)
+					continue
+				}
+				got, err := semcheck.Evaluate(built, name, args, want)
+				require.NoError(t, err, name)
+				require.NoError(t, eval.Compare(got, want, eval.TranscendentalTol), name)
+				ran++
+			}
+		})
+	}
+	assert.GreaterOrEqual(t, ran, 20, "too few golden functions ran on the VM")
 }
