@@ -64,6 +64,7 @@ func allPasses() []*passes.Pass {
 		transform.NormalizeGlobalVar,
 		transform.InlinePrivateFunctions,
 		transform.AnnotateTIROpPattern,
+		transform.FuseOps,
 	)
 	return all
 }

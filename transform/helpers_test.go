@@ -44,6 +44,7 @@ var goldens = map[string]string{
 	"NormalizeGlobalVar":                         "NormalizeGlobalVar",
 	"InlinePrivateFunctions":                     "InlinePrivateFunctions",
 	"AnnotateTIROpPattern":                       "AnnotateTIROpPattern",
+	"FuseOps":                                    "LegalizeOps,AnnotateTIROpPattern,FuseOps",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
