@@ -36,6 +36,10 @@ type Barrier struct {
 	// optimization sequence is; the lowering barriers run each step once,
 	// ungated.
 	Fixpoint bool
+	// Then is a group of passes run once after Steps (after their
+	// fixpoint), as one nested step, when the opt level reaches the
+	// group's: the optimize barrier's fusion group.
+	Then *Group
 }
 
 // The barriers, in pipeline order.
@@ -43,7 +47,7 @@ var (
 	CanonicalizeBarrier = &Barrier{Name: "canonicalize", To: phase.Ingest, Steps: canonicalizeSteps,
 		Doc: "barrier: normalize and lambda-lift any well-formed module, then check the ingest invariants"}
 	OptimizeBarrier = &Barrier{Name: "optimize", From: []phase.Phase{phase.Ingest, phase.Optimize}, To: phase.Optimize, Steps: optimizeSteps,
-		OptLevel: 1, Fixpoint: true,
+		OptLevel: 1, Fixpoint: true, Then: FusionGroup,
 		Doc: "barrier: run the optimization passes to a fixpoint, gated by the opt level, on an ingest module, then check the optimize invariants"}
 	LowerBarrier = &Barrier{Name: "lower", From: []phase.Phase{phase.Ingest, phase.Optimize, phase.Lower}, To: phase.Lower, Steps: lowerSteps,
 		Doc: "barrier: run the lowering passes on an ingest/optimize module, then check the lower invariants"}
@@ -76,7 +80,7 @@ var barrierPasses = func() map[*Barrier]*passes.Pass {
 // definePass defines the barrier's pipeline step.
 func (b *Barrier) definePass() *passes.Pass {
 	return passes.Define(b.Info(), passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-		return b.run(mod, env.Run)
+		return b.run(mod, env.PassContext().OptLevel, env.Run)
 	}))
 }
 
@@ -122,7 +126,7 @@ func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
 		return nil, err
 	}
 	pc := passes.NewPassContext()
-	return b.run(mod, func(p *passes.Pass, m *ir.Module) (*ir.Module, error) {
+	return b.run(mod, pc.OptLevel, func(p *passes.Pass, m *ir.Module) (*ir.Module, error) {
 		out, err := pc.Execute(ctx, p, m, props)
 		if err == nil {
 			_, props = p.Info().Apply(phase.None, props)
@@ -140,13 +144,16 @@ func (b *Barrier) Run(ctx context.Context, mod *ir.Module) (*ir.Module, error) {
 // re-lower the shape checks VMShapeLower already emitted, and the VM would
 // read an empty shape heap). The recorded phase is trustworthy here because
 // every pipeline verifies it at its start (passes.StartState).
-func (b *Barrier) run(mod *ir.Module, exec func(*passes.Pass, *ir.Module) (*ir.Module, error)) (*ir.Module, error) {
+func (b *Barrier) run(mod *ir.Module, optLevel int, exec func(*passes.Pass, *ir.Module) (*ir.Module, error)) (*ir.Module, error) {
 	if p, err := phase.Recorded(mod); err == nil && p == b.To {
 		return mod, nil
 	}
 	steps := b.Steps
 	if b.Fixpoint && len(steps) > 0 {
 		steps = []*passes.Pass{passes.Fixpoint(b.Steps...)}
+	}
+	if b.Then != nil && optLevel >= b.Then.OptLevel {
+		steps = append(steps[:len(steps):len(steps)], b.Then.pass)
 	}
 	out, last := mod, ""
 	for _, s := range steps {

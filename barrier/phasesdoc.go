@@ -12,7 +12,7 @@ import (
 // phaseReasons records why each phase holds what it holds (refining the
 // proposal of issue 5 and TVM's phase-ordering tracking issue #15009).
 var phaseReasons = []string{
-	"**Ingest** is what every later pass may assume of any module: normal form with struct info everywhere (every TVM pass re-emits through the normalizer and relies on it), no local functions (item P2 of TVM's phase-ordering tracking issue, https://github.com/apache/tvm/issues/15009: lift at the end of parsing, so passes never meet closures; VMShapeLower and VM codegen abort on them) and PrimFuncs reached only through `call_tir`-family calls or as direct DPS callees (a PrimFunc used as a value has no meaning no pass can lower).",
+	"**Ingest** is what every later pass may assume of any module: normal form with struct info everywhere (every TVM pass re-emits through the normalizer and relies on it), no local functions (item P2 of TVM's phase-ordering tracking issue, https://github.com/apache/tvm/issues/15009: lift at the end of parsing, so passes never meet closures; VMShapeLower and VM codegen abort on them) and PrimFuncs reached only through `call_tir`-family calls or as direct DPS callees (a PrimFunc used as a value has no meaning no pass can lower); and no Relax function is a fusion or offload group awaiting its kernel (NoPrimitiveFunctions): such functions exist only inside the declared groups of passes that make and consume them (see [Groups](#groups)), so no other pass ever meets one.",
 	"**Optimize** has exactly Ingest's invariants: optimization passes are optional (opt level above 0) and must keep them. Dataflow blocks stay allowed because FuseOps, FoldConstant, RewriteDataflowReshape and CSE need them (each works inside dataflow blocks: `src/relax/transform/fuse_ops.cc`, `fold_constant.cc`, `rewrite_dataflow_reshape.cc`, `eliminate_common_subexpr.cc`).",
 	"**Lower** adds what the lowering sequence establishes: no high-level tensor ops (Legalized; LegalizeOps before CallTIRRewrite), no dataflow blocks, purity checking removed (item P3.4 of apache/tvm#15009: `relax.force_pure`, no pure overrides), no `call_tir`-family calls and explicit output allocation. The dataflow and purity invariants are separate properties so that RemovePurityChecking can require NoDataflow: the ordering is checked, not remembered.",
 	"**Build** is the contract TVM's VM codegen enforces (`src/relax/backend/vm/codegen_vm.cc`): only VM-legal ops, constant shapes and prim values in values, and `global_symbol` on every function. Memory planning and kill insertion are not invariants (a module without them is correct, only slower), so they are steps of the build barrier, not properties.",
@@ -114,6 +114,39 @@ func PhasesDoc() string {
 		for i, s := range br.Steps {
 			w("%d. `%s`: %s\n", i+1, s.Name(), s.Info().Doc)
 		}
+		if g := br.Then; g != nil {
+			w("\nThen, at opt level %d and above, the `%s` group as one step (see [Groups](#groups)):\n\n", g.OptLevel, g.Name)
+			for i, s := range g.Steps {
+				w("%d. `%s`: %s\n", i+1, s.Name(), s.Info().Doc)
+			}
+		}
+		w("\n")
+	}
+
+	w("## Groups\n\n")
+	w("A group is a declared unit of passes: its members only make sense together, and between them the module is in a sub-phase ")
+	w("that records no phase (an invariant of every phase does not hold there), which no barrier accepts. ")
+	w("The checker names the missing member when a module inside a group reaches a pass that cannot take it.\n\n")
+	for _, g := range Groups() {
+		kind := "soft dependencies (each member may also run alone)"
+		if g.Hard {
+			kind = "hard dependencies (each member's output is only consumable by the next)"
+		}
+		w("### `%s`: %s\n\n", g.Name, strings.Join(g.Members, " → "))
+		w("%s; %s.", upperFirst(g.Doc), kind)
+		if len(g.Steps) > 0 {
+			var names []string
+			for _, s := range g.Steps {
+				names = append(names, "`"+s.Name()+"`")
+			}
+			w(" The optimize barrier runs it at opt level %d and above as %s.", g.OptLevel, strings.Join(names, ", "))
+		} else {
+			w(" No barrier runs it.")
+		}
+		w("\n\n")
+		for _, r := range g.Why {
+			w("- %s\n", r)
+		}
 		w("\n")
 	}
 
@@ -189,6 +222,13 @@ func PhasesDoc() string {
 	w("a failure names the pass, the module, the property, the first violation, and whether the contract should invalidate the property or the pass is wrong.\n")
 	w("5. Regenerate this file: `go run ./cmd/phasec doc phases`; update `testdata/passes/barriers/corpus.golden` with `go test ./barrier -update` when the corpus gets further.\n")
 	return b.String()
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func set(s phase.Set) string {

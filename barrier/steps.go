@@ -43,6 +43,9 @@ func allPasses() []*passes.Pass {
 	for _, b := range Barriers() {
 		all = append(all, b.Pass())
 		all = append(all, b.Steps...)
+		if b.Then != nil {
+			all = append(all, b.Then.Steps...)
+		}
 	}
 	// The Optimize-phase passes (package transform), run by no barrier.
 	all = append(all,
@@ -65,6 +68,7 @@ func allPasses() []*passes.Pass {
 		transform.InlinePrivateFunctions,
 		transform.AnnotateTIROpPattern,
 		transform.FuseTIRInner, transform.FuseTIR,
+		transform.FuseOps,
 	)
 	return all
 }

@@ -60,6 +60,10 @@ func freeSymVars(e ir.Expr) []*ir.PrimVar {
 	ir.Walk(e, &ir.Visitor{
 		Expr: func(x ir.Expr) bool {
 			switch x := x.(type) {
+			case *ir.GlobalVar:
+				// A callee's signature (a PrimFunc's buffer shapes) has
+				// variables of its own, none of them free here.
+				return true
 			case *ir.Function:
 				for _, p := range x.Params {
 					define(p.StructInfo())

@@ -45,6 +45,7 @@ var goldens = map[string]string{
 	"InlinePrivateFunctions":                     "InlinePrivateFunctions",
 	"AnnotateTIROpPattern":                       "AnnotateTIROpPattern",
 	"FuseTIR":                                    "FuseTIR",
+	"FuseOps":                                    "LegalizeOps,AnnotateTIROpPattern,FuseOps",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's

@@ -308,16 +308,16 @@ func vecScalar(op ir.BinaryOp, d, a []float32, s float32, scratch []float32) {
 	case ir.OpMul:
 		blas.ScaleF32(d, a, s)
 	case ir.OpDiv:
-		b := fill(scratch, s, len(d))
+		b := splat(scratch, s, len(d))
 		blas.DivF32(d, a, b)
 	case ir.OpMax:
 		if s == s {
 			blas.MaxScalarF32(d, a, s)
 			return
 		}
-		blas.MaximumF32(d, a, fill(scratch, s, len(d)))
+		blas.MaximumF32(d, a, splat(scratch, s, len(d)))
 	default:
-		blas.MinimumF32(d, a, fill(scratch, s, len(d)))
+		blas.MinimumF32(d, a, splat(scratch, s, len(d)))
 	}
 }
 
@@ -330,13 +330,13 @@ func scalarVec(op ir.BinaryOp, d []float32, s float32, b, scratch []float32) {
 		blas.AddScalarF32(d, b, -s) // b - s, then negated: s - b exactly
 		blas.ScaleF32(d, d, -1)
 	case ir.OpDiv:
-		blas.DivF32(d, fill(scratch, s, len(d)), b)
+		blas.DivF32(d, splat(scratch, s, len(d)), b)
 	}
 }
 
-// fill sets s[:n] to v (1*v is exactly v, even for ±0, ±Inf and NaN) on
+// splat sets s[:n] to v (1*v is exactly v, even for ±0, ±Inf and NaN) on
 // the vector unit.
-func fill(s []float32, v float32, n int) []float32 {
+func splat(s []float32, v float32, n int) []float32 {
 	s = s[:n]
 	blas.ScaleF32(s, ones[:n], v)
 	return s
