@@ -28,6 +28,14 @@ type nodeCtx struct {
 // one wraps a single result.
 func one(e ir.Expr) ([]ir.Expr, error) { return []ir.Expr{e}, nil }
 
+// inputName is input i's tensor name ("" when absent).
+func (c *nodeCtx) inputName(i int) string {
+	if i < len(c.node.GetInput()) {
+		return c.node.GetInput()[i]
+	}
+	return ""
+}
+
 // has reports whether input i is present.
 func (c *nodeCtx) has(i int) bool { return i < len(c.in) && c.in[i] != nil }
 
@@ -47,7 +55,7 @@ func (c *nodeCtx) tinfo(i int) (*ir.TensorInfo, error) {
 	}
 	t, ok := e.StructInfo().(*ir.TensorInfo)
 	if !ok {
-		return nil, fmt.Errorf("input %d (%q) is not a tensor", i, c.node.GetInput()[i])
+		return nil, fmt.Errorf("input %d (%q) is not a tensor", i, c.inputName(i))
 	}
 	return t, nil
 }
@@ -59,7 +67,7 @@ func (c *nodeCtx) rank(i int) (int, error) {
 		return 0, err
 	}
 	if t.NDim < 0 {
-		return 0, unsupported("input %d (%q) has an unknown rank", i, c.node.GetInput()[i])
+		return 0, unsupported("input %d (%q) has an unknown rank", i, c.inputName(i))
 	}
 	return t.NDim, nil
 }
@@ -72,7 +80,7 @@ func (c *nodeCtx) dims(i int) ([]ir.PrimExpr, error) {
 	}
 	d, ok := t.Dims()
 	if !ok {
-		return nil, unsupported("input %d (%q) has an unknown shape", i, c.node.GetInput()[i])
+		return nil, unsupported("input %d (%q) has an unknown shape", i, c.inputName(i))
 	}
 	return d, nil
 }
@@ -115,7 +123,7 @@ func (c *nodeCtx) constant(i int) (*ir.NDArray, bool) {
 func (c *nodeCtx) constInts(i int) ([]int64, error) {
 	a, ok := c.constant(i)
 	if !ok {
-		return nil, unsupported("input %d (%q) must be a constant (computed from initializers and static shapes) for phasec to import it", i, c.node.GetInput()[i])
+		return nil, unsupported("input %d (%q) must be a constant (computed from initializers and static shapes) for phasec to import it", i, c.inputName(i))
 	}
 	n := int(a.NumElements())
 	out := make([]int64, n)
@@ -133,7 +141,7 @@ func (c *nodeCtx) constInts(i int) ([]int64, error) {
 func (c *nodeCtx) constFloats(i int) ([]float64, error) {
 	a, ok := c.constant(i)
 	if !ok {
-		return nil, unsupported("input %d (%q) must be a constant for phasec to import it", i, c.node.GetInput()[i])
+		return nil, unsupported("input %d (%q) must be a constant for phasec to import it", i, c.inputName(i))
 	}
 	out := make([]float64, a.NumElements())
 	for j := range out {

@@ -21,6 +21,7 @@ var (
 	DiagGraph       = codes.Define("ONNX002", "a malformed graph: a tensor used before any node, input or initializer defines it")
 	DiagInitializer = codes.Define("ONNX003", "an initializer contradicts the graph's declared type or shape, or its data is corrupt")
 	DiagNode        = codes.Define("ONNX004", "a node's inputs or attributes are invalid for its op")
+	DiagInternal    = codes.Define("ONNX900", "a bug in phasec's ONNX importer: a converter panicked")
 )
 
 // Options configure Import.
@@ -118,7 +119,7 @@ func Import(m *Model, opts Options) (*Result, error) {
 		}
 		imp.known[t.GetName()] = a
 		if opts.KeepParamsInModule || !a.DType.IsFloat() {
-			imp.env[t.GetName()] = &ir.Constant{Data: a}
+			imp.env[t.GetName()] = imp.b.Normalize(&ir.Constant{Data: a})
 			continue
 		}
 		dims := make([]ir.PrimExpr, len(a.Shape))
@@ -243,15 +244,19 @@ func (imp *importer) node(i int, n *onnxpb.NodeProto) bool {
 		c.in[j] = e
 	}
 	before := len(imp.b.Diagnostics())
-	outs, err := converters[n.GetOpType()](c)
+	outs, err := imp.convert(c)
 	if err == nil && len(imp.b.Diagnostics()) > before {
 		err = errors.New(imp.b.Diagnostics()[before].Msg)
 	}
 	if err != nil {
 		code := DiagNode
 		var u *unsupportedError
-		if errors.As(err, &u) {
+		var ie *internalError
+		switch {
+		case errors.As(err, &u):
 			code = DiagUnsupported
+		case errors.As(err, &ie):
+			code = DiagInternal
 		}
 		imp.errorf(nodePath(i), code, "%s, opset %d: %v", nodeDesc(i, n), imp.m.Opset, err)
 		return false
@@ -265,6 +270,9 @@ func (imp *importer) node(i int, n *onnxpb.NodeProto) bool {
 			return false
 		}
 		e := outs[j]
+		if k, ok := e.(*ir.Constant); ok && k.StructInfo() == nil {
+			e = imp.b.Normalize(k)
+		}
 		imp.env[name] = e
 		if k, ok := e.(*ir.Constant); ok {
 			imp.known[name] = k.Data
@@ -272,6 +280,20 @@ func (imp *importer) node(i int, n *onnxpb.NodeProto) bool {
 	}
 	return true
 }
+
+// convert runs the node's converter; a panic (a bug) becomes an error.
+func (imp *importer) convert(c *nodeCtx) (outs []ir.Expr, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			outs, err = nil, &internalError{fmt.Sprint(p)}
+		}
+	}()
+	return converters[c.node.GetOpType()](c)
+}
+
+type internalError struct{ msg string }
+
+func (e *internalError) Error() string { return "internal error (a bug in phasec): " + e.msg }
 
 // errorf records an error diagnostic at path.
 func (imp *importer) errorf(path string, code diag.Code, format string, args ...any) {

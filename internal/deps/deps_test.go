@@ -69,6 +69,7 @@ codegen, eval, passes, syntax, ir/randmod, RUNTIME, barrier < semcheck;
 # of the runtime they use only tensor.
 NONE < frontend/onnx/onnxpb;
 frontend/onnx/onnxpb, op, tensor, diag < frontend/onnx;
+frontend/onnx/onnxpb < frontend/onnx/onnxtest;
 
 # Commands, and this test.
 semcheck, barrier, diag/format, ir/irgen, frontend/onnx < cmd/phasec;
@@ -82,6 +83,7 @@ NONE < internal/deps, syntax/internal/gennames;
 // internal tests follow the runtime's rules (an external p_test package
 // may use the compiler to make inputs).
 const testRules = `
+cmd/phasec: frontend/onnx/onnxtest;
 codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 lower: ir/irgen, syntax;
