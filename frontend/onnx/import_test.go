@@ -137,7 +137,9 @@ func diagOf(t *testing.T, g *onnxtest.Graph) *diag.Diagnostic {
 }
 
 func TestBadGraphsNameTheNodeAndTensor(t *testing.T) {
-	base := func() *onnxtest.Graph { return onnxtest.New(13).Input("x", onnxtest.Float, 2).Output("y", onnxtest.Float, 2) }
+	base := func() *onnxtest.Graph {
+		return onnxtest.New(13).Input("x", onnxtest.Float, 2).Output("y", onnxtest.Float, 2)
+	}
 	t.Run("unsorted", func(t *testing.T) {
 		g := base().Node("second", "Relu", []string{"a"}, []string{"y"}).Node("first", "Relu", []string{"x"}, []string{"a"})
 		d := diagOf(t, g)

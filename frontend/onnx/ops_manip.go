@@ -738,16 +738,20 @@ func convertTrilu(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	upper := c.attrInt("upper", 1) == 1
 	k := int64(0)
 	if c.has(1) {
 		ks, err := c.constInts(1)
-		if err != nil || len(ks) != 1 {
-			return nil, unsupported("Trilu's k must be a constant scalar")
+		if err != nil {
+			return c.triluMask(x, upper)
+		}
+		if len(ks) != 1 {
+			return nil, fmt.Errorf("k must be a scalar")
 		}
 		k = ks[0]
 	}
 	o := op.Tril
-	if c.attrInt("upper", 1) == 1 {
+	if upper {
 		o = op.Triu
 	}
 	return one(c.emitOp(o, ir.Attrs{"k": k}, x))
@@ -877,4 +881,39 @@ func convertSpaceToDepth(c *nodeCtx) ([]ir.Expr, error) {
 	r := c.emitOp(op.Reshape, nil, x, shapeExpr(i64Dims([]int64{n, ch, h / b, b, w / b, b})))
 	t := c.emitOp(op.PermuteDims, ir.Attrs{"axes": anyInts([]int64{0, 3, 5, 1, 2, 4})}, r)
 	return one(c.emitOp(op.Reshape, nil, t, shapeExpr(i64Dims([]int64{n, ch * b * b, h / b, w / b}))))
+}
+
+// triluMask is Trilu with a run-time k: the element (i, j) of the last
+// two axes is kept where j - i >= k (upper) or j - i <= k (lower).
+func (c *nodeCtx) triluMask(x ir.Expr, upper bool) ([]ir.Expr, error) {
+	dims, err := c.dims(0)
+	if err != nil {
+		return nil, err
+	}
+	if len(dims) < 2 {
+		return nil, fmt.Errorf("Trilu needs rank 2 or more")
+	}
+	n, okN := ir.IntValue(dims[len(dims)-2])
+	m, okM := ir.IntValue(dims[len(dims)-1])
+	if !okN || !okM {
+		return nil, unsupported("Trilu with a run-time k over symbolic dimensions")
+	}
+	iota := func(count int64, shape []int64) ir.Expr {
+		vs := make([]int64, count)
+		for i := range vs {
+			vs[i] = int64(i)
+		}
+		k := intsConst(vs)
+		k.Data.Shape = shape
+		return k
+	}
+	diff := c.emitOp(op.Subtract, nil, iota(m, []int64{1, m}), iota(n, []int64{n, 1}))
+	k := c.castTo(c.in[1], ir.Int64)
+	var keep ir.Expr
+	if upper {
+		keep = c.emitOp(op.GreaterEqual, nil, diff, k)
+	} else {
+		keep = c.emitOp(op.LessEqual, nil, diff, k)
+	}
+	return one(c.emitOp(op.Where, nil, keep, x, scalarConst(0, dtypeOf(x))))
 }

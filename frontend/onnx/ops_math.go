@@ -71,6 +71,7 @@ func init() {
 	}
 	registerNN()
 	registerManip()
+	registerLoss()
 }
 
 func unaryConverter(o *ir.Op) converter {
@@ -364,6 +365,13 @@ func convertPRelu(c *nodeCtx) ([]ir.Expr, error) {
 	slope, err := c.arg(1)
 	if err != nil {
 		return nil, err
+	}
+	// Before opset 7 a 1-D slope of the channels' length applies along
+	// axis 1 (the legacy broadcast).
+	if st, err := c.tinfo(1); err == nil && st.NDim == 1 && c.opset < 7 {
+		if rank, err := c.rank(0); err == nil && rank > 2 {
+			slope = c.alongAxis(slope, rank, 1)
+		}
 	}
 	neg := c.emitOp(op.Multiply, nil, x, slope)
 	cond := c.emitOp(op.Less, nil, x, scalarConst(0, dtypeOf(x)))
