@@ -11,10 +11,12 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/frontend/onnx"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/syntax/printer"
+	"github.com/phasec/phasec/tensor"
 )
 
-const importUsage = "[-o OUT.tvms] [--params PARAMS.npz | --keep-params-in-module] [--time] MODEL.onnx"
+const importUsage = "[-o OUT.tvms] [--params PARAMS.npz | --keep-params-in-module] [--bind name=value.npy]... [--time] MODEL.onnx"
 
 func init() {
 	register(&command{
@@ -37,6 +39,8 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	paramsPath := fs.String("params", "", "write the weights to `PARAMS.npz` (default: OUT.npz beside -o)")
 	keep := fs.Bool("keep-params-in-module", false, "make the weights constants of the module instead of parameters")
 	timing := fs.Bool("time", false, "print the read and import times (stderr)")
+	var binds repeatFlag
+	fs.Var(&binds, "bind", "fix graph input `name=value.npy` to a constant (a shape, axes or pads the model takes as an input), repeatable")
 	var positional []string
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
@@ -62,9 +66,26 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	t1 := time.Now()
-	res, err := onnx.Import(model, onnx.Options{KeepParamsInModule: *keep})
+	bound := map[string]*ir.NDArray{}
+	for _, kv := range binds {
+		name, file, ok := strings.Cut(kv, "=")
+		if !ok {
+			fmt.Fprintf(stderr, "phasec import: --bind %q: want name=value.npy\n", kv)
+			return 2
+		}
+		t, err := tensor.ReadNpyFile(file)
+		if err != nil {
+			fmt.Fprintf(stderr, "phasec import: --bind %s: %v\n", name, err)
+			return 1
+		}
+		bound[name] = &ir.NDArray{DType: op.IRDType(t.DType), Shape: t.Shape, Data: t.Bytes()}
+	}
+	res, err := onnx.Import(model, onnx.Options{KeepParamsInModule: *keep, Bind: bound})
 	if err != nil {
 		printImportError(stderr, err)
+		if name, ok := onnx.NeedsValue(err); ok {
+			fmt.Fprintf(stderr, "phasec import: if %q is a graph input, --bind %s=value.npy fixes its value\n", name, name)
+		}
 		return 1
 	}
 	t2 := time.Now()

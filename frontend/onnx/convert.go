@@ -123,7 +123,7 @@ func (c *nodeCtx) constant(i int) (*ir.NDArray, bool) {
 func (c *nodeCtx) constInts(i int) ([]int64, error) {
 	a, ok := c.constant(i)
 	if !ok {
-		return nil, unsupported("input %d (%q) must be a constant (computed from initializers and static shapes) for phasec to import it", i, c.inputName(i))
+		return nil, c.notConstant(i)
 	}
 	n := int(a.NumElements())
 	out := make([]int64, n)
@@ -137,11 +137,16 @@ func (c *nodeCtx) constInts(i int) ([]int64, error) {
 	return out, nil
 }
 
+// notConstant is the error for a value phasec needs at import.
+func (c *nodeCtx) notConstant(i int) error {
+	return unsupported("input %d (%q) must be a constant (computed from initializers and static shapes, or bound with Options.Bind) for phasec to import it", i, c.inputName(i))
+}
+
 // constFloats returns input i's values as floats (see constInts).
 func (c *nodeCtx) constFloats(i int) ([]float64, error) {
 	a, ok := c.constant(i)
 	if !ok {
-		return nil, unsupported("input %d (%q) must be a constant for phasec to import it", i, c.inputName(i))
+		return nil, c.notConstant(i)
 	}
 	out := make([]float64, a.NumElements())
 	for j := range out {

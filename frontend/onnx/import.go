@@ -3,6 +3,8 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -31,7 +33,32 @@ type Options struct {
 	KeepParamsInModule bool
 	// FuncName is the function's name ("main" when empty).
 	FuncName string
+	// Bind fixes graph inputs, by ONNX name, to values: they become
+	// constants (and fold), not parameters. It specializes a model whose
+	// shapes depend on an input's value (Reshape's shape, Slice's starts,
+	// reduction axes given as inputs).
+	Bind map[string]*ir.NDArray
 }
+
+// NeedsValue reports the graph input or tensor whose value an import
+// failed for want of (a shape, axes, pads computed at run time): err's
+// first diagnostic names it. Binding it (Options.Bind), when it is a
+// graph input, lets the import proceed.
+func NeedsValue(err error) (string, bool) {
+	l, ok := err.(diag.List)
+	if !ok || len(l) == 0 || l[0].Code != DiagUnsupported {
+		return "", false
+	}
+	m := neededValueRE.FindStringSubmatch(l[0].Msg)
+	if m == nil {
+		return "", false
+	}
+	name, err := strconv.Unquote(m[1])
+	return name, err == nil
+}
+
+// neededValueRE matches notConstant's message.
+var neededValueRE = regexp.MustCompile(`input \d+ \(("(?:[^"\\]|\\.)*")\) must be a constant`)
 
 // Result is an imported model.
 type Result struct {
@@ -91,6 +118,15 @@ func Import(m *Model, opts Options) (*Result, error) {
 	for i, in := range g.GetInput() {
 		declared[in.GetName()] = in
 		if _, ok := inits[in.GetName()]; ok {
+			continue
+		}
+		if a, ok := opts.Bind[in.GetName()]; ok {
+			if err := checkDeclared(in, a); err != nil {
+				imp.errorf(fmt.Sprintf("graph.input[%d]", i), DiagInitializer, "bound input %q: %v", in.GetName(), err)
+				continue
+			}
+			imp.env[in.GetName()] = imp.b.Normalize(&ir.Constant{Data: a})
+			imp.known[in.GetName()] = a
 			continue
 		}
 		sinfo, err := imp.valueInfo(in)
@@ -296,9 +332,10 @@ type internalError struct{ msg string }
 func (e *internalError) Error() string { return "internal error (a bug in phasec): " + e.msg }
 
 // errorf records an error diagnostic at path.
-func (imp *importer) errorf(path string, code diag.Code, format string, args ...any) {
+func (imp *importer) errorf(path string, code diag.Code, format string, args ...any) *diag.Diagnostic {
 	d := imp.errs.Add(imp.span, code, format, args...)
 	d.Path = path
+	return d
 }
 
 // paramName makes an ONNX name a unique identifier.
@@ -342,15 +379,15 @@ func (imp *importer) valueInfo(vi *onnxpb.ValueInfoProto) (ir.StructInfo, error)
 	if tt == nil {
 		switch {
 		case vi.GetType().GetSequenceType() != nil:
-			return nil, &unsupportedError{"sequence types are not supported"}
+			return nil, unsupported("sequence types are not supported")
 		case vi.GetType().GetOptionalType() != nil:
-			return nil, &unsupportedError{"optional types are not supported"}
+			return nil, unsupported("optional types are not supported")
 		}
-		return nil, &unsupportedError{"only tensor types are supported"}
+		return nil, unsupported("only tensor types are supported")
 	}
 	dt, ok := DType(tt.GetElemType())
 	if !ok {
-		return nil, &unsupportedError{fmt.Sprintf("element type %s is not supported", dtypeName(tt.GetElemType()))}
+		return nil, unsupported("element type %s is not supported", dtypeName(tt.GetElemType()))
 	}
 	if tt.GetShape() == nil {
 		return ir.TensorInfoNDim(dt, -1), nil
@@ -425,5 +462,5 @@ type unsupportedError struct{ msg string }
 func (e *unsupportedError) Error() string { return e.msg }
 
 func unsupported(format string, args ...any) error {
-	return &unsupportedError{fmt.Sprintf(format, args...)}
+	return &unsupportedError{msg: fmt.Sprintf(format, args...)}
 }

@@ -712,12 +712,15 @@ func convertOneHot(c *nodeCtx) ([]ir.Expr, error) {
 		return nil, err
 	}
 	depth, err := c.constFloats(1)
-	if err != nil || len(depth) != 1 {
-		return nil, unsupported("OneHot's depth must be a constant scalar")
+	if err != nil {
+		return nil, err
 	}
 	vals, err := c.constFloats(2)
-	if err != nil || len(vals) != 2 {
-		return nil, unsupported("OneHot's values must be a constant pair")
+	if err != nil {
+		return nil, err
+	}
+	if len(depth) != 1 || len(vals) != 2 {
+		return nil, fmt.Errorf("depth must be a scalar and values a pair")
 	}
 	dt := dtypeOf(c.in[2])
 	d := int64(depth[0])

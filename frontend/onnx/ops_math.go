@@ -726,8 +726,11 @@ func convertCumSum(c *nodeCtx) ([]ir.Expr, error) {
 		return nil, err
 	}
 	ax, err := c.constInts(1)
-	if err != nil || len(ax) != 1 {
-		return nil, unsupported("CumSum's axis must be a constant scalar")
+	if err != nil {
+		return nil, err
+	}
+	if len(ax) != 1 {
+		return nil, fmt.Errorf("axis must be a scalar")
 	}
 	rank, err := c.rank(0)
 	if err != nil {
@@ -758,8 +761,11 @@ func convertTopK(c *nodeCtx) ([]ir.Expr, error) {
 		k = c.attrInt("k", 1)
 	} else {
 		ks, err := c.constInts(1)
-		if err != nil || len(ks) != 1 {
-			return nil, unsupported("TopK's k must be a constant")
+		if err != nil {
+			return nil, err
+		}
+		if len(ks) != 1 {
+			return nil, fmt.Errorf("k must be a scalar")
 		}
 		k = ks[0]
 	}
