@@ -733,7 +733,15 @@ func convertOneHot(c *nodeCtx) ([]ir.Expr, error) {
 		}
 		return ir.NewPrimValue(ir.NewInt(dt, int64(v)))
 	}
-	return one(c.emitOp(op.OneHot, ir.Attrs{"depth": d, "axis": c.attrInt("axis", -1)}, idx, prim(vals[1]), prim(vals[0])))
+	rank, err := c.rank(0)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normAxis(c.attrInt("axis", -1), rank+1) // an axis of the output
+	if err != nil {
+		return nil, err
+	}
+	return one(c.emitOp(op.OneHot, ir.Attrs{"depth": d, "axis": int64(axis)}, idx, prim(vals[1]), prim(vals[0])))
 }
 
 func convertTrilu(c *nodeCtx) ([]ir.Expr, error) {

@@ -72,6 +72,7 @@ func init() {
 	registerNN()
 	registerManip()
 	registerLoss()
+	registerMore()
 }
 
 func unaryConverter(o *ir.Op) converter {
