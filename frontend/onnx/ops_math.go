@@ -95,11 +95,44 @@ func binaryConverter(o *ir.Op) converter {
 		if err != nil {
 			return nil, err
 		}
-		if c.opset < 7 && c.attrInt("broadcast", 0) == 1 && c.attrs["axis"] != nil {
-			return nil, unsupported("legacy broadcasting with an axis attribute")
+		if b, err = c.legacyBroadcast(b); err != nil {
+			return nil, err
 		}
 		return one(c.emitOp(o, nil, a, b))
 	}
+}
+
+// legacyBroadcast aligns b for the broadcast=1 of opsets before 7: with
+// an axis, b's dimensions match a's from that axis on, so b gets trailing
+// unit dimensions; without one, NumPy's suffix alignment applies as is.
+func (c *nodeCtx) legacyBroadcast(b ir.Expr) (ir.Expr, error) {
+	if c.opset >= 7 || c.attrInt("broadcast", 0) != 1 || c.attrs["axis"] == nil {
+		return b, nil
+	}
+	ra, err := c.rank(0)
+	if err != nil {
+		return nil, err
+	}
+	bd, err := c.dims(1)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normAxis(c.attrInt("axis", 0), ra)
+	if err != nil {
+		return nil, err
+	}
+	pad := ra - axis - len(bd)
+	if pad < 0 {
+		return nil, fmt.Errorf("B of rank %d does not fit A of rank %d from axis %d", len(bd), ra, axis)
+	}
+	if pad == 0 {
+		return b, nil
+	}
+	dims := append([]ir.PrimExpr{}, bd...)
+	for range pad {
+		dims = append(dims, ir.I64(1))
+	}
+	return c.emitOp(op.Reshape, nil, b, shapeExpr(dims)), nil
 }
 
 // variadic folds Max, Min and Sum over their inputs, left to right.
