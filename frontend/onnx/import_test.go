@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -350,5 +349,27 @@ func FuzzReadTensor(f *testing.F) {
 	})
 }
 
-var _ = strings.Contains
-var _ = ir.I64
+func TestBindFixesAShapeGivingInput(t *testing.T) {
+	g := onnxtest.New(13).Input("x", onnxtest.Float, 2, 3).Input("shape", onnxtest.Int64, 1).
+		Node("r", "Reshape", []string{"x", "shape"}, []string{"y"}).Output("y", onnxtest.Float, 6)
+	m, err := onnx.Read(g.Bytes(), "m.onnx", "", onnx.DefaultLimits)
+	require.NoError(t, err)
+	_, err = onnx.Import(m, onnx.Options{})
+	require.Error(t, err)
+	name, ok := onnx.NeedsValue(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, "shape", name)
+
+	a, err := ir.NewNDArray(ir.Int64, []int64{1})
+	require.NoError(t, err)
+	a.SetInt(0, 6)
+	res, err := onnx.Import(m, onnx.Options{Bind: map[string]*ir.NDArray{"shape": a}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x"}, res.Inputs, "a bound input is no parameter")
+	assert.Contains(t, printer.Print(res.Module), `R.reshape(x, R.shape([6]))`)
+
+	wrong, err := ir.NewNDArray(ir.Int64, []int64{2})
+	require.NoError(t, err)
+	_, err = onnx.Import(m, onnx.Options{Bind: map[string]*ir.NDArray{"shape": wrong}})
+	assert.ErrorContains(t, err, `bound input "shape": declared dimension 0 is 1`)
+}
