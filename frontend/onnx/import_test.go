@@ -373,3 +373,30 @@ func TestBindFixesAShapeGivingInput(t *testing.T) {
 	_, err = onnx.Import(m, onnx.Options{Bind: map[string]*ir.NDArray{"shape": wrong}})
 	assert.ErrorContains(t, err, `bound input "shape": declared dimension 0 is 1`)
 }
+
+// TestWeightsAreCopiedOnce reads a model file holding 32 MB of weights:
+// the file is mapped, the protobuf decoder copies each weight once, and
+// the parameters alias those bytes, so reading and importing allocate
+// about the weights' size, not twice it.
+func TestWeightsAreCopiedOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 32 MB model")
+	}
+	const n = 8 << 20 // float32 elements
+	g := onnxtest.New(13).Input("x", onnxtest.Float, n).Init(onnxtest.FloatTensor("w", []int64{n}, make([]float32, n))).
+		Node("m", "Mul", []string{"x", "w"}, []string{"y"}).Output("y", onnxtest.Float, n)
+	path := filepath.Join(t.TempDir(), "big.onnx")
+	require.NoError(t, os.WriteFile(path, g.Bytes(), 0o644))
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m, err := onnx.ReadFile(path, onnx.DefaultLimits)
+	require.NoError(t, err)
+	res, err := onnx.Import(m, onnx.Options{})
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	require.Len(t, res.Params, 1)
+	weights := uint64(4 * n)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	assert.Less(t, allocated, weights*3/2, "allocated %d bytes for %d bytes of weights", allocated, weights)
+}
