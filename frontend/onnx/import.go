@@ -85,9 +85,14 @@ type importer struct {
 	errs  diag.List
 	env   map[string]ir.Expr // tensor name -> its value
 	known map[string]*ir.NDArray
-	syms  map[string]*ir.PrimVar
-	names map[string]int // parameter names in use
-	span  diag.Span
+	// symbolic holds the values of int tensors of rank 0 or 1 computed
+	// from symbolic dimensions (Shape of a tensor with a dim_param, and
+	// Gather, Concat, Unsqueeze, arithmetic over those), so that a
+	// Reshape target or Expand shape built from them is a symbolic shape.
+	symbolic map[string][]ir.PrimExpr
+	syms     map[string]*ir.PrimVar
+	names    map[string]int // parameter names in use
+	span     diag.Span
 }
 
 // Import converts a read model into a Relax module.
@@ -98,11 +103,12 @@ func Import(m *Model, opts Options) (*Result, error) {
 	g := m.Proto.GetGraph()
 	imp := &importer{
 		m: m, opts: opts,
-		env:   make(map[string]ir.Expr, len(g.GetNode())+len(g.GetInitializer())+len(g.GetInput())),
-		known: map[string]*ir.NDArray{},
-		syms:  map[string]*ir.PrimVar{},
-		names: map[string]int{},
-		span:  diag.Span{File: m.Path},
+		env:      make(map[string]ir.Expr, len(g.GetNode())+len(g.GetInitializer())+len(g.GetInput())),
+		known:    map[string]*ir.NDArray{},
+		symbolic: map[string][]ir.PrimExpr{},
+		syms:     map[string]*ir.PrimVar{},
+		names:    map[string]int{},
+		span:     diag.Span{File: m.Path},
 	}
 	mod := ir.NewModule()
 	imp.b = ir.NewBuilder(mod)
@@ -312,6 +318,9 @@ func (imp *importer) node(i int, n *onnxpb.NodeProto) bool {
 		imp.env[name] = e
 		if k, ok := e.(*ir.Constant); ok {
 			imp.known[name] = k.Data
+		}
+		if j < len(c.outSym) && c.outSym[j] != nil {
+			imp.symbolic[name] = c.outSym[j]
 		}
 	}
 	return true

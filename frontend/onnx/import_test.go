@@ -400,3 +400,43 @@ func TestWeightsAreCopiedOnce(t *testing.T) {
 	allocated := after.TotalAlloc - before.TotalAlloc
 	assert.Less(t, allocated, weights*3/2, "allocated %d bytes for %d bytes of weights", allocated, weights)
 }
+
+// TestSymbolicShapeComputations: a Reshape target computed from the
+// Shape of an input with a dim_param (as PyTorch exports flatten with a
+// dynamic batch) is a symbolic shape, and the model runs for any batch.
+func TestSymbolicShapeComputations(t *testing.T) {
+	g := onnxtest.New(13).Input("x", onnxtest.Float, "batch", 3, 4).
+		Init(onnxtest.Int64Tensor("zero", []int64{1}, []int64{0})).
+		Init(onnxtest.Int64Tensor("twelve", []int64{1}, []int64{12})).
+		Init(onnxtest.Int64Tensor("two", []int64{}, []int64{2})).
+		Node("s", "Shape", []string{"x"}, []string{"shape"}).
+		Node("g", "Gather", []string{"shape", "zero"}, []string{"n"}).
+		Node("c", "Concat", []string{"n", "twelve"}, []string{"target"}, onnxtest.Int("axis", 0)).
+		Node("r", "Reshape", []string{"x", "target"}, []string{"y"}).
+		Node("m", "Mul", []string{"n", "two"}, []string{"n2"}).
+		Node("z", "ConstantOfShape", []string{"n2"}, []string{"zeros"}).
+		Output("y", onnxtest.Float, "batch", 12).Output("zeros", onnxtest.Float, "batch2")
+	res, err := importBytes(t, g.Bytes(), onnx.Options{})
+	require.NoError(t, err)
+	text := printer.Print(res.Module)
+	assert.Contains(t, text, `R.reshape(x, R.shape([batch, 12]))`)
+	assert.Contains(t, text, `R.full(R.shape([batch * 2])`)
+
+	machine, err := build(res.Module)
+	require.NoError(t, err)
+	for _, batch := range []int64{1, 5} {
+		x := tensor.New(tensor.Float32, batch, 3, 4)
+		for i := range int(x.NumElements()) {
+			x.SetFloat64(i, float64(i))
+		}
+		out, _, err := machine.Call(context.Background(), "main", []vm.Value{vm.TensorValue(x)})
+		require.NoError(t, err)
+		tu, ok := out.Tuple()
+		require.True(t, ok)
+		y, _ := tu.Fields[0].Tensor()
+		z, _ := tu.Fields[1].Tensor()
+		assert.Equal(t, []int64{batch, 12}, y.Shape)
+		assert.Equal(t, x.Bytes(), y.Bytes())
+		assert.Equal(t, []int64{2 * batch}, z.Shape)
+	}
+}

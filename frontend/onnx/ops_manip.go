@@ -44,16 +44,24 @@ func convertReshape(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var shape []int64
+	var shape []ir.PrimExpr
 	if c.opset < 5 {
-		shape, _ = c.attrInts("shape")
-	} else if shape, err = c.constInts(1); err != nil {
-		return nil, err
+		a, _ := c.attrInts("shape")
+		shape = i64Dims(a)
+	} else if v, ok := c.symInts(1); ok {
+		shape = v
+	} else {
+		return nil, c.notConstant(1)
 	}
 	dims := make([]ir.PrimExpr, len(shape))
 	allowZero := c.attrInt("allowzero", 0) == 1
 	var in []ir.PrimExpr
-	for i, s := range shape {
+	for i, e := range shape {
+		s, static := ir.IntValue(e)
+		if !static {
+			dims[i] = e
+			continue
+		}
 		if s == 0 && !allowZero {
 			if in == nil {
 				if in, err = c.dims(0); err != nil {
@@ -116,6 +124,20 @@ func convertConcat(c *nodeCtx) ([]ir.Expr, error) {
 			return nil, err
 		}
 		xs = append(xs, x)
+	}
+	var sym []ir.PrimExpr
+	anySym := false
+	for i := range xs {
+		v, ok := c.symInts(i)
+		if !ok {
+			sym, anySym = nil, false
+			break
+		}
+		anySym = anySym || c.symbolicIn(i)
+		sym = append(sym, v...)
+	}
+	if anySym {
+		c.setSym(0, sym)
 	}
 	if len(xs) == 1 {
 		return one(xs[0])
@@ -254,6 +276,7 @@ func convertSqueeze(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.propagateSym()
 	if !ok {
 		return one(c.emitOp(op.Squeeze, nil, x))
 	}
@@ -285,6 +308,7 @@ func convertUnsqueeze(c *nodeCtx) ([]ir.Expr, error) {
 		}
 		norm[i] = int64(n)
 	}
+	c.propagateSym()
 	return one(c.emitOp(op.ExpandDims, ir.Attrs{"axis": anyInts(norm)}, x))
 }
 
@@ -328,6 +352,22 @@ func convertGather(c *nodeCtx) ([]ir.Expr, error) {
 	axis, err := normAxis(c.attrInt("axis", 0), len(dims))
 	if err != nil {
 		return nil, err
+	}
+	if v, ok := c.imp.symbolic[c.inputName(0)]; ok && len(dims) == 1 {
+		if ix, err := c.constInts(1); err == nil {
+			var sel []ir.PrimExpr
+			for _, k := range ix {
+				if k < 0 {
+					k += int64(len(v))
+				}
+				if k >= 0 && k < int64(len(v)) {
+					sel = append(sel, v[k])
+				}
+			}
+			if len(sel) == len(ix) {
+				c.setSym(0, sel)
+			}
+		}
 	}
 	idx = c.wrapIndices(idx, 1, dims[axis])
 	return one(c.emitOp(op.Take, ir.Attrs{"axis": int64(axis)}, x, idx))
@@ -419,9 +459,9 @@ func convertExpand(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape, err := c.constInts(1)
-	if err != nil {
-		return nil, err
+	shape, ok := c.symInts(1)
+	if !ok {
+		return nil, c.notConstant(1)
 	}
 	in, err := c.dims(0)
 	if err != nil {
@@ -434,18 +474,15 @@ func convertExpand(c *nodeCtx) ([]ir.Expr, error) {
 		if j := i - (n - len(in)); j >= 0 {
 			a = in[j]
 		}
-		s := int64(1)
+		var s ir.PrimExpr = ir.I64(1)
 		if j := i - (n - len(shape)); j >= 0 {
 			s = shape[j]
 		}
-		av, static := ir.IntValue(a)
-		switch {
-		case s == 1:
+		// A 1 in the shape keeps the input's dimension.
+		if v, static := ir.IntValue(s); static && v == 1 {
 			out[i] = a
-		case static && av == 1:
-			out[i] = ir.I64(s)
-		default:
-			out[i] = ir.I64(s)
+		} else {
+			out[i] = s
 		}
 	}
 	return one(c.emitOp(op.BroadcastTo, nil, x, shapeExpr(out)))
@@ -548,6 +585,9 @@ func convertShape(c *nodeCtx) ([]ir.Expr, error) {
 	if s, ok := c.staticShape(0); ok {
 		return one(intsConst(s[start:end]))
 	}
+	if dims, err := c.dims(0); err == nil {
+		c.setSym(0, dims[start:end])
+	}
 	t := c.emitOp(op.ShapeToTensor, nil, c.emitOp(op.ShapeOf, nil, x))
 	if start != 0 || end != int64(rank) {
 		t = c.emitOp(op.StridedSlice, nil, t, primTuple([]int64{0}), primTuple([]int64{start}), primTuple([]int64{end}), primTuple([]int64{1}))
@@ -582,10 +622,6 @@ func (c *nodeCtx) attrTensor(name string) (*ir.NDArray, bool, error) {
 }
 
 func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
-	shape, err := c.constInts(0)
-	if err != nil {
-		return nil, err
-	}
 	dt, v := ir.Float32, 0.0
 	val, ok, err := c.attrTensor("value")
 	if err != nil {
@@ -601,6 +637,14 @@ func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
 		} else {
 			v = float64(val.Int(0))
 		}
+	}
+	if c.symbolicIn(0) {
+		dims, _ := c.symInts(0)
+		return one(c.emitOp(op.Full, ir.Attrs{"dtype": dt}, shapeExpr(dims), scalarConst(v, dt)))
+	}
+	shape, err := c.constInts(0)
+	if err != nil {
+		return nil, err
 	}
 	a, err := ir.NewNDArray(dt, shape)
 	if err != nil {

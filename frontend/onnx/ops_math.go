@@ -98,6 +98,7 @@ func binaryConverter(o *ir.Op) converter {
 		if b, err = c.legacyBroadcast(b); err != nil {
 			return nil, err
 		}
+		c.symArith(c.node.GetOpType())
 		return one(c.emitOp(o, nil, a, b))
 	}
 }
@@ -170,6 +171,7 @@ func convertDiv(c *nodeCtx) ([]ir.Expr, error) {
 		return nil, fmt.Errorf("Div needs two inputs")
 	}
 	dt := dtypeOf(a)
+	c.symArith("Div")
 	if dt.IsInt() {
 		// trunc(a / b) = sign(a*b) * (|a| // |b|)
 		q := c.emitOp(op.FloorDivide, nil, c.emitOp(op.Abs, nil, a), c.emitOp(op.Abs, nil, b))
@@ -232,6 +234,7 @@ func convertIdentity(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.propagateSym()
 	return one(x)
 }
 
@@ -467,6 +470,9 @@ func convertCast(c *nodeCtx) ([]ir.Expr, error) {
 	dt, ok := DType(to)
 	if !ok {
 		return nil, unsupported("cast to %s is not supported", dtypeName(to))
+	}
+	if dt.IsInt() && dt.Bits >= 32 {
+		c.propagateSym()
 	}
 	return one(c.castTo(x, dt))
 }
