@@ -15,7 +15,12 @@ DEMO_PASSES ?= canonicalize,optimize,lower,build
 DEMO_INPUTS ?= testdata/models/mlp_inputs
 DEMO_OUT ?= $(or $(TMPDIR),/tmp)/phasec-demo-mlp.pvm
 
-.PHONY: build test demo bench bench-ort fuzz lint difftest browser-deps
+.PHONY: build test demo bench bench-ort fuzz lint difftest browser-deps onnx-testdata onnx-conformance
+
+# ONNX's backend tests (Debian's libonnx-testdata: node tests,
+# PyTorch-converted and PyTorch-operator models); go test's conformance
+# suite (frontend/onnx, TestConformance) runs them when they are present.
+ONNX_TESTDATA ?= /usr/share/libonnx-testdata/data
 
 build:
 	$(GO) build ./...
@@ -23,6 +28,16 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+
+onnx-testdata:
+	@if [ -d $(ONNX_TESTDATA)/node ]; then echo "ONNX backend tests present in $(ONNX_TESTDATA)"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get install -y libonnx-testdata || { apt-get update && apt-get install -y libonnx-testdata; }; \
+	else sudo apt-get install -y libonnx-testdata || { sudo apt-get update && sudo apt-get install -y libonnx-testdata; }; fi
+
+# The conformance suite alone, its report written to onnx-conformance.txt
+# (the committed baseline is frontend/onnx/testdata/conformance.txt).
+onnx-conformance: onnx-testdata
+	$(GO) test ./frontend/onnx -run='^TestConformance$$' -count=1 -v -onnx.testdata=$(ONNX_TESTDATA) -onnx.report=onnx-conformance.txt
 
 # The main job: compile the bundled example model (an MLP written with
 # R.matmul, R.add, R.nn.relu and R.nn.softmax, for a symbolic batch) from its

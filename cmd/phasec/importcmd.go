@@ -10,12 +10,14 @@ import (
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/frontend/onnx"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/syntax/printer"
+	"github.com/phasec/phasec/tensor"
 
 	"github.com/spf13/pflag"
 )
 
-const importUsage = "[-o OUT.tvms] [--params PARAMS.npz | --keep-params-in-module] [--time] MODEL.onnx"
+const importUsage = "[-o OUT.tvms] [--params PARAMS.npz | --keep-params-in-module] [--bind name=value.npy]... [--time] MODEL.onnx"
 
 func init() {
 	register(&command{
@@ -35,6 +37,8 @@ func runImport(fs *pflag.FlagSet) runFunc {
 	paramsPath := fs.String("params", "", "write the weights to `PARAMS.npz` (default: OUT.npz beside -o)")
 	keep := fs.Bool("keep-params-in-module", false, "make the weights constants of the module instead of parameters")
 	timing := fs.Bool("time", false, "print the read and import times (stderr)")
+	var binds repeatFlag
+	fs.Var(&binds, "bind", "fix graph input `name=value.npy` to a constant (a shape, axes or pads the model takes as an input), repeatable")
 	return func(positional []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(positional) != 1 || *keep && *paramsPath != "" {
 			fmt.Fprintf(stderr, "phasec import: want one MODEL.onnx, and --params or --keep-params-in-module, not both\nusage: phasec import %s\n", importUsage)
@@ -47,14 +51,31 @@ func runImport(fs *pflag.FlagSet) runFunc {
 			return 1
 		}
 		t1 := time.Now()
-		res, err := onnx.Import(model, onnx.Options{KeepParamsInModule: *keep})
+		bound := map[string]*ir.NDArray{}
+		for _, kv := range binds {
+			name, file, ok := strings.Cut(kv, "=")
+			if !ok {
+				fmt.Fprintf(stderr, "phasec import: --bind %q: want name=value.npy\n", kv)
+				return 2
+			}
+			t, err := tensor.ReadNpyFile(file)
+			if err != nil {
+				fmt.Fprintf(stderr, "phasec import: --bind %s: %v\n", name, err)
+				return 1
+			}
+			bound[name] = &ir.NDArray{DType: op.IRDType(t.DType), Shape: t.Shape, Data: t.Bytes()}
+		}
+		res, err := onnx.Import(model, onnx.Options{KeepParamsInModule: *keep, Bind: bound})
 		if err != nil {
 			printImportError(stderr, err)
+			if name, ok := onnx.NeedsValue(err); ok {
+				fmt.Fprintf(stderr, "phasec import: if %q is a graph input, --bind %s=value.npy fixes its value\n", name, name)
+			}
 			return 1
 		}
 		t2 := time.Now()
 		w := stdout
-		if *out != "" && *out != "-" {
+		if *out != "" {
 			f, err := os.Create(*out)
 			if err != nil {
 				fmt.Fprintf(stderr, "phasec import: %v\n", err)
@@ -69,7 +90,7 @@ func runImport(fs *pflag.FlagSet) runFunc {
 		}
 		if len(res.Params) > 0 {
 			p := *paramsPath
-			if p == "" && *out != "" && *out != "-" {
+			if p == "" && *out != "" {
 				p = strings.TrimSuffix(*out, ".tvms") + ".npz"
 			}
 			if p == "" {

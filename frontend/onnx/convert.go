@@ -23,10 +23,42 @@ type nodeCtx struct {
 	opset int64
 	in    []ir.Expr // nil for an omitted optional input
 	attrs map[string]*onnxpb.AttributeProto
+	// outSym are the symbolic values of outputs (see importer.symbolic).
+	outSym [][]ir.PrimExpr
+}
+
+// setSym records output j's symbolic value.
+func (c *nodeCtx) setSym(j int, vals []ir.PrimExpr) {
+	for len(c.outSym) <= j {
+		c.outSym = append(c.outSym, nil)
+	}
+	c.outSym[j] = vals
+}
+
+// symInts returns input i's values as dimension expressions: a
+// constant's, or a symbolic shape computation's (see importer.symbolic).
+func (c *nodeCtx) symInts(i int) ([]ir.PrimExpr, bool) {
+	if a, ok := c.constant(i); ok && !a.DType.IsFloat() {
+		out := make([]ir.PrimExpr, a.NumElements())
+		for j := range out {
+			out[j] = ir.I64(a.Int(j))
+		}
+		return out, true
+	}
+	v, ok := c.imp.symbolic[c.inputName(i)]
+	return v, ok
 }
 
 // one wraps a single result.
 func one(e ir.Expr) ([]ir.Expr, error) { return []ir.Expr{e}, nil }
+
+// inputName is input i's tensor name ("" when absent).
+func (c *nodeCtx) inputName(i int) string {
+	if i < len(c.node.GetInput()) {
+		return c.node.GetInput()[i]
+	}
+	return ""
+}
 
 // has reports whether input i is present.
 func (c *nodeCtx) has(i int) bool { return i < len(c.in) && c.in[i] != nil }
@@ -47,7 +79,7 @@ func (c *nodeCtx) tinfo(i int) (*ir.TensorInfo, error) {
 	}
 	t, ok := e.StructInfo().(*ir.TensorInfo)
 	if !ok {
-		return nil, fmt.Errorf("input %d (%q) is not a tensor", i, c.node.GetInput()[i])
+		return nil, fmt.Errorf("input %d (%q) is not a tensor", i, c.inputName(i))
 	}
 	return t, nil
 }
@@ -59,7 +91,7 @@ func (c *nodeCtx) rank(i int) (int, error) {
 		return 0, err
 	}
 	if t.NDim < 0 {
-		return 0, unsupported("input %d (%q) has an unknown rank", i, c.node.GetInput()[i])
+		return 0, unsupported("input %d (%q) has an unknown rank", i, c.inputName(i))
 	}
 	return t.NDim, nil
 }
@@ -72,7 +104,7 @@ func (c *nodeCtx) dims(i int) ([]ir.PrimExpr, error) {
 	}
 	d, ok := t.Dims()
 	if !ok {
-		return nil, unsupported("input %d (%q) has an unknown shape", i, c.node.GetInput()[i])
+		return nil, unsupported("input %d (%q) has an unknown shape", i, c.inputName(i))
 	}
 	return d, nil
 }
@@ -115,7 +147,7 @@ func (c *nodeCtx) constant(i int) (*ir.NDArray, bool) {
 func (c *nodeCtx) constInts(i int) ([]int64, error) {
 	a, ok := c.constant(i)
 	if !ok {
-		return nil, unsupported("input %d (%q) must be a constant (computed from initializers and static shapes) for phasec to import it", i, c.node.GetInput()[i])
+		return nil, c.notConstant(i)
 	}
 	n := int(a.NumElements())
 	out := make([]int64, n)
@@ -129,11 +161,16 @@ func (c *nodeCtx) constInts(i int) ([]int64, error) {
 	return out, nil
 }
 
+// notConstant is the error for a value phasec needs at import.
+func (c *nodeCtx) notConstant(i int) error {
+	return unsupported("input %d (%q) must be a constant (computed from initializers and static shapes, or bound with Options.Bind) for phasec to import it", i, c.inputName(i))
+}
+
 // constFloats returns input i's values as floats (see constInts).
 func (c *nodeCtx) constFloats(i int) ([]float64, error) {
 	a, ok := c.constant(i)
 	if !ok {
-		return nil, unsupported("input %d (%q) must be a constant for phasec to import it", i, c.node.GetInput()[i])
+		return nil, c.notConstant(i)
 	}
 	out := make([]float64, a.NumElements())
 	for j := range out {
@@ -357,3 +394,52 @@ func (c *nodeCtx) castTo(e ir.Expr, dt ir.DataType) ir.Expr {
 func isFloat(e ir.Expr) bool { return dtypeOf(e).IsFloat() }
 
 var _ = math.Inf
+
+// symbolicIn reports whether input i carries a symbolic value (not a
+// constant: those fold by themselves).
+func (c *nodeCtx) symbolicIn(i int) bool {
+	_, ok := c.imp.symbolic[c.inputName(i)]
+	return ok && c.has(i)
+}
+
+// propagateSym gives output 0 input 0's symbolic value (ops that keep
+// the values: Identity, Cast, Unsqueeze, Squeeze of shape vectors).
+func (c *nodeCtx) propagateSym() {
+	if c.symbolicIn(0) {
+		c.setSym(0, c.imp.symbolic[c.inputName(0)])
+	}
+}
+
+// symArith computes an integer binary op over symbolic values (a scalar
+// broadcasting), recording output 0's value.
+func (c *nodeCtx) symArith(opType string) {
+	if !c.symbolicIn(0) && !c.symbolicIn(1) {
+		return
+	}
+	a, okA := c.symInts(0)
+	b, okB := c.symInts(1)
+	if !okA || !okB || dtypeOf(c.in[0]).IsFloat() {
+		return
+	}
+	n := max(len(a), len(b))
+	if (len(a) != n && len(a) != 1) || (len(b) != n && len(b) != 1) {
+		return
+	}
+	out := make([]ir.PrimExpr, n)
+	for i := range n {
+		x, y := a[min(i, len(a)-1)], b[min(i, len(b)-1)]
+		switch opType {
+		case "Add":
+			out[i] = ir.Add(x, y)
+		case "Sub":
+			out[i] = ir.Sub(x, y)
+		case "Mul":
+			out[i] = ir.Mul(x, y)
+		case "Div":
+			out[i] = ir.FloorDiv(x, y) // dimensions are non-negative: floor is ONNX's truncation
+		default:
+			return
+		}
+	}
+	c.setSym(0, out)
+}

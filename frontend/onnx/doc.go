@@ -28,6 +28,14 @@
 //     become constants), as TVM folds them through relax.const: an op
 //     whose inputs are all known constants of at most foldLimit elements
 //     is evaluated by its op.Def's Eval.
+//   - Shape values computed from symbolic dimensions (Shape of an input
+//     with a dim_param, then Gather, Concat, Unsqueeze, Squeeze, Cast and
+//     integer arithmetic) are tracked as dimension expressions, so that a
+//     Reshape target, an Expand shape or a ConstantOfShape built from them
+//     is a symbolic shape (TVM's frontend passes relax.ShapeExpr values
+//     along for the same purpose). A value phasec needs at import that
+//     is neither (a shape fed as a graph input) is an ONNX001 diagnostic
+//     naming the tensor; Options.Bind fixes such an input.
 //   - Initializers of a floating-point type become parameters of main
 //     after the graph's inputs (num_input says where they start) with
 //     their values returned for a .npz, or constants in the module

@@ -3,6 +3,8 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -21,6 +23,7 @@ var (
 	DiagGraph       = codes.Define("ONNX002", "a malformed graph: a tensor used before any node, input or initializer defines it")
 	DiagInitializer = codes.Define("ONNX003", "an initializer contradicts the graph's declared type or shape, or its data is corrupt")
 	DiagNode        = codes.Define("ONNX004", "a node's inputs or attributes are invalid for its op")
+	DiagInternal    = codes.Define("ONNX900", "a bug in phasec's ONNX importer: a converter panicked")
 )
 
 // Options configure Import.
@@ -30,7 +33,32 @@ type Options struct {
 	KeepParamsInModule bool
 	// FuncName is the function's name ("main" when empty).
 	FuncName string
+	// Bind fixes graph inputs, by ONNX name, to values: they become
+	// constants (and fold), not parameters. It specializes a model whose
+	// shapes depend on an input's value (Reshape's shape, Slice's starts,
+	// reduction axes given as inputs).
+	Bind map[string]*ir.NDArray
 }
+
+// NeedsValue reports the graph input or tensor whose value an import
+// failed for want of (a shape, axes, pads computed at run time): err's
+// first diagnostic names it. Binding it (Options.Bind), when it is a
+// graph input, lets the import proceed.
+func NeedsValue(err error) (string, bool) {
+	l, ok := err.(diag.List)
+	if !ok || len(l) == 0 || l[0].Code != DiagUnsupported {
+		return "", false
+	}
+	m := neededValueRE.FindStringSubmatch(l[0].Msg)
+	if m == nil {
+		return "", false
+	}
+	name, err := strconv.Unquote(m[1])
+	return name, err == nil
+}
+
+// neededValueRE matches notConstant's message.
+var neededValueRE = regexp.MustCompile(`input \d+ \(("(?:[^"\\]|\\.)*")\) must be a constant`)
 
 // Result is an imported model.
 type Result struct {
@@ -57,9 +85,14 @@ type importer struct {
 	errs  diag.List
 	env   map[string]ir.Expr // tensor name -> its value
 	known map[string]*ir.NDArray
-	syms  map[string]*ir.PrimVar
-	names map[string]int // parameter names in use
-	span  diag.Span
+	// symbolic holds the values of int tensors of rank 0 or 1 computed
+	// from symbolic dimensions (Shape of a tensor with a dim_param, and
+	// Gather, Concat, Unsqueeze, arithmetic over those), so that a
+	// Reshape target or Expand shape built from them is a symbolic shape.
+	symbolic map[string][]ir.PrimExpr
+	syms     map[string]*ir.PrimVar
+	names    map[string]int // parameter names in use
+	span     diag.Span
 }
 
 // Import converts a read model into a Relax module.
@@ -70,11 +103,12 @@ func Import(m *Model, opts Options) (*Result, error) {
 	g := m.Proto.GetGraph()
 	imp := &importer{
 		m: m, opts: opts,
-		env:   make(map[string]ir.Expr, len(g.GetNode())+len(g.GetInitializer())+len(g.GetInput())),
-		known: map[string]*ir.NDArray{},
-		syms:  map[string]*ir.PrimVar{},
-		names: map[string]int{},
-		span:  diag.Span{File: m.Path},
+		env:      make(map[string]ir.Expr, len(g.GetNode())+len(g.GetInitializer())+len(g.GetInput())),
+		known:    map[string]*ir.NDArray{},
+		symbolic: map[string][]ir.PrimExpr{},
+		syms:     map[string]*ir.PrimVar{},
+		names:    map[string]int{},
+		span:     diag.Span{File: m.Path},
 	}
 	mod := ir.NewModule()
 	imp.b = ir.NewBuilder(mod)
@@ -90,6 +124,15 @@ func Import(m *Model, opts Options) (*Result, error) {
 	for i, in := range g.GetInput() {
 		declared[in.GetName()] = in
 		if _, ok := inits[in.GetName()]; ok {
+			continue
+		}
+		if a, ok := opts.Bind[in.GetName()]; ok {
+			if err := checkDeclared(in, a); err != nil {
+				imp.errorf(fmt.Sprintf("graph.input[%d]", i), DiagInitializer, "bound input %q: %v", in.GetName(), err)
+				continue
+			}
+			imp.env[in.GetName()] = imp.b.Normalize(&ir.Constant{Data: a})
+			imp.known[in.GetName()] = a
 			continue
 		}
 		sinfo, err := imp.valueInfo(in)
@@ -118,7 +161,7 @@ func Import(m *Model, opts Options) (*Result, error) {
 		}
 		imp.known[t.GetName()] = a
 		if opts.KeepParamsInModule || !a.DType.IsFloat() {
-			imp.env[t.GetName()] = &ir.Constant{Data: a}
+			imp.env[t.GetName()] = imp.b.Normalize(&ir.Constant{Data: a})
 			continue
 		}
 		dims := make([]ir.PrimExpr, len(a.Shape))
@@ -243,15 +286,19 @@ func (imp *importer) node(i int, n *onnxpb.NodeProto) bool {
 		c.in[j] = e
 	}
 	before := len(imp.b.Diagnostics())
-	outs, err := converters[n.GetOpType()](c)
+	outs, err := imp.convert(c)
 	if err == nil && len(imp.b.Diagnostics()) > before {
 		err = errors.New(imp.b.Diagnostics()[before].Msg)
 	}
 	if err != nil {
 		code := DiagNode
 		var u *unsupportedError
-		if errors.As(err, &u) {
+		var ie *internalError
+		switch {
+		case errors.As(err, &u):
 			code = DiagUnsupported
+		case errors.As(err, &ie):
+			code = DiagInternal
 		}
 		imp.errorf(nodePath(i), code, "%s, opset %d: %v", nodeDesc(i, n), imp.m.Opset, err)
 		return false
@@ -265,18 +312,39 @@ func (imp *importer) node(i int, n *onnxpb.NodeProto) bool {
 			return false
 		}
 		e := outs[j]
+		if k, ok := e.(*ir.Constant); ok && k.StructInfo() == nil {
+			e = imp.b.Normalize(k)
+		}
 		imp.env[name] = e
 		if k, ok := e.(*ir.Constant); ok {
 			imp.known[name] = k.Data
+		}
+		if j < len(c.outSym) && c.outSym[j] != nil {
+			imp.symbolic[name] = c.outSym[j]
 		}
 	}
 	return true
 }
 
+// convert runs the node's converter; a panic (a bug) becomes an error.
+func (imp *importer) convert(c *nodeCtx) (outs []ir.Expr, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			outs, err = nil, &internalError{fmt.Sprint(p)}
+		}
+	}()
+	return converters[c.node.GetOpType()](c)
+}
+
+type internalError struct{ msg string }
+
+func (e *internalError) Error() string { return "internal error (a bug in phasec): " + e.msg }
+
 // errorf records an error diagnostic at path.
-func (imp *importer) errorf(path string, code diag.Code, format string, args ...any) {
+func (imp *importer) errorf(path string, code diag.Code, format string, args ...any) *diag.Diagnostic {
 	d := imp.errs.Add(imp.span, code, format, args...)
 	d.Path = path
+	return d
 }
 
 // paramName makes an ONNX name a unique identifier.
@@ -320,15 +388,15 @@ func (imp *importer) valueInfo(vi *onnxpb.ValueInfoProto) (ir.StructInfo, error)
 	if tt == nil {
 		switch {
 		case vi.GetType().GetSequenceType() != nil:
-			return nil, &unsupportedError{"sequence types are not supported"}
+			return nil, unsupported("sequence types are not supported")
 		case vi.GetType().GetOptionalType() != nil:
-			return nil, &unsupportedError{"optional types are not supported"}
+			return nil, unsupported("optional types are not supported")
 		}
-		return nil, &unsupportedError{"only tensor types are supported"}
+		return nil, unsupported("only tensor types are supported")
 	}
 	dt, ok := DType(tt.GetElemType())
 	if !ok {
-		return nil, &unsupportedError{fmt.Sprintf("element type %s is not supported", dtypeName(tt.GetElemType()))}
+		return nil, unsupported("element type %s is not supported", dtypeName(tt.GetElemType()))
 	}
 	if tt.GetShape() == nil {
 		return ir.TensorInfoNDim(dt, -1), nil
@@ -403,5 +471,5 @@ type unsupportedError struct{ msg string }
 func (e *unsupportedError) Error() string { return e.msg }
 
 func unsupported(format string, args ...any) error {
-	return &unsupportedError{fmt.Sprintf(format, args...)}
+	return &unsupportedError{msg: fmt.Sprintf(format, args...)}
 }

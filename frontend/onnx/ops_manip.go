@@ -44,16 +44,24 @@ func convertReshape(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	var shape []int64
+	var shape []ir.PrimExpr
 	if c.opset < 5 {
-		shape, _ = c.attrInts("shape")
-	} else if shape, err = c.constInts(1); err != nil {
-		return nil, err
+		a, _ := c.attrInts("shape")
+		shape = i64Dims(a)
+	} else if v, ok := c.symInts(1); ok {
+		shape = v
+	} else {
+		return nil, c.notConstant(1)
 	}
 	dims := make([]ir.PrimExpr, len(shape))
 	allowZero := c.attrInt("allowzero", 0) == 1
 	var in []ir.PrimExpr
-	for i, s := range shape {
+	for i, e := range shape {
+		s, static := ir.IntValue(e)
+		if !static {
+			dims[i] = e
+			continue
+		}
 		if s == 0 && !allowZero {
 			if in == nil {
 				if in, err = c.dims(0); err != nil {
@@ -116,6 +124,20 @@ func convertConcat(c *nodeCtx) ([]ir.Expr, error) {
 			return nil, err
 		}
 		xs = append(xs, x)
+	}
+	var sym []ir.PrimExpr
+	anySym := false
+	for i := range xs {
+		v, ok := c.symInts(i)
+		if !ok {
+			sym, anySym = nil, false
+			break
+		}
+		anySym = anySym || c.symbolicIn(i)
+		sym = append(sym, v...)
+	}
+	if anySym {
+		c.setSym(0, sym)
 	}
 	if len(xs) == 1 {
 		return one(xs[0])
@@ -254,6 +276,7 @@ func convertSqueeze(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.propagateSym()
 	if !ok {
 		return one(c.emitOp(op.Squeeze, nil, x))
 	}
@@ -285,6 +308,7 @@ func convertUnsqueeze(c *nodeCtx) ([]ir.Expr, error) {
 		}
 		norm[i] = int64(n)
 	}
+	c.propagateSym()
 	return one(c.emitOp(op.ExpandDims, ir.Attrs{"axis": anyInts(norm)}, x))
 }
 
@@ -328,6 +352,22 @@ func convertGather(c *nodeCtx) ([]ir.Expr, error) {
 	axis, err := normAxis(c.attrInt("axis", 0), len(dims))
 	if err != nil {
 		return nil, err
+	}
+	if v, ok := c.imp.symbolic[c.inputName(0)]; ok && len(dims) == 1 {
+		if ix, err := c.constInts(1); err == nil {
+			var sel []ir.PrimExpr
+			for _, k := range ix {
+				if k < 0 {
+					k += int64(len(v))
+				}
+				if k >= 0 && k < int64(len(v)) {
+					sel = append(sel, v[k])
+				}
+			}
+			if len(sel) == len(ix) {
+				c.setSym(0, sel)
+			}
+		}
 	}
 	idx = c.wrapIndices(idx, 1, dims[axis])
 	return one(c.emitOp(op.Take, ir.Attrs{"axis": int64(axis)}, x, idx))
@@ -419,9 +459,9 @@ func convertExpand(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape, err := c.constInts(1)
-	if err != nil {
-		return nil, err
+	shape, ok := c.symInts(1)
+	if !ok {
+		return nil, c.notConstant(1)
 	}
 	in, err := c.dims(0)
 	if err != nil {
@@ -434,18 +474,15 @@ func convertExpand(c *nodeCtx) ([]ir.Expr, error) {
 		if j := i - (n - len(in)); j >= 0 {
 			a = in[j]
 		}
-		s := int64(1)
+		var s ir.PrimExpr = ir.I64(1)
 		if j := i - (n - len(shape)); j >= 0 {
 			s = shape[j]
 		}
-		av, static := ir.IntValue(a)
-		switch {
-		case s == 1:
+		// A 1 in the shape keeps the input's dimension.
+		if v, static := ir.IntValue(s); static && v == 1 {
 			out[i] = a
-		case static && av == 1:
-			out[i] = ir.I64(s)
-		default:
-			out[i] = ir.I64(s)
+		} else {
+			out[i] = s
 		}
 	}
 	return one(c.emitOp(op.BroadcastTo, nil, x, shapeExpr(out)))
@@ -548,6 +585,9 @@ func convertShape(c *nodeCtx) ([]ir.Expr, error) {
 	if s, ok := c.staticShape(0); ok {
 		return one(intsConst(s[start:end]))
 	}
+	if dims, err := c.dims(0); err == nil {
+		c.setSym(0, dims[start:end])
+	}
 	t := c.emitOp(op.ShapeToTensor, nil, c.emitOp(op.ShapeOf, nil, x))
 	if start != 0 || end != int64(rank) {
 		t = c.emitOp(op.StridedSlice, nil, t, primTuple([]int64{0}), primTuple([]int64{start}), primTuple([]int64{end}), primTuple([]int64{1}))
@@ -582,10 +622,6 @@ func (c *nodeCtx) attrTensor(name string) (*ir.NDArray, bool, error) {
 }
 
 func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
-	shape, err := c.constInts(0)
-	if err != nil {
-		return nil, err
-	}
 	dt, v := ir.Float32, 0.0
 	val, ok, err := c.attrTensor("value")
 	if err != nil {
@@ -601,6 +637,14 @@ func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
 		} else {
 			v = float64(val.Int(0))
 		}
+	}
+	if c.symbolicIn(0) {
+		dims, _ := c.symInts(0)
+		return one(c.emitOp(op.Full, ir.Attrs{"dtype": dt}, shapeExpr(dims), scalarConst(v, dt)))
+	}
+	shape, err := c.constInts(0)
+	if err != nil {
+		return nil, err
 	}
 	a, err := ir.NewNDArray(dt, shape)
 	if err != nil {
@@ -712,12 +756,15 @@ func convertOneHot(c *nodeCtx) ([]ir.Expr, error) {
 		return nil, err
 	}
 	depth, err := c.constFloats(1)
-	if err != nil || len(depth) != 1 {
-		return nil, unsupported("OneHot's depth must be a constant scalar")
+	if err != nil {
+		return nil, err
 	}
 	vals, err := c.constFloats(2)
-	if err != nil || len(vals) != 2 {
-		return nil, unsupported("OneHot's values must be a constant pair")
+	if err != nil {
+		return nil, err
+	}
+	if len(depth) != 1 || len(vals) != 2 {
+		return nil, fmt.Errorf("depth must be a scalar and values a pair")
 	}
 	dt := dtypeOf(c.in[2])
 	d := int64(depth[0])
@@ -730,7 +777,15 @@ func convertOneHot(c *nodeCtx) ([]ir.Expr, error) {
 		}
 		return ir.NewPrimValue(ir.NewInt(dt, int64(v)))
 	}
-	return one(c.emitOp(op.OneHot, ir.Attrs{"depth": d, "axis": c.attrInt("axis", -1)}, idx, prim(vals[1]), prim(vals[0])))
+	rank, err := c.rank(0)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normAxis(c.attrInt("axis", -1), rank+1) // an axis of the output
+	if err != nil {
+		return nil, err
+	}
+	return one(c.emitOp(op.OneHot, ir.Attrs{"depth": d, "axis": int64(axis)}, idx, prim(vals[1]), prim(vals[0])))
 }
 
 func convertTrilu(c *nodeCtx) ([]ir.Expr, error) {
@@ -738,16 +793,20 @@ func convertTrilu(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	upper := c.attrInt("upper", 1) == 1
 	k := int64(0)
 	if c.has(1) {
 		ks, err := c.constInts(1)
-		if err != nil || len(ks) != 1 {
-			return nil, unsupported("Trilu's k must be a constant scalar")
+		if err != nil {
+			return c.triluMask(x, upper)
+		}
+		if len(ks) != 1 {
+			return nil, fmt.Errorf("k must be a scalar")
 		}
 		k = ks[0]
 	}
 	o := op.Tril
-	if c.attrInt("upper", 1) == 1 {
+	if upper {
 		o = op.Triu
 	}
 	return one(c.emitOp(o, ir.Attrs{"k": k}, x))
@@ -877,4 +936,39 @@ func convertSpaceToDepth(c *nodeCtx) ([]ir.Expr, error) {
 	r := c.emitOp(op.Reshape, nil, x, shapeExpr(i64Dims([]int64{n, ch, h / b, b, w / b, b})))
 	t := c.emitOp(op.PermuteDims, ir.Attrs{"axes": anyInts([]int64{0, 3, 5, 1, 2, 4})}, r)
 	return one(c.emitOp(op.Reshape, nil, t, shapeExpr(i64Dims([]int64{n, ch * b * b, h / b, w / b}))))
+}
+
+// triluMask is Trilu with a run-time k: the element (i, j) of the last
+// two axes is kept where j - i >= k (upper) or j - i <= k (lower).
+func (c *nodeCtx) triluMask(x ir.Expr, upper bool) ([]ir.Expr, error) {
+	dims, err := c.dims(0)
+	if err != nil {
+		return nil, err
+	}
+	if len(dims) < 2 {
+		return nil, fmt.Errorf("Trilu needs rank 2 or more")
+	}
+	n, okN := ir.IntValue(dims[len(dims)-2])
+	m, okM := ir.IntValue(dims[len(dims)-1])
+	if !okN || !okM {
+		return nil, unsupported("Trilu with a run-time k over symbolic dimensions")
+	}
+	iota := func(count int64, shape []int64) ir.Expr {
+		vs := make([]int64, count)
+		for i := range vs {
+			vs[i] = int64(i)
+		}
+		k := intsConst(vs)
+		k.Data.Shape = shape
+		return k
+	}
+	diff := c.emitOp(op.Subtract, nil, iota(m, []int64{1, m}), iota(n, []int64{n, 1}))
+	k := c.castTo(c.in[1], ir.Int64)
+	var keep ir.Expr
+	if upper {
+		keep = c.emitOp(op.GreaterEqual, nil, diff, k)
+	} else {
+		keep = c.emitOp(op.LessEqual, nil, diff, k)
+	}
+	return one(c.emitOp(op.Where, nil, keep, x, scalarConst(0, dtypeOf(x))))
 }

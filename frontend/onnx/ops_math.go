@@ -71,6 +71,8 @@ func init() {
 	}
 	registerNN()
 	registerManip()
+	registerLoss()
+	registerMore()
 }
 
 func unaryConverter(o *ir.Op) converter {
@@ -93,11 +95,45 @@ func binaryConverter(o *ir.Op) converter {
 		if err != nil {
 			return nil, err
 		}
-		if c.opset < 7 && c.attrInt("broadcast", 0) == 1 && c.attrs["axis"] != nil {
-			return nil, unsupported("legacy broadcasting with an axis attribute")
+		if b, err = c.legacyBroadcast(b); err != nil {
+			return nil, err
 		}
+		c.symArith(c.node.GetOpType())
 		return one(c.emitOp(o, nil, a, b))
 	}
+}
+
+// legacyBroadcast aligns b for the broadcast=1 of opsets before 7: with
+// an axis, b's dimensions match a's from that axis on, so b gets trailing
+// unit dimensions; without one, NumPy's suffix alignment applies as is.
+func (c *nodeCtx) legacyBroadcast(b ir.Expr) (ir.Expr, error) {
+	if c.opset >= 7 || c.attrInt("broadcast", 0) != 1 || c.attrs["axis"] == nil {
+		return b, nil
+	}
+	ra, err := c.rank(0)
+	if err != nil {
+		return nil, err
+	}
+	bd, err := c.dims(1)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normAxis(c.attrInt("axis", 0), ra)
+	if err != nil {
+		return nil, err
+	}
+	pad := ra - axis - len(bd)
+	if pad < 0 {
+		return nil, fmt.Errorf("B of rank %d does not fit A of rank %d from axis %d", len(bd), ra, axis)
+	}
+	if pad == 0 {
+		return b, nil
+	}
+	dims := append([]ir.PrimExpr{}, bd...)
+	for range pad {
+		dims = append(dims, ir.I64(1))
+	}
+	return c.emitOp(op.Reshape, nil, b, shapeExpr(dims)), nil
 }
 
 // variadic folds Max, Min and Sum over their inputs, left to right.
@@ -135,6 +171,7 @@ func convertDiv(c *nodeCtx) ([]ir.Expr, error) {
 		return nil, fmt.Errorf("Div needs two inputs")
 	}
 	dt := dtypeOf(a)
+	c.symArith("Div")
 	if dt.IsInt() {
 		// trunc(a / b) = sign(a*b) * (|a| // |b|)
 		q := c.emitOp(op.FloorDivide, nil, c.emitOp(op.Abs, nil, a), c.emitOp(op.Abs, nil, b))
@@ -197,6 +234,7 @@ func convertIdentity(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.propagateSym()
 	return one(x)
 }
 
@@ -365,6 +403,13 @@ func convertPRelu(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before opset 7 a 1-D slope of the channels' length applies along
+	// axis 1 (the legacy broadcast).
+	if st, err := c.tinfo(1); err == nil && st.NDim == 1 && c.opset < 7 {
+		if rank, err := c.rank(0); err == nil && rank > 2 {
+			slope = c.alongAxis(slope, rank, 1)
+		}
+	}
 	neg := c.emitOp(op.Multiply, nil, x, slope)
 	cond := c.emitOp(op.Less, nil, x, scalarConst(0, dtypeOf(x)))
 	return one(c.emitOp(op.Where, nil, cond, neg, x))
@@ -425,6 +470,9 @@ func convertCast(c *nodeCtx) ([]ir.Expr, error) {
 	dt, ok := DType(to)
 	if !ok {
 		return nil, unsupported("cast to %s is not supported", dtypeName(to))
+	}
+	if dt.IsInt() && dt.Bits >= 32 {
+		c.propagateSym()
 	}
 	return one(c.castTo(x, dt))
 }
@@ -718,8 +766,11 @@ func convertCumSum(c *nodeCtx) ([]ir.Expr, error) {
 		return nil, err
 	}
 	ax, err := c.constInts(1)
-	if err != nil || len(ax) != 1 {
-		return nil, unsupported("CumSum's axis must be a constant scalar")
+	if err != nil {
+		return nil, err
+	}
+	if len(ax) != 1 {
+		return nil, fmt.Errorf("axis must be a scalar")
 	}
 	rank, err := c.rank(0)
 	if err != nil {
@@ -750,8 +801,11 @@ func convertTopK(c *nodeCtx) ([]ir.Expr, error) {
 		k = c.attrInt("k", 1)
 	} else {
 		ks, err := c.constInts(1)
-		if err != nil || len(ks) != 1 {
-			return nil, unsupported("TopK's k must be a constant")
+		if err != nil {
+			return nil, err
+		}
+		if len(ks) != 1 {
+			return nil, fmt.Errorf("k must be a scalar")
 		}
 		k = ks[0]
 	}

@@ -384,19 +384,14 @@ func convertInstanceNorm(c *nodeCtx) ([]ir.Expr, error) {
 	return one(c.emitOp(op.Add, nil, out, c.alongAxis(c.in[2], rank, 1)))
 }
 
-// convertLayerNorm: normalized over axis..rank-1; scale and bias
-// broadcast to those axes. Mean and InvStdDev outputs are not supported.
+// convertLayerNorm: normalized over axis..rank-1 (in float32 when
+// stash_type is 1 and the input is narrower); scale and bias broadcast to
+// those axes. The optional outputs are the mean and the inverse standard
+// deviation, with the normalized axes kept as 1.
 func convertLayerNorm(c *nodeCtx) ([]ir.Expr, error) {
 	x, err := c.arg(0)
 	if err != nil {
 		return nil, err
-	}
-	if len(c.node.GetOutput()) > 1 {
-		for _, o := range c.node.GetOutput()[1:] {
-			if o != "" {
-				return nil, unsupported("LayerNormalization's Mean and InvStdDev outputs")
-			}
-		}
 	}
 	rank, err := c.rank(0)
 	if err != nil {
@@ -410,14 +405,25 @@ func convertLayerNorm(c *nodeCtx) ([]ir.Expr, error) {
 	for i := axis; i < rank; i++ {
 		axes = append(axes, i)
 	}
-	out := c.normalize(x, axes, c.attrFloat("epsilon", 1e-5))
+	dt := dtypeOf(x)
+	xs := x
+	if c.attrInt("stash_type", 1) == 1 && dt != ir.Float64 {
+		xs = c.castTo(x, ir.Float32)
+	}
+	sdt := dtypeOf(xs)
+	a := ir.Attrs{"axis": anyInts(axes), "keepdims": true}
+	mean := c.emitOp(op.Mean, a, xs)
+	centered := c.emitOp(op.Subtract, nil, xs, mean)
+	v := c.emitOp(op.Mean, a, c.emitOp(op.Multiply, nil, centered, centered))
+	inv := c.emitOp(op.Rsqrt, nil, c.emitOp(op.Add, nil, v, scalarConst(c.attrFloat("epsilon", 1e-5), sdt)))
+	out := c.castTo(c.emitOp(op.Multiply, nil, centered, inv), dt)
 	if c.has(1) {
 		out = c.emitOp(op.Multiply, nil, out, c.in[1])
 	}
 	if c.has(2) {
 		out = c.emitOp(op.Add, nil, out, c.in[2])
 	}
-	return one(out)
+	return []ir.Expr{out, mean, inv}, nil
 }
 
 // convertGroupNorm: opset 18's scale and bias are per group, opset 21's

@@ -71,6 +71,7 @@ passes < htmlview;
 # of the runtime they use only tensor.
 NONE < frontend/onnx/onnxpb;
 frontend/onnx/onnxpb, op, tensor, diag < frontend/onnx;
+frontend/onnx/onnxpb < frontend/onnx/onnxtest;
 
 # Commands, and this test.
 semcheck, barrier, diag/format, ir/irgen, htmlview, frontend/onnx < cmd/phasec;
@@ -87,6 +88,7 @@ RUNTIME < bench/ort;
 // may use the compiler to make inputs).
 const testRules = `
 bench/ort: syntax;
+cmd/phasec: frontend/onnx/onnxtest;
 codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 htmlview: barrier, syntax;
