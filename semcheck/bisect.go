@@ -99,6 +99,23 @@ func (s *semWatch) AfterPass(ev *passes.Event) error {
 	return nil
 }
 
+// progressWatch reports each pass FindCulprit checks.
+type progressWatch struct {
+	passes.BaseInstrument
+	in *Inputs
+}
+
+func (*progressWatch) Name() string { return "bisect-progress" }
+func (*progressWatch) ChangeBlind() {}
+func (*progressWatch) InputBlind()  {}
+
+func (p *progressWatch) BeforePass(ev *passes.Event) error {
+	if ev.Pass.Kind() != passes.KindSequential {
+		p.in.progress("checking pass %d: %s", ev.Seq, ev.Info.Name)
+	}
+	return nil
+}
+
 // FindCulprit runs pipeline on mod, checking after every pass that changed
 // the module its result (Checker), its well-formedness against what the
 // contracts claim, and that the pass did not fail. It returns the first
@@ -114,7 +131,7 @@ func FindCulprit(mod *ir.Module, pipeline *passes.Pass, in Inputs) (*Culprit, er
 	w := &watch{c: c}
 	sw := &semWatch{c: c}
 	pc := passes.NewPassContext()
-	pc.Instruments = []passes.Instrument{sw, w, c}
+	pc.Instruments = []passes.Instrument{&progressWatch{in: &in}, sw, w, c}
 	_, err := pc.Run(context.Background(), pipeline, mod)
 	switch {
 	case w.first != nil:
@@ -213,11 +230,14 @@ func (in Inputs) restrictedTo(mod *ir.Module) Inputs {
 func (cu *Culprit) Reduce(in Inputs, budget int) *ir.Module {
 	cur := cu.Input
 	name := in.funcName()
+	tried := 0
 	try := func(cand *ir.Module) bool {
 		if cand == nil || budget <= 0 {
 			return false
 		}
 		budget--
+		tried++
+		in.progress("reducing: %d candidates tried, %d bindings left", tried, CountBindings(cur))
 		if cu.Fails(cand, in) {
 			cur = cand
 			return true

@@ -47,6 +47,15 @@ type Inputs struct {
 	Dims     map[string]int64          // symbolic dimensions by name (--symbolic n=8)
 	Dim      int64                     // every other symbolic dimension (4 when 0)
 	Tol      *eval.Tolerance           // nil: eval.Float32Tol, or TranscendentalTol when the module uses exp, log, ...
+	// Progress, when set, hears what a long search (FindCulprit, Reduce)
+	// is doing; the command line shows it on a terminal.
+	Progress func(format string, args ...any)
+}
+
+func (in *Inputs) progress(format string, args ...any) {
+	if in.Progress != nil {
+		in.Progress(format, args...)
+	}
 }
 
 func (in *Inputs) funcName() string {

@@ -58,7 +58,11 @@ func runBisect(fs *pflag.FlagSet) runFunc {
 		if mod == nil {
 			return code
 		}
+		prog := newProgress(stderr)
+		defer prog.Done()
+		in.Progress = prog.Printf
 		cu, err := semcheck.FindCulprit(mod, pipeline, in)
+		prog.Done()
 		if err != nil {
 			if l, ok := err.(diag.List); ok {
 				printDiags(stderr, l)
@@ -86,6 +90,7 @@ func runBisect(fs *pflag.FlagSet) runFunc {
 		repro := cu.Input
 		if cu.Pass != nil && cu.Fails(cu.Input, in) {
 			repro = cu.Reduce(in, *budget)
+			prog.Done()
 			if shrunk := cu.ShrinkDims(repro, in); len(shrunk.Dims) > 0 && fmt.Sprint(shrunk.Dims) != fmt.Sprint(in.Dims) {
 				in = shrunk
 				fmt.Fprintf(stdout, "symbolic sizes shrunk to %v\n", shrunk.Dims)
