@@ -22,9 +22,10 @@ var FuseTIR = passes.Define(passes.Info{
 	Name:     "FuseTIR",
 	Doc:      "turn each Primitive function (a fusion group of FuseOps) into one PrimFunc called with R.call_tir, then drop the PrimFuncs nothing calls",
 	OptLevel: 0,
-	Accepts:  []phase.Phase{phase.Ingest, phase.Optimize},
 	Requires: map[phase.Property]string{
-		phase.Normalized: "it reads the struct info of parameters, arguments and call_tir outputs, and follows bindings of A-normal form",
+		phase.Normalized:          "it reads the struct info of parameters, arguments and call_tir outputs, and follows bindings of A-normal form",
+		phase.NoNestedFunctions:   "it rewrites module-level Primitive functions only",
+		phase.PrimFuncsViaCallTIR: "it inlines the PrimFuncs the Primitive functions reach through call_tir",
 	},
 	Establishes: phase.Of(phase.NoPrimitiveFunctions),
 }, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
@@ -64,9 +65,10 @@ var FuseTIRInner = passes.Define(passes.Info{
 	Name:     "FuseTIRInner",
 	Doc:      "turn each Primitive function into one PrimFunc and its calls into R.call_tir (before DeadCodeElimination)",
 	OptLevel: 0,
-	Accepts:  []phase.Phase{phase.Ingest, phase.Optimize},
 	Requires: map[phase.Property]string{
-		phase.Normalized: "it reads the struct info of parameters, arguments and call_tir outputs, and follows bindings of A-normal form",
+		phase.Normalized:          "it reads the struct info of parameters, arguments and call_tir outputs, and follows bindings of A-normal form",
+		phase.NoNestedFunctions:   "it rewrites module-level Primitive functions only",
+		phase.PrimFuncsViaCallTIR: "it inlines the PrimFuncs the Primitive functions reach through call_tir",
 	},
 }, passes.Module(func(_ *passes.Env, mod *ir.Module) (*ir.Module, error) {
 	return fuseTIR(mod)

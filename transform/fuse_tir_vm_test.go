@@ -1,6 +1,7 @@
 package transform_test
 
 import (
+	"github.com/phasec/phasec/lower"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,8 +118,9 @@ class Module:
 `,
 }
 
-// TestFuseTIRRunsOnTheVM builds each group fused (LegalizeOps, FuseTIR,
-// lower, build), runs it on the VM and compares with the reference
+// TestFuseTIRRunsOnTheVM builds each group fused (legalized through the
+// Go API, since the LegalizeOps pass refuses a module inside a fusion
+// group; then FuseTIR, lower, build), runs it on the VM and compares with the reference
 // evaluator on the unfused module: the fused PrimFunc (one root block
 // holding every op's blocks and the intermediates as T.alloc_buffer) must
 // compile to kernels that compute what the ops do.
@@ -127,8 +129,10 @@ func TestFuseTIRRunsOnTheVM(t *testing.T) {
 	for name, src := range fuseTIRVMCases {
 		t.Run(name, func(t *testing.T) {
 			mod := evaltest.Parse(t, name+".tvms", header+src)
+			legal, diags := lower.LegalizeModule(mod, lower.LegalizeOptions{})
+			require.Empty(t, diags)
 
-			fused, err := runPipeline(t, "LegalizeOps,FuseTIR", mod)
+			fused, err := runPipeline(t, "FuseTIR", legal)
 			require.NoError(t, err)
 			var prims []string
 			for fname, f := range fused.Functions() {
@@ -141,7 +145,7 @@ func TestFuseTIRRunsOnTheVM(t *testing.T) {
 			}
 			assert.Len(t, prims, 1, "the group should be one kernel, got %v", prims)
 
-			built, err := runPipeline(t, "LegalizeOps,FuseTIR,lower,build", mod)
+			built, err := runPipeline(t, "FuseTIR,lower,build", legal)
 			require.NoError(t, err)
 			for seed := range uint64(3) {
 				args, err := eval.RandomArgs(mod.Func("main"), seed, nil, int64(5+seed))
