@@ -63,6 +63,7 @@ func allPasses() []*passes.Pass {
 		transform.ExpandTupleArguments,
 		transform.NormalizeGlobalVar,
 		transform.InlinePrivateFunctions,
+		transform.FuseOpsByPattern,
 	)
 	return all
 }

@@ -53,22 +53,27 @@ const (
 	ShapesLowered
 	// GlobalSymbols: every public function has global_symbol.
 	GlobalSymbols
+	// NoPrimitiveFunctions: no Relax function is a fusion or offload group
+	// awaiting its kernel (attribute Primitive, Composite or Codegen). FuseOps
+	// and FuseOpsByPattern break it; FuseTIR and RunCodegen restore it.
+	NoPrimitiveFunctions
 	numProperties
 )
 
 var propertyNames = [...]string{
-	WellFormed:          "WellFormed",
-	Normalized:          "Normalized",
-	NoNestedFunctions:   "NoNestedFunctions",
-	PrimFuncsViaCallTIR: "PrimFuncsViaCallTIR",
-	Legalized:           "Legalized",
-	NoDataflow:          "NoDataflow",
-	PurityRelaxed:       "PurityRelaxed",
-	NoCallTIR:           "NoCallTIR",
-	ExplicitMemory:      "ExplicitMemory",
-	BuiltinsLowered:     "BuiltinsLowered",
-	ShapesLowered:       "ShapesLowered",
-	GlobalSymbols:       "GlobalSymbols",
+	WellFormed:           "WellFormed",
+	Normalized:           "Normalized",
+	NoNestedFunctions:    "NoNestedFunctions",
+	PrimFuncsViaCallTIR:  "PrimFuncsViaCallTIR",
+	Legalized:            "Legalized",
+	NoDataflow:           "NoDataflow",
+	PurityRelaxed:        "PurityRelaxed",
+	NoCallTIR:            "NoCallTIR",
+	ExplicitMemory:       "ExplicitMemory",
+	BuiltinsLowered:      "BuiltinsLowered",
+	ShapesLowered:        "ShapesLowered",
+	GlobalSymbols:        "GlobalSymbols",
+	NoPrimitiveFunctions: "NoPrimitiveFunctions",
 }
 
 func (p Property) String() string {

@@ -43,6 +43,11 @@ var goldens = map[string]string{
 	"ExpandTupleArgumentsInner":                  "ExpandTupleArgumentsInner",
 	"NormalizeGlobalVar":                         "NormalizeGlobalVar",
 	"InlinePrivateFunctions":                     "InlinePrivateFunctions",
+	"FuseOpsByPattern":                           `FuseOpsByPattern{patterns=["phasec_blas"]}`,
+	"FuseOpsByPattern/annotate":                  `FuseOpsByPattern{patterns=["phasec_blas","dnnl"],annotate_codegen=true}`,
+	"FuseOpsByPattern/unbound_constants":         `FuseOpsByPattern{patterns=["phasec_blas"],bind_constants=false}`,
+	"FuseOpsByPattern/bad_table":                 `FuseOpsByPattern{patterns=["phasec_blsa"]}`,
+	"FuseOpsByPattern/dnnl":                      `FuseOpsByPattern{patterns=["dnnl"]}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
