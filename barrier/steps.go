@@ -64,6 +64,7 @@ func allPasses() []*passes.Pass {
 		transform.NormalizeGlobalVar,
 		transform.InlinePrivateFunctions,
 		transform.FuseOpsByPattern,
+		transform.MergeCompositeFunctions,
 	)
 	return all
 }

@@ -48,6 +48,8 @@ var goldens = map[string]string{
 	"FuseOpsByPattern/unbound_constants":         `FuseOpsByPattern{patterns=["phasec_blas"],bind_constants=false}`,
 	"FuseOpsByPattern/bad_table":                 `FuseOpsByPattern{patterns=["phasec_blsa"]}`,
 	"FuseOpsByPattern/dnnl":                      `FuseOpsByPattern{patterns=["dnnl"]}`,
+	"MergeCompositeFunctions":                    "MergeCompositeFunctions",
+	"MergeCompositeFunctions/from_patterns":      `FuseOpsByPattern{patterns=["phasec_blas"]},MergeCompositeFunctions`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
