@@ -65,6 +65,7 @@ func allPasses() []*passes.Pass {
 		transform.InlinePrivateFunctions,
 		transform.FuseOpsByPattern,
 		transform.MergeCompositeFunctions,
+		transform.RunCodegen,
 	)
 	return all
 }

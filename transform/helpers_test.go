@@ -50,6 +50,9 @@ var goldens = map[string]string{
 	"FuseOpsByPattern/dnnl":                      `FuseOpsByPattern{patterns=["dnnl"]}`,
 	"MergeCompositeFunctions":                    "MergeCompositeFunctions",
 	"MergeCompositeFunctions/from_patterns":      `FuseOpsByPattern{patterns=["phasec_blas"]},MergeCompositeFunctions`,
+	"RunCodegen":                                 `FuseOpsByPattern{patterns=["phasec_blas"]},MergeCompositeFunctions,RunCodegen`,
+	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
+	"RunCodegen/bad":                             "RunCodegen",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
