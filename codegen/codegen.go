@@ -56,7 +56,7 @@ func ExternalModules(mod *ir.Module) ([]vm.ExternalModule, error) {
 	}
 	out := make([]vm.ExternalModule, len(list))
 	for i, x := range list {
-		rec, ok := x.(map[string]any)
+		rec, ok := x.(ir.Attrs)
 		if !ok {
 			return nil, fmt.Errorf("%s[%d] must be a map, got %T", ir.AttrExternalMods, i, x)
 		}

@@ -93,3 +93,22 @@ func TestOffloadedCodegenFunctionReachingLower(t *testing.T) {
 	assert.Contains(t, msg, "missing {NoNestedFunctions")
 	assert.True(t, strings.Contains(msg, "RunCodegen"), "the hint names RunCodegen: %s", msg)
 }
+
+// TestExternalModulesAttrMalformed: a hand-written external_mods attribute
+// that is not RunCodegen's form is an error naming the record.
+func TestExternalModulesAttrMalformed(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{"x", "must be a list"},
+		{[]any{"x"}, "external_mods[0] must be a map"},
+		{[]any{ir.Attrs{"kind": "k", "payload": "p"}}, "external_mods[0] needs a string kind, a string payload and a list of symbols"},
+		{[]any{ir.Attrs{"kind": "k", "payload": "p", "symbols": []any{int64(1)}}}, "symbol 1 is not a string"},
+	} {
+		mod := ir.NewModule()
+		mod.Attrs = ir.Attrs{ir.AttrExternalMods: c.v}
+		_, err := codegen.ExternalModules(mod)
+		assert.ErrorContains(t, err, c.want)
+	}
+}

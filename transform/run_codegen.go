@@ -206,7 +206,7 @@ func runCodegen(mod *ir.Module, targetOptions map[string]any, entries []string) 
 			for i, s := range x.Symbols {
 				syms[i] = s
 			}
-			mods = append(mods, map[string]any{"kind": x.Kind, "symbols": syms, "payload": string(x.Payload)})
+			mods = append(mods, ir.Attrs{"kind": x.Kind, "symbols": syms, "payload": string(x.Payload)})
 		}
 	}
 	if len(errs) > 0 {
