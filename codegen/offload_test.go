@@ -112,3 +112,68 @@ func TestExternalModulesAttrMalformed(t *testing.T) {
 		assert.ErrorContains(t, err, c.want)
 	}
 }
+
+const mlp512 = `
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("batch", 784), dtype="float32"), w0: R.Tensor((784, 512), dtype="float32"), b0: R.Tensor((512,), dtype="float32"), w1: R.Tensor((512, 512), dtype="float32"), b1: R.Tensor((512,), dtype="float32"), w2: R.Tensor((512, 10), dtype="float32"), b2: R.Tensor((10,), dtype="float32")) -> R.Tensor(("batch", 10), dtype="float32"):
+        batch = T.int64()
+        with R.dataflow():
+            lv = R.matmul(x, w0)
+            lv1 = R.add(lv, b0)
+            lv2 = R.nn.relu(lv1)
+            lv3 = R.matmul(lv2, w1)
+            lv4 = R.add(lv3, b1)
+            lv5 = R.nn.relu(lv4)
+            lv6 = R.matmul(lv5, w2)
+            lv7 = R.add(lv6, b2)
+            gv = R.nn.softmax(lv7, axis=-1)
+            R.output(gv)
+        return gv
+`
+
+// BenchmarkOffloadMLP compares a 784-512-512-10 MLP at batch 64 and the
+// demo MLP at batch 4 compiled by phasec's own lowering and with their
+// matmuls offloaded to the phasec_blas codegen (run the two side by side,
+// -count several, and compare ratios).
+func BenchmarkOffloadMLP(b *testing.B) {
+	demo, err := os.ReadFile("../testdata/models/mlp.tvms")
+	require.NoError(b, err)
+	for _, model := range []struct {
+		name  string
+		src   string
+		batch int64
+	}{{"mlp784-512-512-10/batch=64", mlp512, 64}, {"demo_mlp/batch=4", string(demo), 4}} {
+		for _, variant := range []struct{ name, pipeline string }{
+			{"lowered", "canonicalize,optimize,lower,build"},
+			{"offloaded", offloadPipelines[0]},
+		} {
+			b.Run(model.name+"/"+variant.name, func(b *testing.B) {
+				mod, diags := syntax.Parse("bench.tvms", []byte(model.src))
+				require.False(b, diags.HasErrors(), "%v", diags)
+				p, perrs := barrier.Registry.ParseAndBuild("pipeline", variant.pipeline)
+				require.Nil(b, perrs)
+				out, err := passes.NewPassContext().Run(context.Background(), p, mod)
+				require.NoError(b, err)
+				exe, ds := codegen.Build(out)
+				require.Empty(b, ds)
+				machine, err := loader.Link(exe, vm.Options{})
+				require.NoError(b, err)
+				in, err := eval.RandomArgs(mod.Func("main"), 1, nil, model.batch)
+				require.NoError(b, err)
+				args := make([]vm.Value, len(in))
+				for i, a := range in {
+					args[i], err = codegen.ToVM(a)
+					require.NoError(b, err)
+				}
+				b.ResetTimer()
+				for b.Loop() {
+					if _, _, err := machine.Call(context.Background(), "main", args); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

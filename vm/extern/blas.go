@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
@@ -159,6 +160,10 @@ func compileBLASFunction(f BLASFunction) (vm.BuiltinFunc, error) {
 		}
 	}
 	symbol, nparams, outputs := f.Symbol, f.Params, f.Outputs
+	// scratch recycles the intermediate results of a call, one tensor per
+	// step (the VM runs a function from several goroutines at once, so a
+	// call takes a whole set and returns it).
+	var scratch sync.Pool
 	return func(_ *vm.Machine, args []vm.Value) (vm.Value, error) {
 		if len(args) != nparams+len(outputs) {
 			return vm.Value{}, fmt.Errorf("%s takes %d inputs and %d outputs, got %d arguments", symbol, nparams, len(outputs), len(args))
@@ -172,6 +177,11 @@ func compileBLASFunction(f BLASFunction) (vm.BuiltinFunc, error) {
 			tensors[i] = t
 		}
 		results := make([]*tensor.Tensor, len(steps))
+		kept, _ := scratch.Get().([]*tensor.Tensor)
+		if len(kept) != len(steps) {
+			kept = make([]*tensor.Tensor, len(steps))
+		}
+		defer scratch.Put(kept)
 		get := func(r ref) *tensor.Tensor {
 			switch r.kind {
 			case 'p':
@@ -186,6 +196,11 @@ func compileBLASFunction(f BLASFunction) (vm.BuiltinFunc, error) {
 			var dst *tensor.Tensor
 			if k, ok := outOf[i]; ok {
 				dst = tensors[nparams+k]
+			} else if shape, ok := stepShape(get(st.lhs), get(st.rhs), st.transB); ok {
+				if kept[i] == nil || !equalShape(kept[i].Shape, shape) {
+					kept[i], _ = tensor.NewChecked(tensor.Float32, shape) // nil on error: runGEMMStep allocates and reports
+				}
+				dst = kept[i]
 			}
 			var bias *tensor.Tensor
 			if st.hasBias {
@@ -204,6 +219,19 @@ func compileBLASFunction(f BLASFunction) (vm.BuiltinFunc, error) {
 		}
 		return vm.Null(), nil
 	}, nil
+}
+
+// stepShape is the shape of a step's result, when its operands have the
+// ranks a step takes.
+func stepShape(lhs, rhs *tensor.Tensor, transB bool) ([]int64, bool) {
+	if len(lhs.Shape) < 2 || len(rhs.Shape) != 2 {
+		return nil, false
+	}
+	n := rhs.Shape[1]
+	if transB {
+		n = rhs.Shape[0]
+	}
+	return append(append([]int64(nil), lhs.Shape[:len(lhs.Shape)-1]...), n), true
 }
 
 // runGEMMStep computes act(lhs @ op(rhs) + bias) into dst (allocated when
