@@ -53,6 +53,7 @@ var goldens = map[string]string{
 	"RunCodegen":                                 `FuseOpsByPattern{patterns=["phasec_blas"]},MergeCompositeFunctions,RunCodegen`,
 	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
 	"RunCodegen/bad":                             "RunCodegen",
+	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's

@@ -20,6 +20,8 @@ var (
 	codeCodegenFailed  = optCodes.Define("OPT411", "RunCodegen: an external codegen cannot compile a function")
 	codeBadCodegenCall = optCodes.Define("OPT412", "RunCodegen: a Codegen function is used other than as a callee, or nested functions remain outside Codegen functions")
 	codeBadTargetOpts  = optCodes.Define("OPT413", "RunCodegen: target_options is not a map from codegen names to option maps")
+	codeNotOffloaded   = optCodes.Define("OPT414", "RunCodegen: a composite function belongs to no Codegen function, so phasec computes it")
+	codeFusionGroup    = optCodes.Define("OPT415", "RunCodegen: a FuseOps group (Primitive, not Composite) awaits FuseTIR")
 )
 
 // CodegenFunction is one function an external codegen compiles: a Codegen
@@ -134,11 +136,23 @@ var RunCodegen = passes.Define(passes.Info{
 		errs.Add(moduleSpan(mod), codeBadTargetOpts, "RunCodegen: target_options must be a JSON object mapping codegen names to option objects")
 		return nil, errs
 	}
-	return runCodegen(mod, opts, o.Strings("entry_functions"))
+	return runCodegen(mod, opts, o.Strings("entry_functions"), env.PassContext().Warn)
 }))
 
-func runCodegen(mod *ir.Module, targetOptions map[string]any, entries []string) (*ir.Module, error) {
+func runCodegen(mod *ir.Module, targetOptions map[string]any, entries []string, warn func(*diag.Diagnostic)) (*ir.Module, error) {
 	var errs diag.List
+	for _, name := range mod.Names() {
+		if f := mod.Func(name); f != nil {
+			_, prim := f.Attrs[ir.AttrPrimitive]
+			_, comp := f.Attrs[AttrComposite]
+			if prim && !comp {
+				errs.Add(f.Span(), codeFusionGroup, "RunCodegen: %s is a FuseOps group (Primitive) awaiting its kernel; RunCodegen establishes that no group remains, so run FuseTIR before it", name)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
 	byCodegen := map[string][]CodegenFunction{}
 	symbols := map[string]string{} // function name -> symbol
 	for _, name := range mod.Names() {
@@ -156,9 +170,6 @@ func runCodegen(mod *ir.Module, targetOptions map[string]any, entries []string) 
 		}
 		symbols[name] = sym
 		byCodegen[cg] = append(byCodegen[cg], CodegenFunction{Symbol: sym, Func: f})
-	}
-	if len(byCodegen) == 0 {
-		return mod, nil
 	}
 	funcSpan := func(sym string) diag.Span {
 		for name, s := range symbols {
@@ -214,7 +225,10 @@ func runCodegen(mod *ir.Module, targetOptions map[string]any, entries []string) 
 	}
 
 	out := mod.Clone()
-	out.Attrs = out.Attrs.With(ir.AttrExternalMods, mods)
+	if len(byCodegen) > 0 {
+		out.Attrs = out.Attrs.With(ir.AttrExternalMods, mods)
+	}
+	changed := len(byCodegen) > 0
 	for _, name := range mod.Names() {
 		f := mod.Func(name)
 		if f == nil || symbols[name] != "" || IsGroupFunction(f) {
@@ -224,12 +238,40 @@ func runCodegen(mod *ir.Module, targetOptions map[string]any, entries []string) 
 		if err != nil {
 			return nil, err
 		}
-		out.Set(name, nf)
+		if nf != f {
+			out.Set(name, nf)
+		}
 	}
 	for name := range symbols {
 		out.Remove(name)
 	}
 	removeUncalledGroups(out)
+	// Composite functions still called belong to no Codegen function
+	// (FuseOpsByPattern ran without annotate_codegen or
+	// MergeCompositeFunctions): they become ordinary functions.
+	for _, name := range out.Names() {
+		f := out.Func(name)
+		if f == nil {
+			continue
+		}
+		if comp, ok := f.Attrs.String(AttrComposite); ok {
+			nf := *f
+			nf.Attrs = f.Attrs.Without(AttrComposite).Without(ir.AttrPrimitive)
+			out.Set(name, &nf)
+			changed = true
+			if warn != nil {
+				warn(&diag.Diagnostic{Span: f.Span(), Severity: diag.Warning, Code: codeNotOffloaded,
+					Msg:  fmt.Sprintf("RunCodegen: composite function %s (%s) belongs to no Codegen function; phasec computes it", name, comp),
+					Hint: "run MergeCompositeFunctions, or FuseOpsByPattern with annotate_codegen=true, before RunCodegen"})
+			}
+		}
+	}
+	if !changed {
+		return mod, nil
+	}
+	if len(byCodegen) == 0 {
+		return out, nil
+	}
 	return EliminateDeadCode(out, entries)
 }
 
