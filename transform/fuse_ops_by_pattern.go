@@ -31,6 +31,7 @@ var (
 	codeUnknownPatternTable = optCodes.Define("OPT400", "FuseOpsByPattern: a pattern table named in patterns is not registered")
 	codeNoPatternMatched    = optCodes.Define("OPT401", "FuseOpsByPattern: no pattern matched anything (the module is unchanged)")
 	codeNoPatterns          = optCodes.Define("OPT402", "FuseOpsByPattern: the patterns option names no pattern table")
+	codeNoEntryFunction     = optCodes.Define("OPT403", "FuseOpsByPattern: an entry function named in entry_functions is not in the module")
 )
 
 // FusionPattern is one entry of a pattern table, TVM's
@@ -260,6 +261,9 @@ type FuseByPatternOptions struct {
 	// annotate_codegen held while the pass ran (TVM lifts them to the
 	// module first and annotates afterwards, so they take part in naming).
 	placeholders *[]string
+	// suffixes remembers, per base name, the next numeric suffix to try,
+	// so that naming n groups alike stays linear.
+	suffixes map[string]int
 }
 
 // IsGroupFunction reports whether f is a fusion or offload group (attribute
@@ -279,6 +283,7 @@ func FuseByPattern(mod *ir.Module, pats []FusionPattern, opts FuseByPatternOptio
 	total := 0
 	var placeholders []string
 	opts.placeholders = &placeholders
+	opts.suffixes = map[string]int{}
 	defer func() {
 		for _, n := range placeholders {
 			out.Remove(n)
@@ -287,6 +292,18 @@ func FuseByPattern(mod *ir.Module, pats []FusionPattern, opts FuseByPatternOptio
 	names := mod.Names()
 	if len(opts.EntryFunctions) > 0 {
 		names = opts.EntryFunctions
+		var errs diag.List
+		for _, n := range names {
+			if mod.Func(n) == nil {
+				d := errs.Add(moduleSpan(mod), codeNoEntryFunction, "FuseOpsByPattern: entry function %q is not a Relax function of the module", n)
+				if c := diag.Closest(n, mod.Names()); c != "" {
+					d.Hint = fmt.Sprintf("did you mean %q?", c)
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return nil, 0, errs
+		}
 	}
 	for _, name := range names {
 		f := mod.Func(name)
@@ -635,12 +652,12 @@ func liftGroup(mod *ir.Module, blk *ir.BindingBlock, group []int, users [][]int,
 	}
 	fn.SetSpan(root.Span())
 	name := "fused_" + strings.Join(opNames, "_")
-	name = uniqueFuncName(mod, name)
+	name = uniqueFuncNameFrom(mod, name, opts.suffixes)
 	fn, _ = ir.NormalizeFunction(mod, fn)
 	mod.Set(name, fn)
 	if opts.AnnotateCodegen {
 		*opts.placeholders = append(*opts.placeholders, name)
-		name = uniqueFuncName(mod, name+"_"+Codegen(composite))
+		name = uniqueFuncNameFrom(mod, name+"_"+Codegen(composite), opts.suffixes)
 		mod.Set(name, wrapInCodegen(mod, fn, name, Codegen(composite)))
 	}
 
@@ -698,12 +715,22 @@ func wrapInCodegen(mod *ir.Module, composite *ir.Function, name, codegen string)
 // ("fused_relax_matmul1") that is not a function of mod, as TVM's
 // NameSupply does.
 func uniqueFuncName(mod *ir.Module, name string) string {
+	return uniqueFuncNameFrom(mod, name, nil)
+}
+
+// uniqueFuncNameFrom is uniqueFuncName starting the search at the suffix
+// next records for name (and recording the next one).
+func uniqueFuncNameFrom(mod *ir.Module, name string, next map[string]int) string {
 	if _, ok := mod.Lookup(name); !ok {
 		return name
 	}
-	for i := 1; ; i++ {
+	i := max(next[name], 1)
+	for ; ; i++ {
 		n := fmt.Sprintf("%s%d", name, i)
 		if _, ok := mod.Lookup(n); !ok {
+			if next != nil {
+				next[name] = i + 1
+			}
 			return n
 		}
 	}

@@ -47,6 +47,7 @@ var goldens = map[string]string{
 	"FuseOpsByPattern/annotate":                  `FuseOpsByPattern{patterns=["phasec_blas","dnnl"],annotate_codegen=true}`,
 	"FuseOpsByPattern/unbound_constants":         `FuseOpsByPattern{patterns=["phasec_blas"],bind_constants=false}`,
 	"FuseOpsByPattern/bad_table":                 `FuseOpsByPattern{patterns=["phasec_blsa"]}`,
+	"FuseOpsByPattern/bad_entry":                 `FuseOpsByPattern{patterns=["phasec_blas"],entry_functions=["mian"]}`,
 	"FuseOpsByPattern/dnnl":                      `FuseOpsByPattern{patterns=["dnnl"]}`,
 	"MergeCompositeFunctions":                    "MergeCompositeFunctions",
 	"MergeCompositeFunctions/from_patterns":      `FuseOpsByPattern{patterns=["phasec_blas"]},MergeCompositeFunctions`,
