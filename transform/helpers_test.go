@@ -68,6 +68,12 @@ func TestGoldens(t *testing.T) {
 	}
 }
 
+// checkedOnTheVM are passes whose outputs the evaluator cannot run, and
+// where their semantic oracle is instead.
+var checkedOnTheVM = map[string]string{
+	"RunCodegen": "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+}
+
 // TestGoldensCompute is the semantic oracle on the golden inputs: every
 // public function the evaluator can run (on random arguments) computes the
 // same before and after the pass. Each pass must have evaluated cases.
@@ -75,6 +81,10 @@ func TestGoldensCompute(t *testing.T) {
 	evaluated := map[string]int{}
 	for dir, pipeline := range goldens {
 		pass := strings.SplitN(dir, "/", 2)[0]
+		if reason, ok := checkedOnTheVM[pass]; ok {
+			t.Logf("%s: %s", dir, reason)
+			continue
+		}
 		inputs, err := passtest.Inputs("../testdata/passes/" + dir)
 		require.NoError(t, err)
 		for _, path := range inputs {
@@ -108,6 +118,9 @@ func TestGoldensCompute(t *testing.T) {
 	}
 	for dir := range goldens {
 		pass := strings.SplitN(dir, "/", 2)[0]
+		if _, ok := checkedOnTheVM[pass]; ok {
+			continue
+		}
 		assert.Positive(t, evaluated[pass], "no golden input of %s could be evaluated", pass)
 	}
 }
