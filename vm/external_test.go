@@ -29,8 +29,11 @@ func doubleLinker(m ExternalModule) (map[string]BuiltinFunc, error) {
 	}
 	factor := float32(len(m.Payload))
 	return map[string]BuiltinFunc{"ext.double": func(_ *Machine, args []Value) (Value, error) {
+		if len(args) != 1 {
+			return Value{}, errors.New("want one argument")
+		}
 		x, ok := args[0].Tensor()
-		if !ok {
+		if !ok || x.DType != tensor.Float32 {
 			return Value{}, errors.New("want a tensor")
 		}
 		y := x.Clone()
