@@ -69,6 +69,9 @@ func allPasses() []*passes.Pass {
 		transform.AnnotateTIROpPattern,
 		transform.FuseTIRInner, transform.FuseTIR,
 		transform.FuseOps,
+		transform.FuseOpsByPattern,
+		transform.MergeCompositeFunctions,
+		transform.RunCodegen,
 	)
 	return all
 }

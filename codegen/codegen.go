@@ -39,7 +39,46 @@ var (
 	codeUnsupported = vmcCodes.Define("VMC002", "an expression the VM cannot run")
 	codeBuiltin     = vmcCodes.Define("VMC003", "an unknown packed function")
 	codeKernel      = vmcCodes.Define("VMC004", "a PrimFunc that cannot be a kernel")
+	codeExternal    = vmcCodes.Define("VMC005", "the module's external_mods attribute is malformed")
 )
+
+// ExternalModules reads the module attribute external_mods, which
+// RunCodegen writes (TVM's tvm::attr::kExternalMods): a list of
+// {"kind": str, "symbols": [str, ...], "payload": str} records, the
+// external codegens' compiled modules, which the executable carries.
+func ExternalModules(mod *ir.Module) ([]vm.ExternalModule, error) {
+	v, ok := mod.Attrs[ir.AttrExternalMods]
+	if !ok {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("module attribute %s must be a list, got %T", ir.AttrExternalMods, v)
+	}
+	out := make([]vm.ExternalModule, len(list))
+	for i, x := range list {
+		rec, ok := x.(ir.Attrs)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d] must be a map, got %T", ir.AttrExternalMods, i, x)
+		}
+		kind, ok1 := rec["kind"].(string)
+		payload, ok2 := rec["payload"].(string)
+		syms, ok3 := rec["symbols"].([]any)
+		if !ok1 || !ok2 || !ok3 {
+			return nil, fmt.Errorf("%s[%d] needs a string kind, a string payload and a list of symbols", ir.AttrExternalMods, i)
+		}
+		m := vm.ExternalModule{Kind: kind, Payload: []byte(payload)}
+		for _, s := range syms {
+			str, ok := s.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s[%d]: symbol %v is not a string", ir.AttrExternalMods, i, s)
+			}
+			m.Symbols = append(m.Symbols, str)
+		}
+		out[i] = m
+	}
+	return out, nil
+}
 
 // Build compiles a module in phase build into an executable.
 func Build(mod *ir.Module) (*vm.Executable, diag.List) {
@@ -60,7 +99,18 @@ func Build(mod *ir.Module) (*vm.Executable, diag.List) {
 	if d := wellformed.Check(mod, phase.Build); d.HasErrors() {
 		return nil, d
 	}
-	g := &gen{mod: mod, b: vm.NewBuilder(), kernels: map[string]bool{}}
+	g := &gen{mod: mod, b: vm.NewBuilder(), kernels: map[string]bool{}, external: map[string]bool{}}
+	ext, err := ExternalModules(mod)
+	if err != nil {
+		errs.Add(modSpan, codeExternal, "%v", err)
+		return nil, errs
+	}
+	for _, x := range ext {
+		g.b.AddExternal(x)
+		for _, s := range x.Symbols {
+			g.external[s] = true
+		}
+	}
 	for name, f := range mod.Functions() {
 		if rf, ok := f.(*ir.Function); ok {
 			g.function(name, rf)
@@ -82,9 +132,11 @@ type gen struct {
 	b       *vm.Builder
 	errs    diag.List
 	kernels map[string]bool
-	vars    map[*ir.Var]vm.Arg
-	fn      string
-	fnPos   vm.Pos // where bindings without a span (inserted by passes) point
+	// external holds the symbols the external modules export.
+	external map[string]bool
+	vars     map[*ir.Var]vm.Arg
+	fn       string
+	fnPos    vm.Pos // where bindings without a span (inserted by passes) point
 }
 
 func posOf(s diag.Span) vm.Pos { return vm.Pos{File: s.File, Line: s.Line, Col: s.Col} }
@@ -242,8 +294,8 @@ func (g *gen) expr(e ir.Expr, pos vm.Pos) vm.Arg {
 	case *ir.GlobalVar:
 		return g.globalRef(e)
 	case *ir.ExternFunc:
-		if vm.LookupBuiltin(e.Symbol) == nil {
-			return g.errorf(e.Span(), codeBuiltin, "unknown packed function %q: no VM builtin of that name", e.Symbol)
+		if vm.LookupBuiltin(e.Symbol) == nil && !g.external[e.Symbol] {
+			return g.errorf(e.Span(), codeBuiltin, "unknown packed function %q: no VM builtin of that name and no external module exports it", e.Symbol)
 		}
 		return vm.FuncArg(g.b.Packed(e.Symbol))
 	case *ir.Function:

@@ -130,7 +130,7 @@ class Module:
 `)
 	_, diags := Build(mod)
 	require.Len(t, diags, 1)
-	assert.Equal(t, `m.tvms:9:27: error VMC003: unknown packed function "my.missing": no VM builtin of that name`, diags[0].String())
+	assert.Equal(t, `m.tvms:9:27: error VMC003: unknown packed function "my.missing": no VM builtin of that name and no external module exports it`, diags[0].String())
 }
 
 // TestCompiledKernels runs the same module with the kernel compiled by

@@ -83,6 +83,7 @@ const (
 	AttrPrimitive        = "Primitive"           // a fused group
 	AttrNoAlias          = "tir.noalias"         // TIR: buffers do not alias
 	AttrPhase            = "phase"               // module phase (see package phase)
+	AttrExternalMods     = "external_mods"       // module: external codegens' modules (RunCodegen)
 )
 
 // Target is a compilation target as TVMScript writes it in a function

@@ -46,6 +46,18 @@ var goldens = map[string]string{
 	"AnnotateTIROpPattern":                       "AnnotateTIROpPattern",
 	"FuseTIR":                                    "FuseTIR",
 	"FuseOps":                                    "LegalizeOps,AnnotateTIROpPattern,FuseOps",
+	"FuseOpsByPattern":                           `FuseOpsByPattern{patterns=["phasec_blas"]}`,
+	"FuseOpsByPattern/annotate":                  `FuseOpsByPattern{patterns=["phasec_blas","dnnl"],annotate_codegen=true}`,
+	"FuseOpsByPattern/unbound_constants":         `FuseOpsByPattern{patterns=["phasec_blas"],bind_constants=false}`,
+	"FuseOpsByPattern/bad_table":                 `FuseOpsByPattern{patterns=["phasec_blsa"]}`,
+	"FuseOpsByPattern/bad_entry":                 `FuseOpsByPattern{patterns=["phasec_blas"],entry_functions=["mian"]}`,
+	"FuseOpsByPattern/dnnl":                      `FuseOpsByPattern{patterns=["dnnl"]}`,
+	"MergeCompositeFunctions":                    "MergeCompositeFunctions",
+	"MergeCompositeFunctions/from_patterns":      `FuseOpsByPattern{patterns=["phasec_blas"]},MergeCompositeFunctions`,
+	"RunCodegen":                                 `FuseOpsByPattern{patterns=["phasec_blas"]},MergeCompositeFunctions,RunCodegen`,
+	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
+	"RunCodegen/bad":                             "RunCodegen",
+	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
@@ -59,6 +71,12 @@ func TestGoldens(t *testing.T) {
 	}
 }
 
+// checkedOnTheVM are passes whose outputs the evaluator cannot run, and
+// where their semantic oracle is instead.
+var checkedOnTheVM = map[string]string{
+	"RunCodegen": "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+}
+
 // TestGoldensCompute is the semantic oracle on the golden inputs: every
 // public function the evaluator can run (on random arguments) computes the
 // same before and after the pass. Each pass must have evaluated cases.
@@ -66,6 +84,10 @@ func TestGoldensCompute(t *testing.T) {
 	evaluated := map[string]int{}
 	for dir, pipeline := range goldens {
 		pass := strings.SplitN(dir, "/", 2)[0]
+		if reason, ok := checkedOnTheVM[pass]; ok {
+			t.Logf("%s: %s", dir, reason)
+			continue
+		}
 		inputs, err := passtest.Inputs("../testdata/passes/" + dir)
 		require.NoError(t, err)
 		for _, path := range inputs {
@@ -99,6 +121,9 @@ func TestGoldensCompute(t *testing.T) {
 	}
 	for dir := range goldens {
 		pass := strings.SplitN(dir, "/", 2)[0]
+		if _, ok := checkedOnTheVM[pass]; ok {
+			continue
+		}
 		assert.Positive(t, evaluated[pass], "no golden input of %s could be evaluated", pass)
 	}
 }

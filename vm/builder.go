@@ -155,6 +155,10 @@ func (b *Builder) EndFunc() {
 	b.cur = -1
 }
 
+// AddExternal adds an external module; calls of its symbols are
+// CallPacked calls.
+func (b *Builder) AddExternal(m ExternalModule) { b.exe.External = append(b.exe.External, m) }
+
 // Finish returns the executable, validated.
 func (b *Builder) Finish() (*Executable, error) {
 	if b.firstErr != nil {

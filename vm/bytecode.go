@@ -198,8 +198,35 @@ type Executable struct {
 	Pos       []Pos // per instruction, parallel to Code (may be shorter: unknown)
 	Constants []Constant
 	Kernels   []Kernel
+	// External are the external modules (TVM's external_mods): kernels an
+	// external codegen compiled, rebuilt at link time by the linker of
+	// their kind (Options.LinkExternal) and called as packed functions.
+	External []ExternalModule
 
 	validated bool // Validate succeeded (and nothing was supposed to change since)
+}
+
+// ExternalModule is one external module of an executable: a kind naming
+// the runtime linker that rebuilds it (vm/extern's registry), the packed
+// function names it exports, and an opaque payload only that linker reads.
+type ExternalModule struct {
+	Kind    string
+	Symbols []string
+	Payload []byte
+}
+
+// externalSymbols maps every symbol the external modules export to its
+// module index.
+func (e *Executable) externalSymbols() map[string]int {
+	m := map[string]int{}
+	for i, x := range e.External {
+		for _, s := range x.Symbols {
+			if _, dup := m[s]; !dup {
+				m[s] = i
+			}
+		}
+	}
+	return m
 }
 
 // FuncIndex returns the table index of the function named name, or -1.

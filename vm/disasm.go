@@ -129,6 +129,12 @@ func (e *Executable) TextWith(kernelText func(k *Kernel) (string, error)) string
 			fmt.Fprintf(&b, "    | %s\n", line)
 		}
 	}
+	if len(e.External) > 0 {
+		fmt.Fprintf(&b, "\nexternal modules (%d):\n", len(e.External))
+		for _, x := range e.External {
+			fmt.Fprintf(&b, "  %s: %s <%d bytes of payload>\n", x.Kind, strings.Join(x.Symbols, ", "), len(x.Payload))
+		}
+	}
 	return b.String()
 }
 

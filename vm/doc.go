@@ -10,8 +10,10 @@
 // code as TVM's four instructions (Call, Ret, Goto, If) with argument words
 // tagged register / immediate / constant / function, a constant pool, the
 // kernels as encoded TIR (package ir/tirenc) with their signatures
-// (abi.Param), and a source map from every instruction to the Relax
-// binding it implements.
+// (abi.Param), a source map from every instruction to the Relax
+// binding it implements, and the external modules external codegens
+// compiled (kind, exported symbols, payload), rebuilt at link time by
+// Options.LinkExternal (vm/extern's registry) into packed functions.
 // Marshal/Unmarshal use a versioned, checksummed, sectioned binary form (see
 // format.go). Unmarshal and New validate everything the interpreter relies
 // on before anything runs (Executable.Validate); a corrupt file is an error,

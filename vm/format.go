@@ -19,7 +19,7 @@ import (
 //	reserved uint16 (0)
 //	length   uint64 of the payload
 //	checksum uint32, CRC-32C of the payload
-//	payload  six sections, each: id byte, uv body length, body
+//	payload  seven sections, each: id byte, uv body length, body
 //	  1 builtins:  uv n, n strings (names resolved in the builtin registry)
 //	  2 kernels:   uv n, per kernel: name, TIR (a string: the PrimFunc encoded by
 //	               ir/tirenc, versioned by it), uv nparams, per param: kind byte
@@ -36,6 +36,7 @@ import (
 //	               call: dst, func, nargs, args; ret: reg; goto: offset; if: cond, offset
 //	  6 source:    uv nfiles, file names, uv n (0 or the instruction count),
 //	               per instruction: uv file+1 (0 = unknown), uv line, uv col
+//	  7 external:  uv n, per module: kind, uv nsymbols, symbols, payload (a string)
 //
 // A string is uv length then bytes. Decoding checks every count against the
 // bytes left before allocating, so a corrupt length cannot exhaust memory.
@@ -44,8 +45,9 @@ import (
 const Magic = "PHASECVM"
 
 // FormatVersion is the version this package writes and reads. Version 2
-// stores kernels as encoded TIR (ir/tirenc) instead of TVMScript text.
-const FormatVersion = 2
+// stores kernels as encoded TIR (ir/tirenc) instead of TVMScript text;
+// version 3 adds the external modules section.
+const FormatVersion = 3
 
 const headerSize = 8 + 2 + 2 + 8 + 4
 
@@ -56,9 +58,10 @@ const (
 	secConstants = 4
 	secCode      = 5
 	secSource    = 6
+	secExternal  = 7
 )
 
-var sectionNames = [...]string{"", "builtins", "kernels", "functions", "constants", "code", "source map"}
+var sectionNames = [...]string{"", "builtins", "kernels", "functions", "constants", "code", "source map", "external modules"}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -223,6 +226,18 @@ func (e *Executable) Marshal() []byte {
 	}
 	section(secSource, w)
 
+	w = nil
+	w = binary.AppendUvarint(w, uint64(len(e.External)))
+	for _, x := range e.External {
+		w = appendString(w, x.Kind)
+		w = binary.AppendUvarint(w, uint64(len(x.Symbols)))
+		for _, s := range x.Symbols {
+			w = appendString(w, s)
+		}
+		w = appendString(w, string(x.Payload))
+	}
+	section(secExternal, w)
+
 	out := make([]byte, 0, headerSize+len(payload))
 	out = append(out, Magic...)
 	out = binary.LittleEndian.AppendUint16(out, FormatVersion)
@@ -364,7 +379,7 @@ func Unmarshal(data []byte) (*Executable, error) {
 		return nil, &FormatError{Msg: fmt.Sprintf("bad magic %q: not a phasec executable", data[:8])}
 	}
 	if v := binary.LittleEndian.Uint16(data[8:]); v != FormatVersion {
-		return nil, &FormatError{Offset: 8, Msg: fmt.Sprintf("format version %d, this build reads version %d", v, FormatVersion)}
+		return nil, &FormatError{Offset: 8, Msg: fmt.Sprintf("format version %d, this build reads version %d: rebuild the executable with this phasec", v, FormatVersion)}
 	}
 	if r := binary.LittleEndian.Uint16(data[10:]); r != 0 {
 		return nil, &FormatError{Offset: 10, Msg: fmt.Sprintf("reserved field is %d, want 0", r)}
@@ -381,7 +396,7 @@ func Unmarshal(data []byte) (*Executable, error) {
 	e := &Executable{}
 	var builtins []string
 	top := &reader{buf: payload, base: headerSize}
-	for id := byte(1); id <= secSource; id++ {
+	for id := byte(1); id <= secExternal; id++ {
 		top.sec = sectionNames[id]
 		if got := top.byte1(); got != id && top.err == nil {
 			top.fail("section id %d, want %d (%s)", got, id, sectionNames[id])
@@ -548,6 +563,19 @@ func Unmarshal(data []byte) (*Executable, error) {
 				} else if line != 0 || col != 0 {
 					r.fail("source map entry %d has a position but no file", i)
 				}
+			}
+		case secExternal:
+			if n := r.count("external module count", 3); n > 0 {
+				e.External = make([]ExternalModule, n)
+			}
+			for i := range e.External {
+				x := &e.External[i]
+				x.Kind = r.str()
+				x.Symbols = make([]string, r.count("external symbol count", 1))
+				for j := range x.Symbols {
+					x.Symbols[j] = r.str()
+				}
+				x.Payload = bytes.Clone(r.bytesN(r.count("external payload length", 1)))
 			}
 		}
 		r.done()

@@ -13,7 +13,9 @@ import (
 // a call depth and an allocation limit); nothing panics or hangs, and no
 // panic is hidden inside the VM's recovery either.
 func FuzzExecutable(f *testing.F) {
-	for _, exe := range []*Executable{buildAddOne(f), buildFib(f), buildCalls(f)} {
+	withExternal, err := buildExternal(f, ExternalModule{Kind: "test.double", Symbols: []string{"ext.double"}, Payload: []byte("xx")})
+	require.NoError(f, err)
+	for _, exe := range []*Executable{buildAddOne(f), buildFib(f), buildCalls(f), withExternal} {
 		data := exe.Marshal()
 		f.Add(data, false)
 		f.Add(data[:len(data)/2], false)
@@ -35,7 +37,7 @@ func FuzzExecutable(f *testing.F) {
 		again, err := Unmarshal(exe.Marshal())
 		require.NoError(t, err, "re-decoding a valid executable")
 		_ = again
-		vm, err := New(exe, Options{CompileKernel: goKernels, MaxSteps: 20000, MaxCallDepth: 64, MaxAllocBytes: 1 << 20})
+		vm, err := New(exe, Options{CompileKernel: goKernels, LinkExternal: doubleLinker, MaxSteps: 20000, MaxCallDepth: 64, MaxAllocBytes: 1 << 20})
 		if err != nil {
 			return
 		}

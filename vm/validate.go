@@ -30,6 +30,8 @@ func (e *Executable) Validate() error {
 	e.validated = false
 	var errs errorList
 	kidx := e.kernelIndices()
+	ext := e.externalSymbols()
+	e.validateExternal(&errs)
 	names := map[string]int{}
 	for i, f := range e.Funcs {
 		if f.Name == "" {
@@ -41,8 +43,8 @@ func (e *Executable) Validate() error {
 		names[f.Name] = i
 		switch f.Kind {
 		case FuncPacked:
-			if LookupBuiltin(f.Name) == nil {
-				errs.add("function %q: no builtin of that name is registered", f.Name)
+			if _, isExt := ext[f.Name]; !isExt && LookupBuiltin(f.Name) == nil {
+				errs.add("function %q: no builtin of that name is registered and no external module exports it", f.Name)
 			}
 		case FuncKernel:
 			if _, ok := kidx[f.Name]; !ok {
@@ -230,6 +232,9 @@ func (e *Executable) validateInstr(f *Function, pc int, written []int32, kidx ma
 		case FuncKernel:
 			e.validateKernelArgs(e.Kernels[kidx[callee.Name]], args, where, errs)
 		case FuncPacked:
+			if b == nil {
+				break // an external module's function: its linker checks its arguments
+			}
 			if b.WithCtx {
 				if len(args) == 0 || !args[0].IsVMReg() {
 					errs.add("%s: %s takes the VM context (%%vm) as its first argument", where(), b.Name)
@@ -314,4 +319,27 @@ func (c *Constant) validate() error {
 		return fmt.Errorf("unknown kind %d", c.Kind)
 	}
 	return nil
+}
+
+// validateExternal checks the external modules: a kind, symbols that are
+// unique across modules and shadow no builtin. What a payload holds only
+// the module's linker can check (at link time).
+func (e *Executable) validateExternal(errs *errorList) {
+	seen := map[string]bool{}
+	for i, x := range e.External {
+		if x.Kind == "" {
+			errs.add("external module %d has no kind", i)
+		}
+		for _, s := range x.Symbols {
+			switch {
+			case s == "":
+				errs.add("external module %d (%s) exports an empty symbol", i, x.Kind)
+			case seen[s]:
+				errs.add("external symbol %q is exported twice", s)
+			case LookupBuiltin(s) != nil:
+				errs.add("external symbol %q of module %d (%s) shadows a builtin", s, i, x.Kind)
+			}
+			seen[s] = true
+		}
+	}
 }

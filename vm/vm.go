@@ -22,6 +22,11 @@ type Options struct {
 	// vm/kernel, tests pass Go kernels. The vm package itself depends on
 	// neither TIR nor the kernel compiler.
 	CompileKernel func(k Kernel) (abi.Kernel, error)
+	// LinkExternal rebuilds an external module of the executable into its
+	// packed functions by symbol; vm/loader sets it to vm/extern's
+	// registry of module kinds. An executable with external modules cannot
+	// be linked without it.
+	LinkExternal func(m ExternalModule) (map[string]BuiltinFunc, error)
 	// NewAllocator makes the allocator of each machine (one per concurrent
 	// call); the default is tensor.NewPooledAllocator.
 	NewAllocator func() tensor.Allocator
@@ -130,13 +135,21 @@ func New(exe *Executable, opts Options) (*VM, error) {
 		}
 		vm.kernels[i] = kf
 	}
+	external, err := vm.linkExternal()
+	if err != nil {
+		return nil, err
+	}
 	vm.funcs = make([]linkedFunc, len(exe.Funcs))
 	kidx := exe.kernelIndices()
 	for i, f := range exe.Funcs {
 		lf := linkedFunc{kind: f.Kind, name: f.Name, start: f.Start, numArgs: f.NumArgs, numRegs: f.NumRegs, kernel: -1}
 		switch f.Kind {
 		case FuncPacked:
-			lf.builtin = LookupBuiltin(f.Name)
+			if b, ok := external[f.Name]; ok {
+				lf.builtin = b
+			} else {
+				lf.builtin = LookupBuiltin(f.Name)
+			}
 		case FuncKernel:
 			lf.kernel = kidx[f.Name]
 			lf.numArgs = len(exe.Kernels[lf.kernel].Params)
@@ -151,6 +164,32 @@ func New(exe *Executable, opts Options) (*VM, error) {
 	}
 	vm.machines.New = func() any { return vm.newMachine() }
 	return vm, nil
+}
+
+// linkExternal rebuilds the external modules into builtins (any number of
+// arguments: the module's functions check their own).
+func (vm *VM) linkExternal() (map[string]*Builtin, error) {
+	if len(vm.exe.External) == 0 {
+		return nil, nil
+	}
+	if vm.opts.LinkExternal == nil {
+		return nil, fmt.Errorf("the executable has %d external module(s) but no linker is configured (Options.LinkExternal; vm/loader sets it)", len(vm.exe.External))
+	}
+	out := map[string]*Builtin{}
+	for i, x := range vm.exe.External {
+		fns, err := vm.opts.LinkExternal(x)
+		if err != nil {
+			return nil, fmt.Errorf("external module %d (%s): %w", i, x.Kind, err)
+		}
+		for _, s := range x.Symbols {
+			fn, ok := fns[s]
+			if !ok || fn == nil {
+				return nil, fmt.Errorf("external module %d (%s) does not define its symbol %q", i, x.Kind, s)
+			}
+			out[s] = &Builtin{Name: s, MinArgs: 0, MaxArgs: -1, Fn: fn}
+		}
+	}
+	return out, nil
 }
 
 // Executable returns the executable the VM runs.

@@ -43,7 +43,8 @@ NONE < diag, internal/ptrmap, tensor, vm/blas, ir/randmod;
 tensor < vm/abi < vm;
 diag, internal/ptrmap < ir < ir/tirenc;
 ir, vm/abi, vm/blas < vm/kernel;
-vm, vm/kernel, ir/tirenc < vm/loader;
+vm, vm/blas < vm/extern;
+vm, vm/kernel, vm/extern, ir/tirenc < vm/loader;
 vm/loader < RUNTIME;
 
 # The compiler.
@@ -59,7 +60,7 @@ passes, syntax < passes/passtest;
 passes < lower;
 op, vm/abi < eval;
 ir < transform/dpl;
-passes, eval, vm/kernel, internal/ptrmap, transform/dpl < transform;
+passes, eval, vm/kernel, vm/extern, internal/ptrmap, transform/dpl < transform;
 lower, transform < barrier;
 barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
@@ -121,7 +122,7 @@ func parseTestRules(text string) (policy, error) {
 
 // runtimePackages must not reach compilerPackages, directly or not.
 var (
-	runtimePackages  = []string{"tensor", "vm", "vm/abi", "vm/blas", "vm/kernel", "vm/loader", "ir/tirenc"}
+	runtimePackages  = []string{"tensor", "vm", "vm/abi", "vm/blas", "vm/kernel", "vm/extern", "vm/loader", "ir/tirenc"}
 	compilerPackages = []string{"syntax", "op", "wellformed", "passes", "lower", "transform", "eval", "codegen", "barrier", "semcheck"}
 )
 

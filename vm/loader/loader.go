@@ -1,11 +1,12 @@
 // Package loader turns an executable into a runnable VM: it decodes the
 // file (vm.Unmarshal, which validates it), decodes each kernel's TIR
 // (ir/tirenc), compiles it (vm/kernel), checks the compiled signature
-// against the one the compiler recorded, and links (vm.New).
+// against the one the compiler recorded, rebuilds the external modules
+// (vm/extern) and links (vm.New).
 //
 // It is the runtime's entry point, and it stands apart from the compiler:
 // a program that only runs .pvm files links this package and, of phasec,
-// only what it imports: vm/loader, vm, vm/abi, vm/kernel, vm/blas,
+// only what it imports: vm/loader, vm, vm/abi, vm/kernel, vm/extern, vm/blas,
 // ir/tirenc, ir, diag, internal/ptrmap and tensor. No TVMScript parser, no
 // op registry, no pass, no code generator (internal/deps's test holds
 // this; `go list -deps ./vm/loader` shows it).
@@ -18,6 +19,7 @@ import (
 	"github.com/phasec/phasec/ir/tirenc"
 	"github.com/phasec/phasec/vm"
 	"github.com/phasec/phasec/vm/abi"
+	"github.com/phasec/phasec/vm/extern"
 	"github.com/phasec/phasec/vm/kernel"
 )
 
@@ -32,10 +34,14 @@ func Load(data []byte, opts vm.Options) (*vm.VM, error) {
 }
 
 // Link links an executable, compiling its kernels with CompileKernel
-// unless opts.CompileKernel is set.
+// unless opts.CompileKernel is set, and rebuilding its external modules
+// with vm/extern's registry of kinds unless opts.LinkExternal is set.
 func Link(exe *vm.Executable, opts vm.Options) (*vm.VM, error) {
 	if opts.CompileKernel == nil {
 		opts.CompileKernel = CompileKernel
+	}
+	if opts.LinkExternal == nil {
+		opts.LinkExternal = extern.Link
 	}
 	return vm.New(exe, opts)
 }
