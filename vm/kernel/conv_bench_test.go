@@ -82,7 +82,7 @@ func BenchmarkConvKernels(b *testing.B) {
 	}
 }
 
-// BenchmarkCNNSideBySide runs testdata/models/cnn_small.tvms at batch 16
+// BenchmarkCNNSideBySide runs testdata/models/cnn/cnn_small.tvms at batch 16
 // through build and the VM with every kernel on the general path (as
 // before issue 23) and with dispatch, on one core and two.
 func BenchmarkCNNSideBySide(b *testing.B) {

@@ -21,7 +21,7 @@ import (
 	"github.com/phasec/phasec/vm/loader"
 )
 
-// cnnInputs are random inputs of testdata/models/cnn_small.tvms: the
+// cnnInputs are random inputs of testdata/models/cnn/cnn_small.tvms: the
 // image batch and the weights (scaled so activations stay near 1).
 func cnnInputs(batch int64, seed uint64) []*tensor.Tensor {
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -43,7 +43,7 @@ func cnnInputs(batch int64, seed uint64) []*tensor.Tensor {
 
 func loadCNN(t testing.TB) *ir.Module {
 	t.Helper()
-	src, err := os.ReadFile("../../testdata/models/cnn_small.tvms")
+	src, err := os.ReadFile("../../testdata/models/cnn/cnn_small.tvms")
 	require.NoError(t, err)
 	mod, diags := syntax.Parse("cnn_small.tvms", src)
 	require.False(t, diags.HasErrors(), "%v", diags)
