@@ -63,7 +63,7 @@ func allPasses() []*passes.Pass {
 		transform.ExpandTupleArguments,
 		transform.NormalizeGlobalVar,
 		transform.InlinePrivateFunctions,
-		transform.FuseTIRInner, transform.FuseTIR,
+		transform.FuseTIR,
 	)
 	return all
 }
