@@ -67,7 +67,7 @@ func allPasses() []*passes.Pass {
 		transform.NormalizeGlobalVar,
 		transform.InlinePrivateFunctions,
 		transform.AnnotateTIROpPattern,
-		transform.FuseTIRInner, transform.FuseTIR,
+		transform.FuseTIR,
 		transform.FuseOps,
 		transform.FuseOpsByPattern,
 		transform.MergeCompositeFunctions,

@@ -18,6 +18,18 @@ import (
 // FuseTIRInner, which turns each into one PrimFunc, then
 // DeadCodeElimination, which drops the PrimFuncs nothing calls any more.
 // The four run nested (env.Run), so instruments show each.
+//
+// The contract accepts any phase (a module inside the fusion group records
+// none: it lacks NoPrimitiveFunctions, an Ingest invariant) and requires
+// what the pass reads: Normalized, NoNestedFunctions, PrimFuncsViaCallTIR.
+// Legalized is not required: the
+// pass needs call_tir inside Primitive functions, not in the whole module
+// (main may keep high-level ops; TVM's tests fuse next to unfused kernels),
+// and a Primitive function still calling a high-level op is refused with
+// a diagnostic at that binding (OPT270) rather than by the pipeline
+// checker. It establishes NoPrimitiveFunctions: every Primitive function
+// becomes a PrimFunc or the pass fails. (Composite and Codegen functions of
+// FuseOpsByPattern without the Primitive attribute are RunCodegen's.)
 var FuseTIR = passes.Define(passes.Info{
 	Name:     "FuseTIR",
 	Doc:      "turn each Primitive function (a fusion group of FuseOps) into one PrimFunc called with R.call_tir, then drop the PrimFuncs nothing calls",
