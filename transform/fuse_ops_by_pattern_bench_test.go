@@ -11,8 +11,8 @@ import (
 	"github.com/phasec/phasec/transform"
 )
 
-// chainModule is a dataflow block of n matmul+add+relu layers.
-func chainModule(n int) string {
+// linearChainSource is a dataflow block of n matmul+add+relu layers.
+func linearChainSource(n int) string {
 	var b strings.Builder
 	b.WriteString("@I.ir_module\nclass Module:\n    @R.function\n")
 	b.WriteString(`    def main(x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32"), c: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):` + "\n")
@@ -33,7 +33,7 @@ func BenchmarkFuseOpsByPattern(b *testing.B) {
 	table, ok := transform.PatternTable("phasec_blas")
 	require.True(b, ok)
 	for _, n := range []int{1000, 10000} {
-		mod, diags := syntax.Parse("chain.tvms", []byte(chainModule(n)))
+		mod, diags := syntax.Parse("chain.tvms", []byte(linearChainSource(n)))
 		require.False(b, diags.HasErrors())
 		b.Run(fmt.Sprintf("layers=%d", n), func(b *testing.B) {
 			cpu0 := cpuTime()

@@ -770,16 +770,18 @@ func (c *compiler) compileRowTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bo
 	names := make([]string, len(stmts))
 	fasts := make([]fastPath, len(stmts))
 	for i, s := range stmts {
-		names[i], fasts[i] = c.matchNest(s)
-		if fasts[i] != nil && names[i] != "elementwise" && names[i] != "broadcast" {
-			continue
-		}
+		// The nest's variables get their slots first: matchNest's fast
+		// paths (the window ones) read them, as after compileStmt.
 		if n, ok := nestOf(s); ok {
 			for _, v := range n.vars {
 				if !isFloatType(v.Type) && !v.Type.IsHandle() && v.Type.Lanes == 1 {
 					c.defineVar(v)
 				}
 			}
+		}
+		names[i], fasts[i] = c.matchNest(s)
+		if fasts[i] != nil && names[i] != "elementwise" && names[i] != "broadcast" {
+			continue
 		}
 		nests[i] = c.matchRow(s)
 	}
