@@ -110,7 +110,8 @@ func (b *Barrier) Info() passes.Info {
 			phase.WellFormed: "it accepts a module in any phase but repairs nothing: no pass restores the structural rules",
 			// A module inside the fusion or offload group is finished by
 			// the group's last member, never by a barrier.
-			phase.NoPrimitiveFunctions: "it neither fuses nor offloads: a fusion group needs FuseTIR, an offload group RunCodegen",
+			phase.NoPrimitiveFunctions: "it does not fuse: a fusion group needs FuseTIR (a pattern group FuseTIR or RunCodegen)",
+			phase.NoOffloadGroups:      "it does not offload: an offload group needs RunCodegen",
 		}
 	}
 	return in

@@ -26,6 +26,7 @@ var LegalizeOps = passes.Define(passes.Info{
 		// TVM legalizes before fusing (python/tvm/relax/pipeline.py):
 		// FuseOps groups call_tir by the patterns of their PrimFuncs.
 		phase.NoPrimitiveFunctions: "it cannot legalize inside a fusion group: a Primitive function's calls become one kernel only through FuseTIR, and TVM legalizes before fusing",
+		phase.NoOffloadGroups:      "an offload group's ops are compiled by its external codegen (RunCodegen), not legalized",
 	},
 	Establishes: phase.Of(phase.Legalized),
 	// The call_tir it introduces are what CallTIRRewrite removes.

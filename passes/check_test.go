@@ -26,7 +26,7 @@ func TestCheckMisorderedPipeline(t *testing.T) {
 	require.Len(t, errs, 1, "want one error")
 	d := errs[0]
 	for _, want := range []string{"pass TNeedsNoDataflow needs {NoDataflow}", "missing {NoDataflow}", "(step 2)",
-		"would get {WellFormed, Normalized, NoNestedFunctions, PrimFuncsViaCallTIR, NoPrimitiveFunctions}"} {
+		"would get {WellFormed, Normalized, NoNestedFunctions, PrimFuncsViaCallTIR, NoPrimitiveFunctions, NoOffloadGroups}"} {
 		assert.Contains(t, d.Msg, want, "message")
 	}
 	assert.Equal(t, "--passes:1:7", d.Span.String(), "diagnostic span")

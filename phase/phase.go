@@ -53,10 +53,16 @@ const (
 	ShapesLowered
 	// GlobalSymbols: every public function has global_symbol.
 	GlobalSymbols
-	// NoPrimitiveFunctions: no Relax function is a fusion or offload group
-	// awaiting its kernel (attribute Primitive, Composite or Codegen). FuseOps
-	// and FuseOpsByPattern break it; FuseTIR and RunCodegen restore it.
+	// NoPrimitiveFunctions: no Relax function is a fusion group awaiting
+	// its kernel (a nonzero Primitive attribute: FuseOps' groups and
+	// FuseOpsByPattern's pattern groups). FuseOps and FuseOpsByPattern
+	// break it; FuseTIR and RunCodegen restore it.
 	NoPrimitiveFunctions
+	// NoOffloadGroups: no Relax function is an offload group awaiting its
+	// external kernel (a Codegen attribute, or a Composite function outside
+	// one). FuseOpsByPattern and MergeCompositeFunctions break it;
+	// RunCodegen restores it.
+	NoOffloadGroups
 	numProperties
 )
 
@@ -74,6 +80,7 @@ var propertyNames = [...]string{
 	ShapesLowered:        "ShapesLowered",
 	GlobalSymbols:        "GlobalSymbols",
 	NoPrimitiveFunctions: "NoPrimitiveFunctions",
+	NoOffloadGroups:      "NoOffloadGroups",
 }
 
 func (p Property) String() string {
@@ -184,7 +191,7 @@ func Parse(s string) (Phase, error) {
 // offload group (after FuseOpsByPattern, before RunCodegen) is in a declared
 // sub-phase that records no phase, and the barriers never see one.
 func (p Phase) Invariants() Set {
-	ingest := Of(WellFormed, Normalized, NoNestedFunctions, PrimFuncsViaCallTIR, NoPrimitiveFunctions)
+	ingest := Of(WellFormed, Normalized, NoNestedFunctions, PrimFuncsViaCallTIR, NoPrimitiveFunctions, NoOffloadGroups)
 	switch p {
 	case Ingest, Optimize:
 		return ingest

@@ -190,7 +190,7 @@ var FuseOpsByPattern = passes.Define(passes.Info{
 	Requires: map[phase.Property]string{
 		phase.Normalized: "patterns follow operands through bindings of an A-normal dataflow block and read struct info",
 	},
-	Invalidates: phase.Of(phase.NoPrimitiveFunctions, phase.NoNestedFunctions),
+	Invalidates: phase.Of(phase.NoPrimitiveFunctions, phase.NoOffloadGroups, phase.NoNestedFunctions),
 	Options: []passes.Option{
 		{Name: "patterns", Type: passes.Strings, Default: []string{}, Doc: "registered pattern tables, in order of precedence"},
 		{Name: "bind_constants", Type: passes.Bool, Default: true, Doc: "keep constants inside the composite functions instead of passing them as arguments"},

@@ -46,7 +46,7 @@ var MergeCompositeFunctions = passes.Define(passes.Info{
 	},
 	// Any phase: its input, FuseOpsByPattern's output, may be in none
 	// (annotate_codegen nests functions); a soft dependency, no prerequisite.
-	Invalidates: phase.Of(phase.NoPrimitiveFunctions, phase.NoNestedFunctions),
+	Invalidates: phase.Of(phase.NoPrimitiveFunctions, phase.NoOffloadGroups, phase.NoNestedFunctions),
 }, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
 	out, n, err := mergeCompositeFunctions(mod)
 	env.Stat("groups", int64(n))

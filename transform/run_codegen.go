@@ -123,7 +123,7 @@ var RunCodegen = passes.Define(passes.Info{
 	Requires: map[phase.Property]string{
 		phase.Normalized: "it reads call struct info for the call_dps_packed output and rewrites call bindings",
 	},
-	Establishes: phase.Of(phase.NoPrimitiveFunctions, phase.NoNestedFunctions),
+	Establishes: phase.Of(phase.NoPrimitiveFunctions, phase.NoOffloadGroups, phase.NoNestedFunctions),
 	Options: []passes.Option{
 		{Name: "target_options", Type: passes.JSON, Default: map[string]any{}, Doc: `options per codegen, {"phasec_blas": {...}}`},
 		{Name: "entry_functions", Type: passes.Strings, Default: []string{}, Doc: "functions whose calls are rewritten besides the public ones"},

@@ -66,10 +66,11 @@ func TestCatalogueWellFormed(t *testing.T) {
 func TestHintsNameTheBarrier(t *testing.T) {
 	barrier := map[phase.Phase]string{phase.Ingest: "canonicalize barrier", phase.Lower: "lower barrier", phase.Build: "build barrier"}
 	for _, r := range Rules() {
-		if r.Structural() || r.Property == phase.PrimFuncsViaCallTIR || r.Property == phase.NoPrimitiveFunctions {
+		if r.Structural() || r.Property == phase.PrimFuncsViaCallTIR || r.Property == phase.NoPrimitiveFunctions || r.Property == phase.NoOffloadGroups {
 			// No barrier establishes PrimFuncsViaCallTIR; NoPrimitiveFunctions
-			// is broken and restored inside a group of passes (FuseOps ..
-			// FuseTIR), whose missing member the hint names.
+			// and NoOffloadGroups are broken and restored inside a group of
+			// passes (FuseOps .. FuseTIR, FuseOpsByPattern .. RunCodegen),
+			// whose missing member the hint names.
 			continue
 		}
 		for _, p := range phase.Phases() {

@@ -209,22 +209,23 @@ const (
 // PrimFunc, or an offload group RunCodegen has not yet compiled. The hint
 // names the missing member.
 func (c *checker) checkGroupFunction(name string, f *ir.Function) {
-	if !c.on(rulePrimitiveFunction) {
-		return
-	}
 	_, composite := f.Attrs[attrComposite]
 	_, codegen := f.Attrs[attrCodegen]
+	primitive := attrSet(f.Attrs[ir.AttrPrimitive])
 	switch {
-	case composite || codegen:
-		attr := attrCodegen
-		if composite {
-			attr = attrComposite
-		}
-		c.reportHint(rulePrimitiveFunction, f.Span(), "run RunCodegen (after MergeCompositeFunctions)",
-			"function %s is an offload group (attribute %s) whose kernel RunCodegen has not produced", name, attr)
-	case attrSet(f.Attrs[ir.AttrPrimitive]):
+	case primitive && composite && c.on(rulePrimitiveFunction):
+		c.reportHint(rulePrimitiveFunction, f.Span(), "run RunCodegen (after MergeCompositeFunctions), or FuseTIR once its ops are legalized",
+			"function %s is a pattern group (attributes Composite, Primitive) of FuseOpsByPattern that neither RunCodegen nor FuseTIR has consumed", name)
+	case primitive && c.on(rulePrimitiveFunction):
 		c.reportHint(rulePrimitiveFunction, f.Span(), "run FuseTIR",
 			"function %s is a fusion group (attribute Primitive) that FuseTIR has not turned into a PrimFunc", name)
+	case (codegen || composite) && !primitive && c.on(ruleOffloadGroup):
+		attr := attrCodegen
+		if !codegen {
+			attr = attrComposite
+		}
+		c.reportHint(ruleOffloadGroup, f.Span(), "run RunCodegen (after MergeCompositeFunctions)",
+			"function %s is an offload group (attribute %s) whose kernel RunCodegen has not produced", name, attr)
 	}
 }
 

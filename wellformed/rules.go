@@ -77,6 +77,7 @@ const (
 	ruleTIRUndefinedVar
 	ruleTIREnvThread
 	rulePrimitiveFunction
+	ruleOffloadGroup
 	numRules
 )
 
@@ -222,10 +223,13 @@ var catalogue = [numRules]Rule{
 		Title: "every environment thread of a PrimFunc is launched through one variable",
 		Hint:  "declare the thread once with T.env_thread and launch that variable each time"},
 	rulePrimitiveFunction: {Code: "WF043", Property: phase.NoPrimitiveFunctions, Family: "functions",
-		Title: "no Relax function is a fusion or offload group awaiting its kernel (attribute Primitive, Composite or Codegen)",
+		Title: "no Relax function is a fusion group awaiting its kernel (a nonzero Primitive attribute)",
 		// The diagnostic's own hint names the one member of the group
 		// that is missing (checker.checkGroupFunction).
-		Hint: "run FuseTIR after FuseOps (the fusion group), or RunCodegen after MergeCompositeFunctions (the offload group)"},
+		Hint: "run FuseTIR after FuseOps (the fusion group), or RunCodegen after FuseOpsByPattern (a pattern group)"},
+	ruleOffloadGroup: {Code: "WF044", Property: phase.NoOffloadGroups, Family: "functions",
+		Title: "no Relax function is an offload group awaiting its external kernel (a Codegen attribute, or a Composite function outside one)",
+		Hint:  "run RunCodegen after MergeCompositeFunctions (the offload group)"},
 }
 
 // wfCodes is the family of the catalogue's codes.
