@@ -86,8 +86,12 @@ type row struct {
 	O1      *timing `json:"phasec_O1"` // -O1: no fusion
 	// SameO1 says the -O1 executable is byte for byte the default one
 	// (nothing at opt level 2 changed the model): it is not timed again.
-	SameO1 bool   `json:"O1_same_executable"`
-	Err    string `json:"error,omitempty"`
+	SameO1 bool `json:"O1_same_executable"`
+	// FromONNX is the executable phasec builds from the .onnx file itself
+	// (phasec build MODEL.onnx: imported with the weights as constants),
+	// what a user with only the ONNX model runs.
+	FromONNX *timing `json:"phasec_from_onnx,omitempty"`
+	Err      string  `json:"error,omitempty"`
 }
 
 type config struct {
@@ -196,8 +200,8 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 		return rows, "", err
 	}
 
-	step("%s: building with phasec (default, -O1)", v.Name)
-	exes := map[string]string{"default": base + ".pvm", "O1": base + ".O1.pvm"}
+	step("%s: building with phasec (default, -O1, and from the .onnx)", v.Name)
+	exes := map[string]string{"default": base + ".pvm", "O1": base + ".O1.pvm", "onnx": base + ".from-onnx.pvm"}
 	if err := run(nil, c.phasec, "build", "-o", exes["default"], base+".tvms"); err != nil {
 		return fail(err)
 	}
@@ -212,6 +216,12 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 	timed := []string{exes["default"], exes["O1"]}
 	if same {
 		timed = timed[:1]
+	}
+	// The .onnx through phasec's importer; a model it cannot import is
+	// reported in its row, and the rest is still measured.
+	onnxErr := run(nil, c.phasec, "build", "-o", exes["onnx"], base+".onnx")
+	if onnxErr == nil {
+		timed = append(timed, exes["onnx"])
 	}
 
 	step("%s: ONNX Runtime, threads %v", v.Name, c.threads)
@@ -243,7 +253,15 @@ func measure(c *config, self string, v variant) ([]row, string, error) {
 		if err := json.Unmarshal(out, &tm); err != nil || len(tm) != len(timed) {
 			return rows, ort.Version, fmt.Errorf("time printed %q, want %d timings (%v)", out, len(timed), err)
 		}
-		rows[i].Default, rows[i].O1, rows[i].SameO1 = &tm[0], &tm[len(tm)-1], same
+		rows[i].Default, rows[i].O1, rows[i].SameO1 = &tm[0], &tm[0], same
+		if !same {
+			rows[i].O1 = &tm[1]
+		}
+		if onnxErr == nil {
+			rows[i].FromONNX = &tm[len(tm)-1]
+		} else {
+			rows[i].Err = "phasec build MODEL.onnx: " + onnxErr.Error()
+		}
 	}
 	return rows, ort.Version, nil
 }
@@ -285,6 +303,25 @@ func printTables(w io.Writer, c *config, version string, rows []row) {
 	}
 	tw.Flush()
 	printGEMMTable(w, rows)
+	printONNXTable(w, c, rows)
+}
+
+// printONNXTable shows phasec running the .onnx file itself (imported by
+// frontend/onnx) against ONNX Runtime and against the hand-written .tvms.
+func printONNXTable(w io.Writer, c *config, rows []row) {
+	fmt.Fprintf(w, "\nphasec on the .onnx file itself (phasec build MODEL.onnx) vs ONNX Runtime and vs the hand-written .tvms: median ms per run.\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tthreads\tORT ms\tfrom .onnx ms\tfrom .onnx/ORT\tcpu ratio\tfrom .onnx/.tvms\terr\t")
+	for _, r := range rows {
+		o := r.FromONNX
+		if o == nil || r.Default == nil {
+			fmt.Fprintf(tw, "%s\t%d\t%s\tFAILED\t\t\t\t%s\t\n", r.Model, r.Threads, msStr(r.ORTms), r.Err)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2fx\t%.2fx\t%.2fx\t%s\t\n", r.Model, r.Threads, msStr(r.ORTms), msStr(o.MS),
+			o.MS/r.ORTms, o.CPUms/r.ORTcpu, o.MS/r.Default.MS, errStr(o.MaxRelErr, c.tol))
+	}
+	tw.Flush()
 }
 
 // printGEMMTable compares each BERT layer with its GEMMs alone (gen.py's
