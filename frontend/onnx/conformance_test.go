@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -48,6 +49,7 @@ var (
 	testdataDir = flag.String("onnx.testdata", "/usr/share/libonnx-testdata/data", "ONNX backend test data (Debian libonnx-testdata)")
 	reportPath  = flag.String("onnx.report", "", "also write the conformance report to this file")
 	update      = flag.Bool("update", false, "rewrite testdata/conformance.txt")
+	caseFilter  = flag.String("onnx.cases", "", "run only the cases whose suite/name matches this regexp (no baseline check)")
 )
 
 const (
@@ -80,14 +82,27 @@ func TestConformance(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(*testdataDir, "node")); err != nil {
 		t.Skipf("no ONNX backend test data at %s (make onnx-testdata installs it)", *testdataDir)
 	}
+	var only *regexp.Regexp
+	if *caseFilter != "" {
+		only = regexp.MustCompile(*caseFilter)
+	}
 	start := time.Now()
 	var results []caseResult
 	for _, s := range suites {
 		dirs, _ := filepath.Glob(filepath.Join(*testdataDir, s, "*"))
 		sort.Strings(dirs)
 		for _, d := range dirs {
+			if only != nil && !only.MatchString(s+"/"+filepath.Base(d)) {
+				continue
+			}
 			results = append(results, runCase(s, d))
 		}
+	}
+	if only != nil {
+		for _, r := range results {
+			t.Logf("%s/%s %s %s", r.suite, r.name, r.outcome, r.detail)
+		}
+		return
 	}
 	report := formatReport(results)
 	t.Logf("ONNX conformance in %s:\n%s", time.Since(start).Round(time.Second), summary(results))

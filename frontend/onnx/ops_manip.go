@@ -51,7 +51,7 @@ func convertReshape(c *nodeCtx) ([]ir.Expr, error) {
 	} else if v, ok := c.symInts(1); ok {
 		shape = v
 	} else {
-		return nil, c.notConstant(1)
+		return dynReshape(c, x)
 	}
 	dims := make([]ir.PrimExpr, len(shape))
 	allowZero := c.attrInt("allowzero", 0) == 1
@@ -163,6 +163,11 @@ func convertSlice(c *nodeCtx) ([]ir.Expr, error) {
 		ends, _ = c.attrInts("ends")
 		axes, _ = c.attrInts("axes")
 	} else {
+		for i := 1; i <= 4; i++ {
+			if _, ok := c.constant(i); c.has(i) && !ok {
+				return dynSlice(c, x)
+			}
+		}
 		if starts, err = c.constInts(1); err != nil {
 			return nil, err
 		}
@@ -228,6 +233,9 @@ func convertSplit(c *nodeCtx) ([]ir.Expr, error) {
 	if c.opset < 13 {
 		sizes, _ = c.attrInts("split")
 	} else if c.has(1) {
+		if _, ok := c.constant(1); !ok {
+			return dynSplit(c, x, axis)
+		}
 		if sizes, err = c.constInts(1); err != nil {
 			return nil, err
 		}
@@ -272,6 +280,9 @@ func convertSqueeze(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, isConst := c.constant(1); c.opset >= 13 && c.has(1) && !isConst {
+		return dynSqueeze(c, x)
+	}
 	axes, ok, err := c.axesOf(13, 1)
 	if err != nil {
 		return nil, err
@@ -287,6 +298,9 @@ func convertUnsqueeze(c *nodeCtx) ([]ir.Expr, error) {
 	x, err := c.arg(0)
 	if err != nil {
 		return nil, err
+	}
+	if _, isConst := c.constant(1); c.opset >= 13 && c.has(1) && !isConst {
+		return dynUnsqueeze(c, x)
 	}
 	axes, ok, err := c.axesOf(13, 1)
 	if err != nil {
@@ -461,7 +475,7 @@ func convertExpand(c *nodeCtx) ([]ir.Expr, error) {
 	}
 	shape, ok := c.symInts(1)
 	if !ok {
-		return nil, c.notConstant(1)
+		return dynExpand(c, x)
 	}
 	in, err := c.dims(0)
 	if err != nil {
@@ -493,6 +507,9 @@ func convertTile(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := c.constant(1); !ok {
+		return dynTile(c, x)
+	}
 	reps, err := c.constInts(1)
 	if err != nil {
 		return nil, err
@@ -515,6 +532,11 @@ func convertPad(c *nodeCtx) ([]ir.Expr, error) {
 		pads, _ = c.attrInts("pads")
 		value = c.attrFloat("value", 0)
 	} else {
+		_, constPads := c.constant(1)
+		_, constValue := c.constant(2)
+		if !constPads || c.has(2) && !constValue {
+			return dynPad(c, x, c.attrString("mode", "constant"))
+		}
 		if pads, err = c.constInts(1); err != nil {
 			return nil, err
 		}
@@ -642,6 +664,14 @@ func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
 		dims, _ := c.symInts(0)
 		return one(c.emitOp(op.Full, ir.Attrs{"dtype": dt}, shapeExpr(dims), scalarConst(v, dt)))
 	}
+	if _, ok := c.constant(0); !ok && c.has(0) {
+		// TVM: R.broadcast_to(value, R.tensor_to_shape(shape)).
+		s, n, err := c.vec(0)
+		if err != nil {
+			return nil, err
+		}
+		return one(c.emitOp(op.Full, ir.Attrs{"dtype": dt}, shapeExpr(c.dynShape(s, n)), scalarConst(v, dt)))
+	}
 	shape, err := c.constInts(0)
 	if err != nil {
 		return nil, err
@@ -665,6 +695,11 @@ func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
 
 // convertRange needs constant operands: its length is the output shape.
 func convertRange(c *nodeCtx) ([]ir.Expr, error) {
+	for i := range 3 {
+		if _, ok := c.constant(i); !ok {
+			return dynRange(c)
+		}
+	}
 	vals := make([]float64, 3)
 	for i := range 3 {
 		v, err := c.constFloats(i)
@@ -754,6 +789,11 @@ func convertOneHot(c *nodeCtx) ([]ir.Expr, error) {
 	idx, err := c.arg(0)
 	if err != nil {
 		return nil, err
+	}
+	_, constDepth := c.constant(1)
+	_, constVals := c.constant(2)
+	if !constDepth || !constVals {
+		return dynOneHot(c, idx)
 	}
 	depth, err := c.constFloats(1)
 	if err != nil {
