@@ -20,6 +20,7 @@ import (
 	"github.com/phasec/phasec/codegen"
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/frontend/onnx"
+	"github.com/phasec/phasec/frontend/onnx/onnxpb"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -219,7 +220,7 @@ func runCase(suite, dir string) (res caseResult) {
 			res.outcome, res.detail = failed, "build: "+firstLine(err.Error())
 			return
 		}
-		if detail := runSet(machine, imported, index, set); detail != "" {
+		if detail := runSet(machine, imported, index, bf16Tensors(g), set); detail != "" {
 			res.outcome, res.detail = failed, filepath.Base(set)+": "+detail
 			return
 		}
@@ -300,13 +301,14 @@ func build(mod *ir.Module) (*vm.VM, error) {
 }
 
 // runSet runs one data set: "" when every output matches.
-func runSet(machine *vm.VM, imp *onnx.Result, index map[string]int, set string) string {
+func runSet(machine *vm.VM, imp *onnx.Result, index map[string]int, bf16 map[string]bool, set string) string {
 	var args []vm.Value
 	for _, name := range imp.Inputs {
 		a, _, err := onnx.ReadTensorFile(filepath.Join(set, fmt.Sprintf("input_%d.pb", index[name])), onnx.DefaultLimits)
 		if err != nil {
 			return "input: " + err.Error()
 		}
+		a = asBF16(a, bf16[name])
 		t, err := toTensor(a)
 		if err != nil {
 			return "input: " + err.Error()
@@ -330,6 +332,7 @@ func runSet(machine *vm.VM, imp *onnx.Result, index map[string]int, set string) 
 		if err != nil {
 			return "expected output: " + err.Error()
 		}
+		want = asBF16(want, bf16[name])
 		got, ok := outs[i].Tensor()
 		if !ok {
 			return fmt.Sprintf("output %q is not a tensor", name)
@@ -339,6 +342,29 @@ func runSet(machine *vm.VM, imp *onnx.Result, index map[string]int, set string) 
 		}
 	}
 	return ""
+}
+
+// bf16Tensors are the graph inputs and outputs declared bfloat16.
+func bf16Tensors(g *onnxpb.GraphProto) map[string]bool {
+	out := map[string]bool{}
+	for _, vi := range append(slices.Clone(g.GetInput()), g.GetOutput()...) {
+		if vi.GetType().GetTensorType().GetElemType() == int32(onnxpb.TensorProto_BFLOAT16) {
+			out[vi.GetName()] = true
+		}
+	}
+	return out
+}
+
+// asBF16 reads the uint16 data of a tensor declared bfloat16 as the
+// bfloat16 bit patterns they are: NumPy has no bfloat16, so ONNX's test
+// generator stores the bits as uint16 (onnx/backend/test/case/node/cast.py).
+func asBF16(a *ir.NDArray, declared bool) *ir.NDArray {
+	if !declared || a.DType != ir.UInt16 {
+		return a
+	}
+	b := *a
+	b.DType = ir.BFloat16
+	return &b
 }
 
 func toTensor(a *ir.NDArray) (*tensor.Tensor, error) {

@@ -893,11 +893,9 @@ func convertResize(c *nodeCtx) ([]ir.Expr, error) {
 	if c.opset < 11 {
 		coord = "asymmetric"
 	}
-	var roi []float64
+	var roi ir.Expr
 	if coord == "tf_crop_and_resize" && c.opset >= 11 && c.has(1) {
-		if roi, err = c.constFloats(1); err != nil {
-			return nil, err
-		}
+		roi = c.castTo(c.in[1], ir.Float64)
 	}
 	mode := c.attrString("mode", "nearest")
 	method := map[string]string{"nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear", "cubic": "cubic"}[mode]

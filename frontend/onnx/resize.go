@@ -101,6 +101,21 @@ func (c *nodeCtx) resizeShapes(in []int64, scaleIn, sizeIn int, attrScales []flo
 	return p, nil
 }
 
+// vecLenOf is the static length of a 1-D tensor expression.
+func (c *nodeCtx) vecLenOf(e ir.Expr) (int, error) {
+	if k, ok := e.(*ir.Constant); ok && len(k.Data.Shape) == 1 {
+		return int(k.Data.Shape[0]), nil
+	}
+	if t, ok := e.StructInfo().(*ir.TensorInfo); ok {
+		if d, ok := t.Dims(); ok && len(d) == 1 {
+			if n, ok := ir.IntValue(d[0]); ok {
+				return int(n), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("not a vector of static length")
+}
+
 // isConstIn reports whether input i is present and a constant.
 func isConstIn(c *nodeCtx, i int) bool {
 	_, ok := c.constant(i)
@@ -108,7 +123,7 @@ func isConstIn(c *nodeCtx, i int) bool {
 }
 
 // resizeSeparable resizes x (static shape in) axis by axis.
-func (c *nodeCtx) resizeSeparable(x ir.Expr, in []int64, p *resizeParams, roi []float64) (ir.Expr, error) {
+func (c *nodeCtx) resizeSeparable(x ir.Expr, in []int64, p *resizeParams, roi ir.Expr) (ir.Expr, error) {
 	mode := c.attrString("mode", "nearest")
 	coord := c.attrString("coordinate_transformation_mode", "half_pixel")
 	if c.opset < 11 {
@@ -168,15 +183,19 @@ func (c *nodeCtx) resizeSeparable(x ir.Expr, in []int64, p *resizeParams, roi []
 		case "tf_half_pixel_for_nn":
 			xo = c.bin(op.Divide, c.bin(op.Add, i, f64(0.5)), s)
 		case "tf_crop_and_resize":
-			if len(roi) != 2*r {
-				return nil, fmt.Errorf("tf_crop_and_resize needs a constant roi of %d entries", 2*r)
+			if roi == nil {
+				return nil, fmt.Errorf("tf_crop_and_resize needs roi")
 			}
-			start, end := roi[a], roi[a+r]
+			if n, err := c.vecLenOf(roi); err != nil || n != 2*r {
+				return nil, fmt.Errorf("tf_crop_and_resize needs a roi of %d entries", 2*r)
+			}
+			start, end := c.elem(roi, a), c.elem(roi, a+r)
 			o := outW
 			den := c.emitOp(op.Maximum, nil, c.bin(op.Subtract, o, f64(1)), f64(1))
-			step := c.bin(op.Divide, f64((end-start)*(L-1)), den)
-			many := c.bin(op.Add, f64(start*(L-1)), c.bin(op.Multiply, i, step))
-			xo = c.emitOp(op.Where, nil, c.bin(op.Greater, o, f64(1)), many, f64(0.5*(start+end)*(L-1)))
+			step := c.bin(op.Divide, c.bin(op.Multiply, c.bin(op.Subtract, end, start), f64(L-1)), den)
+			many := c.bin(op.Add, c.bin(op.Multiply, start, f64(L-1)), c.bin(op.Multiply, i, step))
+			mid := c.bin(op.Multiply, c.bin(op.Add, start, end), f64(0.5*(L-1)))
+			xo = c.emitOp(op.Where, nil, c.bin(op.Greater, o, f64(1)), many, mid)
 		}
 		last := float64(in[a] - 1)
 		clampIdx := func(v ir.Expr) ir.Expr {
