@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
@@ -74,6 +75,7 @@ func init() {
 	registerManip()
 	registerLoss()
 	registerMore()
+	registerExtra()
 }
 
 func unaryConverter(o *ir.Op) converter {
@@ -536,9 +538,18 @@ func convertGemm(c *nodeCtx) ([]ir.Expr, error) {
 
 func convertEinsum(c *nodeCtx) ([]ir.Expr, error) {
 	eq := c.attrString("equation", "")
-	for _, r := range eq {
-		if r == '.' {
-			return nil, unsupported("einsum with an ellipsis")
+	if strings.Contains(eq, "...") {
+		ranks := make([]int, len(c.in))
+		for i := range ranks {
+			r, err := c.rank(i)
+			if err != nil {
+				return nil, err
+			}
+			ranks[i] = r
+		}
+		var err error
+		if eq, err = expandEllipsis(eq, ranks); err != nil {
+			return nil, err
 		}
 	}
 	return one(c.emitOp(opEinsum, ir.Attrs{"subscripts": eq}, ir.NewTuple(c.in...)))

@@ -1,0 +1,162 @@
+package onnx
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
+)
+
+// Ops TVM's frontend has no (or no Relax) converter for that map onto
+// phasec's ops: ReverseSequence as a gather_elements, NonZero as a
+// compaction of positions, and Einsum's ellipsis spelled out in letters.
+
+func registerExtra() {
+	converters["ReverseSequence"] = convertReverseSequence
+	converters["NonZero"] = convertNonZero
+}
+
+// convertReverseSequence reverses the first lens[b] entries along
+// time_axis of each batch b: gather_elements along time_axis at index
+// t < lens[b] ? lens[b]-1-t : t, broadcast over the other axes.
+func convertReverseSequence(c *nodeCtx) ([]ir.Expr, error) {
+	x, err := c.arg(0)
+	if err != nil {
+		return nil, err
+	}
+	dims, err := c.dims(0)
+	if err != nil {
+		return nil, err
+	}
+	r := len(dims)
+	bAxis, err := normAxis(c.attrInt("batch_axis", 1), r)
+	if err != nil {
+		return nil, err
+	}
+	tAxis, err := normAxis(c.attrInt("time_axis", 0), r)
+	if err != nil {
+		return nil, err
+	}
+	if bAxis == tAxis || r < 2 {
+		return nil, fmt.Errorf("batch_axis and time_axis must be two different axes")
+	}
+	lens, err := c.arg(1)
+	if err != nil {
+		return nil, err
+	}
+	shapeAlong := func(axis int, n ir.PrimExpr) *ir.ShapeExpr {
+		s := make([]ir.PrimExpr, r)
+		for i := range s {
+			s[i] = ir.I64(1)
+		}
+		s[axis] = n
+		return shapeExpr(s)
+	}
+	t := c.emitOp(op.Reshape, nil, c.arangeN(dims[tAxis]), shapeAlong(tAxis, dims[tAxis]))
+	l := c.emitOp(op.Reshape, nil, c.i64(lens), shapeAlong(bAxis, dims[bAxis]))
+	rev := c.bin(op.Subtract, c.bin(op.Subtract, l, ic(1)), t)
+	idx := c.emitOp(op.Where, nil, c.bin(op.Less, t, l), rev, t)
+	idx = c.emitOp(op.BroadcastTo, nil, idx, shapeExpr(dims))
+	return one(c.emitOp(op.GatherElements, ir.Attrs{"axis": int64(tAxis)}, x, idx))
+}
+
+// convertNonZero: the flat positions of the non-zero elements, their
+// count a fresh dimension (TVM's nonzero and match_cast), compacted
+// (position p is the number of flat indices with at most p non-zeros up
+// to and including them), then unravelled into one row per axis.
+func convertNonZero(c *nodeCtx) ([]ir.Expr, error) {
+	x, err := c.arg(0)
+	if err != nil {
+		return nil, err
+	}
+	in, ok := c.staticShape(0)
+	if !ok {
+		return nil, unsupported("NonZero of an input of non-static shape")
+	}
+	total := int64(1)
+	for _, d := range in {
+		total *= d
+	}
+	flat := c.emitOp(op.Reshape, nil, x, shapeExpr(i64Dims([]int64{total})))
+	keep := c.i64(c.bin(op.NotEqual, flat, scalarConst(0, dtypeOf(x))))
+	n := c.dynScalar(c.emitOp(op.Sum, ir.Attrs{"axis": anyInts([]int64{0}), "keepdims": false}, keep))
+	cnt := c.emitOp(op.Cumsum, ir.Attrs{"axis": int64(0), "exclusive": false}, keep)
+	p := c.emitOp(op.ExpandDims, ir.Attrs{"axis": anyInts([]int64{1})}, c.arangeN(n))
+	j := c.emitOp(op.Sum, ir.Attrs{"axis": anyInts([]int64{1}), "keepdims": false}, c.i64(c.bin(op.LessEqual, cnt, p)))
+	rows := make([]ir.Expr, len(in))
+	stride := total
+	for k, d := range in {
+		stride /= max(d, 1)
+		v := c.bin(op.FloorDivide, j, ic(stride))
+		v = c.bin(op.FloorMod, v, ic(max(d, 1)))
+		rows[k] = c.emitOp(op.ExpandDims, ir.Attrs{"axis": anyInts([]int64{0})}, v)
+	}
+	if len(rows) == 1 {
+		return one(rows[0])
+	}
+	return one(c.emitOp(op.Concat, ir.Attrs{"axis": int64(0)}, ir.NewTuple(rows...)))
+}
+
+// expandEllipsis rewrites an einsum equation's "..." into letters the
+// equation does not use, as many as each operand's rank leaves, right
+// aligned (broadcast) across operands; an implicit output lists the
+// ellipsis letters first, then the letters used once in sorted order.
+func expandEllipsis(eq string, ranks []int) (string, error) {
+	lhs, rhs, explicit := strings.Cut(strings.ReplaceAll(eq, " ", ""), "->")
+	ops := strings.Split(lhs, ",")
+	if len(ops) != len(ranks) {
+		return "", fmt.Errorf("equation %q has %d operands, the node %d inputs", eq, len(ops), len(ranks))
+	}
+	used := map[rune]bool{}
+	for _, r := range eq {
+		used[r] = true
+	}
+	var free []rune
+	for r := 'A'; r <= 'z' && len(free) < 64; r++ {
+		if (r <= 'Z' || r >= 'a') && !used[r] {
+			free = append(free, r)
+		}
+	}
+	most := 0
+	for i, o := range ops {
+		if !strings.Contains(o, "...") {
+			continue
+		}
+		n := ranks[i] - (len(o) - 3)
+		if n < 0 {
+			return "", fmt.Errorf("operand %d (%q) has rank %d", i, o, ranks[i])
+		}
+		most = max(most, n)
+	}
+	if most > len(free) {
+		return "", fmt.Errorf("too many ellipsis axes")
+	}
+	ell := string(free[:most])
+	for i, o := range ops {
+		if strings.Contains(o, "...") {
+			n := ranks[i] - (len(o) - 3)
+			ops[i] = strings.Replace(o, "...", ell[most-n:], 1)
+		}
+	}
+	if explicit {
+		rhs = strings.Replace(rhs, "...", ell, 1)
+	} else {
+		count := map[rune]int{}
+		for _, o := range ops {
+			for _, r := range o {
+				count[r]++
+			}
+		}
+		var once []string
+		for r, n := range count {
+			if n == 1 && !strings.ContainsRune(ell, r) {
+				once = append(once, string(r))
+			}
+		}
+		sort.Strings(once)
+		rhs = ell + strings.Join(once, "")
+	}
+	return strings.Join(ops, ",") + "->" + rhs, nil
+}
