@@ -76,6 +76,7 @@ func init() {
 	registerLoss()
 	registerMore()
 	registerExtra()
+	registerRNN()
 }
 
 func unaryConverter(o *ir.Op) converter {
