@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -159,4 +160,115 @@ func expandEllipsis(eq string, ranks []int) (string, error) {
 		rhs = ell + strings.Join(once, "")
 	}
 	return strings.Join(ops, ",") + "->" + rhs, nil
+}
+
+// maxPoolIndices is MaxPool's Indices output: the flat index
+// ((n*C + c)*H + h)*W + w (storage_order 1: ((n*C + c)*W + w)*H + h)
+// of each window's first maximum. For every
+// kernel offset, the strided slice of the input padded with -inf that
+// the offset visits is compared with the pooled y; the smallest flat
+// index among the matches is the first in row-major window order.
+func (c *nodeCtx) maxPoolIndices(x, y ir.Expr, o *convOpts) (ir.Expr, error) {
+	in, ok := c.staticShape(0)
+	yt, _ := y.StructInfo().(*ir.TensorInfo)
+	var out []int64
+	if yt != nil {
+		if d, ok := yt.Dims(); ok {
+			for _, e := range d {
+				v, static := ir.IntValue(e)
+				if !static {
+					out = nil
+					break
+				}
+				out = append(out, v)
+			}
+		}
+	}
+	if !ok || len(out) != len(in) {
+		return nil, unsupported("MaxPool's Indices of a non-static shape")
+	}
+	r, sp := len(in), o.spatial
+	width := make([]int64, 2*r)
+	for i := range sp {
+		a := 2 + i
+		need := (out[a]-1)*o.strides[i] + (o.kernel[i]-1)*o.dilations[i] + 1
+		after := max(o.pads[sp+i], need-in[a]-o.pads[i])
+		width[2*a], width[2*a+1] = o.pads[i], after
+	}
+	padded := c.emitOp(op.Pad, ir.Attrs{"pad_width": anyInts(width), "pad_mode": "constant", "pad_value": math.Inf(-1)}, x)
+	// flat index parts: one constant per axis, broadcast along it.
+	// storage_order 1 numbers the spatial positions column-major.
+	order := make([]int, 0, r)
+	if c.attrInt("storage_order", 0) == 1 {
+		for a := 2; a < r; a++ {
+			order = append(order, a)
+		}
+	} else {
+		for a := r - 1; a >= 2; a-- {
+			order = append(order, a)
+		}
+	}
+	order = append(order, 1, 0)
+	strides := make([]int64, r)
+	acc := int64(1)
+	for _, a := range order {
+		strides[a] = acc
+		acc *= in[a]
+	}
+	along := func(a int, vals []int64) ir.Expr {
+		shape := make([]int64, r)
+		for i := range shape {
+			shape[i] = 1
+		}
+		shape[a] = int64(len(vals))
+		return c.emitOp(op.Reshape, nil, intsConst(vals), shapeExpr(i64Dims(shape)))
+	}
+	base := ir.Expr(nil)
+	for a := range 2 {
+		vals := make([]int64, out[a])
+		for i := range vals {
+			vals[i] = int64(i) * strides[a]
+		}
+		if base == nil {
+			base = along(a, vals)
+		} else {
+			base = c.bin(op.Add, base, along(a, vals))
+		}
+	}
+	var best ir.Expr
+	offsets := make([]int64, sp)
+	for {
+		begin, end, step := make([]int64, sp), make([]int64, sp), make([]int64, sp)
+		axes := make([]int64, sp)
+		flat := base
+		for i := range sp {
+			a := 2 + i
+			axes[i] = int64(a)
+			begin[i] = offsets[i] * o.dilations[i]
+			end[i] = begin[i] + (out[a]-1)*o.strides[i] + 1
+			step[i] = o.strides[i]
+			vals := make([]int64, out[a])
+			for j := range vals {
+				vals[j] = (int64(j)*o.strides[i] - o.pads[i] + begin[i]) * strides[a]
+			}
+			flat = c.bin(op.Add, flat, along(a, vals))
+		}
+		window := c.emitOp(op.StridedSlice, nil, padded, primTuple(axes), primTuple(begin), primTuple(end), primTuple(step))
+		cand := c.emitOp(op.Where, nil, c.bin(op.Equal, window, y), flat, ic(acc))
+		if best == nil {
+			best = cand
+		} else {
+			best = c.emitOp(op.Minimum, nil, best, cand)
+		}
+		i := sp - 1
+		for ; i >= 0; i-- {
+			if offsets[i]++; offsets[i] < o.kernel[i] {
+				break
+			}
+			offsets[i] = 0
+		}
+		if i < 0 {
+			return best, nil
+		}
+	}
 }
