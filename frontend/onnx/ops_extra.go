@@ -12,11 +12,14 @@ import (
 
 // Ops TVM's frontend has no (or no Relax) converter for that map onto
 // phasec's ops: ReverseSequence as a gather_elements, NonZero as a
-// compaction of positions, and Einsum's ellipsis spelled out in letters.
+// compaction of positions, Det by Leibniz's formula, MaxPool's Indices,
+// MaxUnpool as a scatter, and Einsum's ellipsis spelled out in letters.
 
 func registerExtra() {
 	converters["ReverseSequence"] = convertReverseSequence
 	converters["NonZero"] = convertNonZero
+	converters["Det"] = convertDet
+	converters["MaxUnpool"] = convertMaxUnpool
 }
 
 // convertReverseSequence reverses the first lens[b] entries along
@@ -271,4 +274,164 @@ func (c *nodeCtx) maxPoolIndices(x, y ir.Expr, o *convOpts) (ir.Expr, error) {
 			return best, nil
 		}
 	}
+}
+
+// convertDet is the determinant of the trailing n×n matrices by
+// Leibniz's formula, sum over permutations s of sign(s) prod_i x[i,
+// s(i)], for the small static n it is exact and cheap for (n <= 4; phasec
+// has no LU op). TVM's Relax frontend has no Det converter.
+func convertDet(c *nodeCtx) ([]ir.Expr, error) {
+	x, err := c.arg(0)
+	if err != nil {
+		return nil, err
+	}
+	dims, err := c.dims(0)
+	if err != nil {
+		return nil, err
+	}
+	r := len(dims)
+	if r < 2 {
+		return nil, fmt.Errorf("Det needs a matrix, got rank %d", r)
+	}
+	n, ok := ir.IntValue(dims[r-1])
+	if m, ok2 := ir.IntValue(dims[r-2]); !ok || !ok2 || m != n {
+		return nil, unsupported("Det of non-square or non-static matrices")
+	}
+	if n > 4 {
+		return nil, unsupported("Det of %d×%d matrices (Leibniz's formula is used up to 4×4)", n, n)
+	}
+	batch := shapeExpr(dims[:r-2])
+	elem := make(map[[2]int64]ir.Expr)
+	at := func(i, j int64) ir.Expr {
+		if e, ok := elem[[2]int64{i, j}]; ok {
+			return e
+		}
+		v := c.emitOp(op.StridedSlice, nil, x, primTuple([]int64{int64(r - 2), int64(r - 1)}), primTuple([]int64{i, j}), primTuple([]int64{i + 1, j + 1}), primTuple([]int64{1, 1}))
+		v = c.emitOp(op.Reshape, nil, v, batch)
+		elem[[2]int64{i, j}] = v
+		return v
+	}
+	var det ir.Expr
+	for _, p := range permutations(int(n)) {
+		term := at(0, int64(p.perm[0]))
+		for i := 1; i < int(n); i++ {
+			term = c.bin(op.Multiply, term, at(int64(i), int64(p.perm[i])))
+		}
+		switch {
+		case det == nil && p.sign > 0:
+			det = term
+		case det == nil:
+			det = c.emitOp(op.Negative, nil, term)
+		case p.sign > 0:
+			det = c.bin(op.Add, det, term)
+		default:
+			det = c.bin(op.Subtract, det, term)
+		}
+	}
+	return one(det)
+}
+
+type signedPerm struct {
+	perm []int
+	sign int
+}
+
+// permutations lists the permutations of 0..n-1 with their signs.
+func permutations(n int) []signedPerm {
+	out := []signedPerm{{perm: []int{}, sign: 1}}
+	for k := range n {
+		var next []signedPerm
+		for _, p := range out {
+			// Insert k at every position: moving it left past j entries
+			// is j transpositions.
+			for pos := len(p.perm); pos >= 0; pos-- {
+				q := make([]int, 0, k+1)
+				q = append(q, p.perm[:pos]...)
+				q = append(q, k)
+				q = append(q, p.perm[pos:]...)
+				sign := p.sign
+				if (len(p.perm)-pos)%2 == 1 {
+					sign = -sign
+				}
+				next = append(next, signedPerm{q, sign})
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// convertMaxUnpool scatters x into zeros of the output shape at the flat
+// indices MaxPool gave (TVM's MaxUnpool): the output shape is
+// (in - 1) * stride + kernel - pads, or the output_shape input (a
+// run-time shape when it is a graph input), which pads after it.
+func convertMaxUnpool(c *nodeCtx) ([]ir.Expr, error) {
+	x, err := c.arg(0)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.arg(1)
+	if err != nil {
+		return nil, err
+	}
+	in, ok := c.staticShape(0)
+	if !ok {
+		return nil, unsupported("MaxUnpool of an input of non-static shape")
+	}
+	r := len(in)
+	sp := r - 2
+	kernel, _ := c.attrInts("kernel_shape")
+	if len(kernel) != sp {
+		return nil, fmt.Errorf("kernel_shape has %d entries for %d spatial axes", len(kernel), sp)
+	}
+	strides, ok := c.attrInts("strides")
+	if !ok {
+		strides = onesN(sp)
+	}
+	pads, ok := c.attrInts("pads")
+	if !ok {
+		pads = make([]int64, 2*sp)
+	}
+	def := append([]int64(nil), in[:2]...)
+	for i := range sp {
+		def = append(def, (in[2+i]-1)*strides[i]+kernel[i]-pads[i]-pads[sp+i])
+	}
+	out := i64Dims(def)
+	idx = c.i64(idx)
+	if c.has(2) {
+		// The indices number the positions of the default shape; a
+		// larger output_shape pads after them (ONNX's example): each
+		// index is unravelled in the default shape and ravelled in the
+		// given one.
+		s, n, err := c.vec(2)
+		if err != nil {
+			return nil, err
+		}
+		if n != r {
+			return nil, fmt.Errorf("output_shape has %d entries for rank %d", n, r)
+		}
+		out = c.dynShape(s, r)
+		var flat ir.Expr = ic(0)
+		rest, stride := idx, ir.Expr(ic(1))
+		for a := r - 1; a >= 0; a-- {
+			coord := c.bin(op.FloorMod, rest, ic(def[a]))
+			rest = c.bin(op.FloorDivide, rest, ic(def[a]))
+			flat = c.bin(op.Add, flat, c.bin(op.Multiply, coord, stride))
+			stride = c.bin(op.Multiply, stride, c.elem(s, a))
+		}
+		idx = flat
+	}
+	total := ir.PrimExpr(ir.I64(1))
+	for _, d := range out {
+		total = ir.Mul(total, d)
+	}
+	dt := dtypeOf(x)
+	zeros := c.emitOp(op.Full, ir.Attrs{"dtype": dt}, shapeExpr([]ir.PrimExpr{total}), scalarConst(0, dt))
+	n := int64(1)
+	for _, d := range in {
+		n *= d
+	}
+	flat := func(e ir.Expr) ir.Expr { return c.emitOp(op.Reshape, nil, e, shapeExpr(i64Dims([]int64{n}))) }
+	y := c.emitOp(opScatterElements, ir.Attrs{"axis": int64(0), "reduction": "update"}, zeros, flat(idx), flat(x))
+	return one(c.emitOp(op.Reshape, nil, y, shapeExpr(out)))
 }
