@@ -20,6 +20,7 @@ func registerExtra() {
 	converters["NonZero"] = convertNonZero
 	converters["Det"] = convertDet
 	converters["MaxUnpool"] = convertMaxUnpool
+	converters["GridSample"] = convertGridSample
 }
 
 // convertReverseSequence reverses the first lens[b] entries along
