@@ -77,6 +77,7 @@ func init() {
 	registerMore()
 	registerExtra()
 	registerRNN()
+	registerDFT()
 }
 
 func unaryConverter(o *ir.Op) converter {
