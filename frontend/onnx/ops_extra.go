@@ -21,6 +21,7 @@ func registerExtra() {
 	converters["Det"] = convertDet
 	converters["MaxUnpool"] = convertMaxUnpool
 	converters["GridSample"] = convertGridSample
+	converters["Unique"] = convertUnique
 }
 
 // convertReverseSequence reverses the first lens[b] entries along
@@ -435,4 +436,62 @@ func convertMaxUnpool(c *nodeCtx) ([]ir.Expr, error) {
 	flat := func(e ir.Expr) ir.Expr { return c.emitOp(op.Reshape, nil, e, shapeExpr(i64Dims([]int64{n}))) }
 	y := c.emitOp(opScatterElements, ir.Attrs{"axis": int64(0), "reduction": "update"}, zeros, flat(idx), flat(x))
 	return one(c.emitOp(op.Reshape, nil, y, shapeExpr(out)))
+}
+
+// convertUnique (without axis: of the flattened input): the sorted
+// values, the first of each run marked, their count a fresh dimension,
+// the marked values compacted; indices, counts and inverse_indices from
+// the (unique × input) equality matrix. sorted=0 orders them by first
+// occurrence (an argsort of the indices). TVM's R.unique is not in
+// phasec; Unique over an axis stays unsupported.
+func convertUnique(c *nodeCtx) ([]ir.Expr, error) {
+	x, err := c.arg(0)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.attrs["axis"]; ok {
+		return nil, unsupported("Unique with axis")
+	}
+	in, ok := c.staticShape(0)
+	if !ok {
+		return nil, unsupported("Unique of an input of non-static shape")
+	}
+	L := int64(1)
+	for _, d := range in {
+		L *= d
+	}
+	if L == 0 {
+		return nil, unsupported("Unique of an empty input")
+	}
+	flat := c.emitOp(op.Reshape, nil, x, shapeExpr(i64Dims([]int64{L})))
+	s := c.emitOp(op.Sort, ir.Attrs{"axis": int64(0), "descending": false}, flat)
+	var first ir.Expr = intsConst([]int64{1})
+	if L > 1 {
+		tail := func(from, to int64) ir.Expr {
+			return c.emitOp(op.StridedSlice, nil, s, primTuple([]int64{0}), primTuple([]int64{from}), primTuple([]int64{to}), primTuple([]int64{1}))
+		}
+		first = c.emitOp(op.Concat, ir.Attrs{"axis": int64(0)}, ir.NewTuple(first, c.i64(c.bin(op.NotEqual, tail(1, L), tail(0, L-1)))))
+	}
+	n := c.dynScalar(c.emitOp(op.Sum, ir.Attrs{"axis": anyInts([]int64{0}), "keepdims": false}, first))
+	cnt := c.emitOp(op.Cumsum, ir.Attrs{"axis": int64(0), "exclusive": false}, first)
+	col := func(v ir.Expr) ir.Expr { return c.emitOp(op.ExpandDims, ir.Attrs{"axis": anyInts([]int64{1})}, v) }
+	p := c.arangeN(n)
+	j := c.emitOp(op.Sum, ir.Attrs{"axis": anyInts([]int64{1}), "keepdims": false}, c.i64(c.bin(op.LessEqual, cnt, col(p))))
+	y := c.emitOp(op.Take, ir.Attrs{"axis": int64(0)}, s, j)
+	eq := c.bin(op.Equal, col(y), flat) // (n, L)
+	pos := make([]int64, L)
+	for i := range pos {
+		pos[i] = int64(i)
+	}
+	idx := c.emitOp(op.Min, ir.Attrs{"axis": anyInts([]int64{1}), "keepdims": false}, c.emitOp(op.Where, nil, eq, intsConst(pos), ic(L)))
+	counts := c.emitOp(op.Sum, ir.Attrs{"axis": anyInts([]int64{1}), "keepdims": false}, c.i64(eq))
+	inverse := c.emitOp(op.Sum, ir.Attrs{"axis": anyInts([]int64{0}), "keepdims": false}, c.bin(op.Multiply, c.i64(eq), col(p)))
+	if c.attrInt("sorted", 1) == 0 {
+		ord := c.emitOp(op.Argsort, ir.Attrs{"axis": int64(0), "descending": false, "dtype": ir.Int64}, idx)
+		rank := c.emitOp(op.Argsort, ir.Attrs{"axis": int64(0), "descending": false, "dtype": ir.Int64}, ord)
+		take := func(v ir.Expr) ir.Expr { return c.emitOp(op.Take, ir.Attrs{"axis": int64(0)}, v, ord) }
+		y, idx, counts = take(y), take(idx), take(counts)
+		inverse = c.emitOp(op.Take, ir.Attrs{"axis": int64(0)}, rank, inverse)
+	}
+	return []ir.Expr{y, idx, inverse, counts}, nil
 }
