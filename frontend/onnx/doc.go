@@ -33,9 +33,16 @@
 //     integer arithmetic) are tracked as dimension expressions, so that a
 //     Reshape target, an Expand shape or a ConstantOfShape built from them
 //     is a symbolic shape (TVM's frontend passes relax.ShapeExpr values
-//     along for the same purpose). A value phasec needs at import that
-//     is neither (a shape fed as a graph input) is an ONNX001 diagnostic
-//     naming the tensor; Options.Bind fixes such an input.
+//     along for the same purpose).
+//   - A shape, axes, pads, sizes, scales, k or depth known only at run
+//     time (a graph input, or computed from one) is computed in the graph
+//     and becomes a shape through R.tensor_to_shape and an R.match_cast to
+//     fresh symbolic dimensions, as TVM does (dynamic.go); one executable
+//     then serves every value. Only a value whose own length is unknown
+//     (so that the output's rank is) is an ONNX001 diagnostic naming the
+//     tensor; Options.Bind fixes such an input.
+//   - Resize follows ONNX's definition from the given scales (resize.go);
+//     RNN/GRU/LSTM are unrolled over the static sequence (ops_rnn.go).
 //   - Initializers of a floating-point type become parameters of main
 //     after the graph's inputs (num_input says where they start) with
 //     their values returned for a .npz, or constants in the module

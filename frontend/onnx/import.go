@@ -92,6 +92,7 @@ type importer struct {
 	symbolic map[string][]ir.PrimExpr
 	syms     map[string]*ir.PrimVar
 	names    map[string]int // parameter names in use
+	ndyn     int            // fresh dimensions made (freshDim)
 	span     diag.Span
 }
 
@@ -439,7 +440,7 @@ func checkDeclared(vi *onnxpb.ValueInfoProto, a *ir.NDArray) error {
 		return fmt.Errorf("declared with rank %d, its data has shape %v", len(dims), a.Shape)
 	}
 	for i, d := range dims {
-		if d.Value != nil && d.GetDimValue() != a.Shape[i] {
+		if _, fixed := d.Value.(*onnxpb.TensorShapeProto_Dimension_DimValue); fixed && d.GetDimValue() != a.Shape[i] {
 			return fmt.Errorf("declared dimension %d is %d, its data has shape %v", i, d.GetDimValue(), a.Shape)
 		}
 	}

@@ -51,7 +51,7 @@ func convertReshape(c *nodeCtx) ([]ir.Expr, error) {
 	} else if v, ok := c.symInts(1); ok {
 		shape = v
 	} else {
-		return nil, c.notConstant(1)
+		return dynReshape(c, x)
 	}
 	dims := make([]ir.PrimExpr, len(shape))
 	allowZero := c.attrInt("allowzero", 0) == 1
@@ -163,6 +163,11 @@ func convertSlice(c *nodeCtx) ([]ir.Expr, error) {
 		ends, _ = c.attrInts("ends")
 		axes, _ = c.attrInts("axes")
 	} else {
+		for i := 1; i <= 4; i++ {
+			if _, ok := c.constant(i); c.has(i) && !ok {
+				return dynSlice(c, x)
+			}
+		}
 		if starts, err = c.constInts(1); err != nil {
 			return nil, err
 		}
@@ -228,6 +233,9 @@ func convertSplit(c *nodeCtx) ([]ir.Expr, error) {
 	if c.opset < 13 {
 		sizes, _ = c.attrInts("split")
 	} else if c.has(1) {
+		if _, ok := c.constant(1); !ok {
+			return dynSplit(c, x, axis)
+		}
 		if sizes, err = c.constInts(1); err != nil {
 			return nil, err
 		}
@@ -272,6 +280,9 @@ func convertSqueeze(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, isConst := c.constant(1); c.opset >= 13 && c.has(1) && !isConst {
+		return dynSqueeze(c, x)
+	}
 	axes, ok, err := c.axesOf(13, 1)
 	if err != nil {
 		return nil, err
@@ -287,6 +298,9 @@ func convertUnsqueeze(c *nodeCtx) ([]ir.Expr, error) {
 	x, err := c.arg(0)
 	if err != nil {
 		return nil, err
+	}
+	if _, isConst := c.constant(1); c.opset >= 13 && c.has(1) && !isConst {
+		return dynUnsqueeze(c, x)
 	}
 	axes, ok, err := c.axesOf(13, 1)
 	if err != nil {
@@ -461,7 +475,7 @@ func convertExpand(c *nodeCtx) ([]ir.Expr, error) {
 	}
 	shape, ok := c.symInts(1)
 	if !ok {
-		return nil, c.notConstant(1)
+		return dynExpand(c, x)
 	}
 	in, err := c.dims(0)
 	if err != nil {
@@ -493,6 +507,9 @@ func convertTile(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := c.constant(1); !ok {
+		return dynTile(c, x)
+	}
 	reps, err := c.constInts(1)
 	if err != nil {
 		return nil, err
@@ -515,6 +532,11 @@ func convertPad(c *nodeCtx) ([]ir.Expr, error) {
 		pads, _ = c.attrInts("pads")
 		value = c.attrFloat("value", 0)
 	} else {
+		_, constPads := c.constant(1)
+		_, constValue := c.constant(2)
+		if !constPads || c.has(2) && !constValue {
+			return dynPad(c, x, c.attrString("mode", "constant"))
+		}
 		if pads, err = c.constInts(1); err != nil {
 			return nil, err
 		}
@@ -642,6 +664,14 @@ func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
 		dims, _ := c.symInts(0)
 		return one(c.emitOp(op.Full, ir.Attrs{"dtype": dt}, shapeExpr(dims), scalarConst(v, dt)))
 	}
+	if _, ok := c.constant(0); !ok && c.has(0) {
+		// TVM: R.broadcast_to(value, R.tensor_to_shape(shape)).
+		s, n, err := c.vec(0)
+		if err != nil {
+			return nil, err
+		}
+		return one(c.emitOp(op.Full, ir.Attrs{"dtype": dt}, shapeExpr(c.dynShape(s, n)), scalarConst(v, dt)))
+	}
 	shape, err := c.constInts(0)
 	if err != nil {
 		return nil, err
@@ -665,6 +695,11 @@ func convertConstantOfShape(c *nodeCtx) ([]ir.Expr, error) {
 
 // convertRange needs constant operands: its length is the output shape.
 func convertRange(c *nodeCtx) ([]ir.Expr, error) {
+	for i := range 3 {
+		if _, ok := c.constant(i); !ok {
+			return dynRange(c)
+		}
+	}
 	vals := make([]float64, 3)
 	for i := range 3 {
 		v, err := c.constFloats(i)
@@ -755,6 +790,11 @@ func convertOneHot(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	_, constDepth := c.constant(1)
+	_, constVals := c.constant(2)
+	if !constDepth || !constVals {
+		return dynOneHot(c, idx)
+	}
 	depth, err := c.constFloats(1)
 	if err != nil {
 		return nil, err
@@ -821,36 +861,8 @@ func convertResize(c *nodeCtx) ([]ir.Expr, error) {
 		return nil, err
 	}
 	in, ok := c.staticShape(0)
-	if !ok || len(in) != 4 {
-		return nil, unsupported("Resize of a non-static or non-4-D input")
-	}
-	var scales []float64
-	var sizes []int64
-	switch {
-	case c.node.GetOpType() == "Upsample" && c.opset < 9:
-		fs, _ := c.attrFloats("scales")
-		for _, f := range fs {
-			scales = append(scales, float64(f))
-		}
-	case c.node.GetOpType() == "Upsample" || c.opset < 11:
-		if scales, err = c.constFloats(1); err != nil {
-			return nil, err
-		}
-	default:
-		if c.has(3) {
-			if sizes, err = c.constInts(3); err != nil {
-				return nil, err
-			}
-		} else if c.has(2) {
-			if scales, err = c.constFloats(2); err != nil {
-				return nil, err
-			}
-		}
-		if c.has(1) {
-			if roi, _ := c.constFloats(1); len(roi) > 0 && c.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize" {
-				return nil, unsupported("tf_crop_and_resize")
-			}
-		}
+	if !ok {
+		return nil, unsupported("Resize of an input of non-static shape")
 	}
 	if _, ok := c.attrs["axes"]; ok {
 		return nil, unsupported("Resize with axes")
@@ -858,40 +870,62 @@ func convertResize(c *nodeCtx) ([]ir.Expr, error) {
 	if c.attrInt("keep_aspect_ratio_policy", 0) != 0 || c.attrString("keep_aspect_ratio_policy", "stretch") != "stretch" {
 		return nil, unsupported("keep_aspect_ratio_policy")
 	}
-	if len(sizes) == 0 {
-		if len(scales) != 4 {
-			return nil, fmt.Errorf("need 4 scales or sizes")
+	var attrScales []float64
+	scaleIn, sizeIn := -1, -1
+	switch {
+	case c.node.GetOpType() == "Upsample" && c.opset < 9:
+		fs, _ := c.attrFloats("scales")
+		for _, f := range fs {
+			attrScales = append(attrScales, float64(f))
 		}
-		if scales[0] != 1 || scales[1] != 1 {
-			return nil, unsupported("Resize of the batch or channel axis")
-		}
-		sizes = []int64{in[0], in[1], int64(math.Floor(float64(in[2]) * scales[2])), int64(math.Floor(float64(in[3]) * scales[3]))}
+	case c.node.GetOpType() == "Upsample" || c.opset < 11:
+		scaleIn = 1
+	case c.has(3):
+		sizeIn = 3
+	case c.has(2):
+		scaleIn = 2
 	}
-	if len(sizes) != 4 || sizes[0] != in[0] || sizes[1] != in[1] {
-		return nil, unsupported("Resize of the batch or channel axis")
+	p, err := c.resizeShapes(in, scaleIn, sizeIn, attrScales)
+	if err != nil {
+		return nil, err
+	}
+	coord := c.attrString("coordinate_transformation_mode", "half_pixel")
+	if c.opset < 11 {
+		coord = "asymmetric"
+	}
+	var roi ir.Expr
+	if coord == "tf_crop_and_resize" && c.opset >= 11 && c.has(1) {
+		roi = c.castTo(c.in[1], ir.Float64)
 	}
 	mode := c.attrString("mode", "nearest")
 	method := map[string]string{"nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear", "cubic": "cubic"}[mode]
 	if method == "" {
 		return nil, fmt.Errorf("mode %q", mode)
 	}
-	coord := c.attrString("coordinate_transformation_mode", "half_pixel")
-	if c.opset < 11 {
-		coord = "asymmetric"
-	}
 	rounding := ""
 	if method == "nearest_neighbor" {
 		rounding = c.attrString("nearest_mode", "round_prefer_floor")
 	}
-	return one(c.emitOp(opResize2D, ir.Attrs{
-		"layout": "NCHW", "method": method, "coordinate_transformation_mode": coord, "rounding_method": rounding,
-		"cubic_alpha": c.attrFloat("cubic_coeff_a", -0.75), "cubic_exclude": c.attrInt("exclude_outside", 0),
-		"extrapolation_value": c.attrFloat("extrapolation_value", 0),
-	}, x, shapeExpr(i64Dims(sizes[2:]))))
+	// resize2d (TVM's conversion) where it computes what ONNX defines.
+	sizes := make([]int64, len(in))
+	for a := range sizes {
+		sizes[a], _ = ir.IntValue(p.out[a])
+	}
+	if p.static && len(in) == 4 && sizes[0] == in[0] && sizes[1] == in[1] && c.opset >= 11 &&
+		coord != "tf_crop_and_resize" && rounding != "round_prefer_ceil" && c.attrInt("antialias", 0) == 0 {
+		return one(c.emitOp(opResize2D, ir.Attrs{
+			"layout": "NCHW", "method": method, "coordinate_transformation_mode": coord, "rounding_method": rounding,
+			"cubic_alpha": c.attrFloat("cubic_coeff_a", -0.75), "cubic_exclude": c.attrInt("exclude_outside", 0),
+			"extrapolation_value": c.attrFloat("extrapolation_value", 0),
+		}, x, shapeExpr(i64Dims(sizes[2:]))))
+	}
+	y, err := c.resizeSeparable(x, in, p, roi)
+	if err != nil {
+		return nil, err
+	}
+	return one(y)
 }
 
-// DepthToSpace and SpaceToDepth are reshape, transpose, reshape over a
-// static NCHW shape.
 func convertDepthToSpace(c *nodeCtx) ([]ir.Expr, error) {
 	x, err := c.arg(0)
 	if err != nil {

@@ -1,8 +1,10 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
@@ -73,6 +75,9 @@ func init() {
 	registerManip()
 	registerLoss()
 	registerMore()
+	registerExtra()
+	registerRNN()
+	registerDFT()
 }
 
 func unaryConverter(o *ir.Op) converter {
@@ -535,9 +540,18 @@ func convertGemm(c *nodeCtx) ([]ir.Expr, error) {
 
 func convertEinsum(c *nodeCtx) ([]ir.Expr, error) {
 	eq := c.attrString("equation", "")
-	for _, r := range eq {
-		if r == '.' {
-			return nil, unsupported("einsum with an ellipsis")
+	if strings.Contains(eq, "...") {
+		ranks := make([]int, len(c.in))
+		for i := range ranks {
+			r, err := c.rank(i)
+			if err != nil {
+				return nil, err
+			}
+			ranks[i] = r
+		}
+		var err error
+		if eq, err = expandEllipsis(eq, ranks); err != nil {
+			return nil, err
 		}
 	}
 	return one(c.emitOp(opEinsum, ir.Attrs{"subscripts": eq}, ir.NewTuple(c.in...)))
@@ -655,6 +669,12 @@ func (c *nodeCtx) reduceAxes(kind string) (axes []int64, identity bool, err erro
 		return a, false, nil
 	}
 	if c.has(1) {
+		if _, ok := c.constant(1); !ok {
+			if n, err := c.vecLen(1); err == nil && n == 0 {
+				return nil, c.attrInt("noop_with_empty_axes", 0) == 1, nil
+			}
+			return nil, false, errDynamicAxes
+		}
 		a, err := c.constInts(1)
 		if err != nil {
 			return nil, false, err
@@ -666,6 +686,9 @@ func (c *nodeCtx) reduceAxes(kind string) (axes []int64, identity bool, err erro
 	return nil, c.attrInt("noop_with_empty_axes", 0) == 1, nil
 }
 
+// errDynamicAxes says a Reduce node's axes are known only at run time.
+var errDynamicAxes = errors.New("axes known at run time")
+
 func reduceConverter(kind string) converter {
 	return func(c *nodeCtx) ([]ir.Expr, error) {
 		x, err := c.arg(0)
@@ -673,6 +696,13 @@ func reduceConverter(kind string) converter {
 			return nil, err
 		}
 		axes, identity, err := c.reduceAxes(kind)
+		if err == errDynamicAxes {
+			o, ok := map[string]*ir.Op{"sum": op.Sum, "mean": op.Mean, "max": op.Max, "min": op.Min, "prod": op.Prod}[kind]
+			if !ok {
+				return nil, c.notConstant(1)
+			}
+			return dynReduce(c, x, o, c.attrInt("keepdims", 1) == 1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -765,6 +795,13 @@ func convertCumSum(c *nodeCtx) ([]ir.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	rank, err := c.rank(0)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.constant(1); !ok {
+		return dynCumSum(c, x, rank, func(x ir.Expr, axis int) ir.Expr { return c.cumsumAlong(x, axis) })
+	}
 	ax, err := c.constInts(1)
 	if err != nil {
 		return nil, err
@@ -772,14 +809,15 @@ func convertCumSum(c *nodeCtx) ([]ir.Expr, error) {
 	if len(ax) != 1 {
 		return nil, fmt.Errorf("axis must be a scalar")
 	}
-	rank, err := c.rank(0)
-	if err != nil {
-		return nil, err
-	}
 	axis, err := normAxis(ax[0], rank)
 	if err != nil {
 		return nil, err
 	}
+	return one(c.cumsumAlong(x, axis))
+}
+
+// cumsumAlong is CumSum along axis with the node's reverse and exclusive.
+func (c *nodeCtx) cumsumAlong(x ir.Expr, axis int) ir.Expr {
 	rev := c.attrInt("reverse", 0) == 1
 	if rev {
 		x = c.emitOp(opFlip, ir.Attrs{"axis": int64(axis)}, x)
@@ -788,7 +826,7 @@ func convertCumSum(c *nodeCtx) ([]ir.Expr, error) {
 	if rev {
 		out = c.emitOp(opFlip, ir.Attrs{"axis": int64(axis)}, out)
 	}
-	return one(out)
+	return out
 }
 
 func convertTopK(c *nodeCtx) ([]ir.Expr, error) {
@@ -800,6 +838,12 @@ func convertTopK(c *nodeCtx) ([]ir.Expr, error) {
 	if c.opset < 10 {
 		k = c.attrInt("k", 1)
 	} else {
+		if _, ok := c.constant(1); !ok {
+			if c.attrInt("sorted", 1) != 1 {
+				return nil, unsupported("TopK with sorted=0")
+			}
+			return dynTopK(c, x)
+		}
 		ks, err := c.constInts(1)
 		if err != nil {
 			return nil, err

@@ -25,6 +25,13 @@ func registerMore() {
 // (symmetric), as a constant.
 func windowConverter(coeffs []float64) converter {
 	return func(c *nodeCtx) ([]ir.Expr, error) {
+		if _, ok := c.constant(0); !ok && c.has(0) {
+			dt, ok := DType(int32(c.attrInt("output_datatype", 1)))
+			if !ok {
+				return nil, unsupported("output_datatype %s", dtypeName(int32(c.attrInt("output_datatype", 1))))
+			}
+			return dynWindow(c, coeffs, dt)
+		}
 		size, err := c.constInts(0)
 		if err != nil {
 			return nil, err
@@ -66,6 +73,25 @@ func convertCompress(c *nodeCtx) ([]ir.Expr, error) {
 	x, err := c.arg(0)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := c.constant(1); !ok && c.has(1) {
+		axis := 0
+		if _, ok := c.attrs["axis"]; !ok {
+			dims, err := c.dims(0)
+			if err != nil {
+				return nil, err
+			}
+			x = c.emitOp(op.Reshape, nil, x, shapeExpr([]ir.PrimExpr{product(dims)}))
+		} else {
+			rank, err := c.rank(0)
+			if err != nil {
+				return nil, err
+			}
+			if axis, err = normAxis(c.attrInt("axis", 0), rank); err != nil {
+				return nil, err
+			}
+		}
+		return dynCompress(c, x, axis)
 	}
 	cond, err := c.constInts(1)
 	if err != nil {

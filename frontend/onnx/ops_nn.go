@@ -243,12 +243,7 @@ func poolConverter(kind string) converter {
 		if spatial < 1 || spatial > 3 {
 			return nil, unsupported("pooling over %d spatial axes", spatial)
 		}
-		if len(c.node.GetOutput()) > 1 && c.node.GetOutput()[1] != "" {
-			return nil, unsupported("MaxPool's Indices output")
-		}
-		if c.attrInt("storage_order", 0) != 0 {
-			return nil, unsupported("storage_order 1")
-		}
+		indices := kind == "max" && len(c.node.GetOutput()) > 1 && c.node.GetOutput()[1] != ""
 		o, err := c.convAttrs(spatial, nil)
 		if err != nil {
 			return nil, err
@@ -266,7 +261,15 @@ func poolConverter(kind string) converter {
 			"count_include_pad": c.attrInt("count_include_pad", 0) == 1, "layout": layouts[spatial][0],
 		}
 		ops := map[string][4]*ir.Op{"max": {nil, op.MaxPool1D, op.MaxPool2D, op.MaxPool3D}, "avg": {nil, op.AvgPool1D, op.AvgPool2D, op.AvgPool3D}}
-		return []ir.Expr{c.emitOp(ops[kind][spatial], attrs, x)}, nil
+		y := c.emitOp(ops[kind][spatial], attrs, x)
+		if !indices {
+			return []ir.Expr{y}, nil
+		}
+		idx, err := c.maxPoolIndices(x, y, o)
+		if err != nil {
+			return nil, err
+		}
+		return []ir.Expr{y, idx}, nil
 	}
 }
 
