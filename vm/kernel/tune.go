@@ -37,7 +37,8 @@ type TuneOptions struct {
 	Seed uint64
 	// Dims gives symbolic shape variables by name; others are DefaultDim.
 	Dims map[string]int64
-	// DefaultDim is the value of an unnamed symbolic dimension (default 32).
+	// DefaultDim is the value of a symbolic dimension Dims does not name
+	// (default DefaultDim).
 	DefaultDim int64
 	// Reassociate admits schedules that reorder reductions (results then
 	// agree within rounding, see ReordersReduction).
@@ -64,6 +65,10 @@ type TuneResult struct {
 	// Elapsed is the search's wall time.
 	Elapsed time.Duration
 }
+
+// DefaultDim is the size a search gives a symbolic dimension it is not
+// told.
+const DefaultDim = 32
 
 // MinGain is the least speedup a schedule must show over the untuned
 // kernel to be kept: below it, the difference is measurement noise.
@@ -97,7 +102,7 @@ func Tune(f *ir.PrimFunc, opts TuneOptions) (*TuneResult, error) {
 		opts.Budget = 2 * time.Second
 	}
 	if opts.DefaultDim <= 0 {
-		opts.DefaultDim = 32
+		opts.DefaultDim = DefaultDim
 	}
 	if opts.MaxCandidates <= 0 {
 		opts.MaxCandidates = 64
