@@ -42,7 +42,7 @@ func TestTune(t *testing.T) {
 		require.NoError(t, err, name)
 		assert.Positive(t, res.Measured, name)
 		assert.Zero(t, res.Rejected, "%s: candidates disagreed with the untuned kernel", name)
-		assert.Less(t, res.Elapsed, budget+300*time.Millisecond, "%s: budget overrun", name)
+		assert.Less(t, res.Elapsed, budget+400*time.Millisecond, "%s: budget overrun", name)
 		assert.LessOrEqual(t, res.Best, res.Baseline, name)
 		t.Logf("%s: baseline %v best %v (%.2fx) after %d candidates in %v: %v", name, res.Baseline, res.Best,
 			float64(res.Baseline)/float64(res.Best), res.Measured, res.Elapsed, res.Schedule)
