@@ -96,6 +96,19 @@ func checkScheduled(t *testing.T, f *ir.PrimFunc, args []abi.Arg, s *kernel.Sche
 	}
 }
 
+// FuzzSchedules applies a random schedule to a random nest.
+func FuzzSchedules(f *testing.F) {
+	for seed := range uint64(8) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		g := &gen{r: rand.New(rand.NewPCG(seed, 7))}
+		fn, vals := g.program()
+		args := makeArgs(t, fn, withVars(fn, nil, vals), rand.New(rand.NewPCG(seed, 9)))
+		checkScheduled(t, fn, args, randomSchedule(fn, rand.New(rand.NewPCG(seed, 13))))
+	})
+}
+
 // TestScheduleRandomNests applies random schedules to the fuzz
 // generator's random nests (which are checked against the reference
 // interpreter by TestRandomKernels).

@@ -170,7 +170,7 @@ func Tune(f *ir.PrimFunc, opts TuneOptions) (*TuneResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Baseline, res.Best = m.sideBySide(base, k, 3)
+		res.Baseline, res.Best = m.sideBySide(base, k, 2)
 	}
 	if float64(res.Baseline) >= MinGain*float64(res.Best) {
 		res.Schedule = best
@@ -417,13 +417,19 @@ func (m *measurer) sideBySide(a, b *Kernel, rounds int) (ta, tb time.Duration) {
 	return ta, tb
 }
 
-// time measures k's time per call: the fastest of repeated calls (after
-// a warm-up), at least 3 calls and about 10ms of calls, at most 100.
+// time measures k's time per call: the fastest of repeated calls after a
+// warm-up, about 10ms of calls, at least 3 (1 when the warm-up alone took
+// 10ms: a slow kernel's times vary little) and at most 100.
 func (m *measurer) time(k *Kernel) time.Duration {
+	t0 := time.Now()
 	_ = k.Call(m.args) // warm-up: frames, scratch, caches
-	best := time.Duration(math.MaxInt64)
+	best := time.Since(t0)
+	least := 3
+	if best >= 10*time.Millisecond {
+		least = 1
+	}
 	var spent time.Duration
-	for i := 0; i < 100 && (i < 3 || spent < 10*time.Millisecond); i++ {
+	for i := 0; i < 100 && (i < least || spent < 10*time.Millisecond); i++ {
 		t0 := time.Now()
 		_ = k.Call(m.args)
 		d := time.Since(t0)
