@@ -23,7 +23,7 @@ const (
 	// defaultBuildPasses is the whole pipeline, phase by phase: the
 	// optimize step is gated at opt level 1, so -O0 skips it.
 	defaultBuildPasses = "canonicalize,optimize,lower,build"
-	buildUsage         = "[--passes SPEC] [--opt-level N | -O0..-O3] [--time-passes] [--html OUT.html] [-o OUT.pvm|-] FILE"
+	buildUsage         = "[--passes SPEC] [--opt-level N | -O0..-O3] [--time-passes] [--html OUT.html] [--tune [--tune-budget 30s]] [--tune-db FILE] [-o OUT.pvm|-] FILE"
 )
 
 func init() {
@@ -41,6 +41,7 @@ type buildFlags struct {
 	optLevel   *int
 	timePasses *bool
 	html       *string
+	tune       *tuneFlags
 }
 
 func addBuildFlags(fs *pflag.FlagSet) *buildFlags {
@@ -49,6 +50,7 @@ func addBuildFlags(fs *pflag.FlagSet) *buildFlags {
 		optLevel:   addOptLevelFlags(fs),
 		timePasses: fs.Bool("time-passes", false, "print the pass timing tree (stderr)"),
 		html:       fs.String("html", "", "write the per-pass view of the pipeline to `OUT.html`"),
+		tune:       addTuneFlags(fs),
 	}
 }
 
@@ -96,7 +98,7 @@ func (bf *buildFlags) compile(mod *ir.Module, source string, stderr io.Writer) (
 		printDiags(stderr, errs)
 		return nil, false
 	}
-	return exe, true
+	return exe, bf.tune.apply(exe, stderr)
 }
 
 func runBuild(fs *pflag.FlagSet) runFunc {

@@ -68,6 +68,7 @@ func runRun(fs *pflag.FlagSet) runFunc {
 		}
 
 		// Load: an executable, or a module built in memory.
+		bf.tune.dims = syms
 		path := args[0]
 		start := time.Now()
 		var exe *vm.Executable
@@ -100,6 +101,9 @@ func runRun(fs *pflag.FlagSet) runFunc {
 			}
 			if exe, err = vm.Unmarshal(data); err != nil {
 				fmt.Fprintf(stderr, "phasec run: %s: %v\n", path, err)
+				return 1
+			}
+			if !bf.tune.apply(exe, stderr) {
 				return 1
 			}
 		}

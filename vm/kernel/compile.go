@@ -45,6 +45,10 @@ type compiler struct {
 	// lastSpan is the innermost positioned node being compiled, for errors
 	// on nodes built without a span.
 	lastSpan diag.Span
+	// scheduled maps the first loop of each nest a Schedule changes to
+	// its rewrite; marks holds the rewritten loops' decisions (schedule.go).
+	scheduled map[*ir.For]*ir.For
+	marks     map[*ir.For]loopMark
 }
 
 func (c *compiler) fail(n interface{ Span() diag.Span }, format string, args ...any) {
@@ -451,7 +455,8 @@ func (c *compiler) assign(v *ir.PrimVar, value ir.PrimExpr) stmt {
 }
 
 func (c *compiler) compileFor(s *ir.For) stmt {
-	if !c.opts.NoVector {
+	s, mark := c.scheduledLoop(s)
+	if !c.opts.NoVector && mark&markFixed == 0 {
 		s = reorderNest(s)
 	}
 	if !s.Var.Type.IsInteger() {
@@ -464,7 +469,7 @@ func (c *compiler) compileFor(s *ir.For) stmt {
 		body := c.compileStmt(s.Body)
 		return c.parallelFor(lo, ext, slot, body)
 	}
-	if !c.opts.NoVector && !containsLoop(s.Body) {
+	if !c.opts.NoVector && mark&markScalar == 0 && !containsLoop(s.Body) {
 		if v, ok := c.compileVector(s, lo, ext, slot); ok {
 			return v
 		}

@@ -23,6 +23,9 @@ type Options struct {
 	NoVector bool
 	// Serial runs T.parallel loops on the calling goroutine.
 	Serial bool
+	// Schedule, when set, replaces the general path's choices for the
+	// PrimFunc's loop nests (schedule.go); it must fit the PrimFunc.
+	Schedule *Schedule
 }
 
 // ParamInfo describes a parameter for load-time validation.
@@ -199,6 +202,9 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 			k, err = nil, ce
 		}
 	}()
+	if opts.Schedule != nil {
+		c.useSchedule(opts.Schedule)
+	}
 	c.params(k)
 	body, ret := splitRet(f.Body)
 	if opts.General || laidOutAlloc(f) {

@@ -55,8 +55,8 @@ func DecodeKernel(k *vm.Kernel) (*ir.PrimFunc, error) {
 	return f, nil
 }
 
-// CompileKernel decodes a kernel's TIR and compiles it with vm/kernel,
-// checking the compiled signature and return type against the ones the
+// CompileKernel decodes a kernel's TIR and compiles it with vm/kernel
+// (with the schedule the TIR carries, kernel.ScheduleOf), checking the compiled signature and return type against the ones the
 // executable records (which its call sites were validated against).
 // Decoding never panics; a panic of the kernel compiler on TIR that no
 // compiler would produce is reported as an internal error, so that a
@@ -74,7 +74,13 @@ func CompileKernel(k vm.Kernel) (_ abi.Kernel, err error) {
 	if ret := retType(f); ret != k.Ret {
 		return nil, fmt.Errorf("kernel %s returns %q, the executable records %q", k.Name, ret, k.Ret)
 	}
-	kern, err := kernel.Compile(f, k.Name)
+	// A tuned kernel carries its general-path schedule in its TIR
+	// (vm/kernel/tunedb.Apply wrote it).
+	sched, err := kernel.ScheduleOf(f)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	kern, err := kernel.CompileWith(f, k.Name, kernel.Options{Schedule: sched})
 	if err != nil {
 		return nil, err
 	}
