@@ -629,6 +629,20 @@ func (o *operatorFusor) block(blk *ir.BindingBlock, remap map[*ir.Var]ir.Expr) (
 		return nb, false, nil
 	}
 
+	// A symbolic variable a match_cast defines orders the groups too: a
+	// group using it (an R.prim_value(n), a shape) must come after the
+	// binding that defines it, although no Relax variable connects them.
+	symDef := map[*ir.PrimVar]*fusionGroup{}
+	for _, b := range blk.Bindings {
+		if mc, ok := b.(*ir.MatchCast); ok {
+			for _, v := range ir.DefinableSymVars(mc.SInfo) {
+				if _, seen := symDef[v]; !seen {
+					symDef[v] = o.groupOf(mc.Var)
+				}
+			}
+		}
+	}
+
 	// The boundary: a variable a group defines and another binding reads
 	// is an output of its group.
 	for _, b := range blk.Bindings {
@@ -664,6 +678,16 @@ func (o *operatorFusor) block(blk *ir.BindingBlock, remap map[*ir.Var]ir.Expr) (
 		})
 		if err != nil {
 			return nil, false, err
+		}
+		for _, sv := range freeSymVars(value) {
+			producer := symDef[sv]
+			if producer == nil || producer == cur || slices.Contains(o.deps[cur], producer) {
+				continue
+			}
+			if slices.Contains(o.deps[producer], cur) {
+				return nil, false, fmt.Errorf("a cyclic dependency between the group of %s and the definition of %s", b.BoundVar().Name, sv.Name)
+			}
+			o.deps[cur] = append(o.deps[cur], producer)
 		}
 	}
 	for _, gr := range order {
