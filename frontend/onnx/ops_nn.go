@@ -105,31 +105,35 @@ func (c *nodeCtx) resolvePads(o *convOpts, inSpatial []ir.PrimExpr) error {
 
 var layouts = [4][3]string{{}, {"NCW", "OIW", "IOW"}, {"NCHW", "OIHW", "IOHW"}, {"NCDHW", "OIDHW", "IODHW"}}
 
+// convOperands reads what Conv and ConvTranspose share: data, weight
+// (of known shape), the input's rank (1-3 spatial axes) and the attributes.
+func (c *nodeCtx) convOperands(name string) (x, w ir.Expr, rank int, o *convOpts, err error) {
+	if x, err = c.arg(0); err != nil {
+		return
+	}
+	if w, err = c.arg(1); err != nil {
+		return
+	}
+	if rank, err = c.rank(0); err != nil {
+		return
+	}
+	if spatial := rank - 2; spatial < 1 || spatial > 3 {
+		return nil, nil, 0, nil, unsupported("%s over %d spatial axes", name, spatial)
+	}
+	wshape, ok := c.staticShape(1)
+	if !ok {
+		return nil, nil, 0, nil, unsupported("%s with a weight of unknown shape", name)
+	}
+	o, err = c.convAttrs(rank-2, wshape[2:])
+	return
+}
+
 func convertConv(c *nodeCtx) ([]ir.Expr, error) {
-	x, err := c.arg(0)
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.arg(1)
-	if err != nil {
-		return nil, err
-	}
-	rank, err := c.rank(0)
+	x, w, rank, o, err := c.convOperands("Conv")
 	if err != nil {
 		return nil, err
 	}
 	spatial := rank - 2
-	if spatial < 1 || spatial > 3 {
-		return nil, unsupported("Conv over %d spatial axes", spatial)
-	}
-	wshape, ok := c.staticShape(1)
-	if !ok {
-		return nil, unsupported("Conv with a weight of unknown shape")
-	}
-	o, err := c.convAttrs(spatial, wshape[2:])
-	if err != nil {
-		return nil, err
-	}
 	dims, err := c.dims(0)
 	if err != nil {
 		return nil, err
@@ -152,30 +156,11 @@ func convertConv(c *nodeCtx) ([]ir.Expr, error) {
 // (the total split as auto_pad does, SAME_UPPER putting the extra at the
 // end), as TVM's ConvTranspose does.
 func convertConvTranspose(c *nodeCtx) ([]ir.Expr, error) {
-	x, err := c.arg(0)
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.arg(1)
-	if err != nil {
-		return nil, err
-	}
-	rank, err := c.rank(0)
+	x, w, rank, o, err := c.convOperands("ConvTranspose")
 	if err != nil {
 		return nil, err
 	}
 	spatial := rank - 2
-	if spatial < 1 || spatial > 3 {
-		return nil, unsupported("ConvTranspose over %d spatial axes", spatial)
-	}
-	wshape, ok := c.staticShape(1)
-	if !ok {
-		return nil, unsupported("ConvTranspose with a weight of unknown shape")
-	}
-	o, err := c.convAttrs(spatial, wshape[2:])
-	if err != nil {
-		return nil, err
-	}
 	outPad, ok := c.attrInts("output_padding")
 	if !ok {
 		outPad = make([]int64, spatial)
