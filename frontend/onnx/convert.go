@@ -85,6 +85,20 @@ func (c *nodeCtx) tinfo(i int) (*ir.TensorInfo, error) {
 }
 
 // rank returns input i's rank, which converters that normalize axes need.
+// dataAlongAxis reads what the ops working along an "axis" attribute
+// share: the data input 0, its dimensions and the axis (default def),
+// negative axes counted from the end.
+func (c *nodeCtx) dataAlongAxis(def int64) (x ir.Expr, dims []ir.PrimExpr, axis int, err error) {
+	if x, err = c.arg(0); err != nil {
+		return
+	}
+	if dims, err = c.dims(0); err != nil {
+		return
+	}
+	axis, err = normAxis(c.attrInt("axis", def), len(dims))
+	return
+}
+
 func (c *nodeCtx) rank(i int) (int, error) {
 	t, err := c.tinfo(i)
 	if err != nil {

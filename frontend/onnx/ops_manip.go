@@ -217,15 +217,7 @@ func convertSlice(c *nodeCtx) ([]ir.Expr, error) {
 }
 
 func convertSplit(c *nodeCtx) ([]ir.Expr, error) {
-	x, err := c.arg(0)
-	if err != nil {
-		return nil, err
-	}
-	dims, err := c.dims(0)
-	if err != nil {
-		return nil, err
-	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(dims))
+	x, dims, axis, err := c.dataAlongAxis(0)
 	if err != nil {
 		return nil, err
 	}
@@ -351,19 +343,11 @@ func (c *nodeCtx) wrapIndices(idx ir.Expr, i int, dim ir.PrimExpr) ir.Expr {
 }
 
 func convertGather(c *nodeCtx) ([]ir.Expr, error) {
-	x, err := c.arg(0)
+	x, dims, axis, err := c.dataAlongAxis(0)
 	if err != nil {
 		return nil, err
 	}
 	idx, err := c.arg(1)
-	if err != nil {
-		return nil, err
-	}
-	dims, err := c.dims(0)
-	if err != nil {
-		return nil, err
-	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(dims))
 	if err != nil {
 		return nil, err
 	}
@@ -388,19 +372,11 @@ func convertGather(c *nodeCtx) ([]ir.Expr, error) {
 }
 
 func convertGatherElements(c *nodeCtx) ([]ir.Expr, error) {
-	x, err := c.arg(0)
+	x, dims, axis, err := c.dataAlongAxis(0)
 	if err != nil {
 		return nil, err
 	}
 	idx, err := c.arg(1)
-	if err != nil {
-		return nil, err
-	}
-	dims, err := c.dims(0)
-	if err != nil {
-		return nil, err
-	}
-	axis, err := normAxis(c.attrInt("axis", 0), len(dims))
 	if err != nil {
 		return nil, err
 	}
