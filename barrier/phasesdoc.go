@@ -166,7 +166,11 @@ func PhasesDoc() string {
 		} else if !in.Preserves.IsEmpty() {
 			horizon += " + " + set(in.Preserves)
 		}
-		w("| `%s` | %d | %s | %s | %s | %s | %s | %s |\n", in.Name, in.OptLevel, accepts(in.Accepts), set(in.Needs().Minus(phase.Of(phase.WellFormed))),
+		needs := set(in.Needs().Minus(phase.Of(phase.WellFormed)))
+		if pre := in.PrecededProps(); !pre.IsEmpty() {
+			needs += "; not yet " + set(pre)
+		}
+		w("| `%s` | %d | %s | %s | %s | %s | %s | %s |\n", in.Name, in.OptLevel, accepts(in.Accepts), needs,
 			set(in.Establishes), set(in.Invalidates), horizon, leaves(in.Leaves))
 	}
 	w("\n")
@@ -176,6 +180,13 @@ func PhasesDoc() string {
 	for _, c := range Constraints() {
 		if c.Derived {
 			w("- `%s` before `%s`: %s requires %s, which %s establishes; %s.\n", c.Before.Name(), c.After.Name(), c.After.Name(), c.Property, c.Before.Name(), c.Why)
+		}
+	}
+	w("\nPasses that must run before a property holds (`Precedes`; the check rejects them later, CHK005):\n\n")
+	for _, p := range Registry.Passes() {
+		in := p.Info()
+		for _, prop := range in.PrecededProps().List() {
+			w("- `%s` before %s: %s.\n", in.Name, prop, in.Precedes[prop])
 		}
 	}
 	w("\nNot expressible as properties (TVM's default pipeline, `python/tvm/relax/pipeline.py`, relies on them and nothing checks them), and how phasec enforces them:\n\n")
@@ -202,7 +213,10 @@ func PhasesDoc() string {
 	w("\nWhat it asks of a pass author: list in `Invalidates` every property within your horizon that your pass may break ")
 	w("(naming a property there never extends the horizon); list in `Preserves` a property beyond your horizon only when your pass ")
 	w("must keep it because it runs between two steps of a later phase (a pass between LowerRuntimeBuiltin and VMShapeLower keeps ")
-	w("BuiltinsLowered); never list properties you have not checked. The contract audit holds every claim to account.\n\n")
+	w("BuiltinsLowered); never list properties you have not checked. The contract audit holds every claim to account. ")
+	w("A pass that works on what a later step removes declares `Precedes` (each property that must not hold yet, with the reason: ")
+	w("ConvertLayout rewrites high-level ops, so it precedes Legalized); the static check then rejects it after that step (CHK005) ")
+	w("and names the step.\n\n")
 	w("### Steps\n\n")
 	w("1. Define the pass as a package-level value: `var MyPass = passes.Define(passes.Info{...}, passes.Module(run))` ")
 	w("(or `passes.Functions(fn)`, `passes.PrimFuncs(fn)`, `passes.DataflowBlocks(fn)`, with `.InParallel()` when the functions may be transformed concurrently). ")

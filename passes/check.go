@@ -46,6 +46,9 @@ type flowState struct {
 	ph    phase.Phase
 	props phase.Set
 	ran   map[string]bool
+	// by names the pass that established each property, for the
+	// diagnostics of Precedes (absent: it held of the input).
+	by map[phase.Property]string
 	// skipped are earlier pipeline passes gated off, for hints.
 	skipped []*Pass
 	pos     int // number of leaf steps seen, for "step N"
@@ -53,7 +56,7 @@ type flowState struct {
 }
 
 func simulate(p *Pass, pc *PassContext, ph phase.Phase, props phase.Set) diag.List {
-	s := &flowState{pc: pc, reg: pc.registryFor(p), ph: ph, props: props, ran: map[string]bool{}}
+	s := &flowState{pc: pc, reg: pc.registryFor(p), ph: ph, props: props, ran: map[string]bool{}, by: map[phase.Property]string{}}
 	if p.kind == KindSequential && p.step == nil && !p.fixpoint {
 		s.seq(p)
 	} else {
@@ -156,7 +159,19 @@ func (s *flowState) visit(p *Pass, why Reason) {
 		d.Hint = s.providers(in, missing, nil)
 		s.props = s.props.Union(missing) // report the cause once, not every consequence
 	}
+	for _, prop := range in.PrecededProps().Intersect(s.props).List() {
+		where := "it holds of the input module"
+		if by, ok := s.by[prop]; ok {
+			where = by + " establishes it earlier in the pipeline"
+		}
+		d := s.report(p, pos, codeTooLate, "pass %s must run before %v holds (%s), but %s", in.Name, prop, in.Precedes[prop], where)
+		d.Hint = fmt.Sprintf("move %s before the step that establishes %v", in.Name, prop)
+	}
+	before := s.props
 	s.ph, s.props = in.Apply(s.ph, s.props)
+	for _, prop := range s.props.Minus(before).List() {
+		s.by[prop] = in.Name
+	}
 	s.ran[in.Name] = true
 }
 

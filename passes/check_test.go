@@ -43,6 +43,35 @@ func TestCheckMisorderedPipeline(t *testing.T) {
 	}
 }
 
+func TestCheckPrecedes(t *testing.T) {
+	ingest := phase.Ingest.Invariants()
+	errs := checkText(t, NewPassContext(), "TNoop,TToNonDataflow,TPrecedesNoDataflow", phase.Ingest, ingest)
+	require.Len(t, errs, 1, "a pass after the property it precedes")
+	assert.Equal(t, codeTooLate, errs[0].Code, "code")
+	for _, want := range []string{"pass TPrecedesNoDataflow must run before NoDataflow holds (it rewrites dataflow blocks)",
+		"TToNonDataflow establishes it earlier in the pipeline", "(step 3)"} {
+		assert.Contains(t, errs[0].Msg, want, "message")
+	}
+	assert.Contains(t, errs[0].Hint, "move TPrecedesNoDataflow before the step that establishes NoDataflow", "hint")
+	assert.Equal(t, "--passes:1:22", errs[0].Span.String(), "span")
+	// Before the establishing step, or once another pass broke the property again, it is clean.
+	assert.Empty(t, checkText(t, NewPassContext(), "TPrecedesNoDataflow,TToNonDataflow", phase.Ingest, ingest), "right order rejected")
+	assert.Empty(t, checkText(t, NewPassContext(), "TToNonDataflow,TAddsDataflow,TPrecedesNoDataflow", phase.Ingest, ingest),
+		"property broken again, still rejected")
+	// A property that held of the input says so.
+	errs = checkText(t, NewPassContext(), "TPrecedesNoDataflow", phase.Lower, phase.Lower.Invariants())
+	require.Len(t, errs, 1, "input already past the property")
+	assert.Contains(t, errs[0].Msg, "it holds of the input module", "message")
+	// A contract that both requires and precedes a property, or gives no reason, is rejected.
+	assert.Panics(t, func() {
+		Define(Info{Name: "TBad", Doc: "contradicts itself", Requires: needsNoDataflow,
+			Precedes: map[phase.Property]string{phase.NoDataflow: "x"}}, Module(noop))
+	})
+	assert.Panics(t, func() {
+		Define(Info{Name: "TBad2", Doc: "no reason", Precedes: map[phase.Property]string{phase.NoDataflow: ""}}, Module(noop))
+	})
+}
+
 func TestCheckPhase(t *testing.T) {
 	errs := checkText(t, NewPassContext(), "TAcceptsLower", phase.Optimize, phase.Optimize.Invariants())
 	if assert.NotEmpty(t, errs, "phase mismatch") {

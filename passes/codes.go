@@ -16,6 +16,7 @@ var (
 	codeNotAccepted = chkCodes.Define("CHK001", "a pass would get a module in a phase it does not accept, or without a property it needs")
 	codeNotRunYet   = chkCodes.Define("CHK002", "a pass's Requires prerequisite would not have run before it")
 	codeReqDisabled = chkCodes.Define("CHK003", "a pass's Requires prerequisite is disabled")
+	codeTooLate     = chkCodes.Define("CHK005", "a pass would run after a property it Precedes already holds")
 	// CodeFalseClaim is the code of the diagnostic refusing a module whose
 	// recorded phase its content does not satisfy.
 	CodeFalseClaim = chkCodes.Define("CHK004", "a module's recorded phase is contradicted by its content")

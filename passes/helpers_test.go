@@ -153,6 +153,8 @@ var (
 		Define(Info{Name: "TO3ToNonDataflow", Doc: "opt-level-3 pass establishing NoDataflow",
 			OptLevel: 3, Establishes: phase.Of(phase.NoDataflow)}, Module(noop)),
 		Define(Info{Name: "TNeedsNoDataflow", Doc: "needs NoDataflow", Requires: needsNoDataflow}, Module(noop)),
+		Define(Info{Name: "TPrecedesNoDataflow", Doc: "works on dataflow blocks",
+			Precedes: map[phase.Property]string{phase.NoDataflow: "it rewrites dataflow blocks"}}, Module(noop)),
 		Define(Info{Name: "TAddsDataflow", Doc: "invalidates NoDataflow",
 			Invalidates: phase.Of(phase.NoDataflow)}, Module(noop)),
 		Define(Info{Name: "TChainStep", Doc: "needs NoDataflow, establishes BuiltinsLowered",

@@ -43,6 +43,13 @@ type Info struct {
 	// the reason for the ordering it implies). A requirement without a
 	// reason is rejected by Define.
 	Requires map[phase.Property]string
+	// Precedes are properties that must not hold yet when the pass runs,
+	// each with the reason: the pass works on what the passes establishing
+	// them remove (ConvertLayout rewrites high-level ops, which LegalizeOps
+	// turns into call_tir, so it precedes Legalized). On a module where one
+	// holds the pass would find nothing to do; the static check rejects
+	// such a pipeline and names the step that established the property.
+	Precedes map[phase.Property]string
 	// Establishes are properties that hold after the pass.
 	Establishes phase.Set
 	// Invalidates are properties within the pass's horizon that it may
@@ -82,6 +89,15 @@ func (in *Info) Keeps() phase.Set {
 func (in *Info) RequiredProps() phase.Set {
 	var s phase.Set
 	for p := range in.Requires {
+		s = s.With(p)
+	}
+	return s
+}
+
+// PrecededProps is the set of properties the pass Precedes.
+func (in *Info) PrecededProps() phase.Set {
+	var s phase.Set
+	for p := range in.Precedes {
 		s = s.With(p)
 	}
 	return s
@@ -149,6 +165,9 @@ func (in *Info) Contract() string {
 	if req := in.RequiredProps(); !req.IsEmpty() {
 		parts = append(parts, "requires "+req.String())
 	}
+	if pre := in.PrecededProps(); !pre.IsEmpty() {
+		parts = append(parts, "precedes "+pre.String())
+	}
 	if !in.Establishes.IsEmpty() {
 		parts = append(parts, "establishes "+in.Establishes.String())
 	}
@@ -181,6 +200,14 @@ func (in *Info) Validate() error {
 	for _, p := range in.RequiredProps().List() {
 		if why := in.Requires[p]; strings.TrimSpace(why) == "" || strings.Contains(why, "\n") {
 			return fmt.Errorf("pass %s: requirement %v needs a one-line reason (why the pass needs it)", in.Name, p)
+		}
+	}
+	for _, p := range in.PrecededProps().List() {
+		if why := in.Precedes[p]; strings.TrimSpace(why) == "" || strings.Contains(why, "\n") {
+			return fmt.Errorf("pass %s: precedence over %v needs a one-line reason (why the pass must run first)", in.Name, p)
+		}
+		if in.RequiredProps().Has(p) {
+			return fmt.Errorf("pass %s: both requires and precedes %v", in.Name, p)
 		}
 	}
 	for i, q := range in.Prerequisites {

@@ -128,6 +128,7 @@ func Define(info Info, impl Impl) *Pass {
 		panic("passes.Define: pass " + info.Name + " has no implementation")
 	}
 	info.Requires = maps.Clone(info.Requires)
+	info.Precedes = maps.Clone(info.Precedes)
 	info.Prerequisites = slices.Clone(info.Prerequisites)
 	info.Options = slices.Clone(info.Options)
 	opts := Options{}
