@@ -324,6 +324,10 @@ func (e *eqState) module(a, b *Module) bool {
 		e.field("global_infos")
 		return e.failStr(vdeviceList(a.VDevices), vdeviceList(b.VDevices))
 	}
+	if !equalGlobalInfoLists(a.GlobalInfos, b.GlobalInfos) {
+		e.field("global_infos")
+		return e.failStr(globalInfoListsString(a.GlobalInfos), globalInfoListsString(b.GlobalInfos))
+	}
 	names := a.Names()
 	for _, n := range b.Names() {
 		if _, ok := a.funcs[n]; !ok {

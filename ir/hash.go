@@ -200,6 +200,7 @@ func (h *hasher) module(m *Module) {
 	for _, d := range m.VDevices {
 		h.mixString(d.String())
 	}
+	h.mixString(globalInfoListsString(m.GlobalInfos))
 	h.mix(uint64(m.Len()))
 	for name, f := range m.Functions() {
 		h.resetVars()

@@ -27,6 +27,9 @@ type Module struct {
 	// VDevices is the module's "vdevice" global info
 	// (I.module_global_infos); tensors' VDevice fields point into it.
 	VDevices []*VDevice
+	// GlobalInfos are the module's other global infos (dummy entries,
+	// device meshes), in the order written.
+	GlobalInfos []GlobalInfoList
 	// Unchecked records the check_well_formed=False decorator arguments the
 	// text gave ("" for @I.ir_module, else a function's name) so that they
 	// print back. phasec never checks while parsing, so nothing else reads
@@ -55,7 +58,7 @@ func NewModule() *Module { return &Module{funcs: map[string]BaseFunc{}} }
 // Clone returns a shallow copy: a new function table and attribute map
 // sharing the (immutable) functions.
 func (m *Module) Clone() *Module {
-	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), VDevices: m.VDevices, Unchecked: m.Unchecked, Source: m.Source, Meta: m.Meta}
+	return &Module{funcs: maps.Clone(m.funcs), Attrs: maps.Clone(m.Attrs), VDevices: m.VDevices, GlobalInfos: m.GlobalInfos, Unchecked: m.Unchecked, Source: m.Source, Meta: m.Meta}
 }
 
 // Len is the number of functions.

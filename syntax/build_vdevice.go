@@ -11,31 +11,107 @@ import (
 // A reference resolves against the module's list as TVM's LookupVDevice
 // does (see ir.LookupVDevice).
 
-// moduleGlobalInfos converts I.module_global_infos({...}). Only the
-// "vdevice" kind exists in TVM's printer output; the list keeps its order,
-// which references depend on.
+// moduleGlobalInfos converts I.module_global_infos({...}): "vdevice" lists
+// I.vdevice(...) entries (Module.VDevices); any other key lists
+// I.dummy_global_info() or device meshes (R.device_mesh, R.dist.device_mesh),
+// kept in Module.GlobalInfos. Each list keeps its order, which references
+// ("cuda:0", "mesh[0]") depend on.
 func (bd *builder) moduleGlobalInfos(a *ast) {
 	if len(a.Items) != 1 || a.Keywords[0] != "" || a.Items[0].Kind != aDict {
 		bd.fail(a.Span, "expected I.module_global_infos({\"vdevice\": [...]}) with one dict argument")
 	}
-	if bd.mod.VDevices != nil {
+	if bd.mod.VDevices != nil || bd.mod.GlobalInfos != nil {
 		bd.fail(a.Span, "duplicate I.module_global_infos: a module has one global info dictionary")
 	}
 	d := a.Items[0]
-	devs := []*ir.VDevice{}
+	seen := map[string]bool{}
 	for i, k := range d.Items {
-		if k.Kind != aStr || k.Text != "vdevice" {
-			bd.fail(k.Span, "unsupported global info %s (phasec knows \"vdevice\")", k.describe())
+		if k.Kind != aStr {
+			bd.fail(k.Span, "expected a global info name string, found %s", k.describe())
 		}
+		if seen[k.Text] {
+			bd.fail(k.Span, "duplicate global info key %q", k.Text)
+		}
+		seen[k.Text] = true
 		v := d.Values[i]
 		if v.Kind != aList && v.Kind != aTuple {
-			bd.fail(v.Span, "expected a list of I.vdevice(...), found %s", v.describe())
+			bd.fail(v.Span, "expected a list of global infos for %q, found %s", k.Text, v.describe())
 		}
+		if k.Text == "vdevice" {
+			devs := []*ir.VDevice{}
+			for _, it := range v.Items {
+				devs = append(devs, bd.vdeviceDecl(it))
+			}
+			bd.mod.VDevices = devs
+			continue
+		}
+		l := ir.GlobalInfoList{Key: k.Text, Items: []*ir.GlobalInfo{}}
 		for _, it := range v.Items {
-			devs = append(devs, bd.vdeviceDecl(it))
+			l.Items = append(l.Items, bd.globalInfo(it))
 		}
+		bd.mod.GlobalInfos = append(bd.mod.GlobalInfos, l)
 	}
-	bd.mod.VDevices = devs
+}
+
+// globalInfo converts I.dummy_global_info() or R.device_mesh(shape,
+// device_ids) with device_ids a list of integers or I.Range(begin, end)
+// (python/tvm/relax/distributed/global_info.py).
+func (bd *builder) globalInfo(a *ast) *ir.GlobalInfo {
+	switch a.callee() {
+	case "I.dummy_global_info":
+		if len(a.Items) != 0 {
+			bd.fail(a.Span, "I.dummy_global_info() takes no arguments")
+		}
+		return &ir.GlobalInfo{Kind: ir.DummyGlobalInfo}
+	case "R.device_mesh", "R.dist.device_mesh":
+		args := bd.callArgs(a, "shape", "device_ids")
+		shape, ids := args.get("shape"), args.get("device_ids")
+		if shape == nil || ids == nil {
+			bd.fail(a.Span, "expected R.device_mesh(shape, device_ids)")
+		}
+		g := &ir.GlobalInfo{Kind: ir.DeviceMesh, Shape: bd.int64List(shape)}
+		if ids.Kind == aCall && ids.callee() == "I.Range" {
+			if len(ids.Items) != 2 {
+				bd.fail(ids.Span, "expected I.Range(begin, end)")
+			}
+			g.Range = [2]int64{int64(bd.intLiteral(ids.Items[0])), int64(bd.intLiteral(ids.Items[1]))}
+			if g.Range[1] < g.Range[0] {
+				bd.fail(ids.Span, "device range [%d, %d) is empty", g.Range[0], g.Range[1])
+			}
+		} else {
+			g.DeviceIDs = bd.int64List(ids)
+		}
+		n := int64(1)
+		for _, s := range g.Shape {
+			n *= s
+		}
+		have := int64(len(g.DeviceIDs))
+		if g.DeviceIDs == nil {
+			have = g.Range[1] - g.Range[0]
+		}
+		if n != have {
+			bd.fail(a.Span, "device mesh of shape %v needs %d devices, found %d", g.Shape, n, have)
+		}
+		return g
+	}
+	bd.fail(a.Span, "unsupported global info: %s (phasec knows I.vdevice, I.dummy_global_info and R.device_mesh)", a.describe())
+	return nil
+}
+
+// int64List converts a list or tuple of non-negative integer literals.
+func (bd *builder) int64List(a *ast) []int64 {
+	if a.Kind != aList && a.Kind != aTuple {
+		bd.fail(a.Span, "expected a list of integers, found %s", a.describe())
+	}
+	out := make([]int64, 0, len(a.Items))
+	for _, it := range a.Items {
+		v := bd.intLiteral(it)
+		if v < 0 {
+			bd.fail(it.Span, "expected a non-negative integer, found %d", v)
+		}
+		out = append(out, int64(v))
+	}
+	return out
 }
 
 // vdeviceDecl converts I.vdevice(target, vdevice_id=0, memory_scope="global").

@@ -66,3 +66,30 @@ func TestVDeviceReferences(t *testing.T) {
 	// w = s * a: s has no device, a is on cuda:1, so the product is there.
 	assert.Same(t, mod.VDevices[2], dev(vars["w"].StructInfo()))
 }
+
+// TestGlobalInfoErrors: global infos phasec cannot carry get a positioned
+// diagnostic; the ones it carries compare by value.
+func TestGlobalInfoErrors(t *testing.T) {
+	const head = "@I.ir_module\nclass Module:\n    I.module_global_infos({"
+	const tail = "})\n    @R.function\n    def main(x: R.Tensor((4,), \"float32\")):\n        return x\n"
+	for infos, want := range map[string]string{
+		`"x": [R.cpu(0)]`:                                  "3:34: unsupported global info: a call of R.cpu",
+		`"m": [I.dummy_global_info()], "m": []`:            "3:58: duplicate global info key \"m\"",
+		`"m": [R.device_mesh((2,), [0, -1])]`:              "expected a non-negative integer, found -1",
+		`"m": [R.device_mesh((2,), I.Range(3, 1))]`:        "device range [3, 1) is empty",
+		`"m": I.dummy_global_info()`:                       "expected a list of global infos for \"m\"",
+		`"m": [I.dummy_global_info(1)]`:                    "I.dummy_global_info() takes no arguments",
+		`1: [I.dummy_global_info()]`:                       "expected a global info name string",
+		`"m": [R.device_mesh((2,), I.Range(0, 2), 3)]`:     "R.device_mesh",
+		`"m": [R.device_mesh(device_ids=[0, 1], shape=2)]`: "expected a list of integers",
+	} {
+		_, diags := Parse("gi.tvms", []byte(head+infos+tail))
+		require.True(t, diags.HasErrors(), "%s accepted", infos)
+		assert.Contains(t, diags.Error(), want, infos)
+	}
+	a := parseOrFail(t, "a", []byte(head+`"m": [R.device_mesh((2,), I.Range(0, 2))]`+tail))
+	b := parseOrFail(t, "b", []byte(head+`"m": [R.device_mesh((2,), [0, 1])]`+tail))
+	require.Len(t, a.GlobalInfos, 1)
+	assert.False(t, ir.StructuralEqual(a, b, ir.EqualOptions{}), "a device range and the same ids listed print differently, so they differ")
+	assert.True(t, ir.StructuralEqual(a, parseOrFail(t, "a2", []byte(head+`"m": [R.dist.device_mesh([2], I.Range(0, 2))]`+tail)), ir.EqualOptions{}))
+}

@@ -87,7 +87,7 @@ func normalizeGlobalVars(mod *ir.Module) (*ir.Module, error) {
 		return n
 	}}
 	out := ir.NewModule()
-	out.Attrs, out.VDevices, out.Unchecked, out.Source, out.Meta = mod.Attrs, mod.VDevices, mod.Unchecked, mod.Source, mod.Meta
+	out.Attrs, out.VDevices, out.GlobalInfos, out.Unchecked, out.Source, out.Meta = mod.Attrs, mod.VDevices, mod.GlobalInfos, mod.Unchecked, mod.Source, mod.Meta
 	for _, name := range order {
 		f, _ := mod.Lookup(name)
 		if fn, ok := f.(*ir.Function); ok {

@@ -312,7 +312,7 @@ func (p *printer) module() {
 		p.str(")\n")
 		first = false
 	}
-	if len(p.mod.VDevices) > 0 {
+	if len(p.mod.VDevices) > 0 || len(p.mod.GlobalInfos) > 0 {
 		p.line()
 		p.moduleGlobalInfos()
 		first = false

@@ -13,23 +13,43 @@ import (
 
 var opHintOnDevice = op.HintOnDevice
 
-// moduleGlobalInfos writes I.module_global_infos({"vdevice": [...]}) and
-// ends the line.
+// moduleGlobalInfos writes I.module_global_infos({"vdevice": [...], ...})
+// and ends the line: the virtual devices first, then the other global infos
+// in the module's order.
 func (p *printer) moduleGlobalInfos() {
-	p.str(`I.module_global_infos({"vdevice": [`)
-	for i, d := range p.mod.VDevices {
-		if i > 0 {
+	p.str("I.module_global_infos({")
+	sep := ""
+	if len(p.mod.VDevices) > 0 {
+		p.str(`"vdevice": [`)
+		for i, d := range p.mod.VDevices {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.str("I.vdevice(")
+			p.attrValue(d.Target)
 			p.str(", ")
+			p.out = strconv.AppendInt(p.out, d.ID, 10)
+			p.str(", ")
+			p.quote(d.Scope)
+			p.byte(')')
 		}
-		p.str("I.vdevice(")
-		p.attrValue(d.Target)
-		p.str(", ")
-		p.out = strconv.AppendInt(p.out, d.ID, 10)
-		p.str(", ")
-		p.quote(d.Scope)
-		p.byte(')')
+		p.byte(']')
+		sep = ", "
 	}
-	p.str("]})\n")
+	for _, l := range p.mod.GlobalInfos {
+		p.str(sep)
+		sep = ", "
+		p.quote(l.Key)
+		p.str(": [")
+		for i, g := range l.Items {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.str(g.String())
+		}
+		p.byte(']')
+	}
+	p.str("})\n")
 }
 
 // hintOnDevice writes R.hint_on_device(x, R.device(dev_type=t, dev_id=i),
