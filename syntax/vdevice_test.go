@@ -73,8 +73,8 @@ func TestGlobalInfoErrors(t *testing.T) {
 	const head = "@I.ir_module\nclass Module:\n    I.module_global_infos({"
 	const tail = "})\n    @R.function\n    def main(x: R.Tensor((4,), \"float32\")):\n        return x\n"
 	for infos, want := range map[string]string{
-		`"x": [R.cpu(0)]`:                                  "3:34: unsupported global info: a call of R.cpu",
-		`"m": [I.dummy_global_info()], "m": []`:            "3:58: duplicate global info key \"m\"",
+		`"x": [R.cpu(0)]`:                                  "3:34: error: unsupported global info: a call of R.cpu",
+		`"m": [I.dummy_global_info()], "m": []`:            "3:58: error: duplicate global info key \"m\"",
 		`"m": [R.device_mesh((2,), [0, -1])]`:              "expected a non-negative integer, found -1",
 		`"m": [R.device_mesh((2,), I.Range(3, 1))]`:        "device range [3, 1) is empty",
 		`"m": I.dummy_global_info()`:                       "expected a list of global infos for \"m\"",
