@@ -16,11 +16,15 @@ import (
 // their general closures) for calls whose shapes the fused path does not
 // take.
 
+// epilogueFusion is off only in benchmarks that time the unfused
+// dispatch of the same PrimFunc (epilogue_export_test.go).
+var epilogueFusion = true
+
 // compileEpilogueTop compiles the top-level statements when at least one
 // producer + epilogue run is among them (ok false otherwise, and nothing
 // is compiled); the statements between runs dispatch as compileTop does.
 func (c *compiler) compileEpilogueTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bool) {
-	if c.noEpilogue {
+	if c.noEpilogue || !epilogueFusion {
 		return nil, "", false
 	}
 	var parts []stmt

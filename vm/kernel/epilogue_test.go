@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -358,15 +359,14 @@ func TestConvEpilogues(t *testing.T) {
 // exact GELU, residual adds, post-norm layer norms), the 784-512-512-10
 // MLP and the CNN (conv + bias + relu, max pooling).
 func fusedModels() map[string]string {
-	const s, h, heads, ffn = 8, 48, 4, 96
+	return map[string]string{"bert": bertLayer(8, 48, 4, 96), "mlp": mlp784(3), "cnn": cnnSmall()}
+}
+
+// bertLayer is bench/ort/gen.py's BERT encoder layer at sequence length
+// s, hidden size h, the given heads and FFN size.
+func bertLayer(s, h, heads, ffn int) string {
 	dh := h / heads
-	w := func(name string, shape ...int) string {
-		parts := make([]string, len(shape))
-		for i, d := range shape {
-			parts[i] = fmt.Sprint(d)
-		}
-		return fmt.Sprintf("%s: R.Tensor((%s,), dtype=\"float32\")", name, strings.Join(parts, ", "))
-	}
+	w := tensorType
 	bert := fmt.Sprintf(`@I.ir_module
 class Module:
     @R.function
@@ -403,8 +403,13 @@ class Module:
         return gv
 `, strings.Join([]string{w("x", s, h), w("w_q", h, h), w("b_q", h), w("w_k", h, h), w("b_k", h), w("w_v", h, h), w("b_v", h),
 		w("w_o", h, h), w("b_o", h), w("ln1_g", h), w("ln1_b", h), w("w_ff1", h, ffn), w("b_ff1", ffn), w("w_ff2", ffn, h), w("b_ff2", h),
-		w("ln2_g", h), w("ln2_b", h)}, ", "), s, h, heads, dh, float64(dh)/1.5)
-	const batch = 3
+		w("ln2_g", h), w("ln2_b", h)}, ", "), s, h, heads, dh, math.Sqrt(float64(dh)))
+	return bert
+}
+
+// mlp784 is the 784-512-512-10 MLP at the given batch.
+func mlp784(batch int) string {
+	w := tensorType
 	mlp := fmt.Sprintf(`@I.ir_module
 class Module:
     @R.function
@@ -418,6 +423,12 @@ class Module:
             R.output(gv)
         return gv
 `, strings.Join([]string{w("x", batch, 784), w("w0", 784, 512), w("b0", 512), w("w1", 512, 512), w("b1", 512), w("w2", 512, 10), w("b2", 10)}, ", "), batch)
+	return mlp
+}
+
+// cnnSmall is bench/ort/gen.py's CNN at batch 1 on 16x16 images.
+func cnnSmall() string {
+	w := tensorType
 	cnn := fmt.Sprintf(`@I.ir_module
 class Module:
     @R.function
@@ -434,7 +445,16 @@ class Module:
             R.output(gv)
         return gv
 `, strings.Join([]string{w("x", 1, 3, 16, 16), w("w0", 32, 3, 3, 3), w("b0", 32, 1, 1), w("w1", 64, 32, 3, 3), w("b1", 64, 1, 1), w("w2", 64, 64, 3, 3), w("b2", 64, 1, 1)}, ", "))
-	return map[string]string{"bert": bert, "mlp": mlp, "cnn": cnn}
+	return cnn
+}
+
+// tensorType is a Relax tensor parameter: name: R.Tensor((d0, d1, ...), "float32").
+func tensorType(name string, shape ...int) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = fmt.Sprint(d)
+	}
+	return fmt.Sprintf("%s: R.Tensor((%s,), dtype=\"float32\")", name, strings.Join(parts, ", "))
 }
 
 // TestFusedModelEpilogues takes each model through the default optimize
@@ -453,12 +473,7 @@ func TestFusedModelEpilogues(t *testing.T) {
 	}
 	for model, src := range fusedModels() {
 		t.Run(model, func(t *testing.T) {
-			mod, diags := syntax.Parse(model+".tvms", []byte(header[:strings.Index(header, "@I")]+"# from tvm.script import relax as R\n"+src))
-			require.False(t, diags.HasErrors(), "%v", diags)
-			mod, err := barrier.Canonicalize(mod)
-			require.NoError(t, err)
-			mod, err = barrier.Optimize(mod)
-			require.NoError(t, err)
+			mod := optimizeModel(t, model, src)
 			var fused []string
 			for name, bf := range mod.Functions() {
 				if _, ok := bf.(*ir.PrimFunc); ok && (strings.HasPrefix(name, "fused_matmul") || strings.HasPrefix(name, "fused_conv")) {
@@ -504,4 +519,58 @@ func TestEpilogueCallDoesNotAllocate(t *testing.T) {
 		require.Zero(t, testing.AllocsPerRun(20, func() { _ = k.Call(args) }), k.Pattern())
 		require.Greater(t, kernel.FastTaken(), before)
 	}
+}
+
+// optimizeModel parses a Relax module and takes it through the
+// canonicalize and optimize barriers (at -O2: LegalizeOps, FuseOps,
+// FuseTIR).
+func optimizeModel(t testing.TB, name, src string) *ir.Module {
+	t.Helper()
+	mod, diags := syntax.Parse(name+".tvms", []byte("# from tvm.script import ir as I\n# from tvm.script import tir as T\n# from tvm.script import relax as R\n"+src))
+	require.False(t, diags.HasErrors(), "%v", diags)
+	mod, err := barrier.Canonicalize(mod)
+	require.NoError(t, err)
+	mod, err = barrier.Optimize(mod)
+	require.NoError(t, err)
+	return mod
+}
+
+// TestReshapeIndicesSimplified: the fused reshape + transpose PrimFuncs
+// FuseTIR writes for the BERT layer index the reshape's input with
+// floordiv/floormod expressions that the loop ranges make affine
+// (index_simplify.go): after simplification the reshapes of a row into
+// heads read their input without a division, and every fused reshape
+// agrees with the reference.
+func TestReshapeIndicesSimplified(t *testing.T) {
+	mod := optimizeModel(t, "bert", bertLayer(8, 48, 4, 96))
+	// divisions counts the divisions in stored values (the loads' indices).
+	divisions := func(f *ir.PrimFunc) int {
+		n := 0
+		ir.WalkStmt(f.Body, &ir.StmtVisitor{Stmt: func(s ir.Stmt) bool {
+			if st, ok := s.(*ir.BufferStore); ok {
+				ir.InspectPrim(st.Value, func(e ir.PrimExpr) bool {
+					if b, ok := e.(*ir.Binary); ok && (b.Op == ir.OpFloorDiv || b.Op == ir.OpFloorMod) {
+						n++
+					}
+					return true
+				})
+			}
+			return true
+		}})
+		return n
+	}
+	n := 0
+	for name, bf := range mod.Functions() {
+		f, ok := bf.(*ir.PrimFunc)
+		if !ok || !strings.Contains(name, "reshape") {
+			continue
+		}
+		n++
+		checkAll(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(6, 6))))
+		if strings.HasPrefix(name, "fused_reshape_permute_dims") {
+			require.Positive(t, divisions(f), name)
+			require.Zero(t, divisions(kernel.SimplifyIndices(f)), name)
+		}
+	}
+	require.Equal(t, 3, n, "the BERT layer's fused reshapes")
 }
