@@ -24,7 +24,7 @@ import (
 // micro-panels (im2col per tile; for unit stride a panel row is one
 // 16-float copy), then every (6 x 16) tile runs the register-tiled
 // micro-kernel into a private scratch block of C. After the last k block
-// the epilogue (bias, ReLU) is applied per output row of the block and the
+// the epilogue (bias, ReLU, a ConvRowEpilogue) is applied per output row of the block and the
 // rows are stored into Y at its strides, so Y's layout (NCHW, NHWC, ...)
 // costs only the final store.
 //
@@ -57,10 +57,12 @@ type ConvGeom struct {
 }
 
 // ConvEpilogue is applied to each output element before it is stored:
-// y = act(sum + Bias[oc]). A nil Bias adds nothing.
+// y = Rows(act(sum + Bias[oc])). A nil Bias adds nothing, a nil Rows
+// changes nothing.
 type ConvEpilogue struct {
 	Bias []float32 // one per output channel
 	ReLU bool
+	Rows ConvRowEpilogue
 }
 
 func (g *ConvGeom) icg() int { return g.InC / g.Groups }
@@ -417,12 +419,14 @@ type convRun struct {
 	ep            ConvEpilogue
 	blocks, tasks int
 	next          atomic.Int64
+	tids          atomic.Int32 // numbers the goroutines (ConvRowEpilogue's tid)
 	wg            sync.WaitGroup
 }
 
 // convScratch is a goroutine's packing and accumulation space.
 type convScratch struct {
 	bp, c []float32
+	tid   int
 }
 
 var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
@@ -430,6 +434,7 @@ var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
 func (r *convRun) worker() {
 	s := convScratchPool.Get().(*convScratch)
 	defer convScratchPool.Put(s)
+	s.tid = int(r.tids.Add(1) - 1)
 	g := &r.p.geom
 	for {
 		t := int(r.next.Add(1) - 1)
@@ -480,18 +485,21 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
 	ybase := n*g.YN + grp*ocg*g.YC
 	for o := range ocg {
 		row := c[o*ldc : o*ldc+ncur]
-		r.finishRow(row, grp*ocg+o, ybase+o*g.YC, p0)
+		r.finishRow(s, row, n, grp*ocg+o, ybase+o*g.YC, p0)
 	}
 }
 
 // finishRow applies the epilogue to row (pixels p0.. of channel oc) and
 // stores it at output offset ybase.
-func (r *convRun) finishRow(row []float32, oc, ybase, p0 int) {
+func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int) {
 	if r.ep.Bias != nil {
 		AddScalarF32(row, row, r.ep.Bias[oc])
 	}
 	if r.ep.ReLU {
 		MaxScalarF32(row, row, 0)
+	}
+	if r.ep.Rows != nil {
+		r.ep.Rows.Row(s.tid, row, n, oc, p0)
 	}
 	if r.p.yDense {
 		copy(r.y[ybase+p0:], row)
@@ -609,7 +617,7 @@ func (r *convRun) depthwise(s *convScratch, n, grp, p0, p1 int) {
 			j++
 		}
 	}
-	r.finishRow(acc, grp, n*g.YN+grp*g.YC, p0)
+	r.finishRow(s, acc, n, grp, n*g.YN+grp*g.YC, p0)
 }
 
 // pixInLastIndex is the output coordinate of pixel px along the last

@@ -39,6 +39,18 @@
 // m == 1 (a batch-1 dense layer, a GEMV) skips packing: each thread streams
 // its columns of B through DotF32 (transB) or AxpyF32.
 //
+// # Epilogues
+//
+// SgemmEpilogue runs an Epilogue (epilogue.go) on C a tile at a time:
+// after the last k block of a row block, on every 64 columns of it as soon
+// as their micro-panels are final (the tile is still in L1/L2), on a GEMV
+// thread's columns, and on the whole of C when k or alpha is zero. Every
+// element is finished exactly once, by the thread that computed it (tid
+// numbers the threads, for lock-free scratch). Conv hands each output row
+// to a ConvRowEpilogue, after its bias and ReLU and before the store.
+// vm/kernel compiles the elementwise nests FuseTIR fuses after a matmul or
+// convolution (bias, residual, activation) into such an epilogue.
+//
 // # Threads
 //
 // Sgemm uses GOMAXPROCS threads, fewer when m*n*k is small. Normally each

@@ -102,6 +102,13 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // SgemmThreads is Sgemm with at most threads goroutines working on the call
 // (threads < 1 means 1). Small problems still use fewer.
 func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	SgemmEpilogue(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// SgemmEpilogue is SgemmThreads followed by ep (nil: none), which is
+// applied to each tile of C as soon as the tile holds its final GEMM
+// value, while it is still in cache (see Epilogue).
+func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ep Epilogue) {
 	if err := CheckSgemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		panic(err)
 	}
@@ -110,6 +117,9 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 	}
 	if k == 0 || alpha == 0 {
 		scaleC(c, ldc, 0, m, 0, n, beta)
+		if ep != nil {
+			ep.Tile(0, c, ldc, 0, m, 0, n)
+		}
 		return
 	}
 	threads = min(max(threads, 1), maxThreads)
@@ -125,7 +135,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, ep: ep,
 		shared: block{bp: g.shared.bp}, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -138,7 +148,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 	} else {
 		g.run()
 	}
-	g.a, g.b, g.c = nil, nil, nil // do not keep the caller's matrices alive
+	g.a, g.b, g.c, g.ep = nil, nil, nil, nil // do not keep the caller's matrices alive
 	putGemm(g)
 }
 
@@ -153,6 +163,7 @@ type gemm struct {
 	threads        int
 	kern           microKernel
 	kernRows       [mr]microKernel // see kernelChoice.rows
+	ep             Epilogue        // nil: none
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
 	shared block // the block all threads work on in phasePackB/phaseCompute
@@ -171,6 +182,7 @@ type block struct {
 }
 
 type threadScratch struct {
+	tid  int       // the thread's number, for Epilogue.Tile
 	ap   []float32 // packed A block, roundUp(mc, mr) x kc
 	bp   []float32 // this thread's own packed B block (phaseColumns)
 	tile [mr * nr]float32
@@ -304,6 +316,7 @@ func spinUntil(done func() bool) bool {
 // work does thread tid's share of the current phase.
 func (g *gemm) work(tid int) {
 	s := &g.scratch[tid]
+	s.tid = tid
 	switch g.phase {
 	case phaseGemv:
 		g.gemv(tid)
@@ -377,14 +390,17 @@ func (g *gemm) gemv(tid int) {
 			}
 			c[j] = d
 		}
-		return
+	} else {
+		// C += sum_p (alpha*x[p]) * B[p, j0:j1], after scaling C by beta.
+		scaleC(c, len(c), 0, 1, 0, len(c), g.beta)
+		// No skipping of zero x[p]: 0 * Inf in B must still give NaN, as in
+		// the packed path.
+		for p, xp := range x {
+			axpyF32(g.alpha*xp, g.b[p*g.ldb+j0:][:len(c)], c)
+		}
 	}
-	// C += sum_p (alpha*x[p]) * B[p, j0:j1], after scaling C by beta.
-	scaleC(c, len(c), 0, 1, 0, len(c), g.beta)
-	// No skipping of zero x[p]: 0 * Inf in B must still give NaN, as in
-	// the packed path.
-	for p, xp := range x {
-		axpyF32(g.alpha*xp, g.b[p*g.ldb+j0:][:len(c)], c)
+	if g.ep != nil {
+		g.ep.Tile(tid, g.c, g.ldc, 0, 1, j0, j1)
 	}
 }
 
@@ -393,7 +409,16 @@ func (g *gemm) gemv(tid int) {
 // scratch tile so the micro-kernel never touches C outside the matrix.
 func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 	kcur, ldc := blk.kcur, g.ldc
+	// After the last k block, the epilogue runs on every epilogueCols
+	// columns of the row block as soon as they are final (mcur x 64
+	// floats: in L1/L2).
+	finish := g.ep != nil && blk.pc+kcur == g.k
+	epFrom := 0
 	for jr := 0; jr < blk.ncur; jr += nr {
+		if finish && jr-epFrom >= epilogueCols {
+			g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+jr)
+			epFrom = jr
+		}
 		ncols := min(nr, blk.ncur-jr)
 		bpanel := blk.bp[jr*kcur : (jr+nr)*kcur]
 		cbase := ic*ldc + blk.jc + jr
@@ -422,6 +447,9 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 				}
 			}
 		}
+	}
+	if finish {
+		g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+blk.ncur)
 	}
 }
 

@@ -49,6 +49,9 @@ type compiler struct {
 	// its rewrite; marks holds the rewritten loops' decisions (schedule.go).
 	scheduled map[*ir.For]*ir.For
 	marks     map[*ir.For]loopMark
+	// noEpilogue turns off producer + epilogue fusion while a run's
+	// unfused fallback compiles (epilogue_gemm.go).
+	noEpilogue bool
 }
 
 func (c *compiler) fail(n interface{ Span() diag.Span }, format string, args ...any) {

@@ -70,25 +70,34 @@ func (c *compiler) matchWindow(n *nest) (string, fastPath) {
 
 // matchConv recognises a convolution nest (see the comment above).
 func (c *compiler) matchConv(n *nest) (string, fastPath) {
+	m, name := c.convPlan(n)
+	if m == nil {
+		return "", nil
+	}
+	return name, m.run
+}
+
+// convPlan matches a convolution nest (nil when n is none).
+func (c *compiler) convPlan(n *nest) (*convMatch, string) {
 	st, ok := n.body.(*ir.BufferStore)
 	if !ok || storageOf(st.Buffer.DType) != stF32 {
-		return "", nil
+		return nil, ""
 	}
 	r := len(st.Indices)
 	sp := r - 2
 	if sp < 1 || sp > 3 || len(n.vars) != r+1+sp {
-		return "", nil
+		return nil, ""
 	}
 	init, ok := n.init.(*ir.BufferStore)
 	if !ok || init.Buffer != st.Buffer || !sameIndices(init.Indices, st.Indices) {
-		return "", nil
+		return nil, ""
 	}
 	if iv, ok := init.Value.(*ir.FloatImm); !ok || iv.Value != 0 {
-		return "", nil
+		return nil, ""
 	}
 	add, ok := st.Value.(*ir.Binary)
 	if !ok || add.Op != ir.OpAdd {
-		return "", nil
+		return nil, ""
 	}
 	prod := add.B
 	self := loadOf(add.A)
@@ -96,44 +105,44 @@ func (c *compiler) matchConv(n *nest) (string, fastPath) {
 		self, prod = loadOf(add.B), add.A
 	}
 	if self == nil || self.Buffer != st.Buffer || !sameIndices(self.Indices, st.Indices) {
-		return "", nil
+		return nil, ""
 	}
 	mul, ok := prod.(*ir.Binary)
 	if !ok || mul.Op != ir.OpMul {
-		return "", nil
+		return nil, ""
 	}
 	a, b := loadOf(mul.A), loadOf(mul.B)
 	if a == nil || b == nil || len(a.Indices) != r || len(b.Indices) != r {
-		return "", nil
+		return nil, ""
 	}
 	// Y's indices: distinct spatial variables.
 	yDim := map[int]int{} // nest variable -> dimension of Y
 	for d, e := range st.Indices {
 		v := n.varIndex(e)
 		if v < 0 || n.kinds[v] != ir.IterSpatial {
-			return "", nil
+			return nil, ""
 		}
 		if _, dup := yDim[v]; dup {
-			return "", nil
+			return nil, ""
 		}
 		yDim[v] = d
 	}
 	m, ok := matchConvOperands(n, yDim, a, b)
 	if !ok {
 		if m, ok = matchConvOperands(n, yDim, b, a); !ok {
-			return "", nil
+			return nil, ""
 		}
 		a, b = b, a
 	}
 	m.y, m.x, m.w = c.bufIdx[st.Buffer], c.bufIdx[a.Buffer], c.bufIdx[b.Buffer]
 	if m.y == m.x || m.y == m.w {
-		return "", nil
+		return nil, ""
 	}
 	for _, e := range n.ext {
 		m.ext = append(m.ext, c.compileI(e))
 	}
 	m.plans = map[blas.ConvGeom]*blas.ConvPlan{}
-	return "conv" + string(rune('0'+sp)) + "d", m.run
+	return m, "conv" + string(rune('0'+sp)) + "d"
 }
 
 // matchConvOperands reads the convolution roles off data x and weight w.
@@ -246,7 +255,11 @@ func matchConvOperands(n *nest, yDim map[int]int, x, w *ir.BufferLoad) (*convMat
 }
 
 // run executes the convolution on vm/blas when the runtime shapes fit.
-func (m *convMatch) run(fr *frame) bool {
+func (m *convMatch) run(fr *frame) bool { return m.exec(fr, m.y, nil) }
+
+// exec runs the convolution into buffer y (Y or a buffer of Y's shape),
+// with ep (nil: none) finishing each output row (epilogue_conv.go).
+func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 	var ext [12]int64
 	if len(m.ext) > len(ext) {
 		return false
@@ -254,7 +267,7 @@ func (m *convMatch) run(fr *frame) bool {
 	for i, e := range m.ext {
 		ext[i] = e(fr)
 	}
-	Y, X, W := &fr.bufs[m.y], &fr.bufs[m.x], &fr.bufs[m.w]
+	Y, X, W := &fr.bufs[y], &fr.bufs[m.x], &fr.bufs[m.w]
 	if Y.f32 == nil || X.f32 == nil || W.f32 == nil {
 		return false
 	}
@@ -294,7 +307,7 @@ func (m *convMatch) run(fr *frame) bool {
 		g.XS[i], g.WS[i], g.YS[i] = int(X.stride[m.xS[i]]), int(W.stride[m.wS[i]]), int(Y.stride[m.yS[i]])
 	}
 	if empty {
-		return true
+		return ep == nil // an epilogue's nests are left to the general path
 	}
 	if icg == 0 {
 		return false // no reduction: the general path writes T.init's zeros
@@ -304,7 +317,14 @@ func (m *convMatch) run(fr *frame) bool {
 	if fr.inParallel {
 		threads = 1
 	}
-	blas.Conv(threads, p, X.f32, W.f32, m.weights.Get(&g, W.f32), Y.f32, m.ep)
+	cep := m.ep
+	if ep != nil {
+		if !ep.start(fr, Y.shape, threads) {
+			return false
+		}
+		cep.Rows = ep
+	}
+	blas.Conv(threads, p, X.f32, W.f32, m.weights.Get(&g, W.f32), Y.f32, cep)
 	return true
 }
 

@@ -44,10 +44,16 @@
 // intermediates, as FuseTIR writes them) run as one group, row by row and
 // rows split across cores, each nest's row as vm/blas vector operations
 // including its vector math (exp, erf, tanh, ...); they are reported as
-// "rows" (with a reduction) or "elementwise". A
+// "rows" (with a reduction) or "elementwise". A matmul, batch matmul or
+// convolution followed by the elementwise nests FuseTIR fuses after it
+// (bias, residual add, relu, clip, gelu, scaling, casts: epilogue.go)
+// runs as one vm/blas GEMM or convolution that applies the nests, as a
+// small vector program, to each output tile while it is in cache; the
+// intermediates are never written ("matmul+epilogue"). A
 // fast path checks at run time that the loops cover its buffers exactly
-// and otherwise runs the nest's general closure. Kernel.Pattern names the
-// dispatch ("matmul+broadcast" for a fused dense with bias);
+// and otherwise runs the nest's general closure (a fused epilogue run: its
+// nests' unfused dispatch). Kernel.Pattern names the
+// dispatch ("matmul+epilogue" for a fused dense with bias);
 // Options.General turns it off, and the tests check that both paths agree.
 //
 // TIR semantics follow TVM: Div/Mod on integers truncate (truncdiv,

@@ -186,6 +186,7 @@ func Compile(f *ir.PrimFunc, name string) (*Kernel, error) {
 // CompileWith compiles f; unsupported TIR is a *CompileError naming the
 // PrimFunc and the source position.
 func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err error) {
+	f = simplifyIndices(f)
 	c := &compiler{
 		f: f, name: name, opts: opts,
 		ints: map[*ir.PrimVar]int{}, flts: map[*ir.PrimVar]int{}, bufIdx: map[*ir.Buffer]int{},

@@ -126,6 +126,9 @@ func (c *compiler) compileTop(body ir.Stmt) (stmt, string) {
 	} else {
 		stmts = []ir.Stmt{body}
 	}
+	if fused, name, ok := c.compileEpilogueTop(allocs, stmts); ok {
+		return fused, name
+	}
 	if rows, name, ok := c.compileRowTop(allocs, stmts); ok {
 		return rows, name
 	}
@@ -211,21 +214,30 @@ type matmul struct {
 }
 
 func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
+	m, name := c.matmulPlan(n)
+	if m == nil {
+		return "", nil
+	}
+	return name, m.run
+}
+
+// matmulPlan matches a matmul nest (nil when n is none).
+func (c *compiler) matmulPlan(n *nest) (*matmul, string) {
 	st, ok := n.body.(*ir.BufferStore)
 	if !ok || storageOf(st.Buffer.DType) != stF32 || len(st.Indices) < 2 {
-		return "", nil
+		return nil, ""
 	}
 	init, ok := n.init.(*ir.BufferStore)
 	if !ok || init.Buffer != st.Buffer || !sameIndices(init.Indices, st.Indices) {
-		return "", nil
+		return nil, ""
 	}
 	iv, ok := init.Value.(*ir.FloatImm)
 	if !ok {
-		return "", nil
+		return nil, ""
 	}
 	add, ok := st.Value.(*ir.Binary)
 	if !ok || add.Op != ir.OpAdd {
-		return "", nil
+		return nil, ""
 	}
 	prod := add.B
 	self := loadOf(add.A)
@@ -233,7 +245,7 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 		self, prod = loadOf(add.B), add.A
 	}
 	if self == nil || self.Buffer != st.Buffer || !sameIndices(self.Indices, st.Indices) {
-		return "", nil
+		return nil, ""
 	}
 	// A constant factor (attention scores: Q*K*0.125) becomes alpha.
 	alpha := float32(1)
@@ -256,11 +268,11 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 	}
 	mul, ok := prod.(*ir.Binary)
 	if !ok || mul.Op != ir.OpMul {
-		return "", nil
+		return nil, ""
 	}
 	x, y := loadOf(mul.A), loadOf(mul.B)
 	if x == nil || y == nil {
-		return "", nil
+		return nil, ""
 	}
 	p := len(st.Indices)
 	m := &matmul{cRank: p, init: float32(iv.Value), alpha: alpha}
@@ -268,7 +280,7 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 	for _, e := range st.Indices {
 		v := n.varIndex(e)
 		if v < 0 || seen[v] || n.kinds[v] != ir.IterSpatial {
-			return "", nil
+			return nil, ""
 		}
 		seen[v] = true
 	}
@@ -283,7 +295,7 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 		}
 	}
 	if len(n.vars) != p+1 {
-		return "", nil
+		return nil, ""
 	}
 	// Which operand holds i (A) and which holds j (B).
 	operand := func(l *ir.BufferLoad, row int) (idx []int, trans bool, ok bool) {
@@ -322,13 +334,13 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 		aIdx, tA, okA = operand(a, m.iVar)
 		bIdx, tB, okB = operand(b, m.jVar)
 		if !okA || !okB {
-			return "", nil
+			return nil, ""
 		}
 	}
 	m.aIdx, m.bIdx, m.transA, m.transB = aIdx, bIdx, tA, tB
 	m.c, m.a, m.b = c.bufIdx[st.Buffer], c.bufIdx[a.Buffer], c.bufIdx[b.Buffer]
 	if m.c == m.a || m.c == m.b {
-		return "", nil
+		return nil, ""
 	}
 	for _, e := range n.ext {
 		m.ext = append(m.ext, c.compileI(e))
@@ -337,12 +349,16 @@ func (c *compiler) matchMatmul(n *nest) (string, fastPath) {
 	if p > 2 {
 		name = "batch_matmul"
 	}
-	return name, m.run
+	return m, name
 }
 
 // run executes the matmul with Sgemm when the buffers have exactly the
 // extents the loops cover.
-func (m *matmul) run(fr *frame) bool {
+func (m *matmul) run(fr *frame) bool { return m.exec(fr, m.c, nil) }
+
+// exec runs the matmul into buffer target (C or a buffer of C's shape),
+// with ep (nil: none) finishing each tile (epilogue_gemm.go).
+func (m *matmul) exec(fr *frame, target int, ep *gemmEpState) bool {
 	var ext [8]int64
 	if len(m.ext) > len(ext) {
 		return false
@@ -350,7 +366,7 @@ func (m *matmul) run(fr *frame) bool {
 	for i, e := range m.ext {
 		ext[i] = e(fr)
 	}
-	C, A, B := &fr.bufs[m.c], &fr.bufs[m.a], &fr.bufs[m.b]
+	C, A, B := &fr.bufs[target], &fr.bufs[m.a], &fr.bufs[m.b]
 	for d := 0; d < m.cRank-2; d++ {
 		if C.shape[d] != ext[m.batch[d]] {
 			return false
@@ -380,7 +396,20 @@ func (m *matmul) run(fr *frame) bool {
 		total *= ext[v]
 	}
 	if total == 0 || K == 0 {
-		return true // the block never runs
+		// The block never runs (an epilogue would read C unwritten: left
+		// to the general path).
+		return ep == nil
+	}
+	var finish blas.Epilogue
+	threads := runtime.GOMAXPROCS(0)
+	if ep != nil {
+		if fr.inParallel {
+			threads = 1
+		}
+		if !ep.start(fr, C.shape, threads) {
+			return false
+		}
+		finish = ep
 	}
 	lda, ldb := K, N
 	if m.transA {
@@ -407,8 +436,11 @@ func (m *matmul) run(fr *frame) bool {
 		offC *= M * N
 		offA := batchOffset(A, m.aIdx, m.batch, bi[:nb], nb)
 		offB := batchOffset(B, m.bIdx, m.batch, bi[:nb], nb)
-		blas.Sgemm(m.transA, m.transB, int(M), int(N), int(K), m.alpha,
-			A.f32[offA:], int(lda), B.f32[offB:], int(ldb), beta, C.f32[offC:], int(N))
+		if ep != nil {
+			ep.batch(bi[:nb], offC)
+		}
+		blas.SgemmEpilogue(threads, m.transA, m.transB, int(M), int(N), int(K), m.alpha,
+			A.f32[offA:], int(lda), B.f32[offB:], int(ldb), beta, C.f32[offC:], int(N), finish)
 		d := nb - 1
 		for ; d >= 0; d-- {
 			bi[d]++

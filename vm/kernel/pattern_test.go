@@ -112,7 +112,7 @@ const patternSrc = `
 
 func TestMatmulPatterns(t *testing.T) {
 	mod := parseModule(t, patternSrc)
-	want := map[string]string{"dense": "matmul", "matmul_tn": "matmul", "bmm": "batch_matmul", "dense_bias": "matmul+broadcast"}
+	want := map[string]string{"dense": "matmul", "matmul_tn": "matmul", "bmm": "batch_matmul", "dense_bias": "matmul+epilogue"}
 	for _, n := range []int64{0, 1, 4, 9} {
 		for name, pattern := range want {
 			t.Run(name, func(t *testing.T) {

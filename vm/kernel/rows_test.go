@@ -173,7 +173,7 @@ func TestFusedRowGroups(t *testing.T) {
 	mod := parseSource(t, "fused.tvms", []byte(fusedSrc))
 	for name, pattern := range map[string]string{
 		"fused_add_layer_norm": "rows",
-		"fused_dense_add_gelu": "matmul+elementwise",
+		"fused_dense_add_gelu": "matmul+epilogue",
 		"fused_exp_chain":      "elementwise",
 		"unaligned_chain":      "elementwise",
 	} {
