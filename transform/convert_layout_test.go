@@ -68,7 +68,9 @@ func TestConvertLayoutAfterOptimizeRejected(t *testing.T) {
 	// At -O1 the optimize barrier does not legalize: accepted.
 	o1 := passes.NewPassContext()
 	o1.OptLevel = 1
-	assert.Empty(t, passes.Check(p, o1, ph, props), "at -O1 optimize leaves the ops")
+	errs = passes.Check(p, o1, ph, props)
+	assert.False(t, errs.HasErrors(), "at -O1 optimize leaves the ops: %v", errs)
+	assert.Contains(t, errs.Error(), "warning CHK005: at opt level 2", "the check warns of the levels where it breaks")
 
 	// Before optimize the same pipeline is accepted.
 	p, errs = barrier.Registry.ParseAndBuild("pipeline", "canonicalize,"+nhwc+",optimize")
