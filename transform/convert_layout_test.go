@@ -21,6 +21,7 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
+	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/transform"
@@ -329,9 +330,19 @@ class Module:
 func BenchmarkConvertLayout(b *testing.B) {
 	p, errs := barrier.Registry.ParseAndBuild("pipeline", nhwc)
 	require.Empty(b, errs)
-	benchLinear(b, convChainModule, func(b *testing.B, mod *ir.Module) {
-		out, err := passes.NewPassContext().Run(context.Background(), p, mod)
-		if err != nil || out == mod {
+	type input struct {
+		mod   *ir.Module
+		props phase.Set
+	}
+	benchLinear(b, func(n int) input {
+		mod := convChainModule(n)
+		_, props, err := passes.StartState(mod)
+		require.NoError(b, err)
+		runtime.GC() // do not charge this size for the garbage of building mod
+		return input{mod, props}
+	}, func(b *testing.B, in input) {
+		out, err := passes.NewPassContext().Execute(context.Background(), p, in.mod, in.props)
+		if err != nil || out == in.mod {
 			b.Fatal("nothing converted", err)
 		}
 	})
