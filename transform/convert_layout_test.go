@@ -24,7 +24,6 @@ import (
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
-	"github.com/phasec/phasec/transform"
 	"github.com/phasec/phasec/vm"
 	"github.com/phasec/phasec/vm/loader"
 )
@@ -346,5 +345,4 @@ func BenchmarkConvertLayout(b *testing.B) {
 			b.Fatal("nothing converted", err)
 		}
 	})
-	_ = transform.ConvertLayout
 }
