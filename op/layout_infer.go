@@ -377,47 +377,37 @@ func layoutBinary(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDe
 	return &LayoutDecision{In: []NLayout{LeafLayout(out), LeafLayout(l2)}, Out: LeafLayout(out), Call: call}, nil
 }
 
-// layoutWhere: R.where(cond, x1, x2) follows its operand of highest rank
-// (the first on a tie) as a binary op does; lower-rank operands follow it.
+// layoutWhere: R.where(cond, x1, x2) with operands of one rank (rank-0
+// ones aside) works in the layout of the first operand that was
+// converted; operands of different ranks broadcast along trailing axes,
+// so the call keeps the initial layouts.
 func layoutWhere(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDecision, error) {
-	best, bestN := -1, -1
+	n, lead := -1, ""
 	for i := range 3 {
 		l, ok := leafOf(in, i)
-		n := argNDim(call, i)
-		if !ok || n < 0 {
+		r := argNDim(call, i)
+		if !ok || r < 0 {
 			return nil, nil
 		}
-		if n > bestN || n == bestN && IsInitial(in[best].Leaf) && !IsInitial(l) {
-			best, bestN = i, n
+		if r == 0 {
+			continue
+		}
+		if n >= 0 && r != n {
+			return nil, nil
+		}
+		n = r
+		if lead == "" || IsInitial(lead) && !IsInitial(l) {
+			lead = l
 		}
 	}
-	lead := in[best].Leaf
+	if n < 0 {
+		return nil, nil
+	}
 	ins := make([]NLayout, 3)
 	for i := range 3 {
-		n := argNDim(call, i)
-		switch {
-		case n == 0:
+		if argNDim(call, i) == 0 {
 			ins[i] = LeafLayout("")
-		case n == bestN:
-			ins[i] = LeafLayout(lead)
-		default:
-			// A lower-rank operand broadcasts along the trailing axes: it
-			// keeps its layout only if lead keeps those axes in place.
-			if !IsInitial(lead) {
-				ins[i] = LeafLayout(InitialLayout(n))
-				lead = InitialLayout(bestN)
-				for j := range ins[:i] {
-					if argNDim(call, j) == bestN {
-						ins[j] = LeafLayout(lead)
-					}
-				}
-			} else {
-				ins[i] = LeafLayout(InitialLayout(n))
-			}
-		}
-	}
-	for i := range 3 {
-		if argNDim(call, i) == bestN {
+		} else {
 			ins[i] = LeafLayout(lead)
 		}
 	}
