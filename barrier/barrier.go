@@ -105,6 +105,18 @@ func Build(mod *ir.Module) (*ir.Module, error) { return BuildBarrier.Run(context
 // its OptLevel (always, at 0), and leaves the module in its To phase.
 func (b *Barrier) Info() passes.Info {
 	in := passes.Info{Name: b.Name, Doc: b.Doc, OptLevel: b.OptLevel, AlwaysRun: b.OptLevel == 0, Accepts: b.From, Leaves: b.To}
+	if b.Then != nil {
+		// What the Then group's steps establish beyond the To phase's
+		// invariants holds only at its opt level (the fusion group
+		// legalizes: Legalized).
+		var props phase.Set
+		for _, s := range b.Then.Steps {
+			props = props.Union(s.Info().Establishes)
+		}
+		if extra := props.Minus(b.To.Invariants()); !extra.IsEmpty() {
+			in.EstablishesAtLevel = map[int]phase.Set{b.Then.OptLevel: extra}
+		}
+	}
 	if len(b.From) == 0 {
 		in.Requires = map[phase.Property]string{
 			phase.WellFormed: "it accepts a module in any phase but repairs nothing: no pass restores the structural rules",

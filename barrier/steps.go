@@ -58,6 +58,7 @@ func allPasses() []*passes.Pass {
 		transform.DeadCodeElimination,
 		transform.EliminateCommonSubexpr,
 		transform.ConvertToDataflow,
+		transform.ConvertLayout,
 		transform.TopologicalSort,
 		transform.RemoveUnusedParameters,
 		transform.RemoveUnusedOutputsInner,

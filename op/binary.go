@@ -215,7 +215,7 @@ func binary(name, doc string, ff func(a, b float64) float64, fi func(a, b int64)
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir)})
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary})
 }
 
 // compare registers a comparison; test maps the three-way comparison of
@@ -252,7 +252,7 @@ func compare(name, doc string, test func(c int) bool, tir func(a, b ir.PrimExpr)
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir)})
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary})
 }
 
 func cmpFloat(a, b float64) int {
@@ -306,7 +306,7 @@ func binaryInt(name, doc string, fi func(a, b int64) (int64, error), tir func(a,
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir)})
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary})
 }
 
 // sinfoDType is the dtype of a tensor or scalar struct info.

@@ -632,7 +632,7 @@ func newConvOp(spatial int) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv}
 }
 
 // convOperandInfo is the start of a convolution's inference: the data

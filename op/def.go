@@ -37,18 +37,24 @@ type Def struct {
 }
 
 // LayoutFunc decides, for ConvertLayout, the layouts a call works in
-// (TVM's FRelaxInferLayout): desired are the layouts asked for, by op name
+// (TVM's FRelaxInferLayout; op/layout_infer.go has the rules and the
+// layout notation): desired are the layouts asked for, by op name
 // ("relax.nn.conv2d": ["NHWC", "OHWI"]), and in the current layouts of the
-// call's tensor arguments (in Call.Args order; "" where unknown). It
-// returns nil, nil to leave the call in its arguments' original layouts.
-type LayoutFunc func(call *ir.Call, desired map[string][]string, in []string) (*LayoutDecision, error)
+// call's arguments (in Call.Args order; LayoutUnknown for what is not a
+// tensor of known rank). It returns nil, nil to leave the call in its
+// arguments' initial layouts, and an error for desired layouts the op
+// cannot take.
+type LayoutFunc func(call *ir.Call, desired map[string][]string, in []NLayout) (*LayoutDecision, error)
 
-// LayoutDecision is what a LayoutFunc decided: the layouts the arguments
-// must be converted to, the layouts of the results, and the call rewritten
-// for them (its attributes naming the new layouts).
+// LayoutDecision is what a LayoutFunc decided: the layouts the leading
+// len(In) arguments must be converted to, the layout of the result, and
+// the call rewritten for them (its attributes naming the new layouts, and
+// non-tensor arguments that name axes replaced; its tensor arguments are
+// the original ones, which ConvertLayout converts).
 type LayoutDecision struct {
-	In, Out []string
-	Call    *ir.Call
+	In   []NLayout
+	Out  NLayout
+	Call *ir.Call
 }
 
 // GradientFunc is an op's reverse-mode derivative (TVM's FPrimalGradient):

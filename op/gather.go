@@ -541,7 +541,7 @@ func newScatterElementsOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutScatterElements}
 }
 
 // DynamicStridedSlice is R.dynamic_strided_slice(x, begin, end, strides):

@@ -10,19 +10,19 @@ var (
 	// into it and LowerRuntimeBuiltin lowers it to vm.builtin.reshape.
 	Reshape = Define(Def{Op: newReshapeOp(), Eval: evalReshape, Legalize: legalizeReshape})
 	// PermuteDims is R.permute_dims(x, axes=None); None reverses the axes.
-	PermuteDims = Define(Def{Op: newPermuteDimsOp(), Eval: evalPermuteDims, Legalize: legalizePermuteDims})
+	PermuteDims = Define(Def{Op: newPermuteDimsOp(), Eval: evalPermuteDims, Legalize: legalizePermuteDims, Layout: layoutPermuteDims})
 	// ExpandDims is R.expand_dims(x, axis).
-	ExpandDims = Define(Def{Op: newExpandDimsOp(), Eval: evalExpandDims, Legalize: legalizeExpandDims})
+	ExpandDims = Define(Def{Op: newExpandDimsOp(), Eval: evalExpandDims, Legalize: legalizeExpandDims, Layout: layoutExpandDims})
 	// Squeeze is R.squeeze(x, axis=None); None removes every unit dimension.
-	Squeeze = Define(Def{Op: newSqueezeOp(), Eval: evalSqueeze, Legalize: legalizeSqueeze})
+	Squeeze = Define(Def{Op: newSqueezeOp(), Eval: evalSqueeze, Legalize: legalizeSqueeze, Layout: layoutSqueeze})
 	// Flatten is R.flatten(x): a 1-D view of every element.
 	Flatten = Define(Def{Op: newFlattenOp(), Eval: evalFlatten, Legalize: legalizeReshape})
 	// Concat is R.concat(tensors, axis=0); axis None concatenates flattened tensors.
-	Concat = Define(Def{Op: newConcatOp(), Eval: evalConcat, Legalize: legalizeConcat})
+	Concat = Define(Def{Op: newConcatOp(), Eval: evalConcat, Legalize: legalizeConcat, Layout: layoutConcat})
 	// Split is R.split(x, indices_or_sections, axis=0), returning a tuple.
-	Split = Define(Def{Op: newSplitOp(), Eval: evalSplit, Legalize: legalizeSplit})
+	Split = Define(Def{Op: newSplitOp(), Eval: evalSplit, Legalize: legalizeSplit, Layout: layoutSplit})
 	// StridedSlice is R.strided_slice(x, axes, begin, end, strides=None, assume_inbound=False).
-	StridedSlice = Define(Def{Op: newStridedSliceOp(), Eval: evalStridedSlice, Legalize: legalizeStridedSlice})
+	StridedSlice = Define(Def{Op: newStridedSliceOp(), Eval: evalStridedSlice, Legalize: legalizeStridedSlice, Layout: layoutStridedSlice})
 	// Take is R.take(x, indices, axis=None, mode="fast").
 	Take = Define(Def{Op: newTakeOp(), Eval: evalTake, Legalize: legalizeTake})
 	// BroadcastTo is R.broadcast_to(x, shape).
@@ -1707,5 +1707,5 @@ func newFlipOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: axisRule("axis")}
 }

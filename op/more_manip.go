@@ -130,7 +130,7 @@ func newStackOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutStack}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -246,7 +246,7 @@ func newTileOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutTile}
 }
 
 func newRepeatOp() Def {
@@ -361,7 +361,7 @@ func newRepeatOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutRepeat}
 }
 
 func newOuterOp() Def {
@@ -598,7 +598,7 @@ func newScanOp(name, doc string) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutScan}
 }
 
 // GatherElements is R.gather_elements(data, indices, axis=0):
@@ -705,5 +705,5 @@ func newGatherElementsOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutGatherElements}
 }

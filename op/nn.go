@@ -51,6 +51,7 @@ func newSoftmaxOp(name, doc string, logOf bool) Def {
 	return Def{Op: op,
 		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalSoftmax(op, call, args, logOf) },
 		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeSoftmax(k, call, op, logOf) },
+		Layout:   axisRule("axis"),
 	}
 }
 
@@ -73,6 +74,7 @@ func newLayerNormOp() Def {
 	return Def{Op: op,
 		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalLayerNorm(op, call, args) },
 		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeLayerNorm(k, call, op) },
+		Layout:   layoutNorm(2, false),
 	}
 }
 
@@ -92,6 +94,7 @@ func newRMSNormOp() Def {
 	return Def{Op: op,
 		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalRMSNorm(op, call, args) },
 		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeRMSNorm(k, call, op) },
+		Layout:   layoutNorm(1, false),
 	}
 }
 
@@ -604,5 +607,5 @@ func newPReluOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: axisRule("axis")}
 }

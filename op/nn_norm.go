@@ -247,7 +247,7 @@ func newBatchNormOp() Def {
 		}
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutBatchNorm}
 }
 
 // --- group_norm ---------------------------------------------------------------------
@@ -507,7 +507,7 @@ func newGroupNormOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutNorm(2, true)}
 }
 
 // groupShape is the shape of the per-group statistics: num_groups along
@@ -590,5 +590,5 @@ func newDropoutOp() Def {
 		k.Compute("T_dropout_mask", mask, "ax", func([]ir.PrimExpr) ir.PrimExpr { return constOf(mask.DType, 1) })
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutDropout}
 }

@@ -13,22 +13,27 @@ import (
 var (
 	Sum = Define(Def{Op: newReduceOp("relax.sum", "Sum over axes."),
 		Eval:     reduceEval(func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, false),
-		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, addPrim, false)})
+		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, addPrim, false),
+		Layout:   layoutReduce})
 	Mean = Define(Def{Op: newReduceOp("relax.mean", "Mean over axes."),
 		Eval:     reduceEval(func(acc, x float64) float64 { return acc + x }, func(acc, x int64) int64 { return acc + x }, 0, true),
-		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, addPrim, true)})
+		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 0) }, addPrim, true),
+		Layout:   layoutReduce})
 	Max = Define(Def{Op: newReduceOp("relax.max", "Maximum over axes."),
 		Eval: reduceExtremeEval(1),
 		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, true) },
-			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMax, acc, x) }, false)})
+			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMax, acc, x) }, false),
+		Layout: layoutReduce})
 	Min = Define(Def{Op: newReduceOp("relax.min", "Minimum over axes."),
 		Eval: reduceExtremeEval(-1),
 		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return limitValue(dt, false) },
-			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMin, acc, x) }, false)})
+			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMin, acc, x) }, false),
+		Layout: layoutReduce})
 	Prod = Define(Def{Op: newReduceOp("relax.prod", "Product over axes."),
 		Eval: reduceEval(func(acc, x float64) float64 { return acc * x }, func(acc, x int64) int64 { return acc * x }, 1, false),
 		Legalize: reduceLegalize(func(dt ir.DataType) ir.PrimExpr { return constOf(dt, 1) },
-			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, acc, x) }, false)})
+			func(acc, x ir.PrimExpr) ir.PrimExpr { return ir.NewBinary(ir.OpMul, acc, x) }, false),
+		Layout: layoutReduce})
 )
 
 func newReduceOp(name, doc string) *ir.Op {
@@ -442,5 +447,5 @@ func newMomentOp(name, doc string, sqrt bool) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutReduce}
 }

@@ -176,7 +176,7 @@ func newScatterNDOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutScatterND}
 }
 
 // scatterCombine folds update u into the current element a (scatter_nd's

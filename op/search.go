@@ -11,16 +11,18 @@ import (
 var (
 	// Where is R.where(condition, x1, x2): x1 where condition holds, else
 	// x2, all three broadcast together.
-	Where = Define(Def{Op: newWhereOp(), Eval: evalWhere, Legalize: legalizeWhere})
+	Where = Define(Def{Op: newWhereOp(), Eval: evalWhere, Legalize: legalizeWhere, Layout: layoutWhere})
 	// Argmax is R.argmax(x, axis=None, keepdims=False): int64 indices of
 	// the first maximum.
 	Argmax = Define(Def{Op: newArgOp("relax.argmax", "Index of the first maximum along axis (of the flattened x when None)."),
 		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalArg(opOf(call), call, args, 1) },
-		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, opOf(call), ir.OpGT) }})
+		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, opOf(call), ir.OpGT) },
+		Layout:   layoutArgReduce})
 	// Argmin is R.argmin(x, axis=None, keepdims=False).
 	Argmin = Define(Def{Op: newArgOp("relax.argmin", "Index of the first minimum along axis (of the flattened x when None)."),
 		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalArg(opOf(call), call, args, -1) },
-		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, opOf(call), ir.OpLT) }})
+		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeArg(k, call, opOf(call), ir.OpLT) },
+		Layout:   layoutArgReduce})
 )
 
 func newWhereOp() *ir.Op {

@@ -152,7 +152,7 @@ func newSortOp(name, arg, doc string, kind sortKind) Def {
 		emitGatherByRank(k, out, a, rank, axis, kind == sortIndices)
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: axisRule("axis")}
 }
 
 // emitRank emits T_rank: for each element, the number of elements of its

@@ -8,7 +8,7 @@ var (
 	// Matmul is R.matmul(x1, x2, out_dtype=None): numpy matmul semantics.
 	Matmul = Define(Def{Op: newMatmulOp(), Eval: evalMatmul, Legalize: legalizeMatmul})
 	// AsType is R.astype(x, dtype).
-	AsType = Define(Def{Op: newAsTypeOp(), Eval: evalCast, Legalize: legalizeCast})
+	AsType = Define(Def{Op: newAsTypeOp(), Eval: evalCast, Legalize: legalizeCast, Layout: layoutUnary})
 	// Full is R.full(shape, fill_value, dtype=None).
 	Full = Define(Def{Op: newFullOp(), Eval: evalFull, Legalize: fillKernel("T_full", loadFill(1))})
 	// Zeros is R.zeros(shape, dtype).

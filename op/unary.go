@@ -106,7 +106,7 @@ func unary(name, param, doc string, ff func(float64) float64, fi func(int64) int
 		}
 		return result(out, isScalarArg(args[0]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir)})
+	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary})
 }
 
 // unaryPred registers a float predicate with a bool result (integers give
@@ -132,7 +132,7 @@ func unaryPred(name, doc string, pred func(float64) bool, tir func(x ir.PrimExpr
 		}
 		return result(out, isScalarArg(args[0]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir)})
+	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary})
 }
 
 // unaryInt registers an op on integers (boolOnly: on bools).
@@ -166,7 +166,7 @@ func unaryInt(name, doc string, boolOnly bool, f func(int64) int64, tir func(x i
 		}
 		return result(out, isScalarArg(args[0]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir)})
+	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary})
 }
 
 func newUnaryOp(name, param, doc string, floatOnly bool) *ir.Op {
@@ -319,7 +319,7 @@ func newClipOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutUnary}
 }
 
 // primInt reads a scalar as an integer (floats truncate).
@@ -370,5 +370,5 @@ func newLeakyReluOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutUnary}
 }

@@ -52,6 +52,11 @@ type Info struct {
 	Precedes map[phase.Property]string
 	// Establishes are properties that hold after the pass.
 	Establishes phase.Set
+	// EstablishesAtLevel are properties that hold after the pass only when
+	// it runs at the given opt level or above (the optimize barrier
+	// legalizes at 2 and above); the static check applies them at its
+	// context's level.
+	EstablishesAtLevel map[int]phase.Set
 	// Invalidates are properties within the pass's horizon that it may
 	// break. Naming a property here never extends the horizon.
 	Invalidates phase.Set

@@ -58,6 +58,8 @@ var goldens = map[string]string{
 	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
 	"RunCodegen/bad":                             "RunCodegen",
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
+	"ConvertLayout":                              `ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC","OHWI"]}}`,
+	"ConvertLayout/resize2d":                     `ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC","OHWI"],"relax.image.resize2d":["NHWC"]}}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
