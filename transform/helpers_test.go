@@ -59,6 +59,7 @@ var goldens = map[string]string{
 	"RunCodegen/bad":                             "RunCodegen",
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
 	"AlterOpImpl":                                `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.add":"add_2d"},op_buffer_transforms={"relax.add":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}},DeadCodeElimination`,
+	"SplitCallTIRByPattern":                      "SplitCallTIRByPattern",
 	"AlterOpImpl/empty_layout_changes":           `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.mul_by_2":"add_x_x"},op_buffer_transforms={"relax.mul_by_2":[]}},DeadCodeElimination`,
 	"AlterOpImpl/multiple_outputs":               `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.some_op":"some_op_2d"},op_buffer_transforms={"relax.some_op":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}},DeadCodeElimination`,
 	"AlterOpImpl/axis_separators":                `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.some_op":"some_op_2d"},op_buffer_transforms={"relax.some_op":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]},op_buffer_axis_separators={"relax.some_op":[[1],[1],[1],[1]]}},DeadCodeElimination`,
@@ -84,7 +85,8 @@ func TestGoldens(t *testing.T) {
 // checkedOnTheVM are passes whose outputs the evaluator cannot run, and
 // where their semantic oracle is instead.
 var checkedOnTheVM = map[string]string{
-	"RunCodegen": "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"RunCodegen":            "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"SplitCallTIRByPattern": "its outputs call phasec_blas GEMMs only the VM links; TestSplitCallTIRByPatternRunsOnTheVM runs them on the VM against the evaluator",
 }
 
 // TestGoldensCompute is the semantic oracle on the golden inputs: every
