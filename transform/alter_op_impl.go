@@ -481,12 +481,12 @@ func (a *alterer) call(rw *ir.Rewriter, c *ir.Call, oldName string, old *ir.Prim
 	// replacement's buffer i, where both are known numbers.
 	checkShape := func(i int, shape []ir.PrimExpr) bool {
 		buf := pf.ParamBuffer(i)
-		if buf == nil || len(buf.Shape) != len(shape) && len(shape) > 0 {
-			if buf != nil {
-				a.errs.Add(pf.Span(), codeAlterOpSignature, "buffer %s of replacement %s has rank %d, the call of %s gives it a tensor of shape %s", buf.Name, implName, len(buf.Shape), oldName, fmtShape(shape))
-				return false
-			}
-			return true
+		if buf == nil {
+			return true // a scalar parameter
+		}
+		if len(buf.Shape) != len(shape) {
+			a.errs.Add(pf.Span(), codeAlterOpSignature, "buffer %s of replacement %s has rank %d, the call of %s gives it a tensor of shape %s", buf.Name, implName, len(buf.Shape), oldName, fmtShape(shape))
+			return false
 		}
 		for d := range shape {
 			x, ok1 := ir.IntValue(ir.Simplify(shape[d]))
@@ -584,11 +584,8 @@ func (a *alterer) call(rw *ir.Rewriter, c *ir.Call, oldName string, old *ir.Prim
 		if fields[k] == nil {
 			return nil
 		}
-		if k < len(outs)-1 || fields[k] != item {
-			// Bind each field, as TVM's normalizer does.
-			if _, isVar := fields[k].(*ir.Var); !isVar {
-				fields[k] = b.Emit(fields[k], "lv")
-			}
+		if _, isVar := fields[k].(*ir.Var); !isVar {
+			fields[k] = b.Emit(fields[k], "lv") // a tuple holds vars in normal form
 		}
 	}
 	return ir.NewTuple(fields...)
