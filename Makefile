@@ -50,13 +50,21 @@ demo:
 	$(GO) run ./cmd/phasec run --stats --repeat 20 $(foreach p,x w0 b0 w1 b1,--input $(p)=$(DEMO_INPUTS)/$(p).npy) --expect $(DEMO_INPUTS)/expected.npy $(DEMO_OUT)
 
 # Differential testing: N random Relax modules (package ir/randmod) through
-# canonicalize,optimize,lower,build (canonicalize,lower,build while no
-# optimize step is registered), the VM against the reference evaluator after
-# every pass; reports modules, ops covered and failures (CI runs 60 in go test).
-# A failure is reduced and written to testdata/semcheck/regress.
+# canonicalize,optimize,lower,build, and CNN random convolutional networks
+# (conv2d with random strides, padding, dilation and groups, pools,
+# batch_norm, layer_norm, relu, residual adds: semcheck.GenerateCNN)
+# through pipelines drawn from the registered passes that precede
+# Legalized (ConvertLayout, FoldBatchnormToConv2D, ToMixedPrecision, ...)
+# before optimize,lower,build; the VM against the reference evaluator
+# after every pass, float16 tolerances once a pass computes in float16.
+# Reports modules, ops covered and failures (CI runs 60 and 12 in go
+# test). A failure is reduced and written to testdata/semcheck/regress.
+# On a terminal a progress line shows how far it is.
 N ?= 10000
+CNN ?= 500
 difftest:
-	$(GO) test ./semcheck -run='^TestDifferential$$' -v -count=1 -difftest.n=$(N)
+	$(GO) test ./semcheck -run='^TestDifferential(CNN)?$$' -v -count=1 -difftest.n=$(N) -difftest.cnn=$(CNN) \
+		-difftest.progress=$$(test -t 2 && echo true || echo false)
 
 # Headless Chromium for the test that loads `phasec opt --html`'s page in a
 # real browser (htmlview); without it that test skips, saying so, unless

@@ -73,6 +73,8 @@ func allPasses() []*passes.Pass {
 		transform.FuseOpsByPattern,
 		transform.MergeCompositeFunctions,
 		transform.RunCodegen,
+		transform.AlterOpImpl,
+		transform.SplitCallTIRByPattern,
 	)
 	return all
 }

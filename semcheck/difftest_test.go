@@ -44,7 +44,10 @@ func TestDifferential(t *testing.T) {
 	covered := map[string]int{}
 	var ifs, nestedIfs, matchCasts, tuples, tupleValues, closures, dataflow, symbolic, int32s, float16s, failures int
 	var cl randmod.Cleanup
+	prog := newTestProgress()
+	defer prog.done()
 	for seed := range uint64(*difftestN) {
+		prog.printf("difftest: %d/%d modules, %d failures", seed, *difftestN, failures)
 		gm := randmod.Generate(seed)
 		if !diffOne(t, gm, fmt.Sprintf("randmod seed %d", seed), Inputs{Seed: seed, Dim: 1 + int64(seed%4)}, *regressDir) {
 			failures++

@@ -47,6 +47,11 @@ type Inputs struct {
 	Dims     map[string]int64          // symbolic dimensions by name (--symbolic n=8)
 	Dim      int64                     // every other symbolic dimension (4 when 0)
 	Tol      *eval.Tolerance           // nil: eval.Float32Tol, or TranscendentalTol when the module uses exp, log, ...
+	// TolFor, when set and Tol is not, chooses the tolerance per checked
+	// module (the result of each pass) when it returns true: a run whose
+	// passes move computation to float16 (ToMixedPrecision) is checked
+	// with float16 tolerances from that pass on (HalfComputeTol).
+	TolFor func(after *ir.Module) (eval.Tolerance, bool)
 	// Progress, when set, hears what a long search (FindCulprit, Reduce)
 	// is doing; the command line shows it on a terminal.
 	Progress func(format string, args ...any)
@@ -355,6 +360,11 @@ func (c *Checker) tolerance(mods ...*ir.Module) eval.Tolerance {
 	if c.Tol != nil {
 		return *c.Tol
 	}
+	if c.TolFor != nil && len(mods) > 0 {
+		if tol, ok := c.TolFor(mods[len(mods)-1]); ok {
+			return tol
+		}
+	}
 	if hasHalf(c.want) {
 		return Float16Tol
 	}
@@ -370,6 +380,44 @@ func (c *Checker) tolerance(mods ...*ir.Module) eval.Tolerance {
 // units in the last place of float16 (epsilon 2^-10), since the evaluator and the
 // VM round intermediate results to storage at different points.
 var Float16Tol = eval.Tolerance{Rel: 1e-2, Abs: 1e-2}
+
+// HalfComputeTol is a TolFor hook: Float16Tol for a module that holds a
+// float16 or bfloat16 tensor anywhere (a parameter, a binding, a kernel
+// buffer), where a float32 model computes part of its work in half
+// precision; no choice otherwise. It walks the module once.
+func HalfComputeTol(mod *ir.Module) (eval.Tolerance, bool) {
+	half := func(dt ir.DataType) bool {
+		s := dt.String()
+		return s == "float16" || s == "bfloat16"
+	}
+	found := false
+	for _, f := range mod.Functions() {
+		switch f := f.(type) {
+		case *ir.Function:
+			for _, p := range f.Params {
+				if t, ok := p.StructInfo().(*ir.TensorInfo); ok && half(t.DType) {
+					return Float16Tol, true
+				}
+			}
+			ir.Inspect(f.Body, func(e ir.Expr) bool {
+				if t, ok := e.StructInfo().(*ir.TensorInfo); ok && half(t.DType) {
+					found = true
+				}
+				return !found
+			})
+		case *ir.PrimFunc:
+			for _, b := range f.BufferMap {
+				if half(b.DType) {
+					return Float16Tol, true
+				}
+			}
+		}
+		if found {
+			return Float16Tol, true
+		}
+	}
+	return eval.Tolerance{}, false
+}
 
 func hasHalf(v op.Value) bool {
 	switch v := v.(type) {

@@ -60,6 +60,17 @@ var goldens = map[string]string{
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
 	"ConvertLayout":                              `ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC","OHWI"]}}`,
 	"ConvertLayout/resize2d":                     `ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC","OHWI"],"relax.image.resize2d":["NHWC"]}}`,
+	"AlterOpImpl":                                `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.add":"add_2d"},op_buffer_transforms={"relax.add":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}},DeadCodeElimination`,
+	"SplitCallTIRByPattern":                      "SplitCallTIRByPattern",
+	"AlterOpImpl/empty_layout_changes":           `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.mul_by_2":"add_x_x"},op_buffer_transforms={"relax.mul_by_2":[]}},DeadCodeElimination`,
+	"AlterOpImpl/multiple_outputs":               `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.some_op":"some_op_2d"},op_buffer_transforms={"relax.some_op":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}},DeadCodeElimination`,
+	"AlterOpImpl/axis_separators":                `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.some_op":"some_op_2d"},op_buffer_transforms={"relax.some_op":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]},op_buffer_axis_separators={"relax.some_op":[[1],[1],[1],[1]]}},DeadCodeElimination`,
+	"AlterOpImpl/input_axis_separators":          `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.some_op":"some_op_2d"},op_buffer_transforms={"relax.some_op":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]},op_buffer_axis_separators={"relax.some_op":[[1],[1],[],[]]},op_buffer_input_axis_separators={"relax.some_op":[[],[],[1],[1]]}},DeadCodeElimination`,
+	"AlterOpImpl/implicit_padding":               `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.relu":"relu_pad"},op_buffer_transforms={"relax.relu":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}},DeadCodeElimination`,
+	"AlterOpImpl/reshape":                        `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.reshape":"reshape_new"},op_buffer_transforms={"relax.reshape":["T.index_map(lambda i, j: (i, j // 16, j % 16))",null]}},DeadCodeElimination`,
+	"AlterOpImpl/bad_operator":                   `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.ad":"add_2d"}}`,
+	"AlterOpImpl/bad_arity":                      `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.add":"add_2d"},op_buffer_transforms={"relax.add":["lambda i, j: (i, j // 4, j % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}}`,
+	"AlterOpImpl/bad_impl":                       `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.add":"add2d"}}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
@@ -76,7 +87,8 @@ func TestGoldens(t *testing.T) {
 // checkedOnTheVM are passes whose outputs the evaluator cannot run, and
 // where their semantic oracle is instead.
 var checkedOnTheVM = map[string]string{
-	"RunCodegen": "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"RunCodegen":            "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"SplitCallTIRByPattern": "its outputs call phasec_blas GEMMs only the VM links; TestSplitCallTIRByPatternRunsOnTheVM runs them on the VM against the evaluator",
 }
 
 // TestGoldensCompute is the semantic oracle on the golden inputs: every
