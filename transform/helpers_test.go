@@ -58,6 +58,7 @@ var goldens = map[string]string{
 	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
 	"RunCodegen/bad":                             "RunCodegen",
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
+	"ExpandMatmulOfSum":                          "ExpandMatmulOfSum",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
