@@ -73,6 +73,7 @@ func allPasses() []*passes.Pass {
 		transform.MergeCompositeFunctions,
 		transform.RunCodegen,
 		transform.ExpandMatmulOfSum,
+		transform.ReorderTakeAfterMatmul,
 	)
 	return all
 }

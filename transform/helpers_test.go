@@ -59,6 +59,7 @@ var goldens = map[string]string{
 	"RunCodegen/bad":                             "RunCodegen",
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
 	"ExpandMatmulOfSum":                          "ExpandMatmulOfSum",
+	"ReorderTakeAfterMatmul":                     "ReorderTakeAfterMatmul",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
