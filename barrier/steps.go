@@ -74,6 +74,7 @@ func allPasses() []*passes.Pass {
 		transform.RunCodegen,
 		transform.ExpandMatmulOfSum,
 		transform.ReorderTakeAfterMatmul,
+		transform.ReorderPermuteDimsAfterConcat,
 	)
 	return all
 }

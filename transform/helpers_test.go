@@ -60,6 +60,7 @@ var goldens = map[string]string{
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
 	"ExpandMatmulOfSum":                          "ExpandMatmulOfSum",
 	"ReorderTakeAfterMatmul":                     "ReorderTakeAfterMatmul",
+	"ReorderPermuteDimsAfterConcat":              "ReorderPermuteDimsAfterConcat",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
