@@ -75,6 +75,7 @@ func allPasses() []*passes.Pass {
 		transform.ExpandMatmulOfSum,
 		transform.ReorderTakeAfterMatmul,
 		transform.ReorderPermuteDimsAfterConcat,
+		transform.AdjustMatmulOrder,
 	)
 	return all
 }

@@ -61,6 +61,7 @@ var goldens = map[string]string{
 	"ExpandMatmulOfSum":                          "ExpandMatmulOfSum",
 	"ReorderTakeAfterMatmul":                     "ReorderTakeAfterMatmul",
 	"ReorderPermuteDimsAfterConcat":              "ReorderPermuteDimsAfterConcat",
+	"AdjustMatmulOrder":                          "AdjustMatmulOrder",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
