@@ -76,6 +76,7 @@ func allPasses() []*passes.Pass {
 		transform.ReorderTakeAfterMatmul,
 		transform.ReorderPermuteDimsAfterConcat,
 		transform.AdjustMatmulOrder,
+		transform.FoldBatchnormToConv2D,
 	)
 	return all
 }

@@ -62,6 +62,8 @@ var goldens = map[string]string{
 	"ReorderTakeAfterMatmul":                     "ReorderTakeAfterMatmul",
 	"ReorderPermuteDimsAfterConcat":              "ReorderPermuteDimsAfterConcat",
 	"AdjustMatmulOrder":                          "AdjustMatmulOrder",
+	"FoldBatchnormToConv2D":                      "FoldBatchnormToConv2D",
+	"FoldBatchnormToConv2D/fold_constant":        "FoldBatchnormToConv2D,FoldConstant",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
