@@ -77,6 +77,7 @@ func allPasses() []*passes.Pass {
 		transform.ReorderPermuteDimsAfterConcat,
 		transform.AdjustMatmulOrder,
 		transform.FoldBatchnormToConv2D,
+		transform.CombineParallelMatmul,
 	)
 	return all
 }

@@ -64,6 +64,8 @@ var goldens = map[string]string{
 	"AdjustMatmulOrder":                          "AdjustMatmulOrder",
 	"FoldBatchnormToConv2D":                      "FoldBatchnormToConv2D",
 	"FoldBatchnormToConv2D/fold_constant":        "FoldBatchnormToConv2D,FoldConstant",
+	"CombineParallelMatmul":                      "CombineParallelMatmul",
+	"CombineParallelMatmul/min_branches_3":       "CombineParallelMatmul{min_branches=3}",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
