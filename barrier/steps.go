@@ -78,6 +78,7 @@ func allPasses() []*passes.Pass {
 		transform.AdjustMatmulOrder,
 		transform.FoldBatchnormToConv2D,
 		transform.CombineParallelMatmul,
+		transform.FuseTransposeMatmul,
 	)
 	return all
 }

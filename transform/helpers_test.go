@@ -66,6 +66,7 @@ var goldens = map[string]string{
 	"FoldBatchnormToConv2D/fold_constant":        "FoldBatchnormToConv2D,FoldConstant",
 	"CombineParallelMatmul":                      "CombineParallelMatmul",
 	"CombineParallelMatmul/min_branches_3":       "CombineParallelMatmul{min_branches=3}",
+	"FuseTransposeMatmul":                        "FuseTransposeMatmul",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
