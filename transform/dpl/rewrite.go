@@ -34,6 +34,14 @@ const maxLocalRewrites = 16
 func RewriteCall(mod *ir.Module, f *ir.Function, p Pattern, rewrite RewriteFunc) (*ir.Function, diag.List) {
 	rw := ir.NewRewriter(mod)
 	known := Bindings{}
+	// forget starts a new map rather than clearing the old one: clearing
+	// costs the map's capacity, which one long run of bindings would make
+	// every later clear pay.
+	forget := func() {
+		if len(known) > 0 {
+			known = Bindings{}
+		}
+	}
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 		vb, ok := bind.(*ir.VarBinding)
 		if !ok {
@@ -43,7 +51,7 @@ func RewriteCall(mod *ir.Module, f *ir.Function, p Pattern, rewrite RewriteFunc)
 			return false
 		}
 		if !reorderable(mod, value) {
-			clear(known) // the values before an impure binding stay where they are
+			forget() // the values before an impure binding stay where they are
 			return false
 		}
 		value = rw.B.Normalize(value) // rewritten operands: struct info again
@@ -92,7 +100,7 @@ func RewriteCall(mod *ir.Module, f *ir.Function, p Pattern, rewrite RewriteFunc)
 	perBinding := rw.Binding
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 		if first[bind] {
-			clear(known)
+			forget()
 		}
 		return perBinding(rw, bind, value)
 	}
