@@ -75,6 +75,13 @@ func allPasses() []*passes.Pass {
 		transform.RunCodegen,
 		transform.AlterOpImpl,
 		transform.SplitCallTIRByPattern,
+		transform.ExpandMatmulOfSum,
+		transform.ReorderTakeAfterMatmul,
+		transform.ReorderPermuteDimsAfterConcat,
+		transform.AdjustMatmulOrder,
+		transform.FoldBatchnormToConv2D,
+		transform.CombineParallelMatmul,
+		transform.FuseTransposeMatmul,
 	)
 	return all
 }

@@ -71,6 +71,15 @@ var goldens = map[string]string{
 	"AlterOpImpl/bad_operator":                   `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.ad":"add_2d"}}`,
 	"AlterOpImpl/bad_arity":                      `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.add":"add_2d"},op_buffer_transforms={"relax.add":["lambda i, j: (i, j // 4, j % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}}`,
 	"AlterOpImpl/bad_impl":                       `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.add":"add2d"}}`,
+	"ExpandMatmulOfSum":                          "ExpandMatmulOfSum",
+	"ReorderTakeAfterMatmul":                     "ReorderTakeAfterMatmul",
+	"ReorderPermuteDimsAfterConcat":              "ReorderPermuteDimsAfterConcat",
+	"AdjustMatmulOrder":                          "AdjustMatmulOrder",
+	"FoldBatchnormToConv2D":                      "FoldBatchnormToConv2D",
+	"FoldBatchnormToConv2D/fold_constant":        "FoldBatchnormToConv2D,FoldConstant",
+	"CombineParallelMatmul":                      "CombineParallelMatmul",
+	"CombineParallelMatmul/min_branches_3":       "CombineParallelMatmul{min_branches=3}",
+	"FuseTransposeMatmul":                        "FuseTransposeMatmul",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
