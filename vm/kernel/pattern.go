@@ -185,6 +185,9 @@ func (c *compiler) matchNest(s ir.Stmt) (string, fastPath) {
 		}
 		return "reduction", nil
 	}
+	if name, fast := c.matchPermute(n); fast != nil { // permute.go
+		return name, fast
+	}
 	return c.matchElementwise(n)
 }
 
