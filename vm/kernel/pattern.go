@@ -116,8 +116,10 @@ func (n *nest) varIndex(v ir.PrimExpr) int {
 // pattern name ("general" when nothing matched).
 func (c *compiler) compileTop(body ir.Stmt) (stmt, string) {
 	var allocs stmt
+	var local []*ir.Buffer
 	if r, ok := body.(*ir.BlockRealize); ok && len(r.IterValues) == 0 && len(r.Block.IterVars) == 0 && r.Predicate == nil && r.Block.Init == nil {
 		allocs = c.allocs(r.Block.AllocBuffers)
+		local = r.Block.AllocBuffers
 		body = r.Block.Body
 	}
 	var stmts []ir.Stmt
@@ -126,7 +128,7 @@ func (c *compiler) compileTop(body ir.Stmt) (stmt, string) {
 	} else {
 		stmts = []ir.Stmt{body}
 	}
-	if rows, name, ok := c.compileRowTop(allocs, stmts); ok {
+	if rows, name, ok := c.compileRowTop(allocs, local, stmts); ok {
 		return rows, name
 	}
 	var names []string

@@ -104,8 +104,12 @@ func TestBertFusedDispatch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pattern, ok := want[name]
 			require.True(t, ok, "a PrimFunc the test does not know: %s", name)
-			k := checkAll(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(5, 6))))
+			args := makeArgs(t, f, nil, rand.New(rand.NewPCG(5, 6)))
+			k := checkAll(t, f, args)
 			require.Equal(t, pattern, k.Pattern())
+			before := kernel.FastTaken()
+			require.NoError(t, k.Call(cloneArgs(args)))
+			require.Greater(t, kernel.FastTaken(), before, "fast path taken")
 		})
 	}
 }

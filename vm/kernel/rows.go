@@ -765,11 +765,34 @@ func runParts(k *Kernel, fr *frame, total, workers int64, part func(fr *frame, l
 // in order; other statements dispatch as compileTop does. A lone nest that
 // matchNest already runs on a fast path (an elementwise binary op) keeps
 // that path; matmul nests never join a group.
-func (c *compiler) compileRowTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bool) {
+func (c *compiler) compileRowTop(allocs stmt, local []*ir.Buffer, stmts []ir.Stmt) (stmt, string, bool) {
 	nests := make([]*rowNest, len(stmts))
 	names := make([]string, len(stmts))
 	fasts := make([]fastPath, len(stmts))
+	// Softmax and log-softmax run as one kernel (rows_softmax.go).
+	isLocal := map[*ir.Buffer]bool{}
+	for _, b := range local {
+		isLocal[b] = true
+	}
+	softmaxAt := map[int]*softmaxRows{}
+	for i := 0; i < len(stmts); i++ {
+		if sm := c.matchSoftmax(stmts[i:], isLocal); sm != nil {
+			softmaxAt[i] = sm
+			i += sm.nStmts - 1
+		}
+	}
+	inSoftmax := func(i int) bool {
+		for j, sm := range softmaxAt {
+			if i >= j && i < j+sm.nStmts {
+				return true
+			}
+		}
+		return false
+	}
 	for i, s := range stmts {
+		if inSoftmax(i) {
+			continue // nil nest: never in a group
+		}
 		// The nest's variables get their slots first: matchNest's fast
 		// paths (the window ones) read them, as after compileStmt.
 		if n, ok := nestOf(s); ok {
@@ -792,7 +815,7 @@ func (c *compiler) compileRowTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bo
 			useful = append(useful, g)
 		}
 	}
-	if len(useful) == 0 {
+	if len(useful) == 0 && len(softmaxAt) == 0 {
 		return nil, "", false
 	}
 	groupAt := map[int][]int{}
@@ -806,6 +829,25 @@ func (c *compiler) compileRowTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bo
 	var parts []stmt
 	var partNames []string
 	for i := 0; i < len(stmts); i++ {
+		if sm, ok := softmaxAt[i]; ok {
+			var generals []stmt
+			for _, s := range stmts[i : i+sm.nStmts] {
+				generals = append(generals, c.compileStmt(s))
+			}
+			fast := sm.run
+			parts = append(parts, func(fr *frame) {
+				if fast(fr) {
+					fastTaken.Add(1)
+					return
+				}
+				for _, gen := range generals {
+					gen(fr)
+				}
+			})
+			partNames = append(partNames, "rows")
+			i += sm.nStmts - 1
+			continue
+		}
 		if g, ok := groupAt[i]; ok {
 			var generals []stmt
 			var members []*rowNest

@@ -249,3 +249,22 @@ func TestGeluForms(t *testing.T) {
 	near := parseSource(t, "near.tvms", []byte(strings.ReplaceAll(string(src), "0.70710678118654757", "0.7")))
 	require.Equal(t, "", kernel.MatchGelu(value(near.PrimFunc("gelu"))))
 }
+
+// TestSoftmaxKernel checks that softmax and log-softmax over the last
+// axis (odd row lengths, extent 1, rows longer than a chunk) take the
+// one-kernel path of rows_softmax.go, not only agree with the general
+// path (TestRowKernels).
+func TestSoftmaxKernel(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/tir_row_kernels.tvms")
+	require.NoError(t, err)
+	mod := parseSource(t, "tir_row_kernels.tvms", src)
+	for _, name := range []string{"softmax", "softmax1", "softmax2", "log_softmax"} {
+		f := mod.PrimFunc(name)
+		require.NotNil(t, f)
+		args := makeArgs(t, f, withVars(f, nil, map[string]int64{"n": 5}), rand.New(rand.NewPCG(2, 3)))
+		k := checkAll(t, f, args)
+		before := kernel.FastTaken()
+		require.NoError(t, k.Call(cloneArgs(args)))
+		require.Greater(t, kernel.FastTaken(), before, "%s: fast path taken", name)
+	}
+}
