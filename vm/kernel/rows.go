@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/vm/blas"
 )
 
 // Row kernels: consecutive top-level loop nests that walk the same rows run
@@ -94,6 +95,10 @@ type rowNest struct {
 	out      int // access number of the store
 	accesses []vAccess
 	value    vexpr // map form: the stored value; reduce form: the term
+	// dotA, dotB: a sum-reduce whose term is a product of two vectors
+	// (layer norm's sum of squares) runs as one dot product per chunk,
+	// without writing the product.
+	dotA, dotB vexpr
 	initV    vexpr // map form: the T.init value (nil without one)
 	initS    fexpr // reduce form: the T.init value (nil without one)
 	scalars  []fexpr
@@ -300,6 +305,13 @@ func (c *compiler) matchRowAs(s ir.Stmt, reduce, unitInner bool) *rowNest {
 	}
 	if rn.value, ok = rc.vector(value, 0); !ok {
 		return nil
+	}
+	if bin, isMul := value.(*ir.Binary); isMul && rn.reduce && rn.op == ir.OpAdd && bin.Op == ir.OpMul {
+		a, okA := rc.operand(bin.A, 0)
+		b, okB := rc.operand(bin.B, 1)
+		if okA && okB && a.vec != nil && b.vec != nil {
+			rn.dotA, rn.dotB = a.vec, b.vec
+		}
 	}
 	if n.init != nil {
 		ist, ok := n.init.(*ir.BufferStore)
@@ -632,6 +644,10 @@ func (rn *rowNest) runRow(rs *rowState, ext []int64, lin []linOffset, row []int6
 			rn.evalScalars(rs)
 			for lo := 0; lo < innerN; lo += rowChunk {
 				hi := min(lo+rowChunk, innerN)
+				if rn.dotA != nil {
+					acc += blas.DotF32(rn.dotA(rs, lo, hi, nil), rn.dotB(rs, lo, hi, nil))
+					continue
+				}
 				acc = combine(rn.op, acc, rn.value(rs, lo, hi, nil))
 			}
 			if !rn.nextReduce(fr, ext) {
