@@ -99,10 +99,10 @@ type rowNest struct {
 	// (layer norm's sum of squares) runs as one dot product per chunk,
 	// without writing the product.
 	dotA, dotB vexpr
-	initV    vexpr // map form: the T.init value (nil without one)
-	initS    fexpr // reduce form: the T.init value (nil without one)
-	scalars  []fexpr
-	nTemps   int
+	initV      vexpr // map form: the T.init value (nil without one)
+	initS      fexpr // reduce form: the T.init value (nil without one)
+	scalars    []fexpr
+	nTemps     int
 	// classes: the index classes of every access to each buffer (for
 	// grouping).
 	classes map[int][][]idxClass
