@@ -113,3 +113,85 @@ func TestBertFusedDispatch(t *testing.T) {
 		})
 	}
 }
+
+// TestResnetFusedDispatch runs the exact non-convolution PrimFuncs of the
+// default pipeline's ResNet-18 (testdata/tir_resnet_fused.tvms) on every
+// path and checks that each takes a fast path: the residual add + relu
+// chain over 56-element rows runs flattened, as one long row.
+func TestResnetFusedDispatch(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/tir_resnet_fused.tvms")
+	require.NoError(t, err)
+	mod := parseSource(t, "tir_resnet_fused.tvms", src)
+	want := map[string]string{
+		"fused_add_relu1":     "elementwise",
+		"fused_relu":          "elementwise",
+		"max_pool2d":          "pad+max_pool",
+		"adaptive_avg_pool2d": "adaptive_pool+elementwise",
+	}
+	for _, name := range mod.Names() {
+		f := mod.PrimFunc(name)
+		if f == nil {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			pattern, ok := want[name]
+			require.True(t, ok, "a PrimFunc the test does not know: %s", name)
+			args := makeArgs(t, f, nil, rand.New(rand.NewPCG(7, 8)))
+			k := checkAll(t, f, args)
+			require.Equal(t, pattern, k.Pattern())
+			before := kernel.FastTaken()
+			require.NoError(t, k.Call(cloneArgs(args)))
+			require.Greater(t, kernel.FastTaken(), before, "fast path taken")
+		})
+	}
+}
+
+// flatChain is an add + relu chain over short rows (7 elements) with a
+// unit axis, large enough to split across cores when flattened.
+const flatChain = `
+    @T.prim_func(private=True)
+    def chain(A: T.Buffer((T.int64(1), T.int64(40000), T.int64(7)), "float32"), B: T.Buffer((T.int64(1), T.int64(40000), T.int64(7)), "float32"), C: T.Buffer((T.int64(1), T.int64(40000), T.int64(7)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        S = T.alloc_buffer((T.int64(1), T.int64(40000), T.int64(7)))
+        for ax0, ax1, ax2 in T.grid(T.int64(1), T.int64(40000), T.int64(7)):
+            with T.block("T_add"):
+                v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+                S[v0, v1, v2] = A[v0, v1, v2] + B[v0, v1, v2]
+        for ax0, ax1, ax2 in T.grid(T.int64(1), T.int64(40000), T.int64(7)):
+            with T.block("relu"):
+                v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+                C[v0, v1, v2] = T.max(S[v0, v1, v2], T.float32(0.0))
+`
+
+// TestFlatChainConcurrent runs the flattened chain from several
+// goroutines at once (run with -race) against a direct computation.
+func TestFlatChainConcurrent(t *testing.T) {
+	f := parseFunc(t, flatChain, "chain")
+	k, err := kernel.Compile(f, "chain")
+	require.NoError(t, err)
+	require.Equal(t, "elementwise", k.Pattern())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := makeArgs(t, f, nil, rand.New(rand.NewPCG(uint64(g), 9)))
+			before := kernel.FastTaken()
+			if err := k.Call(args); err != nil {
+				t.Error(err)
+				return
+			}
+			if kernel.FastTaken() == before {
+				t.Error("fast path not taken")
+			}
+			a, b, c := tensorF32(args[0].T), tensorF32(args[1].T), tensorF32(args[2].T)
+			for i := range c {
+				if want := max(a[i]+b[i], 0); c[i] != want {
+					t.Errorf("goroutine %d: c[%d] = %v, want %v", g, i, c[i], want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -210,6 +210,9 @@ func (rc *rowCompiler) operand(e ir.PrimExpr, t int) (rowOperand, bool) {
 	inner := rc.n.vars[rc.rn.inner]
 	if !mentionsVars(e, []*ir.PrimVar{inner}) {
 		rc.classify(e)
+		if hasLoad(e) || mentionsVars(e, rc.n.vars) {
+			rc.rn.rowScalars = true
+		}
 		rc.rn.scalars = append(rc.rn.scalars, rc.c.compileF(e))
 		return rowOperand{sc: len(rc.rn.scalars) - 1}, true
 	}

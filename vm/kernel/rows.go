@@ -102,6 +102,9 @@ type rowNest struct {
 	initV      vexpr // map form: the T.init value (nil without one)
 	initS      fexpr // reduce form: the T.init value (nil without one)
 	scalars    []fexpr
+	// rowScalars: some per-row scalar reads a buffer or a nest variable
+	// (it differs between rows).
+	rowScalars bool
 	nTemps     int
 	// classes: the index classes of every access to each buffer (for
 	// grouping).
@@ -126,14 +129,22 @@ const (
 
 // rowGroup is a run of row-form nests executed row by row.
 type rowGroup struct {
-	k      *Kernel
-	nests  []*rowNest
-	nRows  int       // number of row variables (equal in every nest)
-	states sync.Pool // *rowState
-	calls  sync.Pool // *rowCall
-	partFn func(fr *frame, lo, hi int64)
-	call   *rowCall // set only during runs on a frame-private copy; see run
-	mu     sync.Mutex
+	k     *Kernel
+	nests []*rowNest
+	// flat: every nest maps (no reduction), indexes every buffer by all
+	// its variables in store order, and has no per-row scalar; when the
+	// buffers are exactly the iteration space at run time, the rows are
+	// contiguous and the group runs over the flattened range in chunks
+	// (a chain over 56-element rows otherwise pays the row overhead 56
+	// elements at a time).
+	flat     bool
+	flatPart func(fr *frame, lo, hi int64)
+	nRows    int       // number of row variables (equal in every nest)
+	states   sync.Pool // *rowState
+	calls    sync.Pool // *rowCall
+	partFn   func(fr *frame, lo, hi int64)
+	call     *rowCall // set only during runs on a frame-private copy; see run
+	mu       sync.Mutex
 }
 
 // rowCall is the per-call data shared by the workers of one run.
@@ -469,6 +480,8 @@ func sameClasses(a, b []idxClass) bool {
 func (c *compiler) compileRowGroup(nests []*rowNest) fastPath {
 	g := &rowGroup{k: c.k, nests: nests, nRows: len(nests[0].rows)}
 	g.partFn = g.part
+	g.flat = flatGroup(nests)
+	g.flatPart = g.flatRange
 	return g.run
 }
 
@@ -522,6 +535,21 @@ func (g *rowGroup) run(fr *frame) bool {
 		}
 	}
 	if call.rows == 0 {
+		return true
+	}
+	if g.flat && g.flatFits(fr, call) {
+		total := call.rows * call.ext[0][g.nests[0].inner]
+		if total < parallelMin || runtime.GOMAXPROCS(0) <= 1 || fr.inParallel {
+			rs := g.state(call, fr)
+			g.flatOn(rs, 0, total)
+			g.states.Put(rs)
+			return true
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.call = call
+		runRange(g.k, fr, total, 1, g.flatPart)
+		g.call = nil
 		return true
 	}
 	workers := int64(runtime.GOMAXPROCS(0))
@@ -594,6 +622,105 @@ func (g *rowGroup) rowsOn(rs *rowState, lo, hi int64) {
 				break
 			}
 			row[p] = 0
+		}
+	}
+}
+
+// flatGroup reports whether the group may run flattened (rowGroup.flat):
+// every access indexes dimension d by one variable, the row variables in
+// store order with unit variables (extent 1) anywhere between them, and
+// the inner variable last.
+func flatGroup(nests []*rowNest) bool {
+	for _, rn := range nests {
+		if rn.reduce || len(rn.reds) > 0 || rn.rowScalars || rn.initV != nil {
+			return false
+		}
+		for _, a := range rn.accesses {
+			if !a.inner {
+				return false
+			}
+			p := 0
+			for _, x := range a.idx[:len(a.idx)-1] {
+				if x.c != 0 || len(x.terms) != 1 || x.terms[0].a != 1 {
+					return false
+				}
+				v := x.terms[0].v
+				switch {
+				case rn.roles[v] == roleZero:
+				case p < len(rn.rows) && v == rn.rows[p]:
+					p++
+				default:
+					return false
+				}
+			}
+			if p != len(rn.rows) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// flatFits checks at run time that every nest iterates the same space and
+// every buffer it touches has exactly that shape, so that the flattened
+// element e of every access is the same point.
+func (g *rowGroup) flatFits(fr *frame, call *rowCall) bool {
+	first := g.nests[0]
+	for ni, rn := range g.nests {
+		if !call.runs[ni] {
+			return false
+		}
+		ext := call.ext[ni]
+		for p, v := range rn.rows {
+			if ext[v] != call.ext[0][first.rows[p]] {
+				return false
+			}
+		}
+		if ext[rn.inner] != call.ext[0][first.inner] {
+			return false
+		}
+		for _, a := range rn.accesses {
+			shape := fr.bufs[a.buf].shape
+			for d, x := range a.idx {
+				if shape[d] != ext[x.terms[0].v] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// flatRange runs flattened elements [lo, hi) on a private copy of the
+// parent frame.
+func (g *rowGroup) flatRange(parent *frame, lo, hi int64) {
+	fr := g.k.getFrame()
+	defer g.k.putFrame(fr)
+	fr.copyFrom(parent)
+	rs := g.state(g.call, fr)
+	defer g.states.Put(rs)
+	g.flatOn(rs, lo, hi)
+}
+
+// flatOn runs flattened elements [lo, hi) of every nest, a chunk of every
+// nest at a time (the intermediates stay in L1).
+func (g *rowGroup) flatOn(rs *rowState, lo, hi int64) {
+	fr := rs.fr
+	for _, rn := range g.nests {
+		for _, s := range rn.slots {
+			fr.ints[s] = 0
+		}
+	}
+	for c := lo; c < hi; c += rowChunk {
+		e := min(c+rowChunk, hi)
+		for ni, rn := range g.nests {
+			rn.offsets(rs, rs.call.lin[ni])
+			if c == lo {
+				rn.evalScalars(rs)
+			}
+			out := fr.bufs[rn.accesses[rn.out].buf].f32[rs.off[rn.out]:]
+			dst := out[c:e]
+			storeChunk(dst, rn.value(rs, int(c), int(e), dst))
 		}
 	}
 }
