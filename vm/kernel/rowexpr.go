@@ -363,6 +363,9 @@ var vectorMath = map[string]func(dst, x []float32){
 }
 
 func (rc *rowCompiler) call(e *ir.PrimCall, t int) (rowOperand, bool) {
+	if e.Op == "pow" && len(e.Args) == 2 {
+		return rc.pow(e.Args[0], e.Args[1], t)
+	}
 	if len(e.Args) != 1 {
 		return rowOperand{}, false
 	}
@@ -631,6 +634,38 @@ func (rc *rowCompiler) norm(e ir.PrimExpr, t int) (rowOperand, bool) {
 		}
 		d := rs.dest(dst, t, hi-lo)
 		blas.NormF32(d, x, mean, rs.sc[r], g, h)
+		return d
+	}}, true
+}
+
+// pow compiles T.pow(x, y) with x a vector and y a per-row scalar or a
+// vector, on vm/blas's PowScalarF32 / PowF32 (math.Pow's results, as the
+// general path, within PowMaxULP).
+func (rc *rowCompiler) pow(x, y ir.PrimExpr, t int) (rowOperand, bool) {
+	xv, ok := rc.vector(x, t)
+	if !ok {
+		return rowOperand{}, false
+	}
+	yo, ok := rc.operand(y, t+1)
+	if !ok {
+		return rowOperand{}, false
+	}
+	rc.useTemp(t + 1)
+	if yo.vec == nil {
+		k := yo.sc
+		return rowOperand{vec: func(rs *rowState, lo, hi int, dst []float32) []float32 {
+			a := xv(rs, lo, hi, nil)
+			d := rs.dest(dst, t, hi-lo)
+			blas.PowScalarF32(d, a, rs.sc[k])
+			return d
+		}}, true
+	}
+	yv := yo.vec
+	return rowOperand{vec: func(rs *rowState, lo, hi int, dst []float32) []float32 {
+		a := xv(rs, lo, hi, nil)
+		b := yv(rs, lo, hi, nil)
+		d := rs.dest(dst, t, hi-lo)
+		blas.PowF32(d, a, b)
 		return d
 	}}, true
 }
