@@ -17,7 +17,9 @@ import (
 // copy(), and a transpose (the input's unit-stride variable is not the
 // output's) in cache-blocked square tiles, so both sides stream through
 // whole cache lines. Rows of the outermost variable split across cores
-// for large copies. It is reported as "permute".
+// for large copies. It is reported as "permute". Concatenation (an
+// if_then_else chain on one variable, each arm a load) runs as one such
+// copy per input over its range of that variable ("concat").
 
 // maxPermRank bounds the nest depth the permute path takes, so its run-time
 // plan lives on the stack.
@@ -58,11 +60,7 @@ type permPlan struct {
 // that both sides are affine in the digits.
 func (c *compiler) matchPermute(n *nest) (string, fastPath) {
 	st, ok := n.body.(*ir.BufferStore)
-	if !ok || n.init != nil || len(n.vars) > maxPermRank || len(n.vars) == 0 {
-		return "", nil
-	}
-	ld, ok := st.Value.(*ir.BufferLoad)
-	if !ok || ld.Buffer == st.Buffer || ld.Buffer.DType != st.Buffer.DType || storageOf(st.Buffer.DType) == stNone {
+	if !ok || n.init != nil {
 		return "", nil
 	}
 	for _, k := range n.kinds {
@@ -70,49 +68,147 @@ func (c *compiler) matchPermute(n *nest) (string, fastPath) {
 			return "", nil
 		}
 	}
-	outBuf, ok1 := c.bufIdx[st.Buffer]
-	inBuf, ok2 := c.bufIdx[ld.Buffer]
-	if !ok1 || !ok2 {
+	if ld, ok := st.Value.(*ir.BufferLoad); ok {
+		if p := c.buildPermute(n.vars, n.ext, st.Buffer, st.Indices, ld); p != nil {
+			return "permute", p.run
+		}
 		return "", nil
 	}
-	p := &permute{k: c.k, out: outBuf, in: inBuf, st: storageOf(st.Buffer.DType)}
-	// Every nest variable stored exactly once (else elements are written
-	// twice, or not at all).
-	seen := make([]bool, len(n.vars))
-	for _, e := range st.Indices {
-		if k, ok := constI(e); ok && k >= 0 {
+	if pieces := c.matchConcat(n, st); pieces != nil {
+		return "concat", func(fr *frame) bool {
+			for _, p := range pieces {
+				if !p.run(fr) {
+					return false // the general path redoes the whole nest
+				}
+			}
+			return true
+		}
+	}
+	return "", nil
+}
+
+// matchConcat matches concatenation along one variable v, as LegalizeOps
+// writes it: Out[..] = if_then_else(v < k1, A[..], if_then_else(v < k2,
+// B[.., v - k1 ..], C[.., v - k2 ..])); each piece is a permute over its
+// range of v (v = v' + lo, so its indices simplify to affine form).
+func (c *compiler) matchConcat(n *nest, st *ir.BufferStore) []*permute {
+	e := st.Value
+	vi := -1
+	var lo int64
+	var pieces []*permute
+	for {
+		call, ok := e.(*ir.PrimCall)
+		var hi ir.PrimExpr
+		var ld *ir.BufferLoad
+		if ok && call.Op == "if_then_else" && len(call.Args) == 3 {
+			cond, ok := call.Args[0].(*ir.Binary)
+			if !ok || cond.Op != ir.OpLT {
+				return nil
+			}
+			v := n.varIndex(cond.A)
+			k, isConst := constI(cond.B)
+			if v < 0 || (vi >= 0 && v != vi) || !isConst || k <= lo {
+				return nil
+			}
+			vi, hi = v, cond.B
+			if ld, ok = call.Args[1].(*ir.BufferLoad); !ok {
+				return nil
+			}
+			e = call.Args[2]
+		} else {
+			// The last piece: up to the extent.
+			if ld, ok = e.(*ir.BufferLoad); !ok || vi < 0 {
+				return nil
+			}
+			hi = n.ext[vi]
+		}
+		x := n.vars[vi]
+		piece := ir.NewPrimVar(x.Name+"_piece", x.Type)
+		shift := map[*ir.PrimVar]ir.PrimExpr{x: ir.NewBinary(ir.OpAdd, piece, ir.NewInt(x.Type, lo))}
+		vars := slices.Clone(n.vars)
+		vars[vi] = piece
+		exts := slices.Clone(n.ext)
+		exts[vi] = ir.Simplify(ir.NewBinary(ir.OpSub, hi, ir.NewInt(x.Type, lo)))
+		var outIdx, inIdx []ir.PrimExpr
+		for _, ix := range st.Indices {
+			outIdx = append(outIdx, ir.SubstitutePrim(ix, shift))
+		}
+		for _, ix := range ld.Indices {
+			inIdx = append(inIdx, ir.SubstitutePrim(ix, shift))
+		}
+		p := c.buildPermute(vars, exts, st.Buffer, outIdx, &ir.BufferLoad{Buffer: ld.Buffer, Indices: inIdx})
+		if p == nil {
+			return nil
+		}
+		pieces = append(pieces, p)
+		if _, isCall := e.(*ir.PrimCall); !isCall && hi == n.ext[vi] {
+			return pieces
+		}
+		lo, _ = constI(hi)
+	}
+}
+
+// buildPermute compiles Out[outIdx] = In[ld.Indices] over vars (all
+// spatial, extents exts) as a strided copy, nil when it is not one. The
+// copy variables are the given variables, except that a variable of
+// constant extent E that the input indexes through v // k or v % k (k
+// dividing E: a reshape splitting a dimension) is split into digits
+// v = d0*k1 + d1 (chains of such k give more digits), so that both sides
+// are affine in the digits.
+func (c *compiler) buildPermute(vars []*ir.PrimVar, exts []ir.PrimExpr, out *ir.Buffer, outIdx []ir.PrimExpr, ld *ir.BufferLoad) *permute {
+	if len(vars) > maxPermRank || len(vars) == 0 || ld.Buffer == out || ld.Buffer.DType != out.DType || storageOf(out.DType) == stNone {
+		return nil
+	}
+	outBuf, ok1 := c.bufIdx[out]
+	inBuf, ok2 := c.bufIdx[ld.Buffer]
+	if !ok1 || !ok2 {
+		return nil
+	}
+	p := &permute{k: c.k, out: outBuf, in: inBuf, st: storageOf(out.DType)}
+	// Every variable stored exactly once, alone in its dimension with an
+	// offset (else elements are written twice, or not at all).
+	seen := make([]bool, len(vars))
+	outVar := make([]int, len(outIdx))
+	outC := make([]int64, len(outIdx))
+	for d, e := range outIdx {
+		outVar[d] = -1
+		x, ok := affineIn(vars, ir.Simplify(e))
+		if !ok || len(x.terms) > 1 || (len(x.terms) == 1 && x.terms[0].a != 1) {
+			return nil
+		}
+		outC[d] = x.c
+		if len(x.terms) == 0 {
 			continue
 		}
-		v := n.varIndex(e)
-		if v < 0 || seen[v] {
-			return "", nil
+		v := x.terms[0].v
+		if seen[v] {
+			return nil
 		}
-		seen[v] = true
+		seen[v], outVar[d] = true, v
 	}
 	for _, s := range seen {
 		if !s {
-			return "", nil
+			return nil
 		}
 	}
 	// The copy variables: digits of split variables, others as they are.
 	var cvars []*ir.PrimVar
-	digits := make([][]vTerm, len(n.vars)) // nest variable -> its digits
+	digits := make([][]vTerm, len(vars)) // variable -> its digits
 	an := ir.NewAnalyzer()
 	subst := map[*ir.PrimVar]ir.PrimExpr{}
-	for v, x := range n.vars {
-		ext, isConst := constI(n.ext[v])
+	for v, x := range vars {
+		ext, isConst := constI(exts[v])
 		chain := splitChain(x, ext, ld.Indices)
 		if !isConst || len(chain) == 0 {
 			digits[v] = []vTerm{{v: len(cvars), a: 1}}
 			cvars = append(cvars, x)
 			if isConst {
 				an.SetBounds(x, 0, max(ext-1, 0))
+				p.ext = append(p.ext, constIexpr(ext))
 			} else {
 				an.AssumeNonNegative(x)
-				p.ext = append(p.ext, c.compileI(n.ext[v]))
-				continue
+				p.ext = append(p.ext, c.compileI(exts[v]))
 			}
-			p.ext = append(p.ext, constIexpr(ext))
 			continue
 		}
 		// chain k1 < k2 < ... each dividing the next and ext: digits of
@@ -136,14 +232,14 @@ func (c *compiler) matchPermute(n *nest) (string, fastPath) {
 		subst[x] = sum
 	}
 	if len(cvars) > maxPermRank {
-		return "", nil
+		return nil
 	}
-	for _, e := range st.Indices {
-		if k, ok := constI(e); ok {
-			p.outIdx = append(p.outIdx, vIndex{c: k})
+	for d, v := range outVar {
+		if v < 0 {
+			p.outIdx = append(p.outIdx, vIndex{c: outC[d]})
 			continue
 		}
-		p.outIdx = append(p.outIdx, vIndex{terms: digits[n.varIndex(e)]})
+		p.outIdx = append(p.outIdx, vIndex{terms: digits[v], c: outC[d]})
 	}
 	for _, e := range ld.Indices {
 		if len(subst) > 0 {
@@ -151,12 +247,12 @@ func (c *compiler) matchPermute(n *nest) (string, fastPath) {
 		}
 		x, ok := affineIn(cvars, an.Simplify(e))
 		if !ok {
-			return "", nil
+			return nil
 		}
 		p.inIdx = append(p.inIdx, x)
 	}
 	p.partFn = p.part
-	return "permute", p.run
+	return p
 }
 
 func constIexpr(k int64) iexpr { return func(*frame) int64 { return k } }
