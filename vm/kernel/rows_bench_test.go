@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 )
@@ -45,7 +44,6 @@ func BenchmarkRowKernelsSideBySide(b *testing.B) {
 				b.Fatal(err)
 			}
 			var args []abi.Arg
-			var out *tensor.Tensor
 			moved := 0 // input and output bytes
 			for _, p := range f.Params {
 				buf := f.BufferMap[p]
@@ -55,10 +53,8 @@ func BenchmarkRowKernelsSideBySide(b *testing.B) {
 				}
 				t := randTensor(shape...)
 				args = append(args, abi.Arg{T: t})
-				out = t
 				moved += len(t.Bytes())
 			}
-			_ = out
 			src, dst := make([]byte, moved/2), make([]byte, moved/2)
 			runs := []func(){
 				func() { must(b, general.Call(args)) },
