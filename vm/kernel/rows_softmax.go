@@ -260,21 +260,16 @@ func (sm *softmaxRows) geometry(fr *frame) (rows, n int64, ok bool) {
 	if rows <= 0 || n <= 0 {
 		return rows, n, rows == 0 || n == 0
 	}
-	full := []int{sm.x, sm.out}
-	if sm.e >= 0 {
-		full = append(full, sm.e)
-	}
-	for _, b := range full {
+	full := func(b int) bool {
 		bd := &fr.bufs[b]
-		if bd.f32 == nil || !prefixShape(bd.shape, first) {
-			return 0, 0, false
-		}
+		return bd.f32 != nil && prefixShape(bd.shape, first)
 	}
-	for _, b := range []int{sm.m, sm.s} {
+	perRow := func(b int) bool {
 		bd := &fr.bufs[b]
-		if bd.f32 == nil || !prefixShape(bd.shape, first[:len(first)-1]) {
-			return 0, 0, false
-		}
+		return bd.f32 != nil && prefixShape(bd.shape, first[:len(first)-1])
+	}
+	if !full(sm.x) || !full(sm.out) || (sm.e >= 0 && !full(sm.e)) || !perRow(sm.m) || !perRow(sm.s) {
+		return 0, 0, false
 	}
 	return rows, n, true
 }
