@@ -588,36 +588,54 @@ func (r *convRun) depthwise(s *convScratch, n, grp, p0, p1 int) {
 	acc := s.c
 	clear(acc)
 	last := g.Spatial - 1
-	unit := g.Stride[last]*g.XS[last] == 1
+	step := g.Stride[last] * g.XS[last] // input elements between neighbouring output pixels
 	for t := range taps {
 		wt := r.w[wbase+p.wOff[t]]
 		ko := p.koff[t]
 		disp := &p.kdisp[t]
+		// Along the last axis, output o reads input o*stride + base: the
+		// outputs whose input is inside [0, In) form one run per output
+		// row, [oMin, oMax).
+		s, base := g.Stride[last], disp[last]-g.Pad[last]
+		oMin := floorDiv(-base+s-1, s)
+		oMax := floorDiv(g.In[last]-1-base, s) + 1
 		for j := 0; j < ncur; {
 			px := p0 + j
-			// A run of pixels along the last axis, all inside the data.
-			run := 1
-			if p.inRange && unit {
-				run = min(g.Out[last]-p.pixInLastIndex(px), ncur-j)
-			}
-			if run > 1 {
-				AxpyF32(wt, r.x[xbase+ko+p.pixOff[px]:][:run], acc[j:j+run])
-				j += run
-				continue
-			}
-			ok := true
-			for a := range g.Spatial {
+			oLast := p.pixInLastIndex(px)
+			row := min(g.Out[last]-oLast, ncur-j) // pixels of this output row in the block
+			inside := true
+			for a := range last {
 				if v := p.pixIn[px][a] + disp[a]; v < 0 || v >= g.In[a] {
-					ok = false
+					inside = false
 				}
 			}
-			if ok {
-				acc[j] += wt * r.x[xbase+ko+p.pixOff[px]]
+			lo, hi := max(oMin, oLast), min(oMax, oLast+row)
+			if inside && lo < hi {
+				jj, cnt := j+lo-oLast, hi-lo
+				xs := r.x[xbase+ko+p.pixOff[p0+jj]:]
+				if step == 1 {
+					AxpyF32(wt, xs[:cnt], acc[jj:jj+cnt])
+				} else {
+					a := acc[jj : jj+cnt]
+					xs = xs[:(cnt-1)*step+1]
+					for i := range a {
+						a[i] += wt * xs[i*step]
+					}
+				}
 			}
-			j++
+			j += row
 		}
 	}
 	r.finishRow(s, acc, n, grp, n*g.YN+grp*g.YC, p0)
+}
+
+// floorDiv is a/b rounded towards negative infinity (b > 0).
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // pixInLastIndex is the output coordinate of pixel px along the last

@@ -83,7 +83,9 @@
 //
 // DotF32, SumF32, MaxF32 (row reductions: softmax, layer norm) and AxpyF32
 // are in reduce.go; their AVX2 loops keep 32 partial sums, so they agree
-// with a sequential loop up to rounding, not bitwise.
+// with a sequential loop up to rounding, not bitwise. NormF32 (norm.go) is
+// layer norm's and RMS norm's normalization, (x - m) * r * g + h, in one
+// pass.
 //
 // # Vector math
 //
@@ -93,7 +95,9 @@
 // running the same algorithm. math.go states each function's maximum error
 // against Go's math in ULPs (1 for exp and log, at most 3 for the others),
 // measured by math_test.go over every 2^10-th float32 bit pattern and the
-// edge cases, for both implementations.
+// edge cases, for both implementations. PowF32 and PowScalarF32 (pow.go)
+// are math.Pow rounded once (0.5 ULP against it), vector operations only
+// for the exponents 1, 2 and 0.5.
 //
 // # Benchmarks
 //

@@ -27,6 +27,11 @@ func TestCallDoesNotAllocate(t *testing.T) {
 		{"control flow scalar", "tir_control_flow_exprs.tvms", "mix", nil, kernel.Options{}},
 		{"loop kinds parallel", "tir_loop_kinds.tvms", "scale", nil, kernel.Options{}},
 		{"layer norm", "tir_layer_norm.tvms", "layer_norm", nil, kernel.Options{}},
+		{"permute", "tir_bert_fused.tvms", "fused_reshape_permute_dims_permute_dims1", nil, kernel.Options{}},
+		{"concat", "tir_data_movement.tvms", "concat1", nil, kernel.Options{}},
+		{"flat chain", "tir_resnet_fused.tvms", "fused_add_relu1", nil, kernel.Options{}},
+		{"log softmax", "tir_row_bench.tvms", "log_softmax", nil, kernel.Options{}},
+		{"rms norm", "tir_row_bench.tvms", "rms_norm", nil, kernel.Options{}},
 	}
 	for _, kc := range kernels {
 		t.Run(kc.name, func(t *testing.T) {

@@ -35,7 +35,10 @@
 // batch matmul (either operand transposed, broadcast batches, any T.init
 // constant) run on vm/blas's Sgemm; fp32 elementwise and trailing-row
 // broadcast +, -, *, / and max run on vm/blas's AVX2 loops over the
-// flattened arrays, split across cores for large outputs; nests with
+// flattened arrays, split across cores for large outputs; nests that only
+// move elements (permute_dims, reshape with its div/mod indices,
+// broadcast_to, and FuseTIR's chains of them) run as cache-blocked strided
+// copies (permute.go, "permute"); nests with
 // reduction variables that nothing else matches are reported as
 // "reduction" and run on the vector path. Row kernels (rows.go,
 // rowexpr.go): consecutive nests over the same rows (softmax's max, exp,

@@ -116,8 +116,10 @@ func (n *nest) varIndex(v ir.PrimExpr) int {
 // pattern name ("general" when nothing matched).
 func (c *compiler) compileTop(body ir.Stmt) (stmt, string) {
 	var allocs stmt
+	var local []*ir.Buffer
 	if r, ok := body.(*ir.BlockRealize); ok && len(r.IterValues) == 0 && len(r.Block.IterVars) == 0 && r.Predicate == nil && r.Block.Init == nil {
 		allocs = c.allocs(r.Block.AllocBuffers)
+		local = r.Block.AllocBuffers
 		body = r.Block.Body
 	}
 	var stmts []ir.Stmt
@@ -129,7 +131,7 @@ func (c *compiler) compileTop(body ir.Stmt) (stmt, string) {
 	if fused, name, ok := c.compileEpilogueTop(allocs, stmts); ok {
 		return fused, name
 	}
-	if rows, name, ok := c.compileRowTop(allocs, stmts); ok {
+	if rows, name, ok := c.compileRowTop(allocs, local, stmts); ok {
 		return rows, name
 	}
 	var names []string
@@ -187,6 +189,9 @@ func (c *compiler) matchNest(s ir.Stmt) (string, fastPath) {
 			return name, fast
 		}
 		return "reduction", nil
+	}
+	if name, fast := c.matchPermute(n); fast != nil { // permute.go
+		return name, fast
 	}
 	return c.matchElementwise(n)
 }

@@ -210,11 +210,17 @@ func (rc *rowCompiler) operand(e ir.PrimExpr, t int) (rowOperand, bool) {
 	inner := rc.n.vars[rc.rn.inner]
 	if !mentionsVars(e, []*ir.PrimVar{inner}) {
 		rc.classify(e)
+		if hasLoad(e) || mentionsVars(e, rc.n.vars) {
+			rc.rn.rowScalars = true
+		}
 		rc.rn.scalars = append(rc.rn.scalars, rc.c.compileF(e))
 		return rowOperand{sc: len(rc.rn.scalars) - 1}, true
 	}
 	if x, f := matchGelu(e); x != nil {
 		return rc.unary(f, x, t)
+	}
+	if op, ok := rc.norm(e, t); ok {
+		return op, true
 	}
 	switch e := e.(type) {
 	case *ir.BufferLoad:
@@ -357,6 +363,9 @@ var vectorMath = map[string]func(dst, x []float32){
 }
 
 func (rc *rowCompiler) call(e *ir.PrimCall, t int) (rowOperand, bool) {
+	if e.Op == "pow" && len(e.Args) == 2 {
+		return rc.pow(e.Args[0], e.Args[1], t)
+	}
 	if len(e.Args) != 1 {
 		return rowOperand{}, false
 	}
@@ -536,4 +545,127 @@ func intrinsicArg(e ir.PrimExpr, op string) ir.PrimExpr {
 // scaledBy reports whether y*c is x times the constant v, in either order.
 func scaledBy(y, c, x ir.PrimExpr, v float64) bool {
 	return (sameExpr(y, x) && isConst(c, v)) || (sameExpr(c, x) && isConst(y, v))
+}
+
+// norm compiles a normalization, ((V - s1) * s2) * W + U with V, W, U
+// vectors and s1, s2 per-row scalars, whatever the operand order of the
+// multiplies and the add (layer norm; RMS norm is (V * s2) * W, s1 = 0
+// and V - 0 = V exactly; U may be absent), as one vm/blas.NormF32 pass
+// instead of four.
+func (rc *rowCompiler) norm(e ir.PrimExpr, t int) (rowOperand, bool) {
+	inner := []*ir.PrimVar{rc.n.vars[rc.rn.inner]}
+	isVec := func(x ir.PrimExpr) bool { return mentionsVars(x, inner) }
+	var p, u ir.PrimExpr = e, nil
+	var a, b ir.PrimExpr
+	if addOf(e, &a, &b) {
+		p, u = a, b
+		if !mulOf(p, new(ir.PrimExpr), new(ir.PrimExpr)) {
+			p, u = b, a
+		}
+		if !isVec(u) {
+			return rowOperand{}, false
+		}
+	}
+	// p = q * W, q = (V - s1) * s2 or V * s2.
+	if !mulOf(p, &a, &b) {
+		return rowOperand{}, false
+	}
+	var v, s1, s2, w ir.PrimExpr
+	for _, pair := range [][2]ir.PrimExpr{{a, b}, {b, a}} {
+		q, wc := pair[0], pair[1]
+		var c, d ir.PrimExpr
+		if !isVec(wc) || !mulOf(q, &c, &d) {
+			continue
+		}
+		if isVec(d) {
+			c, d = d, c
+		}
+		if !isVec(c) || isVec(d) {
+			continue
+		}
+		v, s1, s2, w = c, nil, d, wc
+		var x, y ir.PrimExpr
+		if binOf(c, ir.OpSub, &x, &y) && isVec(x) && !isVec(y) {
+			v, s1 = x, y
+		}
+		break
+	}
+	if v == nil {
+		return rowOperand{}, false
+	}
+	vx, ok := rc.vector(v, t)
+	if !ok {
+		return rowOperand{}, false
+	}
+	wx, ok := rc.vector(w, t+1)
+	if !ok {
+		return rowOperand{}, false
+	}
+	var ux vexpr
+	if u != nil {
+		if ux, ok = rc.vector(u, t+2); !ok {
+			return rowOperand{}, false
+		}
+	}
+	rc.useTemp(t + 2)
+	m := -1
+	if s1 != nil {
+		op, ok := rc.operand(s1, t)
+		if !ok || op.vec != nil {
+			return rowOperand{}, false
+		}
+		m = op.sc
+	}
+	rop, ok := rc.operand(s2, t)
+	if !ok || rop.vec != nil {
+		return rowOperand{}, false
+	}
+	r := rop.sc
+	return rowOperand{vec: func(rs *rowState, lo, hi int, dst []float32) []float32 {
+		x := vx(rs, lo, hi, nil)
+		g := wx(rs, lo, hi, nil)
+		var h []float32
+		if ux != nil {
+			h = ux(rs, lo, hi, nil)
+		}
+		var mean float32
+		if m >= 0 {
+			mean = rs.sc[m]
+		}
+		d := rs.dest(dst, t, hi-lo)
+		blas.NormF32(d, x, mean, rs.sc[r], g, h)
+		return d
+	}}, true
+}
+
+// pow compiles T.pow(x, y) with x a vector and y a per-row scalar or a
+// vector, on vm/blas's PowScalarF32 / PowF32 (math.Pow's results, as the
+// general path, within PowMaxULP).
+func (rc *rowCompiler) pow(x, y ir.PrimExpr, t int) (rowOperand, bool) {
+	xv, ok := rc.vector(x, t)
+	if !ok {
+		return rowOperand{}, false
+	}
+	yo, ok := rc.operand(y, t+1)
+	if !ok {
+		return rowOperand{}, false
+	}
+	rc.useTemp(t + 1)
+	if yo.vec == nil {
+		k := yo.sc
+		return rowOperand{vec: func(rs *rowState, lo, hi int, dst []float32) []float32 {
+			a := xv(rs, lo, hi, nil)
+			d := rs.dest(dst, t, hi-lo)
+			blas.PowScalarF32(d, a, rs.sc[k])
+			return d
+		}}, true
+	}
+	yv := yo.vec
+	return rowOperand{vec: func(rs *rowState, lo, hi int, dst []float32) []float32 {
+		a := xv(rs, lo, hi, nil)
+		b := yv(rs, lo, hi, nil)
+		d := rs.dest(dst, t, hi-lo)
+		blas.PowF32(d, a, b)
+		return d
+	}}, true
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/vm/blas"
 )
 
 // Row kernels: consecutive top-level loop nests that walk the same rows run
@@ -94,10 +95,17 @@ type rowNest struct {
 	out      int // access number of the store
 	accesses []vAccess
 	value    vexpr // map form: the stored value; reduce form: the term
-	initV    vexpr // map form: the T.init value (nil without one)
-	initS    fexpr // reduce form: the T.init value (nil without one)
-	scalars  []fexpr
-	nTemps   int
+	// dotA, dotB: a sum-reduce whose term is a product of two vectors
+	// (layer norm's sum of squares) runs as one dot product per chunk,
+	// without writing the product.
+	dotA, dotB vexpr
+	initV      vexpr // map form: the T.init value (nil without one)
+	initS      fexpr // reduce form: the T.init value (nil without one)
+	scalars    []fexpr
+	// rowScalars: some per-row scalar reads a buffer or a nest variable
+	// (it differs between rows).
+	rowScalars bool
+	nTemps     int
 	// classes: the index classes of every access to each buffer (for
 	// grouping).
 	classes map[int][][]idxClass
@@ -121,14 +129,22 @@ const (
 
 // rowGroup is a run of row-form nests executed row by row.
 type rowGroup struct {
-	k      *Kernel
-	nests  []*rowNest
-	nRows  int       // number of row variables (equal in every nest)
-	states sync.Pool // *rowState
-	calls  sync.Pool // *rowCall
-	partFn func(fr *frame, lo, hi int64)
-	call   *rowCall // set only during runs on a frame-private copy; see run
-	mu     sync.Mutex
+	k     *Kernel
+	nests []*rowNest
+	// flat: every nest maps (no reduction), indexes every buffer by all
+	// its variables in store order, and has no per-row scalar; when the
+	// buffers are exactly the iteration space at run time, the rows are
+	// contiguous and the group runs over the flattened range in chunks
+	// (a chain over 56-element rows otherwise pays the row overhead 56
+	// elements at a time).
+	flat     bool
+	flatPart func(fr *frame, lo, hi int64)
+	nRows    int       // number of row variables (equal in every nest)
+	states   sync.Pool // *rowState
+	calls    sync.Pool // *rowCall
+	partFn   func(fr *frame, lo, hi int64)
+	call     *rowCall // set only during runs on a frame-private copy; see run
+	mu       sync.Mutex
 }
 
 // rowCall is the per-call data shared by the workers of one run.
@@ -301,6 +317,13 @@ func (c *compiler) matchRowAs(s ir.Stmt, reduce, unitInner bool) *rowNest {
 	if rn.value, ok = rc.vector(value, 0); !ok {
 		return nil
 	}
+	if bin, isMul := value.(*ir.Binary); isMul && rn.reduce && rn.op == ir.OpAdd && bin.Op == ir.OpMul {
+		a, okA := rc.operand(bin.A, 0)
+		b, okB := rc.operand(bin.B, 1)
+		if okA && okB && a.vec != nil && b.vec != nil {
+			rn.dotA, rn.dotB = a.vec, b.vec
+		}
+	}
 	if n.init != nil {
 		ist, ok := n.init.(*ir.BufferStore)
 		if !ok || ist.Buffer != st.Buffer || !sameIndices(ist.Indices, st.Indices) {
@@ -457,6 +480,8 @@ func sameClasses(a, b []idxClass) bool {
 func (c *compiler) compileRowGroup(nests []*rowNest) fastPath {
 	g := &rowGroup{k: c.k, nests: nests, nRows: len(nests[0].rows)}
 	g.partFn = g.part
+	g.flat = flatGroup(nests)
+	g.flatPart = g.flatRange
 	return g.run
 }
 
@@ -510,6 +535,21 @@ func (g *rowGroup) run(fr *frame) bool {
 		}
 	}
 	if call.rows == 0 {
+		return true
+	}
+	if g.flat && g.flatFits(fr, call) {
+		total := call.rows * call.ext[0][g.nests[0].inner]
+		if total < parallelMin || runtime.GOMAXPROCS(0) <= 1 || fr.inParallel {
+			rs := g.state(call, fr)
+			g.flatOn(rs, 0, total)
+			g.states.Put(rs)
+			return true
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.call = call
+		runRange(g.k, fr, total, 1, g.flatPart)
+		g.call = nil
 		return true
 	}
 	workers := int64(runtime.GOMAXPROCS(0))
@@ -586,6 +626,105 @@ func (g *rowGroup) rowsOn(rs *rowState, lo, hi int64) {
 	}
 }
 
+// flatGroup reports whether the group may run flattened (rowGroup.flat):
+// every access indexes dimension d by one variable, the row variables in
+// store order with unit variables (extent 1) anywhere between them, and
+// the inner variable last.
+func flatGroup(nests []*rowNest) bool {
+	for _, rn := range nests {
+		if rn.reduce || len(rn.reds) > 0 || rn.rowScalars || rn.initV != nil {
+			return false
+		}
+		for _, a := range rn.accesses {
+			if !a.inner {
+				return false
+			}
+			p := 0
+			for _, x := range a.idx[:len(a.idx)-1] {
+				if x.c != 0 || len(x.terms) != 1 || x.terms[0].a != 1 {
+					return false
+				}
+				v := x.terms[0].v
+				switch {
+				case rn.roles[v] == roleZero:
+				case p < len(rn.rows) && v == rn.rows[p]:
+					p++
+				default:
+					return false
+				}
+			}
+			if p != len(rn.rows) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// flatFits checks at run time that every nest iterates the same space and
+// every buffer it touches has exactly that shape, so that the flattened
+// element e of every access is the same point.
+func (g *rowGroup) flatFits(fr *frame, call *rowCall) bool {
+	first := g.nests[0]
+	for ni, rn := range g.nests {
+		if !call.runs[ni] {
+			return false
+		}
+		ext := call.ext[ni]
+		for p, v := range rn.rows {
+			if ext[v] != call.ext[0][first.rows[p]] {
+				return false
+			}
+		}
+		if ext[rn.inner] != call.ext[0][first.inner] {
+			return false
+		}
+		for _, a := range rn.accesses {
+			shape := fr.bufs[a.buf].shape
+			for d, x := range a.idx {
+				if shape[d] != ext[x.terms[0].v] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// flatRange runs flattened elements [lo, hi) on a private copy of the
+// parent frame.
+func (g *rowGroup) flatRange(parent *frame, lo, hi int64) {
+	fr := g.k.getFrame()
+	defer g.k.putFrame(fr)
+	fr.copyFrom(parent)
+	rs := g.state(g.call, fr)
+	defer g.states.Put(rs)
+	g.flatOn(rs, lo, hi)
+}
+
+// flatOn runs flattened elements [lo, hi) of every nest, a chunk of every
+// nest at a time (the intermediates stay in L1).
+func (g *rowGroup) flatOn(rs *rowState, lo, hi int64) {
+	fr := rs.fr
+	for _, rn := range g.nests {
+		for _, s := range rn.slots {
+			fr.ints[s] = 0
+		}
+	}
+	for c := lo; c < hi; c += rowChunk {
+		e := min(c+rowChunk, hi)
+		for ni, rn := range g.nests {
+			rn.offsets(rs, rs.call.lin[ni])
+			if c == lo {
+				rn.evalScalars(rs)
+			}
+			out := fr.bufs[rn.accesses[rn.out].buf].f32[rs.off[rn.out]:]
+			dst := out[c:e]
+			storeChunk(dst, rn.value(rs, int(c), int(e), dst))
+		}
+	}
+}
+
 // inBounds checks every vector access and the store over the whole
 // iteration domain (all extents are positive).
 func (rn *rowNest) inBounds(fr *frame, ext []int64) bool {
@@ -632,6 +771,10 @@ func (rn *rowNest) runRow(rs *rowState, ext []int64, lin []linOffset, row []int6
 			rn.evalScalars(rs)
 			for lo := 0; lo < innerN; lo += rowChunk {
 				hi := min(lo+rowChunk, innerN)
+				if rn.dotA != nil {
+					acc += blas.DotF32(rn.dotA(rs, lo, hi, nil), rn.dotB(rs, lo, hi, nil))
+					continue
+				}
 				acc = combine(rn.op, acc, rn.value(rs, lo, hi, nil))
 			}
 			if !rn.nextReduce(fr, ext) {
@@ -765,11 +908,34 @@ func runParts(k *Kernel, fr *frame, total, workers int64, part func(fr *frame, l
 // in order; other statements dispatch as compileTop does. A lone nest that
 // matchNest already runs on a fast path (an elementwise binary op) keeps
 // that path; matmul nests never join a group.
-func (c *compiler) compileRowTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bool) {
+func (c *compiler) compileRowTop(allocs stmt, local []*ir.Buffer, stmts []ir.Stmt) (stmt, string, bool) {
 	nests := make([]*rowNest, len(stmts))
 	names := make([]string, len(stmts))
 	fasts := make([]fastPath, len(stmts))
+	// Softmax and log-softmax run as one kernel (rows_softmax.go).
+	isLocal := map[*ir.Buffer]bool{}
+	for _, b := range local {
+		isLocal[b] = true
+	}
+	softmaxAt := map[int]*softmaxRows{}
+	for i := 0; i < len(stmts); i++ {
+		if sm := c.matchSoftmax(stmts[i:], isLocal); sm != nil {
+			softmaxAt[i] = sm
+			i += sm.nStmts - 1
+		}
+	}
+	inSoftmax := func(i int) bool {
+		for j, sm := range softmaxAt {
+			if i >= j && i < j+sm.nStmts {
+				return true
+			}
+		}
+		return false
+	}
 	for i, s := range stmts {
+		if inSoftmax(i) {
+			continue // nil nest: never in a group
+		}
 		// The nest's variables get their slots first: matchNest's fast
 		// paths (the window ones) read them, as after compileStmt.
 		if n, ok := nestOf(s); ok {
@@ -792,7 +958,7 @@ func (c *compiler) compileRowTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bo
 			useful = append(useful, g)
 		}
 	}
-	if len(useful) == 0 {
+	if len(useful) == 0 && len(softmaxAt) == 0 {
 		return nil, "", false
 	}
 	groupAt := map[int][]int{}
@@ -806,6 +972,25 @@ func (c *compiler) compileRowTop(allocs stmt, stmts []ir.Stmt) (stmt, string, bo
 	var parts []stmt
 	var partNames []string
 	for i := 0; i < len(stmts); i++ {
+		if sm, ok := softmaxAt[i]; ok {
+			var generals []stmt
+			for _, s := range stmts[i : i+sm.nStmts] {
+				generals = append(generals, c.compileStmt(s))
+			}
+			fast := sm.run
+			parts = append(parts, func(fr *frame) {
+				if fast(fr) {
+					fastTaken.Add(1)
+					return
+				}
+				for _, gen := range generals {
+					gen(fr)
+				}
+			})
+			partNames = append(partNames, "rows")
+			i += sm.nStmts - 1
+			continue
+		}
 		if g, ok := groupAt[i]; ok {
 			var generals []stmt
 			var members []*rowNest

@@ -6,16 +6,18 @@ import (
 	"time"
 
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm/abi"
 	"github.com/phasec/phasec/vm/kernel"
 )
 
 // BenchmarkRowKernelsSideBySide times, interleaved in every iteration, the
-// general path, the dispatched row kernel and copy() of the kernel's
-// output bytes (the roofline: a row kernel reads its input and writes its
-// output once, as copy does) for the non-GEMM kernels of a BERT-base layer
-// at sequence length 128, and reports medians: µs-wall of the dispatched
+// general path, the dispatched kernel and copy() of (input bytes + output
+// bytes) / 2 (the roofline: a row kernel reads each input and writes its
+// output once, and copy reads and writes each byte once) for the non-GEMM
+// kernels of a BERT-base layer at sequence length 128 and the other row
+// and data-movement kernels (testdata/tir_row_bench.tvms: RMS norm,
+// log-softmax, sums over the last and the first axis, a transpose, an
+// add + relu chain over 56-element rows), and reports medians: µs-wall of the dispatched
 // kernel, x-general (general time / dispatched time), copy-frac (copy time
 // / dispatched time: the fraction of copy bandwidth reached), and, from
 // the process's CPU time, µs-cpu, x-general-cpu and copy-frac-cpu (on a
@@ -24,9 +26,15 @@ import (
 //
 //	go test ./vm/kernel -run '^$' -bench RowKernelsSideBySide -benchtime 20x -cpu 1,2
 func BenchmarkRowKernelsSideBySide(b *testing.B) {
-	for _, name := range []string{"layer_norm", "gelu", "softmax"} {
+	for _, k := range []struct{ file, name string }{
+		{"tir_bert_rows.tvms", "layer_norm"}, {"tir_bert_rows.tvms", "gelu"}, {"tir_bert_rows.tvms", "softmax"},
+		{"tir_row_bench.tvms", "rms_norm"}, {"tir_row_bench.tvms", "log_softmax"},
+		{"tir_row_bench.tvms", "sum"}, {"tir_row_bench.tvms", "sum1"},
+		{"tir_row_bench.tvms", "permute_dims"}, {"tir_row_bench.tvms", "fused_add_relu"},
+	} {
+		name := k.name
 		b.Run(name, func(b *testing.B) {
-			f := loadTestdataFunc(b, "tir_bert_rows.tvms", name)
+			f := loadTestdataFunc(b, k.file, name)
 			fast, err := kernel.Compile(f, name)
 			if err != nil {
 				b.Fatal(err)
@@ -36,7 +44,7 @@ func BenchmarkRowKernelsSideBySide(b *testing.B) {
 				b.Fatal(err)
 			}
 			var args []abi.Arg
-			var out *tensor.Tensor
+			moved := 0 // input and output bytes
 			for _, p := range f.Params {
 				buf := f.BufferMap[p]
 				shape := make([]int64, len(buf.Shape))
@@ -45,13 +53,13 @@ func BenchmarkRowKernelsSideBySide(b *testing.B) {
 				}
 				t := randTensor(shape...)
 				args = append(args, abi.Arg{T: t})
-				out = t
+				moved += len(t.Bytes())
 			}
-			src := make([]byte, len(out.Bytes()))
+			src, dst := make([]byte, moved/2), make([]byte, moved/2)
 			runs := []func(){
 				func() { must(b, general.Call(args)) },
 				func() { must(b, fast.Call(args)) },
-				func() { copy(out.Bytes(), src) },
+				func() { copy(dst, src) },
 			}
 			var wall, cpu [3][]float64
 			for range b.N {

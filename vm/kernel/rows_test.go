@@ -249,3 +249,73 @@ func TestGeluForms(t *testing.T) {
 	near := parseSource(t, "near.tvms", []byte(strings.ReplaceAll(string(src), "0.70710678118654757", "0.7")))
 	require.Equal(t, "", kernel.MatchGelu(value(near.PrimFunc("gelu"))))
 }
+
+// TestSoftmaxKernel checks that softmax and log-softmax over the last
+// axis (odd row lengths, extent 1, rows longer than a chunk) take the
+// one-kernel path of rows_softmax.go, not only agree with the general
+// path (TestRowKernels).
+func TestSoftmaxKernel(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/tir_row_kernels.tvms")
+	require.NoError(t, err)
+	mod := parseSource(t, "tir_row_kernels.tvms", src)
+	for _, name := range []string{"softmax", "softmax1", "softmax2", "log_softmax"} {
+		f := mod.PrimFunc(name)
+		require.NotNil(t, f)
+		args := makeArgs(t, f, withVars(f, nil, map[string]int64{"n": 5}), rand.New(rand.NewPCG(2, 3)))
+		k := checkAll(t, f, args)
+		before := kernel.FastTaken()
+		require.NoError(t, k.Call(cloneArgs(args)))
+		require.Greater(t, kernel.FastTaken(), before, "%s: fast path taken", name)
+	}
+}
+
+// powSrc is R.power as LegalizeOps writes it: a scalar exponent (a 0-d
+// buffer) and an elementwise one.
+const powSrc = `
+    @T.prim_func(private=True)
+    def power(A: T.Buffer((T.int64(37), T.int64(53)), "float32"), B: T.Buffer((), "float32"), T_power: T.Buffer((T.int64(37), T.int64(53)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for ax0, ax1 in T.grid(T.int64(37), T.int64(53)):
+            with T.block("T_power"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(A[v_ax0, v_ax1], B[()])
+                T.writes(T_power[v_ax0, v_ax1])
+                T_power[v_ax0, v_ax1] = T.pow(A[v_ax0, v_ax1], B[()])
+
+    @T.prim_func(private=True)
+    def power1(A: T.Buffer((T.int64(37), T.int64(53)), "float32"), B: T.Buffer((T.int64(37), T.int64(53)), "float32"), T_power: T.Buffer((T.int64(37), T.int64(53)), "float32")):
+        T.func_attr({"tir.noalias": True})
+        # with T.block("root"):
+        for ax0, ax1 in T.grid(T.int64(37), T.int64(53)):
+            with T.block("T_power"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(A[v_ax0, v_ax1], B[v_ax0, v_ax1])
+                T.writes(T_power[v_ax0, v_ax1])
+                T_power[v_ax0, v_ax1] = T.pow(A[v_ax0, v_ax1], B[v_ax0, v_ax1])
+`
+
+// TestPowRows checks that T.pow runs on the row kernels' vector math
+// (every exponent path of vm/blas.PowScalarF32 and PowF32) and agrees
+// with the general path and the reference interpreter.
+func TestPowRows(t *testing.T) {
+	mod := parseModule(t, powSrc)
+	for _, name := range []string{"power", "power1"} {
+		f := mod.PrimFunc(name)
+		require.NotNil(t, f)
+		for _, y := range []float32{2, 0.5, 1, 1.7, -3} {
+			args := makeArgs(t, f, nil, rand.New(rand.NewPCG(4, 4)))
+			if name == "power" {
+				tensorF32(args[1].T)[0] = y
+			}
+			for i, v := range tensorF32(args[0].T) {
+				tensorF32(args[0].T)[i] = v * v * 3 // non-negative: real powers
+			}
+			k := checkAll(t, f, args)
+			require.Equal(t, "elementwise", k.Pattern())
+			before := kernel.FastTaken()
+			require.NoError(t, k.Call(cloneArgs(args)))
+			require.Greater(t, kernel.FastTaken(), before, "%s: fast path taken", name)
+		}
+	}
+}
