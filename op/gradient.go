@@ -90,6 +90,8 @@ func gradientRules() map[*ir.Op]GradientFunc {
 		CrossEntropyWithLogits: crossEntropyGrad,
 		NLLLoss:                nllLossGrad,
 		Conv2D:                 conv2dGrad,
+		MaxPool2D:              maxPool2dGrad,
+		AvgPool2D:              avgPool2dGrad,
 	}
 }
 
@@ -906,4 +908,145 @@ func gradPrimTuple(xs []int64) *ir.Tuple {
 
 func stridedSlice(x ir.Expr, axes, begin, end []int64) *ir.Call {
 	return gradCall(StridedSlice, nil, x, gradPrimTuple(axes), gradPrimTuple(begin), gradPrimTuple(end))
+}
+
+// poolGeometry is a 2-D pooling window over an NCHW input, with the
+// paddings that make a convolution over the same windows yield exactly the
+// pooled size (forward, for ceil_mode's extra windows) and a transposed
+// convolution yield exactly the input size (backward).
+type poolGeometry struct {
+	n, c, h, w, oh, ow int64
+	win                window
+	fwdPad, bwdPad     []int64 // top, left, bottom, right
+	outPad             []int64 // the transposed convolution's output_padding
+}
+
+func newPoolGeometry(o *ir.Op, c *ir.Call, r *ir.Var) (*poolGeometry, error) {
+	for _, attr := range []string{"layout", "out_layout"} {
+		if l, _ := opAttr(o, c, attr).(string); l != "NCHW" && !(attr == "out_layout" && l == "") {
+			return nil, opErrorf(o, "gradient: only %s=\"NCHW\" is supported, got %q", attr, l)
+		}
+	}
+	win, err := windowAttrs(o, c, 2, "pool_size")
+	if err != nil {
+		return nil, err
+	}
+	xd, err := gradConstDims(o, c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	od, err := gradConstDims(o, r)
+	if err != nil {
+		return nil, err
+	}
+	p := &poolGeometry{n: xd[0], c: xd[1], h: xd[2], w: xd[3], oh: od[2], ow: od[3], win: win}
+	p.fwdPad = append([]int64{}, win.padding...)
+	p.bwdPad = append([]int64{}, win.padding...)
+	p.outPad = make([]int64, 2)
+	in, out := []int64{p.h, p.w}, []int64{p.oh, p.ow}
+	for i := range 2 {
+		span := win.dilation[i]*(win.kernel[i]-1) + 1
+		// The rows the windows reach, past the padded input under ceil_mode.
+		reach := (out[i]-1)*win.strides[i] + span
+		if extra := reach - (in[i] + win.padding[i] + win.padding[i+2]); extra > 0 {
+			p.fwdPad[i+2] += extra
+		}
+		natural := reach - win.padding[i] - win.padding[i+2]
+		switch {
+		case natural > in[i]:
+			p.bwdPad[i+2] += natural - in[i]
+		case natural < in[i]:
+			p.outPad[i] = in[i] - natural
+		}
+	}
+	return p, nil
+}
+
+func (p *poolGeometry) convAttrs(pad []int64, kernelLayout string, groups int64) ir.Attrs {
+	return ir.Attrs{"strides": intsAttr(p.win.strides), "padding": intsAttr(pad), "dilation": intsAttr(p.win.dilation),
+		"groups": groups, "data_layout": "NCHW", "kernel_layout": kernelLayout, "out_layout": "NCHW"}
+}
+
+// windowsOf convolves x (batch, 1, h, w) with the one-hot kernels (one
+// per window position): (batch, kh*kw, oh, ow), each window's elements.
+func (p *poolGeometry) windowsOf(x ir.Expr, eye ir.Expr) *ir.Call {
+	return gradCall(Conv2D, p.convAttrs(p.fwdPad, "OIHW", 1), x, eye)
+}
+
+// scatterWindows is windowsOf's transpose: each window's elements added
+// back at their input positions, (batch, 1, h, w).
+func (p *poolGeometry) scatterWindows(x ir.Expr, eye ir.Expr) *ir.Call {
+	a := p.convAttrs(p.bwdPad, "IOHW", 1)
+	a["output_padding"] = intsAttr(p.outPad)
+	return gradCall(Conv2DTranspose, a, x, eye)
+}
+
+// oneHotKernels are the kh*kw kernels (kh*kw, 1, kh, kw) each picking one
+// window position.
+func (p *poolGeometry) oneHotKernels(dt ir.DataType) *ir.Call {
+	k := p.win.kernel[0] * p.win.kernel[1]
+	n := ir.NewPrimValue(ir.NewInt(ir.Int64, k))
+	eye := gradCall(Eye, ir.Attrs{"dtype": dt}, n, n, ir.NewPrimValue(ir.NewInt(ir.Int64, 0)))
+	return gradCall(Reshape, nil, eye, shapeOfInts([]int64{k, 1, p.win.kernel[0], p.win.kernel[1]}))
+}
+
+// maxPool2dGrad is TVM's max_pool2d_backward composed from phasec's ops:
+// each window's gradient goes to its first maximal element. The windows
+// are extracted by a convolution with one-hot kernels, the maxima found
+// by comparison with the pooled result (padding excluded, ties to the
+// first by a cumulative count), and the gradients put back by the
+// transposed convolution.
+func maxPool2dGrad(_ *ir.Builder, c *ir.Call, r, g *ir.Var) ([]ir.Expr, error) {
+	o := opOf(c)
+	p, err := newPoolGeometry(o, c, r)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := argDType(o, c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	eye := p.oneHotKernels(dt)
+	bc := p.n * p.c
+	x := gradCall(Reshape, nil, c.Args[0], shapeOfInts([]int64{bc, 1, p.h, p.w}))
+	windows := p.windowsOf(x, eye)
+	inBounds := gradCall(Greater, nil,
+		p.windowsOf(gradCall(Ones, ir.Attrs{"dtype": dt}, shapeOfInts([]int64{1, 1, p.h, p.w})), eye),
+		gradConst(0.5, dt))
+	pooled := gradCall(Reshape, nil, r, shapeOfInts([]int64{bc, 1, p.oh, p.ow}))
+	isMax := gradCall(LogicalAnd, nil, gradCall(Equal, nil, windows, pooled), inBounds)
+	zero, one := gradConst(0, dt), gradConst(1, dt)
+	count := gradCall(Cumsum, ir.Attrs{"axis": int64(1)}, where(isMax, one, zero))
+	first := gradCall(LogicalAnd, nil, isMax, gradCall(Equal, nil, count, one))
+	gr := gradCall(Reshape, nil, g, shapeOfInts([]int64{bc, 1, p.oh, p.ow}))
+	contrib := where(first, gr, zero)
+	back := p.scatterWindows(contrib, eye)
+	return []ir.Expr{gradCall(Reshape, nil, back, shapeOfInts([]int64{p.n, p.c, p.h, p.w}))}, nil
+}
+
+// avgPool2dGrad is TVM's avg_pool2d_backward composed from phasec's ops:
+// each window's gradient divided by the window's divisor is spread over
+// its elements by a transposed convolution with ones (one group per
+// channel). The divisor follows the op itself: the pooled average of ones
+// over the count of in-bounds elements is its reciprocal, whatever
+// count_include_pad and ceil_mode make it.
+func avgPool2dGrad(_ *ir.Builder, c *ir.Call, r, g *ir.Var) ([]ir.Expr, error) {
+	o := opOf(c)
+	p, err := newPoolGeometry(o, c, r)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := argDType(o, c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	ones := gradCall(Ones, ir.Attrs{"dtype": dt}, shapeOfInts([]int64{1, 1, p.h, p.w}))
+	kernel := gradCall(Ones, ir.Attrs{"dtype": dt}, shapeOfInts([]int64{1, 1, p.win.kernel[0], p.win.kernel[1]}))
+	count := gradCall(Conv2D, p.convAttrs(p.fwdPad, "OIHW", 1), ones, kernel)
+	inverse := div(gradCall(c.Op.(*ir.Op), c.Attrs, ones), count)
+	scaled := mul(g, inverse)
+	spread := gradCall(Ones, ir.Attrs{"dtype": dt}, shapeOfInts([]int64{p.c, 1, p.win.kernel[0], p.win.kernel[1]}))
+	a := p.convAttrs(p.bwdPad, "IOHW", p.c)
+	a["output_padding"] = intsAttr(p.outPad)
+	return []ir.Expr{gradCall(Conv2DTranspose, a, scaled, spread)}, nil
 }

@@ -68,13 +68,13 @@ var Gradient = passes.Define(passes.Info{
 
 // Codes of Gradient.
 var (
-	codeGradNoFunc      = optCodes.Define("OPT300", "Gradient: func_name is not a Relax function of the module")
-	codeGradBody        = optCodes.Define("OPT301", "Gradient: the function's body is not one dataflow block")
-	codeGradTarget      = optCodes.Define("OPT302", "Gradient: the target is not a float scalar tensor bound to a var, or target_index is out of range")
-	codeGradRequire     = optCodes.Define("OPT303", "Gradient: a require_grads name is not a parameter, is repeated, or is not a float tensor (or tuple of them)")
-	codeGradNoRule      = optCodes.Define("OPT304", "Gradient: a call the target depends on has no gradient (an op without a rule, a function or kernel call)")
-	codeGradRule        = optCodes.Define("OPT305", "Gradient: an op's gradient rule cannot handle a call (unknown shape, unsupported layout or attribute)")
-	codeGradUnsupported = optCodes.Define("OPT306", "Gradient: a binding the target depends on is of a kind that cannot be differentiated (match_cast, if, shape computation)")
+	codeGradNoFunc      = optCodes.Define("OPT300", "func_name is not a Relax function of the module")
+	codeGradBody        = optCodes.Define("OPT301", "the function's body is not one dataflow block")
+	codeGradTarget      = optCodes.Define("OPT302", "the target is not a float scalar tensor bound to a var, or target_index is out of range")
+	codeGradRequire     = optCodes.Define("OPT303", "a require_grads name is not a parameter, is repeated, or is not a float tensor (or tuple of them)")
+	codeGradNoRule      = optCodes.Define("OPT304", "a call the target depends on has no gradient (an op without a rule, a function or kernel call)")
+	codeGradRule        = optCodes.Define("OPT305", "an op's gradient rule cannot handle a call (unknown shape, unsupported layout or attribute)")
+	codeGradUnsupported = optCodes.Define("OPT306", "a binding the target depends on is of a kind that cannot be differentiated (match_cast, if, shape computation)")
 )
 
 // Differentiate is Gradient's work: mod with <funcName>_adjoint added.
@@ -83,7 +83,7 @@ func Differentiate(mod *ir.Module, funcName string, requireGrads []string, targe
 	at := diag.Span{File: mod.Source}
 	f := mod.Func(funcName)
 	if f == nil {
-		d := errs.Add(at, codeGradNoFunc, "Gradient: func_name %q is not a Relax function of the module", funcName)
+		d := errs.Add(at, codeGradNoFunc, "func_name %q is not a Relax function of the module", funcName)
 		if _, ok := mod.Lookup(funcName); ok {
 			d.Msg += " (it is a PrimFunc or an external function)"
 		} else if c := diag.Closest(funcName, mod.Names()); c != "" {
@@ -135,7 +135,7 @@ func (g *gradientBuilder) function(f, fwd *ir.Function, requireGrads []string, t
 		if ok {
 			n = len(seq.Blocks)
 		}
-		g.errs.Add(f.Span(), codeGradBody, "Gradient: the body of %s must be exactly one dataflow block (it has %d blocks%s); run ConvertToDataflow, or move the other bindings out", nameOf(f), n, dataflowNote(seq))
+		g.errs.Add(f.Span(), codeGradBody, "the body of %s must be exactly one dataflow block (it has %d blocks%s); run ConvertToDataflow, or move the other bindings out", nameOf(f), n, dataflowNote(seq))
 		return nil
 	}
 	target := g.target(f, seq.Body, targetIndex)
@@ -217,28 +217,28 @@ func (g *gradientBuilder) target(f *ir.Function, ret ir.Expr, index int) *ir.Var
 	switch r := ret.(type) {
 	case *ir.Var:
 		if index != 0 {
-			g.errs.Add(spanOr(ret, f), codeGradTarget, "Gradient: target_index=%d, but %s returns one value (target_index must be 0)", index, nameOf(f))
+			g.errs.Add(spanOr(ret, f), codeGradTarget, "target_index=%d, but %s returns one value (target_index must be 0)", index, nameOf(f))
 			return nil
 		}
 		v = r
 	case *ir.Tuple:
 		if index < 0 || index >= len(r.Fields) {
-			g.errs.Add(spanOr(ret, f), codeGradTarget, "Gradient: target_index=%d is out of range: %s returns %d values", index, nameOf(f), len(r.Fields))
+			g.errs.Add(spanOr(ret, f), codeGradTarget, "target_index=%d is out of range: %s returns %d values", index, nameOf(f), len(r.Fields))
 			return nil
 		}
 		fv, ok := r.Fields[index].(*ir.Var)
 		if !ok {
-			g.errs.Add(spanOr(ret, f), codeGradTarget, "Gradient: the target (field %d of the result) must be a var, got a %T", index, r.Fields[index])
+			g.errs.Add(spanOr(ret, f), codeGradTarget, "the target (field %d of the result) must be a var, got a %T", index, r.Fields[index])
 			return nil
 		}
 		v = fv
 	default:
-		g.errs.Add(spanOr(ret, f), codeGradTarget, "Gradient: the result of %s must be a var or a tuple, got a %T", nameOf(f), ret)
+		g.errs.Add(spanOr(ret, f), codeGradTarget, "the result of %s must be a var or a tuple, got a %T", nameOf(f), ret)
 		return nil
 	}
 	t, ok := v.StructInfo().(*ir.TensorInfo)
 	if !ok || t.NDim != 0 || !t.DType.IsFloat() {
-		g.errs.Add(spanOr(v, f), codeGradTarget, "Gradient: the target %s must be a float scalar (a 0-dim tensor), but it is %s", v.Name, v.StructInfo())
+		g.errs.Add(spanOr(v, f), codeGradTarget, "the target %s must be a float scalar (a 0-dim tensor), but it is %s", v.Name, v.StructInfo())
 		return nil
 	}
 	return v
@@ -270,12 +270,12 @@ func (g *gradientBuilder) requireGrads(f, fwd *ir.Function, names []string) []*i
 		p, ok := byName[n]
 		switch {
 		case !ok:
-			d := g.errs.Add(f.Span(), codeGradRequire, "Gradient: require_grads names %q, which is not a parameter of %s", n, nameOf(f))
+			d := g.errs.Add(f.Span(), codeGradRequire, "require_grads names %q, which is not a parameter of %s", n, nameOf(f))
 			if c := diag.Closest(n, paramNames); c != "" {
 				d.Msg += fmt.Sprintf(" (did you mean %q?)", c)
 			}
 		case seen[n]:
-			g.errs.Add(f.Span(), codeGradRequire, "Gradient: require_grads names %q more than once", n)
+			g.errs.Add(f.Span(), codeGradRequire, "require_grads names %q more than once", n)
 		default:
 			seen[n] = true
 			out = append(out, p)
@@ -288,7 +288,7 @@ func (g *gradientBuilder) requireGrads(f, fwd *ir.Function, names []string) []*i
 func (g *gradientBuilder) checkFloat(f *ir.Function, vs []*ir.Var) []*ir.Var {
 	for _, v := range vs {
 		if !floatTensors(v.StructInfo()) {
-			g.errs.Add(spanOr(v, f), codeGradRequire, "Gradient: only float tensors or tuples of them can require gradients, but parameter %s is %s", v.Name, v.StructInfo())
+			g.errs.Add(spanOr(v, f), codeGradRequire, "only float tensors or tuples of them can require gradients, but parameter %s is %s", v.Name, v.StructInfo())
 		}
 	}
 	return vs
@@ -323,7 +323,7 @@ func (g *gradientBuilder) copyForward(blk *ir.BindingBlock) []forwardBinding {
 	for _, bind := range blk.Bindings {
 		vb, ok := bind.(*ir.VarBinding)
 		if !ok {
-			g.errs.Add(bind.Span(), codeGradUnsupported, "Gradient: only var bindings can be differentiated, not a %T (TVM supports none either)", bind)
+			g.errs.Add(bind.Span(), codeGradUnsupported, "only var bindings can be differentiated, not a %T (TVM supports none either)", bind)
 			continue
 		}
 		value := b.Normalize(g.rw.Expr(vb.Value))
@@ -356,28 +356,28 @@ func (g *gradientBuilder) backward(fb forwardBinding) {
 	case *ir.Constant:
 		// A constant has no adjoint.
 	default:
-		g.errs.Add(fb.span, codeGradUnsupported, "Gradient: cannot differentiate the binding of %s, a %T", fb.v.Name, fb.value)
+		g.errs.Add(fb.span, codeGradUnsupported, "cannot differentiate the binding of %s, a %T", fb.v.Name, fb.value)
 	}
 }
 
 func (g *gradientBuilder) call(fb forwardBinding, c *ir.Call, adj *ir.Var) {
 	o, ok := c.Op.(*ir.Op)
 	if !ok {
-		g.errs.Add(fb.span, codeGradNoRule, "Gradient: %s is bound to a call of %s, which cannot be differentiated (only ops with gradient rules can)", fb.v.Name, gradCallee(c.Op))
+		g.errs.Add(fb.span, codeGradNoRule, "%s is bound to a call of %s, which cannot be differentiated (only ops with gradient rules can)", fb.v.Name, gradCallee(c.Op))
 		return
 	}
 	def, ok := op.DefOf(o)
 	if !ok || def.Gradient == nil {
-		g.errs.Add(fb.span, codeGradNoRule, "Gradient: op %s has no gradient rule (needed for %s)", o.Name, fb.v.Name)
+		g.errs.Add(fb.span, codeGradNoRule, "op %s has no gradient rule (needed for %s)", o.Name, fb.v.Name)
 		return
 	}
 	partials, err := def.Gradient(g.b(), c, fb.v, adj)
 	if err != nil {
-		g.errs.Add(fb.span, codeGradRule, "Gradient: %v (binding of %s)", err, fb.v.Name)
+		g.errs.Add(fb.span, codeGradRule, "%v (binding of %s)", err, fb.v.Name)
 		return
 	}
 	if len(partials) != len(c.Args) {
-		g.errs.Add(fb.span, codeGradRule, "Gradient: the rule of %s returned %d gradients for %d arguments", o.Name, len(partials), len(c.Args))
+		g.errs.Add(fb.span, codeGradRule, "the rule of %s returned %d gradients for %d arguments", o.Name, len(partials), len(c.Args))
 		return
 	}
 	for i, p := range partials {
@@ -404,7 +404,7 @@ func gradCallee(e ir.Expr) string {
 func (g *gradientBuilder) tupleGetItem(t *ir.TupleGetItem, adj *ir.Var, span diag.Span) {
 	tv, ok := t.Tuple.(*ir.Var)
 	if !ok {
-		g.errs.Add(span, codeGradUnsupported, "Gradient: a tuple-get-item of a %T, not of a var", t.Tuple)
+		g.errs.Add(span, codeGradUnsupported, "a tuple-get-item of a %T, not of a var", t.Tuple)
 		return
 	}
 	cur := g.adjoint[tv]
@@ -451,9 +451,14 @@ func (g *gradientBuilder) msgOf(e ir.Expr) adjMsg {
 	return m
 }
 
+// msgExpr rebuilds a message as an expression; fields that are the items
+// of one tuple, in order, are that tuple (as TVM's NestedMsgToExpr).
 func msgExpr(m adjMsg) ir.Expr {
 	if !m.nested {
 		return m.leaf
+	}
+	if t := wholeTuple(m); t != nil {
+		return t
 	}
 	fields := make([]ir.Expr, len(m.fields))
 	for i, f := range m.fields {
@@ -462,17 +467,41 @@ func msgExpr(m adjMsg) ir.Expr {
 	return ir.NewTuple(fields...)
 }
 
+// wholeTuple is the tuple whose items m's fields are, in order, or nil.
+func wholeTuple(m adjMsg) ir.Expr {
+	if len(m.fields) == 0 {
+		return nil
+	}
+	var tuple ir.Expr
+	for i, f := range m.fields {
+		g, ok := f.leaf.(*ir.TupleGetItem)
+		if f.nested || !ok || g.Index != i || (tuple != nil && g.Tuple != tuple) {
+			return nil
+		}
+		tuple = g.Tuple
+	}
+	if ts, ok := tuple.StructInfo().(*ir.TupleInfo); !ok || len(ts.Fields) != len(m.fields) {
+		return nil
+	}
+	return tuple
+}
+
 // update adds partial to the adjoint of each var leaf of expr (TVM's
 // UpdateAdjoint); constant, shape and prim leaves take none.
 func (g *gradientBuilder) update(expr, partial ir.Expr, span diag.Span) {
-	g.decompose(expr, g.msgOf(g.b().Normalize(partial)), span)
+	partial = g.b().Normalize(partial)
+	if v, ok := expr.(*ir.Var); ok && g.adjoint[v] == nil {
+		g.emitAdjoint(v, partial) // a whole tuple adjoint stays one binding
+		return
+	}
+	g.decompose(expr, g.msgOf(partial), span)
 }
 
 func (g *gradientBuilder) decompose(expr ir.Expr, m adjMsg, span diag.Span) {
 	switch e := expr.(type) {
 	case *ir.Tuple:
 		if !m.nested || len(m.fields) != len(e.Fields) {
-			g.errs.Add(span, codeGradRule, "Gradient: a gradient does not match the tuple it flows into")
+			g.errs.Add(span, codeGradRule, "a gradient does not match the tuple it flows into")
 			return
 		}
 		for i, f := range e.Fields {
@@ -487,7 +516,7 @@ func (g *gradientBuilder) decompose(expr ir.Expr, m adjMsg, span diag.Span) {
 	case *ir.Constant, *ir.ShapeExpr, *ir.PrimValue, *ir.StringImm, *ir.DataTypeImm:
 		// No adjoint.
 	default:
-		g.errs.Add(span, codeGradUnsupported, "Gradient: cannot take the adjoint of a %T", expr)
+		g.errs.Add(span, codeGradUnsupported, "cannot take the adjoint of a %T", expr)
 	}
 }
 
@@ -544,7 +573,7 @@ func (g *gradientBuilder) zeros(s ir.StructInfo, span diag.Span) ir.Expr {
 		}
 		return ir.NewTuple(fields...)
 	}
-	g.errs.Add(span, codeGradUnsupported, "Gradient: cannot make a zero adjoint of %s (a tensor of known shape, or a tuple of them, is needed)", s)
+	g.errs.Add(span, codeGradUnsupported, "cannot make a zero adjoint of %s (a tensor of known shape, or a tuple of them, is needed)", s)
 	return nil
 }
 

@@ -58,6 +58,12 @@ var goldens = map[string]string{
 	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
 	"RunCodegen/bad":                             "RunCodegen",
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
+	"Gradient":                                   "Gradient",
+	"Gradient/require_grads":                     `Gradient{require_grads=["x"]}`,
+	"Gradient/target_index":                      `Gradient{target_index=2}`,
+	"Gradient/bad_target_index":                  `Gradient{target_index=1}`,
+	"Gradient/bad_require":                       `Gradient{require_grads=["x0","y","x0"]}`,
+	"Gradient/bad_func":                          `Gradient{func_name=mian}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
