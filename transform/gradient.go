@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
@@ -41,7 +42,11 @@ import (
 // end_checkpoint) and call_tir_with_grad do not exist here; a call of a
 // function (TVM silently skips it, leaving a wrong gradient) and an op
 // without a gradient rule are positioned diagnostics naming the callee.
-// Errors TVM reports by aborting are positioned diagnostics (OPT3xx).
+// Errors TVM reports by aborting are positioned diagnostics (OPT3xx). A
+// function already named <func_name>_adjoint with the adjoint's signature
+// is a declaration Gradient fills in (so that a training step calling the
+// adjoint can be written in the same module); TVM would add
+// <func_name>_adjoint1 beside it.
 var Gradient = passes.Define(passes.Info{
 	Name:     "Gradient",
 	Doc:      "add <func_name>_adjoint: the function's result and the gradients of its scalar target with respect to require_grads (reverse-mode differentiation)",
@@ -68,13 +73,14 @@ var Gradient = passes.Define(passes.Info{
 
 // Codes of Gradient.
 var (
-	codeGradNoFunc      = optCodes.Define("OPT300", "func_name is not a Relax function of the module")
-	codeGradBody        = optCodes.Define("OPT301", "the function's body is not one dataflow block")
-	codeGradTarget      = optCodes.Define("OPT302", "the target is not a float scalar tensor bound to a var, or target_index is out of range")
-	codeGradRequire     = optCodes.Define("OPT303", "a require_grads name is not a parameter, is repeated, or is not a float tensor (or tuple of them)")
-	codeGradNoRule      = optCodes.Define("OPT304", "a call the target depends on has no gradient (an op without a rule, a function or kernel call)")
-	codeGradRule        = optCodes.Define("OPT305", "an op's gradient rule cannot handle a call (unknown shape, unsupported layout or attribute)")
-	codeGradUnsupported = optCodes.Define("OPT306", "a binding the target depends on is of a kind that cannot be differentiated (match_cast, if, shape computation)")
+	codeGradNoFunc      = optCodes.Define("OPT300", "Gradient: func_name is not a Relax function of the module")
+	codeGradBody        = optCodes.Define("OPT301", "Gradient: the function's body is not one dataflow block")
+	codeGradTarget      = optCodes.Define("OPT302", "Gradient: the target is not a float scalar tensor bound to a var, or target_index is out of range")
+	codeGradRequire     = optCodes.Define("OPT303", "Gradient: a require_grads name is not a parameter, is repeated, or is not a float tensor (or tuple of them)")
+	codeGradNoRule      = optCodes.Define("OPT304", "Gradient: a call the target depends on has no gradient (an op without a rule, a function or kernel call)")
+	codeGradRule        = optCodes.Define("OPT305", "Gradient: an op's gradient rule cannot handle a call (unknown shape, unsupported layout or attribute)")
+	codeGradExists      = optCodes.Define("OPT307", "Gradient: <func_name>_adjoint is already defined, and not as a declaration with the adjoint's signature")
+	codeGradUnsupported = optCodes.Define("OPT306", "Gradient: a binding the target depends on is of a kind that cannot be differentiated (match_cast, if, shape computation)")
 )
 
 // Differentiate is Gradient's work: mod with <funcName>_adjoint added.
@@ -107,8 +113,44 @@ func Differentiate(mod *ir.Module, funcName string, requireGrads []string, targe
 	out := mod.Clone()
 	adj = removeAllUnused(out, adj)
 	adj = simplifyGradient(out, adj)
+	if prev, ok := mod.Lookup(name); ok {
+		if !declaresAdjoint(prev, adj) {
+			var span diag.Span
+			if pf, ok := prev.(*ir.Function); ok {
+				span = pf.Span()
+			}
+			errs.Add(span, codeGradExists, "%s is already defined, not with the adjoint's signature %s", name, adjointSignature(adj))
+			return nil, errs
+		}
+	}
 	out.Set(name, adj)
 	return out, nil
+}
+
+// declaresAdjoint: prev is a Relax function with adj's signature, a
+// declaration of the adjoint that other functions (a training step) call
+// and Gradient fills in. TVM would add <name>_adjoint1 beside it instead;
+// here the module can be written, adjoint calls included, in one file.
+func declaresAdjoint(prev ir.BaseFunc, adj *ir.Function) bool {
+	f, ok := prev.(*ir.Function)
+	if !ok || len(f.Params) != len(adj.Params) || f.Ret == nil ||
+		!ir.StructuralEqual(f.Ret, adj.Ret, ir.EqualOptions{}) {
+		return false
+	}
+	for i, p := range f.Params {
+		if !ir.StructuralEqual(p.StructInfo(), adj.Params[i].StructInfo(), ir.EqualOptions{}) {
+			return false
+		}
+	}
+	return true
+}
+
+func adjointSignature(f *ir.Function) string {
+	params := make([]string, len(f.Params))
+	for i, p := range f.Params {
+		params[i] = fmt.Sprintf("%s: %s", p.Name, p.StructInfo())
+	}
+	return fmt.Sprintf("(%s) -> %s", strings.Join(params, ", "), f.Ret)
 }
 
 // gradientBuilder builds one adjoint function (TVM's GradientMutator and
