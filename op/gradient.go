@@ -2,6 +2,7 @@ package op
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/phasec/phasec/ir"
 )
@@ -92,6 +93,11 @@ func gradientRules() map[*ir.Op]GradientFunc {
 		Conv2D:                 conv2dGrad,
 		MaxPool2D:              maxPool2dGrad,
 		AvgPool2D:              avgPool2dGrad,
+
+		// phasec's own rules (TVM has none).
+		Gelu:         geluGrad,
+		Tril:         trilGrad,
+		StridedSlice: stridedSliceGrad,
 	}
 }
 
@@ -1049,4 +1055,93 @@ func avgPool2dGrad(_ *ir.Builder, c *ir.Call, r, g *ir.Var) ([]ir.Expr, error) {
 	a := p.convAttrs(p.bwdPad, "IOHW", p.c)
 	a["output_padding"] = intsAttr(p.outPad)
 	return []ir.Expr{gradCall(Conv2DTranspose, a, scaled, spread)}, nil
+}
+
+// The rules below are phasec's: TVM v0.23 registers no gradient for these
+// ops.
+
+// geluGrad: d/dx x Φ(x) = Φ(x) + x φ(x), Φ(x) = (1 + erf(x/√2))/2 and
+// φ(x) = exp(-x²/2)/√(2π).
+func geluGrad(_ *ir.Builder, c *ir.Call, _, g *ir.Var) ([]ir.Expr, error) {
+	x := c.Args[0]
+	dt, err := argDType(opOf(c), x)
+	if err != nil {
+		return nil, err
+	}
+	cdf := mul(gradConst(0.5, dt), plus(gradConst(1, dt), gradCall(Erf, nil, mul(x, gradConst(1/math.Sqrt2, dt)))))
+	pdf := mul(gradConst(1/math.Sqrt(2*math.Pi), dt), gradCall(Exp, nil, mul(gradConst(-0.5, dt), mul(x, x))))
+	return []ir.Expr{mul(g, plus(cdf, mul(x, pdf)))}, nil
+}
+
+func trilGrad(_ *ir.Builder, c *ir.Call, _, g *ir.Var) ([]ir.Expr, error) {
+	return []ir.Expr{gradCall(Tril, c.Attrs, g)}, nil
+}
+
+// stridedSliceGrad: the gradient padded with zeros back to the input's
+// shape; unit strides only.
+func stridedSliceGrad(_ *ir.Builder, c *ir.Call, _, g *ir.Var) ([]ir.Expr, error) {
+	o := opOf(c)
+	dims, err := gradConstDims(o, c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	ints := func(i int) ([]int64, error) {
+		if i >= len(c.Args) {
+			return nil, nil
+		}
+		t, ok := c.Args[i].(*ir.Tuple)
+		if !ok {
+			return nil, opErrorf(o, "gradient: %s must be a tuple of constants", o.Params[i].Name)
+		}
+		out := make([]int64, len(t.Fields))
+		for j, f := range t.Fields {
+			pv, ok := f.(*ir.PrimValue)
+			if !ok {
+				return nil, opErrorf(o, "gradient: %s must be constants", o.Params[i].Name)
+			}
+			if out[j], ok = ir.IntValue(pv.Value); !ok {
+				return nil, opErrorf(o, "gradient: %s must be constants", o.Params[i].Name)
+			}
+		}
+		return out, nil
+	}
+	axes, err := ints(1)
+	if err != nil {
+		return nil, err
+	}
+	begin, err := ints(2)
+	if err != nil {
+		return nil, err
+	}
+	end, err := ints(3)
+	if err != nil {
+		return nil, err
+	}
+	strides, err := ints(4)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range strides {
+		if s != 1 {
+			return nil, opErrorf(o, "gradient: only unit strides have a gradient rule, got %v", strides)
+		}
+	}
+	clamp := func(v, n int64) int64 {
+		if v < 0 {
+			v += n
+		}
+		return min(max(v, 0), n)
+	}
+	pad := make([]int64, 2*len(dims))
+	for i, a := range axes {
+		if a < 0 {
+			a += int64(len(dims))
+		}
+		n := dims[a]
+		b, e := clamp(begin[i], n), clamp(end[i], n)
+		pad[2*a], pad[2*a+1] = b, n-max(e, b)
+	}
+	out := make([]ir.Expr, len(c.Args))
+	out[0] = gradCall(Pad, ir.Attrs{"pad_width": intsAttr(pad)}, g)
+	return out, nil
 }
