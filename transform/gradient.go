@@ -177,7 +177,7 @@ func (g *gradientBuilder) function(f, fwd *ir.Function, requireGrads []string, t
 		if ok {
 			n = len(seq.Blocks)
 		}
-		g.errs.Add(f.Span(), codeGradBody, "the body of %s must be exactly one dataflow block (it has %d blocks%s); run ConvertToDataflow, or move the other bindings out", nameOf(f), n, dataflowNote(seq))
+		g.errs.Add(f.Span(), codeGradBody, "the body of %s must be exactly one dataflow block (it has %s); run ConvertToDataflow, or move the other bindings out", nameOf(f), blocksNote(seq, n))
 		return nil
 	}
 	target := g.target(f, seq.Body, targetIndex)
@@ -237,11 +237,14 @@ func nameOf(f *ir.Function) string {
 	return "the function"
 }
 
-func dataflowNote(seq *ir.SeqExpr) string {
-	if seq != nil && len(seq.Blocks) == 1 {
-		return ", not a dataflow one"
+func blocksNote(seq *ir.SeqExpr, n int) string {
+	switch {
+	case n == 1:
+		return "one block, not a dataflow one"
+	case n == 0:
+		return "no binding block"
 	}
-	return ""
+	return fmt.Sprintf("%d binding blocks", n)
 }
 
 // copyVar is a fresh var with v's name, struct info, kind and position.
@@ -603,7 +606,7 @@ func (g *gradientBuilder) addInTuple(tuple ir.Expr, index int, inc ir.Expr) ir.E
 func (g *gradientBuilder) zeros(s ir.StructInfo, span diag.Span) ir.Expr {
 	switch s := s.(type) {
 	case *ir.TensorInfo:
-		if _, ok := s.Shape.(*ir.ShapeExpr); ok || s.Shape != nil {
+		if s.Shape != nil {
 			return gradCall(op.Zeros, ir.Attrs{"dtype": s.DType}, s.Shape)
 		}
 	case *ir.TupleInfo:
