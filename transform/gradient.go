@@ -101,7 +101,7 @@ func Differentiate(mod *ir.Module, funcName string, requireGrads []string, targe
 	if err := derrs.Err(); err != nil {
 		return nil, err
 	}
-	g := &gradientBuilder{rw: ir.NewRewriter(mod), adjoint: map[*ir.Var]*ir.Var{}}
+	g := &gradientBuilder{name: funcName, rw: ir.NewRewriter(mod), adjoint: map[*ir.Var]*ir.Var{}}
 	adj := g.function(f, decomposed, requireGrads, targetIndex)
 	if err := g.errs.Err(); err != nil {
 		return nil, err
@@ -156,6 +156,8 @@ func adjointSignature(f *ir.Function) string {
 // gradientBuilder builds one adjoint function (TVM's GradientMutator and
 // BackwardBindingGenerator).
 type gradientBuilder struct {
+	// name is the function differentiated.
+	name string
 	// rw copies the forward bindings (its remap takes the original
 	// function's vars to the adjoint function's) and its builder emits
 	// everything.
@@ -177,7 +179,7 @@ func (g *gradientBuilder) function(f, fwd *ir.Function, requireGrads []string, t
 		if ok {
 			n = len(seq.Blocks)
 		}
-		g.errs.Add(f.Span(), codeGradBody, "the body of %s must be exactly one dataflow block (it has %s); run ConvertToDataflow, or move the other bindings out", nameOf(f), blocksNote(seq, n))
+		g.errs.Add(f.Span(), codeGradBody, "the body of %s must be exactly one dataflow block (it has %s); run ConvertToDataflow, or move the other bindings out", g.name, blocksNote(seq, n))
 		return nil
 	}
 	target := g.target(f, seq.Body, targetIndex)
@@ -224,17 +226,10 @@ func (g *gradientBuilder) function(f, fwd *ir.Function, requireGrads []string, t
 	result := ir.NewTuple(g.rw.Expr(seq.Body), ir.NewTuple(outs...))
 	blk := b.EndBlock()
 	body := b.FinishScope([]*ir.BindingBlock{blk}, result)
-	attrs := fwd.Attrs.With(ir.AttrGlobalSymbol, nameOf(f)+"_adjoint")
+	attrs := fwd.Attrs.With(ir.AttrGlobalSymbol, g.name+"_adjoint")
 	nf := &ir.Function{Params: params, Body: body, Ret: body.StructInfo(), Pure: fwd.Pure, Attrs: attrs}
 	nf.SetSpan(f.Span())
 	return nf
-}
-
-func nameOf(f *ir.Function) string {
-	if s, ok := f.Attrs.String(ir.AttrGlobalSymbol); ok {
-		return s
-	}
-	return "the function"
 }
 
 func blocksNote(seq *ir.SeqExpr, n int) string {
@@ -262,13 +257,13 @@ func (g *gradientBuilder) target(f *ir.Function, ret ir.Expr, index int) *ir.Var
 	switch r := ret.(type) {
 	case *ir.Var:
 		if index != 0 {
-			g.errs.Add(spanOr(ret, f), codeGradTarget, "target_index=%d, but %s returns one value (target_index must be 0)", index, nameOf(f))
+			g.errs.Add(spanOr(ret, f), codeGradTarget, "target_index=%d, but %s returns one value (target_index must be 0)", index, g.name)
 			return nil
 		}
 		v = r
 	case *ir.Tuple:
 		if index < 0 || index >= len(r.Fields) {
-			g.errs.Add(spanOr(ret, f), codeGradTarget, "target_index=%d is out of range: %s returns %d values", index, nameOf(f), len(r.Fields))
+			g.errs.Add(spanOr(ret, f), codeGradTarget, "target_index=%d is out of range: %s returns %d values", index, g.name, len(r.Fields))
 			return nil
 		}
 		fv, ok := r.Fields[index].(*ir.Var)
@@ -278,7 +273,7 @@ func (g *gradientBuilder) target(f *ir.Function, ret ir.Expr, index int) *ir.Var
 		}
 		v = fv
 	default:
-		g.errs.Add(spanOr(ret, f), codeGradTarget, "the result of %s must be a var or a tuple, got a %T", nameOf(f), ret)
+		g.errs.Add(spanOr(ret, f), codeGradTarget, "the result of %s must be a var or a tuple, got a %T", g.name, ret)
 		return nil
 	}
 	t, ok := v.StructInfo().(*ir.TensorInfo)
@@ -315,7 +310,7 @@ func (g *gradientBuilder) requireGrads(f, fwd *ir.Function, names []string) []*i
 		p, ok := byName[n]
 		switch {
 		case !ok:
-			d := g.errs.Add(f.Span(), codeGradRequire, "require_grads names %q, which is not a parameter of %s", n, nameOf(f))
+			d := g.errs.Add(f.Span(), codeGradRequire, "require_grads names %q, which is not a parameter of %s", n, g.name)
 			if c := diag.Closest(n, paramNames); c != "" {
 				d.Msg += fmt.Sprintf(" (did you mean %q?)", c)
 			}
