@@ -70,14 +70,14 @@ func TestSGDStepOnTheVMLowersTheLoss(t *testing.T) {
 	ref, err := runPipeline(t, "canonicalize,Gradient{func_name=loss}", mod)
 	require.NoError(t, err)
 
-	args, err := eval.RandomArgs(mod.Func("train_step"), 3, nil, 1)
+	args, err := eval.RandomArgs(mod.Func("main"), 3, nil, 1)
 	require.NoError(t, err)
 	setOneHot(args[5].(*tensor.Tensor), []int{0, 1, 2, 2, 1, 0, 1, 2})
 	args[6].(*tensor.Tensor).SetFloat64(0, 0.5) // the learning rate
 
-	want, err := eval.New(ref).Call("train_step", args...)
+	want, err := eval.New(ref).Call("main", args...)
 	require.NoError(t, err)
-	got, err := semcheck.Evaluate(built, "train_step", args, want)
+	got, err := semcheck.Evaluate(built, "main", args, want)
 	require.NoError(t, err)
 	require.NoError(t, eval.Compare(got, want, eval.TranscendentalTol), "the VM's step is the evaluator's")
 
