@@ -53,6 +53,7 @@ func allPasses() []*passes.Pass {
 		transform.BindParams,
 		transform.DecomposeOpsForInference,
 		transform.DecomposeOpsForTraining,
+		transform.Gradient,
 		transform.BindSymbolicVars,
 		transform.CanonicalizeBindings,
 		transform.DeadCodeElimination,

@@ -58,10 +58,12 @@ type LayoutDecision struct {
 }
 
 // GradientFunc is an op's reverse-mode derivative (TVM's FPrimalGradient):
-// given the call, the variable bound to its result and the gradient
-// flowing into that result, it returns one expression per argument of the
-// call, the gradient with respect to that argument (nil where none flows).
-type GradientFunc func(call *ir.Call, result, outGrad *ir.Var) ([]ir.Expr, error)
+// given the block builder the adjoint is emitted through (a rule may emit
+// helper bindings, and normalizes to read a partial's shape), the call,
+// the variable bound to its result and the gradient flowing into that
+// result, it returns one expression per argument of the call, the
+// gradient with respect to that argument (nil where none flows).
+type GradientFunc func(b *ir.Builder, call *ir.Call, result, outGrad *ir.Var) ([]ir.Expr, error)
 
 // The registry of op records. Named ops are defined while the package
 // initializes and never change after, so looking them up takes no lock;

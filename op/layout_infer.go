@@ -274,7 +274,7 @@ func withCall(call *ir.Call, attrs ir.Attrs, args map[int]ir.Expr) *ir.Call {
 	return &c
 }
 
-func intsAttr(v []int) []any {
+func intsAttr[T int | int64](v []T) []any {
 	out := make([]any, len(v))
 	for i, x := range v {
 		out[i] = int64(x)

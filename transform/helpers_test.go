@@ -80,6 +80,12 @@ var goldens = map[string]string{
 	"CombineParallelMatmul":                      "CombineParallelMatmul",
 	"CombineParallelMatmul/min_branches_3":       "CombineParallelMatmul{min_branches=3}",
 	"FuseTransposeMatmul":                        "FuseTransposeMatmul",
+	"Gradient":                                   "Gradient",
+	"Gradient/require_grads":                     `Gradient{require_grads=["x"]}`,
+	"Gradient/target_index":                      `Gradient{target_index=2}`,
+	"Gradient/bad_target_index":                  `Gradient{target_index=1}`,
+	"Gradient/bad_require":                       `Gradient{require_grads=["x0","y","x0"]}`,
+	"Gradient/bad_func":                          `Gradient{func_name=mian}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
