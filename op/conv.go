@@ -632,7 +632,8 @@ func newConvOp(spatial int) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedAlwaysOutDType}
 }
 
 // convOperandInfo is the start of a convolution's inference: the data

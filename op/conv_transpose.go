@@ -276,5 +276,6 @@ func newConvTransposeOp(spatial int) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedAlwaysOutDType}
 }

@@ -195,7 +195,8 @@ func newResize2DOp() Def {
 		legalizeResize2D(k, a, out, r)
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // resizeShorthand is the (s, s) size of TVM's one-extent forms of size, an

@@ -71,8 +71,9 @@ func newLayerNormOp() Def {
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 3) }
 	op.Normalize = schemaNormalize(op)
 	return Def{Op: op,
-		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalLayerNorm(op, call, args) },
-		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeLayerNorm(k, call, op) },
+		Eval:           func(call *ir.Call, args []Value) (Value, error) { return evalLayerNorm(op, call, args) },
+		Legalize:       func(k *Kernel, call *ir.Call) error { return legalizeLayerNorm(k, call, op) },
+		MixedPrecision: mixedFollow,
 	}
 }
 
@@ -90,8 +91,9 @@ func newRMSNormOp() Def {
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 2) }
 	op.Normalize = schemaNormalize(op)
 	return Def{Op: op,
-		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalRMSNorm(op, call, args) },
-		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeRMSNorm(k, call, op) },
+		Eval:           func(call *ir.Call, args []Value) (Value, error) { return evalRMSNorm(op, call, args) },
+		Legalize:       func(k *Kernel, call *ir.Call) error { return legalizeRMSNorm(k, call, op) },
+		MixedPrecision: mixedFollow,
 	}
 }
 

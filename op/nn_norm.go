@@ -507,7 +507,8 @@ func newGroupNormOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // groupShape is the shape of the per-group statistics: num_groups along
@@ -590,5 +591,6 @@ func newDropoutOp() Def {
 		k.Compute("T_dropout_mask", mask, "ax", func([]ir.PrimExpr) ir.PrimExpr { return constOf(mask.DType, 1) })
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
