@@ -58,6 +58,11 @@ var goldens = map[string]string{
 	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
 	"RunCodegen/bad":                             "RunCodegen",
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
+	"ToMixedPrecision":                           "ToMixedPrecision",
+	"ToMixedPrecision/out_float16":               "ToMixedPrecision{out_dtype=float16}",
+	"ToMixedPrecision/convert_sig":               `ToMixedPrecision{out_dtype=float16,fp16_input_names=["w","bias"]}`,
+	"ToMixedPrecision/bfloat16":                  "ToMixedPrecision{storage_dtype=bfloat16}",
+	"ToMixedPrecision/bad_input_name":            `ToMixedPrecision{fp16_input_names=["wx"]}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
