@@ -24,15 +24,16 @@ import (
 // scratch tensors, runs the twin, and rounds the scratch of each argument
 // it writes back into the 16-bit tensor.
 //
-// The twin computes exactly what the PrimFunc computes, so a PrimFunc is
-// widened only when its 16-bit values are all exact in float32 arithmetic:
-// it may round to 16 bits only where it stores (a cast as the whole
-// stored value), never in arithmetic (a 16-bit add or multiply rounds its
-// result; max, min, if_then_else and exact constants do not) nor by
-// accumulating into a 16-bit element (each step rounds). The twin keeps a
-// store's rounding (a float16 round trip) wherever a later load could see
-// the value (an intermediate buffer, a parameter also read); a parameter
-// only written is rounded once, when its scratch is copied back.
+// The twin computes exactly what the PrimFunc computes. Where the
+// PrimFunc rounds to 16 bits (a cast, a 16-bit +, -, * or /), the twin
+// makes a round trip through 16 bits: a 16-bit operation is its float32
+// operation rounded, exactly (float32 carries more than 2p+2 bits of a
+// p-bit format, so the double rounding is innocuous). A round trip into a
+// parameter the PrimFunc only writes is left to the copy back. A PrimFunc
+// is not widened when it accumulates into a 16-bit element (each step
+// rounds, which no fast path does) or computes a 16-bit math function
+// (exp in float32 rounded to float16 is not always exp rounded to
+// float16).
 //
 // Invariants: the twin's pattern is not "general" (else the conversions
 // would cost without gain); the PrimFunc has no T.ret, no 16-bit variable
@@ -99,7 +100,6 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 	// accumulating into a 16-bit element (each step rounds).
 	ok := true
 	loaded := map[*ir.Buffer]bool{}
-	storeCast := map[*ir.Cast]bool{}
 	var stores []*ir.BufferStore
 	ir.WalkStmt(f.Body, &ir.StmtVisitor{
 		Stmt: func(s ir.Stmt) bool {
@@ -111,9 +111,6 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 			case *ir.BufferStore:
 				if isHalf(s.Buffer.DType) {
 					stores = append(stores, s)
-					if c, isCast := s.Value.(*ir.Cast); isCast {
-						storeCast[c] = true
-					}
 				}
 				if i, isParam := byBuf[s.Buffer]; isParam {
 					half[i].write = true
@@ -138,11 +135,10 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 				if i, isParam := byBuf[e.Buffer]; isParam {
 					half[i].read = true
 				}
-			case *ir.Cast:
-				ok = ok && (!isHalf(e.Type) || storeCast[e])
 			case *ir.Binary:
-				// max and min pick an operand; arithmetic rounds.
-				ok = ok && (!isHalf(e.DType()) || e.Op == ir.OpMax || e.Op == ir.OpMin)
+				// max and min pick an operand; +, -, *, / round, which the
+				// twin does with a 16-bit round trip (below).
+				ok = ok && (!isHalf(e.DType()) || e.Op <= ir.OpDiv || e.Op == ir.OpMax || e.Op == ir.OpMin)
 			case *ir.PrimCall:
 				// if_then_else picks an operand (padding); a math call rounds.
 				ok = ok && (!isHalf(e.Type) || e.Op == "if_then_else")
@@ -168,10 +164,26 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 	for i := range half {
 		half[i].read = half[i].read || half[i].write
 	}
-	// A store's rounding stays where a later load could see the unrounded
-	// value: in an intermediate buffer, or a parameter the PrimFunc also
-	// reads. A parameter it only writes is rounded once, when its scratch
-	// is copied back.
+	// A 16-bit +, -, *, / is the float32 operation rounded to 16 bits:
+	// float32 has more than twice the precision plus two bits of float16
+	// and bfloat16, so rounding its correctly rounded result again gives
+	// the correctly rounded 16-bit result (double rounding is innocuous,
+	// Figueroa 1995).
+	arith := &ir.TIRMutator{PostPrim: func(e ir.PrimExpr) ir.PrimExpr {
+		b, isBin := e.(*ir.Binary)
+		if !isBin || !isHalf(b.DType()) || b.Op > ir.OpDiv {
+			return e
+		}
+		f32 := ir.Float32.WithLanes(int(b.DType().Lanes))
+		wide := ir.NewBinary(b.Op, &ir.Cast{Type: f32, Value: b.A}, &ir.Cast{Type: f32, Value: b.B})
+		return &ir.Cast{Type: b.DType(), Value: wide}
+	}}
+	f = arith.PrimFunc(f)
+	// Every cast to 16 bits becomes a round trip through 16 bits in the
+	// twin. A store's round trip stays where a later load could see the
+	// unrounded value: in an intermediate buffer, or a parameter the
+	// PrimFunc also reads. A parameter it only writes is rounded once,
+	// when its scratch is copied back.
 	wide := map[*ir.Buffer]*ir.Buffer{}
 	keepRounding := map[*ir.Buffer]bool{} // by twin buffer
 	m := &ir.TIRMutator{
@@ -196,6 +208,9 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 				if e.Value.DType() == e.Type {
 					return e.Value
 				}
+				if isHalf(e.Type) {
+					return &ir.Cast{Type: ir.Float32.WithLanes(int(e.Type.Lanes)), Value: e}
+				}
 			case *ir.FloatImm:
 				if isHalf(e.Type) {
 					return &ir.FloatImm{Type: ir.Float32.WithLanes(int(e.Type.Lanes)), Value: e.Value}
@@ -212,15 +227,15 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 			if !isStore {
 				return s
 			}
-			c, isCast := st.Value.(*ir.Cast)
-			if !isCast || !isHalf(c.Type) {
+			outer, isCast := st.Value.(*ir.Cast)
+			if !isCast || keepRounding[st.Buffer] {
 				return s
 			}
-			v := c.Value
-			if keepRounding[st.Buffer] {
-				v = &ir.Cast{Type: ir.Float32.WithLanes(int(c.Type.Lanes)), Value: c}
+			inner, isCast := outer.Value.(*ir.Cast)
+			if !isCast || !isHalf(inner.Type) {
+				return s
 			}
-			n := &ir.BufferStore{Buffer: st.Buffer, Value: v, Indices: st.Indices}
+			n := &ir.BufferStore{Buffer: st.Buffer, Value: inner.Value, Indices: st.Indices}
 			n.SetSpan(st.Span())
 			return n
 		},
