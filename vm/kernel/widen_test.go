@@ -34,6 +34,13 @@ const widenFuncs = `
                 O[vi, vj] = T.Cast("float16", T.max(T.Cast("float32", mid[vi, vj]) + bias[vj], T.float32(0)))
 
     @T.prim_func(private=True)
+    def add_relu_f16(A: T.Buffer((T.int64(64), T.int64(33)), "float16"), B: T.Buffer((T.int64(33),), "float16"), O: T.Buffer((T.int64(64), T.int64(33)), "float16")):
+        for i, j in T.grid(T.int64(64), T.int64(33)):
+            with T.block("add"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                O[vi, vj] = T.max(A[vi, vj] * B[vj] + A[vi, vj], T.float16(0))
+
+    @T.prim_func(private=True)
     def dense_f16_accumulate(A: T.Buffer((T.int64(8), T.int64(16)), "float16"), B: T.Buffer((T.int64(16), T.int64(12)), "float16"), O: T.Buffer((T.int64(8), T.int64(12)), "float16")):
         for i, j, k in T.grid(T.int64(8), T.int64(12), T.int64(16)):
             with T.block("matmul"):
@@ -51,6 +58,12 @@ func TestWidenedKernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	f := parseFunc(t, widenFuncs, "dense_f16")
 	k := checkAll(t, f, makeArgs(t, f, nil, rng))
+	assert.True(t, strings.HasSuffix(k.Pattern(), "(float32 twin)"), "pattern %s", k.Pattern())
+
+	// float16 arithmetic: each operation rounds, as the twin's float32
+	// operation rounded to float16 does.
+	add := parseFunc(t, widenFuncs, "add_relu_f16")
+	k = checkAll(t, add, makeArgs(t, add, nil, rng))
 	assert.True(t, strings.HasSuffix(k.Pattern(), "(float32 twin)"), "pattern %s", k.Pattern())
 
 	acc := parseFunc(t, widenFuncs, "dense_f16_accumulate")
