@@ -30,8 +30,9 @@ import (
 // operation rounded, exactly (float32 carries more than 2p+2 bits of a
 // p-bit format, so the double rounding is innocuous). A round trip into a
 // parameter the PrimFunc only writes is left to the copy back. A PrimFunc
-// is not widened when it accumulates into a 16-bit element (each step
-// rounds, which no fast path does) or computes a 16-bit math function
+// is not widened when it accumulates into a 16-bit element with rounding
+// arithmetic (each step rounds, which no fast path does; a running max
+// does not round) or computes a 16-bit math function
 // (exp in float32 rounded to float16 is not always exp rounded to
 // float16).
 //
@@ -148,13 +149,22 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 			return ok
 		},
 	})
+	// An accumulation into a 16-bit element rounds at each step unless it
+	// only picks values (max pooling): refuse the rounding ones.
 	for _, st := range stores {
+		accumulates, rounds := false, false
 		ir.InspectPrim(st.Value, func(e ir.PrimExpr) bool {
-			if l, isLoad := e.(*ir.BufferLoad); isLoad && l.Buffer == st.Buffer {
-				ok = false // an accumulation
+			switch e := e.(type) {
+			case *ir.BufferLoad:
+				accumulates = accumulates || e.Buffer == st.Buffer
+			case *ir.Binary:
+				rounds = rounds || isHalf(e.DType()) && e.Op <= ir.OpDiv
+			case *ir.Cast:
+				rounds = rounds || isHalf(e.Type) && !isHalf(e.Value.DType())
 			}
-			return ok
+			return true
 		})
+		ok = ok && !(accumulates && rounds)
 	}
 	if !ok {
 		return nil, nil
