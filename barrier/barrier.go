@@ -105,6 +105,16 @@ func Build(mod *ir.Module) (*ir.Module, error) { return BuildBarrier.Run(context
 // its OptLevel (always, at 0), and leaves the module in its To phase.
 func (b *Barrier) Info() passes.Info {
 	in := passes.Info{Name: b.Name, Doc: b.Doc, OptLevel: b.OptLevel, AlwaysRun: b.OptLevel == 0, Accepts: b.From, Leaves: b.To}
+	if b.Then != nil {
+		// What the gated group leaves established (the optimize barrier's
+		// fusion group legalizes): a pass that must precede it is
+		// rejected after the barrier at that opt level.
+		var net phase.Set
+		for _, st := range b.Then.Steps {
+			net = net.Minus(st.Info().Invalidates).Union(st.Info().Establishes)
+		}
+		in.EstablishesAt = map[int]phase.Set{b.Then.OptLevel: net}
+	}
 	if len(b.From) == 0 {
 		in.Requires = map[phase.Property]string{
 			phase.WellFormed: "it accepts a module in any phase but repairs nothing: no pass restores the structural rules",

@@ -169,6 +169,11 @@ func (s *flowState) visit(p *Pass, why Reason) {
 	}
 	before := s.props
 	s.ph, s.props = in.Apply(s.ph, s.props)
+	for level, props := range in.EstablishesAt {
+		if s.pc.OptLevel >= level {
+			s.props = s.props.Union(props)
+		}
+	}
 	for _, prop := range s.props.Minus(before).List() {
 		s.by[prop] = in.Name
 	}

@@ -52,6 +52,12 @@ type Info struct {
 	Precedes map[phase.Property]string
 	// Establishes are properties that hold after the pass.
 	Establishes phase.Set
+	// EstablishesAt are properties the pass establishes only at the given
+	// opt level and above (a barrier running a gated group: the optimize
+	// barrier legalizes at opt level 2). The static check applies them
+	// under the context's opt level, so a pass that Precedes one is
+	// rejected after such a step.
+	EstablishesAt map[int]phase.Set
 	// Invalidates are properties within the pass's horizon that it may
 	// break. Naming a property here never extends the horizon.
 	Invalidates phase.Set
