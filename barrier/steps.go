@@ -83,6 +83,7 @@ func allPasses() []*passes.Pass {
 		transform.FoldBatchnormToConv2D,
 		transform.CombineParallelMatmul,
 		transform.FuseTransposeMatmul,
+		transform.ToMixedPrecision,
 	)
 	return all
 }

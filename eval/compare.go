@@ -12,8 +12,13 @@ import (
 )
 
 // Tolerance bounds how far a float result may be from the reference:
-// |got - want| <= Abs + Rel * |want|. Integers and bools compare exactly.
-type Tolerance struct{ Rel, Abs float64 }
+// |got - want| <= Abs + Rel * |want| + Scale * max|want|, the maximum
+// over the tensor the element is in. Integers and bools compare exactly.
+//
+// Scale is for 16-bit storage: a value computed through float16 tensors
+// is off by a few roundings of the terms it sums, which are as large as
+// the tensor's values, not as the (possibly cancelled) result.
+type Tolerance struct{ Rel, Abs, Scale float64 }
 
 var (
 	// Float32Tol is the tolerance of arithmetic ops on float32.
@@ -21,7 +26,40 @@ var (
 	// TranscendentalTol is the tolerance once exp, log, tanh, erf, ...
 	// take part.
 	TranscendentalTol = Tolerance{Rel: 1e-4, Abs: 1e-4}
+	// Float16Tol is the tolerance of a module storing tensors in float16
+	// (ToMixedPrecision's output) against its float32 original: four units
+	// of float16's roundoff (2^-11) of the tensor's largest magnitude, and
+	// TranscendentalTol. The golden cases of ToMixedPrecision stay within
+	// 1.6 units.
+	Float16Tol = Tolerance{Rel: 1e-4, Abs: 1e-4, Scale: 4 * 0x1p-11}
+	// BFloat16Tol is Float16Tol for bfloat16 (roundoff 2^-8).
+	BFloat16Tol = Tolerance{Rel: 1e-4, Abs: 1e-4, Scale: 4 * 0x1p-8}
 )
+
+// HalfPrecisionTol is the tolerance for comparing mod's results with a
+// float32 reference: Float16Tol or BFloat16Tol when some tensor of a
+// Relax function of mod is stored in that dtype (BFloat16Tol when both
+// are), and false when none is.
+func HalfPrecisionTol(mod *ir.Module) (Tolerance, bool) {
+	var f16, bf16 bool
+	note := func(s ir.StructInfo) {
+		ir.WalkStructInfo(s, func(s ir.StructInfo) bool {
+			if t, ok := s.(*ir.TensorInfo); ok {
+				f16 = f16 || t.DType == ir.Float16
+				bf16 = bf16 || t.DType == ir.BFloat16
+			}
+			return true
+		})
+	}
+	ir.WalkModule(mod, &ir.Visitor{StructInfo: note})
+	switch {
+	case bf16:
+		return BFloat16Tol, true
+	case f16:
+		return Float16Tol, true
+	}
+	return Tolerance{}, false
+}
 
 // transcendental are the name fragments of ops, intrinsics and generated
 // PrimFuncs whose results differ in the last bits between implementations.
@@ -98,6 +136,15 @@ func compareAt(path string, got, want op.Value, tol Tolerance) error {
 		}
 		n := int(w.NumElements())
 		idx := make([]int64, len(w.Shape))
+		if tol.Scale > 0 && w.DType.IsFloat() {
+			largest := 0.0
+			for i := 0; i < n; i++ {
+				if v := math.Abs(load(w, i).f); !math.IsInf(v, 0) && !math.IsNaN(v) {
+					largest = max(largest, v)
+				}
+			}
+			tol.Abs += tol.Scale * largest
+		}
 		for i := 0; i < n; i++ {
 			a, b := load(g, i), load(w, i)
 			if w.DType.IsFloat() {

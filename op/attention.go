@@ -279,5 +279,6 @@ func newAttentionOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedAlways}
 }

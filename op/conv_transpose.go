@@ -277,4 +277,6 @@ func newConvTransposeOp(spatial int) Def {
 		return nil
 	}
 	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedAlwaysOutDType}
 }

@@ -197,7 +197,8 @@ func newArangeOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // arangeDType is R.arange's default dtype: int64 when every operand is an
@@ -310,7 +311,8 @@ func newEyeOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // --- one_hot ---------------------------------------------------------------------------

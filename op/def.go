@@ -34,6 +34,10 @@ type Def struct {
 	// Gradient is the op's rule for Gradient (TVM's FPrimalGradient); nil:
 	// the op is not differentiable yet.
 	Gradient GradientFunc
+	// MixedPrecision is the op's rule for ToMixedPrecision (TVM's
+	// TMixedPrecisionPolicy and FInferMixedPrecision); the zero value is
+	// MixedNever, TVM's default.
+	MixedPrecision MixedPrecisionPolicy
 }
 
 // LayoutFunc decides, for ConvertLayout, the layouts a call works in

@@ -632,7 +632,8 @@ func newDynamicStridedSliceOp() Def {
 			return flatIndex(src, x.shape)
 		}).tensor()
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalizeDynamicStridedSlice}
+	return Def{Op: op, Eval: eval, Legalize: legalizeDynamicStridedSlice,
+		MixedPrecision: mixedFollow}
 }
 
 // legalizeDynamicStridedSlice emits the shape function and the match_cast

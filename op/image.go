@@ -196,6 +196,8 @@ func newResize2DOp() Def {
 		return nil
 	}
 	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutResize2D}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // resizeShorthand is the (s, s) size of TVM's one-extent forms of size, an

@@ -198,7 +198,8 @@ func newLayoutTransformOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 func layoutIndexMap(op *ir.Op, call *ir.Call) (*ir.IndexMap, error) {

@@ -8,25 +8,28 @@ var (
 	// Reshape is R.reshape(x, shape). It is a shape op (CatShape): besides
 	// LegalizeOps, RewriteDataflowReshape may turn legalized reshapes back
 	// into it and LowerRuntimeBuiltin lowers it to vm.builtin.reshape.
-	Reshape = Define(Def{Op: newReshapeOp(), Eval: evalReshape, Legalize: legalizeReshape})
+	Reshape = Define(Def{Op: newReshapeOp(), Eval: evalReshape, Legalize: legalizeReshape,
+		MixedPrecision: mixedFollow})
 	// PermuteDims is R.permute_dims(x, axes=None); None reverses the axes.
-	PermuteDims = Define(Def{Op: newPermuteDimsOp(), Eval: evalPermuteDims, Legalize: legalizePermuteDims, Layout: layoutPermuteDims})
+	PermuteDims = Define(Def{Op: newPermuteDimsOp(), Eval: evalPermuteDims, Legalize: legalizePermuteDims, Layout: layoutPermuteDims, MixedPrecision: mixedFollow})
 	// ExpandDims is R.expand_dims(x, axis).
-	ExpandDims = Define(Def{Op: newExpandDimsOp(), Eval: evalExpandDims, Legalize: legalizeExpandDims, Layout: layoutExpandDims})
+	ExpandDims = Define(Def{Op: newExpandDimsOp(), Eval: evalExpandDims, Legalize: legalizeExpandDims, Layout: layoutExpandDims, MixedPrecision: mixedFollow})
 	// Squeeze is R.squeeze(x, axis=None); None removes every unit dimension.
-	Squeeze = Define(Def{Op: newSqueezeOp(), Eval: evalSqueeze, Legalize: legalizeSqueeze, Layout: layoutSqueeze})
+	Squeeze = Define(Def{Op: newSqueezeOp(), Eval: evalSqueeze, Legalize: legalizeSqueeze, Layout: layoutSqueeze, MixedPrecision: mixedFollow})
 	// Flatten is R.flatten(x): a 1-D view of every element.
-	Flatten = Define(Def{Op: newFlattenOp(), Eval: evalFlatten, Legalize: legalizeReshape})
+	Flatten = Define(Def{Op: newFlattenOp(), Eval: evalFlatten, Legalize: legalizeReshape,
+		MixedPrecision: mixedFollow})
 	// Concat is R.concat(tensors, axis=0); axis None concatenates flattened tensors.
-	Concat = Define(Def{Op: newConcatOp(), Eval: evalConcat, Legalize: legalizeConcat, Layout: layoutConcat})
+	Concat = Define(Def{Op: newConcatOp(), Eval: evalConcat, Legalize: legalizeConcat, Layout: layoutConcat, MixedPrecision: mixedFollow})
 	// Split is R.split(x, indices_or_sections, axis=0), returning a tuple.
-	Split = Define(Def{Op: newSplitOp(), Eval: evalSplit, Legalize: legalizeSplit, Layout: layoutSplit})
+	Split = Define(Def{Op: newSplitOp(), Eval: evalSplit, Legalize: legalizeSplit, Layout: layoutSplit, MixedPrecision: mixedFollow})
 	// StridedSlice is R.strided_slice(x, axes, begin, end, strides=None, assume_inbound=False).
-	StridedSlice = Define(Def{Op: newStridedSliceOp(), Eval: evalStridedSlice, Legalize: legalizeStridedSlice, Layout: layoutStridedSlice})
+	StridedSlice = Define(Def{Op: newStridedSliceOp(), Eval: evalStridedSlice, Legalize: legalizeStridedSlice, Layout: layoutStridedSlice, MixedPrecision: mixedFollow})
 	// Take is R.take(x, indices, axis=None, mode="fast").
 	Take = Define(Def{Op: newTakeOp(), Eval: evalTake, Legalize: legalizeTake})
 	// BroadcastTo is R.broadcast_to(x, shape).
-	BroadcastTo = Define(Def{Op: newBroadcastToOp(), Eval: evalBroadcastTo, Legalize: legalizeBroadcastTo})
+	BroadcastTo = Define(Def{Op: newBroadcastToOp(), Eval: evalBroadcastTo, Legalize: legalizeBroadcastTo,
+		MixedPrecision: mixedFollow})
 )
 
 // --- reshape ----------------------------------------------------------------

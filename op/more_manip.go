@@ -131,6 +131,8 @@ func newStackOp() Def {
 		return nil
 	}
 	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutStack}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -434,7 +436,8 @@ func newOuterOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedAlways}
 }
 
 func newScanOp(name, doc string) Def {

@@ -72,9 +72,10 @@ func newLayerNormOp() Def {
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 3) }
 	op.Normalize = schemaNormalize(op)
 	return Def{Op: op,
-		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalLayerNorm(op, call, args) },
-		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeLayerNorm(k, call, op) },
-		Layout:   layoutNorm(2, false),
+		Eval:           func(call *ir.Call, args []Value) (Value, error) { return evalLayerNorm(op, call, args) },
+		Legalize:       func(k *Kernel, call *ir.Call) error { return legalizeLayerNorm(k, call, op) },
+		Layout:         layoutNorm(2, false),
+		MixedPrecision: mixedFollow,
 	}
 }
 
@@ -92,9 +93,10 @@ func newRMSNormOp() Def {
 	op.Infer = func(_ *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) { return inferNorm(op, call, 2) }
 	op.Normalize = schemaNormalize(op)
 	return Def{Op: op,
-		Eval:     func(call *ir.Call, args []Value) (Value, error) { return evalRMSNorm(op, call, args) },
-		Legalize: func(k *Kernel, call *ir.Call) error { return legalizeRMSNorm(k, call, op) },
-		Layout:   layoutNorm(1, false),
+		Eval:           func(call *ir.Call, args []Value) (Value, error) { return evalRMSNorm(op, call, args) },
+		Legalize:       func(k *Kernel, call *ir.Call) error { return legalizeRMSNorm(k, call, op) },
+		Layout:         layoutNorm(1, false),
+		MixedPrecision: mixedFollow,
 	}
 }
 

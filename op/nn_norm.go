@@ -508,6 +508,8 @@ func newGroupNormOp() Def {
 		return nil
 	}
 	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutNorm(2, true)}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // groupShape is the shape of the per-group statistics: num_groups along
@@ -591,4 +593,6 @@ func newDropoutOp() Def {
 		return nil
 	}
 	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutDropout}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }

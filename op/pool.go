@@ -253,6 +253,8 @@ func newPoolOp(spatial int, isMax bool) Def {
 		return legalizePool(k, a, p, isMax)
 	}
 	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // evalPool is max or average pooling of x over the window p.
@@ -490,6 +492,8 @@ func newAdaptiveAvgPoolOp(spatial int) Def {
 		return legalizeAdaptiveAvgPool(k, a, axes)
 	}
 	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool}
+	return Def{Op: op, Eval: eval, Legalize: legalize,
+		MixedPrecision: mixedFollow}
 }
 
 // adaptiveBounds is the input range [start, end) of output cell o of n

@@ -6,20 +6,25 @@ import "github.com/phasec/phasec/ir"
 
 var (
 	// Matmul is R.matmul(x1, x2, out_dtype=None): numpy matmul semantics.
-	Matmul = Define(Def{Op: newMatmulOp(), Eval: evalMatmul, Legalize: legalizeMatmul})
+	Matmul = Define(Def{Op: newMatmulOp(), Eval: evalMatmul, Legalize: legalizeMatmul,
+		MixedPrecision: mixedAlwaysOutDType})
 	// AsType is R.astype(x, dtype).
-	AsType = Define(Def{Op: newAsTypeOp(), Eval: evalCast, Legalize: legalizeCast, Layout: layoutUnary})
+	AsType = Define(Def{Op: newAsTypeOp(), Eval: evalCast, Legalize: legalizeCast, Layout: layoutUnary, MixedPrecision: mixedFollow})
 	// Full is R.full(shape, fill_value, dtype=None).
-	Full = Define(Def{Op: newFullOp(), Eval: evalFull, Legalize: fillKernel("T_full", loadFill(1))})
+	Full = Define(Def{Op: newFullOp(), Eval: evalFull, Legalize: fillKernel("T_full", loadFill(1)),
+		MixedPrecision: mixedFollow})
 	// Zeros is R.zeros(shape, dtype).
 	Zeros = Define(Def{Op: newConstFillOp("relax.zeros", "A tensor of zeros of the given shape and dtype."),
-		Eval: evalConstFill(0), Legalize: fillKernel("T_full", constFill(0))})
+		Eval: evalConstFill(0), Legalize: fillKernel("T_full", constFill(0)),
+		MixedPrecision: mixedFollow})
 	// Ones is R.ones(shape, dtype).
 	Ones = Define(Def{Op: newConstFillOp("relax.ones", "A tensor of ones of the given shape and dtype."),
-		Eval: evalConstFill(1), Legalize: fillKernel("T_full", constFill(1))})
+		Eval: evalConstFill(1), Legalize: fillKernel("T_full", constFill(1)),
+		MixedPrecision: mixedFollow})
 	// FullLike is R.full_like(x, fill_value, dtype=None).
 	FullLike = Define(Def{Op: newLikeOp("relax.full_like", "A tensor shaped like x filled with fill_value.", true),
-		Eval: evalFullLike, Legalize: fillKernel("T_full_like", loadFill(1))})
+		Eval: evalFullLike, Legalize: fillKernel("T_full_like", loadFill(1)),
+		MixedPrecision: mixedFollow})
 	// ZerosLike is R.zeros_like(x, dtype=None).
 	ZerosLike = Define(Def{Op: newLikeOp("relax.zeros_like", "A tensor of zeros shaped like x.", false),
 		Eval: evalLikeFill(0), Legalize: fillKernel("T_full_like", constFill(0))})

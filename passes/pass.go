@@ -129,6 +129,7 @@ func Define(info Info, impl Impl) *Pass {
 	}
 	info.Requires = maps.Clone(info.Requires)
 	info.Precedes = maps.Clone(info.Precedes)
+	info.EstablishesAtLevel = maps.Clone(info.EstablishesAtLevel)
 	info.Prerequisites = slices.Clone(info.Prerequisites)
 	info.Options = slices.Clone(info.Options)
 	opts := Options{}

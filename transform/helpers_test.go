@@ -86,6 +86,11 @@ var goldens = map[string]string{
 	"Gradient/bad_target_index":                  `Gradient{target_index=1}`,
 	"Gradient/bad_require":                       `Gradient{require_grads=["x0","y","x0"]}`,
 	"Gradient/bad_func":                          `Gradient{func_name=mian}`,
+	"ToMixedPrecision":                           "ToMixedPrecision",
+	"ToMixedPrecision/out_float16":               "ToMixedPrecision{out_dtype=float16}",
+	"ToMixedPrecision/convert_sig":               `ToMixedPrecision{out_dtype=float16,fp16_input_names=["w","bias"]}`,
+	"ToMixedPrecision/bfloat16":                  "ToMixedPrecision{storage_dtype=bfloat16}",
+	"ToMixedPrecision/bad_input_name":            `ToMixedPrecision{fp16_input_names=["wx"]}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's

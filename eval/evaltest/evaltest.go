@@ -6,6 +6,7 @@ package evaltest
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
+	"github.com/phasec/phasec/tensor"
 )
 
 // Options configure a check. The zero value runs "main" on seeded random
@@ -27,7 +29,7 @@ type Options struct {
 	Seed uint64              // for random arguments
 	Dims map[string]int64    // symbolic dimensions of random arguments by name
 	Dim  int64               // every other symbolic dimension (3 when 0)
-	Tol  *eval.Tolerance     // nil: Float32Tol, or TranscendentalTol when the module uses exp, log, tanh, ...
+	Tol  *eval.Tolerance     // nil: Float32Tol, TranscendentalTol when the module uses exp, log, tanh, ..., Float16Tol or BFloat16Tol when it stores tensors in 16 bits
 	Ctx  *passes.PassContext // nil: a default context
 }
 
@@ -78,16 +80,50 @@ func CheckSame(t testing.TB, before, after *ir.Module, o Options) {
 	}
 	want, err := eval.New(before).Call(name, args...)
 	require.NoError(t, err, "evaluating the input module")
-	got, err := eval.New(after).Call(name, args...)
+	got, err := eval.New(after).Call(name, convertArgs(after.Func(name), args)...)
 	require.NoError(t, err, "evaluating the transformed module\n%s", printed{after})
 	tol := eval.Float32Tol
+	half, isHalf := eval.HalfPrecisionTol(after)
 	switch {
 	case o.Tol != nil:
 		tol = *o.Tol
+	case isHalf:
+		tol = half
 	case eval.UsesTranscendental(before) || eval.UsesTranscendental(after):
 		tol = eval.TranscendentalTol
 	}
 	require.NoError(t, eval.Compare(got, want, tol), "the transformed module computes something else\n%s", printed{after})
+}
+
+// convertArgs rounds each float tensor argument to the dtype fn's
+// parameter takes when a pass changed it (ToMixedPrecision's
+// fp16_input_names): the transformed function gets the same values, as
+// its callers would pass them.
+func convertArgs(fn *ir.Function, args []op.Value) []op.Value {
+	if fn == nil || len(fn.Params) != len(args) {
+		return args
+	}
+	out, copied := args, false
+	for i, p := range fn.Params {
+		pt, ok := p.StructInfo().(*ir.TensorInfo)
+		a, isTensor := args[i].(*tensor.Tensor)
+		if !ok || !isTensor || !pt.DType.IsFloat() || op.IRDType(a.DType) == pt.DType {
+			continue
+		}
+		dt, err := op.TensorDType(pt.DType)
+		if err != nil || !a.DType.IsFloat() {
+			continue
+		}
+		c := tensor.New(dt, a.Shape...)
+		for k := range int(a.NumElements()) {
+			c.SetFloat64(k, a.Float64At(k))
+		}
+		if !copied {
+			out, copied = slices.Clone(args), true
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // printed prints its module only when a failure message is formatted

@@ -46,6 +46,7 @@ type Kernel struct {
 	body    stmt
 	ret     func(fr *frame) abi.Arg // nil unless the PrimFunc ends with T.ret
 	pattern string
+	wide    *widened // the float32 twin of a kernel over 16-bit buffers (widen.go)
 
 	vectorLoops int
 	scalarLoops []string
@@ -221,6 +222,9 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 	k.nInts, k.nFlts = c.nInts, c.nFlts
 	k.nS32, k.nS64, k.nSI = c.nS32, c.nS64, c.nSI
 	k.frames.New = func() any { return k.newFrame() }
+	if !opts.General && opts.Schedule == nil {
+		compileWidened(k, f, name, opts)
+	}
 	return k, nil
 }
 
@@ -350,6 +354,9 @@ func (k *Kernel) CallValue(args []abi.Arg) (abi.Arg, error) {
 }
 
 func (k *Kernel) call(args []abi.Arg) (out abi.Arg, err error) {
+	if k.wide != nil {
+		return abi.Arg{}, k.wide.call(k, args)
+	}
 	fr := k.getFrame()
 	defer func() {
 		if r := recover(); r != nil {
