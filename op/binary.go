@@ -215,9 +215,7 @@ func binary(name, doc string, ff func(a, b float64) float64, fi func(a, b int64)
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary})
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir),
-		MixedPrecision: mixedFollow})
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary, MixedPrecision: mixedFollow})
 }
 
 // compare registers a comparison; test maps the three-way comparison of
@@ -254,9 +252,7 @@ func compare(name, doc string, test func(c int) bool, tir func(a, b ir.PrimExpr)
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary})
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir),
-		MixedPrecision: mixedFollow})
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary, MixedPrecision: mixedFollow})
 }
 
 func cmpFloat(a, b float64) int {
@@ -310,9 +306,7 @@ func binaryInt(name, doc string, fi func(a, b int64) (int64, error), tir func(a,
 		}
 		return result(out, isScalarArg(args[0]) && isScalarArg(args[1]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary})
-	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir),
-		MixedPrecision: mixedFollow})
+	return Define(Def{Op: op, Eval: eval, Legalize: binaryLegalize(tir), Layout: layoutBinary, MixedPrecision: mixedFollow})
 }
 
 // sinfoDType is the dtype of a tensor or scalar struct info.

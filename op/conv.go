@@ -632,9 +632,7 @@ func newConvOp(spatial int) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedAlwaysOutDType}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv, MixedPrecision: mixedAlwaysOutDType}
 }
 
 // convOperandInfo is the start of a convolution's inference: the data

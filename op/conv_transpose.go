@@ -276,7 +276,5 @@ func newConvTransposeOp(spatial int) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedAlwaysOutDType}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv, MixedPrecision: mixedAlwaysOutDType}
 }

@@ -195,9 +195,7 @@ func newResize2DOp() Def {
 		legalizeResize2D(k, a, out, r)
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutResize2D}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedFollow}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutResize2D, MixedPrecision: mixedFollow}
 }
 
 // resizeShorthand is the (s, s) size of TVM's one-extent forms of size, an

@@ -130,9 +130,7 @@ func newStackOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutStack}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedFollow}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutStack, MixedPrecision: mixedFollow}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -507,9 +507,7 @@ func newGroupNormOp() Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutNorm(2, true)}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedFollow}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutNorm(2, true), MixedPrecision: mixedFollow}
 }
 
 // groupShape is the shape of the per-group statistics: num_groups along
@@ -592,7 +590,5 @@ func newDropoutOp() Def {
 		k.Compute("T_dropout_mask", mask, "ax", func([]ir.PrimExpr) ir.PrimExpr { return constOf(mask.DType, 1) })
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutDropout}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedFollow}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutDropout, MixedPrecision: mixedFollow}
 }

@@ -252,9 +252,7 @@ func newPoolOp(spatial int, isMax bool) Def {
 		}
 		return legalizePool(k, a, p, isMax)
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedFollow}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool, MixedPrecision: mixedFollow}
 }
 
 // evalPool is max or average pooling of x over the window p.
@@ -491,9 +489,7 @@ func newAdaptiveAvgPoolOp(spatial int) Def {
 		}
 		return legalizeAdaptiveAvgPool(k, a, axes)
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool}
-	return Def{Op: op, Eval: eval, Legalize: legalize,
-		MixedPrecision: mixedFollow}
+	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool, MixedPrecision: mixedFollow}
 }
 
 // adaptiveBounds is the input range [start, end) of output cell o of n

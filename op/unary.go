@@ -106,9 +106,7 @@ func unary(name, param, doc string, ff func(float64) float64, fi func(int64) int
 		}
 		return result(out, isScalarArg(args[0]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary})
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir),
-		MixedPrecision: mixedFollow})
+	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary, MixedPrecision: mixedFollow})
 }
 
 // unaryPred registers a float predicate with a bool result (integers give
@@ -134,9 +132,7 @@ func unaryPred(name, doc string, pred func(float64) bool, tir func(x ir.PrimExpr
 		}
 		return result(out, isScalarArg(args[0]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary})
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir),
-		MixedPrecision: mixedFollow})
+	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary, MixedPrecision: mixedFollow})
 }
 
 // unaryInt registers an op on integers (boolOnly: on bools).
@@ -170,9 +166,7 @@ func unaryInt(name, doc string, boolOnly bool, f func(int64) int64, tir func(x i
 		}
 		return result(out, isScalarArg(args[0]))
 	}
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary})
-	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir),
-		MixedPrecision: mixedFollow})
+	return Define(Def{Op: op, Eval: eval, Legalize: unaryLegalize(tir), Layout: layoutUnary, MixedPrecision: mixedFollow})
 }
 
 func newUnaryOp(name, param, doc string, floatOnly bool) *ir.Op {
