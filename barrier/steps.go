@@ -72,6 +72,7 @@ func allPasses() []*passes.Pass {
 		transform.FuseOpsByPattern,
 		transform.MergeCompositeFunctions,
 		transform.RunCodegen,
+		transform.LiftTransformParams,
 	)
 	return all
 }

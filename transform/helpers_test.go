@@ -58,6 +58,8 @@ var goldens = map[string]string{
 	"RunCodegen/annotate":                        `FuseOpsByPattern{patterns=["phasec_blas"],annotate_codegen=true},RunCodegen`,
 	"RunCodegen/bad":                             "RunCodegen",
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
+	"LiftTransformParams":                        "LiftTransformParams",
+	"LiftTransformParams/unbundled":              "LiftTransformParams{bundle_params=false}",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
@@ -74,7 +76,8 @@ func TestGoldens(t *testing.T) {
 // checkedOnTheVM are passes whose outputs the evaluator cannot run, and
 // where their semantic oracle is instead.
 var checkedOnTheVM = map[string]string{
-	"RunCodegen": "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"RunCodegen":          "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"LiftTransformParams": "it changes the signatures: TestLiftTransformParamsComputes checks name(inputs, *name_transform_params(weights)) against the original",
 }
 
 // TestGoldensCompute is the semantic oracle on the golden inputs: every
