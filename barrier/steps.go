@@ -73,6 +73,9 @@ func allPasses() []*passes.Pass {
 		transform.MergeCompositeFunctions,
 		transform.RunCodegen,
 		transform.LiftTransformParams,
+		transform.LazyTransformParams,
+		transform.LazyGetInput,
+		transform.LazySetOutput,
 	)
 	return all
 }

@@ -60,6 +60,10 @@ var goldens = map[string]string{
 	"RunCodegen/not_offloaded":                   `FuseOpsByPattern{patterns=["phasec_blas"]},RunCodegen`,
 	"LiftTransformParams":                        "LiftTransformParams",
 	"LiftTransformParams/unbundled":              "LiftTransformParams{bundle_params=false}",
+	"LazyTransformParams":                        "LazyTransformParams",
+	"LazyTransformParams/get_item_only":          `LazyTransformParams{fset_item=""}`,
+	"LazyGetInput":                               "LazyGetInput",
+	"LazySetOutput":                              "LazySetOutput",
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
@@ -77,6 +81,9 @@ func TestGoldens(t *testing.T) {
 // where their semantic oracle is instead.
 var checkedOnTheVM = map[string]string{
 	"RunCodegen":          "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"LazyTransformParams": "its outputs call get_item/set_item: TestLazyPassesCompute runs them with Go callbacks on the evaluator and the VM",
+	"LazyGetInput":        "its outputs take a callback: TestLazyPassesCompute passes a Go one",
+	"LazySetOutput":       "its outputs take a callback: TestLazyPassesCompute passes a Go one",
 	"LiftTransformParams": "it changes the signatures: TestLiftTransformParamsComputes checks name(inputs, *name_transform_params(weights)) against the original",
 }
 
