@@ -76,6 +76,7 @@ func allPasses() []*passes.Pass {
 		transform.LazyTransformParams,
 		transform.LazyGetInput,
 		transform.LazySetOutput,
+		transform.UpdateParamStructInfo,
 	)
 	return all
 }

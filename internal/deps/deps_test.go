@@ -61,7 +61,7 @@ passes, syntax < passes/passtest;
 passes < lower;
 op, vm/abi < eval;
 ir < transform/dpl;
-passes, eval, vm/kernel, vm/extern, internal/ptrmap, transform/dpl < transform;
+passes, eval, syntax, vm/kernel, vm/extern, internal/ptrmap, transform/dpl < transform;
 lower, transform < barrier;
 barrier, eval, syntax < eval/evaltest;
 wellformed, vm, vm/kernel, ir/tirenc < codegen;
