@@ -77,6 +77,7 @@ func allPasses() []*passes.Pass {
 		transform.LazyGetInput,
 		transform.LazySetOutput,
 		transform.UpdateParamStructInfo,
+		transform.SpecializePrimFuncBasedOnCallSite,
 	)
 	return all
 }

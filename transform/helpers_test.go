@@ -64,6 +64,7 @@ var goldens = map[string]string{
 	"LazyTransformParams/get_item_only":          `LazyTransformParams{fset_item=""}`,
 	"LazyGetInput":                               "LazyGetInput",
 	"LazySetOutput":                              "LazySetOutput",
+	"SpecializePrimFuncBasedOnCallSite":          "SpecializePrimFuncBasedOnCallSite",
 	"UpdateParamStructInfo":                      `UpdateParamStructInfo{sinfo={"A": "R.Tensor(('n',), 'float32')", "B": "R.Tensor(('n',), 'float32')"}}`,
 	"UpdateParamStructInfo/batch":                `UpdateParamStructInfo{sinfo={"x": "R.Tensor(('n', 'k'), 'float32')"}}`,
 	"UpdateParamStructInfo/bad_name":             `UpdateParamStructInfo{sinfo={"y": "R.Tensor((4,), 'float32')"}}`,
