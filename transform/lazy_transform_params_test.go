@@ -18,6 +18,7 @@ import (
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/semcheck"
+	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/vm"
 )
@@ -277,6 +278,91 @@ func TestLazyTransformParamsOnTheVM(t *testing.T) {
 				x, ok := vmLazy.outputs[int64(i)]
 				require.True(t, ok, "output %d never set", i)
 				got[i] = x
+			}
+			require.NoError(t, eval.Compare(got, want, eval.Float32Tol))
+		})
+	}
+}
+
+// TestLazyCallbacksOnTheVM runs LazyGetInput's and LazySetOutput's
+// results on the VM: a driver function added after the pass passes a
+// private Relax function as the callback, which calls the Go builtins
+// serving the weights and receiving the outputs.
+func TestLazyCallbacksOnTheVM(t *testing.T) {
+	registerVMLazy(t)
+	const callbacks = `
+    @R.function(private=True)
+    def fget(i: R.Prim("int64"), name: R.Object) -> R.Object:
+        return R.call_pure_packed("phasec.test.get_item", i, sinfo_args=(R.Object,))
+
+    @R.function(pure=False, private=True)
+    def fset(i: R.Prim("int64"), v: R.Object) -> R.Tuple:
+        _ = R.call_packed("phasec.test.set_item", i, v, sinfo_args=(R.Object,))
+        return R.tuple()
+`
+	for _, c := range []struct{ pass, file, driver string }{
+		{"LazyGetInput", "get_item_callback.tvms", `
+    @R.function
+    def driver() -> R.Tuple(R.Tensor((4, 4), "float32"), R.Tensor((4, 4), "float32")):
+        cls = Module
+        r = cls.transform_params(cls.fget)
+        return r
+`},
+		{"LazySetOutput", "set_output_callback.tvms", `
+    @R.function(pure=False)
+    def driver(A: R.Tensor((4, 4), "float32"), B: R.Tensor((4, 4), "float32")) -> R.Tuple:
+        cls = Module
+        r = cls.transform_params(A, B, cls.fset)
+        return r
+`},
+		{"LazySetOutput", "of_param.tvms", `
+    @R.function(pure=False)
+    def driver(A: R.Tensor((4, 4), "float32"), B: R.Tensor((4, 4), "float32")) -> R.Tuple:
+        cls = Module
+        r = cls.transform_params(A, B, cls.fset)
+        return r
+`},
+	} {
+		t.Run(c.pass+"/"+c.file, func(t *testing.T) {
+			path := "../testdata/passes/" + c.pass + "/" + c.file
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			before := evaltest.Parse(t, path, string(src))
+			f := before.Func("transform_params")
+			args, err := eval.RandomArgs(f, 11, nil, 3)
+			require.NoError(t, err)
+			want, err := eval.New(before).Call("transform_params", args...)
+			require.NoError(t, err)
+
+			lazy, err := runPipeline(t, c.pass, before)
+			require.NoError(t, err)
+			withDriver := evaltest.Parse(t, "driver.tvms", printer.Print(lazy)+callbacks+c.driver)
+			built, err := runPipeline(t, "canonicalize,optimize,lower,build", withDriver)
+			require.NoError(t, err)
+
+			vmLazyMu.Lock()
+			vmLazy.weights = vmLazy.weights[:0]
+			for _, a := range args {
+				vmLazy.weights = append(vmLazy.weights, a.(*tensor.Tensor))
+			}
+			vmLazy.outputs = map[int64]*tensor.Tensor{}
+			vmLazyMu.Unlock()
+
+			if c.pass == "LazyGetInput" {
+				got, err := semcheck.Evaluate(built, "driver", nil, want)
+				require.NoError(t, err)
+				require.NoError(t, eval.Compare(got, want, eval.Float32Tol))
+				return
+			}
+			_, err = semcheck.Evaluate(built, "driver", args, nil) // R.tuple(): the VM's void
+			require.NoError(t, err)
+			vmLazyMu.Lock()
+			defer vmLazyMu.Unlock()
+			wt := want.(op.Tuple)
+			require.Len(t, vmLazy.outputs, len(wt), "outputs set")
+			got := make(op.Tuple, len(wt))
+			for i := range wt {
+				got[i] = vmLazy.outputs[int64(i)]
 			}
 			require.NoError(t, eval.Compare(got, want, eval.Float32Tol))
 		})
