@@ -42,13 +42,23 @@ import (
 // (TVM keeps them to avoid storing easy-to-compute tensors); uses of
 // R.builtin.stop_lift_params(x) become x.
 //
+// With shared_transform=true (every function with num_input) or a list of
+// function names, one transform_params serves them all: their weights
+// must agree in number and struct info (weight j of each is weight j of
+// the first), a binding is lifted only when every function computes it
+// (structurally equal once the weights are matched), and every function
+// takes every output, used or not.
+//
 // Bindings nested in If branches stay where they are: the whole If is a
 // binding outside a dataflow block, never lifted (TVM's collector visits
 // them but they are never in a dataflow block either). Unlike TVM, a
 // num_input outside [0, parameter count] is a positioned error. When the
-// module already has <name>_transform_params (a second round), the new
-// transform function is composed after it, as TVM does. shared_transform (one transform_params for several
-// functions) and the consume_params config are not ported.
+// module already has the transform function (a second round), the new
+// one is composed after it, as TVM does. Not ported: the consume_params
+// config (vm.builtin.tuple_reset_item after each weight's read), and
+// under shared_transform the propagation of symbolic variables only the
+// weights define and the sharing of match_cast bindings (TVM refuses
+// those).
 var LiftTransformParams = passes.Define(passes.Info{
 	Name:     "LiftTransformParams",
 	Doc:      "split the computations on a function's weights (parameters after num_input) into <name>_transform_params; the function takes the transformed weights",
@@ -59,9 +69,28 @@ var LiftTransformParams = passes.Define(passes.Info{
 	},
 	Options: []passes.Option{
 		{Name: "bundle_params", Type: passes.Bool, Default: true, Doc: "take the weights as one tuple parameter `params` (TVM's form); false: one parameter per weight"},
+		{Name: "shared_transform", Type: passes.JSON, Default: false, Check: checkSharedTransform,
+			Doc: "true: one transform_params for every function with num_input, computing what they all compute; a list of function names: for those; false: one <name>_transform_params each"},
 	},
 }, passes.Module(func(env *passes.Env, mod *ir.Module) (*ir.Module, error) {
-	out, errs := LiftTransformParamsModule(mod, env.Options().Bool("bundle_params"))
+	opts := env.Options()
+	bundle := opts.Bool("bundle_params")
+	var out *ir.Module
+	var errs diag.List
+	switch shared := opts.JSON("shared_transform").(type) {
+	case bool:
+		if shared {
+			out, errs = liftSharedTargets(mod, nil, bundle)
+		} else {
+			out, errs = LiftTransformParamsModule(mod, bundle)
+		}
+	case []any:
+		names := make([]string, len(shared))
+		for i, n := range shared {
+			names[i] = n.(string)
+		}
+		out, errs = liftSharedTargets(mod, names, bundle)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -72,6 +101,8 @@ var LiftTransformParams = passes.Define(passes.Info{
 var (
 	DiagLiftNumInput = optCodes.Define("OPT600", "a function's num_input attribute is negative or exceeds its parameter count")
 	DiagLiftTaken    = optCodes.Define("OPT601", "the name of the transform_params function LiftTransformParams would add is taken")
+	DiagLiftShared   = optCodes.Define("OPT602", "shared_transform functions whose weights differ in number or struct info")
+	DiagLiftFunc     = optCodes.Define("OPT603", "shared_transform names a function the module does not have, or one without num_input")
 )
 
 // liftSuffix ends the name of every function LiftTransformParams makes,
@@ -116,7 +147,7 @@ func LiftTransformParamsModule(mod *ir.Module, bundle bool) (*ir.Module, diag.Li
 	for _, name := range targets {
 		f := mod.Func(name)
 		n, _ := f.Attrs.Int(ir.AttrNumInput)
-		plan := planLift(f, int(n))
+		plan := planLift(f, int(n), nil)
 		runtime, ferrs := plan.runtimeFunction(mod)
 		errs = append(errs, ferrs...)
 		transform, ferrs := plan.transformFunction(mod, liftName(name), bundle)
@@ -166,7 +197,9 @@ const (
 
 func (p *liftPlan) has(v *ir.Var, f liftFlags) bool { return p.vars[v]&f == f }
 
-func planLift(f *ir.Function, numInput int) *liftPlan {
+// planLift partitions f; allow, when set, also limits the lifted bindings
+// (shared lifting lifts only what every function computes).
+func planLift(f *ir.Function, numInput int, allow func(ir.Binding) bool) *liftPlan {
 	p := &liftPlan{
 		f: f, numInput: numInput,
 		vars:     make(map[*ir.Var]liftFlags, len(f.Params)),
@@ -206,7 +239,7 @@ func planLift(f *ir.Function, numInput int) *liftPlan {
 		for _, b := range blk.Bindings {
 			v, value := bindingParts(b)
 			free := liftUses(value, p.scratch)
-			if blk.Dataflow && p.canLift(value, free, v, liftableSyms) {
+			if blk.Dataflow && p.canLift(value, free, v, liftableSyms) && (allow == nil || allow(b)) {
 				p.lifted = append(p.lifted, b)
 				flags := liftLifted
 				for u := range free {
@@ -350,8 +383,24 @@ func (p *liftPlan) propagatedSyms(outputs []*ir.Var) []*ir.PrimVar {
 // of its weights, without the bindings those outputs computed.
 func (p *liftPlan) runtimeFunction(mod *ir.Module) (*ir.Function, diag.List) {
 	outputs := p.outputs()
+	outs := make([]liftOutput, len(outputs))
+	for i, v := range outputs {
+		outs[i] = liftOutput{local: v, like: v}
+	}
+	return p.runtimeFunctionFor(mod, outs, p.propagatedSyms(outputs))
+}
+
+// liftOutput is a field of the transform function's result as the
+// inference function receives it: like names it and gives its struct
+// info; local is the var it replaces there (nil: the function does not
+// use it, as with another function's value under shared_transform).
+type liftOutput struct{ local, like *ir.Var }
+
+// runtimeFunctionFor is runtimeFunction taking outs (after the shape of
+// syms, when there are any) as its parameters after the inputs.
+func (p *liftPlan) runtimeFunctionFor(mod *ir.Module, outs []liftOutput, syms []*ir.PrimVar) (*ir.Function, diag.List) {
 	params := slices.Clone(p.f.Params[:p.numInput])
-	if syms := p.propagatedSyms(outputs); len(syms) > 0 {
+	if len(syms) > 0 {
 		vals := make([]ir.PrimExpr, len(syms))
 		for i, s := range syms {
 			vals[i] = s
@@ -359,10 +408,12 @@ func (p *liftPlan) runtimeFunction(mod *ir.Module) (*ir.Function, diag.List) {
 		params = append(params, ir.NewVar("vars_from_compile_time_params", ir.ShapeInfoOf(vals...)))
 	}
 	subst := map[*ir.Var]*ir.Var{}
-	for _, v := range outputs {
-		np := ir.NewVar(v.Name, v.StructInfo())
-		np.SetSpan(v.Span())
-		subst[v] = np
+	for _, o := range outs {
+		np := ir.NewVar(o.like.Name, o.like.StructInfo())
+		np.SetSpan(o.like.Span())
+		if o.local != nil {
+			subst[o.local] = np
+		}
 		params = append(params, np)
 	}
 	m := &ir.Mutator{
@@ -527,4 +578,212 @@ func composeTransforms(mod *ir.Module, name string, first, second *ir.Function, 
 		return nil, errs
 	}
 	return removeAllUnused(mod, out), nil
+}
+
+// sharedBinding is one computation every shared function performs on the
+// weights (TVM's unified binding): its value in terms of the first
+// function's weights and of other groups' vars, and each function's
+// binding of it.
+type sharedBinding struct {
+	v       *ir.Var
+	value   ir.Expr
+	members map[int]*ir.Var // function index -> its var
+}
+
+// liftShared is shared_transform: one transform_params for the functions
+// names, computing what all of them compute on their weights.
+func liftShared(mod *ir.Module, names []string, bundle bool) (*ir.Module, diag.List) {
+	var errs diag.List
+	fs := make([]*ir.Function, len(names))
+	ns := make([]int, len(names))
+	for i, name := range names {
+		fs[i] = mod.Func(name)
+		n, _ := fs[i].Attrs.Int(ir.AttrNumInput)
+		ns[i] = int(n)
+	}
+	weights0 := fs[0].Params[ns[0]:]
+	// Weight j of every function is weight j of the first.
+	varRemap := map[*ir.Var]ir.Expr{}
+	symRemap := map[*ir.PrimVar]ir.PrimExpr{}
+	for i := 1; i < len(fs); i++ {
+		w := fs[i].Params[ns[i]:]
+		if len(w) != len(weights0) {
+			errs.Add(fs[i].Span(), DiagLiftShared, "LiftTransformParams: shared_transform: %s has %d weights, %s has %d",
+				names[i], len(w), names[0], len(weights0))
+			continue
+		}
+		for j, p := range w {
+			q := weights0[j]
+			if !ir.StructuralEqual(p.StructInfo(), q.StructInfo(), ir.EqualOptions{MapFreeVars: true}) {
+				errs.Add(p.Span(), DiagLiftShared, "LiftTransformParams: shared_transform: weight %d of %s (%s) is %s, in %s (%s) it is %s",
+					j, names[i], p.Name, p.StructInfo(), names[0], q.Name, q.StructInfo())
+				continue
+			}
+			varRemap[p] = q
+			ds, d0 := ir.DefinableSymVars(p.StructInfo()), ir.DefinableSymVars(q.StructInfo())
+			for k := range min(len(ds), len(d0)) {
+				symRemap[ds[k]] = d0[k]
+			}
+		}
+	}
+	if errs.HasErrors() {
+		return nil, errs
+	}
+	// Unify the liftable bindings across the functions, in order of first
+	// appearance.
+	var groups []*sharedBinding
+	byHash := map[uint64][]*sharedBinding{}
+	memberOf := map[*ir.Var]*sharedBinding{}
+	for i, f := range fs {
+		for _, b := range planLift(f, ns[i], nil).lifted {
+			vb, ok := b.(*ir.VarBinding)
+			if !ok {
+				continue // TVM refuses match_cast in shared lifting; it stays
+			}
+			value := ir.SubstituteSymVarsInExpr(ir.Bind(vb.Value, varRemap), symRemap)
+			h := ir.StructuralHash(value)
+			var g *sharedBinding
+			for _, c := range byHash[h] {
+				if ir.StructuralEqual(c.value, value, ir.EqualOptions{}) {
+					g = c
+					break
+				}
+			}
+			if g == nil {
+				g = &sharedBinding{v: vb.Var, value: value, members: map[int]*ir.Var{}}
+				groups = append(groups, g)
+				byHash[h] = append(byHash[h], g)
+			}
+			if _, dup := g.members[i]; !dup {
+				g.members[i] = vb.Var
+				memberOf[vb.Var] = g
+			}
+			varRemap[vb.Var] = g.v
+		}
+	}
+	shared := func(g *sharedBinding) bool { return len(g.members) == len(fs) }
+	// Each function lifts its shared bindings only.
+	plans := make([]*liftPlan, len(fs))
+	for i, f := range fs {
+		plans[i] = planLift(f, ns[i], func(b ir.Binding) bool {
+			g := memberOf[b.BoundVar()]
+			return g != nil && shared(g) && g.members[i] == b.BoundVar()
+		})
+	}
+	// The shared plan: the first function's inputs and weights, the
+	// shared bindings, and what any function needs at run time.
+	sp := &liftPlan{f: fs[0], numInput: ns[0], vars: map[*ir.Var]liftFlags{}, symsUsed: map[*ir.PrimVar]bool{}}
+	for _, w := range weights0 {
+		sp.vars[w] = liftWeight | liftFromParam
+	}
+	for _, g := range groups {
+		if !shared(g) {
+			continue
+		}
+		sp.lifted = append(sp.lifted, ir.NewVarBinding(g.v, g.value))
+		flags := liftLifted
+		for i, v := range g.members {
+			flags |= plans[i].vars[v] & liftFromParam
+		}
+		sp.vars[g.v] |= flags
+	}
+	for i, p := range plans {
+		for j, w := range fs[i].Params[ns[i]:] {
+			if p.has(w, liftAtRuntime) {
+				sp.vars[weights0[j]] |= liftAtRuntime
+			}
+		}
+		for _, g := range groups {
+			if v, ok := g.members[i]; ok && shared(g) && p.has(v, liftAtRuntime) {
+				sp.vars[g.v] |= liftAtRuntime
+			}
+		}
+	}
+	outputs := sp.outputs()
+	out := mod.Clone()
+	for i, p := range plans {
+		outs := make([]liftOutput, len(outputs))
+		for k, o := range outputs {
+			outs[k] = liftOutput{like: o}
+			if j := slices.Index(weights0, o); j >= 0 {
+				outs[k].local = fs[i].Params[ns[i]+j]
+			} else if g := memberOf[o]; g != nil {
+				outs[k].local = g.members[i]
+			}
+		}
+		nf, ferrs := p.runtimeFunctionFor(mod, outs, nil)
+		if errs = append(errs, ferrs...); ferrs.HasErrors() {
+			continue
+		}
+		out.Set(names[i], nf)
+	}
+	transform, ferrs := sp.transformFunction(mod, liftSuffix, bundle)
+	if errs = append(errs, ferrs...); errs.HasErrors() {
+		errs.Sort()
+		return nil, errs
+	}
+	if prev := mod.Func(liftSuffix); prev != nil {
+		if transform, ferrs = composeTransforms(mod, liftSuffix, prev, transform, bundle); ferrs.HasErrors() {
+			return nil, ferrs
+		}
+	}
+	out.Set(liftSuffix, transform)
+	return out, nil
+}
+
+// checkSharedTransform accepts what TVM's shared_transform does: a bool
+// or a list of function names.
+func checkSharedTransform(v any) error {
+	switch v := v.(type) {
+	case bool:
+		return nil
+	case []any:
+		for _, n := range v {
+			if _, ok := n.(string); !ok {
+				return fmt.Errorf("want true, false or a list of function names, found %v in the list", n)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("want true, false or a list of function names, got %v", v)
+}
+
+// liftSharedTargets lifts the functions names (all with num_input, not
+// transform functions themselves, when names is empty) into one shared
+// transform_params.
+func liftSharedTargets(mod *ir.Module, names []string, bundle bool) (*ir.Module, diag.List) {
+	var errs diag.List
+	if len(names) == 0 {
+		for _, name := range mod.Names() {
+			if f := mod.Func(name); f != nil && !strings.HasSuffix(name, liftSuffix) {
+				if _, ok := f.Attrs.Int(ir.AttrNumInput); ok {
+					names = append(names, name)
+				}
+			}
+		}
+		if len(names) == 0 {
+			return mod, nil
+		}
+	}
+	for _, name := range names {
+		f := mod.Func(name)
+		if f == nil {
+			errs.Add(diag.Span{}, DiagLiftFunc, "LiftTransformParams: shared_transform names %q, which is not a Relax function of the module (functions: %s)",
+				name, strings.Join(relaxFunctionNames(mod), ", "))
+			continue
+		}
+		n, ok := f.Attrs.Int(ir.AttrNumInput)
+		if !ok {
+			errs.Add(f.Span(), DiagLiftFunc, "LiftTransformParams: shared_transform names %s, which has no num_input attribute to tell its weights", name)
+			continue
+		}
+		if n < 0 || n > int64(len(f.Params)) {
+			errs.Add(f.Span(), DiagLiftNumInput, "LiftTransformParams: %s has num_input %d but %d parameters: num_input must be in [0, %d]",
+				name, n, len(f.Params), len(f.Params))
+		}
+	}
+	if errs.HasErrors() {
+		return nil, errs
+	}
+	return liftShared(mod, names, bundle)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,11 +28,17 @@ import (
 // weights) before, on seeded random arguments. It returns how many
 // functions it checked.
 func liftComputes(t *testing.T, before, after *ir.Module, bundle bool) int {
+	return liftComputesShared(t, before, after, bundle, nil)
+}
+
+// liftComputesShared is liftComputes for shared_transform when shared
+// lists the functions sharing transform_params (nil: none).
+func liftComputesShared(t *testing.T, before, after *ir.Module, bundle bool, shared []string) int {
 	t.Helper()
 	checked := 0
 	for _, name := range before.Names() {
 		f := before.Func(name)
-		if f == nil {
+		if f == nil || (shared != nil && !slices.Contains(shared, name)) {
 			continue
 		}
 		n, ok := f.Attrs.Int(ir.AttrNumInput)
@@ -50,8 +57,12 @@ func liftComputes(t *testing.T, before, after *ir.Module, bundle bool) int {
 		if bundle {
 			targs = []op.Value{op.Tuple(weights)}
 		}
-		transformed, err := eval.New(after).Call(name+"_transform_params", targs...)
-		require.NoError(t, err, "%s_transform_params", name)
+		transform := name + "_transform_params"
+		if shared != nil {
+			transform = "transform_params"
+		}
+		transformed, err := eval.New(after).Call(transform, targs...)
+		require.NoError(t, err, "%s", transform)
 		fields, ok := transformed.(op.Tuple)
 		require.True(t, ok, "%s_transform_params returns a tuple", name)
 		margs := append(append([]op.Value{}, args[:n]...), fields...)
@@ -84,13 +95,34 @@ func TestLiftTransformParamsComputes(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, checked, 10, "functions checked")
+
+	for dir, shared := range map[string][]string{
+		"LiftTransformParams/shared":      {"func1", "func2"},
+		"LiftTransformParams/shared_list": {"func1", "func2"},
+	} {
+		inputs, err := passtest.Inputs("../testdata/passes/" + dir)
+		require.NoError(t, err)
+		n := 0
+		for _, path := range inputs {
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			if strings.Contains(string(src), "# want") {
+				continue
+			}
+			before := evaltest.Parse(t, path, string(src))
+			res := passtest.Execute(barrier.Registry, path, src, goldens[dir], passtest.Options{})
+			require.NoError(t, res.Err)
+			n += liftComputesShared(t, before, res.Output, true, shared)
+		}
+		assert.GreaterOrEqual(t, n, 2, "%s: functions checked", dir)
+	}
 }
 
 // TestLiftTransformParamsTwice: a second round lifts nothing new, composes
 // its transform function after the first (TVM's
 // test_lift_transform_is_idempotent) and still computes the original.
 func TestLiftTransformParamsTwice(t *testing.T) {
-	for _, spec := range []string{"LiftTransformParams", "LiftTransformParams{bundle_params=false}"} {
+	for _, spec := range []string{"LiftTransformParams", "LiftTransformParams{bundle_params=false}", "LiftTransformParams{shared_transform=true}"} {
 		t.Run(spec, func(t *testing.T) {
 			path := "../testdata/passes/LiftTransformParams/lora.tvms"
 			src, err := os.ReadFile(path)
@@ -101,7 +133,11 @@ func TestLiftTransformParamsTwice(t *testing.T) {
 			twice, err := runPipeline(t, spec, once)
 			require.NoError(t, err)
 			assert.Equal(t, 2, twice.Len(), "functions after two rounds")
-			liftComputes(t, before, twice, spec == "LiftTransformParams")
+			var shared []string
+			if strings.Contains(spec, "shared") {
+				shared = []string{"main"}
+			}
+			assert.Equal(t, 1, liftComputesShared(t, before, twice, !strings.Contains(spec, "bundle_params=false"), shared))
 		})
 	}
 }
