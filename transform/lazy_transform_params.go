@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/phasec/phasec/diag"
@@ -350,10 +351,8 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 			}
 			out = append(out, fetchInto(v, packedCall(fget, indexValue(get.Index)))...)
 		} else {
-			for _, w := range weights { // in parameter order
-				if free[w] {
-					fetch(w)
-				}
+			for _, w := range weightsIn(free, weightIndex) { // parameter order
+				fetch(w)
 			}
 			out = append(out, b)
 		}
@@ -374,11 +373,8 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 		}
 		result = ir.NewTuple()
 	} else {
-		free := freeVars(result)
-		for _, w := range weights {
-			if free[w] {
-				fetch(w)
-			}
+		for _, w := range weightsIn(freeVars(result), weightIndex) {
+			fetch(w)
 		}
 	}
 	body := &ir.SeqExpr{Blocks: []*ir.BindingBlock{{Bindings: out}}, Body: result}
@@ -419,9 +415,8 @@ func lazyGetInput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, di
 	fetched := map[*ir.Var]*ir.Var{}
 	fetches := func(e ir.Expr, dataflow bool) []ir.Binding {
 		var out []ir.Binding
-		free := freeVars(e)
-		for _, w := range f.Params[n:] { // parameter order
-			if !free[w] || fetched[w] != nil {
+		for _, w := range weightsIn(freeVars(e), weightIndex) { // parameter order
+			if fetched[w] != nil {
 				continue
 			}
 			v := ir.NewVar(w.Name, w.StructInfo())
@@ -531,4 +526,18 @@ func lazySetOutput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, d
 	nf := &ir.Function{Params: params, Body: body, Pure: false, Attrs: attrs.Without(ir.AttrForcePure)}
 	nf.SetSpan(f.Span())
 	return ir.NormalizeFunction(mod, nf)
+}
+
+// weightsIn returns the weights among free in parameter order: the cost
+// is that of free, not of the parameter list (a binding uses few of
+// possibly many weights).
+func weightsIn(free map[*ir.Var]bool, index map[*ir.Var]int) []*ir.Var {
+	var ws []*ir.Var
+	for v := range free {
+		if _, ok := index[v]; ok {
+			ws = append(ws, v)
+		}
+	}
+	slices.SortFunc(ws, func(a, b *ir.Var) int { return index[a] - index[b] })
+	return ws
 }

@@ -15,11 +15,14 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/op"
+	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
+	"github.com/phasec/phasec/transform"
 	"github.com/phasec/phasec/vm"
 )
 
@@ -366,5 +369,42 @@ func TestLazyCallbacksOnTheVM(t *testing.T) {
 			}
 			require.NoError(t, eval.Compare(got, want, eval.Float32Tol))
 		})
+	}
+}
+
+// lazyChain is a weight transform of n weights: n bindings each doubling
+// one weight, all of them outputs.
+func lazyChain(n int) *ir.Module {
+	var b strings.Builder
+	b.WriteString("@I.ir_module\nclass Module:\n    @R.function\n    def main_transform_params(")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "w%d: R.Tensor((2,), \"float32\")", i)
+	}
+	b.WriteString("):\n        with R.dataflow():\n")
+	for i := range n {
+		fmt.Fprintf(&b, "            t%d = R.add(w%d, w%d)\n", i, i, i)
+	}
+	b.WriteString("            gv = (")
+	for i := range n {
+		fmt.Fprintf(&b, "t%d, ", i)
+	}
+	b.WriteString(")\n            R.output(gv)\n        return gv\n")
+	return irgen.MustNormalize(mustParse(b.String()))
+}
+
+// BenchmarkLazyPasses: 10k and 100k weights, bindings and outputs.
+func BenchmarkLazyPasses(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		mod := lazyChain(n)
+		for _, p := range []*passes.Pass{transform.LazyTransformParams, transform.LazyGetInput, transform.LazySetOutput} {
+			b.Run(fmt.Sprintf("%s/bindings=%d", p.Name(), n), func(b *testing.B) {
+				cpu0 := cpuTime()
+				defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
+				bench(b, p, mod)
+			})
+		}
 	}
 }
