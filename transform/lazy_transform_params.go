@@ -73,7 +73,10 @@ var LazyTransformParams = passes.Define(passes.Info{
 	return out, nil
 }))
 
-// LazyGetInput is TVM's LazyGetInput (see above): every public function's
+// LazyGetInput is TVM's LazyGetInput (see above). It rewrites the public
+// functions whose name ends in transform_params (every public function,
+// as TVM, with every_public_function=true: the default keeps it from
+// changing the signature of a model's main): each one's
 // weights (the parameters after num_input, all of them when it has none)
 // are replaced by one parameter fget_param: R.Callable([R.Prim("int64"),
 // R.Object], R.Object) after the inputs, and each weight is fetched with
@@ -91,8 +94,11 @@ var LazyGetInput = passes.Define(passes.Info{
 	Requires: map[phase.Property]string{
 		phase.Normalized: "it places the fetches between the top-level bindings, assuming A-normal form",
 	},
+	Options: []passes.Option{
+		{Name: "every_public_function", Type: passes.Bool, Default: false, Doc: "rewrite every public function, as TVM does; false (the default): only those whose name ends in transform_params, what LiftTransformParams makes"},
+	},
 }, passes.Functions(func(env *passes.Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
-	if !ir.IsPublic(f) {
+	if !ir.IsPublic(f) || !(env.Options().Bool("every_public_function") || strings.HasSuffix(name, liftSuffix)) {
 		return f, nil
 	}
 	out, errs := lazyGetInput(mod, name, f)
@@ -102,8 +108,9 @@ var LazyGetInput = passes.Define(passes.Info{
 	return out, nil
 }))
 
-// LazySetOutput is TVM's LazySetOutput (see above): every public function
-// gets a parameter fset_output: R.Callable([R.Prim("int64"), R.Object],
+// LazySetOutput is TVM's LazySetOutput (see above). It rewrites the public
+// functions whose name ends in transform_params (every public function,
+// as TVM, with every_public_function=true); each one gets a parameter fset_output: R.Callable([R.Prim("int64"), R.Object],
 // R.Tuple([]), purity=False), after its inputs when it has num_input (which
 // grows by one), else last, and hands each output to it instead of
 // returning it: the fields of a tuple literal result, or the result itself
@@ -119,8 +126,11 @@ var LazySetOutput = passes.Define(passes.Info{
 	Requires: map[phase.Property]string{
 		phase.Normalized: "it places the callbacks after the bindings of the outputs, assuming A-normal form",
 	},
+	Options: []passes.Option{
+		{Name: "every_public_function", Type: passes.Bool, Default: false, Doc: "rewrite every public function, as TVM does; false (the default): only those whose name ends in transform_params, what LiftTransformParams makes"},
+	},
 }, passes.Functions(func(env *passes.Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
-	if !ir.IsPublic(f) {
+	if !ir.IsPublic(f) || !(env.Options().Bool("every_public_function") || strings.HasSuffix(name, liftSuffix)) {
 		return f, nil
 	}
 	out, errs := lazySetOutput(mod, name, f)
