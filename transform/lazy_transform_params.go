@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -284,6 +285,20 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 			}
 		}
 	}
+	// A result that is the weights' tuple itself (an identity transform)
+	// or another tuple-valued var: each field is handed over at the end.
+	var identity []ir.Binding
+	if rt, ok := seq.Body.StructInfo().(*ir.TupleInfo); ok && fields == nil && fset != "" {
+		for i := range rt.Fields {
+			if seq.Body == tupleParam {
+				v := ir.NewVar(fmt.Sprintf("%s_%d", tupleParam.Name, i), rt.Fields[i])
+				identity = append(identity, fetchInto(v, packedCall(fget, indexValue(i)))...)
+				fields = append(fields, v)
+			} else {
+				fields = append(fields, &ir.TupleGetItem{Tuple: seq.Body, Index: i})
+			}
+		}
+	}
 	if fset != "" && fields == nil {
 		errs.Add(f.Span(), DiagLazyShape, "%s returns %s, not a tuple: the outputs cannot be handed to %s(i, value)",
 			name, seq.Body.StructInfo(), fset)
@@ -373,6 +388,7 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	if errs.HasErrors() {
 		return nil, errs
 	}
+	out = append(out, identity...)
 	for _, h := range handAtEnd {
 		hand(h)
 	}
