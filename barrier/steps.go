@@ -84,6 +84,12 @@ func allPasses() []*passes.Pass {
 		transform.CombineParallelMatmul,
 		transform.FuseTransposeMatmul,
 		transform.ToMixedPrecision,
+		transform.LiftTransformParams,
+		transform.LazyTransformParams,
+		transform.LazyGetInput,
+		transform.LazySetOutput,
+		transform.UpdateParamStructInfo,
+		transform.SpecializePrimFuncBasedOnCallSite,
 	)
 	return all
 }

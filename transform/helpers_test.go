@@ -91,6 +91,19 @@ var goldens = map[string]string{
 	"ToMixedPrecision/convert_sig":               `ToMixedPrecision{out_dtype=float16,fp16_input_names=["w","bias"]}`,
 	"ToMixedPrecision/bfloat16":                  "ToMixedPrecision{storage_dtype=bfloat16}",
 	"ToMixedPrecision/bad_input_name":            `ToMixedPrecision{fp16_input_names=["wx"]}`,
+	"LiftTransformParams":                        "LiftTransformParams",
+	"LiftTransformParams/unbundled":              "LiftTransformParams{bundle_params=false}",
+	"LiftTransformParams/shared":                 "LiftTransformParams{shared_transform=true}",
+	"LiftTransformParams/shared_list":            `LiftTransformParams{shared_transform=["func1","func2"]}`,
+	"LiftTransformParams/shared_bad_name":        `LiftTransformParams{shared_transform=["func1","func9"]}`,
+	"LazyTransformParams":                        "LazyTransformParams",
+	"LazyTransformParams/get_item_only":          `LazyTransformParams{fset_item=""}`,
+	"LazyGetInput":                               "LazyGetInput",
+	"LazySetOutput":                              "LazySetOutput",
+	"SpecializePrimFuncBasedOnCallSite":          "SpecializePrimFuncBasedOnCallSite",
+	"UpdateParamStructInfo":                      `UpdateParamStructInfo{sinfo={"A": "R.Tensor(('n',), 'float32')", "B": "R.Tensor(('n',), 'float32')"}}`,
+	"UpdateParamStructInfo/batch":                `UpdateParamStructInfo{sinfo={"x": "R.Tensor(('n', 'k'), 'float32')"}}`,
+	"UpdateParamStructInfo/bad_name":             `UpdateParamStructInfo{sinfo={"y": "R.Tensor((4,), 'float32')"}}`,
 }
 
 // TestGoldens runs each golden directory's pipeline on its inputs (TVM's
@@ -109,6 +122,11 @@ func TestGoldens(t *testing.T) {
 var checkedOnTheVM = map[string]string{
 	"RunCodegen":            "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
 	"SplitCallTIRByPattern": "its outputs call phasec_blas GEMMs only the VM links; TestSplitCallTIRByPatternRunsOnTheVM runs them on the VM against the evaluator",
+	"RunCodegen":          "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
+	"LazyTransformParams": "its outputs call get_item/set_item: TestLazyPassesCompute runs them with Go callbacks on the evaluator and the VM",
+	"LazyGetInput":        "its outputs take a callback: TestLazyPassesCompute passes a Go one",
+	"LazySetOutput":       "its outputs take a callback: TestLazyPassesCompute passes a Go one",
+	"LiftTransformParams": "it changes the signatures: TestLiftTransformParamsComputes checks name(inputs, *name_transform_params(weights)) against the original",
 }
 
 // TestGoldensCompute is the semantic oracle on the golden inputs: every

@@ -95,7 +95,7 @@ codegen: barrier, eval, syntax, vm/loader;
 eval: syntax;
 htmlview: barrier, syntax;
 lower: ir/irgen, syntax;
-transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest, semcheck;
+transform: barrier, syntax, syntax/printer, ir/irgen, eval/evaltest, passes/passtest, semcheck, vm;
 syntax: ir/irgen, syntax/printer;
 syntax/printer: ir/irgen, syntax;
 wellformed: ir/irgen, syntax, syntax/printer;
