@@ -122,11 +122,10 @@ func TestGoldens(t *testing.T) {
 var checkedOnTheVM = map[string]string{
 	"RunCodegen":            "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
 	"SplitCallTIRByPattern": "its outputs call phasec_blas GEMMs only the VM links; TestSplitCallTIRByPatternRunsOnTheVM runs them on the VM against the evaluator",
-	"RunCodegen":          "its outputs call external modules only the VM links; codegen's TestOffloadAgreesWithEvaluator runs them on the VM against the evaluator",
-	"LazyTransformParams": "its outputs call get_item/set_item: TestLazyPassesCompute runs them with Go callbacks on the evaluator and the VM",
-	"LazyGetInput":        "its outputs take a callback: TestLazyPassesCompute passes a Go one",
-	"LazySetOutput":       "its outputs take a callback: TestLazyPassesCompute passes a Go one",
-	"LiftTransformParams": "it changes the signatures: TestLiftTransformParamsComputes checks name(inputs, *name_transform_params(weights)) against the original",
+	"LazyTransformParams":   "its outputs call get_item/set_item: TestLazyPassesCompute runs them with Go callbacks on the evaluator and the VM",
+	"LazyGetInput":          "its outputs take a callback: TestLazyPassesCompute passes a Go one",
+	"LazySetOutput":         "its outputs take a callback: TestLazyPassesCompute passes a Go one",
+	"LiftTransformParams":   "it changes the signatures: TestLiftTransformParamsComputes checks name(inputs, *name_transform_params(weights)) against the original",
 }
 
 // TestGoldensCompute is the semantic oracle on the golden inputs: every
