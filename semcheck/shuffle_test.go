@@ -39,6 +39,9 @@ func optimizationPasses(reg *passes.Registry) []string {
 	var out []string
 	for _, p := range reg.Passes() {
 		in := p.Info()
+		if _, ok := notShuffled[p.Name()]; ok {
+			continue
+		}
 		if in.AlwaysRun || in.Leaves != passes.Unchanged || in.Horizon() > phase.Optimize ||
 			!in.AcceptsPhase(phase.Ingest) && !in.AcceptsPhase(phase.Optimize) {
 			continue
@@ -52,6 +55,19 @@ func optimizationPasses(reg *passes.Registry) []string {
 		out = append(out, p.Name())
 	}
 	return out
+}
+
+// notShuffled are the passes the random orders and pipeline searches leave
+// out, each with the reason: a semantic oracle that runs the public
+// functions on the same arguments before and after cannot judge a pass
+// that changes their signatures, and some need a module written for them.
+var notShuffled = map[string]string{
+	"LiftTransformParams":   "the public functions take the transformed weights after it (its own tests check transform then main)",
+	"LazyTransformParams":   "its transform function takes get_item/set_item callbacks after it",
+	"LazyGetInput":          "its functions take a get-input callback after it",
+	"LazySetOutput":         "its functions take a set-output callback after it",
+	"UpdateParamStructInfo": "it changes parameter struct info as its options say; with none it does nothing",
+	"Gradient":              "it needs a function whose result is a scalar loss (func_name); other modules are refused (OPT302)",
 }
 
 // runWithDefaults keeps the passes that run with their default options
@@ -189,7 +205,7 @@ func TestShuffledPipelinesKeepResults(t *testing.T) {
 				strings.Join(shuffle(rng, lowerSteps), ",") + ",lower," + strings.Join(shuffle(rng, buildSteps), ",")
 			p, diags := testPasses.ParseAndBuild("pipeline", spec)
 			require.Empty(t, diags)
-			c := &Checker{Inputs: Inputs{Seed: 1, Dim: 3}}
+			c := &Checker{Inputs: Inputs{Seed: 1, Dim: 3, TolFor: HalfComputeTol}}
 			require.NoError(t, c.Reference(mod))
 			w, last := &watch{}, &lastProps{}
 			pc := passes.NewPassContext()
