@@ -153,6 +153,8 @@ func PhasesDoc() string {
 		w("\n")
 	}
 
+	optimizePhaseSection(w)
+
 	w("## Passes\n\n")
 	w("Every pass also needs WellFormed. *Horizon* is the latest phase the contract names; the pass keeps the properties of phases up to it ")
 	w("(plus those it preserves, minus those it invalidates) and drops the rest (see [Adding a pass](#adding-a-pass)).\n\n")
@@ -271,4 +273,63 @@ func leaves(p phase.Phase) string {
 		return "—"
 	}
 	return p.String()
+}
+
+// parameterTransformations and kernelTransformations are the model
+// transformations whose contracts do not place them (they take any
+// module), named for the Optimize-phase section of PHASES.md.
+var (
+	parameterTransformations = map[string]bool{"LiftTransformParams": true, "LazyTransformParams": true, "LazyGetInput": true,
+		"LazySetOutput": true, "UpdateParamStructInfo": true, "SpecializePrimFuncBasedOnCallSite": true}
+	kernelTransformations = map[string]bool{"AlterOpImpl": true, "SplitCallTIRByPattern": true}
+)
+
+// optimizePhaseSection writes the Optimize phase's passes as four
+// families, derived from the registry, in the order a pipeline runs them,
+// with the reasons for that order.
+func optimizePhaseSection(w func(format string, args ...any)) {
+	inGroup := map[string]bool{}
+	for _, g := range Groups() {
+		for _, m := range g.Members {
+			inGroup[m] = true
+		}
+	}
+	inBarrier := map[string]bool{}
+	for _, b := range Barriers() {
+		inBarrier[b.Name] = true
+		for _, st := range b.Steps {
+			inBarrier[st.Name()] = true
+		}
+	}
+	var model, anyForm, afterLegal, general []string
+	for _, p := range Registry.Passes() {
+		in := p.Info()
+		switch {
+		case inGroup[p.Name()] || in.AlwaysRun || in.Leaves != passes.Unchanged:
+		case !in.PrecededProps().IsEmpty():
+			model = append(model, "`"+p.Name()+"`")
+		case parameterTransformations[p.Name()]:
+			anyForm = append(anyForm, "`"+p.Name()+"`")
+		case in.RequiredProps().Has(phase.NoPrimitiveFunctions) && kernelTransformations[p.Name()]:
+			afterLegal = append(afterLegal, "`"+p.Name()+"`")
+		case in.Horizon() <= phase.Optimize && (in.AcceptsPhase(phase.Optimize) || in.AcceptsPhase(phase.Ingest)) && !inBarrier[p.Name()]:
+			general = append(general, "`"+p.Name()+"`")
+		}
+	}
+	var fixpoint []string
+	for _, st := range optimizeSteps {
+		fixpoint = append(fixpoint, "`"+st.Name()+"`")
+	}
+	w("## The Optimize phase's passes\n\n")
+	w("The Optimize phase's passes fall into four families, which a pipeline runs in this order (`canonicalize`, model transformations, offload, `optimize`, `lower`, `build`):\n\n")
+	w("1. **Model transformations** (%s): they rewrite high-level ops (layouts, dtypes, weights, matmul and convolution forms, gradients), ", strings.Join(model, ", "))
+	w("so each declares `Precedes` Legalized (see the pass table's *not yet* column) and runs before `optimize`: at opt level 2 and above the optimize barrier legalizes and fuses, ")
+	w("and the static check rejects a model transformation after it (CHK005) naming the step that legalized. Among themselves they commute as far as the contracts know; ")
+	w("the useful order is the one TVM's users follow: parameter lifting and layout conversion first, then folding (FoldBatchnormToConv2D needs the conv and batch norm in one layout), then mixed precision, then Gradient on the final forward function. ")
+	w("The transformations of parameters and signatures (%s) take high-level and legalized modules alike and run anywhere before `lower`; ", strings.Join(anyForm, ", "))
+	w("those of kernels (%s) need the `call_tir` PrimFuncs that LegalizeOps makes, so they run after `optimize` (or LegalizeOps) and before `lower`.\n", strings.Join(afterLegal, ", "))
+	w("2. **Offload** (the `offload` group, below): FuseOpsByPattern's patterns match high-level ops, so it runs before legalization too; RunCodegen closes the group, and the kernels it leaves are external, untouched by fusion.\n")
+	w("3. **General optimizations**: the optimize barrier runs %s to a fixpoint; %s run on demand. They keep every Ingest invariant and may run anywhere in Ingest and Optimize.\n", strings.Join(fixpoint, ", "), strings.Join(general, ", "))
+	w("4. **Fusion** (the `fusion` group, below): the optimize barrier runs it last at opt level 2 and above, after LegalizeOps, because FuseOps groups `call_tir` kernels by the op patterns of their PrimFuncs. ")
+	w("It leaves a legalized module, so after it only the kernel transformations and the lower barrier follow.\n\n")
 }
