@@ -262,6 +262,9 @@ func TestEvalGatherElementsAndPRelu(t *testing.T) {
 	assert.Equal(t, []float64{1, 1, 4, 3}, elems(g))
 	_, err := evalCall(t, GatherElements, ir.Attrs{"axis": int64(0)}, x, tens(t, ir.Int64, []int64{1, 2}, 2, 0))
 	require.ErrorContains(t, err, "index 2 is out of range for axis 0 of length 2")
+	// Every later bad index too is an error, never an out-of-range read.
+	_, err = evalCall(t, GatherElements, ir.Attrs{"axis": int64(0)}, x, tens(t, ir.Int64, []int64{2, 2}, -7, 5, -9, 3))
+	require.ErrorContains(t, err, "index -7 is out of range for axis 0 of length 2")
 	p := evalT(t, PRelu, ir.Attrs{"axis": int64(1)}, tens(t, ir.Float32, []int64{2, 2}, -1, -2, 3, -4), tens(t, ir.Float32, []int64{2}, 0.5, 2))
 	assert.Equal(t, []float64{-0.5, -4, 3, -8}, elems(p))
 	w := evalT(t, WrapParam, ir.Attrs{"dtype": ir.Float64}, x)

@@ -666,9 +666,11 @@ func newGatherElementsOp() Def {
 			if j < 0 {
 				j += n
 			}
-			if (j < 0 || j >= n) && bad == nil {
-				bad = opErrorf(op, "index %d is out of range for axis %d of length %d", ind.i[flatIndex(idx, ind.shape)], axis, n)
-				j = 0
+			if j < 0 || j >= n {
+				if bad == nil {
+					bad = opErrorf(op, "index %d is out of range for axis %d of length %d", ind.i[flatIndex(idx, ind.shape)], axis, n)
+				}
+				j = 0 // reported; keep reading in bounds
 			}
 			copy(in, idx)
 			in[axis] = j
