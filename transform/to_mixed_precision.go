@@ -473,8 +473,9 @@ func (m *mixer) binding(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 	}
 	vb, ok := bind.(*ir.VarBinding)
 	if !ok {
-		// A match_cast checks the value as it was.
-		m.reEmit(bind, m.castBack(value))
+		// A match_cast checks the value as it was; a cast back is bound
+		// to a var first (A-normal form: a match_cast's value is a leaf).
+		m.reEmit(bind, m.rw.B.NormalizeArgument(m.castBack(value)))
 		return true
 	}
 	switch v := value.(type) {

@@ -20,6 +20,7 @@ import (
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/transform"
+	"github.com/phasec/phasec/wellformed"
 )
 
 // A module with nothing to convert (already float16, no MixedAlways op)
@@ -213,4 +214,16 @@ func BenchmarkToMixedPrecision(b *testing.B) {
 			b.Fatal("nothing converted", err)
 		}
 	})
+}
+
+// A match_cast of a value stored in float16 checks the float32 cast back,
+// bound to a var first: the output stays in A-normal form (WF023 found
+// by the contract audit on ConvertLayout's test_conv2d_matchcast_bias).
+func TestToMixedPrecisionMatchCastStaysNormalized(t *testing.T) {
+	mod := parseFile(t, "../testdata/passes/ToMixedPrecision/match_cast.tvms")
+	out, err := transform.MixedPrecision(mod, "float32", "float16", nil)
+	require.NoError(t, err)
+	require.NotSame(t, mod, out)
+	errs := wellformed.CheckProperties(out, phase.Ingest.Invariants())
+	assert.False(t, errs.HasErrors(), "%v", errs)
 }

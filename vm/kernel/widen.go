@@ -241,8 +241,12 @@ func widen(f *ir.PrimFunc) (*ir.PrimFunc, []halfParam) {
 			if !isCast || keepRounding[st.Buffer] {
 				return s
 			}
+			// Only a float32 value rounds to 16 bits as the copy back
+			// rounds it: a float64 (or integer) value stored unrounded
+			// would give the float32 buffer a value of another type, and
+			// rounding it through float32 first is a double rounding.
 			inner, isCast := outer.Value.(*ir.Cast)
-			if !isCast || !isHalf(inner.Type) {
+			if !isCast || !isHalf(inner.Type) || inner.Value.DType() != outer.Type {
 				return s
 			}
 			n := &ir.BufferStore{Buffer: st.Buffer, Value: inner.Value, Indices: st.Indices}

@@ -48,6 +48,20 @@ const widenFuncs = `
                 with T.init():
                     O[vi, vj] = T.float16(0)
                 O[vi, vj] = O[vi, vj] + A[vi, vk] * B[vk, vj]
+
+    @T.prim_func(private=True)
+    def cast_f64_f16(A: T.Buffer((T.int64(3), T.int64(5)), "float64"), O: T.Buffer((T.int64(3), T.int64(5)), "float16")):
+        for i, j in T.grid(T.int64(3), T.int64(5)):
+            with T.block("cast"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                O[vi, vj] = T.Cast("float16", A[vi, vj])
+
+    @T.prim_func(private=True)
+    def cast_f16_f64(A: T.Buffer((T.int64(3), T.int64(5)), "float16"), O: T.Buffer((T.int64(3), T.int64(5)), "float64")):
+        for i, j in T.grid(T.int64(3), T.int64(5)):
+            with T.block("cast"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                O[vi, vj] = T.Cast("float64", A[vi, vj])
 `
 
 // TestWidenedKernelsAgree: a kernel over float16 buffers whose 16-bit
@@ -81,4 +95,17 @@ func TestWidenedKernelDoesNotAllocate(t *testing.T) {
 	require.NoError(t, k.Call(args))
 	allocs := testing.AllocsPerRun(20, func() { _ = k.Call(args) })
 	assert.Zero(t, allocs)
+}
+
+// TestWidenFloat16CastFromFloat64: a cast between float64 and float16
+// (ONNX Cast DOUBLE -> FLOAT16) compiles (its twin stored the float64 value
+// into the float32 scratch, and a fast path over float32 data panicked) and
+// computes what the reference computes: float64 rounded once to float16,
+// not twice through float32.
+func TestWidenFloat16CastFromFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, name := range []string{"cast_f64_f16", "cast_f16_f64"} {
+		f := parseFunc(t, widenFuncs, name)
+		checkAll(t, f, makeArgs(t, f, nil, rng))
+	}
 }
