@@ -569,8 +569,18 @@ func composeTransforms(mod *ir.Module, name string, first, second *ir.Function, 
 		}
 		binds = append(binds, ir.NewMatchCast(p, s1.Body, p.StructInfo()))
 	case len(second.Params) == len(res.Fields):
+		// A-normal form: match_cast takes a var or a leaf, so each field is
+		// projected into a var of its own first (or taken from a tuple literal).
 		for i, p := range second.Params {
-			binds = append(binds, ir.NewMatchCast(p, &ir.TupleGetItem{Tuple: s1.Body, Index: i}, p.StructInfo()))
+			var field ir.Expr
+			if t, ok := s1.Body.(*ir.Tuple); ok {
+				field = t.Fields[i]
+			} else {
+				item := ir.NewVar(p.Name, res.Fields[i])
+				binds = append(binds, ir.NewVarBinding(item, &ir.TupleGetItem{Tuple: s1.Body, Index: i}))
+				field = item
+			}
+			binds = append(binds, ir.NewMatchCast(p, field, p.StructInfo()))
 		}
 	default:
 		errs.Add(first.Span(), DiagLiftTaken, "LiftTransformParams: the module's %s returns %d values where the new transform function takes %d parameters; they cannot be composed",
