@@ -361,6 +361,44 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 			out = append(out, ir.NewVarBinding(ir.NewVar("_", nil), packedCall(fset, indexValue(i), v)))
 		}
 	}
+	// A weight whose struct info is the only definition of a symbolic
+	// variable (params: R.Tuple(..., R.Shape(["k"])) with k used in the
+	// body) is fetched first, whether or not it is read: its match_cast
+	// defines the variable before any use.
+	defined := map[*ir.PrimVar]bool{}
+	for _, p := range f.Params[:n] {
+		for _, sv := range ir.DefinableSymVars(p.StructInfo()) {
+			defined[sv] = true
+		}
+	}
+	early := map[int]*ir.Var{} // tuple field -> the var fetched first
+	definesNew := func(si ir.StructInfo) bool {
+		fresh := false
+		for _, sv := range ir.DefinableSymVars(si) {
+			if !defined[sv] {
+				defined[sv], fresh = true, true
+			}
+		}
+		return fresh
+	}
+	if tupleParam != nil {
+		for i, fi := range tupleParam.StructInfo().(*ir.TupleInfo).Fields {
+			if definesNew(fi) {
+				v := readerOf(binds, tupleParam, i) // the weight's own name when read
+				if v == nil {
+					v = ir.NewVar(fmt.Sprintf("%s_%d", tupleParam.Name, i), fi)
+				}
+				out = append(out, fetchInto(v, packedCall(fget, indexValue(i)))...)
+				early[i] = v
+			}
+		}
+	} else {
+		for _, w := range weights {
+			if definesNew(w.StructInfo()) {
+				fetch(w)
+			}
+		}
+	}
 	for i, b := range binds {
 		if b == outBinding && fset != "" {
 			continue
@@ -374,7 +412,13 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 					name, tupleParam.Name, tupleParam.Name)
 				continue
 			}
-			out = append(out, fetchInto(v, packedCall(fget, indexValue(get.Index)))...)
+			if ev, ok := early[get.Index]; ok {
+				if ev != v {
+					out = append(out, ir.NewVarBinding(v, ev))
+				}
+			} else {
+				out = append(out, fetchInto(v, packedCall(fget, indexValue(get.Index)))...)
+			}
 		} else {
 			for _, w := range weightsIn(free, weightIndex) { // parameter order
 				fetch(w)
@@ -410,6 +454,19 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	}
 	nf.SetSpan(f.Span())
 	return ir.NormalizeFunction(mod, nf)
+}
+
+// readerOf returns the var of the first binding among binds that reads
+// tuple[index], nil when none does.
+func readerOf(binds []ir.Binding, tuple *ir.Var, index int) *ir.Var {
+	for _, b := range binds {
+		if vb, ok := b.(*ir.VarBinding); ok {
+			if get, ok := vb.Value.(*ir.TupleGetItem); ok && get.Tuple == tuple && get.Index == index {
+				return vb.Var
+			}
+		}
+	}
+	return nil
 }
 
 func containsVar(vs []*ir.Var, v *ir.Var) bool {

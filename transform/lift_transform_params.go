@@ -545,6 +545,14 @@ func composeTransforms(mod *ir.Module, name string, first, second *ir.Function, 
 	if ok1 {
 		res, _ = s1.Body.StructInfo().(*ir.TupleInfo)
 	}
+	if !first.Pure {
+		// A lazy transform (LazyTransformParams) hands its outputs to
+		// callbacks and returns nothing; the composition would read its
+		// empty result as the weights and call impure callbacks from a pure
+		// function.
+		errs.Add(first.Span(), DiagLiftTaken, "LiftTransformParams: the module's %s is impure (a lazy transform handing its outputs to callbacks); it cannot be composed with the new transform function: lift before LazyTransformParams", name)
+		return nil, errs
+	}
 	if !ok1 || !ok2 || res == nil {
 		errs.Add(first.Span(), DiagLiftTaken, "LiftTransformParams: the module's %s does not return a tuple of weights; it cannot be composed with the new transform function", name)
 		return nil, errs
@@ -554,10 +562,25 @@ func composeTransforms(mod *ir.Module, name string, first, second *ir.Function, 
 	case bundle:
 		// The bundled form: second's one tuple parameter is first's result.
 		p := second.Params[0]
+		if pt, ok := p.StructInfo().(*ir.TupleInfo); ok && len(pt.Fields) != len(res.Fields) {
+			errs.Add(first.Span(), DiagLiftTaken, "LiftTransformParams: the module's %s returns %d values where the new transform function takes %d weights; they cannot be composed",
+				name, len(res.Fields), len(pt.Fields))
+			return nil, errs
+		}
 		binds = append(binds, ir.NewMatchCast(p, s1.Body, p.StructInfo()))
 	case len(second.Params) == len(res.Fields):
+		// A-normal form: match_cast takes a var or a leaf, so each field is
+		// projected into a var of its own first (or taken from a tuple literal).
 		for i, p := range second.Params {
-			binds = append(binds, ir.NewMatchCast(p, &ir.TupleGetItem{Tuple: s1.Body, Index: i}, p.StructInfo()))
+			var field ir.Expr
+			if t, ok := s1.Body.(*ir.Tuple); ok {
+				field = t.Fields[i]
+			} else {
+				item := ir.NewVar(p.Name, res.Fields[i])
+				binds = append(binds, ir.NewVarBinding(item, &ir.TupleGetItem{Tuple: s1.Body, Index: i}))
+				field = item
+			}
+			binds = append(binds, ir.NewMatchCast(p, field, p.StructInfo()))
 		}
 	default:
 		errs.Add(first.Span(), DiagLiftTaken, "LiftTransformParams: the module's %s returns %d values where the new transform function takes %d parameters; they cannot be composed",

@@ -148,13 +148,18 @@ func (s *specializer) call(e ir.Expr) ir.Expr {
 		}
 	}
 	key := specializeKey(gv.Name, infos)
+	npf, err := specializePrimFunc(pf, infos, names)
+	if err != nil {
+		s.errs.Add(c.Span(), DiagSpecializeMismatch, "SpecializePrimFuncBasedOnCallSite: the call of %s: %v", gv.Name, err)
+		return e
+	}
+	if npf == nil {
+		// The call site cannot be specialized without contradicting its
+		// own struct info: it keeps calling the PrimFunc as written.
+		key, npf = gv.Name+"|unspecialized", pf
+	}
 	target, ok := s.byKey[key]
 	if !ok {
-		npf, err := specializePrimFunc(pf, infos, names)
-		if err != nil {
-			s.errs.Add(c.Span(), DiagSpecializeMismatch, "SpecializePrimFuncBasedOnCallSite: the call of %s: %v", gv.Name, err)
-			return e
-		}
 		name := gv.Name
 		if s.named[gv.Name] {
 			name = s.out.UniqueName(gv.Name)
@@ -190,7 +195,12 @@ func specializeKey(callee string, infos []*ir.TensorInfo) string {
 }
 
 // specializePrimFunc declares pf's first len(infos) buffers from infos
-// and binds the symbolic dimensions they fix.
+// and binds the symbolic dimensions they fix. It returns nil without an
+// error when one call-site buffer fixes a PrimFunc variable that another
+// leaves symbolic: the specialized buffer would be constant where the call
+// site's struct info is symbolic, a signature the call no longer provably
+// matches (addone(A: (n, m)) -> B: (n, m) called on a 4x4 constant with
+// out_sinfo (n, 4)).
 func specializePrimFunc(pf *ir.PrimFunc, infos []*ir.TensorInfo, names []string) (*ir.PrimFunc, error) {
 	if len(infos) > len(pf.Params) {
 		return nil, fmt.Errorf("it passes %d tensors, the PrimFunc takes %d parameters", len(infos), len(pf.Params))
@@ -240,6 +250,21 @@ func specializePrimFunc(pf *ir.PrimFunc, infos []*ir.TensorInfo, names []string)
 			nb.Scope = t.VDevice.Scope
 		}
 		bufs[old] = &nb
+	}
+	for i, t := range infos {
+		dims, ok := t.Dims()
+		if !ok {
+			continue
+		}
+		old := pf.BufferMap[pf.Params[i]]
+		for j, d := range dims {
+			if _, isConst := ir.IntValue(d); isConst {
+				continue
+			}
+			if v, ok := old.Shape[j].(*ir.PrimVar); ok && vars[v] != nil {
+				return nil, nil
+			}
+		}
 	}
 	// Every buffer is rewritten consistently: the declared ones, and any
 	// other whose shape names a bound variable.
