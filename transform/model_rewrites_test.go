@@ -19,7 +19,6 @@ import (
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/phase"
-	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/transform"
@@ -190,20 +189,9 @@ func TestFoldBatchnormCNNOnTheVM(t *testing.T) {
 	require.NoError(t, err)
 	foldedVM, err := runPipeline(t, "canonicalize,FoldBatchnormToConv2D,FoldConstant,optimize,lower,build", mod)
 	require.NoError(t, err)
-	for seed := range uint64(3) {
-		args, err := eval.RandomArgs(mod.Func("main"), seed, nil, 3)
-		require.NoError(t, err)
-		want, err := eval.New(mod).Call("main", args...)
-		require.NoError(t, err)
-		plain, err := semcheck.Evaluate(plainVM, "main", args, want)
-		require.NoError(t, err)
-		got, err := semcheck.Evaluate(foldedVM, "main", args, want)
-		require.NoError(t, err)
-		// float32 kernels against each other and against the float64
-		// evaluator: folding reassociates (x*w)*s into x*(w*s).
-		require.NoError(t, eval.Compare(got, plain, eval.Float32Tol), "folded vs unfolded on the VM, seed %d", seed)
-		require.NoError(t, eval.Compare(got, want, eval.Float32Tol), "folded on the VM vs the evaluator, seed %d", seed)
-	}
+	// float32 kernels against each other and against the float64
+	// evaluator: folding reassociates (x*w)*s into x*(w*s).
+	compareBuilds(t, mod, plainVM, foldedVM, eval.Float32Tol)
 }
 
 func countOp(mod *ir.Module, name string) int {

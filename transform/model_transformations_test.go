@@ -47,18 +47,7 @@ func TestModelTransformationsEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	doneVM, err := runPipeline(t, transforms+",optimize,lower,build", mod)
 	require.NoError(t, err)
-	for seed := range uint64(3) {
-		args, err := eval.RandomArgs(mod.Func("main"), seed, nil, 3)
-		require.NoError(t, err)
-		want, err := eval.New(mod).Call("main", args...)
-		require.NoError(t, err)
-		plain, err := semcheck.Evaluate(plainVM, "main", args, want)
-		require.NoError(t, err)
-		got, err := semcheck.Evaluate(doneVM, "main", args, want)
-		require.NoError(t, err)
-		require.NoError(t, eval.Compare(got, plain, eval.Float16Tol), "transformed vs untransformed on the VM, seed %d", seed)
-		require.NoError(t, eval.Compare(got, want, eval.Float16Tol), "transformed on the VM vs the evaluator, seed %d", seed)
-	}
+	compareBuilds(t, mod, plainVM, doneVM, eval.Float16Tol)
 }
 
 // callsOf lists the calls of the op named name in mod's functions.
@@ -87,4 +76,24 @@ func dtypeOf(e ir.Expr) string {
 		return t.DType.String()
 	}
 	return ""
+}
+
+// compareBuilds runs the original module's main on the evaluator and both
+// built modules on the VM, on three random argument sets, and requires the
+// transformed build to agree with the plain one and with the evaluator
+// within tol.
+func compareBuilds(t *testing.T, mod, plainVM, doneVM *ir.Module, tol eval.Tolerance) {
+	t.Helper()
+	for seed := range uint64(3) {
+		args, err := eval.RandomArgs(mod.Func("main"), seed, nil, 3)
+		require.NoError(t, err)
+		want, err := eval.New(mod).Call("main", args...)
+		require.NoError(t, err)
+		plain, err := semcheck.Evaluate(plainVM, "main", args, want)
+		require.NoError(t, err)
+		got, err := semcheck.Evaluate(doneVM, "main", args, want)
+		require.NoError(t, err)
+		require.NoError(t, eval.Compare(got, plain, tol), "transformed vs untransformed on the VM, seed %d", seed)
+		require.NoError(t, eval.Compare(got, want, tol), "transformed on the VM vs the evaluator, seed %d", seed)
+	}
 }
