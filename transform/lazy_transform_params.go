@@ -95,19 +95,8 @@ var LazyGetInput = passes.Define(passes.Info{
 	Requires: map[phase.Property]string{
 		phase.Normalized: "it places the fetches between the top-level bindings, assuming A-normal form",
 	},
-	Options: []passes.Option{
-		{Name: "every_public_function", Type: passes.Bool, Default: false, Doc: "rewrite every public function, as TVM does; false (the default): only those whose name ends in transform_params, what LiftTransformParams makes"},
-	},
-}, passes.Functions(func(env *passes.Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
-	if !ir.IsPublic(f) || !(env.Options().Bool("every_public_function") || strings.HasSuffix(name, liftSuffix)) {
-		return f, nil
-	}
-	out, errs := lazyGetInput(mod, name, f)
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}))
+	Options: []passes.Option{everyPublicFunction},
+}, passes.Functions(onPublicFunctions(lazyGetInput)))
 
 // LazySetOutput is TVM's LazySetOutput (see above). It rewrites the public
 // functions whose name ends in transform_params (every public function,
@@ -127,19 +116,27 @@ var LazySetOutput = passes.Define(passes.Info{
 	Requires: map[phase.Property]string{
 		phase.Normalized: "it places the callbacks after the bindings of the outputs, assuming A-normal form",
 	},
-	Options: []passes.Option{
-		{Name: "every_public_function", Type: passes.Bool, Default: false, Doc: "rewrite every public function, as TVM does; false (the default): only those whose name ends in transform_params, what LiftTransformParams makes"},
-	},
-}, passes.Functions(func(env *passes.Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
-	if !ir.IsPublic(f) || !(env.Options().Bool("every_public_function") || strings.HasSuffix(name, liftSuffix)) {
-		return f, nil
+	Options: []passes.Option{everyPublicFunction},
+}, passes.Functions(onPublicFunctions(lazySetOutput)))
+
+// everyPublicFunction is the option of LazyGetInput and LazySetOutput.
+var everyPublicFunction = passes.Option{Name: "every_public_function", Type: passes.Bool, Default: false,
+	Doc: "rewrite every public function, as TVM does; false (the default): only those whose name ends in transform_params, what LiftTransformParams makes"}
+
+// onPublicFunctions applies rewrite to the public functions the
+// every_public_function option selects.
+func onPublicFunctions(rewrite func(*ir.Module, string, *ir.Function) (*ir.Function, diag.List)) func(*passes.Env, *ir.Module, string, *ir.Function) (*ir.Function, error) {
+	return func(env *passes.Env, mod *ir.Module, name string, f *ir.Function) (*ir.Function, error) {
+		if !ir.IsPublic(f) || !(env.Options().Bool("every_public_function") || strings.HasSuffix(name, liftSuffix)) {
+			return f, nil
+		}
+		out, errs := rewrite(mod, name, f)
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
-	out, errs := lazySetOutput(mod, name, f)
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}))
+}
 
 // Diagnostic codes of the lazy passes.
 var (
