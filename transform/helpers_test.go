@@ -99,6 +99,7 @@ var goldens = map[string]string{
 	"LazyTransformParams":                        "LazyTransformParams",
 	"LazyTransformParams/get_item_only":          `LazyTransformParams{fset_item=""}`,
 	"LazyGetInput":                               "LazyGetInput",
+	"LazyGetInput/after_dataflow":                "ConvertToDataflow,LazyGetInput",
 	"LazySetOutput":                              "LazySetOutput",
 	"SpecializePrimFuncBasedOnCallSite":          "SpecializePrimFuncBasedOnCallSite",
 	"UpdateParamStructInfo":                      `UpdateParamStructInfo{sinfo={"A": "R.Tensor(('n',), 'float32')", "B": "R.Tensor(('n',), 'float32')"}}`,

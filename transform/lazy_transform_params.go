@@ -493,6 +493,24 @@ func lazyGetInput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, di
 	// into (a dataflow var inside a dataflow block, as TVM's builder
 	// emits it).
 	fetched := map[*ir.Var]*ir.Var{}
+	// A weight used in more than one block is fetched into a plain var:
+	// a dataflow var would not be visible after its block.
+	useBlocks := map[*ir.Var]map[int]bool{}
+	use := func(e ir.Expr, blk int) {
+		for _, w := range weightsIn(freeVars(e), weightIndex) {
+			if useBlocks[w] == nil {
+				useBlocks[w] = map[int]bool{}
+			}
+			useBlocks[w][blk] = true
+		}
+	}
+	for i, blk := range seq.Blocks {
+		for _, b := range blk.Bindings {
+			_, value := bindingParts(b)
+			use(value, i)
+		}
+	}
+	use(seq.Body, -1)
 	fetches := func(e ir.Expr, dataflow bool) []ir.Binding {
 		var out []ir.Binding
 		for _, w := range weightsIn(freeVars(e), weightIndex) { // parameter order
@@ -501,7 +519,7 @@ func lazyGetInput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, di
 			}
 			v := ir.NewVar(w.Name, w.StructInfo())
 			v.SetSpan(w.Span())
-			v.Dataflow = dataflow
+			v.Dataflow = dataflow && len(useBlocks[w]) == 1
 			fetched[w] = v
 			call := ir.NewCall(fget, indexValue(weightIndex[w]), ir.NewStringImm(w.Name))
 			bs := fetchInto(v, call)
