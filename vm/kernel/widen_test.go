@@ -88,6 +88,9 @@ func TestWidenedKernelsAgree(t *testing.T) {
 // TestWidenedKernelDoesNotAllocate: the twin's float32 scratch is reused
 // from call to call.
 func TestWidenedKernelDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	f := parseFunc(t, widenFuncs, "dense_f16")
 	k, err := kernel.Compile(f, "dense_f16")
 	require.NoError(t, err)
