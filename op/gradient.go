@@ -141,6 +141,19 @@ func gradShape(o *ir.Op, e ir.Expr) (*ir.ShapeExpr, error) {
 	return ir.NewShapeExpr(d...), nil
 }
 
+// gradConstDimsOf is gradConstDims of each expression, in order.
+func gradConstDimsOf(o *ir.Op, es ...ir.Expr) ([][]int64, error) {
+	out := make([][]int64, len(es))
+	for i, e := range es {
+		d, err := gradConstDims(o, e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
 // gradConstDims are the dimensions of e as integers (TVM's int(dim)).
 func gradConstDims(o *ir.Op, e ir.Expr) ([]int64, error) {
 	d, err := gradDims(o, e)
@@ -707,14 +720,11 @@ func shapeOfInts(xs []int64) *ir.ShapeExpr {
 func takeGrad(_ *ir.Builder, c *ir.Call, _, g *ir.Var) ([]ir.Expr, error) {
 	o := opOf(c)
 	x, idx := c.Args[0], c.Args[1]
-	xdims, err := gradConstDims(o, x)
+	ds, err := gradConstDimsOf(o, x, idx)
 	if err != nil {
 		return nil, err
 	}
-	idims, err := gradConstDims(o, idx)
-	if err != nil {
-		return nil, err
-	}
+	xdims, idims := ds[0], ds[1]
 	dt, err := argDType(o, x)
 	if err != nil {
 		return nil, err
@@ -850,18 +860,11 @@ func conv2dGrad(_ *ir.Builder, c *ir.Call, r, g *ir.Var) ([]ir.Expr, error) {
 		return nil, err
 	}
 	outDType, _ := opAttrDType(o, c, "out_dtype")
-	od, err := gradConstDims(o, r)
+	ds, err := gradConstDimsOf(o, r, data, weight)
 	if err != nil {
 		return nil, err
 	}
-	xd, err := gradConstDims(o, data)
-	if err != nil {
-		return nil, err
-	}
-	wd, err := gradConstDims(o, weight)
-	if err != nil {
-		return nil, err
-	}
+	od, xd, wd := ds[0], ds[1], ds[2]
 	batch, outC, gh, gw := od[0], od[1], od[2], od[3]
 	inC, inH, inW := xd[1], xd[2], xd[3]
 	fh, fw := wd[2], wd[3]
@@ -929,14 +932,11 @@ func newPoolGeometry(o *ir.Op, c *ir.Call, r *ir.Var) (*poolGeometry, error) {
 	if err != nil {
 		return nil, err
 	}
-	xd, err := gradConstDims(o, c.Args[0])
+	ds, err := gradConstDimsOf(o, c.Args[0], r)
 	if err != nil {
 		return nil, err
 	}
-	od, err := gradConstDims(o, r)
-	if err != nil {
-		return nil, err
-	}
+	xd, od := ds[0], ds[1]
 	p := &poolGeometry{n: xd[0], c: xd[1], h: xd[2], w: xd[3], oh: od[2], ow: od[3], win: win}
 	p.fwdPad = append([]int64{}, win.padding...)
 	p.bwdPad = append([]int64{}, win.padding...)
