@@ -467,18 +467,34 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
 	k := p.k
 	xbase := n*g.XN + grp*g.icg()*g.XC
 	apack := r.pw.a[grp*rows*k:]
-	kern := activeKernel.fn
+	kern, wide := activeKernel.fn, activeKernel.wide
 	kb := convKC(k)
 	for pc := 0; pc < k; pc += kb {
 		kcur := min(kb, k-pc)
 		s.bp = growF32(s.bp, kcur*ldc)
 		r.packCols(s.bp, xbase, pc, kcur, p0, p1)
 		ablock := apack[pc*rows:]
-		for jr := 0; jr < ncur; jr += nr {
+		for jr := 0; jr < ncur; {
+			if wide != nil && jr+2*nr <= ldc && rows >= 2*mr {
+				// 12x32 blocks, then the last 6 rows (if any) per panel:
+				// the scratch C is whole tiles, so no edge handling.
+				bpanels := s.bp[jr*kcur : (jr+2*nr)*kcur]
+				ir := 0
+				for ; ir+2*mr <= rows; ir += 2 * mr {
+					wide(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
+				}
+				if ir < rows {
+					kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels[:nr*kcur], c[ir*ldc+jr:], ldc)
+					kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels[nr*kcur:], c[ir*ldc+jr+nr:], ldc)
+				}
+				jr += 2 * nr
+				continue
+			}
 			bpanel := s.bp[jr*kcur : (jr+nr)*kcur]
 			for ir := 0; ir < ocg; ir += mr {
 				kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
 			}
+			jr += nr
 		}
 	}
 	// Epilogue and store, one output channel row at a time.

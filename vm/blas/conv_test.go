@@ -211,6 +211,14 @@ func BenchmarkConvSideBySide(b *testing.B) {
 		{"3x3_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
 		{"1x1_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{1, 1}, one, one, []int{0, 0})},
 		{"dw3x3_64_16x16_b16", nchwGeom(16, 64, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
+		// ResNet-18's convolutions at 224x224, batch 1.
+		{"r18_7x7s2_3to64_112", nchwGeom(1, 1, 3, 64, []int{230, 230}, []int{7, 7}, []int{2, 2}, one, []int{0, 0})},
+		{"r18_3x3_64to64_56", nchwGeom(1, 1, 64, 64, []int{58, 58}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3_128to128_28", nchwGeom(1, 1, 128, 128, []int{30, 30}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3_256to256_14", nchwGeom(1, 1, 256, 256, []int{16, 16}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3_512to512_7", nchwGeom(1, 1, 512, 512, []int{9, 9}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3s2_256to512_7", nchwGeom(1, 1, 256, 512, []int{16, 16}, []int{3, 3}, []int{2, 2}, one, []int{0, 0})},
+		{"r18_1x1s2_256to512_7", nchwGeom(1, 1, 256, 512, []int{14, 14}, []int{1, 1}, []int{2, 2}, one, []int{0, 0})},
 	}
 	for _, sh := range shapes {
 		b.Run(sh.name, func(b *testing.B) {

@@ -19,6 +19,12 @@ type kernelChoice struct {
 	// rows[r], when set, computes only the first r rows of the tile (and
 	// writes only those rows of C), for the last row panel of a block.
 	rows [mr]microKernel
+	// wide, when set, computes a (2*mr) x (2*nr) block of C from two
+	// consecutive A micro-panels (a, a[mr*k:]) and two consecutive B
+	// micro-panels (b, b[nr*k:]): the layouts of packA and packB are
+	// unchanged. Preconditions: len(a) >= 2*mr*k, len(b) >= 2*nr*k,
+	// len(c) >= (2*mr-1)*ldc+2*nr.
+	wide microKernel
 }
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an

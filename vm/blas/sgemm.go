@@ -135,7 +135,7 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, ep: ep,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, ep: ep,
 		shared: block{bp: g.shared.bp}, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -163,6 +163,7 @@ type gemm struct {
 	threads        int
 	kern           microKernel
 	kernRows       [mr]microKernel // see kernelChoice.rows
+	wide           microKernel     // see kernelChoice.wide; nil: none
 	ep             Epilogue        // nil: none
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
@@ -414,42 +415,66 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 	// floats: in L1/L2).
 	finish := g.ep != nil && blk.pc+kcur == g.k
 	epFrom := 0
-	for jr := 0; jr < blk.ncur; jr += nr {
+	for jr := 0; jr < blk.ncur; {
 		if finish && jr-epFrom >= epilogueCols {
 			g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+jr)
 			epFrom = jr
 		}
-		ncols := min(nr, blk.ncur-jr)
-		bpanel := blk.bp[jr*kcur : (jr+nr)*kcur]
 		cbase := ic*ldc + blk.jc + jr
-		for ir := 0; ir < mcur; ir += mr {
-			nrows := min(mr, mcur-ir)
-			apanel := s.ap[ir*kcur : (ir+mr)*kcur]
-			kern := g.kern
-			if nrows < mr && g.kernRows[nrows] != nil {
-				kern = g.kernRows[nrows]
-				if ncols == nr {
-					kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
-					continue
-				}
+		if g.wide != nil && jr+2*nr <= blk.ncur && mcur >= 2*mr {
+			// Two full column panels: 12x32 blocks, then the rows left
+			// over (fewer than 12) per panel.
+			bpanels := blk.bp[jr*kcur : (jr+2*nr)*kcur]
+			ir := 0
+			for ; ir+2*mr <= mcur; ir += 2 * mr {
+				g.wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 			}
-			if nrows == mr && ncols == nr {
-				kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
-				continue
-			}
-			clear(s.tile[:])
-			kern(kcur, apanel, bpanel, s.tile[:], nr)
-			for i := range nrows {
-				ci := g.c[cbase+(ir+i)*ldc:][:ncols]
-				ti := s.tile[i*nr:][:ncols]
-				for j := range ci {
-					ci[j] += ti[j]
-				}
-			}
+			g.panelTiles(s, blk, ic, mcur, jr, ir)
+			g.panelTiles(s, blk, ic, mcur, jr+nr, ir)
+			jr += 2 * nr
+			continue
 		}
+		g.panelTiles(s, blk, ic, mcur, jr, 0)
+		jr += nr
 	}
 	if finish {
 		g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+blk.ncur)
+	}
+}
+
+// panelTiles runs the 6x16 micro-kernel on the column panel at jr of
+// blk for rows ir0..mcur of the packed A block. Edge tiles go through a
+// zeroed scratch tile so the micro-kernel never touches C outside the
+// matrix.
+func (g *gemm) panelTiles(s *threadScratch, blk *block, ic, mcur, jr, ir0 int) {
+	kcur, ldc := blk.kcur, g.ldc
+	ncols := min(nr, blk.ncur-jr)
+	bpanel := blk.bp[jr*kcur : (jr+nr)*kcur]
+	cbase := ic*ldc + blk.jc + jr
+	for ir := ir0; ir < mcur; ir += mr {
+		nrows := min(mr, mcur-ir)
+		apanel := s.ap[ir*kcur : (ir+mr)*kcur]
+		kern := g.kern
+		if nrows < mr && g.kernRows[nrows] != nil {
+			kern = g.kernRows[nrows]
+			if ncols == nr {
+				kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
+				continue
+			}
+		}
+		if nrows == mr && ncols == nr {
+			kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
+			continue
+		}
+		clear(s.tile[:])
+		kern(kcur, apanel, bpanel, s.tile[:], nr)
+		for i := range nrows {
+			ci := g.c[cbase+(ir+i)*ldc:][:ncols]
+			ti := s.tile[i*nr:][:ncols]
+			for j := range ci {
+				ci[j] += ti[j]
+			}
+		}
 	}
 }
 

@@ -158,6 +158,11 @@ func kernels() map[string]kernelChoice {
 	if activeKernel.name != "go-6x16" {
 		ks[activeKernel.name] = activeKernel
 	}
+	if activeKernel.wide != nil {
+		narrow := activeKernel
+		narrow.name, narrow.wide = "avx2-fma-6x16", nil
+		ks[narrow.name] = narrow
+	}
 	return ks
 }
 
@@ -307,4 +312,40 @@ func TestSgemmPanicsWithArgError(t *testing.T) {
 		require.Contains(t, err.Error(), "len(a)=5 is too short for 2x3")
 	}()
 	Sgemm(false, false, 2, 2, 3, 1, make([]float32, 5), 3, make([]float32, 6), 2, 0, make([]float32, 4), 2)
+}
+
+// TestWideKernelMatchesTiles checks kernelChoice.wide against four calls of
+// the portable 6x16 kernel on the same panels, for k around the unrolling
+// (k = 0 must leave C alone) and with a C row stride wider than the block.
+func TestWideKernelMatchesTiles(t *testing.T) {
+	if activeKernel.wide == nil {
+		t.Skip("no wide kernel on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	const ldc = 40
+	for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 8, 17, 64} {
+		a := make([]float32, 2*mr*k)
+		b := make([]float32, 2*nr*k)
+		for i := range a {
+			a[i] = rng.Float32()*2 - 1
+		}
+		for i := range b {
+			b[i] = rng.Float32()*2 - 1
+		}
+		c := make([]float32, 2*mr*ldc)
+		for i := range c {
+			c[i] = rng.Float32()
+		}
+		want := append([]float32(nil), c...)
+		for _, q := range [][2]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}} {
+			if k == 0 {
+				break // nothing to add (the portable kernel wants k >= 1)
+			}
+			kernel6x16Go(k, a[q[0]*mr*k:], b[q[1]*nr*k:], want[q[0]*mr*ldc+q[1]*nr:], ldc)
+		}
+		activeKernel.wide(k, a, b, c, ldc)
+		for i := range c {
+			require.InDelta(t, want[i], c[i], 1e-5*float64(k+1), "k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
+		}
+	}
 }
