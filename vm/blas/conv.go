@@ -467,7 +467,7 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
 	k := p.k
 	xbase := n*g.XN + grp*g.icg()*g.XC
 	apack := r.pw.a[grp*rows*k:]
-	kern, wide := activeKernel.fn, activeKernel.wide
+	kern, wide, wideLast := activeKernel.fn, activeKernel.wide, activeKernel.wideLast
 	kb := convKC(k)
 	for pc := 0; pc < k; pc += kb {
 		kcur := min(kb, k-pc)
@@ -484,8 +484,7 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
 					wide(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
 				}
 				if ir < rows {
-					kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels[:nr*kcur], c[ir*ldc+jr:], ldc)
-					kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels[nr*kcur:], c[ir*ldc+jr+nr:], ldc)
+					wideLast(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
 				}
 				jr += 2 * nr
 				continue
@@ -558,6 +557,13 @@ func (r *convRun) packCols(dst []float32, xbase, pc, kcur, p0, p1 int) {
 				}
 				copy16(panel[kk*nr:], x[base+ko:])
 				kk++
+			}
+		case p.inRange && cols == nr && evenStep(pix, 2):
+			// Stride 2 along one output row (a ResNet stem or
+			// downsampling convolution): every other element of 31.
+			base := xbase + pix[0]
+			for kk, ko := range koff {
+				copy16Stride2(panel[kk*nr:], x[base+ko:])
 			}
 		case p.inRange:
 			for kk, ko := range koff {
@@ -673,4 +679,21 @@ func copy16(dst, src []float32) {
 	d, s := dst[:16:16], src[:16:16]
 	d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
 	d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
+}
+
+// evenStep reports whether pix[j] = pix[0] + step*j for every j.
+func evenStep(pix []int, step int) bool {
+	for j := 1; j < len(pix); j++ {
+		if pix[j]-pix[j-1] != step {
+			return false
+		}
+	}
+	return true
+}
+
+// copy16Stride2 sets dst[j] = src[2*j] for j < 16.
+func copy16Stride2(dst, src []float32) {
+	d, s := dst[:16:16], src[:31:31]
+	d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = s[0], s[2], s[4], s[6], s[8], s[10], s[12], s[14]
+	d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15] = s[16], s[18], s[20], s[22], s[24], s[26], s[28], s[30]
 }

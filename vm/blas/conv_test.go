@@ -152,6 +152,12 @@ func TestConvShapes(t *testing.T) {
 		nchwGeom(3, 1, 4, 6, []int{9}, []int{3}, []int{2}, []int{1}, []int{1}),
 		nchwGeom(1, 3, 6, 9, []int{5, 4, 5}, []int{1, 2, 3}, []int{2, 1, 2}, []int{1, 1, 1}, []int{0, 1, 1}),
 		nchwGeom(2, 1, 32, 40, []int{20, 21}, []int{3, 3}, one, one, []int{1, 1}),
+		// Stride 2 inside the data, output rows of 17 and 19 pixels (whole
+		// 16-pixel panels along a row, then row-crossing ones), channel
+		// counts of 12x32 blocks, a 6x32 block and a partial one.
+		nchwGeom(1, 1, 3, 30, []int{41, 40}, []int{7, 7}, []int{2, 2}, one, []int{0, 0}),
+		nchwGeom(1, 1, 16, 64, []int{10, 37}, []int{1, 1}, []int{2, 2}, one, []int{0, 0}),
+		nchwGeom(1, 1, 8, 23, []int{9, 40}, []int{3, 3}, []int{2, 2}, []int{2, 1}, []int{0, 0}),
 	}
 	for i, g := range cases {
 		for _, threads := range []int{1, 3} {

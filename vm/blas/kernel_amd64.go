@@ -40,6 +40,12 @@ func fmaPeakAVX2(n int)
 //go:noescape
 func kernel12x32AVX512(k int, a, b, c []float32, ldc int)
 
+// kernel6x32AVX512 is kernelChoice.wideLast: the 6x32 block of one A
+// panel under a pair of B panels.
+//
+//go:noescape
+func kernel6x32AVX512(k int, a, b, c []float32, ldc int)
+
 // fmaPeakAVX512 runs n iterations of 12 independent 16-wide FMAs (384 FLOP).
 //
 //go:noescape
@@ -62,7 +68,7 @@ func init() {
 			rows: [mr]microKernel{nil, kernel1x16AVX2, kernel2x16AVX2, kernel3x16AVX2, kernel4x16AVX2, kernel5x16AVX2}}
 		if hasAVX512 {
 			activeKernel.name = "avx512-12x32+avx2-fma-6x16"
-			activeKernel.wide = kernel12x32AVX512
+			activeKernel.wide, activeKernel.wideLast = kernel12x32AVX512, kernel6x32AVX512
 		}
 	}
 }

@@ -193,3 +193,95 @@ peak:
 	JNZ  peak
 	VZEROUPPER
 	RET
+
+// One k step of the 6x32 block: rows 0-5 of one A panel.
+#define STEP6x32(OFFA, OFFB) \
+	VMOVUPS OFFB(DI), Z0; \
+	VMOVUPS OFFB(R12), Z1; \
+	VBROADCASTSS (OFFA+0)(SI), Z2; \
+	VFMADD231PS Z0, Z2, Z8; \
+	VFMADD231PS Z1, Z2, Z9; \
+	VBROADCASTSS (OFFA+4)(SI), Z3; \
+	VFMADD231PS Z0, Z3, Z10; \
+	VFMADD231PS Z1, Z3, Z11; \
+	VBROADCASTSS (OFFA+8)(SI), Z4; \
+	VFMADD231PS Z0, Z4, Z12; \
+	VFMADD231PS Z1, Z4, Z13; \
+	VBROADCASTSS (OFFA+12)(SI), Z5; \
+	VFMADD231PS Z0, Z5, Z14; \
+	VFMADD231PS Z1, Z5, Z15; \
+	VBROADCASTSS (OFFA+16)(SI), Z6; \
+	VFMADD231PS Z0, Z6, Z16; \
+	VFMADD231PS Z1, Z6, Z17; \
+	VBROADCASTSS (OFFA+20)(SI), Z7; \
+	VFMADD231PS Z0, Z7, Z18; \
+	VFMADD231PS Z1, Z7, Z19
+
+// func kernel6x32AVX512(k int, a, b, c []float32, ldc int)
+//
+// The last six rows of a block under kernel12x32AVX512: C[i*ldc+j] +=
+// sum_p a[p*6+i] * B[j/16][p*16+j%16] for i < 6, j < 32, with B[q] =
+// b[q*16k:]. The caller guarantees len(a) >= 6k, len(b) >= 32k and
+// len(c) >= 5*ldc+32.
+TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+32(FP), DI
+	MOVQ c_base+56(FP), DX
+	MOVQ ldc+80(FP), R8
+	SHLQ $2, R8
+	MOVQ CX, R10
+	SHLQ $6, R10
+	LEAQ (DI)(R10*1), R12 // second B panel
+
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	ANDQ $3, CX
+	TESTQ BX, BX
+	JZ   rem6
+
+loop6x4:
+	STEP6x32(0, 0)
+	STEP6x32(24, 64)
+	STEP6x32(48, 128)
+	STEP6x32(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DI
+	ADDQ $256, R12
+	DECQ BX
+	JNZ  loop6x4
+
+rem6:
+	TESTQ CX, CX
+	JZ    store6
+
+loop6x1:
+	STEP6x32(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DI
+	ADDQ $64, R12
+	DECQ CX
+	JNZ  loop6x1
+
+store6:
+	STOREROW512(Z8, Z9)
+	STOREROW512(Z10, Z11)
+	STOREROW512(Z12, Z13)
+	STOREROW512(Z14, Z15)
+	STOREROW512(Z16, Z17)
+	STOREROW512(Z18, Z19)
+	VZEROUPPER
+	RET

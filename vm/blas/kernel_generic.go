@@ -25,6 +25,10 @@ type kernelChoice struct {
 	// unchanged. Preconditions: len(a) >= 2*mr*k, len(b) >= 2*nr*k,
 	// len(c) >= (2*mr-1)*ldc+2*nr.
 	wide microKernel
+	// wideLast, set with wide, computes the mr x (2*nr) block of one A
+	// micro-panel under two consecutive B micro-panels (the rows a block of
+	// wide leaves over). len(c) >= (mr-1)*ldc+2*nr.
+	wideLast microKernel
 }
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an

@@ -135,7 +135,7 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, ep: ep,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, ep: ep,
 		shared: block{bp: g.shared.bp}, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -163,7 +163,7 @@ type gemm struct {
 	threads        int
 	kern           microKernel
 	kernRows       [mr]microKernel // see kernelChoice.rows
-	wide           microKernel     // see kernelChoice.wide; nil: none
+	wide, wideLast microKernel     // see kernelChoice.wide; nil: none
 	ep             Epilogue        // nil: none
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
@@ -422,12 +422,16 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 		}
 		cbase := ic*ldc + blk.jc + jr
 		if g.wide != nil && jr+2*nr <= blk.ncur && mcur >= 2*mr {
-			// Two full column panels: 12x32 blocks, then the rows left
-			// over (fewer than 12) per panel.
+			// Two full column panels: 12x32 blocks, a 6x32 block, then
+			// the rows left over (fewer than 6) per panel.
 			bpanels := blk.bp[jr*kcur : (jr+2*nr)*kcur]
 			ir := 0
 			for ; ir+2*mr <= mcur; ir += 2 * mr {
 				g.wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+			}
+			if ir+mr <= mcur {
+				g.wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				ir += mr
 			}
 			g.panelTiles(s, blk, ic, mcur, jr, ir)
 			g.panelTiles(s, blk, ic, mcur, jr+nr, ir)

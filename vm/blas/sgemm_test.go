@@ -160,7 +160,7 @@ func kernels() map[string]kernelChoice {
 	}
 	if activeKernel.wide != nil {
 		narrow := activeKernel
-		narrow.name, narrow.wide = "avx2-fma-6x16", nil
+		narrow.name, narrow.wide, narrow.wideLast = "avx2-fma-6x16", nil, nil
 		ks[narrow.name] = narrow
 	}
 	return ks
@@ -337,15 +337,26 @@ func TestWideKernelMatchesTiles(t *testing.T) {
 			c[i] = rng.Float32()
 		}
 		want := append([]float32(nil), c...)
+		c0 := append([]float32(nil), c...)
 		for _, q := range [][2]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}} {
 			if k == 0 {
 				break // nothing to add (the portable kernel wants k >= 1)
 			}
 			kernel6x16Go(k, a[q[0]*mr*k:], b[q[1]*nr*k:], want[q[0]*mr*ldc+q[1]*nr:], ldc)
 		}
+		last := append([]float32(nil), c...)
 		activeKernel.wide(k, a, b, c, ldc)
 		for i := range c {
 			require.InDelta(t, want[i], c[i], 1e-5*float64(k+1), "k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
+		}
+		// wideLast: the first A panel's six rows only; the rows below stay.
+		activeKernel.wideLast(k, a, b, last, ldc)
+		for i := range last {
+			w := want[i]
+			if i >= mr*ldc {
+				w = c0[i]
+			}
+			require.InDelta(t, w, last[i], 1e-5*float64(k+1), "wideLast k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
 		}
 	}
 }
