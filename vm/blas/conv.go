@@ -361,12 +361,28 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	if pw == nil && !g.depthwise() {
 		pw = PackConvWeights(g, w)
 	}
+	// Pixel blocks of at most p.block, of equal size (in whole panels).
 	blocks := ceilDiv(np, p.block)
-	tasks := g.Batch * g.Groups * blocks
+	pixBlock := roundUp(ceilDiv(np, blocks), nr)
+	blocks = ceilDiv(np, pixBlock)
 	work := g.Batch * g.OutC * np * max(p.k, 1)
-	threads = max(1, min(threads, tasks, work/minConvWorkPerThread, maxThreads))
+	threads = max(1, min(threads, work/minConvWorkPerThread, maxThreads))
+	// Output channel blocks: when there are fewer pixel blocks than a few
+	// per thread (late ResNet layers: 14x14 and 7x7 pixels, hundreds of
+	// channels), the threads also split each block's channels (in whole
+	// 12-row blocks; each packs the pixel block's data again, which is
+	// small next to the product when channels are many).
+	rows := roundUp(g.ocg(), mr)
+	chanRows := rows
+	if pix := g.Batch * g.Groups * blocks; threads > 1 && pix < 4*threads && !g.depthwise() {
+		chanRows = roundUp(ceilDiv(rows, ceilDiv(4*threads, pix)), 2*mr)
+	}
+	chanBlocks := ceilDiv(rows, chanRows)
+	tasks := g.Batch * g.Groups * blocks * chanBlocks
+	threads = min(threads, tasks)
 	run := convRuns.Get().(*convRun)
-	*run = convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks}
+	*run = convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks,
+		pixBlock: pixBlock, chanBlocks: chanBlocks, chanRows: chanRows}
 	if threads > 1 {
 		// Helpers take tasks from the same counter, so a helper that
 		// starts late (or never: all busy with other calls) only does
@@ -418,9 +434,13 @@ type convRun struct {
 	pw            *ConvWeights
 	ep            ConvEpilogue
 	blocks, tasks int
-	next          atomic.Int64
-	tids          atomic.Int32 // numbers the goroutines (ConvRowEpilogue's tid)
-	wg            sync.WaitGroup
+	pixBlock      int // pixels per block (the last may have fewer)
+	// chanBlocks blocks of chanRows rows of each group's packed output
+	// channels (the last may have fewer).
+	chanBlocks, chanRows int
+	next                 atomic.Int64
+	tids                 atomic.Int32 // numbers the goroutines (ConvRowEpilogue's tid)
+	wg                   sync.WaitGroup
 }
 
 // convScratch is a goroutine's packing and accumulation space.
@@ -441,28 +461,34 @@ func (r *convRun) worker() {
 		if t >= r.tasks {
 			return
 		}
+		cb := t % r.chanBlocks
+		t /= r.chanBlocks
 		blk := t % r.blocks
 		grp := (t / r.blocks) % g.Groups
 		n := t / r.blocks / g.Groups
-		p0 := blk * r.p.block
-		p1 := min(p0+r.p.block, g.pixels())
+		p0 := blk * r.pixBlock
+		p1 := min(p0+r.pixBlock, g.pixels())
 		if g.depthwise() {
 			r.depthwise(s, n, grp, p0, p1)
 		} else {
-			r.gemmBlock(s, n, grp, p0, p1)
+			r0 := cb * r.chanRows
+			r.gemmBlock(s, n, grp, p0, p1, r0, min(r0+r.chanRows, roundUp(g.ocg(), mr)))
 		}
 	}
 }
 
-// gemmBlock computes output pixels [p0, p1) of group grp of image n.
-func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
+// gemmBlock computes output pixels [p0, p1) of group grp of image n, for
+// the group's output channels [r0, r1) (r0, r1 multiples of mr; r1 may
+// pass the group's channels, the packed weights' zero rows).
+func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1, r0, r1 int) {
 	p, g := r.p, &r.p.geom
 	ocg := g.ocg()
 	rows := roundUp(ocg, mr)
+	nrows := r1 - r0
 	ncur := p1 - p0
 	ldc := roundUp(ncur, nr)
-	s.c = growF32(s.c, rows*ldc)
-	c := s.c[:rows*ldc]
+	s.c = growF32(s.c, nrows*ldc)
+	c := s.c[:nrows*ldc]
 	clear(c)
 	k := p.k
 	xbase := n*g.XN + grp*g.icg()*g.XC
@@ -473,24 +499,24 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
 		kcur := min(kb, k-pc)
 		s.bp = growF32(s.bp, kcur*ldc)
 		r.packCols(s.bp, xbase, pc, kcur, p0, p1)
-		ablock := apack[pc*rows:]
+		ablock := apack[(pc*rows + r0*kcur):]
 		for jr := 0; jr < ncur; {
-			if wide != nil && jr+2*nr <= ldc && rows >= 2*mr {
+			if wide != nil && jr+2*nr <= ldc && nrows >= 2*mr {
 				// 12x32 blocks, then the last 6 rows (if any) per panel:
 				// the scratch C is whole tiles, so no edge handling.
 				bpanels := s.bp[jr*kcur : (jr+2*nr)*kcur]
 				ir := 0
-				for ; ir+2*mr <= rows; ir += 2 * mr {
+				for ; ir+2*mr <= nrows; ir += 2 * mr {
 					wide(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
 				}
-				if ir < rows {
+				if ir < nrows {
 					wideLast(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
 				}
 				jr += 2 * nr
 				continue
 			}
 			bpanel := s.bp[jr*kcur : (jr+nr)*kcur]
-			for ir := 0; ir < ocg; ir += mr {
+			for ir := 0; ir < nrows; ir += mr {
 				kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
 			}
 			jr += nr
@@ -498,14 +524,12 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
 	}
 	// Epilogue and store, one output channel row at a time.
 	ybase := n*g.YN + grp*ocg*g.YC
-	for o := range ocg {
-		row := c[o*ldc : o*ldc+ncur]
+	for o := r0; o < min(r1, ocg); o++ {
+		row := c[(o-r0)*ldc : (o-r0)*ldc+ncur]
 		r.finishRow(s, row, n, grp*ocg+o, ybase+o*g.YC, p0)
 	}
 }
 
-// finishRow applies the epilogue to row (pixels p0.. of channel oc) and
-// stores it at output offset ybase.
 func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int) {
 	if r.ep.Bias != nil {
 		AddScalarF32(row, row, r.ep.Bias[oc])
