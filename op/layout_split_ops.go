@@ -220,6 +220,38 @@ func (s *splitLayouts) primalCall(op *ir.Op, call *ir.Call) (pc *ir.Call, placeh
 func withSplitLayouts(d Def, roles []layoutRole) Def {
 	op := d.Op
 	infer, eval, legalize := op.Infer, d.Eval, d.Legalize
+	if normalize := op.Normalize; normalize != nil {
+		// The op's normalization (defaults, window lists) on the call in
+		// primal layouts, the split layouts written back.
+		op.Normalize = func(ctx *ir.InferCtx, call *ir.Call) (ir.Expr, error) {
+			s, err := readSplitLayouts(op, call, roles)
+			if err != nil || s == nil {
+				if err != nil {
+					return nil, err
+				}
+				return normalize(ctx, call)
+			}
+			e, err := normalize(ctx, s.primal)
+			if err != nil {
+				return nil, err
+			}
+			c, ok := e.(*ir.Call)
+			if !ok || c == s.primal {
+				return call, nil
+			}
+			attrs := maps(c.Attrs)
+			for _, r := range roles {
+				attr := r.attr
+				if v, ok := call.Attrs[attr]; (!ok || v == nil) && r.fallback != "" {
+					attr = r.fallback
+				}
+				attrs[r.attr] = opAttr(op, call, attr)
+			}
+			nc := withCall(c, attrs, nil)
+			nc.SetStructInfo(nil)
+			return nc, nil
+		}
+	}
 	op.Infer = func(ctx *ir.InferCtx, call *ir.Call) (ir.StructInfo, error) {
 		s, err := readSplitLayouts(op, call, roles)
 		if err != nil || s == nil {
