@@ -147,7 +147,7 @@ func sigOf(si ir.StructInfo) vm.ParamSig {
 // parseAnnotation reads a recorded parameter annotation back into struct
 // info, as the annotation of a one-parameter function.
 func parseAnnotation(annotation string) (ir.StructInfo, error) {
-	src := "@I.ir_module\nclass Module:\n    @R.function\n    def f(p: " + annotation + "):\n        return p\n"
+	src := "@I.ir_module\nclass Module:\n    @R.function\n    def f(p: " + quoteSymbolicDims(annotation) + "):\n        return p\n"
 	mod, diags := syntax.Parse("annotation", []byte(src))
 	if err := diags.Err(); err != nil {
 		return nil, err
@@ -157,6 +157,45 @@ func parseAnnotation(annotation string) (ir.StructInfo, error) {
 		return nil, fmt.Errorf("not a parameter annotation")
 	}
 	return f.Params[0].StructInfo(), nil
+}
+
+// quoteSymbolicDims writes the symbolic dimensions of a recorded
+// annotation (R.Tensor((n, 2 * n), ...), R.Shape([n])) as a parameter
+// annotation declares them: quoted, ("n", "2 * n").
+func quoteSymbolicDims(annotation string) string {
+	var out strings.Builder
+	rest := annotation
+	for {
+		i, open, close := -1, "", byte(0)
+		for _, o := range []struct {
+			s string
+			c byte
+		}{{"R.Tensor((", ')'}, {"R.Shape([", ']'}} {
+			if j := strings.Index(rest, o.s); j >= 0 && (i < 0 || j < i) {
+				i, open, close = j, o.s, o.c
+			}
+		}
+		if i < 0 {
+			out.WriteString(rest)
+			return out.String()
+		}
+		out.WriteString(rest[:i+len(open)])
+		rest = rest[i+len(open):]
+		end := strings.IndexByte(rest, close)
+		if end < 0 {
+			out.WriteString(rest)
+			return out.String()
+		}
+		dims := strings.Split(rest[:end], ",")
+		for j, d := range dims {
+			t := strings.TrimSpace(d)
+			if _, err := strconv.ParseInt(t, 10, 64); err != nil && t != "" && !strings.HasPrefix(t, `"`) {
+				dims[j] = strings.Replace(d, t, strconv.Quote(t), 1)
+			}
+		}
+		out.WriteString(strings.Join(dims, ","))
+		rest = rest[end:]
+	}
 }
 
 // give binds the leaf at path (a parameter or tuple element name) to t,

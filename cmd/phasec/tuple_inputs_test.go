@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -170,5 +171,61 @@ func TestTupleParamErrorsInUserTerms(t *testing.T) {
 				assert.NotContains(t, errs, "goroutine", "no Go stack")
 			})
 		}
+	}
+}
+
+// TestNestedTupleParams: elements of a nested tuple with a symbolic
+// dimension are named p.1.0; run (reading the executable's recorded
+// annotation back) and eval compute the same, checked by hand.
+func TestNestedTupleParams(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "nested.tvms")
+	require.NoError(t, os.WriteFile(src, []byte(`@I.ir_module
+class Module:
+    @R.function
+    def main(p: R.Tuple(R.Tensor((2,), "float32"), R.Tuple(R.Tensor(("n", 2), "float32"), R.Tensor((2,), "float32")))):
+        a = p[0]
+        q = p[1]
+        b = q[0]
+        c = q[1]
+        d = R.multiply(b, c)
+        e = R.add(d, a)
+        return e
+`), 0o644))
+	a := writeSeeded(t, dir, "a", tensor.Float32, 2)
+	b := writeSeeded(t, dir, "bb", tensor.Float32, 3, 2)
+	c := writeSeeded(t, dir, "ccc", tensor.Float32, 2)
+	read := func(p string) *tensor.Tensor {
+		x, err := tensor.ReadNpyFile(p)
+		require.NoError(t, err)
+		return x
+	}
+	at, bt, ct := read(a), read(b), read(c)
+	for _, cmd := range []string{"run", "eval"} {
+		out := filepath.Join(dir, cmd+".npz")
+		code, _, errs := runCLI(t, "", cmd, "--input", "p.1.1="+c, "--input", "p.0="+a, "--input", "p.1.0="+b, "-o", out, src)
+		require.Equal(t, 0, code, "%s: %s", cmd, errs)
+		got, err := tensor.ReadNpz(out)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, []int64{3, 2}, got[0].Tensor.Shape, cmd)
+		for i := range 3 {
+			for j := range 2 {
+				want := float32(bt.Float64At(i*2+j))*float32(ct.Float64At(j)) + float32(at.Float64At(j))
+				assert.InDelta(t, want, got[0].Tensor.Float64At(i*2+j), 1e-6, "%s: output[%d, %d]", cmd, i, j)
+			}
+		}
+	}
+}
+
+func TestQuoteSymbolicDims(t *testing.T) {
+	for in, want := range map[string]string{
+		`R.Tensor((n, 2), dtype="float32")`:                  `R.Tensor(("n", 2), dtype="float32")`,
+		`R.Tuple(R.Tensor((2 * n, m + 1)), R.Shape([k, 3]))`: `R.Tuple(R.Tensor(("2 * n", "m + 1")), R.Shape(["k", 3]))`,
+		`R.Tensor((), dtype="float32")`:                      `R.Tensor((), dtype="float32")`,
+		`R.Tensor(("n",), dtype="float32")`:                  `R.Tensor(("n",), dtype="float32")`,
+		`R.Tuple(R.Prim("int64"), R.Object)`:                 `R.Tuple(R.Prim("int64"), R.Object)`,
+	} {
+		assert.Equal(t, want, quoteSymbolicDims(in), in)
 	}
 }
