@@ -17,7 +17,8 @@ import (
 // on the general path: it touches each output once). The window
 // reduction runs here: per output row along the innermost axis and per
 // window tap, one vector max or add over the row (unit stride along it,
-// the NCHW W axis at stride 1 or the NHWC channel axis) or a strided loop.
+// the NCHW W axis at stride 1 or the NHWC channel axis; stride 2 along the
+// NCHW W axis through blas.PoolStride2F32) or a strided loop.
 // X and Out must have the same rank, axis d of X indexed by variable d of
 // Out; every tap must read inside X, as the general path requires.
 
@@ -189,6 +190,9 @@ func (m *poolMatch) part(fr *frame, lo, hi int64) {
 				} else {
 					blas.AddF32(row, row, in)
 				}
+			} else if step == 2 {
+				// Stride 2 along a contiguous axis (NCHW pooling).
+				blas.PoolStride2F32(row, x.f32[src:src+(last-1)*2+1], m.isMax)
 			} else {
 				in := x.f32[src : src+(last-1)*step+1]
 				if m.isMax {

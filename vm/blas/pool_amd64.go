@@ -1,0 +1,22 @@
+//go:build !purego
+
+package blas
+
+import "unsafe"
+
+//go:noescape
+func poolStride2AVX2(dst, src *float32, n int, isMax bool)
+
+// poolStride2Vec runs the AVX2 loop on the first multiple of 8 outputs
+// whose inputs are all in src and returns how many it did.
+func poolStride2Vec(dst, src []float32, isMax bool) int {
+	if !hasAVX2FMA {
+		return 0
+	}
+	n := min(len(dst), len(src)/2) &^ 7
+	if n == 0 {
+		return 0
+	}
+	poolStride2AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), n, isMax)
+	return n
+}

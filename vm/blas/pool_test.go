@@ -1,0 +1,44 @@
+package blas
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPoolStride2 checks PoolStride2F32 against the scalar definition on
+// lengths around the vector width, with the shortest allowed input, NaN in
+// either operand and ±Inf.
+func TestPoolStride2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	nan := float32(math.NaN())
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 56, 113} {
+		for _, isMax := range []bool{true, false} {
+			src := randF32(2*n-1, rng)
+			dst := randF32(n, rng)
+			src[0], dst[min(3, n-1)] = nan, nan
+			if n > 8 {
+				src[2*8], src[2*5] = float32(math.Inf(1)), float32(math.Inf(-1))
+			}
+			want := append([]float32(nil), dst...)
+			for j := range want {
+				if isMax {
+					want[j] = max(want[j], src[2*j])
+				} else {
+					want[j] += src[2*j]
+				}
+			}
+			PoolStride2F32(dst, src, isMax)
+			for j := range dst {
+				if math.IsNaN(float64(want[j])) {
+					require.True(t, math.IsNaN(float64(dst[j])), "n=%d max=%v: dst[%d] = %v, want NaN", n, isMax, j, dst[j])
+					continue
+				}
+				require.Equal(t, want[j], dst[j], "n=%d max=%v: dst[%d]", n, isMax, j)
+			}
+		}
+	}
+	require.Panics(t, func() { PoolStride2F32(make([]float32, 4), make([]float32, 6), true) })
+}
