@@ -2,4 +2,4 @@
 
 package blas
 
-func poolStride2Vec(dst, src []float32, isMax bool) int { return 0 }
+func poolStride2Vec(dst, src []float32, taps int, isMax bool) int { return 0 }

@@ -8,15 +8,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPoolStride2 checks PoolStride2F32 against the scalar definition on
-// lengths around the vector width, with the shortest allowed input, NaN in
-// either operand and ±Inf.
+// TestPoolStride2 checks PoolStride2F32 against the scalar definition
+// (sums exactly: the same order) on lengths around the vector width, 1-4
+// taps, with the shortest allowed input, NaN in either operand and ±Inf.
 func TestPoolStride2(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	nan := float32(math.NaN())
 	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 56, 113} {
-		for _, isMax := range []bool{true, false} {
-			src := randF32(2*n-1, rng)
+		for _, c := range []struct {
+			taps  int
+			isMax bool
+		}{{1, true}, {1, false}, {2, true}, {2, false}, {3, true}, {3, false}, {4, true}} {
+			taps, isMax := c.taps, c.isMax
+			src := randF32(2*(n-1)+taps, rng)
 			dst := randF32(n, rng)
 			src[0], dst[min(3, n-1)] = nan, nan
 			if n > 8 {
@@ -24,21 +28,23 @@ func TestPoolStride2(t *testing.T) {
 			}
 			want := append([]float32(nil), dst...)
 			for j := range want {
-				if isMax {
-					want[j] = max(want[j], src[2*j])
-				} else {
-					want[j] += src[2*j]
+				for t := range taps {
+					if isMax {
+						want[j] = max(want[j], src[2*j+t])
+					} else {
+						want[j] += src[2*j+t]
+					}
 				}
 			}
-			PoolStride2F32(dst, src, isMax)
+			PoolStride2F32(dst, src, taps, isMax)
 			for j := range dst {
 				if math.IsNaN(float64(want[j])) {
-					require.True(t, math.IsNaN(float64(dst[j])), "n=%d max=%v: dst[%d] = %v, want NaN", n, isMax, j, dst[j])
+					require.True(t, math.IsNaN(float64(dst[j])), "n=%d taps=%d max=%v: dst[%d] = %v, want NaN", n, taps, isMax, j, dst[j])
 					continue
 				}
-				require.Equal(t, want[j], dst[j], "n=%d max=%v: dst[%d]", n, isMax, j)
+				require.Equal(t, want[j], dst[j], "n=%d taps=%d max=%v: dst[%d]", n, taps, isMax, j)
 			}
 		}
 	}
-	require.Panics(t, func() { PoolStride2F32(make([]float32, 4), make([]float32, 6), true) })
+	require.Panics(t, func() { PoolStride2F32(make([]float32, 4), make([]float32, 7), 2, true) })
 }
