@@ -8,7 +8,8 @@ import "fmt"
 // consecutive elements each: dst[j] = max(dst[j], src[2j], ..,
 // src[2j+taps-1]) when isMax, else dst[j] + src[2j] + .. + src[2j+taps-1]
 // (added in that order, as the general path does). The max propagates
-// NaN as Go's max does. len(src) must be at least 2*(len(dst)-1)+taps.
+// NaN as Go's max does. len(src) must be at least 2*(len(dst)-1)+taps;
+// it may read (and ignore) one element past len(src) within cap(src).
 func PoolStride2F32(dst, src []float32, taps int, isMax bool) {
 	if len(dst) == 0 || taps == 0 {
 		return
@@ -17,6 +18,9 @@ func PoolStride2F32(dst, src []float32, taps int, isMax bool) {
 		panic(fmt.Sprintf("blas: PoolStride2F32: %d inputs for %d outputs of %d taps", len(src), len(dst), taps))
 	}
 	j := poolStride2Vec(dst, src, taps, isMax)
+	if j == len(dst) {
+		return
+	}
 	d, s := dst[j:], src[2*j:]
 	for i := range d {
 		acc := d[i]

@@ -13,8 +13,10 @@ func poolStride2Vec(dst, src []float32, taps int, isMax bool) int {
 	if !hasAVX2FMA {
 		return 0
 	}
-	// The loop reads up to src[2n+taps-2], one past the last input it uses.
-	n := min(len(dst), (len(src)-taps+1)/2) &^ 7
+	// The loop reads up to src[2n+taps-2], one past the last input it
+	// uses (an odd element, discarded): within src's capacity it may (a
+	// row of a larger tensor always has the room).
+	n := min(len(dst), (cap(src)-taps+1)/2) &^ 7
 	if n <= 0 {
 		return 0
 	}
