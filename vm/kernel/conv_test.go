@@ -164,6 +164,12 @@ var poolCases = []windowCase{
 	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1], count_include_pad=True, layout="NHWC")`, []int64{2, 9, 9, 4}, nil, "pad+sum_pool"},
 	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{3, 17, 6, 6}, nil, "sum_pool"},
 	{`R.nn.avg_pool1d(x, pool_size=[4], strides=[3], padding=[2], count_include_pad=False, layout="NWC")`, []int64{2, 13, 3}, nil, "pad+sum_pool"},
+	// Stride 2 along rows wide enough for blas.PoolStride2F32's vector
+	// loop (19, 17 and 16 outputs: 8-wide blocks and a scalar tail), with
+	// padding, count_include_pad and dilation 2.
+	{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])`, []int64{1, 3, 7, 37}, nil, "pad+max_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2], padding=[0, 1], count_include_pad=True)`, []int64{2, 3, 5, 32}, nil, "pad+sum_pool"},
+	{`R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2], dilation=[2, 2])`, []int64{1, 2, 9, 34}, nil, "max_pool"},
 	{`R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])`, []int64{2, 5, 9, 9}, nil, "adaptive_pool"},
 	{`R.nn.adaptive_avg_pool2d(x, output_size=[3, 2])`, []int64{2, 3, 7, 9}, nil, "adaptive_pool"},
 	{`R.nn.adaptive_avg_pool2d(x, output_size=[4, 5], layout="NHWC")`, []int64{1, 9, 11, 3}, nil, "adaptive_pool"},

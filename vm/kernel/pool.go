@@ -17,7 +17,8 @@ import (
 // on the general path: it touches each output once). The window
 // reduction runs here: per output row along the innermost axis and per
 // window tap, one vector max or add over the row (unit stride along it,
-// the NCHW W axis at stride 1 or the NHWC channel axis) or a strided loop.
+// the NCHW W axis at stride 1 or the NHWC channel axis; stride 2 along the
+// NCHW W axis through blas.PoolStride2F32) or a strided loop.
 // X and Out must have the same rank, axis d of X indexed by variable d of
 // Out; every tap must read inside X, as the general path requires.
 
@@ -164,6 +165,15 @@ func (m *poolMatch) part(fr *frame, lo, hi int64) {
 		nTaps *= taps[d]
 	}
 	step := m.stride[r-1] * x.stride[r-1] // data step between row elements
+	// Stride 2 along a contiguous axis whose window taps are consecutive
+	// elements: all taps along it in one blas.PoolStride2F32 call (in the
+	// general path's order: the last axis's taps innermost).
+	lastTaps := taps[r-1]
+	rowTaps := step == 2 && (lastTaps == 1 || m.dil[r-1]*x.stride[r-1] == 1)
+	if rowTaps {
+		taps[r-1] = 1
+		nTaps /= lastTaps
+	}
 	for off := lo; off < hi; off += last {
 		row := out.f32[off : off+last]
 		fill(row, m.init)
@@ -182,14 +192,19 @@ func (m *poolMatch) part(fr *frame, lo, hi int64) {
 			for d := range r {
 				src += t[d] * m.dil[d] * x.stride[d]
 			}
-			if step == 1 {
+			switch {
+			case rowTaps:
+				blas.PoolStride2F32(row, x.f32[src:src+(last-1)*2+lastTaps], int(lastTaps), m.isMax)
+			case step == 2: // dilated taps: one at a time
+				blas.PoolStride2F32(row, x.f32[src:src+(last-1)*2+1], 1, m.isMax)
+			case step == 1:
 				in := x.f32[src : src+last]
 				if m.isMax {
 					blas.MaximumF32(row, row, in)
 				} else {
 					blas.AddF32(row, row, in)
 				}
-			} else {
+			default:
 				in := x.f32[src : src+(last-1)*step+1]
 				if m.isMax {
 					for j := range row {
