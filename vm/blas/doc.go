@@ -64,10 +64,14 @@
 // of microseconds here. Call state and packing buffers are reused from a
 // small free list, so steady-state calls do not allocate.
 //
-// AVX-512 is not used: the project's machines are Zen 4, which splits
-// 512-bit FMAs into two 256-bit halves, so a ZMM FMA loop peaks at the same
-// FLOP/cycle as the YMM one (both ~117 GFLOP/s per core when measured); a
-// ZMM kernel would only add registers for a larger tile.
+// Where the CPU has AVX-512F, full row tiles over two adjacent B
+// micro-panels run a 6x32 kernel on ZMM registers (kernel512_amd64.s) on
+// the same packed layout, summing each element in the same order as the
+// 6x16 kernels (bitwise equal results). The project's machines are now
+// Zen 5 (Turin), which executes 512-bit FMAs at full width: 215 against
+// 108 GFLOP/s per core for the 512- and 256-bit peak loops, and 1.6-1.9x
+// on the MLP and BERT GEMMs (BenchmarkSgemmWideSideBySide). On Zen 4,
+// which splits them in two halves, the wide kernel is no slower.
 //
 // # Elementwise primitives
 //

@@ -42,6 +42,7 @@ func init() {
 	if hasAVX2FMA {
 		activeKernel = kernelChoice{name: "avx2-fma-6x16", fn: kernel6x16AVX2,
 			rows: [mr]microKernel{nil, kernel1x16AVX2, kernel2x16AVX2, kernel3x16AVX2, kernel4x16AVX2, kernel5x16AVX2}}
+		activeKernel = withAVX512(activeKernel)
 	}
 }
 

@@ -19,6 +19,10 @@ type kernelChoice struct {
 	// rows[r], when set, computes only the first r rows of the tile (and
 	// writes only those rows of C), for the last row panel of a block.
 	rows [mr]microKernel
+	// wide, when set, computes a full 6x32 tile from two adjacent B
+	// micro-panels (b[:nr*k], b[nr*k:2*nr*k]) with fn's summation order:
+	// the AVX-512 kernel (kernel512_amd64.go).
+	wide microKernel
 }
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an

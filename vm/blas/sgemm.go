@@ -135,7 +135,7 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, ep: ep,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, kernWide: activeKernel.wide, ep: ep,
 		shared: block{bp: g.shared.bp}, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -163,6 +163,7 @@ type gemm struct {
 	threads        int
 	kern           microKernel
 	kernRows       [mr]microKernel // see kernelChoice.rows
+	kernWide       microKernel     // see kernelChoice.wide; nil: none
 	ep             Epilogue        // nil: none
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
@@ -419,37 +420,56 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 			g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+jr)
 			epFrom = jr
 		}
-		ncols := min(nr, blk.ncur-jr)
-		bpanel := blk.bp[jr*kcur : (jr+nr)*kcur]
 		cbase := ic*ldc + blk.jc + jr
-		for ir := 0; ir < mcur; ir += mr {
-			nrows := min(mr, mcur-ir)
-			apanel := s.ap[ir*kcur : (ir+mr)*kcur]
-			kern := g.kern
-			if nrows < mr && g.kernRows[nrows] != nil {
-				kern = g.kernRows[nrows]
-				if ncols == nr {
-					kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
-					continue
-				}
+		if g.kernWide != nil && jr+2*nr <= blk.ncur {
+			// Two full micro-panels: their full row tiles in 6x32 steps,
+			// a last partial row tile panel by panel.
+			wide := blk.bp[jr*kcur : (jr+2*nr)*kcur]
+			full := mcur - mcur%mr
+			for ir := 0; ir < full; ir += mr {
+				g.kernWide(kcur, s.ap[ir*kcur:(ir+mr)*kcur], wide, g.c[cbase+ir*ldc:], ldc)
 			}
-			if nrows == mr && ncols == nr {
-				kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
-				continue
-			}
-			clear(s.tile[:])
-			kern(kcur, apanel, bpanel, s.tile[:], nr)
-			for i := range nrows {
-				ci := g.c[cbase+(ir+i)*ldc:][:ncols]
-				ti := s.tile[i*nr:][:ncols]
-				for j := range ci {
-					ci[j] += ti[j]
-				}
-			}
+			g.panel(s, kcur, blk.bp[jr*kcur:(jr+nr)*kcur], cbase, nr, full, mcur)
+			g.panel(s, kcur, blk.bp[(jr+nr)*kcur:(jr+2*nr)*kcur], cbase+nr, nr, full, mcur)
+			jr += nr
+			continue
 		}
+		g.panel(s, kcur, blk.bp[jr*kcur:(jr+nr)*kcur], cbase, min(nr, blk.ncur-jr), 0, mcur)
 	}
 	if finish {
 		g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+blk.ncur)
+	}
+}
+
+// panel multiplies rows ir0..mcur of the packed A block by one packed B
+// micro-panel into the ncols columns of C from cbase (row ir0's offset is
+// cbase + ir0*ldc).
+func (g *gemm) panel(s *threadScratch, kcur int, bpanel []float32, cbase, ncols, ir0, mcur int) {
+	ldc := g.ldc
+	for ir := ir0; ir < mcur; ir += mr {
+		nrows := min(mr, mcur-ir)
+		apanel := s.ap[ir*kcur : (ir+mr)*kcur]
+		kern := g.kern
+		if nrows < mr && g.kernRows[nrows] != nil {
+			kern = g.kernRows[nrows]
+			if ncols == nr {
+				kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
+				continue
+			}
+		}
+		if nrows == mr && ncols == nr {
+			kern(kcur, apanel, bpanel, g.c[cbase+ir*ldc:], ldc)
+			continue
+		}
+		clear(s.tile[:])
+		kern(kcur, apanel, bpanel, s.tile[:], nr)
+		for i := range nrows {
+			ci := g.c[cbase+(ir+i)*ldc:][:ncols]
+			ti := s.tile[i*nr:][:ncols]
+			for j := range ci {
+				ci[j] += ti[j]
+			}
+		}
 	}
 }
 

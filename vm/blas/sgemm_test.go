@@ -158,6 +158,11 @@ func kernels() map[string]kernelChoice {
 	if activeKernel.name != "go-6x16" {
 		ks[activeKernel.name] = activeKernel
 	}
+	if activeKernel.wide != nil { // the 256-bit kernels alone too
+		narrow := activeKernel
+		narrow.name, narrow.wide = "narrow", nil
+		ks[narrow.name] = narrow
+	}
 	return ks
 }
 
@@ -215,6 +220,10 @@ func TestSgemmKernelsAgree(t *testing.T) {
 			results[name] = c
 		}
 		_, mag := refSgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, d.a, d.lda, d.b, d.ldb, tc.beta, d.c, d.ldc)
+		if narrow, ok := results["narrow"]; ok {
+			// The 6x32 kernel sums each element in the 6x16 kernels' order.
+			require.Equal(t, narrow, results[activeKernel.name], "%v: the 512-bit kernel differs from the 256-bit ones", tc)
+		}
 		goRes := results["go"]
 		for i, v := range results[activeKernel.name] {
 			if diff := math.Abs(float64(v) - float64(goRes[i])); !(diff <= 2*tolerance(tc.k, mag[i])) {
