@@ -71,7 +71,8 @@
 // Zen 5 (Turin), which executes 512-bit FMAs at full width: 215 against
 // 108 GFLOP/s per core for the 512- and 256-bit peak loops, and 1.6-1.9x
 // on the MLP and BERT GEMMs (BenchmarkSgemmWideSideBySide). On Zen 4,
-// which splits them in two halves, the wide kernel is no slower.
+// which splits them in two halves, it should run at the 6x16 kernels' speed
+// (not measured: no Zen 4 here).
 //
 // # Elementwise primitives
 //
