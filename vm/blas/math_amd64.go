@@ -107,3 +107,22 @@ var (
 		"Gelu": unaryAVX2(geluF32AVX2, nil, geluF32Go), "GeluTanh": unaryAVX2(geluTanhF32AVX2, nil, geluTanhF32Go),
 	}
 )
+
+//go:noescape
+func expSubSumF32AVX512(dst, x *float32, n int, m float32) float32
+
+// expSubSumF32 runs the multiples of 16 in one 512-bit pass where the CPU
+// has it, the rest (or all) composed from the slice loops.
+func expSubSumF32(dst, x []float32, m float32) float32 {
+	n := 0
+	var s float32
+	if hasAVX512Math {
+		if n = len(dst) &^ 15; n > 0 {
+			s = expSubSumF32AVX512(&dst[0], &x[0], n, m)
+		}
+	}
+	if n < len(dst) {
+		s += expSubSumF32Composed(dst[n:], x[n:], m)
+	}
+	return s
+}

@@ -17,3 +17,5 @@ var (
 )
 
 const hasAVX512Math = false
+
+func expSubSumF32(dst, x []float32, m float32) float32 { return expSubSumF32Composed(dst, x, m) }
