@@ -12,6 +12,14 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func kernel6x32AVX512(k int, a, b, c []float32, ldc int)
 
+// kernel6x32PackAVX512 is kernel6x32AVX512 reading op(B) = B as stored
+// (row p of the 32 columns at b[p*ldb:]) and packing it into bp (two
+// micro-panels) on the way; same summation order, so bitwise the same
+// results.
+//
+//go:noescape
+func kernel6x32PackAVX512(k int, a, b, c []float32, ldc, ldb int, bp []float32)
+
 // hasAVX512 reports whether the 512-bit kernel may run: AVX-512F in the
 // CPU and ZMM state enabled by the OS (x/sys/cpu checks both).
 //
@@ -27,6 +35,7 @@ func withAVX512(k kernelChoice) kernelChoice {
 	if hasAVX512 {
 		k.name = "avx512-6x32+" + k.name
 		k.wide = kernel6x32AVX512
+		k.direct = kernel6x32PackAVX512
 	}
 	return k
 }

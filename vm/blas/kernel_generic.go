@@ -23,7 +23,16 @@ type kernelChoice struct {
 	// micro-panels (b[:nr*k], b[nr*k:2*nr*k]) with fn's summation order:
 	// the AVX-512 kernel (kernel512_amd64.go).
 	wide microKernel
+	// direct, when set, is wide reading B as stored and packing it on the
+	// way (see directKernel).
+	direct directKernel
 }
+
+// directKernel computes a full 6x32 tile like kernelChoice.wide from B
+// as stored, C[i*ldc+j] += sum_p a[p*mr+i] * b[p*ldb+j] for j < 32, and
+// packs those 32 columns of B into bp as two micro-panels (bp[:nr*k],
+// bp[nr*k:2*nr*k]) for the next row tiles.
+type directKernel func(k int, a, b, c []float32, ldc, ldb int, bp []float32)
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an
 // init function found a faster one for this CPU.

@@ -160,7 +160,7 @@ func kernels() map[string]kernelChoice {
 	}
 	if activeKernel.wide != nil { // the 256-bit kernels alone too
 		narrow := activeKernel
-		narrow.name, narrow.wide = "narrow", nil
+		narrow.name, narrow.wide, narrow.direct = "narrow", nil, nil
 		ks[narrow.name] = narrow
 	}
 	return ks
