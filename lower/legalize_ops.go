@@ -210,6 +210,9 @@ func LegalizeModule(mod *ir.Module, o LegalizeOptions) (*ir.Module, diag.List) {
 			k := op.NewKernel(call)
 			k.Emit = em
 			err := f(k, call)
+			if err == nil && k.Forward != nil {
+				return k.Forward // the op computes an argument: no kernel
+			}
 			var res ir.Expr
 			if err == nil {
 				out := k.Result

@@ -444,16 +444,23 @@ func withOutLayout(op *ir.Op, call *ir.Call, from string) *ir.Call {
 	return &c
 }
 
-// layoutPerm maps the axes of canonical to their positions in layout.
+// layoutPerm maps the axes of canonical to their positions in layout, a
+// permutation of them. A split layout (NCHW16c) never reaches it: the ops
+// that take one compute in its primal layout (op/layout_split_ops.go).
 func layoutPerm(op *ir.Op, attr, layout, canonical string) ([]int, error) {
+	l, err := parseLayoutAttr(op, attr, layout)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkPrimal(canonical); err != nil {
+		return nil, opErrorf(op, "%s %q is not convertible to %s: %v", attr, layout, canonical, err)
+	}
+	if l.split() {
+		return nil, opErrorf(op, "%s %q splits an axis, which this call cannot take (its primal layout is %s)", attr, layout, l.primal())
+	}
 	perm := make([]int, len(canonical))
-	ok := len(layout) == len(canonical)
 	for j := range canonical {
 		perm[j] = strings.IndexByte(layout, canonical[j])
-		ok = ok && perm[j] >= 0 && strings.LastIndexByte(layout, canonical[j]) == perm[j]
-	}
-	if !ok {
-		return nil, opErrorf(op, "%s %q is not a permutation of %q (layouts with split axes are not supported)", attr, layout, canonical)
 	}
 	return perm, nil
 }
@@ -632,7 +639,7 @@ func newConvOp(spatial int) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv, MixedPrecision: mixedAlwaysOutDType}
+	return withSplitLayouts(Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv, MixedPrecision: mixedAlwaysOutDType}, convLayoutRoles(spatial, kernelLayout))
 }
 
 // convOperandInfo is the start of a convolution's inference: the data

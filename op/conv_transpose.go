@@ -276,5 +276,5 @@ func newConvTransposeOp(spatial int) Def {
 		})
 		return nil
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv, MixedPrecision: mixedAlwaysOutDType}
+	return withSplitLayouts(Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutConv, MixedPrecision: mixedAlwaysOutDType}, convLayoutRoles(spatial, kernelLayout))
 }

@@ -39,9 +39,9 @@ func TestInferConvTranspose(t *testing.T) {
 		{"conv2d_transpose rank", opCall(Conv2DTranspose, nil, tensorVar("y", ir.Float32, 4, 5), w), nil, "R.nn.conv2d_transpose: data must be a 4-D tensor, got rank 2"},
 		{"conv2d_transpose dtype", opCall(Conv2DTranspose, nil, x, tensorVar("g", ir.Int32, 4, 3, 3, 3)), nil, "must be equal"},
 		{"conv2d_transpose layout", opCall(Conv2DTranspose, ir.Attrs{"data_layout": "NCHW4c"}, x, w), nil,
-			`data_layout "NCHW4c" is not a permutation of "NCHW"`},
+			`data_layout "NCHW4c" is for 5-D tensors, got rank 4`},
 		{"conv2d_transpose kernel layout", opCall(Conv2DTranspose, ir.Attrs{"kernel_layout": "IOHH"}, x, w), nil,
-			`kernel_layout "IOHH" is not a permutation of "IOHW"`},
+			`kernel_layout "IOHH" is not a layout: the axis H occurs twice`},
 		{"conv2d_transpose padding length", opCall(Conv2DTranspose, ir.Attrs{"padding": ints(1, 2, 3)}, x, w), nil, "padding must have 1, 2 or 4 entries"},
 		// (1-1) - 2 + 0 + 0 + 1 = -1
 		{"conv2d_transpose negative extent", opCall(Conv2DTranspose, ir.Attrs{"padding": ints(1)}, tensorVar("y", ir.Float32, 1, 4, 1, 1), tensorVar("k", ir.Float32, 4, 1, 1, 1)),

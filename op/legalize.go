@@ -41,7 +41,12 @@ type Kernel struct {
 	// output shape at run time names it here (TVM's match_cast shape
 	// variables).
 	Result ir.StructInfo
-	call   *ir.Call
+	// Forward, when a legalization sets it, replaces the call instead of
+	// a kernel: an op that computes one of its arguments unchanged
+	// legalizes into that argument, as TVM's legalize functions may
+	// return any expression (the checkpoint markers return call.args[0]).
+	Forward ir.Expr
+	call    *ir.Call
 
 	params []*ir.PrimVar
 	bufs   map[*ir.PrimVar]*ir.Buffer

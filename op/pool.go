@@ -252,7 +252,7 @@ func newPoolOp(spatial int, isMax bool) Def {
 		}
 		return legalizePool(k, a, p, isMax)
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool, MixedPrecision: mixedFollow}
+	return withSplitLayouts(Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool, MixedPrecision: mixedFollow}, poolLayoutRoles(spatial))
 }
 
 // evalPool is max or average pooling of x over the window p.
@@ -489,7 +489,7 @@ func newAdaptiveAvgPoolOp(spatial int) Def {
 		}
 		return legalizeAdaptiveAvgPool(k, a, axes)
 	}
-	return Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool, MixedPrecision: mixedFollow}
+	return withSplitLayouts(Def{Op: op, Eval: eval, Legalize: legalize, Layout: layoutPool, MixedPrecision: mixedFollow}, poolLayoutRoles(spatial))
 }
 
 // adaptiveBounds is the input range [start, end) of output cell o of n

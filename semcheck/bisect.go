@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
-	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/wellformed"
 )
 
@@ -212,7 +212,7 @@ func (in Inputs) restrictedTo(mod *ir.Module) Inputs {
 	if fn == nil || len(in.Given) == 0 {
 		return in
 	}
-	given := map[string]*tensor.Tensor{}
+	given := map[string]op.Value{}
 	for _, p := range fn.Params {
 		if t, ok := in.Given[p.Name]; ok {
 			given[p.Name] = t

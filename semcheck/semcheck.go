@@ -40,13 +40,13 @@ import (
 // Inputs say what a function is evaluated on. The zero value means seeded
 // random arguments (eval.RandomArgs) with every symbolic dimension 4.
 type Inputs struct {
-	Func     string                    // the function to evaluate ("main")
-	Given    map[string]*tensor.Tensor // parameters by name (e.g. from an .npz file); the rest random
-	NoRandom bool                      // every parameter must be given
-	Seed     uint64                    // for random arguments
-	Dims     map[string]int64          // symbolic dimensions by name (--symbolic n=8)
-	Dim      int64                     // every other symbolic dimension (4 when 0)
-	Tol      *eval.Tolerance           // nil: eval.Float32Tol, or TranscendentalTol when the module uses exp, log, ...
+	Func     string              // the function to evaluate ("main")
+	Given    map[string]op.Value // parameters by name (tensors from an .npz file, tuples of them); the rest random
+	NoRandom bool                // every parameter must be given
+	Seed     uint64              // for random arguments
+	Dims     map[string]int64    // symbolic dimensions by name (--symbolic n=8)
+	Dim      int64               // every other symbolic dimension (4 when 0)
+	Tol      *eval.Tolerance     // nil: eval.Float32Tol, or TranscendentalTol when the module uses exp, log, ...
 	// TolFor, when set and Tol is not, chooses the tolerance per checked
 	// module (the result of each pass) when it returns true: a run whose
 	// passes move computation to float16 (ToMixedPrecision) is checked
@@ -87,7 +87,7 @@ func (in *Inputs) Args(mod *ir.Module) ([]op.Value, error) {
 		dims[k] = v
 	}
 	for _, p := range fn.Params {
-		t, ok := in.Given[p.Name]
+		t, ok := in.Given[p.Name].(*tensor.Tensor)
 		ti, isT := p.StructInfo().(*ir.TensorInfo)
 		if !ok || !isT {
 			continue

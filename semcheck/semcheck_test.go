@@ -14,6 +14,7 @@ import (
 	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/syntax/printer"
@@ -141,12 +142,12 @@ func TestInputsGiven(t *testing.T) {
 	args, err := in.Args(mod)
 	require.NoError(t, err)
 	x := args[0]
-	in.Given = map[string]*tensorT{fn.Params[0].Name: x.(*tensorT)}
+	in.Given = map[string]op.Value{fn.Params[0].Name: x}
 	again, err := in.Args(mod)
 	require.NoError(t, err)
 	assert.Same(t, x, again[0])
 
-	in.Given = map[string]*tensorT{"nope": x.(*tensorT)}
+	in.Given = map[string]op.Value{"nope": x}
 	_, err = in.Args(mod)
 	require.ErrorContains(t, err, "no parameter nope")
 }

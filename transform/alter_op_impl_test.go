@@ -10,11 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax"
@@ -143,16 +141,4 @@ class Module:
 		panic(errs)
 	}
 	return out
-}
-
-// BenchmarkAlterOpImpl: linear in module size (10k and 100k calls, each
-// becoming four bindings).
-func BenchmarkAlterOpImpl(b *testing.B) {
-	p, errs := barrier.Registry.ParseAndBuild("pipeline", `AlterOpImpl{file="../testdata/passes/AlterOpImpl/impls/add.tvms",op_impl_map={"relax.add":"add_2d"},op_buffer_transforms={"relax.add":["lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)","lambda i: (i // 4, i % 4)"]}}`)
-	require.Empty(b, errs)
-	benchLinear(b, alterOpChain, func(b *testing.B, mod *ir.Module) {
-		if out, err := passes.NewPassContext().Run(b.Context(), p, mod); err != nil || out == mod {
-			b.Fatal("nothing altered", err)
-		}
-	})
 }

@@ -332,8 +332,8 @@ func (fd *folder) foldOp(rw *ir.Rewriter, c *ir.Call, d *op.Def) *ir.Constant {
 	// failing tir.build does in TVM; a panic is a bug the pass runner
 	// reports.
 	k := op.NewKernel(call) // no Emitter: a legalization of several bindings refuses
-	if err := d.Legalize(k, call); err != nil {
-		return nil
+	if err := d.Legalize(k, call); err != nil || k.Forward != nil {
+		return nil // no kernel to run (an op computing an argument has nothing to fold)
 	}
 	pf, tirVars := k.Finish()
 	if len(tirVars) > 0 {

@@ -38,9 +38,14 @@ import (
 // being differentiated is decomposed first: batch_norm and layer_norm
 // become the ops they are made of, which have gradient rules.
 //
-// Differences from TVM: the checkpointing ops (relax.grad.start_checkpoint,
-// end_checkpoint) and call_tir_with_grad do not exist here; a call of a
-// function (TVM silently skips it, leaving a wrong gradient) and an op
+// Gradient checkpointing follows TVM (gradient_checkpoint.go): the
+// bindings between R.grad.start_checkpoint and R.grad.end_checkpoint
+// markers are recomputed for the backward pass instead of kept, and the
+// markers are dropped from the adjoint.
+//
+// Differences from TVM: call_tir_with_grad does not exist here, and
+// require_grads names parameters only (TVM also takes intermediate vars);
+// a call of a function (TVM silently skips it, leaving a wrong gradient) and an op
 // without a gradient rule are positioned diagnostics naming the callee.
 // Errors TVM reports by aborting are positioned diagnostics (OPT3xx). A
 // function already named <func_name>_adjoint with the adjoint's signature
@@ -165,7 +170,10 @@ type gradientBuilder struct {
 	// adjoint maps a var of the adjoint function to the var holding its
 	// adjoint so far.
 	adjoint map[*ir.Var]*ir.Var
-	errs    diag.List
+	// cp is the checkpointing state (gradient_checkpoint.go), nil when
+	// the function has no checkpoint markers.
+	cp   *checkpoints
+	errs diag.List
 }
 
 func (g *gradientBuilder) b() *ir.Builder { return g.rw.B }
@@ -194,6 +202,7 @@ func (g *gradientBuilder) function(f, fwd *ir.Function, requireGrads []string, t
 		params[i] = copyVar(p)
 		g.rw.Remap(p, params[i])
 	}
+	g.cp = newCheckpoints(seq.Blocks[0], params)
 	b.BeginScope(params)
 	b.BeginBlock(true)
 	forward := g.copyForward(seq.Blocks[0])
@@ -356,7 +365,8 @@ type forwardBinding struct {
 	span  diag.Span
 }
 
-// copyForward emits the forward bindings with fresh vars.
+// copyForward emits the forward bindings with fresh vars, without the
+// checkpoint markers.
 func (g *gradientBuilder) copyForward(blk *ir.BindingBlock) []forwardBinding {
 	b := g.b()
 	out := make([]forwardBinding, 0, len(blk.Bindings))
@@ -366,15 +376,49 @@ func (g *gradientBuilder) copyForward(blk *ir.BindingBlock) []forwardBinding {
 			g.errs.Add(bind.Span(), codeGradUnsupported, "only var bindings can be differentiated, not a %T (TVM supports none either)", bind)
 			continue
 		}
+		if c, ok := vb.Value.(*ir.Call); ok && isCheckpointMarker(c) {
+			if fb, ok := g.dropMarker(vb, c); ok {
+				out = append(out, fb)
+			}
+			continue
+		}
 		value := b.Normalize(g.rw.Expr(vb.Value))
 		nv := copyVar(vb.Var)
 		nb := ir.NewVarBinding(nv, value)
 		nb.SetSpan(vb.Span())
 		b.EmitBinding(nb)
 		g.rw.Remap(vb.Var, nv)
+		if g.cp != nil {
+			g.cp.classify(vb.Value, nv, value, g.rw.Lookup)
+		}
 		out = append(out, forwardBinding{v: nv, value: value, span: vb.Span()})
 	}
 	return out
+}
+
+// dropMarker leaves a checkpoint marker out of the adjoint function: its
+// var becomes the var it marks. As TVM's CheckpointCollector, an output
+// var marking a dataflow var becomes a new output binding of that var
+// (a dataflow var cannot leave the block), returned as a forward binding.
+func (g *gradientBuilder) dropMarker(vb *ir.VarBinding, c *ir.Call) (forwardBinding, bool) {
+	target, ok := g.rw.Expr(c.Args[0]).(*ir.Var)
+	if !ok {
+		g.errs.Add(vb.Span(), codeGradUnsupported, "the argument of %s must be a variable, got a %T", ir.OpPath(c.Op.(*ir.Op)), c.Args[0])
+		return forwardBinding{}, false
+	}
+	g.cp.mark(c, target)
+	if vb.Var.Dataflow || !target.Dataflow {
+		g.rw.Remap(vb.Var, target)
+		return forwardBinding{}, false
+	}
+	nv := ir.NewVar(target.Name, target.StructInfo())
+	nv.SetSpan(vb.Var.Span())
+	nb := ir.NewVarBinding(nv, target)
+	nb.SetSpan(vb.Span())
+	g.b().EmitBinding(nb)
+	g.rw.Remap(vb.Var, nv)
+	g.cp.alias(nv, target)
+	return forwardBinding{v: nv, value: target, span: vb.Span()}, true
 }
 
 // backward emits the contributions of one forward binding to the
@@ -411,7 +455,13 @@ func (g *gradientBuilder) call(fb forwardBinding, c *ir.Call, adj *ir.Var) {
 		g.errs.Add(fb.span, codeGradNoRule, "op %s has no gradient rule (needed for %s)", o.Name, fb.v.Name)
 		return
 	}
-	partials, err := def.Gradient(g.b(), c, fb.v, adj)
+	// The rule reads the forward values through recomputation where the
+	// function has checkpoints; the partials flow to c's own arguments.
+	res, rc := fb.v, c
+	if g.cp != nil {
+		res, rc = g.cp.update(g.b(), fb.v, c)
+	}
+	partials, err := def.Gradient(g.b(), rc, res, adj)
 	if err != nil {
 		g.errs.Add(fb.span, codeGradRule, "%v (binding of %s)", err, fb.v.Name)
 		return

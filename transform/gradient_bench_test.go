@@ -3,12 +3,10 @@ package transform_test
 import (
 	"fmt"
 	"strings"
-	"testing"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/syntax"
-	"github.com/phasec/phasec/transform"
 )
 
 // gradientChain is a loss of n bindings: a chain cycling through matmul,
@@ -33,18 +31,4 @@ class Module:
 		panic(diags[0])
 	}
 	return irgen.MustNormalize(mod)
-}
-
-// BenchmarkGradient differentiates a loss of 10k and 100k bindings: the
-// 100k/10k time and allocation ratios must stay within 11.
-func BenchmarkGradient(b *testing.B) {
-	benchLinear(b, gradientChain, func(b *testing.B, mod *ir.Module) {
-		out, err := transform.Differentiate(mod, "main", nil, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if out.Func("main_adjoint") == nil {
-			b.Fatal("no adjoint")
-		}
-	})
 }

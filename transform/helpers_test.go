@@ -82,6 +82,8 @@ var goldens = map[string]string{
 	"FuseTransposeMatmul":                        "FuseTransposeMatmul",
 	"Gradient":                                   "Gradient",
 	"Gradient/require_grads":                     `Gradient{require_grads=["x"]}`,
+	"Gradient/checkpoint":                        "Gradient",
+	"Gradient/checkpoint_require":                `Gradient{require_grads=["z"]}`,
 	"Gradient/target_index":                      `Gradient{target_index=2}`,
 	"Gradient/bad_target_index":                  `Gradient{target_index=1}`,
 	"Gradient/bad_require":                       `Gradient{require_grads=["x0","y","x0"]}`,

@@ -17,12 +17,10 @@ import (
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/op"
-	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax/printer"
 	"github.com/phasec/phasec/tensor"
-	"github.com/phasec/phasec/transform"
 	"github.com/phasec/phasec/vm"
 )
 
@@ -393,18 +391,4 @@ func lazyChain(n int) *ir.Module {
 	}
 	b.WriteString(")\n            R.output(gv)\n        return gv\n")
 	return irgen.MustNormalize(mustParse(b.String()))
-}
-
-// BenchmarkLazyPasses: 10k and 100k weights, bindings and outputs.
-func BenchmarkLazyPasses(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := lazyChain(n)
-		for _, p := range []*passes.Pass{transform.LazyTransformParams, transform.LazyGetInput, transform.LazySetOutput} {
-			b.Run(fmt.Sprintf("%s/bindings=%d", p.Name(), n), func(b *testing.B) {
-				cpu0 := cpuTime()
-				defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-				bench(b, p, mod)
-			})
-		}
-	}
 }

@@ -213,19 +213,6 @@ func liftChain(n int) *ir.Module {
 	return irgen.MustNormalize(mustParse(b.String()))
 }
 
-// BenchmarkLiftTransformParams: 10k and 100k bindings (a third of them
-// kept, two thirds lifted).
-func BenchmarkLiftTransformParams(b *testing.B) {
-	for _, n := range []int{3334, 33334} {
-		mod := liftChain(n)
-		b.Run(fmt.Sprintf("bindings=%d", 3*n), func(b *testing.B) {
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			bench(b, transform.LiftTransformParams, mod)
-		})
-	}
-}
-
 // mustParse parses a module a benchmark builds; it panics on diagnostics.
 func mustParse(src string) *ir.Module {
 	mod, diags := syntax.Parse("bench.tvms", []byte(src))

@@ -1,7 +1,6 @@
 package transform_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
-	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/transform"
@@ -290,38 +288,6 @@ func TestModelRewriteChainsAreRewritten(t *testing.T) {
 			}
 			out := evaltest.CheckPipeline(t, mod, in.pass.Name(), opts)
 			assert.False(t, ir.StructuralEqual(mod.Func("main"), out.Func("main"), ir.EqualOptions{}), "nothing rewritten")
-		})
-	}
-}
-
-// BenchmarkModelRewrites: each rewrite on 10k and 100k bindings of units
-// it rewrites; the 100k/10k ratios of time and allocations must stay
-// within 11 (linear in module size).
-func BenchmarkModelRewrites(b *testing.B) {
-	for _, in := range modelRewriteInputs {
-		b.Run(in.pass.Name(), func(b *testing.B) {
-			type started struct {
-				mod   *ir.Module
-				props phase.Set
-			}
-			setup := func(n int) started {
-				mod := in.input(n)
-				_, props, err := passes.StartState(mod)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return started{mod, props}
-			}
-			pc := passes.NewPassContext()
-			benchLinear(b, setup, func(b *testing.B, in0 started) {
-				out, err := pc.Execute(context.Background(), in.pass, in0.mod, in0.props)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if out == in0.mod {
-					b.Fatal("nothing rewritten")
-				}
-			})
 		})
 	}
 }

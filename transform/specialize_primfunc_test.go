@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/transform"
 )
 
@@ -50,19 +49,6 @@ class Module:
 	}
 	fmt.Fprintf(&b, "            R.output(v%d)\n        return v%d\n", n, n)
 	return b.String()
-}
-
-// BenchmarkSpecializePrimFuncBasedOnCallSite: 10k and 100k call sites of
-// one PrimFunc.
-func BenchmarkSpecializePrimFuncBasedOnCallSite(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := irgen.MustNormalize(mustParse(callTIRChain(n)))
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			bench(b, transform.SpecializePrimFuncBasedOnCallSite, mod)
-		})
-	}
 }
 
 const specializeBadShape = `@I.ir_module

@@ -14,11 +14,9 @@ import (
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
-	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/passes/passtest"
 	"github.com/phasec/phasec/semcheck"
 	"github.com/phasec/phasec/syntax"
-	"github.com/phasec/phasec/transform"
 )
 
 // TestSplitCallTIRByPatternRunsOnTheVM is the pass's semantic oracle: each
@@ -121,14 +119,4 @@ class Module:
 		panic(errs)
 	}
 	return out
-}
-
-// BenchmarkSplitCallTIRByPattern: linear in module size (10k and 100k
-// calls, each becoming two).
-func BenchmarkSplitCallTIRByPattern(b *testing.B) {
-	benchLinear(b, splitChain, func(b *testing.B, mod *ir.Module) {
-		if out, err := passes.NewPassContext().Run(b.Context(), transform.SplitCallTIRByPattern, mod); err != nil || out == mod {
-			b.Fatal("nothing split", err)
-		}
-	})
 }

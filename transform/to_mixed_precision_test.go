@@ -13,7 +13,6 @@ import (
 	"github.com/phasec/phasec/eval"
 	"github.com/phasec/phasec/eval/evaltest"
 	"github.com/phasec/phasec/ir"
-	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
@@ -203,17 +202,6 @@ func TestToMixedPrecisionConvertSigComputes(t *testing.T) {
 	out := evaltest.CheckPipeline(t, mod, `ToMixedPrecision{out_dtype=float16,fp16_input_names=["w","bias"]}`, evaltest.Options{})
 	w := out.Func("main").Params[1]
 	assert.Equal(t, ir.Float16, w.StructInfo().(*ir.TensorInfo).DType)
-}
-
-// BenchmarkToMixedPrecision converts irgen's chain (matmul, add, relu,
-// multiply repeated): the 100k/10k time and allocation ratios must stay
-// within 11.
-func BenchmarkToMixedPrecision(b *testing.B) {
-	benchLinear(b, func(n int) *ir.Module { return irgen.MustNormalize(irgen.Chain(n)) }, func(b *testing.B, mod *ir.Module) {
-		if out, err := transform.MixedPrecision(mod, "float32", "float16", nil); err != nil || out == mod {
-			b.Fatal("nothing converted", err)
-		}
-	})
 }
 
 // A match_cast of a value stored in float16 checks the float32 cast back,

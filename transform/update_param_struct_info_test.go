@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/phasec/phasec/barrier"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
 )
@@ -60,19 +59,4 @@ func wideParamsChain(n int) *ir.Module {
 	}
 	fmt.Fprintf(&b, "            R.output(v%d)\n        return v%d\n", n, n)
 	return irgen.MustNormalize(mustParse(b.String()))
-}
-
-// BenchmarkUpdateParamStructInfo: x becomes (n,), re-deriving every one
-// of 10k and 100k bindings.
-func BenchmarkUpdateParamStructInfo(b *testing.B) {
-	p, diags := barrier.Registry.ParseAndBuild("pipeline", `UpdateParamStructInfo{sinfo={"x": "R.Tensor(('n',), 'float32')"}}`)
-	require.Empty(b, diags)
-	for _, n := range []int{10_000, 100_000} {
-		mod := wideParamsChain(n)
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			bench(b, p, mod)
-		})
-	}
 }

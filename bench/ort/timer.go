@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -62,6 +63,7 @@ func runTime(args []string) error {
 	out := fs.String("o", "", "write the output of executable i to `PREFIX`.i.npy")
 	reps := fs.Int("reps", 10, "at most `N` timed runs per executable")
 	budget := fs.Duration("budget", 3*time.Second, "stop timing after this long per executable (at least one run)")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs (after the warm-up) to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -129,6 +131,17 @@ func runTime(args []string) error {
 			if results[i], _, err = machines[i].Call(ctx, "main", argvs[i]); err != nil { // warm-up
 				return err
 			}
+		}
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer f.Close()
+			defer pprof.StopCPUProfile()
 		}
 		deadline := time.Now().Add(time.Duration(n) * *budget)
 		for r := 0; r < *reps && (r == 0 || time.Now().Before(deadline)); r++ {

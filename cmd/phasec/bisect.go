@@ -58,6 +58,10 @@ func runBisect(fs *pflag.FlagSet) runFunc {
 		if mod == nil {
 			return code
 		}
+		if err := sem.bind(&in, mod); err != nil {
+			fmt.Fprintf(stderr, "phasec bisect: %v\n", err)
+			return 2
+		}
 		prog := newProgress(stderr)
 		defer prog.Done()
 		in.Progress = prog.Printf

@@ -36,9 +36,9 @@ func runEval(fs *pflag.FlagSet) runFunc {
 	fn := fs.String("func", "main", "the Relax function to run")
 	random := fs.Bool("random-inputs", false, "fill parameters not given by --input with seeded random values")
 	seed := fs.Uint64("seed", defaultSeed, "the random seed for --random-inputs")
-	npzPath := fs.String("inputs", "", "parameters by name from `FILE.npz`")
+	npzPath := fs.String("inputs", "", "parameters by name from `FILE.npz` (a tuple parameter p by the keys p.0, p.1, ...)")
 	outPath := fs.StringP("output", "o", "", "write the results to `OUT.npz` instead of printing them")
-	fs.Var(&inputs, "input", "a parameter's value (`name=file.npy`), repeatable")
+	fs.Var(&inputs, "input", "a parameter's value (`name=file.npy`), repeatable; element i of a tuple parameter p is p.i (p.1.0 nested)")
 	fs.Var(&dims, "symbolic", "a symbolic dimension for --random-inputs (`name=N`), repeatable; unset ones are 4")
 	fs.Var(&dims, "dim", "the old name of --symbolic")
 	_ = fs.MarkDeprecated("dim", "use --symbolic")
@@ -47,14 +47,11 @@ func runEval(fs *pflag.FlagSet) runFunc {
 			fmt.Fprintf(stderr, "phasec eval: want exactly one FILE, got %d\nusage: phasec eval %s\n", len(positional), evalUsage)
 			return 2
 		}
-		given := map[string]string{}
 		for _, kv := range inputs {
-			name, path, ok := strings.Cut(kv, "=")
-			if !ok || name == "" || path == "" {
+			if name, path, ok := strings.Cut(kv, "="); !ok || name == "" || path == "" {
 				fmt.Fprintf(stderr, "phasec eval: --input %q: want name=file.npy\n", kv)
 				return 2
 			}
-			given[name] = path
 		}
 		dimValues := map[string]int64{}
 		for _, kv := range dims {
@@ -78,12 +75,6 @@ func runEval(fs *pflag.FlagSet) runFunc {
 		if mod == nil {
 			return code
 		}
-		for name, path := range given {
-			if p := onnxInputName(model, mod, name); p != name {
-				delete(given, name)
-				given[p] = path
-			}
-		}
 		if p, err := phase.Recorded(mod); err == nil && p == phase.Build {
 			fmt.Fprintf(stderr, "phasec eval: %s is in phase build, which the evaluator does not run (it runs modules up to phase lower): use phasec run %s\n", positional[0], positional[0])
 			return 2
@@ -93,7 +84,23 @@ func runEval(fs *pflag.FlagSet) runFunc {
 			fmt.Fprintf(stderr, "phasec eval: %s: no Relax function named %s\n", positional[0], *fn)
 			return 1
 		}
-		fromNpz := map[string]*tensor.Tensor{}
+		b := newIRBinder(f, *fn)
+		for _, kv := range inputs {
+			name, path, _ := strings.Cut(kv, "=")
+			if err := b.check("--input "+kv, onnxInputName(model, mod, name)); err != nil {
+				fmt.Fprintf(stderr, "phasec eval: %v\n", err)
+				return 2
+			}
+			t, err := tensor.ReadNpyFile(path)
+			if err != nil {
+				fmt.Fprintf(stderr, "phasec eval: --input %s: %v\n", name, err)
+				return 1
+			}
+			if err := b.give("--input "+kv, onnxInputName(model, mod, name), t); err != nil {
+				fmt.Fprintf(stderr, "phasec eval: %v\n", err)
+				return 2
+			}
+		}
 		if *npzPath != "" {
 			named, err := tensor.ReadNpz(*npzPath)
 			if err != nil {
@@ -101,51 +108,35 @@ func runEval(fs *pflag.FlagSet) runFunc {
 				return 2
 			}
 			for _, n := range named {
-				fromNpz[onnxInputName(model, mod, n.Name)] = n.Tensor
+				if err := b.give("--inputs "+n.Name, onnxInputName(model, mod, n.Name), n.Tensor); err != nil {
+					fmt.Fprintf(stderr, "phasec eval: %v\n", err)
+					return 2
+				}
 			}
 		}
 		var randomArgs []op.Value
-		if *random {
-			var err error
-			if randomArgs, err = eval.RandomArgs(f, *seed, dimValues, 4); err != nil && len(given) < len(f.Params) {
-				fmt.Fprintf(stderr, "phasec eval: --random-inputs: %v\n", err)
-				return 1
-			}
-		}
-		params := map[string]bool{}
 		argv := make([]op.Value, len(f.Params))
 		for i, p := range f.Params {
-			params[p.Name] = true
-			if path, ok := given[p.Name]; ok {
-				t, err := tensor.ReadNpyFile(path)
-				if err != nil {
-					fmt.Fprintf(stderr, "phasec eval: --input %s: %v\n", p.Name, err)
-					return 1
-				}
-				argv[i] = t
+			v, given, err := b.value(i)
+			if err != nil {
+				fmt.Fprintf(stderr, "phasec eval: %v\n", err)
+				return 2
+			}
+			if given {
+				argv[i] = v
 				continue
 			}
-			if t, ok := fromNpz[p.Name]; ok {
-				argv[i] = t
-				continue
+			if !*random {
+				fmt.Fprintf(stderr, "phasec eval: parameter %s of %s has no value: give %s or --random-inputs\n", p.Name, *fn, howToGive(b, i))
+				return 2
 			}
 			if randomArgs == nil {
-				fmt.Fprintf(stderr, "phasec eval: parameter %s of %s has no value: give --input %s=FILE.npy, --inputs FILE.npz or --random-inputs\n", p.Name, *fn, p.Name)
-				return 2
+				if randomArgs, err = eval.RandomArgs(f, *seed, dimValues, 4); err != nil {
+					fmt.Fprintf(stderr, "phasec eval: --random-inputs: %v\n", err)
+					return 1
+				}
 			}
 			argv[i] = randomArgs[i]
-		}
-		for name := range fromNpz {
-			if !params[name] {
-				fmt.Fprintf(stderr, "phasec eval: --inputs %s: %s has no parameter %s\n", name, *fn, name)
-				return 2
-			}
-		}
-		for name := range given {
-			if !params[name] {
-				fmt.Fprintf(stderr, "phasec eval: --input %s: %s has no parameter %s\n", name, *fn, name)
-				return 2
-			}
 		}
 		m := eval.New(mod)
 		m.Out = stdout

@@ -193,6 +193,12 @@ func runOpt(fs *pflag.FlagSet) runFunc {
 		if mod == nil {
 			return code
 		}
+		if checker != nil {
+			if err := semantics.bind(&checker.Inputs, mod); err != nil {
+				fmt.Fprintf(stderr, "phasec opt: %v\n", err)
+				return 2
+			}
+		}
 
 		var timing *passes.Timing
 		var sum *passes.Summary

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/phasec/phasec/codegen"
 	"github.com/phasec/phasec/frontend/onnx"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/tensor"
@@ -38,10 +39,10 @@ func init() {
 func runRun(fs *pflag.FlagSet) runFunc {
 	var inputs, symbolic, expect repeatFlag
 	fn := fs.String("func", "main", "the function to run")
-	fs.Var(&inputs, "input", "bind parameter `name=file.npy` (repeatable; in parameter order without name=)")
+	fs.Var(&inputs, "input", "bind parameter `name=file.npy` (repeatable; in parameter order without name=); element i of a tuple parameter p is p.i (p.1.0 nested)")
 	random := fs.Bool("random-inputs", false, "fill parameters without --input with random values (uniform in [-1, 1) for floats)")
 	seed := fs.Uint64("seed", defaultSeed, "seed of --random-inputs")
-	npzPath := fs.String("inputs", "", "bind parameters by name from `FILE.npz`")
+	npzPath := fs.String("inputs", "", "bind parameters by name from `FILE.npz` (a tuple parameter p by the keys p.0, p.1, ...)")
 	maxMemory := byteSize(defaultMaxMemory())
 	fs.Var(&maxMemory, "max-memory", "stop before the inputs and tensors of the run exceed `SIZE` (default half the machine's memory)")
 	fs.Var(&symbolic, "symbolic", "value of a symbolic dimension for --random-inputs (`n=32`, repeatable)")
@@ -234,29 +235,24 @@ type runInputs struct {
 	budget *memoryBudget
 }
 
-// bind builds f's argument list. Every given tensor is checked against
-// the parameter's annotation (dtype, rank, constant dimensions) so a
-// mismatch reads in the user's terms, before the VM's own checks.
+// bind builds f's argument list (inputs.go says how values name
+// parameters and tuple elements). Every given tensor is checked against
+// its annotation (dtype, rank, constant dimensions) so a mismatch reads in
+// the user's terms, before the VM's own checks.
 func (in *runInputs) bind(f *vm.Function) ([]vm.Value, error) {
-	argv := make([]vm.Value, f.NumArgs)
-	set := make([]bool, f.NumArgs)
-	put := func(flag string, idx int, t *tensor.Tensor) error {
-		if err := checkParam(f, idx, t); err != nil {
-			return fmt.Errorf("%s: %w", flag, err)
-		}
-		if err := in.budget.reserveTensor(t.DType, t.Shape, flag); err != nil {
-			return err
-		}
-		argv[idx], set[idx] = vm.TensorValue(t), true
-		return nil
+	b, err := newVMBinder(f)
+	if err != nil {
+		return nil, err
+	}
+	reserve := func(flag string, t *tensor.Tensor) error {
+		return in.budget.reserveTensor(t.DType, t.Shape, flag)
 	}
 	byName := func(flag string, named []tensor.Named) error {
 		for _, p := range named {
-			idx := slices.Index(f.ParamNames, p.Name)
-			if idx < 0 {
-				return fmt.Errorf("%s: %s has no parameter %q (parameters: %s)", flag, f.Name, p.Name, strings.Join(f.ParamNames, ", "))
+			if err := b.give(flag, p.Name, p.Tensor); err != nil {
+				return err
 			}
-			if err := put(flag, idx, p.Tensor); err != nil {
+			if err := reserve(flag, p.Tensor); err != nil {
 				return err
 			}
 		}
@@ -268,64 +264,89 @@ func (in *runInputs) bind(f *vm.Function) ([]vm.Value, error) {
 	if err := byName("--inputs", in.npz); err != nil {
 		return nil, err
 	}
-	next := 0
 	for _, spec := range in.inputs {
-		name, file, ok := strings.Cut(spec, "=")
-		idx := -1
-		if ok {
-			if idx = slices.Index(f.ParamNames, name); idx < 0 {
-				return nil, fmt.Errorf("--input %s: %s has no parameter %q (parameters: %s)", spec, f.Name, name, strings.Join(f.ParamNames, ", "))
-			}
-		} else {
+		name, file, named := strings.Cut(spec, "=")
+		if !named {
 			file = spec
-			for next < f.NumArgs && set[next] {
-				next++
-			}
-			idx = next
-			if idx >= f.NumArgs {
-				return nil, fmt.Errorf("--input %s: %s takes only %d parameters", spec, f.Name, f.NumArgs)
-			}
+		} else if err := b.check("--input "+spec, name); err != nil {
+			return nil, err
 		}
 		t, err := tensor.ReadNpyFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("--input %s: %w", spec, err)
 		}
-		if err := put("--input "+spec, idx, t); err != nil {
-			return nil, err
+		if named {
+			err = b.give("--input "+spec, name, t)
+		} else {
+			err = b.giveNext("--input "+spec, t)
 		}
-	}
-	rng := rand.New(rand.NewPCG(in.seed, 0x9e3779b97f4a7c15))
-	for i := range argv {
-		if set[i] {
-			continue
-		}
-		if !in.random {
-			return nil, fmt.Errorf("parameter %s of %s has no value: give --input %s=FILE.npy, --inputs FILE.npz or --random-inputs", f.ParamNames[i], f.Name, f.ParamNames[i])
-		}
-		v, err := in.randomValue(f, i, rng)
 		if err != nil {
 			return nil, err
 		}
-		argv[i] = v
+		if err := reserve("--input "+spec, t); err != nil {
+			return nil, err
+		}
+	}
+	argv := make([]vm.Value, f.NumArgs)
+	rng := rand.New(rand.NewPCG(in.seed, 0x9e3779b97f4a7c15))
+	for i := range argv {
+		v, given, err := b.value(i)
+		if err != nil {
+			return nil, err
+		}
+		if given {
+			if argv[i], err = codegen.ToVM(v); err != nil {
+				return nil, fmt.Errorf("parameter %s of %s: %w", f.ParamNames[i], f.Name, err)
+			}
+			continue
+		}
+		if !in.random {
+			return nil, fmt.Errorf("parameter %s of %s has no value: give %s or --random-inputs", f.ParamNames[i], f.Name, howToGive(b, i))
+		}
+		// Random values leaf by leaf, each from its own annotation.
+		var leaves []vm.Value
+		for _, l := range b.leaves {
+			if l.param != i {
+				continue
+			}
+			if !l.known {
+				return nil, fmt.Errorf("parameter %s of %s has no recorded annotation: give --input %s=FILE.npy", l.path, f.Name, l.path)
+			}
+			v, err := in.randomValue(f.Name, l.path, l.sig, rng)
+			if err != nil {
+				return nil, err
+			}
+			leaves = append(leaves, v)
+		}
+		if b.isTuple(i) {
+			argv[i] = assemble(b.infos[i], leaves, func(fields []vm.Value) vm.Value { return vm.TupleValue(fields...) })
+		} else {
+			argv[i] = leaves[0]
+		}
 	}
 	return argv, nil
 }
 
-// randomValue makes a seeded random value for parameter i from its
-// recorded signature: a tensor (uniform in [-1, 1) for floats, integers in
-// [0, 10), booleans), a prim value of its dtype, or a shape.
-func (in *runInputs) randomValue(f *vm.Function, i int, rng *rand.Rand) (vm.Value, error) {
-	name := f.ParamNames[i]
-	if i >= len(f.Sigs) {
-		return vm.Value{}, fmt.Errorf("parameter %s of %s has no recorded annotation: give --input %s=FILE.npy", name, f.Name, name)
+// howToGive says how to give parameter p: its flag, or its elements'.
+func howToGive(b *inputBinder, p int) string {
+	if !b.isTuple(p) {
+		return fmt.Sprintf("--input %s=FILE.npy, --inputs FILE.npz", b.params[p])
 	}
-	sg := f.Sigs[i]
+	paths := b.leafPaths(p)
+	return fmt.Sprintf("its elements (--input %s=FILE.npy, ..., or .npz keys %s)", paths[0], strings.Join(paths, ", "))
+}
+
+// randomValue makes a seeded random value for the parameter (or tuple
+// element) name of function fn from its recorded signature: a tensor
+// (uniform in [-1, 1) for floats, integers in [0, 10), booleans), a prim
+// value of its dtype, or a shape.
+func (in *runInputs) randomValue(fn, name string, sg vm.ParamSig, rng *rand.Rand) (vm.Value, error) {
 	dims := func() ([]int64, error) {
 		shape := make([]int64, len(sg.Dims))
 		for j, d := range sg.Dims {
 			n, err := dimValue(d, in.syms)
 			if err != nil {
-				return nil, fmt.Errorf("parameter %s of %s, dimension %d: %w", name, f.Name, j, err)
+				return nil, fmt.Errorf("parameter %s of %s, dimension %d: %w", name, fn, j, err)
 			}
 			shape[j] = n
 		}
@@ -335,7 +356,7 @@ func (in *runInputs) randomValue(f *vm.Function, i int, rng *rand.Rand) (vm.Valu
 	case sg.Tensor && sg.DType != "" && sg.Dims != nil:
 		dt, err := tensor.ParseDType(sg.DType)
 		if err != nil {
-			return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, f.Name, err)
+			return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, fn, err)
 		}
 		shape, err := dims()
 		if err != nil {
@@ -346,7 +367,7 @@ func (in *runInputs) randomValue(f *vm.Function, i int, rng *rand.Rand) (vm.Valu
 		}
 		t, err := tensor.NewChecked(dt, shape)
 		if err != nil {
-			return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, f.Name, err)
+			return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, fn, err)
 		}
 		for k := range int(t.NumElements()) {
 			switch {
@@ -369,14 +390,14 @@ func (in *runInputs) randomValue(f *vm.Function, i int, rng *rand.Rand) (vm.Valu
 			} else if _, v, ok := strings.Cut(sg.Annotation, "value="); ok {
 				n, err := dimValue(strings.TrimSuffix(v, ")"), in.syms)
 				if err != nil {
-					return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, f.Name, err)
+					return vm.Value{}, fmt.Errorf("parameter %s of %s: %w", name, fn, err)
 				}
 				return vm.Int(n), nil
 			}
 		}
 		switch {
 		case dtype == "":
-			return vm.Value{}, fmt.Errorf("parameter %s of %s is %s: --random-inputs cannot type it; give --input %s=FILE.npy", name, f.Name, sg.Annotation, name)
+			return vm.Value{}, fmt.Errorf("parameter %s of %s is %s: --random-inputs cannot type it; give --input %s=FILE.npy", name, fn, sg.Annotation, name)
 		case dtype == "bool":
 			return vm.Bool(rng.IntN(2) == 1), nil
 		case strings.HasPrefix(dtype, "float"):
@@ -401,33 +422,7 @@ func (in *runInputs) randomValue(f *vm.Function, i int, rng *rand.Rand) (vm.Valu
 		}
 		return vm.ShapeValue(shape...), nil
 	}
-	return vm.Value{}, fmt.Errorf("parameter %s of %s is %s: --random-inputs cannot make one; give --input %s=FILE.npy", name, f.Name, sg.Annotation, name)
-}
-
-// checkParam compares a given tensor with parameter idx's annotation.
-func checkParam(f *vm.Function, idx int, t *tensor.Tensor) error {
-	if idx >= len(f.Sigs) {
-		return nil
-	}
-	sg, name := f.Sigs[idx], f.ParamNames[idx]
-	if !sg.Tensor {
-		return fmt.Errorf("parameter %s is %s, not a tensor", name, sg.Annotation)
-	}
-	if sg.DType != "" && t.DType.String() != sg.DType {
-		return fmt.Errorf("parameter %s has dtype %s, expected %s (%s)", name, t.DType, sg.DType, sg.Annotation)
-	}
-	if sg.Dims == nil {
-		return nil
-	}
-	if len(sg.Dims) != len(t.Shape) {
-		return fmt.Errorf("parameter %s has shape %s, expected rank %d (%s)", name, tensor.FormatShape(t.Shape), len(sg.Dims), sg.Annotation)
-	}
-	for j, d := range sg.Dims {
-		if n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64); err == nil && n != t.Shape[j] {
-			return fmt.Errorf("parameter %s has shape %s, expected %d in dimension %d (%s)", name, tensor.FormatShape(t.Shape), n, j, sg.Annotation)
-		}
-	}
-	return nil
+	return vm.Value{}, fmt.Errorf("parameter %s of %s is %s: --random-inputs cannot make one; give --input %s=FILE.npy", name, fn, sg.Annotation, name)
 }
 
 // symbolicNames are the names --symbolic gave.

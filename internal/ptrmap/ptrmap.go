@@ -55,7 +55,7 @@ func (m *Map[K, V]) Reset() {
 	if m.n == 0 {
 		return
 	}
-	if len(m.slots) > 1024 {
+	if len(m.slots) > smallSlots {
 		m.slots, m.n = nil, 0
 		return
 	}
@@ -68,18 +68,26 @@ func (m *Map[K, V]) Reset() {
 const maxRecycledSlots = 1 << 19
 
 // Recycle empties the table for a later comparison, keeping its storage
-// unless it is huge. Clearing costs no more than filling it did: tables are
-// sized for the function that used them.
+// when clearing it costs no more than filling it did: the table is small,
+// or at least 1/16 full. A table kept from a large comparison and then used
+// for a small one is dropped instead: clearing it after every small
+// comparison (a pass comparing each binding's value after comparing whole
+// functions) would cost the large function's size per binding. A huge
+// table is never kept.
 func (m *Map[K, V]) Recycle() {
-	if len(m.slots) > maxRecycledSlots {
+	switch {
+	case len(m.slots) > maxRecycledSlots || len(m.slots) > smallSlots && 16*m.n < len(m.slots):
 		m.slots, m.n = nil, 0
-		return
-	}
-	if m.n > 0 {
+	case m.n > 0:
 		clear(m.slots)
 		m.n = 0
 	}
 }
+
+// smallSlots is the size of table (16 KiB at 16 bytes a slot) that Reset
+// and Recycle clear whatever it holds: clearing it is cheap next to
+// allocating it again.
+const smallSlots = 1024
 
 // Len is the number of entries.
 func (m *Map[K, V]) Len() int { return m.n }

@@ -95,6 +95,27 @@ func TestRecycle(t *testing.T) {
 	require.Nil(t, m.slots, "a table of more than %d slots was kept", maxRecycledSlots)
 }
 
+// A large table recycled after a small use is dropped, not cleared: a
+// comparison of one binding after one of a whole function must not pay
+// the function's size. A small table is kept whatever it holds.
+func TestRecycleAfterSmallUseOfLargeTable(t *testing.T) {
+	keys := nodes(5000)
+	var m Map[node, int]
+	for i, k := range keys {
+		m.Set(k, i)
+	}
+	m.Recycle()
+	require.Greater(t, len(m.slots), smallSlots, "the large table is kept after a large use")
+	m.Set(keys[0], 0)
+	m.Recycle()
+	require.Nil(t, m.slots, "a table of %d slots holding one entry was kept", 2*len(keys))
+
+	m.Set(keys[0], 0)
+	small := len(m.slots)
+	m.Recycle()
+	require.Len(t, m.slots, small, "a small table is kept")
+}
+
 // TestDeleteAcrossTheEnd deletes the head of a probe run that wraps past
 // the table's last slot. Homes 15, 15, 15 fill slots 15, 0, 1: both later
 // entries must shift back, or the one behind the hole is lost. Homes 14,

@@ -361,12 +361,28 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	if pw == nil && !g.depthwise() {
 		pw = PackConvWeights(g, w)
 	}
+	// Pixel blocks of at most p.block, of equal size (in whole panels).
 	blocks := ceilDiv(np, p.block)
-	tasks := g.Batch * g.Groups * blocks
+	pixBlock := roundUp(ceilDiv(np, blocks), nr)
+	blocks = ceilDiv(np, pixBlock)
 	work := g.Batch * g.OutC * np * max(p.k, 1)
-	threads = max(1, min(threads, tasks, work/minConvWorkPerThread, maxThreads))
+	threads = max(1, min(threads, work/minConvWorkPerThread, maxThreads))
+	// Output channel blocks: when there are fewer pixel blocks than a few
+	// per thread (late ResNet layers: 14x14 and 7x7 pixels, hundreds of
+	// channels), the threads also split each block's channels (in whole
+	// 12-row blocks; each packs the pixel block's data again, which is
+	// small next to the product when channels are many).
+	rows := roundUp(g.ocg(), mr)
+	chanRows := rows
+	if pix := g.Batch * g.Groups * blocks; threads > 1 && pix < 4*threads && !g.depthwise() {
+		chanRows = roundUp(ceilDiv(rows, ceilDiv(4*threads, pix)), 2*mr)
+	}
+	chanBlocks := ceilDiv(rows, chanRows)
+	tasks := g.Batch * g.Groups * blocks * chanBlocks
+	threads = min(threads, tasks)
 	run := convRuns.Get().(*convRun)
-	*run = convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks}
+	*run = convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks,
+		pixBlock: pixBlock, chanBlocks: chanBlocks, chanRows: chanRows}
 	if threads > 1 {
 		// Helpers take tasks from the same counter, so a helper that
 		// starts late (or never: all busy with other calls) only does
@@ -418,9 +434,13 @@ type convRun struct {
 	pw            *ConvWeights
 	ep            ConvEpilogue
 	blocks, tasks int
-	next          atomic.Int64
-	tids          atomic.Int32 // numbers the goroutines (ConvRowEpilogue's tid)
-	wg            sync.WaitGroup
+	pixBlock      int // pixels per block (the last may have fewer)
+	// chanBlocks blocks of chanRows rows of each group's packed output
+	// channels (the last may have fewer).
+	chanBlocks, chanRows int
+	next                 atomic.Int64
+	tids                 atomic.Int32 // numbers the goroutines (ConvRowEpilogue's tid)
+	wg                   sync.WaitGroup
 }
 
 // convScratch is a goroutine's packing and accumulation space.
@@ -441,56 +461,75 @@ func (r *convRun) worker() {
 		if t >= r.tasks {
 			return
 		}
+		cb := t % r.chanBlocks
+		t /= r.chanBlocks
 		blk := t % r.blocks
 		grp := (t / r.blocks) % g.Groups
 		n := t / r.blocks / g.Groups
-		p0 := blk * r.p.block
-		p1 := min(p0+r.p.block, g.pixels())
+		p0 := blk * r.pixBlock
+		p1 := min(p0+r.pixBlock, g.pixels())
 		if g.depthwise() {
 			r.depthwise(s, n, grp, p0, p1)
 		} else {
-			r.gemmBlock(s, n, grp, p0, p1)
+			r0 := cb * r.chanRows
+			r.gemmBlock(s, n, grp, p0, p1, r0, min(r0+r.chanRows, roundUp(g.ocg(), mr)))
 		}
 	}
 }
 
-// gemmBlock computes output pixels [p0, p1) of group grp of image n.
-func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1 int) {
+// gemmBlock computes output pixels [p0, p1) of group grp of image n, for
+// the group's output channels [r0, r1) (r0, r1 multiples of mr; r1 may
+// pass the group's channels, the packed weights' zero rows).
+func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1, r0, r1 int) {
 	p, g := r.p, &r.p.geom
 	ocg := g.ocg()
 	rows := roundUp(ocg, mr)
+	nrows := r1 - r0
 	ncur := p1 - p0
 	ldc := roundUp(ncur, nr)
-	s.c = growF32(s.c, rows*ldc)
-	c := s.c[:rows*ldc]
+	s.c = growF32(s.c, nrows*ldc)
+	c := s.c[:nrows*ldc]
 	clear(c)
 	k := p.k
 	xbase := n*g.XN + grp*g.icg()*g.XC
 	apack := r.pw.a[grp*rows*k:]
-	kern := activeKernel.fn
+	kern, wide, wideLast := activeKernel.fn, activeKernel.wide, activeKernel.wideLast
 	kb := convKC(k)
 	for pc := 0; pc < k; pc += kb {
 		kcur := min(kb, k-pc)
 		s.bp = growF32(s.bp, kcur*ldc)
 		r.packCols(s.bp, xbase, pc, kcur, p0, p1)
-		ablock := apack[pc*rows:]
-		for jr := 0; jr < ncur; jr += nr {
+		ablock := apack[(pc*rows + r0*kcur):]
+		for jr := 0; jr < ncur; {
+			if wide != nil && jr+2*nr <= ldc && nrows >= 2*mr {
+				// 12x32 blocks, then the last 6 rows (if any) per panel:
+				// the scratch C is whole tiles, so no edge handling.
+				bpanels := s.bp[jr*kcur : (jr+2*nr)*kcur]
+				ir := 0
+				for ; ir+2*mr <= nrows; ir += 2 * mr {
+					wide(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
+				}
+				if ir < nrows {
+					wideLast(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
+				}
+				jr += 2 * nr
+				continue
+			}
 			bpanel := s.bp[jr*kcur : (jr+nr)*kcur]
-			for ir := 0; ir < ocg; ir += mr {
+			for ir := 0; ir < nrows; ir += mr {
 				kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
 			}
+			jr += nr
 		}
 	}
 	// Epilogue and store, one output channel row at a time.
 	ybase := n*g.YN + grp*ocg*g.YC
-	for o := range ocg {
-		row := c[o*ldc : o*ldc+ncur]
+	for o := r0; o < min(r1, ocg); o++ {
+		row := c[(o-r0)*ldc : (o-r0)*ldc+ncur]
 		r.finishRow(s, row, n, grp*ocg+o, ybase+o*g.YC, p0)
 	}
 }
 
-// finishRow applies the epilogue to row (pixels p0.. of channel oc) and
-// stores it at output offset ybase.
 func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int) {
 	if r.ep.Bias != nil {
 		AddScalarF32(row, row, r.ep.Bias[oc])
@@ -542,6 +581,13 @@ func (r *convRun) packCols(dst []float32, xbase, pc, kcur, p0, p1 int) {
 				}
 				copy16(panel[kk*nr:], x[base+ko:])
 				kk++
+			}
+		case p.inRange && cols == nr && evenStep(pix, 2):
+			// Stride 2 along one output row (a ResNet stem or
+			// downsampling convolution): every other element of 31.
+			base := xbase + pix[0]
+			for kk, ko := range koff {
+				copy16Stride2(panel[kk*nr:], x[base+ko:])
 			}
 		case p.inRange:
 			for kk, ko := range koff {
@@ -657,4 +703,21 @@ func copy16(dst, src []float32) {
 	d, s := dst[:16:16], src[:16:16]
 	d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
 	d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
+}
+
+// evenStep reports whether pix[j] = pix[0] + step*j for every j.
+func evenStep(pix []int, step int) bool {
+	for j := 1; j < len(pix); j++ {
+		if pix[j]-pix[j-1] != step {
+			return false
+		}
+	}
+	return true
+}
+
+// copy16Stride2 sets dst[j] = src[2*j] for j < 16.
+func copy16Stride2(dst, src []float32) {
+	d, s := dst[:16:16], src[:31:31]
+	d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = s[0], s[2], s[4], s[6], s[8], s[10], s[12], s[14]
+	d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15] = s[16], s[18], s[20], s[22], s[24], s[26], s[28], s[30]
 }

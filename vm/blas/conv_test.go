@@ -152,6 +152,12 @@ func TestConvShapes(t *testing.T) {
 		nchwGeom(3, 1, 4, 6, []int{9}, []int{3}, []int{2}, []int{1}, []int{1}),
 		nchwGeom(1, 3, 6, 9, []int{5, 4, 5}, []int{1, 2, 3}, []int{2, 1, 2}, []int{1, 1, 1}, []int{0, 1, 1}),
 		nchwGeom(2, 1, 32, 40, []int{20, 21}, []int{3, 3}, one, one, []int{1, 1}),
+		// Stride 2 inside the data, output rows of 17 and 19 pixels (whole
+		// 16-pixel panels along a row, then row-crossing ones), channel
+		// counts of 12x32 blocks, a 6x32 block and a partial one.
+		nchwGeom(1, 1, 3, 30, []int{41, 40}, []int{7, 7}, []int{2, 2}, one, []int{0, 0}),
+		nchwGeom(1, 1, 16, 64, []int{10, 37}, []int{1, 1}, []int{2, 2}, one, []int{0, 0}),
+		nchwGeom(1, 1, 8, 23, []int{9, 40}, []int{3, 3}, []int{2, 2}, []int{2, 1}, []int{0, 0}),
 	}
 	for i, g := range cases {
 		for _, threads := range []int{1, 3} {
@@ -211,6 +217,14 @@ func BenchmarkConvSideBySide(b *testing.B) {
 		{"3x3_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
 		{"1x1_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{1, 1}, one, one, []int{0, 0})},
 		{"dw3x3_64_16x16_b16", nchwGeom(16, 64, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
+		// ResNet-18's convolutions at 224x224, batch 1.
+		{"r18_7x7s2_3to64_112", nchwGeom(1, 1, 3, 64, []int{230, 230}, []int{7, 7}, []int{2, 2}, one, []int{0, 0})},
+		{"r18_3x3_64to64_56", nchwGeom(1, 1, 64, 64, []int{58, 58}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3_128to128_28", nchwGeom(1, 1, 128, 128, []int{30, 30}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3_256to256_14", nchwGeom(1, 1, 256, 256, []int{16, 16}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3_512to512_7", nchwGeom(1, 1, 512, 512, []int{9, 9}, []int{3, 3}, one, one, []int{0, 0})},
+		{"r18_3x3s2_256to512_7", nchwGeom(1, 1, 256, 512, []int{16, 16}, []int{3, 3}, []int{2, 2}, one, []int{0, 0})},
+		{"r18_1x1s2_256to512_7", nchwGeom(1, 1, 256, 512, []int{14, 14}, []int{1, 1}, []int{2, 2}, one, []int{0, 0})},
 	}
 	for _, sh := range shapes {
 		b.Run(sh.name, func(b *testing.B) {

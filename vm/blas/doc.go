@@ -64,19 +64,10 @@
 // of microseconds here. Call state and packing buffers are reused from a
 // small free list, so steady-state calls do not allocate.
 //
-// Where the CPU has AVX-512F, full row tiles over two adjacent B
-// micro-panels run a 6x32 kernel on ZMM registers (kernel512_amd64.s) on
-// the same packed layout, summing each element in the same order as the
-// 6x16 kernels (bitwise equal results). The project's machines are now
-// Zen 5 (Turin), which executes 512-bit FMAs at full width: 215 against
-// 108 GFLOP/s per core for the 512- and 256-bit peak loops, and 1.6-1.9x
-// on the MLP and BERT GEMMs (BenchmarkSgemmWideSideBySide). With it, for
-// B as stored and m up to 4*mc, the first row tile of each 32-column
-// chunk reads B in place and packs it on the way (kernel6x32PackAVX512)
-// instead of a packing pass of its own, which at small m cost up to a
-// fifth of the product and read B from memory twice (1.03-1.27x more). On Zen 4,
-// which splits them in two halves, it should run at the 6x16 kernels' speed
-// (not measured: no Zen 4 here).
+// Where the CPU has AVX-512F, 12x32 and 6x32 ZMM kernels
+// (kernel_avx512_amd64.s) run the full tiles on the same packing: the
+// project's machines are now Zen 5, which executes 512-bit FMAs at full
+// width (twice the AVX2 kernel's ceiling).
 //
 // # Elementwise primitives
 //

@@ -19,20 +19,17 @@ type kernelChoice struct {
 	// rows[r], when set, computes only the first r rows of the tile (and
 	// writes only those rows of C), for the last row panel of a block.
 	rows [mr]microKernel
-	// wide, when set, computes a full 6x32 tile from two adjacent B
-	// micro-panels (b[:nr*k], b[nr*k:2*nr*k]) with fn's summation order:
-	// the AVX-512 kernel (kernel512_amd64.go).
+	// wide, when set, computes a (2*mr) x (2*nr) block of C from two
+	// consecutive A micro-panels (a, a[mr*k:]) and two consecutive B
+	// micro-panels (b, b[nr*k:]): the layouts of packA and packB are
+	// unchanged. Preconditions: len(a) >= 2*mr*k, len(b) >= 2*nr*k,
+	// len(c) >= (2*mr-1)*ldc+2*nr.
 	wide microKernel
-	// direct, when set, is wide reading B as stored and packing it on the
-	// way (see directKernel).
-	direct directKernel
+	// wideLast, set with wide, computes the mr x (2*nr) block of one A
+	// micro-panel under two consecutive B micro-panels (the rows a block of
+	// wide leaves over). len(c) >= (mr-1)*ldc+2*nr.
+	wideLast microKernel
 }
-
-// directKernel computes a full 6x32 tile like kernelChoice.wide from B
-// as stored, C[i*ldc+j] += sum_p a[p*mr+i] * b[p*ldb+j] for j < 32, and
-// packs those 32 columns of B into bp as two micro-panels (bp[:nr*k],
-// bp[nr*k:2*nr*k]) for the next row tiles.
-type directKernel func(k int, a, b, c []float32, ldc, ldb int, bp []float32)
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an
 // init function found a faster one for this CPU.

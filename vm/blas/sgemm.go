@@ -135,7 +135,7 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, kernWide: activeKernel.wide, kernDirect: activeKernel.direct, ep: ep,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, ep: ep,
 		shared: block{bp: g.shared.bp}, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -163,8 +163,7 @@ type gemm struct {
 	threads        int
 	kern           microKernel
 	kernRows       [mr]microKernel // see kernelChoice.rows
-	kernWide       microKernel     // see kernelChoice.wide; nil: none
-	kernDirect     directKernel    // see kernelChoice.direct; nil: none
+	wide, wideLast microKernel     // see kernelChoice.wide; nil: none
 	ep             Epilogue        // nil: none
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
@@ -181,13 +180,6 @@ type gemm struct {
 type block struct {
 	jc, ncur, pc, kcur int
 	bp                 []float32
-	// directCols > 0: the block's first directCols columns (a multiple
-	// of 32) are packed into bp by the first row tile that reads them, from
-	// B as stored (row p at direct[p*ldb:]), while unpacked; packB packs
-	// only the micro-panels after them (see useDirect).
-	directCols int
-	direct     []float32
-	unpacked   bool
 }
 
 type threadScratch struct {
@@ -359,12 +351,7 @@ func (g *gemm) work(tid int) {
 					s.bp = make([]float32, need)
 				}
 				blk := block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: s.bp}
-				if g.useDirect() {
-					blk.directCols = ncur &^ (2*nr - 1)
-					blk.direct = g.b[pc*g.ldb+jc:]
-					blk.unpacked = true
-				}
-				packB(blk.bp, g.b, g.ldb, g.transB, pc, jc, kcur, ncur, blk.directCols/nr, ceilDiv(ncur, nr))
+				packB(blk.bp, g.b, g.ldb, g.transB, pc, jc, kcur, ncur, 0, ceilDiv(ncur, nr))
 				g.rowBlocks(s, &blk, 0, g.m)
 			}
 		}
@@ -381,7 +368,6 @@ func (g *gemm) rowBlocks(s *threadScratch, blk *block, i0, i1 int) {
 		mcur := min(mc, i1-ic)
 		packA(s.ap, g.a, g.lda, g.transA, ic, blk.pc, mcur, blk.kcur, g.alpha)
 		g.macroKernel(s, blk, ic, mcur)
-		blk.unpacked = false
 	}
 }
 
@@ -429,72 +415,46 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 	// floats: in L1/L2).
 	finish := g.ep != nil && blk.pc+kcur == g.k
 	epFrom := 0
-	for jr := 0; jr < blk.ncur; jr += nr {
+	for jr := 0; jr < blk.ncur; {
 		if finish && jr-epFrom >= epilogueCols {
 			g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+jr)
 			epFrom = jr
 		}
 		cbase := ic*ldc + blk.jc + jr
-		if g.kernWide != nil && jr+2*nr <= blk.ncur {
-			// Two full micro-panels: their full row tiles in 6x32 steps,
-			// a last partial row tile panel by panel.
-			bp := blk.bp[jr*kcur : (jr+2*nr)*kcur]
-			ir0 := 0
-			if jr < blk.directCols && blk.unpacked {
-				ir0 = g.directTile(s, kcur, blk.direct[jr:], bp, cbase)
+		if g.wide != nil && jr+2*nr <= blk.ncur && mcur >= 2*mr {
+			// Two full column panels: 12x32 blocks, a 6x32 block, then
+			// the rows left over (fewer than 6) per panel.
+			bpanels := blk.bp[jr*kcur : (jr+2*nr)*kcur]
+			ir := 0
+			for ; ir+2*mr <= mcur; ir += 2 * mr {
+				g.wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 			}
-			g.wideChunk(s, kcur, bp, cbase, ir0, mcur)
-			jr += nr
+			if ir+mr <= mcur {
+				g.wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				ir += mr
+			}
+			g.panelTiles(s, blk, ic, mcur, jr, ir)
+			g.panelTiles(s, blk, ic, mcur, jr+nr, ir)
+			jr += 2 * nr
 			continue
 		}
-		g.panel(s, kcur, blk.bp[jr*kcur:(jr+nr)*kcur], cbase, min(nr, blk.ncur-jr), 0, mcur)
+		g.panelTiles(s, blk, ic, mcur, jr, 0)
+		jr += nr
 	}
 	if finish {
 		g.ep.Tile(s.tid, g.c, ldc, ic, ic+mcur, blk.jc+epFrom, blk.jc+blk.ncur)
 	}
 }
 
-// directMaxM is the largest m for which Sgemm packs B as stored on its
-// first use (the direct kernel) rather than in a pass of its own: with few
-// row panels that pass costs a large part of the product (18% at
-// 64x512x784, 21% at 128x3072x768), and reads B from memory a second
-// time. A variable for tests.
-var directMaxM = 4 * mc
-
-// useDirect reports whether this call reads B in place.
-func (g *gemm) useDirect() bool {
-	return g.kernDirect != nil && g.kernWide != nil && !g.transB && mr <= g.m && g.m <= directMaxM
-}
-
-// directTile multiplies the first row tile of the packed A block (a full
-// one: useDirect wants m >= mr) by the 32 columns of B at src (row p at
-// src[p*ldb:]) into C from cbase, packing those columns into bp as it
-// reads them (the direct kernel). It returns the rows done.
-func (g *gemm) directTile(s *threadScratch, kcur int, src, bp []float32, cbase int) int {
-	_ = src[(kcur-1)*g.ldb+2*nr-1] // the kernel's reads are in bounds
-	g.kernDirect(kcur, s.ap[:mr*kcur], src, g.c[cbase:], g.ldc, g.ldb, bp)
-	return mr
-}
-
-// wideChunk multiplies rows ir0..mcur of the packed A block by two packed
-// micro-panels (bp) into the 32 columns of C from cbase: full row tiles
-// with the 6x32 kernel, a last partial one panel by panel.
-func (g *gemm) wideChunk(s *threadScratch, kcur int, bp []float32, cbase, ir0, mcur int) {
-	ldc := g.ldc
-	full := mcur - mcur%mr
-	for ir := ir0; ir < full; ir += mr {
-		g.kernWide(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bp, g.c[cbase+ir*ldc:], ldc)
-	}
-	ir0 = max(ir0, full)
-	g.panel(s, kcur, bp[:nr*kcur], cbase, nr, ir0, mcur)
-	g.panel(s, kcur, bp[nr*kcur:2*nr*kcur], cbase+nr, nr, ir0, mcur)
-}
-
-// panel multiplies rows ir0..mcur of the packed A block by one packed B
-// micro-panel into the ncols columns of C from cbase (row ir0's offset is
-// cbase + ir0*ldc).
-func (g *gemm) panel(s *threadScratch, kcur int, bpanel []float32, cbase, ncols, ir0, mcur int) {
-	ldc := g.ldc
+// panelTiles runs the 6x16 micro-kernel on the column panel at jr of
+// blk for rows ir0..mcur of the packed A block. Edge tiles go through a
+// zeroed scratch tile so the micro-kernel never touches C outside the
+// matrix.
+func (g *gemm) panelTiles(s *threadScratch, blk *block, ic, mcur, jr, ir0 int) {
+	kcur, ldc := blk.kcur, g.ldc
+	ncols := min(nr, blk.ncur-jr)
+	bpanel := blk.bp[jr*kcur : (jr+nr)*kcur]
+	cbase := ic*ldc + blk.jc + jr
 	for ir := ir0; ir < mcur; ir += mr {
 		nrows := min(mr, mcur-ir)
 		apanel := s.ap[ir*kcur : (ir+mr)*kcur]

@@ -64,9 +64,11 @@ type epVal struct {
 	id   int // register, operand or scalar number
 }
 
-// epInstr is one instruction: dst = a op b (binary) or dst = fn(a).
+// epInstr is one instruction: dst = a op b (binary), dst = fn(a), or for
+// a scalar dst = sfn(a).
 type epInstr struct {
 	fn    func(dst, x []float32)    // unary (nil: binary)
+	sfn   func(float64) float64     // unary of a scalar (sDst): float32(sfn(a))
 	vecOp func(dst, a, b []float32) // binary of two vectors
 	op    ir.BinaryOp
 	a, b  epVal
@@ -275,11 +277,30 @@ func (ec *epCompiler) expr(e ir.PrimExpr) (epVal, bool) {
 		}
 		return ec.emit(in), true
 	case *ir.PrimCall:
-		f := vectorMath[e.Op]
-		if f == nil || len(e.Args) != 1 {
+		if len(e.Args) != 1 {
 			return epVal{}, false
 		}
-		return ec.unary(f, e.Args[0])
+		a, ok := ec.expr(e.Args[0])
+		if !ok {
+			return epVal{}, false
+		}
+		if a.kind.scalar() {
+			// Constant along the row (batch norm's sqrt(var[c] + eps)):
+			// once per row, with Go's math as the general path.
+			g, ok := unaryMath[e.Op]
+			if !ok {
+				return epVal{}, false
+			}
+			in := epInstr{sfn: g, a: a, sDst: true, dst: ec.sRegs}
+			ec.sRegs++
+			ec.p.code = append(ec.p.code, in)
+			return epVal{kind: epSReg, id: in.dst}, true
+		}
+		f := vectorMath[e.Op]
+		if f == nil {
+			return epVal{}, false
+		}
+		return ec.emit(epInstr{fn: f, a: a}), true
 	}
 	if !hasLoad(e) && !mentionsVars(e, ec.n.vars) {
 		return ec.scalarExpr(e)
@@ -406,7 +427,11 @@ func (p *epProgram) runRow(th *epThread, acc, out []float32) {
 	for i := range p.code {
 		in := &p.code[i]
 		if in.sDst {
-			th.sc[in.dst] = scalarOp(in.op, th.sc[in.a.id], th.sc[in.b.id])
+			if in.sfn != nil {
+				th.sc[in.dst] = float32(in.sfn(float64(th.sc[in.a.id])))
+			} else {
+				th.sc[in.dst] = scalarOp(in.op, th.sc[in.a.id], th.sc[in.b.id])
+			}
 			continue
 		}
 		d := out
