@@ -264,6 +264,21 @@ func kreg(n string) string {
 
 func zmm(s string) string { return yReg.ReplaceAllString(s, "Z$1") }
 
+// bcst turns a 512-bit instruction's constant operand into a 4-byte
+// broadcast (a load of one lane: VBROADCASTSS, or the instruction's
+// embedded broadcast), so that no load of a 64-byte constant can straddle
+// two cache lines (the linker aligns data to 32 bytes only).
+func bcst(line string) string {
+	if !strings.Contains(line, "<>(SB)") {
+		return line
+	}
+	op, rest, _ := strings.Cut(line, " ")
+	if op == "VMOVUPS" {
+		return "VBROADCASTSS " + rest
+	}
+	return op + ".BCST " + rest
+}
+
 func (g *gen) function(name string, body func(g *gen), wide bool) {
 	lanes, vz := 8, "Y0"
 	if wide {
@@ -288,7 +303,7 @@ func (g *gen) function(name string, body func(g *gen), wide bool) {
 		kmask := map[string]bool{}
 		for _, line := range strings.Split(strings.TrimRight(sub.w.String(), "\n"), "\n") {
 			for _, l := range widen(strings.TrimSpace(line), kmask) {
-				g.p("%s", l)
+				g.p("%s", bcst(l))
 			}
 		}
 	}
@@ -324,7 +339,7 @@ func (g *gen) expSubSum() {
 	g.order = sub.order
 	for _, line := range strings.Split(strings.TrimRight(sub.w.String(), "\n"), "\n") {
 		for _, l := range widen(strings.TrimSpace(line), map[string]bool{}) {
-			g.p("%s", l)
+			g.p("%s", bcst(l))
 		}
 	}
 	g.p("VMOVUPS Z0, (DI)(AX*4)")
