@@ -14,6 +14,7 @@ import (
 	"log"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -208,36 +209,173 @@ var fns = []fn{
 	}},
 }
 
+// wideFns get a 512-bit twin (name AVX2 -> AVX512, 16 lanes), translated
+// from the 256-bit body by widen: the same operations in the same order,
+// so both give bitwise the same results. log is left out: it uses its
+// compare masks as data.
+var wideFns = map[string]bool{"expF32AVX2": true, "erfF32AVX2": true, "tanhF32AVX2": true,
+	"sigmoidF32AVX2": true, "geluF32AVX2": true, "geluTanhF32AVX2": true}
+
+var (
+	yReg    = regexp.MustCompile(`\bY(\d+)\b`)
+	cmpRe   = regexp.MustCompile(`^VCMPPS (\$\d+), ([^,]+), ([^,]+), Y(\d+)$`)
+	blendRe = regexp.MustCompile(`^VBLENDVPS Y(\d+), ([^,]+), ([^,]+), ([^,]+)$`)
+	logicRe = regexp.MustCompile(`^V(AND|OR|XOR)PS `)
+)
+
+// widen translates one line of a 256-bit body to 512 bits: YMM to ZMM
+// registers (constants are 64 bytes), a compare into a vector mask to a
+// compare into an opmask (kreg), a variable blend to a masked blend (a
+// sign-bit mask not made by a compare first moved to an opmask with
+// VPMOVD2M), and the bitwise operations to their AVX-512F integer forms
+// (VANDPS on ZMM needs AVX-512DQ). kmask holds the vector registers whose
+// last writer was a compare. The bodies keep one mask live at a time.
+func widen(line string, kmask map[string]bool) []string {
+	if m := cmpRe.FindStringSubmatch(line); m != nil {
+		kmask[m[4]] = true
+		return []string{fmt.Sprintf("VCMPPS %s, %s, %s, %s", m[1], zmm(m[2]), zmm(m[3]), kreg(m[4]))}
+	}
+	if m := blendRe.FindStringSubmatch(line); m != nil {
+		// VBLENDVPS mask, a, b, dst: dst = mask ? a : b; VBLENDMPS a, b, k, dst likewise.
+		var pre []string
+		if !kmask[m[1]] {
+			pre = append(pre, fmt.Sprintf("VPMOVD2M Z%s, %s", m[1], kreg(m[1])))
+		}
+		delete(kmask, strings.TrimPrefix(m[4], "Y"))
+		return append(pre, fmt.Sprintf("VBLENDMPS %s, %s, %s, %s", zmm(m[2]), zmm(m[3]), kreg(m[1]), zmm(m[4])))
+	}
+	if f := strings.Fields(line); len(f) > 1 {
+		delete(kmask, strings.TrimPrefix(f[len(f)-1], "Y")) // the destination
+	}
+	if m := logicRe.FindStringSubmatch(line); m != nil {
+		op := map[string]string{"AND": "VPANDD ", "OR": "VPORD ", "XOR": "VPXORD "}[m[1]]
+		return []string{op + zmm(line[len(m[0]):])}
+	}
+	return []string{zmm(line)}
+}
+
+// kreg is the opmask standing for vector mask register Y(n): K1..K7 (K0
+// cannot mask).
+func kreg(n string) string {
+	var i int
+	fmt.Sscan(n, &i)
+	return fmt.Sprintf("K%d", i%7+1)
+}
+
+func zmm(s string) string { return yReg.ReplaceAllString(s, "Z$1") }
+
+// bcst turns a 512-bit instruction's constant operand into a 4-byte
+// broadcast (a load of one lane: VBROADCASTSS, or the instruction's
+// embedded broadcast), so that no load of a 64-byte constant can straddle
+// two cache lines (the linker aligns data to 32 bytes only).
+func bcst(line string) string {
+	if !strings.Contains(line, "<>(SB)") {
+		return line
+	}
+	op, rest, _ := strings.Cut(line, " ")
+	if op == "VMOVUPS" {
+		return "VBROADCASTSS " + rest
+	}
+	return op + ".BCST " + rest
+}
+
+func (g *gen) function(name string, body func(g *gen), wide bool) {
+	lanes, vz := 8, "Y0"
+	if wide {
+		lanes, vz = 16, "Z0"
+	}
+	fmt.Fprintf(&g.w, "\n// func %s(dst, x *float32, n int)\n", name)
+	fmt.Fprintf(&g.w, "TEXT ·%s(SB), NOSPLIT, $0-24\n", name)
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ x+8(FP), SI")
+	g.p("MOVQ n+16(FP), CX")
+	g.p("XORQ AX, AX")
+	g.p("TESTQ CX, CX")
+	g.p("JZ done")
+	fmt.Fprintf(&g.w, "loop:\n")
+	g.p("VMOVUPS (SI)(AX*4), %s", vz)
+	if !wide {
+		body(g)
+	} else {
+		sub := &gen{consts: g.consts, order: g.order}
+		body(sub)
+		g.order = sub.order
+		kmask := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimRight(sub.w.String(), "\n"), "\n") {
+			for _, l := range widen(strings.TrimSpace(line), kmask) {
+				g.p("%s", bcst(l))
+			}
+		}
+	}
+	g.p("VMOVUPS %s, (DI)(AX*4)", vz)
+	g.p("ADDQ $%d, AX", lanes)
+	g.p("CMPQ AX, CX")
+	g.p("JB loop")
+	fmt.Fprintf(&g.w, "done:\n")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// expSubSum writes expSubSumF32AVX512(dst, x *float32, n int, m float32)
+// float32: dst[i] = exp(x[i] - m) (the subtraction rounded first, as
+// softmax's TIR computes it) over n, a multiple of 16, returning the sum
+// of dst (16 lanes, then a tree).
+func (g *gen) expSubSum() {
+	fmt.Fprintf(&g.w, "\n// func expSubSumF32AVX512(dst, x *float32, n int, m float32) float32\n")
+	fmt.Fprintf(&g.w, "TEXT ·expSubSumF32AVX512(SB), NOSPLIT, $0-36\n")
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ x+8(FP), SI")
+	g.p("MOVQ n+16(FP), CX")
+	g.p("VBROADCASTSS m+24(FP), Z15")
+	g.p("VPXORD Z14, Z14, Z14")
+	g.p("XORQ AX, AX")
+	g.p("TESTQ CX, CX")
+	g.p("JZ done")
+	fmt.Fprintf(&g.w, "loop:\n")
+	g.p("VMOVUPS (SI)(AX*4), Z0")
+	g.p("VSUBPS Z15, Z0, Z0")
+	sub := &gen{consts: g.consts, order: g.order}
+	sub.exp("Y0", "Y1", "Y2", "Y3", "Y4")
+	g.order = sub.order
+	for _, line := range strings.Split(strings.TrimRight(sub.w.String(), "\n"), "\n") {
+		for _, l := range widen(strings.TrimSpace(line), map[string]bool{}) {
+			g.p("%s", bcst(l))
+		}
+	}
+	g.p("VMOVUPS Z0, (DI)(AX*4)")
+	g.p("VADDPS Z0, Z14, Z14")
+	g.p("ADDQ $16, AX")
+	g.p("CMPQ AX, CX")
+	g.p("JB loop")
+	fmt.Fprintf(&g.w, "done:\n")
+	g.p("VEXTRACTF32X8 $1, Z14, Y1")
+	g.p("VADDPS Y1, Y14, Y14")
+	g.p("VEXTRACTF128 $1, Y14, X1")
+	g.p("VADDPS X1, X14, X14")
+	g.p("VHADDPS X14, X14, X14")
+	g.p("VHADDPS X14, X14, X14")
+	g.p("VMOVSS X14, ret+32(FP)")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
 func main() {
 	g := &gen{consts: map[string]uint32{}}
 	for _, f := range fns {
-		fmt.Fprintf(&g.w, "\n// func %s(dst, x *float32, n int)\n", f.name)
-		fmt.Fprintf(&g.w, "TEXT ·%s(SB), NOSPLIT, $0-24\n", f.name)
-		g.p("MOVQ dst+0(FP), DI")
-		g.p("MOVQ x+8(FP), SI")
-		g.p("MOVQ n+16(FP), CX")
-		g.p("XORQ AX, AX")
-		g.p("TESTQ CX, CX")
-		g.p("JZ done")
-		fmt.Fprintf(&g.w, "loop:\n")
-		g.p("VMOVUPS (SI)(AX*4), Y0")
-		f.body(g)
-		g.p("VMOVUPS Y0, (DI)(AX*4)")
-		g.p("ADDQ $8, AX")
-		g.p("CMPQ AX, CX")
-		g.p("JB loop")
-		fmt.Fprintf(&g.w, "done:\n")
-		g.p("VZEROUPPER")
-		g.p("RET")
+		g.function(f.name, f.body, false)
+		if wideFns[f.name] {
+			g.function(strings.TrimSuffix(f.name, "AVX2")+"AVX512", f.body, true)
+		}
 	}
+	g.expSubSum()
 	var out bytes.Buffer
 	out.WriteString("// Code generated by gen_math.go; DO NOT EDIT.\n\n//go:build !purego\n\n#include \"textflag.h\"\n\n")
 	for _, name := range g.order {
 		bits := g.consts[name]
-		for i := range 8 {
+		for i := range 16 { // 64 bytes: a ZMM operand (YMM reads the first half)
 			fmt.Fprintf(&out, "DATA %s<>+%d(SB)/4, $0x%08x\n", name, 4*i, bits)
 		}
-		fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $32\n", name)
+		fmt.Fprintf(&out, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
 	}
 	out.WriteString(strings.TrimRight(g.w.String(), "\n") + "\n")
 	if err := os.WriteFile("math_amd64.s", out.Bytes(), 0o644); err != nil {

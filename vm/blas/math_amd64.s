@@ -12,7 +12,15 @@ DATA expHi<>+16(SB)/4, $0x42b20000
 DATA expHi<>+20(SB)/4, $0x42b20000
 DATA expHi<>+24(SB)/4, $0x42b20000
 DATA expHi<>+28(SB)/4, $0x42b20000
-GLOBL expHi<>(SB), RODATA|NOPTR, $32
+DATA expHi<>+32(SB)/4, $0x42b20000
+DATA expHi<>+36(SB)/4, $0x42b20000
+DATA expHi<>+40(SB)/4, $0x42b20000
+DATA expHi<>+44(SB)/4, $0x42b20000
+DATA expHi<>+48(SB)/4, $0x42b20000
+DATA expHi<>+52(SB)/4, $0x42b20000
+DATA expHi<>+56(SB)/4, $0x42b20000
+DATA expHi<>+60(SB)/4, $0x42b20000
+GLOBL expHi<>(SB), RODATA|NOPTR, $64
 DATA expLo<>+0(SB)/4, $0xc2d00000
 DATA expLo<>+4(SB)/4, $0xc2d00000
 DATA expLo<>+8(SB)/4, $0xc2d00000
@@ -21,7 +29,15 @@ DATA expLo<>+16(SB)/4, $0xc2d00000
 DATA expLo<>+20(SB)/4, $0xc2d00000
 DATA expLo<>+24(SB)/4, $0xc2d00000
 DATA expLo<>+28(SB)/4, $0xc2d00000
-GLOBL expLo<>(SB), RODATA|NOPTR, $32
+DATA expLo<>+32(SB)/4, $0xc2d00000
+DATA expLo<>+36(SB)/4, $0xc2d00000
+DATA expLo<>+40(SB)/4, $0xc2d00000
+DATA expLo<>+44(SB)/4, $0xc2d00000
+DATA expLo<>+48(SB)/4, $0xc2d00000
+DATA expLo<>+52(SB)/4, $0xc2d00000
+DATA expLo<>+56(SB)/4, $0xc2d00000
+DATA expLo<>+60(SB)/4, $0xc2d00000
+GLOBL expLo<>(SB), RODATA|NOPTR, $64
 DATA log2e<>+0(SB)/4, $0x3fb8aa3b
 DATA log2e<>+4(SB)/4, $0x3fb8aa3b
 DATA log2e<>+8(SB)/4, $0x3fb8aa3b
@@ -30,7 +46,15 @@ DATA log2e<>+16(SB)/4, $0x3fb8aa3b
 DATA log2e<>+20(SB)/4, $0x3fb8aa3b
 DATA log2e<>+24(SB)/4, $0x3fb8aa3b
 DATA log2e<>+28(SB)/4, $0x3fb8aa3b
-GLOBL log2e<>(SB), RODATA|NOPTR, $32
+DATA log2e<>+32(SB)/4, $0x3fb8aa3b
+DATA log2e<>+36(SB)/4, $0x3fb8aa3b
+DATA log2e<>+40(SB)/4, $0x3fb8aa3b
+DATA log2e<>+44(SB)/4, $0x3fb8aa3b
+DATA log2e<>+48(SB)/4, $0x3fb8aa3b
+DATA log2e<>+52(SB)/4, $0x3fb8aa3b
+DATA log2e<>+56(SB)/4, $0x3fb8aa3b
+DATA log2e<>+60(SB)/4, $0x3fb8aa3b
+GLOBL log2e<>(SB), RODATA|NOPTR, $64
 DATA ln2Hi<>+0(SB)/4, $0x3f318000
 DATA ln2Hi<>+4(SB)/4, $0x3f318000
 DATA ln2Hi<>+8(SB)/4, $0x3f318000
@@ -39,7 +63,15 @@ DATA ln2Hi<>+16(SB)/4, $0x3f318000
 DATA ln2Hi<>+20(SB)/4, $0x3f318000
 DATA ln2Hi<>+24(SB)/4, $0x3f318000
 DATA ln2Hi<>+28(SB)/4, $0x3f318000
-GLOBL ln2Hi<>(SB), RODATA|NOPTR, $32
+DATA ln2Hi<>+32(SB)/4, $0x3f318000
+DATA ln2Hi<>+36(SB)/4, $0x3f318000
+DATA ln2Hi<>+40(SB)/4, $0x3f318000
+DATA ln2Hi<>+44(SB)/4, $0x3f318000
+DATA ln2Hi<>+48(SB)/4, $0x3f318000
+DATA ln2Hi<>+52(SB)/4, $0x3f318000
+DATA ln2Hi<>+56(SB)/4, $0x3f318000
+DATA ln2Hi<>+60(SB)/4, $0x3f318000
+GLOBL ln2Hi<>(SB), RODATA|NOPTR, $64
 DATA ln2Lo<>+0(SB)/4, $0xb95e8083
 DATA ln2Lo<>+4(SB)/4, $0xb95e8083
 DATA ln2Lo<>+8(SB)/4, $0xb95e8083
@@ -48,7 +80,15 @@ DATA ln2Lo<>+16(SB)/4, $0xb95e8083
 DATA ln2Lo<>+20(SB)/4, $0xb95e8083
 DATA ln2Lo<>+24(SB)/4, $0xb95e8083
 DATA ln2Lo<>+28(SB)/4, $0xb95e8083
-GLOBL ln2Lo<>(SB), RODATA|NOPTR, $32
+DATA ln2Lo<>+32(SB)/4, $0xb95e8083
+DATA ln2Lo<>+36(SB)/4, $0xb95e8083
+DATA ln2Lo<>+40(SB)/4, $0xb95e8083
+DATA ln2Lo<>+44(SB)/4, $0xb95e8083
+DATA ln2Lo<>+48(SB)/4, $0xb95e8083
+DATA ln2Lo<>+52(SB)/4, $0xb95e8083
+DATA ln2Lo<>+56(SB)/4, $0xb95e8083
+DATA ln2Lo<>+60(SB)/4, $0xb95e8083
+GLOBL ln2Lo<>(SB), RODATA|NOPTR, $64
 DATA expP0<>+0(SB)/4, $0x39506967
 DATA expP0<>+4(SB)/4, $0x39506967
 DATA expP0<>+8(SB)/4, $0x39506967
@@ -57,7 +97,15 @@ DATA expP0<>+16(SB)/4, $0x39506967
 DATA expP0<>+20(SB)/4, $0x39506967
 DATA expP0<>+24(SB)/4, $0x39506967
 DATA expP0<>+28(SB)/4, $0x39506967
-GLOBL expP0<>(SB), RODATA|NOPTR, $32
+DATA expP0<>+32(SB)/4, $0x39506967
+DATA expP0<>+36(SB)/4, $0x39506967
+DATA expP0<>+40(SB)/4, $0x39506967
+DATA expP0<>+44(SB)/4, $0x39506967
+DATA expP0<>+48(SB)/4, $0x39506967
+DATA expP0<>+52(SB)/4, $0x39506967
+DATA expP0<>+56(SB)/4, $0x39506967
+DATA expP0<>+60(SB)/4, $0x39506967
+GLOBL expP0<>(SB), RODATA|NOPTR, $64
 DATA expP1<>+0(SB)/4, $0x3ab743ce
 DATA expP1<>+4(SB)/4, $0x3ab743ce
 DATA expP1<>+8(SB)/4, $0x3ab743ce
@@ -66,7 +114,15 @@ DATA expP1<>+16(SB)/4, $0x3ab743ce
 DATA expP1<>+20(SB)/4, $0x3ab743ce
 DATA expP1<>+24(SB)/4, $0x3ab743ce
 DATA expP1<>+28(SB)/4, $0x3ab743ce
-GLOBL expP1<>(SB), RODATA|NOPTR, $32
+DATA expP1<>+32(SB)/4, $0x3ab743ce
+DATA expP1<>+36(SB)/4, $0x3ab743ce
+DATA expP1<>+40(SB)/4, $0x3ab743ce
+DATA expP1<>+44(SB)/4, $0x3ab743ce
+DATA expP1<>+48(SB)/4, $0x3ab743ce
+DATA expP1<>+52(SB)/4, $0x3ab743ce
+DATA expP1<>+56(SB)/4, $0x3ab743ce
+DATA expP1<>+60(SB)/4, $0x3ab743ce
+GLOBL expP1<>(SB), RODATA|NOPTR, $64
 DATA expP2<>+0(SB)/4, $0x3c088908
 DATA expP2<>+4(SB)/4, $0x3c088908
 DATA expP2<>+8(SB)/4, $0x3c088908
@@ -75,7 +131,15 @@ DATA expP2<>+16(SB)/4, $0x3c088908
 DATA expP2<>+20(SB)/4, $0x3c088908
 DATA expP2<>+24(SB)/4, $0x3c088908
 DATA expP2<>+28(SB)/4, $0x3c088908
-GLOBL expP2<>(SB), RODATA|NOPTR, $32
+DATA expP2<>+32(SB)/4, $0x3c088908
+DATA expP2<>+36(SB)/4, $0x3c088908
+DATA expP2<>+40(SB)/4, $0x3c088908
+DATA expP2<>+44(SB)/4, $0x3c088908
+DATA expP2<>+48(SB)/4, $0x3c088908
+DATA expP2<>+52(SB)/4, $0x3c088908
+DATA expP2<>+56(SB)/4, $0x3c088908
+DATA expP2<>+60(SB)/4, $0x3c088908
+GLOBL expP2<>(SB), RODATA|NOPTR, $64
 DATA expP3<>+0(SB)/4, $0x3d2aa9c1
 DATA expP3<>+4(SB)/4, $0x3d2aa9c1
 DATA expP3<>+8(SB)/4, $0x3d2aa9c1
@@ -84,7 +148,15 @@ DATA expP3<>+16(SB)/4, $0x3d2aa9c1
 DATA expP3<>+20(SB)/4, $0x3d2aa9c1
 DATA expP3<>+24(SB)/4, $0x3d2aa9c1
 DATA expP3<>+28(SB)/4, $0x3d2aa9c1
-GLOBL expP3<>(SB), RODATA|NOPTR, $32
+DATA expP3<>+32(SB)/4, $0x3d2aa9c1
+DATA expP3<>+36(SB)/4, $0x3d2aa9c1
+DATA expP3<>+40(SB)/4, $0x3d2aa9c1
+DATA expP3<>+44(SB)/4, $0x3d2aa9c1
+DATA expP3<>+48(SB)/4, $0x3d2aa9c1
+DATA expP3<>+52(SB)/4, $0x3d2aa9c1
+DATA expP3<>+56(SB)/4, $0x3d2aa9c1
+DATA expP3<>+60(SB)/4, $0x3d2aa9c1
+GLOBL expP3<>(SB), RODATA|NOPTR, $64
 DATA expP4<>+0(SB)/4, $0x3e2aaaaa
 DATA expP4<>+4(SB)/4, $0x3e2aaaaa
 DATA expP4<>+8(SB)/4, $0x3e2aaaaa
@@ -93,7 +165,15 @@ DATA expP4<>+16(SB)/4, $0x3e2aaaaa
 DATA expP4<>+20(SB)/4, $0x3e2aaaaa
 DATA expP4<>+24(SB)/4, $0x3e2aaaaa
 DATA expP4<>+28(SB)/4, $0x3e2aaaaa
-GLOBL expP4<>(SB), RODATA|NOPTR, $32
+DATA expP4<>+32(SB)/4, $0x3e2aaaaa
+DATA expP4<>+36(SB)/4, $0x3e2aaaaa
+DATA expP4<>+40(SB)/4, $0x3e2aaaaa
+DATA expP4<>+44(SB)/4, $0x3e2aaaaa
+DATA expP4<>+48(SB)/4, $0x3e2aaaaa
+DATA expP4<>+52(SB)/4, $0x3e2aaaaa
+DATA expP4<>+56(SB)/4, $0x3e2aaaaa
+DATA expP4<>+60(SB)/4, $0x3e2aaaaa
+GLOBL expP4<>(SB), RODATA|NOPTR, $64
 DATA expP5<>+0(SB)/4, $0x3f000000
 DATA expP5<>+4(SB)/4, $0x3f000000
 DATA expP5<>+8(SB)/4, $0x3f000000
@@ -102,7 +182,15 @@ DATA expP5<>+16(SB)/4, $0x3f000000
 DATA expP5<>+20(SB)/4, $0x3f000000
 DATA expP5<>+24(SB)/4, $0x3f000000
 DATA expP5<>+28(SB)/4, $0x3f000000
-GLOBL expP5<>(SB), RODATA|NOPTR, $32
+DATA expP5<>+32(SB)/4, $0x3f000000
+DATA expP5<>+36(SB)/4, $0x3f000000
+DATA expP5<>+40(SB)/4, $0x3f000000
+DATA expP5<>+44(SB)/4, $0x3f000000
+DATA expP5<>+48(SB)/4, $0x3f000000
+DATA expP5<>+52(SB)/4, $0x3f000000
+DATA expP5<>+56(SB)/4, $0x3f000000
+DATA expP5<>+60(SB)/4, $0x3f000000
+GLOBL expP5<>(SB), RODATA|NOPTR, $64
 DATA one<>+0(SB)/4, $0x3f800000
 DATA one<>+4(SB)/4, $0x3f800000
 DATA one<>+8(SB)/4, $0x3f800000
@@ -111,7 +199,15 @@ DATA one<>+16(SB)/4, $0x3f800000
 DATA one<>+20(SB)/4, $0x3f800000
 DATA one<>+24(SB)/4, $0x3f800000
 DATA one<>+28(SB)/4, $0x3f800000
-GLOBL one<>(SB), RODATA|NOPTR, $32
+DATA one<>+32(SB)/4, $0x3f800000
+DATA one<>+36(SB)/4, $0x3f800000
+DATA one<>+40(SB)/4, $0x3f800000
+DATA one<>+44(SB)/4, $0x3f800000
+DATA one<>+48(SB)/4, $0x3f800000
+DATA one<>+52(SB)/4, $0x3f800000
+DATA one<>+56(SB)/4, $0x3f800000
+DATA one<>+60(SB)/4, $0x3f800000
+GLOBL one<>(SB), RODATA|NOPTR, $64
 DATA bias127<>+0(SB)/4, $0x0000007f
 DATA bias127<>+4(SB)/4, $0x0000007f
 DATA bias127<>+8(SB)/4, $0x0000007f
@@ -120,7 +216,15 @@ DATA bias127<>+16(SB)/4, $0x0000007f
 DATA bias127<>+20(SB)/4, $0x0000007f
 DATA bias127<>+24(SB)/4, $0x0000007f
 DATA bias127<>+28(SB)/4, $0x0000007f
-GLOBL bias127<>(SB), RODATA|NOPTR, $32
+DATA bias127<>+32(SB)/4, $0x0000007f
+DATA bias127<>+36(SB)/4, $0x0000007f
+DATA bias127<>+40(SB)/4, $0x0000007f
+DATA bias127<>+44(SB)/4, $0x0000007f
+DATA bias127<>+48(SB)/4, $0x0000007f
+DATA bias127<>+52(SB)/4, $0x0000007f
+DATA bias127<>+56(SB)/4, $0x0000007f
+DATA bias127<>+60(SB)/4, $0x0000007f
+GLOBL bias127<>(SB), RODATA|NOPTR, $64
 DATA fltMin<>+0(SB)/4, $0x00800000
 DATA fltMin<>+4(SB)/4, $0x00800000
 DATA fltMin<>+8(SB)/4, $0x00800000
@@ -129,7 +233,15 @@ DATA fltMin<>+16(SB)/4, $0x00800000
 DATA fltMin<>+20(SB)/4, $0x00800000
 DATA fltMin<>+24(SB)/4, $0x00800000
 DATA fltMin<>+28(SB)/4, $0x00800000
-GLOBL fltMin<>(SB), RODATA|NOPTR, $32
+DATA fltMin<>+32(SB)/4, $0x00800000
+DATA fltMin<>+36(SB)/4, $0x00800000
+DATA fltMin<>+40(SB)/4, $0x00800000
+DATA fltMin<>+44(SB)/4, $0x00800000
+DATA fltMin<>+48(SB)/4, $0x00800000
+DATA fltMin<>+52(SB)/4, $0x00800000
+DATA fltMin<>+56(SB)/4, $0x00800000
+DATA fltMin<>+60(SB)/4, $0x00800000
+GLOBL fltMin<>(SB), RODATA|NOPTR, $64
 DATA two23<>+0(SB)/4, $0x4b000000
 DATA two23<>+4(SB)/4, $0x4b000000
 DATA two23<>+8(SB)/4, $0x4b000000
@@ -138,7 +250,15 @@ DATA two23<>+16(SB)/4, $0x4b000000
 DATA two23<>+20(SB)/4, $0x4b000000
 DATA two23<>+24(SB)/4, $0x4b000000
 DATA two23<>+28(SB)/4, $0x4b000000
-GLOBL two23<>(SB), RODATA|NOPTR, $32
+DATA two23<>+32(SB)/4, $0x4b000000
+DATA two23<>+36(SB)/4, $0x4b000000
+DATA two23<>+40(SB)/4, $0x4b000000
+DATA two23<>+44(SB)/4, $0x4b000000
+DATA two23<>+48(SB)/4, $0x4b000000
+DATA two23<>+52(SB)/4, $0x4b000000
+DATA two23<>+56(SB)/4, $0x4b000000
+DATA two23<>+60(SB)/4, $0x4b000000
+GLOBL two23<>(SB), RODATA|NOPTR, $64
 DATA c23<>+0(SB)/4, $0x41b80000
 DATA c23<>+4(SB)/4, $0x41b80000
 DATA c23<>+8(SB)/4, $0x41b80000
@@ -147,7 +267,15 @@ DATA c23<>+16(SB)/4, $0x41b80000
 DATA c23<>+20(SB)/4, $0x41b80000
 DATA c23<>+24(SB)/4, $0x41b80000
 DATA c23<>+28(SB)/4, $0x41b80000
-GLOBL c23<>(SB), RODATA|NOPTR, $32
+DATA c23<>+32(SB)/4, $0x41b80000
+DATA c23<>+36(SB)/4, $0x41b80000
+DATA c23<>+40(SB)/4, $0x41b80000
+DATA c23<>+44(SB)/4, $0x41b80000
+DATA c23<>+48(SB)/4, $0x41b80000
+DATA c23<>+52(SB)/4, $0x41b80000
+DATA c23<>+56(SB)/4, $0x41b80000
+DATA c23<>+60(SB)/4, $0x41b80000
+GLOBL c23<>(SB), RODATA|NOPTR, $64
 DATA bias126<>+0(SB)/4, $0x0000007e
 DATA bias126<>+4(SB)/4, $0x0000007e
 DATA bias126<>+8(SB)/4, $0x0000007e
@@ -156,7 +284,15 @@ DATA bias126<>+16(SB)/4, $0x0000007e
 DATA bias126<>+20(SB)/4, $0x0000007e
 DATA bias126<>+24(SB)/4, $0x0000007e
 DATA bias126<>+28(SB)/4, $0x0000007e
-GLOBL bias126<>(SB), RODATA|NOPTR, $32
+DATA bias126<>+32(SB)/4, $0x0000007e
+DATA bias126<>+36(SB)/4, $0x0000007e
+DATA bias126<>+40(SB)/4, $0x0000007e
+DATA bias126<>+44(SB)/4, $0x0000007e
+DATA bias126<>+48(SB)/4, $0x0000007e
+DATA bias126<>+52(SB)/4, $0x0000007e
+DATA bias126<>+56(SB)/4, $0x0000007e
+DATA bias126<>+60(SB)/4, $0x0000007e
+GLOBL bias126<>(SB), RODATA|NOPTR, $64
 DATA mantMask<>+0(SB)/4, $0x807fffff
 DATA mantMask<>+4(SB)/4, $0x807fffff
 DATA mantMask<>+8(SB)/4, $0x807fffff
@@ -165,7 +301,15 @@ DATA mantMask<>+16(SB)/4, $0x807fffff
 DATA mantMask<>+20(SB)/4, $0x807fffff
 DATA mantMask<>+24(SB)/4, $0x807fffff
 DATA mantMask<>+28(SB)/4, $0x807fffff
-GLOBL mantMask<>(SB), RODATA|NOPTR, $32
+DATA mantMask<>+32(SB)/4, $0x807fffff
+DATA mantMask<>+36(SB)/4, $0x807fffff
+DATA mantMask<>+40(SB)/4, $0x807fffff
+DATA mantMask<>+44(SB)/4, $0x807fffff
+DATA mantMask<>+48(SB)/4, $0x807fffff
+DATA mantMask<>+52(SB)/4, $0x807fffff
+DATA mantMask<>+56(SB)/4, $0x807fffff
+DATA mantMask<>+60(SB)/4, $0x807fffff
+GLOBL mantMask<>(SB), RODATA|NOPTR, $64
 DATA half<>+0(SB)/4, $0x3f000000
 DATA half<>+4(SB)/4, $0x3f000000
 DATA half<>+8(SB)/4, $0x3f000000
@@ -174,7 +318,15 @@ DATA half<>+16(SB)/4, $0x3f000000
 DATA half<>+20(SB)/4, $0x3f000000
 DATA half<>+24(SB)/4, $0x3f000000
 DATA half<>+28(SB)/4, $0x3f000000
-GLOBL half<>(SB), RODATA|NOPTR, $32
+DATA half<>+32(SB)/4, $0x3f000000
+DATA half<>+36(SB)/4, $0x3f000000
+DATA half<>+40(SB)/4, $0x3f000000
+DATA half<>+44(SB)/4, $0x3f000000
+DATA half<>+48(SB)/4, $0x3f000000
+DATA half<>+52(SB)/4, $0x3f000000
+DATA half<>+56(SB)/4, $0x3f000000
+DATA half<>+60(SB)/4, $0x3f000000
+GLOBL half<>(SB), RODATA|NOPTR, $64
 DATA sqrtHalf<>+0(SB)/4, $0x3f3504f3
 DATA sqrtHalf<>+4(SB)/4, $0x3f3504f3
 DATA sqrtHalf<>+8(SB)/4, $0x3f3504f3
@@ -183,7 +335,15 @@ DATA sqrtHalf<>+16(SB)/4, $0x3f3504f3
 DATA sqrtHalf<>+20(SB)/4, $0x3f3504f3
 DATA sqrtHalf<>+24(SB)/4, $0x3f3504f3
 DATA sqrtHalf<>+28(SB)/4, $0x3f3504f3
-GLOBL sqrtHalf<>(SB), RODATA|NOPTR, $32
+DATA sqrtHalf<>+32(SB)/4, $0x3f3504f3
+DATA sqrtHalf<>+36(SB)/4, $0x3f3504f3
+DATA sqrtHalf<>+40(SB)/4, $0x3f3504f3
+DATA sqrtHalf<>+44(SB)/4, $0x3f3504f3
+DATA sqrtHalf<>+48(SB)/4, $0x3f3504f3
+DATA sqrtHalf<>+52(SB)/4, $0x3f3504f3
+DATA sqrtHalf<>+56(SB)/4, $0x3f3504f3
+DATA sqrtHalf<>+60(SB)/4, $0x3f3504f3
+GLOBL sqrtHalf<>(SB), RODATA|NOPTR, $64
 DATA logP0<>+0(SB)/4, $0x3d9021bb
 DATA logP0<>+4(SB)/4, $0x3d9021bb
 DATA logP0<>+8(SB)/4, $0x3d9021bb
@@ -192,7 +352,15 @@ DATA logP0<>+16(SB)/4, $0x3d9021bb
 DATA logP0<>+20(SB)/4, $0x3d9021bb
 DATA logP0<>+24(SB)/4, $0x3d9021bb
 DATA logP0<>+28(SB)/4, $0x3d9021bb
-GLOBL logP0<>(SB), RODATA|NOPTR, $32
+DATA logP0<>+32(SB)/4, $0x3d9021bb
+DATA logP0<>+36(SB)/4, $0x3d9021bb
+DATA logP0<>+40(SB)/4, $0x3d9021bb
+DATA logP0<>+44(SB)/4, $0x3d9021bb
+DATA logP0<>+48(SB)/4, $0x3d9021bb
+DATA logP0<>+52(SB)/4, $0x3d9021bb
+DATA logP0<>+56(SB)/4, $0x3d9021bb
+DATA logP0<>+60(SB)/4, $0x3d9021bb
+GLOBL logP0<>(SB), RODATA|NOPTR, $64
 DATA logP1<>+0(SB)/4, $0xbdebd1b8
 DATA logP1<>+4(SB)/4, $0xbdebd1b8
 DATA logP1<>+8(SB)/4, $0xbdebd1b8
@@ -201,7 +369,15 @@ DATA logP1<>+16(SB)/4, $0xbdebd1b8
 DATA logP1<>+20(SB)/4, $0xbdebd1b8
 DATA logP1<>+24(SB)/4, $0xbdebd1b8
 DATA logP1<>+28(SB)/4, $0xbdebd1b8
-GLOBL logP1<>(SB), RODATA|NOPTR, $32
+DATA logP1<>+32(SB)/4, $0xbdebd1b8
+DATA logP1<>+36(SB)/4, $0xbdebd1b8
+DATA logP1<>+40(SB)/4, $0xbdebd1b8
+DATA logP1<>+44(SB)/4, $0xbdebd1b8
+DATA logP1<>+48(SB)/4, $0xbdebd1b8
+DATA logP1<>+52(SB)/4, $0xbdebd1b8
+DATA logP1<>+56(SB)/4, $0xbdebd1b8
+DATA logP1<>+60(SB)/4, $0xbdebd1b8
+GLOBL logP1<>(SB), RODATA|NOPTR, $64
 DATA logP2<>+0(SB)/4, $0x3def251a
 DATA logP2<>+4(SB)/4, $0x3def251a
 DATA logP2<>+8(SB)/4, $0x3def251a
@@ -210,7 +386,15 @@ DATA logP2<>+16(SB)/4, $0x3def251a
 DATA logP2<>+20(SB)/4, $0x3def251a
 DATA logP2<>+24(SB)/4, $0x3def251a
 DATA logP2<>+28(SB)/4, $0x3def251a
-GLOBL logP2<>(SB), RODATA|NOPTR, $32
+DATA logP2<>+32(SB)/4, $0x3def251a
+DATA logP2<>+36(SB)/4, $0x3def251a
+DATA logP2<>+40(SB)/4, $0x3def251a
+DATA logP2<>+44(SB)/4, $0x3def251a
+DATA logP2<>+48(SB)/4, $0x3def251a
+DATA logP2<>+52(SB)/4, $0x3def251a
+DATA logP2<>+56(SB)/4, $0x3def251a
+DATA logP2<>+60(SB)/4, $0x3def251a
+GLOBL logP2<>(SB), RODATA|NOPTR, $64
 DATA logP3<>+0(SB)/4, $0xbdfe5d4f
 DATA logP3<>+4(SB)/4, $0xbdfe5d4f
 DATA logP3<>+8(SB)/4, $0xbdfe5d4f
@@ -219,7 +403,15 @@ DATA logP3<>+16(SB)/4, $0xbdfe5d4f
 DATA logP3<>+20(SB)/4, $0xbdfe5d4f
 DATA logP3<>+24(SB)/4, $0xbdfe5d4f
 DATA logP3<>+28(SB)/4, $0xbdfe5d4f
-GLOBL logP3<>(SB), RODATA|NOPTR, $32
+DATA logP3<>+32(SB)/4, $0xbdfe5d4f
+DATA logP3<>+36(SB)/4, $0xbdfe5d4f
+DATA logP3<>+40(SB)/4, $0xbdfe5d4f
+DATA logP3<>+44(SB)/4, $0xbdfe5d4f
+DATA logP3<>+48(SB)/4, $0xbdfe5d4f
+DATA logP3<>+52(SB)/4, $0xbdfe5d4f
+DATA logP3<>+56(SB)/4, $0xbdfe5d4f
+DATA logP3<>+60(SB)/4, $0xbdfe5d4f
+GLOBL logP3<>(SB), RODATA|NOPTR, $64
 DATA logP4<>+0(SB)/4, $0x3e11e9bf
 DATA logP4<>+4(SB)/4, $0x3e11e9bf
 DATA logP4<>+8(SB)/4, $0x3e11e9bf
@@ -228,7 +420,15 @@ DATA logP4<>+16(SB)/4, $0x3e11e9bf
 DATA logP4<>+20(SB)/4, $0x3e11e9bf
 DATA logP4<>+24(SB)/4, $0x3e11e9bf
 DATA logP4<>+28(SB)/4, $0x3e11e9bf
-GLOBL logP4<>(SB), RODATA|NOPTR, $32
+DATA logP4<>+32(SB)/4, $0x3e11e9bf
+DATA logP4<>+36(SB)/4, $0x3e11e9bf
+DATA logP4<>+40(SB)/4, $0x3e11e9bf
+DATA logP4<>+44(SB)/4, $0x3e11e9bf
+DATA logP4<>+48(SB)/4, $0x3e11e9bf
+DATA logP4<>+52(SB)/4, $0x3e11e9bf
+DATA logP4<>+56(SB)/4, $0x3e11e9bf
+DATA logP4<>+60(SB)/4, $0x3e11e9bf
+GLOBL logP4<>(SB), RODATA|NOPTR, $64
 DATA logP5<>+0(SB)/4, $0xbe2aae50
 DATA logP5<>+4(SB)/4, $0xbe2aae50
 DATA logP5<>+8(SB)/4, $0xbe2aae50
@@ -237,7 +437,15 @@ DATA logP5<>+16(SB)/4, $0xbe2aae50
 DATA logP5<>+20(SB)/4, $0xbe2aae50
 DATA logP5<>+24(SB)/4, $0xbe2aae50
 DATA logP5<>+28(SB)/4, $0xbe2aae50
-GLOBL logP5<>(SB), RODATA|NOPTR, $32
+DATA logP5<>+32(SB)/4, $0xbe2aae50
+DATA logP5<>+36(SB)/4, $0xbe2aae50
+DATA logP5<>+40(SB)/4, $0xbe2aae50
+DATA logP5<>+44(SB)/4, $0xbe2aae50
+DATA logP5<>+48(SB)/4, $0xbe2aae50
+DATA logP5<>+52(SB)/4, $0xbe2aae50
+DATA logP5<>+56(SB)/4, $0xbe2aae50
+DATA logP5<>+60(SB)/4, $0xbe2aae50
+GLOBL logP5<>(SB), RODATA|NOPTR, $64
 DATA logP6<>+0(SB)/4, $0x3e4cceac
 DATA logP6<>+4(SB)/4, $0x3e4cceac
 DATA logP6<>+8(SB)/4, $0x3e4cceac
@@ -246,7 +454,15 @@ DATA logP6<>+16(SB)/4, $0x3e4cceac
 DATA logP6<>+20(SB)/4, $0x3e4cceac
 DATA logP6<>+24(SB)/4, $0x3e4cceac
 DATA logP6<>+28(SB)/4, $0x3e4cceac
-GLOBL logP6<>(SB), RODATA|NOPTR, $32
+DATA logP6<>+32(SB)/4, $0x3e4cceac
+DATA logP6<>+36(SB)/4, $0x3e4cceac
+DATA logP6<>+40(SB)/4, $0x3e4cceac
+DATA logP6<>+44(SB)/4, $0x3e4cceac
+DATA logP6<>+48(SB)/4, $0x3e4cceac
+DATA logP6<>+52(SB)/4, $0x3e4cceac
+DATA logP6<>+56(SB)/4, $0x3e4cceac
+DATA logP6<>+60(SB)/4, $0x3e4cceac
+GLOBL logP6<>(SB), RODATA|NOPTR, $64
 DATA logP7<>+0(SB)/4, $0xbe7ffffc
 DATA logP7<>+4(SB)/4, $0xbe7ffffc
 DATA logP7<>+8(SB)/4, $0xbe7ffffc
@@ -255,7 +471,15 @@ DATA logP7<>+16(SB)/4, $0xbe7ffffc
 DATA logP7<>+20(SB)/4, $0xbe7ffffc
 DATA logP7<>+24(SB)/4, $0xbe7ffffc
 DATA logP7<>+28(SB)/4, $0xbe7ffffc
-GLOBL logP7<>(SB), RODATA|NOPTR, $32
+DATA logP7<>+32(SB)/4, $0xbe7ffffc
+DATA logP7<>+36(SB)/4, $0xbe7ffffc
+DATA logP7<>+40(SB)/4, $0xbe7ffffc
+DATA logP7<>+44(SB)/4, $0xbe7ffffc
+DATA logP7<>+48(SB)/4, $0xbe7ffffc
+DATA logP7<>+52(SB)/4, $0xbe7ffffc
+DATA logP7<>+56(SB)/4, $0xbe7ffffc
+DATA logP7<>+60(SB)/4, $0xbe7ffffc
+GLOBL logP7<>(SB), RODATA|NOPTR, $64
 DATA logP8<>+0(SB)/4, $0x3eaaaaaa
 DATA logP8<>+4(SB)/4, $0x3eaaaaaa
 DATA logP8<>+8(SB)/4, $0x3eaaaaaa
@@ -264,7 +488,15 @@ DATA logP8<>+16(SB)/4, $0x3eaaaaaa
 DATA logP8<>+20(SB)/4, $0x3eaaaaaa
 DATA logP8<>+24(SB)/4, $0x3eaaaaaa
 DATA logP8<>+28(SB)/4, $0x3eaaaaaa
-GLOBL logP8<>(SB), RODATA|NOPTR, $32
+DATA logP8<>+32(SB)/4, $0x3eaaaaaa
+DATA logP8<>+36(SB)/4, $0x3eaaaaaa
+DATA logP8<>+40(SB)/4, $0x3eaaaaaa
+DATA logP8<>+44(SB)/4, $0x3eaaaaaa
+DATA logP8<>+48(SB)/4, $0x3eaaaaaa
+DATA logP8<>+52(SB)/4, $0x3eaaaaaa
+DATA logP8<>+56(SB)/4, $0x3eaaaaaa
+DATA logP8<>+60(SB)/4, $0x3eaaaaaa
+GLOBL logP8<>(SB), RODATA|NOPTR, $64
 DATA posInf<>+0(SB)/4, $0x7f800000
 DATA posInf<>+4(SB)/4, $0x7f800000
 DATA posInf<>+8(SB)/4, $0x7f800000
@@ -273,7 +505,15 @@ DATA posInf<>+16(SB)/4, $0x7f800000
 DATA posInf<>+20(SB)/4, $0x7f800000
 DATA posInf<>+24(SB)/4, $0x7f800000
 DATA posInf<>+28(SB)/4, $0x7f800000
-GLOBL posInf<>(SB), RODATA|NOPTR, $32
+DATA posInf<>+32(SB)/4, $0x7f800000
+DATA posInf<>+36(SB)/4, $0x7f800000
+DATA posInf<>+40(SB)/4, $0x7f800000
+DATA posInf<>+44(SB)/4, $0x7f800000
+DATA posInf<>+48(SB)/4, $0x7f800000
+DATA posInf<>+52(SB)/4, $0x7f800000
+DATA posInf<>+56(SB)/4, $0x7f800000
+DATA posInf<>+60(SB)/4, $0x7f800000
+GLOBL posInf<>(SB), RODATA|NOPTR, $64
 DATA negInf<>+0(SB)/4, $0xff800000
 DATA negInf<>+4(SB)/4, $0xff800000
 DATA negInf<>+8(SB)/4, $0xff800000
@@ -282,7 +522,15 @@ DATA negInf<>+16(SB)/4, $0xff800000
 DATA negInf<>+20(SB)/4, $0xff800000
 DATA negInf<>+24(SB)/4, $0xff800000
 DATA negInf<>+28(SB)/4, $0xff800000
-GLOBL negInf<>(SB), RODATA|NOPTR, $32
+DATA negInf<>+32(SB)/4, $0xff800000
+DATA negInf<>+36(SB)/4, $0xff800000
+DATA negInf<>+40(SB)/4, $0xff800000
+DATA negInf<>+44(SB)/4, $0xff800000
+DATA negInf<>+48(SB)/4, $0xff800000
+DATA negInf<>+52(SB)/4, $0xff800000
+DATA negInf<>+56(SB)/4, $0xff800000
+DATA negInf<>+60(SB)/4, $0xff800000
+GLOBL negInf<>(SB), RODATA|NOPTR, $64
 DATA qNaN<>+0(SB)/4, $0x7fc00000
 DATA qNaN<>+4(SB)/4, $0x7fc00000
 DATA qNaN<>+8(SB)/4, $0x7fc00000
@@ -291,7 +539,15 @@ DATA qNaN<>+16(SB)/4, $0x7fc00000
 DATA qNaN<>+20(SB)/4, $0x7fc00000
 DATA qNaN<>+24(SB)/4, $0x7fc00000
 DATA qNaN<>+28(SB)/4, $0x7fc00000
-GLOBL qNaN<>(SB), RODATA|NOPTR, $32
+DATA qNaN<>+32(SB)/4, $0x7fc00000
+DATA qNaN<>+36(SB)/4, $0x7fc00000
+DATA qNaN<>+40(SB)/4, $0x7fc00000
+DATA qNaN<>+44(SB)/4, $0x7fc00000
+DATA qNaN<>+48(SB)/4, $0x7fc00000
+DATA qNaN<>+52(SB)/4, $0x7fc00000
+DATA qNaN<>+56(SB)/4, $0x7fc00000
+DATA qNaN<>+60(SB)/4, $0x7fc00000
+GLOBL qNaN<>(SB), RODATA|NOPTR, $64
 DATA absMask<>+0(SB)/4, $0x7fffffff
 DATA absMask<>+4(SB)/4, $0x7fffffff
 DATA absMask<>+8(SB)/4, $0x7fffffff
@@ -300,7 +556,15 @@ DATA absMask<>+16(SB)/4, $0x7fffffff
 DATA absMask<>+20(SB)/4, $0x7fffffff
 DATA absMask<>+24(SB)/4, $0x7fffffff
 DATA absMask<>+28(SB)/4, $0x7fffffff
-GLOBL absMask<>(SB), RODATA|NOPTR, $32
+DATA absMask<>+32(SB)/4, $0x7fffffff
+DATA absMask<>+36(SB)/4, $0x7fffffff
+DATA absMask<>+40(SB)/4, $0x7fffffff
+DATA absMask<>+44(SB)/4, $0x7fffffff
+DATA absMask<>+48(SB)/4, $0x7fffffff
+DATA absMask<>+52(SB)/4, $0x7fffffff
+DATA absMask<>+56(SB)/4, $0x7fffffff
+DATA absMask<>+60(SB)/4, $0x7fffffff
+GLOBL absMask<>(SB), RODATA|NOPTR, $64
 DATA signMask<>+0(SB)/4, $0x80000000
 DATA signMask<>+4(SB)/4, $0x80000000
 DATA signMask<>+8(SB)/4, $0x80000000
@@ -309,7 +573,15 @@ DATA signMask<>+16(SB)/4, $0x80000000
 DATA signMask<>+20(SB)/4, $0x80000000
 DATA signMask<>+24(SB)/4, $0x80000000
 DATA signMask<>+28(SB)/4, $0x80000000
-GLOBL signMask<>(SB), RODATA|NOPTR, $32
+DATA signMask<>+32(SB)/4, $0x80000000
+DATA signMask<>+36(SB)/4, $0x80000000
+DATA signMask<>+40(SB)/4, $0x80000000
+DATA signMask<>+44(SB)/4, $0x80000000
+DATA signMask<>+48(SB)/4, $0x80000000
+DATA signMask<>+52(SB)/4, $0x80000000
+DATA signMask<>+56(SB)/4, $0x80000000
+DATA signMask<>+60(SB)/4, $0x80000000
+GLOBL signMask<>(SB), RODATA|NOPTR, $64
 DATA four<>+0(SB)/4, $0x40800000
 DATA four<>+4(SB)/4, $0x40800000
 DATA four<>+8(SB)/4, $0x40800000
@@ -318,7 +590,15 @@ DATA four<>+16(SB)/4, $0x40800000
 DATA four<>+20(SB)/4, $0x40800000
 DATA four<>+24(SB)/4, $0x40800000
 DATA four<>+28(SB)/4, $0x40800000
-GLOBL four<>(SB), RODATA|NOPTR, $32
+DATA four<>+32(SB)/4, $0x40800000
+DATA four<>+36(SB)/4, $0x40800000
+DATA four<>+40(SB)/4, $0x40800000
+DATA four<>+44(SB)/4, $0x40800000
+DATA four<>+48(SB)/4, $0x40800000
+DATA four<>+52(SB)/4, $0x40800000
+DATA four<>+56(SB)/4, $0x40800000
+DATA four<>+60(SB)/4, $0x40800000
+GLOBL four<>(SB), RODATA|NOPTR, $64
 DATA twoHalf<>+0(SB)/4, $0x40200000
 DATA twoHalf<>+4(SB)/4, $0x40200000
 DATA twoHalf<>+8(SB)/4, $0x40200000
@@ -327,7 +607,15 @@ DATA twoHalf<>+16(SB)/4, $0x40200000
 DATA twoHalf<>+20(SB)/4, $0x40200000
 DATA twoHalf<>+24(SB)/4, $0x40200000
 DATA twoHalf<>+28(SB)/4, $0x40200000
-GLOBL twoHalf<>(SB), RODATA|NOPTR, $32
+DATA twoHalf<>+32(SB)/4, $0x40200000
+DATA twoHalf<>+36(SB)/4, $0x40200000
+DATA twoHalf<>+40(SB)/4, $0x40200000
+DATA twoHalf<>+44(SB)/4, $0x40200000
+DATA twoHalf<>+48(SB)/4, $0x40200000
+DATA twoHalf<>+52(SB)/4, $0x40200000
+DATA twoHalf<>+56(SB)/4, $0x40200000
+DATA twoHalf<>+60(SB)/4, $0x40200000
+GLOBL twoHalf<>(SB), RODATA|NOPTR, $64
 DATA erfL0<>+0(SB)/4, $0xb71a8543
 DATA erfL0<>+4(SB)/4, $0xb71a8543
 DATA erfL0<>+8(SB)/4, $0xb71a8543
@@ -336,7 +624,15 @@ DATA erfL0<>+16(SB)/4, $0xb71a8543
 DATA erfL0<>+20(SB)/4, $0xb71a8543
 DATA erfL0<>+24(SB)/4, $0xb71a8543
 DATA erfL0<>+28(SB)/4, $0xb71a8543
-GLOBL erfL0<>(SB), RODATA|NOPTR, $32
+DATA erfL0<>+32(SB)/4, $0xb71a8543
+DATA erfL0<>+36(SB)/4, $0xb71a8543
+DATA erfL0<>+40(SB)/4, $0xb71a8543
+DATA erfL0<>+44(SB)/4, $0xb71a8543
+DATA erfL0<>+48(SB)/4, $0xb71a8543
+DATA erfL0<>+52(SB)/4, $0xb71a8543
+DATA erfL0<>+56(SB)/4, $0xb71a8543
+DATA erfL0<>+60(SB)/4, $0xb71a8543
+GLOBL erfL0<>(SB), RODATA|NOPTR, $64
 DATA erfL1<>+0(SB)/4, $0x37b47fc2
 DATA erfL1<>+4(SB)/4, $0x37b47fc2
 DATA erfL1<>+8(SB)/4, $0x37b47fc2
@@ -345,7 +641,15 @@ DATA erfL1<>+16(SB)/4, $0x37b47fc2
 DATA erfL1<>+20(SB)/4, $0x37b47fc2
 DATA erfL1<>+24(SB)/4, $0x37b47fc2
 DATA erfL1<>+28(SB)/4, $0x37b47fc2
-GLOBL erfL1<>(SB), RODATA|NOPTR, $32
+DATA erfL1<>+32(SB)/4, $0x37b47fc2
+DATA erfL1<>+36(SB)/4, $0x37b47fc2
+DATA erfL1<>+40(SB)/4, $0x37b47fc2
+DATA erfL1<>+44(SB)/4, $0x37b47fc2
+DATA erfL1<>+48(SB)/4, $0x37b47fc2
+DATA erfL1<>+52(SB)/4, $0x37b47fc2
+DATA erfL1<>+56(SB)/4, $0x37b47fc2
+DATA erfL1<>+60(SB)/4, $0x37b47fc2
+GLOBL erfL1<>(SB), RODATA|NOPTR, $64
 DATA erfL2<>+0(SB)/4, $0x3883aef4
 DATA erfL2<>+4(SB)/4, $0x3883aef4
 DATA erfL2<>+8(SB)/4, $0x3883aef4
@@ -354,7 +658,15 @@ DATA erfL2<>+16(SB)/4, $0x3883aef4
 DATA erfL2<>+20(SB)/4, $0x3883aef4
 DATA erfL2<>+24(SB)/4, $0x3883aef4
 DATA erfL2<>+28(SB)/4, $0x3883aef4
-GLOBL erfL2<>(SB), RODATA|NOPTR, $32
+DATA erfL2<>+32(SB)/4, $0x3883aef4
+DATA erfL2<>+36(SB)/4, $0x3883aef4
+DATA erfL2<>+40(SB)/4, $0x3883aef4
+DATA erfL2<>+44(SB)/4, $0x3883aef4
+DATA erfL2<>+48(SB)/4, $0x3883aef4
+DATA erfL2<>+52(SB)/4, $0x3883aef4
+DATA erfL2<>+56(SB)/4, $0x3883aef4
+DATA erfL2<>+60(SB)/4, $0x3883aef4
+GLOBL erfL2<>(SB), RODATA|NOPTR, $64
 DATA erfL3<>+0(SB)/4, $0xb9939ec0
 DATA erfL3<>+4(SB)/4, $0xb9939ec0
 DATA erfL3<>+8(SB)/4, $0xb9939ec0
@@ -363,7 +675,15 @@ DATA erfL3<>+16(SB)/4, $0xb9939ec0
 DATA erfL3<>+20(SB)/4, $0xb9939ec0
 DATA erfL3<>+24(SB)/4, $0xb9939ec0
 DATA erfL3<>+28(SB)/4, $0xb9939ec0
-GLOBL erfL3<>(SB), RODATA|NOPTR, $32
+DATA erfL3<>+32(SB)/4, $0xb9939ec0
+DATA erfL3<>+36(SB)/4, $0xb9939ec0
+DATA erfL3<>+40(SB)/4, $0xb9939ec0
+DATA erfL3<>+44(SB)/4, $0xb9939ec0
+DATA erfL3<>+48(SB)/4, $0xb9939ec0
+DATA erfL3<>+52(SB)/4, $0xb9939ec0
+DATA erfL3<>+56(SB)/4, $0xb9939ec0
+DATA erfL3<>+60(SB)/4, $0xb9939ec0
+GLOBL erfL3<>(SB), RODATA|NOPTR, $64
 DATA erfL4<>+0(SB)/4, $0x39949cdd
 DATA erfL4<>+4(SB)/4, $0x39949cdd
 DATA erfL4<>+8(SB)/4, $0x39949cdd
@@ -372,7 +692,15 @@ DATA erfL4<>+16(SB)/4, $0x39949cdd
 DATA erfL4<>+20(SB)/4, $0x39949cdd
 DATA erfL4<>+24(SB)/4, $0x39949cdd
 DATA erfL4<>+28(SB)/4, $0x39949cdd
-GLOBL erfL4<>(SB), RODATA|NOPTR, $32
+DATA erfL4<>+32(SB)/4, $0x39949cdd
+DATA erfL4<>+36(SB)/4, $0x39949cdd
+DATA erfL4<>+40(SB)/4, $0x39949cdd
+DATA erfL4<>+44(SB)/4, $0x39949cdd
+DATA erfL4<>+48(SB)/4, $0x39949cdd
+DATA erfL4<>+52(SB)/4, $0x39949cdd
+DATA erfL4<>+56(SB)/4, $0x39949cdd
+DATA erfL4<>+60(SB)/4, $0x39949cdd
+GLOBL erfL4<>(SB), RODATA|NOPTR, $64
 DATA erfL5<>+0(SB)/4, $0x3a16ef14
 DATA erfL5<>+4(SB)/4, $0x3a16ef14
 DATA erfL5<>+8(SB)/4, $0x3a16ef14
@@ -381,7 +709,15 @@ DATA erfL5<>+16(SB)/4, $0x3a16ef14
 DATA erfL5<>+20(SB)/4, $0x3a16ef14
 DATA erfL5<>+24(SB)/4, $0x3a16ef14
 DATA erfL5<>+28(SB)/4, $0x3a16ef14
-GLOBL erfL5<>(SB), RODATA|NOPTR, $32
+DATA erfL5<>+32(SB)/4, $0x3a16ef14
+DATA erfL5<>+36(SB)/4, $0x3a16ef14
+DATA erfL5<>+40(SB)/4, $0x3a16ef14
+DATA erfL5<>+44(SB)/4, $0x3a16ef14
+DATA erfL5<>+48(SB)/4, $0x3a16ef14
+DATA erfL5<>+52(SB)/4, $0x3a16ef14
+DATA erfL5<>+56(SB)/4, $0x3a16ef14
+DATA erfL5<>+60(SB)/4, $0x3a16ef14
+GLOBL erfL5<>(SB), RODATA|NOPTR, $64
 DATA erfL6<>+0(SB)/4, $0xbb3867b4
 DATA erfL6<>+4(SB)/4, $0xbb3867b4
 DATA erfL6<>+8(SB)/4, $0xbb3867b4
@@ -390,7 +726,15 @@ DATA erfL6<>+16(SB)/4, $0xbb3867b4
 DATA erfL6<>+20(SB)/4, $0xbb3867b4
 DATA erfL6<>+24(SB)/4, $0xbb3867b4
 DATA erfL6<>+28(SB)/4, $0xbb3867b4
-GLOBL erfL6<>(SB), RODATA|NOPTR, $32
+DATA erfL6<>+32(SB)/4, $0xbb3867b4
+DATA erfL6<>+36(SB)/4, $0xbb3867b4
+DATA erfL6<>+40(SB)/4, $0xbb3867b4
+DATA erfL6<>+44(SB)/4, $0xbb3867b4
+DATA erfL6<>+48(SB)/4, $0xbb3867b4
+DATA erfL6<>+52(SB)/4, $0xbb3867b4
+DATA erfL6<>+56(SB)/4, $0xbb3867b4
+DATA erfL6<>+60(SB)/4, $0xbb3867b4
+GLOBL erfL6<>(SB), RODATA|NOPTR, $64
 DATA erfL7<>+0(SB)/4, $0x3bc7d5b4
 DATA erfL7<>+4(SB)/4, $0x3bc7d5b4
 DATA erfL7<>+8(SB)/4, $0x3bc7d5b4
@@ -399,7 +743,15 @@ DATA erfL7<>+16(SB)/4, $0x3bc7d5b4
 DATA erfL7<>+20(SB)/4, $0x3bc7d5b4
 DATA erfL7<>+24(SB)/4, $0x3bc7d5b4
 DATA erfL7<>+28(SB)/4, $0x3bc7d5b4
-GLOBL erfL7<>(SB), RODATA|NOPTR, $32
+DATA erfL7<>+32(SB)/4, $0x3bc7d5b4
+DATA erfL7<>+36(SB)/4, $0x3bc7d5b4
+DATA erfL7<>+40(SB)/4, $0x3bc7d5b4
+DATA erfL7<>+44(SB)/4, $0x3bc7d5b4
+DATA erfL7<>+48(SB)/4, $0x3bc7d5b4
+DATA erfL7<>+52(SB)/4, $0x3bc7d5b4
+DATA erfL7<>+56(SB)/4, $0x3bc7d5b4
+DATA erfL7<>+60(SB)/4, $0x3bc7d5b4
+GLOBL erfL7<>(SB), RODATA|NOPTR, $64
 DATA erfL8<>+0(SB)/4, $0xbc0d329a
 DATA erfL8<>+4(SB)/4, $0xbc0d329a
 DATA erfL8<>+8(SB)/4, $0xbc0d329a
@@ -408,7 +760,15 @@ DATA erfL8<>+16(SB)/4, $0xbc0d329a
 DATA erfL8<>+20(SB)/4, $0xbc0d329a
 DATA erfL8<>+24(SB)/4, $0xbc0d329a
 DATA erfL8<>+28(SB)/4, $0xbc0d329a
-GLOBL erfL8<>(SB), RODATA|NOPTR, $32
+DATA erfL8<>+32(SB)/4, $0xbc0d329a
+DATA erfL8<>+36(SB)/4, $0xbc0d329a
+DATA erfL8<>+40(SB)/4, $0xbc0d329a
+DATA erfL8<>+44(SB)/4, $0xbc0d329a
+DATA erfL8<>+48(SB)/4, $0xbc0d329a
+DATA erfL8<>+52(SB)/4, $0xbc0d329a
+DATA erfL8<>+56(SB)/4, $0xbc0d329a
+DATA erfL8<>+60(SB)/4, $0xbc0d329a
+GLOBL erfL8<>(SB), RODATA|NOPTR, $64
 DATA erfL9<>+0(SB)/4, $0x3c08e338
 DATA erfL9<>+4(SB)/4, $0x3c08e338
 DATA erfL9<>+8(SB)/4, $0x3c08e338
@@ -417,7 +777,15 @@ DATA erfL9<>+16(SB)/4, $0x3c08e338
 DATA erfL9<>+20(SB)/4, $0x3c08e338
 DATA erfL9<>+24(SB)/4, $0x3c08e338
 DATA erfL9<>+28(SB)/4, $0x3c08e338
-GLOBL erfL9<>(SB), RODATA|NOPTR, $32
+DATA erfL9<>+32(SB)/4, $0x3c08e338
+DATA erfL9<>+36(SB)/4, $0x3c08e338
+DATA erfL9<>+40(SB)/4, $0x3c08e338
+DATA erfL9<>+44(SB)/4, $0x3c08e338
+DATA erfL9<>+48(SB)/4, $0x3c08e338
+DATA erfL9<>+52(SB)/4, $0x3c08e338
+DATA erfL9<>+56(SB)/4, $0x3c08e338
+DATA erfL9<>+60(SB)/4, $0x3c08e338
+GLOBL erfL9<>(SB), RODATA|NOPTR, $64
 DATA erfL10<>+0(SB)/4, $0xbbb274e1
 DATA erfL10<>+4(SB)/4, $0xbbb274e1
 DATA erfL10<>+8(SB)/4, $0xbbb274e1
@@ -426,7 +794,15 @@ DATA erfL10<>+16(SB)/4, $0xbbb274e1
 DATA erfL10<>+20(SB)/4, $0xbbb274e1
 DATA erfL10<>+24(SB)/4, $0xbbb274e1
 DATA erfL10<>+28(SB)/4, $0xbbb274e1
-GLOBL erfL10<>(SB), RODATA|NOPTR, $32
+DATA erfL10<>+32(SB)/4, $0xbbb274e1
+DATA erfL10<>+36(SB)/4, $0xbbb274e1
+DATA erfL10<>+40(SB)/4, $0xbbb274e1
+DATA erfL10<>+44(SB)/4, $0xbbb274e1
+DATA erfL10<>+48(SB)/4, $0xbbb274e1
+DATA erfL10<>+52(SB)/4, $0xbbb274e1
+DATA erfL10<>+56(SB)/4, $0xbbb274e1
+DATA erfL10<>+60(SB)/4, $0xbbb274e1
+GLOBL erfL10<>(SB), RODATA|NOPTR, $64
 DATA erfL11<>+0(SB)/4, $0x3b0ebb39
 DATA erfL11<>+4(SB)/4, $0x3b0ebb39
 DATA erfL11<>+8(SB)/4, $0x3b0ebb39
@@ -435,7 +811,15 @@ DATA erfL11<>+16(SB)/4, $0x3b0ebb39
 DATA erfL11<>+20(SB)/4, $0x3b0ebb39
 DATA erfL11<>+24(SB)/4, $0x3b0ebb39
 DATA erfL11<>+28(SB)/4, $0x3b0ebb39
-GLOBL erfL11<>(SB), RODATA|NOPTR, $32
+DATA erfL11<>+32(SB)/4, $0x3b0ebb39
+DATA erfL11<>+36(SB)/4, $0x3b0ebb39
+DATA erfL11<>+40(SB)/4, $0x3b0ebb39
+DATA erfL11<>+44(SB)/4, $0x3b0ebb39
+DATA erfL11<>+48(SB)/4, $0x3b0ebb39
+DATA erfL11<>+52(SB)/4, $0x3b0ebb39
+DATA erfL11<>+56(SB)/4, $0x3b0ebb39
+DATA erfL11<>+60(SB)/4, $0x3b0ebb39
+GLOBL erfL11<>(SB), RODATA|NOPTR, $64
 DATA erfL12<>+0(SB)/4, $0x3f7fe554
 DATA erfL12<>+4(SB)/4, $0x3f7fe554
 DATA erfL12<>+8(SB)/4, $0x3f7fe554
@@ -444,7 +828,15 @@ DATA erfL12<>+16(SB)/4, $0x3f7fe554
 DATA erfL12<>+20(SB)/4, $0x3f7fe554
 DATA erfL12<>+24(SB)/4, $0x3f7fe554
 DATA erfL12<>+28(SB)/4, $0x3f7fe554
-GLOBL erfL12<>(SB), RODATA|NOPTR, $32
+DATA erfL12<>+32(SB)/4, $0x3f7fe554
+DATA erfL12<>+36(SB)/4, $0x3f7fe554
+DATA erfL12<>+40(SB)/4, $0x3f7fe554
+DATA erfL12<>+44(SB)/4, $0x3f7fe554
+DATA erfL12<>+48(SB)/4, $0x3f7fe554
+DATA erfL12<>+52(SB)/4, $0x3f7fe554
+DATA erfL12<>+56(SB)/4, $0x3f7fe554
+DATA erfL12<>+60(SB)/4, $0x3f7fe554
+GLOBL erfL12<>(SB), RODATA|NOPTR, $64
 DATA erfS0<>+0(SB)/4, $0xba140f7d
 DATA erfS0<>+4(SB)/4, $0xba140f7d
 DATA erfS0<>+8(SB)/4, $0xba140f7d
@@ -453,7 +845,15 @@ DATA erfS0<>+16(SB)/4, $0xba140f7d
 DATA erfS0<>+20(SB)/4, $0xba140f7d
 DATA erfS0<>+24(SB)/4, $0xba140f7d
 DATA erfS0<>+28(SB)/4, $0xba140f7d
-GLOBL erfS0<>(SB), RODATA|NOPTR, $32
+DATA erfS0<>+32(SB)/4, $0xba140f7d
+DATA erfS0<>+36(SB)/4, $0xba140f7d
+DATA erfS0<>+40(SB)/4, $0xba140f7d
+DATA erfS0<>+44(SB)/4, $0xba140f7d
+DATA erfS0<>+48(SB)/4, $0xba140f7d
+DATA erfS0<>+52(SB)/4, $0xba140f7d
+DATA erfS0<>+56(SB)/4, $0xba140f7d
+DATA erfS0<>+60(SB)/4, $0xba140f7d
+GLOBL erfS0<>(SB), RODATA|NOPTR, $64
 DATA erfS1<>+0(SB)/4, $0x3ba146bb
 DATA erfS1<>+4(SB)/4, $0x3ba146bb
 DATA erfS1<>+8(SB)/4, $0x3ba146bb
@@ -462,7 +862,15 @@ DATA erfS1<>+16(SB)/4, $0x3ba146bb
 DATA erfS1<>+20(SB)/4, $0x3ba146bb
 DATA erfS1<>+24(SB)/4, $0x3ba146bb
 DATA erfS1<>+28(SB)/4, $0x3ba146bb
-GLOBL erfS1<>(SB), RODATA|NOPTR, $32
+DATA erfS1<>+32(SB)/4, $0x3ba146bb
+DATA erfS1<>+36(SB)/4, $0x3ba146bb
+DATA erfS1<>+40(SB)/4, $0x3ba146bb
+DATA erfS1<>+44(SB)/4, $0x3ba146bb
+DATA erfS1<>+48(SB)/4, $0x3ba146bb
+DATA erfS1<>+52(SB)/4, $0x3ba146bb
+DATA erfS1<>+56(SB)/4, $0x3ba146bb
+DATA erfS1<>+60(SB)/4, $0x3ba146bb
+GLOBL erfS1<>(SB), RODATA|NOPTR, $64
 DATA erfS2<>+0(SB)/4, $0xbcdad988
 DATA erfS2<>+4(SB)/4, $0xbcdad988
 DATA erfS2<>+8(SB)/4, $0xbcdad988
@@ -471,7 +879,15 @@ DATA erfS2<>+16(SB)/4, $0xbcdad988
 DATA erfS2<>+20(SB)/4, $0xbcdad988
 DATA erfS2<>+24(SB)/4, $0xbcdad988
 DATA erfS2<>+28(SB)/4, $0xbcdad988
-GLOBL erfS2<>(SB), RODATA|NOPTR, $32
+DATA erfS2<>+32(SB)/4, $0xbcdad988
+DATA erfS2<>+36(SB)/4, $0xbcdad988
+DATA erfS2<>+40(SB)/4, $0xbcdad988
+DATA erfS2<>+44(SB)/4, $0xbcdad988
+DATA erfS2<>+48(SB)/4, $0xbcdad988
+DATA erfS2<>+52(SB)/4, $0xbcdad988
+DATA erfS2<>+56(SB)/4, $0xbcdad988
+DATA erfS2<>+60(SB)/4, $0xbcdad988
+GLOBL erfS2<>(SB), RODATA|NOPTR, $64
 DATA erfS3<>+0(SB)/4, $0x3de70559
 DATA erfS3<>+4(SB)/4, $0x3de70559
 DATA erfS3<>+8(SB)/4, $0x3de70559
@@ -480,7 +896,15 @@ DATA erfS3<>+16(SB)/4, $0x3de70559
 DATA erfS3<>+20(SB)/4, $0x3de70559
 DATA erfS3<>+24(SB)/4, $0x3de70559
 DATA erfS3<>+28(SB)/4, $0x3de70559
-GLOBL erfS3<>(SB), RODATA|NOPTR, $32
+DATA erfS3<>+32(SB)/4, $0x3de70559
+DATA erfS3<>+36(SB)/4, $0x3de70559
+DATA erfS3<>+40(SB)/4, $0x3de70559
+DATA erfS3<>+44(SB)/4, $0x3de70559
+DATA erfS3<>+48(SB)/4, $0x3de70559
+DATA erfS3<>+52(SB)/4, $0x3de70559
+DATA erfS3<>+56(SB)/4, $0x3de70559
+DATA erfS3<>+60(SB)/4, $0x3de70559
+GLOBL erfS3<>(SB), RODATA|NOPTR, $64
 DATA erfS4<>+0(SB)/4, $0xbec09340
 DATA erfS4<>+4(SB)/4, $0xbec09340
 DATA erfS4<>+8(SB)/4, $0xbec09340
@@ -489,7 +913,15 @@ DATA erfS4<>+16(SB)/4, $0xbec09340
 DATA erfS4<>+20(SB)/4, $0xbec09340
 DATA erfS4<>+24(SB)/4, $0xbec09340
 DATA erfS4<>+28(SB)/4, $0xbec09340
-GLOBL erfS4<>(SB), RODATA|NOPTR, $32
+DATA erfS4<>+32(SB)/4, $0xbec09340
+DATA erfS4<>+36(SB)/4, $0xbec09340
+DATA erfS4<>+40(SB)/4, $0xbec09340
+DATA erfS4<>+44(SB)/4, $0xbec09340
+DATA erfS4<>+48(SB)/4, $0xbec09340
+DATA erfS4<>+52(SB)/4, $0xbec09340
+DATA erfS4<>+56(SB)/4, $0xbec09340
+DATA erfS4<>+60(SB)/4, $0xbec09340
+GLOBL erfS4<>(SB), RODATA|NOPTR, $64
 DATA erfS5<>+0(SB)/4, $0x3f906eba
 DATA erfS5<>+4(SB)/4, $0x3f906eba
 DATA erfS5<>+8(SB)/4, $0x3f906eba
@@ -498,7 +930,15 @@ DATA erfS5<>+16(SB)/4, $0x3f906eba
 DATA erfS5<>+20(SB)/4, $0x3f906eba
 DATA erfS5<>+24(SB)/4, $0x3f906eba
 DATA erfS5<>+28(SB)/4, $0x3f906eba
-GLOBL erfS5<>(SB), RODATA|NOPTR, $32
+DATA erfS5<>+32(SB)/4, $0x3f906eba
+DATA erfS5<>+36(SB)/4, $0x3f906eba
+DATA erfS5<>+40(SB)/4, $0x3f906eba
+DATA erfS5<>+44(SB)/4, $0x3f906eba
+DATA erfS5<>+48(SB)/4, $0x3f906eba
+DATA erfS5<>+52(SB)/4, $0x3f906eba
+DATA erfS5<>+56(SB)/4, $0x3f906eba
+DATA erfS5<>+60(SB)/4, $0x3f906eba
+GLOBL erfS5<>(SB), RODATA|NOPTR, $64
 DATA two<>+0(SB)/4, $0x40000000
 DATA two<>+4(SB)/4, $0x40000000
 DATA two<>+8(SB)/4, $0x40000000
@@ -507,7 +947,15 @@ DATA two<>+16(SB)/4, $0x40000000
 DATA two<>+20(SB)/4, $0x40000000
 DATA two<>+24(SB)/4, $0x40000000
 DATA two<>+28(SB)/4, $0x40000000
-GLOBL two<>(SB), RODATA|NOPTR, $32
+DATA two<>+32(SB)/4, $0x40000000
+DATA two<>+36(SB)/4, $0x40000000
+DATA two<>+40(SB)/4, $0x40000000
+DATA two<>+44(SB)/4, $0x40000000
+DATA two<>+48(SB)/4, $0x40000000
+DATA two<>+52(SB)/4, $0x40000000
+DATA two<>+56(SB)/4, $0x40000000
+DATA two<>+60(SB)/4, $0x40000000
+GLOBL two<>(SB), RODATA|NOPTR, $64
 DATA tanhP0<>+0(SB)/4, $0xbbbaf0ea
 DATA tanhP0<>+4(SB)/4, $0xbbbaf0ea
 DATA tanhP0<>+8(SB)/4, $0xbbbaf0ea
@@ -516,7 +964,15 @@ DATA tanhP0<>+16(SB)/4, $0xbbbaf0ea
 DATA tanhP0<>+20(SB)/4, $0xbbbaf0ea
 DATA tanhP0<>+24(SB)/4, $0xbbbaf0ea
 DATA tanhP0<>+28(SB)/4, $0xbbbaf0ea
-GLOBL tanhP0<>(SB), RODATA|NOPTR, $32
+DATA tanhP0<>+32(SB)/4, $0xbbbaf0ea
+DATA tanhP0<>+36(SB)/4, $0xbbbaf0ea
+DATA tanhP0<>+40(SB)/4, $0xbbbaf0ea
+DATA tanhP0<>+44(SB)/4, $0xbbbaf0ea
+DATA tanhP0<>+48(SB)/4, $0xbbbaf0ea
+DATA tanhP0<>+52(SB)/4, $0xbbbaf0ea
+DATA tanhP0<>+56(SB)/4, $0xbbbaf0ea
+DATA tanhP0<>+60(SB)/4, $0xbbbaf0ea
+GLOBL tanhP0<>(SB), RODATA|NOPTR, $64
 DATA tanhP1<>+0(SB)/4, $0x3ca9134e
 DATA tanhP1<>+4(SB)/4, $0x3ca9134e
 DATA tanhP1<>+8(SB)/4, $0x3ca9134e
@@ -525,7 +981,15 @@ DATA tanhP1<>+16(SB)/4, $0x3ca9134e
 DATA tanhP1<>+20(SB)/4, $0x3ca9134e
 DATA tanhP1<>+24(SB)/4, $0x3ca9134e
 DATA tanhP1<>+28(SB)/4, $0x3ca9134e
-GLOBL tanhP1<>(SB), RODATA|NOPTR, $32
+DATA tanhP1<>+32(SB)/4, $0x3ca9134e
+DATA tanhP1<>+36(SB)/4, $0x3ca9134e
+DATA tanhP1<>+40(SB)/4, $0x3ca9134e
+DATA tanhP1<>+44(SB)/4, $0x3ca9134e
+DATA tanhP1<>+48(SB)/4, $0x3ca9134e
+DATA tanhP1<>+52(SB)/4, $0x3ca9134e
+DATA tanhP1<>+56(SB)/4, $0x3ca9134e
+DATA tanhP1<>+60(SB)/4, $0x3ca9134e
+GLOBL tanhP1<>(SB), RODATA|NOPTR, $64
 DATA tanhP2<>+0(SB)/4, $0xbd5c1e2d
 DATA tanhP2<>+4(SB)/4, $0xbd5c1e2d
 DATA tanhP2<>+8(SB)/4, $0xbd5c1e2d
@@ -534,7 +998,15 @@ DATA tanhP2<>+16(SB)/4, $0xbd5c1e2d
 DATA tanhP2<>+20(SB)/4, $0xbd5c1e2d
 DATA tanhP2<>+24(SB)/4, $0xbd5c1e2d
 DATA tanhP2<>+28(SB)/4, $0xbd5c1e2d
-GLOBL tanhP2<>(SB), RODATA|NOPTR, $32
+DATA tanhP2<>+32(SB)/4, $0xbd5c1e2d
+DATA tanhP2<>+36(SB)/4, $0xbd5c1e2d
+DATA tanhP2<>+40(SB)/4, $0xbd5c1e2d
+DATA tanhP2<>+44(SB)/4, $0xbd5c1e2d
+DATA tanhP2<>+48(SB)/4, $0xbd5c1e2d
+DATA tanhP2<>+52(SB)/4, $0xbd5c1e2d
+DATA tanhP2<>+56(SB)/4, $0xbd5c1e2d
+DATA tanhP2<>+60(SB)/4, $0xbd5c1e2d
+GLOBL tanhP2<>(SB), RODATA|NOPTR, $64
 DATA tanhP3<>+0(SB)/4, $0x3e088393
 DATA tanhP3<>+4(SB)/4, $0x3e088393
 DATA tanhP3<>+8(SB)/4, $0x3e088393
@@ -543,7 +1015,15 @@ DATA tanhP3<>+16(SB)/4, $0x3e088393
 DATA tanhP3<>+20(SB)/4, $0x3e088393
 DATA tanhP3<>+24(SB)/4, $0x3e088393
 DATA tanhP3<>+28(SB)/4, $0x3e088393
-GLOBL tanhP3<>(SB), RODATA|NOPTR, $32
+DATA tanhP3<>+32(SB)/4, $0x3e088393
+DATA tanhP3<>+36(SB)/4, $0x3e088393
+DATA tanhP3<>+40(SB)/4, $0x3e088393
+DATA tanhP3<>+44(SB)/4, $0x3e088393
+DATA tanhP3<>+48(SB)/4, $0x3e088393
+DATA tanhP3<>+52(SB)/4, $0x3e088393
+DATA tanhP3<>+56(SB)/4, $0x3e088393
+DATA tanhP3<>+60(SB)/4, $0x3e088393
+GLOBL tanhP3<>(SB), RODATA|NOPTR, $64
 DATA tanhP4<>+0(SB)/4, $0xbeaaaa99
 DATA tanhP4<>+4(SB)/4, $0xbeaaaa99
 DATA tanhP4<>+8(SB)/4, $0xbeaaaa99
@@ -552,7 +1032,15 @@ DATA tanhP4<>+16(SB)/4, $0xbeaaaa99
 DATA tanhP4<>+20(SB)/4, $0xbeaaaa99
 DATA tanhP4<>+24(SB)/4, $0xbeaaaa99
 DATA tanhP4<>+28(SB)/4, $0xbeaaaa99
-GLOBL tanhP4<>(SB), RODATA|NOPTR, $32
+DATA tanhP4<>+32(SB)/4, $0xbeaaaa99
+DATA tanhP4<>+36(SB)/4, $0xbeaaaa99
+DATA tanhP4<>+40(SB)/4, $0xbeaaaa99
+DATA tanhP4<>+44(SB)/4, $0xbeaaaa99
+DATA tanhP4<>+48(SB)/4, $0xbeaaaa99
+DATA tanhP4<>+52(SB)/4, $0xbeaaaa99
+DATA tanhP4<>+56(SB)/4, $0xbeaaaa99
+DATA tanhP4<>+60(SB)/4, $0xbeaaaa99
+GLOBL tanhP4<>(SB), RODATA|NOPTR, $64
 DATA tanhSplit<>+0(SB)/4, $0x3f200000
 DATA tanhSplit<>+4(SB)/4, $0x3f200000
 DATA tanhSplit<>+8(SB)/4, $0x3f200000
@@ -561,7 +1049,15 @@ DATA tanhSplit<>+16(SB)/4, $0x3f200000
 DATA tanhSplit<>+20(SB)/4, $0x3f200000
 DATA tanhSplit<>+24(SB)/4, $0x3f200000
 DATA tanhSplit<>+28(SB)/4, $0x3f200000
-GLOBL tanhSplit<>(SB), RODATA|NOPTR, $32
+DATA tanhSplit<>+32(SB)/4, $0x3f200000
+DATA tanhSplit<>+36(SB)/4, $0x3f200000
+DATA tanhSplit<>+40(SB)/4, $0x3f200000
+DATA tanhSplit<>+44(SB)/4, $0x3f200000
+DATA tanhSplit<>+48(SB)/4, $0x3f200000
+DATA tanhSplit<>+52(SB)/4, $0x3f200000
+DATA tanhSplit<>+56(SB)/4, $0x3f200000
+DATA tanhSplit<>+60(SB)/4, $0x3f200000
+GLOBL tanhSplit<>(SB), RODATA|NOPTR, $64
 DATA geluCubic<>+0(SB)/4, $0x3d372713
 DATA geluCubic<>+4(SB)/4, $0x3d372713
 DATA geluCubic<>+8(SB)/4, $0x3d372713
@@ -570,7 +1066,15 @@ DATA geluCubic<>+16(SB)/4, $0x3d372713
 DATA geluCubic<>+20(SB)/4, $0x3d372713
 DATA geluCubic<>+24(SB)/4, $0x3d372713
 DATA geluCubic<>+28(SB)/4, $0x3d372713
-GLOBL geluCubic<>(SB), RODATA|NOPTR, $32
+DATA geluCubic<>+32(SB)/4, $0x3d372713
+DATA geluCubic<>+36(SB)/4, $0x3d372713
+DATA geluCubic<>+40(SB)/4, $0x3d372713
+DATA geluCubic<>+44(SB)/4, $0x3d372713
+DATA geluCubic<>+48(SB)/4, $0x3d372713
+DATA geluCubic<>+52(SB)/4, $0x3d372713
+DATA geluCubic<>+56(SB)/4, $0x3d372713
+DATA geluCubic<>+60(SB)/4, $0x3d372713
+GLOBL geluCubic<>(SB), RODATA|NOPTR, $64
 DATA geluTwoSqrt2Pi<>+0(SB)/4, $0x3fcc422a
 DATA geluTwoSqrt2Pi<>+4(SB)/4, $0x3fcc422a
 DATA geluTwoSqrt2Pi<>+8(SB)/4, $0x3fcc422a
@@ -579,7 +1083,15 @@ DATA geluTwoSqrt2Pi<>+16(SB)/4, $0x3fcc422a
 DATA geluTwoSqrt2Pi<>+20(SB)/4, $0x3fcc422a
 DATA geluTwoSqrt2Pi<>+24(SB)/4, $0x3fcc422a
 DATA geluTwoSqrt2Pi<>+28(SB)/4, $0x3fcc422a
-GLOBL geluTwoSqrt2Pi<>(SB), RODATA|NOPTR, $32
+DATA geluTwoSqrt2Pi<>+32(SB)/4, $0x3fcc422a
+DATA geluTwoSqrt2Pi<>+36(SB)/4, $0x3fcc422a
+DATA geluTwoSqrt2Pi<>+40(SB)/4, $0x3fcc422a
+DATA geluTwoSqrt2Pi<>+44(SB)/4, $0x3fcc422a
+DATA geluTwoSqrt2Pi<>+48(SB)/4, $0x3fcc422a
+DATA geluTwoSqrt2Pi<>+52(SB)/4, $0x3fcc422a
+DATA geluTwoSqrt2Pi<>+56(SB)/4, $0x3fcc422a
+DATA geluTwoSqrt2Pi<>+60(SB)/4, $0x3fcc422a
+GLOBL geluTwoSqrt2Pi<>(SB), RODATA|NOPTR, $64
 
 // func expF32AVX2(dst, x *float32, n int)
 TEXT ·expF32AVX2(SB), NOSPLIT, $0-24
@@ -619,6 +1131,50 @@ loop:
 	VMULPS Y2, Y3, Y0
 	VMOVUPS Y0, (DI)(AX*4)
 	ADDQ $8, AX
+	CMPQ AX, CX
+	JB loop
+done:
+	VZEROUPPER
+	RET
+
+// func expF32AVX512(dst, x *float32, n int)
+TEXT ·expF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ done
+loop:
+	VMOVUPS (SI)(AX*4), Z0
+	VBROADCASTSS expHi<>(SB), Z1
+	VMINPS Z0, Z1, Z0
+	VBROADCASTSS expLo<>(SB), Z1
+	VMAXPS Z0, Z1, Z0
+	VMULPS.BCST log2e<>(SB), Z0, Z1
+	VCVTPS2DQ Z1, Z2
+	VCVTDQ2PS Z2, Z1
+	VFNMADD231PS.BCST ln2Hi<>(SB), Z1, Z0
+	VFNMADD231PS.BCST ln2Lo<>(SB), Z1, Z0
+	VBROADCASTSS expP0<>(SB), Z3
+	VFMADD213PS.BCST expP1<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP2<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP3<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP4<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP5<>(SB), Z0, Z3
+	VMULPS Z0, Z0, Z4
+	VFMADD213PS Z0, Z4, Z3
+	VADDPS.BCST one<>(SB), Z3, Z3
+	VPSRAD $1, Z2, Z1
+	VPSUBD Z1, Z2, Z2
+	VPADDD.BCST bias127<>(SB), Z1, Z1
+	VPSLLD $23, Z1, Z1
+	VPADDD.BCST bias127<>(SB), Z2, Z2
+	VPSLLD $23, Z2, Z2
+	VMULPS Z1, Z3, Z3
+	VMULPS Z2, Z3, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
 	CMPQ AX, CX
 	JB loop
 done:
@@ -735,6 +1291,55 @@ done:
 	VZEROUPPER
 	RET
 
+// func erfF32AVX512(dst, x *float32, n int)
+TEXT ·erfF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ done
+loop:
+	VMOVUPS (SI)(AX*4), Z0
+	VPANDD.BCST absMask<>(SB), Z0, Z1
+	VPANDD.BCST signMask<>(SB), Z0, Z5
+	VBROADCASTSS four<>(SB), Z2
+	VMINPS Z1, Z2, Z2
+	VSUBPS.BCST twoHalf<>(SB), Z2, Z2
+	VBROADCASTSS erfL0<>(SB), Z3
+	VFMADD213PS.BCST erfL1<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL2<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL3<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL4<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL5<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL6<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL7<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL8<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL9<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL10<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL11<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL12<>(SB), Z2, Z3
+	VBROADCASTSS one<>(SB), Z4
+	VMINPS Z3, Z4, Z3
+	VMULPS Z1, Z1, Z4
+	VBROADCASTSS erfS0<>(SB), Z6
+	VFMADD213PS.BCST erfS1<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS2<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS3<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS4<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS5<>(SB), Z4, Z6
+	VMULPS Z1, Z6, Z6
+	VCMPPS.BCST $1, one<>(SB), Z1, K1
+	VBLENDMPS Z6, Z3, K1, Z0
+	VPORD Z5, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB loop
+done:
+	VZEROUPPER
+	RET
+
 // func tanhF32AVX2(dst, x *float32, n int)
 TEXT ·tanhF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
@@ -798,6 +1403,69 @@ done:
 	VZEROUPPER
 	RET
 
+// func tanhF32AVX512(dst, x *float32, n int)
+TEXT ·tanhF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ done
+loop:
+	VMOVUPS (SI)(AX*4), Z0
+	VPANDD.BCST absMask<>(SB), Z0, Z6
+	VPANDD.BCST signMask<>(SB), Z0, Z5
+	VADDPS Z6, Z6, Z0
+	VBROADCASTSS expHi<>(SB), Z1
+	VMINPS Z0, Z1, Z0
+	VBROADCASTSS expLo<>(SB), Z1
+	VMAXPS Z0, Z1, Z0
+	VMULPS.BCST log2e<>(SB), Z0, Z1
+	VCVTPS2DQ Z1, Z2
+	VCVTDQ2PS Z2, Z1
+	VFNMADD231PS.BCST ln2Hi<>(SB), Z1, Z0
+	VFNMADD231PS.BCST ln2Lo<>(SB), Z1, Z0
+	VBROADCASTSS expP0<>(SB), Z3
+	VFMADD213PS.BCST expP1<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP2<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP3<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP4<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP5<>(SB), Z0, Z3
+	VMULPS Z0, Z0, Z4
+	VFMADD213PS Z0, Z4, Z3
+	VADDPS.BCST one<>(SB), Z3, Z3
+	VPSRAD $1, Z2, Z1
+	VPSUBD Z1, Z2, Z2
+	VPADDD.BCST bias127<>(SB), Z1, Z1
+	VPSLLD $23, Z1, Z1
+	VPADDD.BCST bias127<>(SB), Z2, Z2
+	VPSLLD $23, Z2, Z2
+	VMULPS Z1, Z3, Z3
+	VMULPS Z2, Z3, Z0
+	VADDPS.BCST one<>(SB), Z0, Z0
+	VBROADCASTSS two<>(SB), Z2
+	VDIVPS Z0, Z2, Z0
+	VBROADCASTSS one<>(SB), Z2
+	VSUBPS Z0, Z2, Z0
+	VMULPS Z6, Z6, Z7
+	VBROADCASTSS tanhP0<>(SB), Z8
+	VFMADD213PS.BCST tanhP1<>(SB), Z7, Z8
+	VFMADD213PS.BCST tanhP2<>(SB), Z7, Z8
+	VFMADD213PS.BCST tanhP3<>(SB), Z7, Z8
+	VFMADD213PS.BCST tanhP4<>(SB), Z7, Z8
+	VMULPS Z7, Z8, Z8
+	VFMADD213PS Z6, Z6, Z8
+	VCMPPS.BCST $14, tanhSplit<>(SB), Z6, K3
+	VBLENDMPS Z0, Z8, K3, Z0
+	VPORD Z5, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB loop
+done:
+	VZEROUPPER
+	RET
+
 // func sigmoidF32AVX2(dst, x *float32, n int)
 TEXT ·sigmoidF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
@@ -843,6 +1511,58 @@ loop:
 	VBLENDVPS Y6, Y4, Y3, Y0
 	VMOVUPS Y0, (DI)(AX*4)
 	ADDQ $8, AX
+	CMPQ AX, CX
+	JB loop
+done:
+	VZEROUPPER
+	RET
+
+// func sigmoidF32AVX512(dst, x *float32, n int)
+TEXT ·sigmoidF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ done
+loop:
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVAPS Z0, Z6
+	VPORD.BCST signMask<>(SB), Z0, Z0
+	VBROADCASTSS expHi<>(SB), Z1
+	VMINPS Z0, Z1, Z0
+	VBROADCASTSS expLo<>(SB), Z1
+	VMAXPS Z0, Z1, Z0
+	VMULPS.BCST log2e<>(SB), Z0, Z1
+	VCVTPS2DQ Z1, Z2
+	VCVTDQ2PS Z2, Z1
+	VFNMADD231PS.BCST ln2Hi<>(SB), Z1, Z0
+	VFNMADD231PS.BCST ln2Lo<>(SB), Z1, Z0
+	VBROADCASTSS expP0<>(SB), Z3
+	VFMADD213PS.BCST expP1<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP2<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP3<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP4<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP5<>(SB), Z0, Z3
+	VMULPS Z0, Z0, Z4
+	VFMADD213PS Z0, Z4, Z3
+	VADDPS.BCST one<>(SB), Z3, Z3
+	VPSRAD $1, Z2, Z1
+	VPSUBD Z1, Z2, Z2
+	VPADDD.BCST bias127<>(SB), Z1, Z1
+	VPSLLD $23, Z1, Z1
+	VPADDD.BCST bias127<>(SB), Z2, Z2
+	VPSLLD $23, Z2, Z2
+	VMULPS Z1, Z3, Z3
+	VMULPS Z2, Z3, Z0
+	VADDPS.BCST one<>(SB), Z0, Z1
+	VBROADCASTSS one<>(SB), Z2
+	VDIVPS Z1, Z2, Z3
+	VMULPS Z3, Z0, Z4
+	VPMOVD2M Z6, K7
+	VBLENDMPS Z4, Z3, K7, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
 	CMPQ AX, CX
 	JB loop
 done:
@@ -895,6 +1615,58 @@ loop:
 	VFMADD213PS Y10, Y10, Y0
 	VMOVUPS Y0, (DI)(AX*4)
 	ADDQ $8, AX
+	CMPQ AX, CX
+	JB loop
+done:
+	VZEROUPPER
+	RET
+
+// func geluF32AVX512(dst, x *float32, n int)
+TEXT ·geluF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ done
+loop:
+	VMOVUPS (SI)(AX*4), Z0
+	VMULPS.BCST half<>(SB), Z0, Z10
+	VMULPS.BCST sqrtHalf<>(SB), Z0, Z0
+	VPANDD.BCST absMask<>(SB), Z0, Z1
+	VPANDD.BCST signMask<>(SB), Z0, Z5
+	VBROADCASTSS four<>(SB), Z2
+	VMINPS Z1, Z2, Z2
+	VSUBPS.BCST twoHalf<>(SB), Z2, Z2
+	VBROADCASTSS erfL0<>(SB), Z3
+	VFMADD213PS.BCST erfL1<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL2<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL3<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL4<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL5<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL6<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL7<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL8<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL9<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL10<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL11<>(SB), Z2, Z3
+	VFMADD213PS.BCST erfL12<>(SB), Z2, Z3
+	VBROADCASTSS one<>(SB), Z4
+	VMINPS Z3, Z4, Z3
+	VMULPS Z1, Z1, Z4
+	VBROADCASTSS erfS0<>(SB), Z6
+	VFMADD213PS.BCST erfS1<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS2<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS3<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS4<>(SB), Z4, Z6
+	VFMADD213PS.BCST erfS5<>(SB), Z4, Z6
+	VMULPS Z1, Z6, Z6
+	VCMPPS.BCST $1, one<>(SB), Z1, K1
+	VBLENDMPS Z6, Z3, K1, Z0
+	VPORD Z5, Z0, Z0
+	VFMADD213PS Z10, Z10, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
 	CMPQ AX, CX
 	JB loop
 done:
@@ -959,6 +1731,65 @@ done:
 	VZEROUPPER
 	RET
 
+// func geluTanhF32AVX512(dst, x *float32, n int)
+TEXT ·geluTanhF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ done
+loop:
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVAPS Z0, Z10
+	VMULPS Z0, Z0, Z1
+	VBROADCASTSS one<>(SB), Z2
+	VFMADD132PS.BCST geluCubic<>(SB), Z2, Z1
+	VMULPS Z10, Z1, Z1
+	VMULPS.BCST geluTwoSqrt2Pi<>(SB), Z1, Z0
+	VMOVAPS Z0, Z6
+	VPORD.BCST signMask<>(SB), Z0, Z0
+	VBROADCASTSS expHi<>(SB), Z1
+	VMINPS Z0, Z1, Z0
+	VBROADCASTSS expLo<>(SB), Z1
+	VMAXPS Z0, Z1, Z0
+	VMULPS.BCST log2e<>(SB), Z0, Z1
+	VCVTPS2DQ Z1, Z2
+	VCVTDQ2PS Z2, Z1
+	VFNMADD231PS.BCST ln2Hi<>(SB), Z1, Z0
+	VFNMADD231PS.BCST ln2Lo<>(SB), Z1, Z0
+	VBROADCASTSS expP0<>(SB), Z3
+	VFMADD213PS.BCST expP1<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP2<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP3<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP4<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP5<>(SB), Z0, Z3
+	VMULPS Z0, Z0, Z4
+	VFMADD213PS Z0, Z4, Z3
+	VADDPS.BCST one<>(SB), Z3, Z3
+	VPSRAD $1, Z2, Z1
+	VPSUBD Z1, Z2, Z2
+	VPADDD.BCST bias127<>(SB), Z1, Z1
+	VPSLLD $23, Z1, Z1
+	VPADDD.BCST bias127<>(SB), Z2, Z2
+	VPSLLD $23, Z2, Z2
+	VMULPS Z1, Z3, Z3
+	VMULPS Z2, Z3, Z0
+	VADDPS.BCST one<>(SB), Z0, Z1
+	VBROADCASTSS one<>(SB), Z2
+	VDIVPS Z1, Z2, Z3
+	VMULPS Z3, Z0, Z4
+	VPMOVD2M Z6, K7
+	VBLENDMPS Z4, Z3, K7, Z0
+	VMULPS Z10, Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB loop
+done:
+	VZEROUPPER
+	RET
+
 // func sqrtF32AVX2(dst, x *float32, n int)
 TEXT ·sqrtF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
@@ -996,5 +1827,60 @@ loop:
 	CMPQ AX, CX
 	JB loop
 done:
+	VZEROUPPER
+	RET
+
+// func expSubSumF32AVX512(dst, x *float32, n int, m float32) float32
+TEXT ·expSubSumF32AVX512(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Z15
+	VPXORD Z14, Z14, Z14
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ done
+loop:
+	VMOVUPS (SI)(AX*4), Z0
+	VSUBPS Z15, Z0, Z0
+	VBROADCASTSS expHi<>(SB), Z1
+	VMINPS Z0, Z1, Z0
+	VBROADCASTSS expLo<>(SB), Z1
+	VMAXPS Z0, Z1, Z0
+	VMULPS.BCST log2e<>(SB), Z0, Z1
+	VCVTPS2DQ Z1, Z2
+	VCVTDQ2PS Z2, Z1
+	VFNMADD231PS.BCST ln2Hi<>(SB), Z1, Z0
+	VFNMADD231PS.BCST ln2Lo<>(SB), Z1, Z0
+	VBROADCASTSS expP0<>(SB), Z3
+	VFMADD213PS.BCST expP1<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP2<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP3<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP4<>(SB), Z0, Z3
+	VFMADD213PS.BCST expP5<>(SB), Z0, Z3
+	VMULPS Z0, Z0, Z4
+	VFMADD213PS Z0, Z4, Z3
+	VADDPS.BCST one<>(SB), Z3, Z3
+	VPSRAD $1, Z2, Z1
+	VPSUBD Z1, Z2, Z2
+	VPADDD.BCST bias127<>(SB), Z1, Z1
+	VPSLLD $23, Z1, Z1
+	VPADDD.BCST bias127<>(SB), Z2, Z2
+	VPSLLD $23, Z2, Z2
+	VMULPS Z1, Z3, Z3
+	VMULPS Z2, Z3, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	VADDPS Z0, Z14, Z14
+	ADDQ $16, AX
+	CMPQ AX, CX
+	JB loop
+done:
+	VEXTRACTF32X8 $1, Z14, Y1
+	VADDPS Y1, Y14, Y14
+	VEXTRACTF128 $1, Y14, X1
+	VADDPS X1, X14, X14
+	VHADDPS X14, X14, X14
+	VHADDPS X14, X14, X14
+	VMOVSS X14, ret+32(FP)
 	VZEROUPPER
 	RET

@@ -12,4 +12,10 @@ var (
 	geluTanhF32 = geluTanhF32Go
 	sqrtF32     = sqrtF32Go
 	rsqrtF32    = rsqrtF32Go
+
+	narrow256 map[string]unaryLoop // no 512-bit twins here
 )
+
+const hasAVX512Math = false
+
+func expSubSumF32(dst, x []float32, m float32) float32 { return expSubSumF32Composed(dst, x, m) }

@@ -20,11 +20,25 @@ func normF32(dst, x []float32, m, r float32, g, h []float32) {
 		normF32Go(dst, x, m, r, g, h)
 		return
 	}
+	w := 0 // the multiples of 16 run 16 lanes wide where the CPU has AVX-512
+	if hasAVX512Math {
+		w = n &^ 15
+	}
 	if h != nil {
-		normF32AVX2(&dst[0], &x[0], &g[0], &h[0], n, m, r)
+		if w > 0 {
+			normF32AVX512(&dst[0], &x[0], &g[0], &h[0], w, m, r)
+		}
+		if w < n {
+			normF32AVX2(&dst[w], &x[w], &g[w], &h[w], n-w, m, r)
+		}
 		normF32Go(dst[n:], x[n:], m, r, g[n:], h[n:])
 		return
 	}
-	normScaleF32AVX2(&dst[0], &x[0], &g[0], n, m, r)
+	if w > 0 {
+		normScaleF32AVX512(&dst[0], &x[0], &g[0], w, m, r)
+	}
+	if w < n {
+		normScaleF32AVX2(&dst[w], &x[w], &g[w], n-w, m, r)
+	}
 	normF32Go(dst[n:], x[n:], m, r, g[n:], nil)
 }

@@ -17,6 +17,13 @@ func dotF32(a, b []float32) float32 {
 	if !hasAVX2FMA || len(a) == 0 {
 		return dotF32Go(a, b)
 	}
+	if n := len(a) &^ 15; hasAVX512Math && n > 0 {
+		d := dotF32AVX512(&a[0], &b[0], n)
+		if n < len(a) {
+			d += dotF32AVX2(&a[n], &b[n], len(a)-n)
+		}
+		return d
+	}
 	return dotF32AVX2(&a[0], &b[0], len(a))
 }
 
@@ -31,6 +38,13 @@ func axpyF32(alpha float32, x, y []float32) {
 func sumF32(a []float32) float32 {
 	if !hasAVX2FMA || len(a) == 0 {
 		return sumF32Go(a)
+	}
+	if n := len(a) &^ 15; hasAVX512Math && n > 0 {
+		s := sumF32AVX512(&a[0], n)
+		if n < len(a) {
+			s += sumF32AVX2(&a[n], len(a)-n)
+		}
+		return s
 	}
 	return sumF32AVX2(&a[0], len(a))
 }

@@ -190,6 +190,9 @@ func (c *compiler) matchNest(s ir.Stmt) (string, fastPath) {
 		}
 		return "reduction", nil
 	}
+	if name, fast := c.matchTake(n); fast != nil { // take.go (issue 23, kbert)
+		return name, fast
+	}
 	if name, fast := c.matchPermute(n); fast != nil { // permute.go
 		return name, fast
 	}

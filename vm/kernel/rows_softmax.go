@@ -14,7 +14,8 @@ import (
 // O = E / S, or log-softmax's S = S + exp(X - M) and O = X - M - log(S).
 // The group runs as one kernel over contiguous rows, two passes over each
 // row's input: the max, then exp(x - m) written straight into the output
-// row with its sum, and the normalization while the row is still in L1
+// row with its sum (one pass: blas.ExpSubSumF32), and the normalization
+// while the row is still in L1
 // (the row-group path would write and re-read E and run each nest's
 // expression tree). M and S are written too, and E when it is not a
 // local buffer of the PrimFunc. O = E / S is computed as E * (1/S), within
@@ -321,18 +322,15 @@ func (sm *softmaxRows) part(fr *frame, lo, hi int64) {
 	for r := lo / n; r < hi/n; r++ {
 		xr, or := x[r*n:(r+1)*n], out[r*n:(r+1)*n]
 		m := max(sm.init, blas.MaxF32(xr))
-		blas.AddScalarF32(or, xr, -m) // x - m, exactly as the general path
 		mb[r] = m
 		if sm.log {
-			t := (*tmp)[:n]
-			blas.ExpF32(t, or)
-			s := blas.SumF32(t)
+			s := blas.ExpSubSumF32((*tmp)[:n], xr, m)
 			sb[r] = s
+			blas.AddScalarF32(or, xr, -m) // x - m, exactly as the general path
 			blas.AddScalarF32(or, or, -float32(math.Log(float64(s))))
 			continue
 		}
-		blas.ExpF32(or, or)
-		s := blas.SumF32(or)
+		s := blas.ExpSubSumF32(or, xr, m) // exp(x - m), x - m rounded first
 		sb[r] = s
 		if !sm.eLocal {
 			copy(fr.bufs[sm.e].f32[r*n:(r+1)*n], or)
