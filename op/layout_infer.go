@@ -783,16 +783,20 @@ func layoutBatchNorm(call *ir.Call, _ map[string][]string, in []NLayout) (*Layou
 // InferLayoutStatistical): the axes move with the layout; without
 // keepdims the result's layout is the input's without the reduced axes.
 func layoutReduce(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDecision, error) {
-	l, ok := leafOf(in, 0)
-	n := len(l)
-	if !ok || !isPermutationLayout(l) {
+	l, ok := anyLeafOf(in, 0)
+	if !ok {
 		return nil, nil
 	}
+	pl, err := parseLayout(l)
+	if err != nil || !IsSplitLayout(l) && !isPermutationLayout(l) {
+		return nil, nil
+	}
+	n := len(pl.pos) // the initial rank
+	keep, _ := opAttrBool(opOf(call), call, "keepdims")
 	axes, ok := layoutAxes(call, "axis", n)
 	if !ok {
 		return nil, nil
 	}
-	keep, _ := opAttrBool(opOf(call), call, "keepdims")
 	// marks: for each initial axis, '#' if reduced, else its letter in the
 	// result's initial layout.
 	marks := make([]byte, n)
@@ -804,13 +808,20 @@ func layoutReduce(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDe
 			j++
 		}
 	}
+	// A split axis reduced is reduced in both its parts; one kept keeps
+	// its block (TVM's InferLayoutStatistical).
 	var newAxes []int
 	var out []byte
-	for i := range n {
-		m := marks[l[i]-'A']
-		if m == '#' {
+	for i, a := range pl.axes {
+		m := marks[a.letter-'A']
+		switch {
+		case m == '#' && a.factor > 0 && keep:
+			return nil, nil // a block of extent 1: back to the initial layout first
+		case m == '#':
 			newAxes = append(newAxes, i)
-		} else {
+		case a.factor > 0:
+			out = append(append(out, itoa(int(a.factor))...), m-'A'+'a')
+		default:
 			out = append(out, m)
 		}
 	}
