@@ -499,13 +499,15 @@ func splitBinary(call *ir.Call, l1, l2 string, n1, n2 int) *LayoutDecision {
 	both := func(l string) *LayoutDecision {
 		return &LayoutDecision{In: []NLayout{LeafLayout(l), LeafLayout(l)}, Out: LeafLayout(l), Call: call}
 	}
+	// Strictly: a symbolic extent that may be 1 broadcasts, and padding it
+	// into a block would add zeros where the operand repeats (TVM pads it).
 	switch {
 	case layoutRank(l1) >= layoutRank(l2) && ok2:
-		if canProveLayoutTransform(InitialLayout(n2), l1, d2) {
+		if canProveLayoutTransform(InitialLayout(n2), l1, d2, true) {
 			return both(l1)
 		}
 	case ok1:
-		if canProveLayoutTransform(InitialLayout(n1), l2, d1) {
+		if canProveLayoutTransform(InitialLayout(n1), l2, d1, true) {
 			return both(l2)
 		}
 	}
@@ -601,7 +603,14 @@ func layoutConv(call *ir.Call, desired map[string][]string, in []NLayout) (*Layo
 		// or the shapes are unknown, the call stays as it is).
 		_, dx, ok1 := knownTensor(call.Args[0])
 		_, dw, ok2 := knownTensor(call.Args[1])
-		if !ok1 || !ok2 || !canProveLayoutTransform(dataAttr, want[0], dx) || !canProveLayoutTransform(kernelAttr, want[1], dw) {
+		if !ok1 || !ok2 || !canProveLayoutTransform(dataAttr, want[0], dx, false) || !canProveLayoutTransform(kernelAttr, want[1], dw, false) {
+			return nil, nil
+		}
+		// The result too, which TVM does not check: a padded result would
+		// let the ops that follow it compute on the padding.
+		si, err := o.Infer(nil, call)
+		_, dout, known := knownTensorInfo(si)
+		if err != nil || !known || !canProveLayoutTransform(outAttr, wantOut, dout, false) {
 			return nil, nil
 		}
 		data := transposeSubLayoutLike(init, dataAttr, want[0])
@@ -639,7 +648,7 @@ func layoutPool(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDeci
 			return nil, nil
 		}
 		want := transposeSubLayoutLike(layout, InitialLayout(len(layout)), l)
-		if !canProveLayoutTransform(layout, want, dims) {
+		if !canProveLayoutTransform(layout, want, dims, false) {
 			return nil, nil
 		}
 		attrs := call.Attrs.With("layout", want).With("out_layout", want)

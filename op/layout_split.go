@@ -302,8 +302,9 @@ func transposeSubLayoutLike(ref, src, desired string) string {
 // layout from converts to layout to and back without padding (TVM's
 // CanProveLayoutTransform): every block size of to divides its axis where
 // the axis's extent is a constant. Layouts that do not parse, or do not
-// have the same primal axes, cannot convert.
-func canProveLayoutTransform(from, to string, shape []ir.PrimExpr) bool {
+// have the same primal axes, cannot convert. With strict, a symbolic
+// extent must be a provable multiple too (TVM trusts it).
+func canProveLayoutTransform(from, to string, shape []ir.PrimExpr, strict bool) bool {
 	lf, err1 := parseLayout(from)
 	lt, err2 := parseLayout(to)
 	if err1 != nil || err2 != nil || lf.checkPrimal(lt.primal()) != nil || len(shape) != lf.rank() {
@@ -319,6 +320,9 @@ func canProveLayoutTransform(from, to string, shape []ir.PrimExpr) bool {
 		}
 		e := extents[slices.Index(lf.pos, lf.primalPos(lt.axes[pos].letter))]
 		if n, ok := ir.IntValue(e); ok && n%lt.factor[j] != 0 {
+			return false
+		}
+		if r, ok := ir.IntValue(ir.Simplify(ir.FloorMod(e, ir.I64(lt.factor[j])))); strict && (!ok || r != 0) {
 			return false
 		}
 	}
