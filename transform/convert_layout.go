@@ -56,7 +56,7 @@ var ConvertLayout = passes.Define(passes.Info{
 	},
 	Options: []passes.Option{{
 		Name: "desired_layouts", Type: passes.JSON, Default: map[string]any{},
-		Doc:   `a JSON object from op names to the layouts they should compute in: {"relax.nn.conv2d":["NHWC","OHWI"]} (data, kernel[, output])`,
+		Doc:   `a JSON object from op names to the layouts they should compute in: {"relax.nn.conv2d":["NHWC","OHWI"]} (data, kernel[, output]); a convolution's layouts may split axes: ["NCHW4c","OIHW4o"]`,
 		Check: func(v any) error { _, err := desiredLayouts(v); return err },
 	}},
 }, passes.Functions(func(env *passes.Env, mod *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
