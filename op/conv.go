@@ -12,10 +12,11 @@ import (
 // nn.pad, nn.conv2d_nchw / group_conv2d_nchw and nn.pool2d).
 //
 // Layouts may be any permutation of the canonical ones (NCHW data, OIHW
-// weight: NHWC, HWIO, ...; out_layout None is data_layout); layouts with
-// split axes (NCHW4c) are a diagnostic at inference, not a silent
-// misreading. TVM legalizes fewer (topi's conv2d covers NCHW, NHWC and
-// HWCN); phasec's gather reads any permutation.
+// weight: NHWC, HWIO, ...; out_layout None is data_layout), and may split
+// axes (NCHW16c, OIHW16i16o): a call in split layouts computes in its
+// primal layouts (op/layout_split_ops.go). TVM legalizes fewer (topi's
+// conv2d covers NCHW, NHWC and HWCN, and no split layout); phasec's gather
+// reads any permutation.
 // Window attributes are kept in TVM's canonical form after normalization:
 // strides and dilation one entry per spatial axis, padding as the
 // (before..., after...) pairs of the spatial axes (top, left, bottom, right

@@ -21,6 +21,15 @@ import (
 // every op. A rank-0 tensor's layout is "" (nothing to convert); a tensor
 // of unknown rank, or a value that is not a tensor, has LayoutUnknown.
 //
+// A decision may split an axis, in the notation of layout strings
+// (op/layout_split.go): "ABCD4b" is a rank-4 tensor held as rank 5, its
+// axis B in blocks of 4 (NCHW4c of an NCHW tensor). Only the rules that
+// take such decisions see them (TVM's InferLayoutConv2d, InferLayoutPool2d,
+// InferLayoutBinaryEwise, InferLayoutUnaryEwise); the others see a split
+// argument as not laid out (leafOf), and ConvertLayout converts it back to
+// its initial layout first. Conversions to and from a split decision are
+// R.layout_transform (LayoutTransformMap), as TVM's.
+//
 // A rule (an op's Def.Layout) receives the call, the desired layouts of
 // the pass (by op name) and the current layout of each argument, and
 // decides the layouts the arguments must be converted to, the layout of
@@ -104,6 +113,67 @@ func InitialNLayout(s ir.StructInfo) NLayout {
 	return LeafLayout(LayoutUnknown)
 }
 
+// InitialOf is the initial layout of a value of struct info s now in
+// layout l: a tensor in a split layout has as many axes as its primal ones
+// (ABCD4b: ABCD), others those of s.
+func InitialOf(l NLayout, s ir.StructInfo) NLayout {
+	if !l.Tuple && IsSplitLayout(l.Leaf) {
+		primal := 0
+		for i := range len(l.Leaf) {
+			if c := l.Leaf[i]; c >= 'A' && c <= 'Z' {
+				primal++
+			}
+		}
+		return LeafLayout(InitialLayout(primal))
+	}
+	if t, ok := s.(*ir.TupleInfo); ok && l.Tuple && len(t.Fields) == len(l.Fields) {
+		fields := make([]NLayout, len(l.Fields))
+		for i, f := range l.Fields {
+			fields[i] = InitialOf(f, t.Fields[i])
+		}
+		return TupleLayout(fields...)
+	}
+	return InitialNLayout(s)
+}
+
+// InitialInfo is the struct info in the initial layout of a tensor of
+// struct info s in layout l (a permutation or a split decision: the
+// shape is permuted back, split axes joined); s itself for other values.
+func InitialInfo(l NLayout, s ir.StructInfo) ir.StructInfo {
+	t, ok := s.(*ir.TensorInfo)
+	if l.Tuple || !ok || l.Leaf == LayoutUnknown || IsInitial(l.Leaf) {
+		return s
+	}
+	pl, err := parseLayout(l.Leaf)
+	if err != nil {
+		return s
+	}
+	dims, known := t.Dims()
+	if !known {
+		out := ir.TensorInfoNDim(t.DType, len(pl.pos))
+		out.VDevice = t.VDevice
+		return out
+	}
+	if len(dims) != pl.rank() {
+		return s
+	}
+	pd, err := pl.unsplitShape(dims)
+	if err != nil {
+		return s
+	}
+	out := make([]ir.PrimExpr, len(pd))
+	for j, pos := range pl.pos {
+		k := int(pl.axes[pos].letter - 'A')
+		if k >= len(out) {
+			return s
+		}
+		out[k] = pd[j]
+	}
+	nt := newTensor(t.DType, out, true, len(out))
+	nt.VDevice = t.VDevice
+	return nt
+}
+
 // IsInitial reports whether layout is the initial layout of its rank.
 func IsInitial(layout string) bool { return layout == InitialLayout(len(layout)) }
 
@@ -169,6 +239,8 @@ type desiredSpec struct {
 	// allowed, when set, are the only layouts of the first role the op
 	// computes in (resize2d: NCHW or NHWC).
 	allowed []string
+	// split: the layouts may split axes (NCHW4c, OIHW4o).
+	split bool
 }
 
 var desiredSpecs = map[string]desiredSpec{}
@@ -176,8 +248,8 @@ var desiredSpecs = map[string]desiredSpec{}
 func init() {
 	for spatial, sp := range []string{"W", "HW", "DHW"} {
 		n := itoa(spatial + 1)
-		desiredSpecs["relax.nn.conv"+n+"d"] = desiredSpec{roles: []string{"data", "kernel", "output"}, canonical: []string{"NC" + sp, "OI" + sp, "NC" + sp}, min: 2}
-		desiredSpecs["relax.nn.conv"+n+"d_transpose"] = desiredSpec{roles: []string{"data", "kernel", "output"}, canonical: []string{"NC" + sp, "IO" + sp, "NC" + sp}, min: 2}
+		desiredSpecs["relax.nn.conv"+n+"d"] = desiredSpec{roles: []string{"data", "kernel", "output"}, canonical: []string{"NC" + sp, "OI" + sp, "NC" + sp}, min: 2, split: true}
+		desiredSpecs["relax.nn.conv"+n+"d_transpose"] = desiredSpec{roles: []string{"data", "kernel", "output"}, canonical: []string{"NC" + sp, "IO" + sp, "NC" + sp}, min: 2, split: true}
 	}
 	desiredSpecs["relax.image.resize2d"] = desiredSpec{roles: []string{"data"}, canonical: []string{"NCHW"}, min: 1, allowed: []string{"NCHW", "NHWC"}}
 }
@@ -225,6 +297,9 @@ func CheckDesiredLayouts(opName string, layouts []string) error {
 				continue
 			}
 			parts[i] = r + " a permutation of " + c
+			if spec.split {
+				parts[i] += " (axes may be split: " + c + "4" + strings.ToLower(c[1:2]) + ")"
+			}
 			if i >= spec.min {
 				parts[i] += " (optional)"
 			}
@@ -243,6 +318,17 @@ func CheckDesiredLayouts(opName string, layouts []string) error {
 				return &DesiredLayoutError{Op: opName, Layout: l, Unknown: true,
 					Msg: fmt.Sprintf("unknown layout %q for %s's %s: %q is not one of its axes %s (it accepts %s)", l, opName, spec.roles[i], c, strings.Join(strings.Split(canon, ""), ", "), accepts())}
 			}
+		}
+		if spec.split && IsSplitLayout(l) {
+			pl, err := parseLayout(l)
+			if err == nil {
+				err = pl.checkPrimal(canon)
+			}
+			if err != nil {
+				return &DesiredLayoutError{Op: opName, Layout: l,
+					Msg: fmt.Sprintf("%s cannot take layout %q for its %s: %v (it accepts %s)", opName, l, spec.roles[i], err, accepts())}
+			}
+			continue
 		}
 		if !isPermutationLayout(l) || len(l) != len(canon) {
 			return &DesiredLayoutError{Op: opName, Layout: l,
@@ -293,8 +379,18 @@ func argNDim(call *ir.Call, i int) int {
 	return -1
 }
 
-// leafOf is the leaf layout of in[i], or "" past the end.
+// leafOf is the leaf layout of in[i], false past the end and for a split
+// layout.
 func leafOf(in []NLayout, i int) (string, bool) {
+	l, ok := anyLeafOf(in, i)
+	if !ok || IsSplitLayout(l) {
+		return "", false
+	}
+	return l, true
+}
+
+// anyLeafOf is leafOf for the rules that take split layouts.
+func anyLeafOf(in []NLayout, i int) (string, bool) {
 	if i >= len(in) || in[i].Tuple || in[i].Leaf == LayoutUnknown {
 		return "", false
 	}
@@ -336,7 +432,7 @@ func layoutAxes(call *ir.Call, name string, n int) ([]int, bool) {
 // layoutUnary: an elementwise op of one tensor works in whatever layout
 // its argument is in (TVM's InferLayoutUnaryEwise).
 func layoutUnary(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDecision, error) {
-	l, ok := leafOf(in, 0)
+	l, ok := anyLeafOf(in, 0)
 	if !ok {
 		return nil, nil
 	}
@@ -357,11 +453,26 @@ func layoutDropout(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutD
 // same layout, its missing leading axes kept in front (TVM's
 // InferLayoutBinaryEwise). A rank-0 operand is never converted.
 func layoutBinary(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDecision, error) {
-	l1, ok1 := leafOf(in, 0)
-	l2, ok2 := leafOf(in, 1)
+	l1, ok1 := anyLeafOf(in, 0)
+	l2, ok2 := anyLeafOf(in, 1)
 	n1, n2 := argNDim(call, 0), argNDim(call, 1)
 	if !ok1 || !ok2 || n1 < 0 || n2 < 0 {
 		return nil, nil
+	}
+	if IsSplitLayout(l1) || IsSplitLayout(l2) {
+		// An operand in a split layout: both take it when they have the
+		// same rank and its blocks divide the other's axes; otherwise the
+		// split operand goes back to its initial layout (TVM's
+		// InferLayoutBinaryEwise).
+		if d := splitBinary(call, l1, l2, n1, n2); d != nil {
+			return d, nil
+		}
+		if IsSplitLayout(l1) {
+			l1 = InitialLayout(n1)
+		}
+		if IsSplitLayout(l2) {
+			l2 = InitialLayout(n2)
+		}
 	}
 	if n1 <= n2 {
 		if n1 == 0 {
@@ -375,6 +486,43 @@ func layoutBinary(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDe
 	}
 	out := FollowDecision(l2, n1)
 	return &LayoutDecision{In: []NLayout{LeafLayout(out), LeafLayout(l2)}, Out: LeafLayout(out), Call: call}, nil
+}
+
+// splitBinary is layoutBinary's decision for operands in split layouts,
+// nil when they cannot share one.
+func splitBinary(call *ir.Call, l1, l2 string, n1, n2 int) *LayoutDecision {
+	if n1 != n2 {
+		return nil
+	}
+	_, d1, ok1 := knownTensor(call.Args[0])
+	_, d2, ok2 := knownTensor(call.Args[1])
+	both := func(l string) *LayoutDecision {
+		return &LayoutDecision{In: []NLayout{LeafLayout(l), LeafLayout(l)}, Out: LeafLayout(l), Call: call}
+	}
+	// Strictly: a symbolic extent that may be 1 broadcasts, and padding it
+	// into a block would add zeros where the operand repeats (TVM pads it).
+	switch {
+	case layoutRank(l1) >= layoutRank(l2) && ok2:
+		if canProveLayoutTransform(InitialLayout(n2), l1, d2, true) {
+			return both(l1)
+		}
+	case ok1:
+		if canProveLayoutTransform(InitialLayout(n1), l2, d1, true) {
+			return both(l2)
+		}
+	}
+	return nil
+}
+
+// layoutRank is the number of axes of a layout decision.
+func layoutRank(l string) int {
+	n := 0
+	for i := range len(l) {
+		if c := l[i]; c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+			n++
+		}
+	}
+	return n
 }
 
 // layoutWhere: R.where(cond, x1, x2) with operands of one rank (rank-0
@@ -443,10 +591,31 @@ func layoutConv(call *ir.Call, desired map[string][]string, in []NLayout) (*Layo
 		if len(want) == 3 {
 			wantOut = want[2]
 		}
-		data := TransposeLike(init, dataAttr, want[0])
-		weight := TransposeLike(init, kernelAttr, want[1])
-		out := TransposeLike(init, outAttr, wantOut)
 		attrs = attrs.With("data_layout", want[0]).With("kernel_layout", want[1]).With("out_layout", wantOut)
+		if !IsSplitLayout(want[0]) && !IsSplitLayout(want[1]) && !IsSplitLayout(wantOut) {
+			data := TransposeLike(init, dataAttr, want[0])
+			weight := TransposeLike(init, kernelAttr, want[1])
+			out := TransposeLike(init, outAttr, wantOut)
+			return &LayoutDecision{In: []NLayout{LeafLayout(data), LeafLayout(weight)}, Out: LeafLayout(out), Call: withCall(call, attrs, nil)}, nil
+		}
+		// Split layouts: only where the blocks divide the data's and the
+		// weight's axes (TVM's CanProveLayoutTransform; where they do not,
+		// or the shapes are unknown, the call stays as it is).
+		_, dx, ok1 := knownTensor(call.Args[0])
+		_, dw, ok2 := knownTensor(call.Args[1])
+		if !ok1 || !ok2 || !canProveLayoutTransform(dataAttr, want[0], dx, false) || !canProveLayoutTransform(kernelAttr, want[1], dw, false) {
+			return nil, nil
+		}
+		// The result too, which TVM does not check: a padded result would
+		// let the ops that follow it compute on the padding.
+		si, err := o.Infer(nil, call)
+		_, dout, known := knownTensorInfo(si)
+		if err != nil || !known || !canProveLayoutTransform(outAttr, wantOut, dout, false) {
+			return nil, nil
+		}
+		data := transposeSubLayoutLike(init, dataAttr, want[0])
+		weight := transposeSubLayoutLike(init, kernelAttr, want[1])
+		out := transposeSubLayoutLike(init, outAttr, wantOut)
 		return &LayoutDecision{In: []NLayout{LeafLayout(data), LeafLayout(weight)}, Out: LeafLayout(out), Call: withCall(call, attrs, nil)}, nil
 	}
 	data, ok1 := leafOf(in, 0)
@@ -464,11 +633,26 @@ func layoutConv(call *ir.Call, desired map[string][]string, in []NLayout) (*Layo
 // InferLayoutPool{1,2,3}d, InferLayoutAdaptiveAvgPool{1,2,3}D): the pool
 // works in its data's layout.
 func layoutPool(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDecision, error) {
-	l, ok := leafOf(in, 0)
+	l, ok := anyLeafOf(in, 0)
 	layout := stringAttr(call, "layout")
 	outLayout := stringAttr(call, "out_layout")
 	if outLayout == "" {
 		outLayout = layout
+	}
+	if ok && IsSplitLayout(l) {
+		// Data in a split layout: the pool works in it when the blocks
+		// divide the data's axes (TVM's InferLayoutPool2d; the pool must
+		// not change layouts, which TVM's rule would lose).
+		_, dims, known := knownTensor(call.Args[0])
+		if !known || outLayout != layout || !isPermutationLayout(layout) || len(layout) != len(dims) {
+			return nil, nil
+		}
+		want := transposeSubLayoutLike(layout, InitialLayout(len(layout)), l)
+		if !canProveLayoutTransform(layout, want, dims, false) {
+			return nil, nil
+		}
+		attrs := call.Attrs.With("layout", want).With("out_layout", want)
+		return &LayoutDecision{In: []NLayout{LeafLayout(l)}, Out: LeafLayout(l), Call: withCall(call, attrs, nil)}, nil
 	}
 	if !ok || len(l) != len(layout) || !isPermutationLayout(l) || !isPermutationLayout(layout) || !isPermutationLayout(outLayout) {
 		return nil, nil
@@ -608,16 +792,20 @@ func layoutBatchNorm(call *ir.Call, _ map[string][]string, in []NLayout) (*Layou
 // InferLayoutStatistical): the axes move with the layout; without
 // keepdims the result's layout is the input's without the reduced axes.
 func layoutReduce(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDecision, error) {
-	l, ok := leafOf(in, 0)
-	n := len(l)
-	if !ok || !isPermutationLayout(l) {
+	l, ok := anyLeafOf(in, 0)
+	if !ok {
 		return nil, nil
 	}
+	pl, err := parseLayout(l)
+	if err != nil || !IsSplitLayout(l) && !isPermutationLayout(l) {
+		return nil, nil
+	}
+	n := len(pl.pos) // the initial rank
+	keep, _ := opAttrBool(opOf(call), call, "keepdims")
 	axes, ok := layoutAxes(call, "axis", n)
 	if !ok {
 		return nil, nil
 	}
-	keep, _ := opAttrBool(opOf(call), call, "keepdims")
 	// marks: for each initial axis, '#' if reduced, else its letter in the
 	// result's initial layout.
 	marks := make([]byte, n)
@@ -629,13 +817,20 @@ func layoutReduce(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDe
 			j++
 		}
 	}
+	// A split axis reduced is reduced in both its parts; one kept keeps
+	// its block (TVM's InferLayoutStatistical).
 	var newAxes []int
 	var out []byte
-	for i := range n {
-		m := marks[l[i]-'A']
-		if m == '#' {
+	for i, a := range pl.axes {
+		m := marks[a.letter-'A']
+		switch {
+		case m == '#' && a.factor > 0 && keep:
+			return nil, nil // a block of extent 1: back to the initial layout first
+		case m == '#':
 			newAxes = append(newAxes, i)
-		} else {
+		case a.factor > 0:
+			out = append(append(out, itoa(int(a.factor))...), m-'A'+'a')
+		default:
 			out = append(out, m)
 		}
 	}

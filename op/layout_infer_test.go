@@ -50,6 +50,10 @@ func TestCheckDesiredLayouts(t *testing.T) {
 		assert.NoError(t, CheckDesiredLayouts("relax.nn.conv2d", ok), "%v", ok)
 	}
 	assert.NoError(t, CheckDesiredLayouts("relax.nn.conv1d", []string{"NWC", "OWI"}))
+	// Split layouts, as TVM's ConvertLayout tests ask for them.
+	for _, ok := range [][]string{{"NCHW4c", "OIHW4o"}, {"NHWC4c", "OHWI4o"}, {"N2nHWC4c", "OHWI2i4o"}, {"NCHW16c", "OIHW16i16o", "NCHW16c"}} {
+		assert.NoError(t, CheckDesiredLayouts("relax.nn.conv2d", ok), "%v", ok)
+	}
 	assert.NoError(t, CheckDesiredLayouts("relax.nn.conv2d_transpose", []string{"NHWC", "IHWO"}))
 	assert.NoError(t, CheckDesiredLayouts("relax.image.resize2d", []string{"NHWC"}))
 	bad := map[string]struct {
@@ -60,7 +64,10 @@ func TestCheckDesiredLayouts(t *testing.T) {
 	}{
 		"unknown axis":   {"relax.nn.conv2d", []string{"NHWQ", "OHWI"}, true, `unknown layout "NHWQ" for relax.nn.conv2d's data: 'Q' is not one of its axes N, C, H, W`},
 		"not a layout":   {"relax.nn.conv2d", []string{"NH-C", "OHWI"}, true, `unknown layout "NH-C"`},
-		"split axis":     {"relax.nn.conv2d", []string{"NCHW4c", "OIHW4o"}, false, `relax.nn.conv2d cannot take layout "NCHW4c" for its data: it accepts data a permutation of NCHW`},
+		"split twice":    {"relax.nn.conv2d", []string{"NCHW4c4c", "OIHW4o"}, false, `relax.nn.conv2d cannot take layout "NCHW4c4c" for its data: the axis C is split twice (it accepts data a permutation of NCHW (axes may be split: NCHW4c)`},
+		"split no block": {"relax.nn.conv2d", []string{"NCHW", "OIHW4"}, false, `relax.nn.conv2d cannot take layout "OIHW4" for its kernel: the block size 4 at offset 4 ends the layout`},
+		"split lacks":    {"relax.nn.conv2d", []string{"NHW4c", "OIHW"}, false, `the subordinate axis 4c has no primal axis C`},
+		"split pool":     {"relax.image.resize2d", []string{"NCHW4c"}, false, `cannot take layout "NCHW4c"`},
 		"wrong rank":     {"relax.nn.conv2d", []string{"NWC", "OIHW"}, false, `cannot take layout "NWC"`},
 		"repeated axis":  {"relax.nn.conv2d", []string{"NHWC", "OOHW"}, false, `cannot take layout "OOHW" for its kernel`},
 		"too few":        {"relax.nn.conv2d", []string{"NHWC"}, false, `takes 2 to 3 layouts`},

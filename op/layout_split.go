@@ -2,6 +2,7 @@ package op
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/phasec/phasec/ir"
@@ -268,4 +269,92 @@ func parseLayoutAttr(op *ir.Op, attr, s string) (*tensorLayout, error) {
 		return nil, opErrorf(op, "%s %q is not a layout: %v", attr, s, err)
 	}
 	return l, nil
+}
+
+// --- split layouts in ConvertLayout's decisions ------------------------------
+
+// IsSplitLayout reports whether a layout (or a layout decision, "ABCD4b")
+// splits an axis.
+func IsSplitLayout(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' })
+}
+
+// transposeSubLayoutLike writes desired, a layout over src's letters, in
+// ref's letters: each axis of desired names the axis ref has where src has
+// it (TVM's TransposeSubLayoutStrLike). transposeSubLayoutLike("ABCD",
+// "NCHW", "NHWC4c") is "ACDB4b".
+func transposeSubLayoutLike(ref, src, desired string) string {
+	out := make([]byte, 0, len(desired))
+	for i := range len(desired) {
+		switch c := desired[i]; {
+		case c >= 'A' && c <= 'Z':
+			out = append(out, ref[strings.IndexByte(src, c)])
+		case c >= 'a' && c <= 'z':
+			out = append(out, ref[strings.IndexByte(src, c-'a'+'A')]-'A'+'a')
+		default:
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+// canProveLayoutTransform reports whether a tensor of the given shape in
+// layout from converts to layout to and back without padding (TVM's
+// CanProveLayoutTransform): every block size of to divides its axis where
+// the axis's extent is a constant. Layouts that do not parse, or do not
+// have the same primal axes, cannot convert. With strict, a symbolic
+// extent must be a provable multiple too (TVM trusts it).
+func canProveLayoutTransform(from, to string, shape []ir.PrimExpr, strict bool) bool {
+	lf, err1 := parseLayout(from)
+	lt, err2 := parseLayout(to)
+	if err1 != nil || err2 != nil || lf.checkPrimal(lt.primal()) != nil || len(shape) != lf.rank() {
+		return false
+	}
+	extents, err := lf.unsplitShape(shape)
+	if err != nil {
+		return false
+	}
+	for j, pos := range lt.pos {
+		if lt.sub[j] < 0 {
+			continue
+		}
+		e := extents[slices.Index(lf.pos, lf.primalPos(lt.axes[pos].letter))]
+		if n, ok := ir.IntValue(e); ok && n%lt.factor[j] != 0 {
+			return false
+		}
+		if r, ok := ir.IntValue(ir.Simplify(ir.FloorMod(e, ir.I64(lt.factor[j])))); strict && (!ok || r != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// LayoutTransformMap is the index map of R.layout_transform from layout
+// decision from to layout decision to (both over the same primal axes,
+// either split): each index of from goes to the index of to holding the
+// same element (TVM's BijectiveLayout index rules, as ConvertLayout's
+// RewriteExpr emits them: lambda i0, i1, i2, i3: (i0, i1 // 4, i2, i3,
+// i1 % 4) from ABCD to ABCD4b).
+func LayoutTransformMap(from, to string) (*ir.IndexMap, bool) {
+	lf, err1 := parseLayout(from)
+	lt, err2 := parseLayout(to)
+	if err1 != nil || err2 != nil || lf.checkPrimal(lt.primal()) != nil {
+		return nil, false
+	}
+	m := &ir.IndexMap{Params: make([]*ir.PrimVar, lf.rank())}
+	idx := make([]ir.PrimExpr, lf.rank())
+	for i := range m.Params {
+		m.Params[i] = ir.NewPrimVar("i"+itoa(i), ir.Int64)
+		idx[i] = m.Params[i]
+	}
+	primal := lf.primalIndex(idx) // in from's primal order
+	byLetter := make([]ir.PrimExpr, len(lt.pos))
+	for j, pos := range lt.pos {
+		byLetter[j] = primal[slices.Index(lf.pos, lf.primalPos(lt.axes[pos].letter))]
+	}
+	m.Results = lt.layoutIndex(byLetter)
+	for i, r := range m.Results {
+		m.Results[i] = ir.Simplify(r)
+	}
+	return m, true
 }

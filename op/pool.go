@@ -18,8 +18,9 @@ import (
 // Layouts: any permutation of N, C and the spatial axes (NCW, NWC, NCHW,
 // NHWC, NCDHW, NDHWC, ...); window attributes are listed in the order of
 // the spatial letters (D, H, W) wherever those axes sit. Split layouts
-// (NCHW16c) are diagnostics. An out_layout other than layout is inferred
-// and evaluated, and, as in TVM, not legalized.
+// (NCHW16c) compute in their primal layouts (op/layout_split_ops.go). An
+// out_layout whose primal layout differs from layout's is inferred and
+// evaluated, and, as in TVM, not legalized.
 
 var (
 	// MaxPool1D is R.nn.max_pool1d(data, pool_size, strides, padding,

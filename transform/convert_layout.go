@@ -19,7 +19,11 @@ import (
 // desired_layouts compute in the layouts asked for
 // ({"relax.nn.conv2d": ["NHWC", "OHWI"]}), and the ops around them follow
 // the new layout as far as their rules allow, so layout conversions
-// (R.permute_dims) appear only at the boundaries.
+// (R.permute_dims) appear only at the boundaries. Desired layouts may split
+// axes ({"relax.nn.conv2d": ["NCHW4c", "OIHW4o"]}, where the blocks divide
+// the channels); conversions to and from them are R.layout_transform, as
+// TVM's, and only elementwise ops, pools and broadcasting binary ops of the
+// same rank follow a split layout (op/layout_infer.go).
 //
 // The pass works on dataflow blocks, as TVM's does, in one forward walk
 // over each block's bindings: for each call it asks the op's rule, given
@@ -52,7 +56,7 @@ var ConvertLayout = passes.Define(passes.Info{
 	},
 	Options: []passes.Option{{
 		Name: "desired_layouts", Type: passes.JSON, Default: map[string]any{},
-		Doc:   `a JSON object from op names to the layouts they should compute in: {"relax.nn.conv2d":["NHWC","OHWI"]} (data, kernel[, output])`,
+		Doc:   `a JSON object from op names to the layouts they should compute in: {"relax.nn.conv2d":["NHWC","OHWI"]} (data, kernel[, output]); a convolution's layouts may split axes: ["NCHW4c","OIHW4o"]`,
 		Check: func(v any) error { _, err := desiredLayouts(v); return err },
 	}},
 }, passes.Functions(func(env *passes.Env, mod *ir.Module, _ string, f *ir.Function) (*ir.Function, error) {
@@ -223,10 +227,22 @@ func (c *layoutConverter) convertTo(e ir.Expr, to op.NLayout, value bool) ir.Exp
 		return &ir.Tuple{Fields: fields}
 	}
 	f, t := from.Leaf, to.Leaf
-	if f == "" || t == "" || f == op.LayoutUnknown || t == op.LayoutUnknown || len(f) != len(t) {
+	if f == "" || t == "" || f == op.LayoutUnknown || t == op.LayoutUnknown {
 		return e
 	}
-	p := permute(e, f, t)
+	var p *ir.Call
+	if op.IsSplitLayout(f) || op.IsSplitLayout(t) {
+		m, ok := op.LayoutTransformMap(f, t)
+		if !ok {
+			return e
+		}
+		p = &ir.Call{Op: op.LayoutTransform, Args: []ir.Expr{e}, Attrs: ir.Attrs{"index_map": m}}
+	} else {
+		if len(f) != len(t) {
+			return e
+		}
+		p = permute(e, f, t)
+	}
 	if value {
 		return p
 	}
@@ -247,24 +263,25 @@ func permute(e ir.Expr, from, to string) *ir.Call {
 }
 
 // toInitial converts e back to its initial layout.
-func (c *layoutConverter) toInitial(e ir.Expr) ir.Expr { return c.convert(e, initialOf(e)) }
+func (c *layoutConverter) toInitial(e ir.Expr) ir.Expr { return c.convert(e, c.initialOf(e)) }
 
 // valueToInitial is e in its initial layout as a value to bind.
 func (c *layoutConverter) valueToInitial(e ir.Expr) ir.Expr {
-	return c.convertTo(e, initialOf(e), true)
+	return c.convertTo(e, c.initialOf(e), true)
 }
 
 // initialOf is the initial layout of e; a tuple expression's from its
-// fields (one the rewriter rebuilt has no struct info yet).
-func initialOf(e ir.Expr) op.NLayout {
+// fields (one the rewriter rebuilt has no struct info yet); a value in a
+// split layout has the rank of its primal axes.
+func (c *layoutConverter) initialOf(e ir.Expr) op.NLayout {
 	if t, ok := e.(*ir.Tuple); ok {
 		fields := make([]op.NLayout, len(t.Fields))
 		for i, f := range t.Fields {
-			fields[i] = initialOf(f)
+			fields[i] = c.initialOf(f)
 		}
 		return op.TupleLayout(fields...)
 	}
-	return op.InitialNLayout(e.StructInfo())
+	return op.InitialOf(c.layoutOf(e), e.StructInfo())
 }
 
 // setLayout records the layout of the var bind now binds.
@@ -372,13 +389,39 @@ func (c *layoutConverter) decide(call *ir.Call) *op.LayoutDecision {
 			return nil
 		}
 	}
-	d, err := def.Layout(call, c.desired, in)
+	// The rule sees the arguments as the program wrote them (TVM's rules
+	// read the original call's struct info): each var in a converted
+	// layout stands in with its struct info in the initial layout.
+	orig, real := call, map[ir.Expr]ir.Expr{}
+	for i, a := range call.Args {
+		v, ok := a.(*ir.Var)
+		if !ok || in[i].Tuple || in[i].Equal(c.initialOf(a)) {
+			continue
+		}
+		if orig == call {
+			orig = &ir.Call{Op: call.Op, Args: slices.Clone(call.Args), Attrs: call.Attrs, SInfoArgs: call.SInfoArgs}
+			orig.SetSpan(call.Span())
+		}
+		p := ir.NewVar(v.Name, op.InitialInfo(in[i], v.StructInfo()))
+		orig.Args[i], real[p] = p, v
+	}
+	d, err := def.Layout(orig, c.desired, in)
 	if err != nil {
 		c.errs.Add(call.Span(), DiagLayoutRule, "%v", err)
 		return nil
 	}
 	if d == nil || len(d.In) > len(call.Args) {
 		return nil
+	}
+	if len(real) > 0 {
+		nc := *d.Call
+		nc.Args = slices.Clone(d.Call.Args)
+		for i, a := range nc.Args {
+			if r, ok := real[a]; ok {
+				nc.Args[i] = r
+			}
+		}
+		d.Call = &nc
 	}
 	return d
 }
@@ -453,7 +496,7 @@ func (c *layoutConverter) matchCast(bind *ir.MatchCast, value ir.Expr) {
 		rw.ReEmit(bind, c.toInitial(value))
 		return
 	}
-	from := op.InitialNLayout(value.StructInfo())
+	from := c.initialOf(value)
 	to := c.layoutOf(value)
 	if from.Equal(to) {
 		rw.ReEmit(bind, value)
@@ -491,8 +534,8 @@ func permuteStructInfo(s ir.StructInfo, from, to op.NLayout) (ir.StructInfo, boo
 		return s, true
 	}
 	t, ok := s.(*ir.TensorInfo)
-	if !ok || len(from.Leaf) != len(to.Leaf) {
-		return nil, false
+	if !ok || len(from.Leaf) != len(to.Leaf) || op.IsSplitLayout(from.Leaf) || op.IsSplitLayout(to.Leaf) {
+		return nil, false // a split layout: the value is converted back instead
 	}
 	shape, ok := t.Shape.(*ir.ShapeExpr)
 	if !ok {

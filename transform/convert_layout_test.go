@@ -35,16 +35,17 @@ const nhwc = `ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC","OHWI"]}}
 // pipeline text, naming the op, the layout and what it accepts.
 func TestConvertLayoutBadOptions(t *testing.T) {
 	requireBadPipelines(t, map[string]string{
-		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWQ","OHWI"]}}`:                    `pipeline:1:1: error PIPE002: .*unknown layout "NHWQ" for relax.nn.conv2d's data: 'Q' is not one of its axes N, C, H, W \(it accepts data a permutation of NCHW, kernel a permutation of OIHW, output a permutation of NCHW \(optional\)\)`,
-		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC","OHWJ"]}}`:                    `unknown layout "OHWJ" for relax.nn.conv2d's kernel: 'J' is not one of its axes O, I, H, W`,
-		`canonicalize,ConvertLayout{desired_layouts={"relax.nn.conv2d":["NCHW16c","OIHW16o"]}}`: `pipeline:1:14: error PIPE002: .*relax.nn.conv2d cannot take layout "NCHW16c" for its data: it accepts data a permutation of NCHW`,
-		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC"]}}`:                           `relax.nn.conv2d takes 2 to 3 layouts .*, got 1`,
-		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWCC","OHWI"]}}`:                   `relax.nn.conv2d cannot take layout "NHWCC" for its data`,
-		`ConvertLayout{desired_layouts={"relax.nn.conv2dd":["NHWC","OHWI"]}}`:                   `relax.nn.conv2dd is not an op \(did you mean relax.nn.conv2d\?\)`,
-		`ConvertLayout{desired_layouts={"relax.nn.max_pool2d":["NHWC"]}}`:                       `relax.nn.max_pool2d takes no desired layout: it follows its arguments' layouts \(ops that take one: .*relax.nn.conv2d`,
-		`ConvertLayout{desired_layouts={"relax.image.resize2d":["NWHC"]}}`:                      `relax.image.resize2d cannot take layout "NWHC" for its data: it accepts data NCHW or NHWC`,
-		`ConvertLayout{desired_layouts=["NHWC"]}`:                                               `want a JSON object from op names to lists of layouts`,
-		`ConvertLayout{desired_layouts={"relax.nn.conv2d":"NHWC"}}`:                             `relax.nn.conv2d: want a list of layout strings`,
+		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWQ","OHWI"]}}`:                   `pipeline:1:1: error PIPE002: .*unknown layout "NHWQ" for relax.nn.conv2d's data: 'Q' is not one of its axes N, C, H, W \(it accepts data a permutation of NCHW \(axes may be split: NCHW4c\), kernel a permutation of OIHW \(axes may be split: OIHW4i\), output a permutation of NCHW \(axes may be split: NCHW4c\) \(optional\)\)`,
+		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC","OHWJ"]}}`:                   `unknown layout "OHWJ" for relax.nn.conv2d's kernel: 'J' is not one of its axes O, I, H, W`,
+		`canonicalize,ConvertLayout{desired_layouts={"relax.nn.conv2d":["NCHW16","OIHW16o"]}}`: `pipeline:1:14: error PIPE002: .*relax.nn.conv2d cannot take layout "NCHW16" for its data: the block size 16 at offset 4 ends the layout`,
+		`ConvertLayout{desired_layouts={"relax.nn.conv1d":["NCW4c","OIW4o4o"]}}`:               `relax.nn.conv1d cannot take layout "OIW4o4o" for its kernel: the axis O is split twice`,
+		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWC"]}}`:                          `relax.nn.conv2d takes 2 to 3 layouts .*, got 1`,
+		`ConvertLayout{desired_layouts={"relax.nn.conv2d":["NHWCC","OHWI"]}}`:                  `relax.nn.conv2d cannot take layout "NHWCC" for its data`,
+		`ConvertLayout{desired_layouts={"relax.nn.conv2dd":["NHWC","OHWI"]}}`:                  `relax.nn.conv2dd is not an op \(did you mean relax.nn.conv2d\?\)`,
+		`ConvertLayout{desired_layouts={"relax.nn.max_pool2d":["NHWC"]}}`:                      `relax.nn.max_pool2d takes no desired layout: it follows its arguments' layouts \(ops that take one: .*relax.nn.conv2d`,
+		`ConvertLayout{desired_layouts={"relax.image.resize2d":["NWHC"]}}`:                     `relax.image.resize2d cannot take layout "NWHC" for its data: it accepts data NCHW or NHWC`,
+		`ConvertLayout{desired_layouts=["NHWC"]}`:                                              `want a JSON object from op names to lists of layouts`,
+		`ConvertLayout{desired_layouts={"relax.nn.conv2d":"NHWC"}}`:                            `relax.nn.conv2d: want a list of layout strings`,
 	})
 }
 

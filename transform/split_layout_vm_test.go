@@ -210,3 +210,28 @@ func TestSplitLayoutOpsAgainstPrimal(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitLayoutDiagnostics: a bad layout string, a block that does not
+// match its extent, and a layout of the wrong rank are positioned at the
+// call in the source, naming the attribute and the character at fault.
+func TestSplitLayoutDiagnostics(t *testing.T) {
+	for call, want := range map[string]string{
+		`R.nn.conv2d(x, w, kernel_layout="OIHW16")`:                       `split.tvms:5:14: error NORM001: .*kernel_layout "OIHW16" is not a layout: the block size 16 at offset 4 ends the layout`,
+		`R.nn.conv2d(x, w, data_layout="NCHW8c")`:                         `split.tvms:5:14: error NORM001: .*data_layout: axis 4 \(the block of C in NCHW8c\) has extent 16, the layout says 8`,
+		`R.nn.max_pool2d(x, layout="NCHW16c", out_layout="NCHW16C")`:      `split.tvms:5:14: error NORM001: .*out_layout "NCHW16C" is not a layout: the block size 16 at offset 4 precedes the primal axis C`,
+		`R.nn.avg_pool2d(x, layout="NCHWc")`:                              `split.tvms:5:14: error NORM001: .*layout "NCHWc" is not a layout: the subordinate axis c at offset 4 has no block size`,
+		`R.nn.adaptive_avg_pool2d(x, layout="NCHW16c", out_layout="NCW")`: `split.tvms:5:14: error NORM001: .*out_layout "NCW" is not convertible to NCHW: it lacks the axis H of NCHW`,
+		`R.nn.conv2d(w, w, data_layout="NCHW16c")`:                        `split.tvms:5:14: error NORM001: .*data_layout "NCHW16c" is for 5-D tensors, got rank 4`,
+	} {
+		src := `@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, 8, 8, 16), "float32"), w: R.Tensor((4, 32, 3, 3), "float32")):
+        gv = ` + call + `
+        return gv
+`
+		_, diags := syntax.Parse("split.tvms", []byte(src))
+		require.True(t, diags.HasErrors(), call)
+		require.Regexp(t, want, diags.Error(), call)
+	}
+}
