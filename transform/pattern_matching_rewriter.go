@@ -7,6 +7,7 @@ import (
 
 	"github.com/phasec/phasec/diag"
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
 	"github.com/phasec/phasec/syntax"
@@ -43,10 +44,11 @@ import (
 // attributes and sinfo_args (TVM's call patterns ignore attributes, so a
 // pattern R.sum(A, axis=[1]) would also rewrite R.sum(x, axis=[0])), and
 // constants, shapes and other literals of the pattern match equal ones
-// (TVM cannot make patterns of constants or shapes). Not supported:
+// (TVM cannot make patterns of constants or shapes). As TVM's matcher, an
+// add or multiply also matches with its operands swapped. Not supported:
 // implicit tuples (a pattern whose result is a tuple of values bound
-// separately, TVM's TupleRewriter), commutative matching of add and
-// multiply, composition of rewriters (run the pass once per file), and
+// separately, TVM's TupleRewriter), TVM's reassociation of multiply and
+// divide, composition of rewriters (run the pass once per file), and
 // fusion groups (Primitive functions are left alone, as the other
 // rewrites here).
 var PatternMatchingRewriter = passes.Define(passes.Info{
@@ -155,7 +157,14 @@ func (r *rewriteRule) makePattern(errs *diag.List) dpl.Pattern {
 	for _, p := range r.pattern.Params {
 		w := dpl.Wildcard()
 		r.params = append(r.params, w)
-		of[p] = w
+		// Each parameter's struct info is checked while matching, so that
+		// a commuted alternative is tried when it fails; instantiate
+		// checks the symbolic dimensions across parameters.
+		want := p.StructInfo()
+		of[p] = dpl.Where(w, "struct_info", func(x ir.Expr) bool {
+			got := x.StructInfo()
+			return got != nil && matchStructInfo(want, got, map[*ir.PrimVar]ir.PrimExpr{})
+		})
 	}
 	// Values are in normal form: build recurses through one value's
 	// nesting (tuple arguments), not along the function.
@@ -175,12 +184,18 @@ func (r *rewriteRule) makePattern(errs *diag.List) dpl.Pattern {
 					return nil
 				}
 			}
-			var call dpl.Pattern = &dpl.CallPattern{Args: args}
 			head := &ir.Call{Op: e.Op, Attrs: e.Attrs, SInfoArgs: e.SInfoArgs}
-			return dpl.Where(call, "same_callee", func(x ir.Expr) bool {
+			sameHead := func(x ir.Expr) bool {
 				c, ok := x.(*ir.Call)
 				return ok && ir.StructuralEqual(head, &ir.Call{Op: c.Op, Attrs: c.Attrs, SInfoArgs: c.SInfoArgs}, ir.EqualOptions{MapFreeVars: true})
-			})
+			}
+			call := dpl.Where(&dpl.CallPattern{Args: args}, "same_callee", sameHead)
+			if (e.Op == op.Add || e.Op == op.Multiply) && len(args) == 2 {
+				// TVM's matcher takes add and multiply either way round.
+				swapped := dpl.Where(&dpl.CallPattern{Args: []dpl.Pattern{args[1], args[0]}}, "same_callee", sameHead)
+				return dpl.Or(call, swapped)
+			}
+			return call
 		case *ir.Tuple:
 			fields := make([]dpl.Pattern, len(e.Fields))
 			for i, f := range e.Fields {
@@ -223,7 +238,7 @@ func (r *rewriteRule) makePattern(errs *diag.List) dpl.Pattern {
 		}
 	}
 	root := build(seq.Body, r.pattern.Span())
-	if w, ok := root.(*dpl.WildcardPattern); ok && slices.Contains(r.params, w) {
+	if v, ok := seq.Body.(*ir.Var); ok && slices.Contains(r.pattern.Params, v) {
 		errs.Add(r.pattern.Span(), codeRewriterForm, "the pattern returns a parameter, which would match every expression; it must compute something")
 		return nil
 	}

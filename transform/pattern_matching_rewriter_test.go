@@ -100,3 +100,30 @@ func TestPatternMatchingRewriterRewrites(t *testing.T) {
 	assert.Contains(t, text, "y: R.Tensor((16,), dtype=\"float32\") = R.subtract(", "the rewritten binding keeps its var")
 	assert.Contains(t, text, "R.multiply(x, R.const(2.0")
 }
+
+// TestPatternMatchingRewriterCommutes: as TVM's matcher, a pattern add
+// matches an add with its operands swapped, the struct info of each
+// parameter deciding which way round (here the scalar comes first in the
+// module, last in the pattern); a subtract does not commute.
+func TestPatternMatchingRewriterCommutes(t *testing.T) {
+	rules := "@I.ir_module\nclass Rules:\n" +
+		"    @R.function\n    def pattern(A: R.Tensor((16,), \"float32\"), s: R.Tensor((), \"float32\")):\n        C = R.add(A, s)\n        return C\n\n" +
+		"    @R.function\n    def replacement(A: R.Tensor((16,), \"float32\"), s: R.Tensor((), \"float32\")):\n        C = R.subtract(A, R.negative(s))\n        return C\n"
+	path := filepath.Join(t.TempDir(), "rules.tvms")
+	require.NoError(t, os.WriteFile(path, []byte(rules), 0o644))
+	src := `@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((16,), "float32"), s: R.Tensor((), "float32")):
+        y = R.add(s, x)
+        z = R.subtract(s, x)
+        return (y, z)
+`
+	res := passtest.Execute(barrier.Registry, "main.tvms", []byte(src), fmt.Sprintf("PatternMatchingRewriter{file=%q}", path), passtest.Options{})
+	require.NoError(t, res.Err)
+	text := printer.Print(res.Output)
+	assert.NotContains(t, text, "R.add(")
+	assert.Contains(t, text, "= R.negative(s)")
+	assert.Contains(t, text, "R.subtract(x, ")
+	assert.Contains(t, text, "R.subtract(s, x)", "the subtract is left")
+}
