@@ -88,6 +88,7 @@ var goldens = map[string]string{
 	"PatternMatchingRewriter/symbolic":           `PatternMatchingRewriter{file="../testdata/passes/PatternMatchingRewriter/rules/sum_of_squares.tvms"}`,
 	"PatternMatchingRewriter/split":              `PatternMatchingRewriter{file="../testdata/passes/PatternMatchingRewriter/rules/split_add.tvms"}`,
 	"Gradient/checkpoint_require":                `Gradient{require_grads=["z"]}`,
+	"Gradient/checkpoint_intermediate":           `Gradient{require_grads=["lv1"]}`,
 	"Gradient/target_index":                      `Gradient{target_index=2}`,
 	"Gradient/bad_target_index":                  `Gradient{target_index=1}`,
 	"Gradient/bad_require":                       `Gradient{require_grads=["x0","y","x0"]}`,
