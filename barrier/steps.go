@@ -75,6 +75,7 @@ func allPasses() []*passes.Pass {
 		transform.MergeCompositeFunctions,
 		transform.RunCodegen,
 		transform.AlterOpImpl,
+		transform.PatternMatchingRewriter,
 		transform.SplitCallTIRByPattern,
 		transform.ExpandMatmulOfSum,
 		transform.ReorderTakeAfterMatmul,

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/phasec/phasec/diag"
@@ -43,9 +44,11 @@ import (
 // markers are recomputed for the backward pass instead of kept, and the
 // markers are dropped from the adjoint.
 //
-// Differences from TVM: call_tir_with_grad does not exist here, and
-// require_grads names parameters only (TVM also takes intermediate vars);
-// a call of a function (TVM silently skips it, leaving a wrong gradient) and an op
+// require_grads may name intermediate vars too, as in TVM: the adjoint
+// then returns what flows into that var.
+//
+// Differences from TVM: call_tir_with_grad does not exist here; a call of
+// a function (TVM silently skips it, leaving a wrong gradient) and an op
 // without a gradient rule are positioned diagnostics naming the callee.
 // Errors TVM reports by aborting are positioned diagnostics (OPT3xx). A
 // function already named <func_name>_adjoint with the adjoint's signature
@@ -301,11 +304,12 @@ func spanOr(e ir.Expr, f *ir.Function) diag.Span {
 	return f.Span()
 }
 
-// requireGrads resolves the parameter names (every parameter when names
-// is empty) to fwd's parameters (TVM's CheckAndMapRequireGrads).
+// requireGrads resolves the names (every parameter when names is empty)
+// to fwd's parameters or, as TVM's CheckAndMapRequireGrads, to the vars
+// its bindings bind (a parameter first, where both have the name).
 func (g *gradientBuilder) requireGrads(f, fwd *ir.Function, names []string) []*ir.Var {
 	if len(names) == 0 {
-		return g.checkFloat(f, fwd.Params)
+		return g.checkFloat(f, fwd.Params, fwd.Params)
 	}
 	byName := map[string]*ir.Var{}
 	var paramNames []string
@@ -313,13 +317,21 @@ func (g *gradientBuilder) requireGrads(f, fwd *ir.Function, names []string) []*i
 		byName[p.Name] = p
 		paramNames = append(paramNames, p.Name)
 	}
+	for _, bind := range fwd.Body.(*ir.SeqExpr).Blocks[0].Bindings {
+		if vb, ok := bind.(*ir.VarBinding); ok {
+			if _, taken := byName[vb.Var.Name]; !taken {
+				byName[vb.Var.Name] = vb.Var
+				paramNames = append(paramNames, vb.Var.Name)
+			}
+		}
+	}
 	seen := map[string]bool{}
 	var out []*ir.Var
 	for _, n := range names {
 		p, ok := byName[n]
 		switch {
 		case !ok:
-			d := g.errs.Add(f.Span(), codeGradRequire, "require_grads names %q, which is not a parameter of %s", n, g.name)
+			d := g.errs.Add(f.Span(), codeGradRequire, "require_grads names %q, which is not a parameter of %s nor a var it binds", n, g.name)
 			if c := diag.Closest(n, paramNames); c != "" {
 				d.Msg += fmt.Sprintf(" (did you mean %q?)", c)
 			}
@@ -330,14 +342,18 @@ func (g *gradientBuilder) requireGrads(f, fwd *ir.Function, names []string) []*i
 			out = append(out, p)
 		}
 	}
-	return g.checkFloat(f, out)
+	return g.checkFloat(f, fwd.Params, out)
 }
 
 // checkFloat reports the vars that are not float tensors or tuples of them.
-func (g *gradientBuilder) checkFloat(f *ir.Function, vs []*ir.Var) []*ir.Var {
+func (g *gradientBuilder) checkFloat(f *ir.Function, params, vs []*ir.Var) []*ir.Var {
 	for _, v := range vs {
 		if !floatTensors(v.StructInfo()) {
-			g.errs.Add(spanOr(v, f), codeGradRequire, "only float tensors or tuples of them can require gradients, but parameter %s is %s", v.Name, v.StructInfo())
+			what := "var"
+			if slices.Contains(params, v) {
+				what = "parameter"
+			}
+			g.errs.Add(spanOr(v, f), codeGradRequire, "only float tensors or tuples of them can require gradients, but %s %s is %s", what, v.Name, v.StructInfo())
 		}
 	}
 	return vs

@@ -154,3 +154,36 @@ func TestGradientCheckpointLongStage(t *testing.T) {
 	// stage's output, by none (multiply's rule reads its operands).
 	assert.Equal(t, n-1, recomputed)
 }
+
+// TestGradientOfIntermediateVar: require_grads may name a var the
+// function binds (as TVM's): its gradient is what flows into it, here
+// d sum(h * h) / d h = 2h with h = 3x, next to the parameter's 18x.
+func TestGradientOfIntermediateVar(t *testing.T) {
+	mod := evaltest.Parse(t, "intermediate", `@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), "float64")):
+        with R.dataflow():
+            h = R.multiply(x, R.const(3.0, "float64"))
+            s = R.multiply(h, h)
+            loss = R.sum(s)
+            R.output(loss)
+        return loss
+`)
+	out, err := transform.Differentiate(mod, "main", []string{"h", "x"}, 0)
+	require.NoError(t, err)
+	args := gradArgs(t, mod, false)
+	res, err := eval.New(out).Call("main_adjoint", args...)
+	require.NoError(t, err)
+	grads := res.(op.Tuple)[1].(op.Tuple)
+	require.Len(t, grads, 2)
+	x := args[0].(*tensor.Tensor)
+	for i := range int(x.NumElements()) {
+		assert.InDelta(t, 6*x.Float64At(i), grads[0].(*tensor.Tensor).Float64At(i), 1e-12, "d loss / d h[%d]", i)
+		assert.InDelta(t, 18*x.Float64At(i), grads[1].(*tensor.Tensor).Float64At(i), 1e-12, "d loss / d x[%d]", i)
+	}
+
+	_, err = transform.Differentiate(mod, "main", []string{"hh"}, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `require_grads names "hh", which is not a parameter of main nor a var it binds (did you mean "h"?)`)
+}

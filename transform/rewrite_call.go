@@ -20,9 +20,15 @@ const maxRewriteSweeps = 8
 // ExpandMatmulOfSum, ReorderTakeAfterMatmul, ReorderPermuteDimsAfterConcat,
 // FoldBatchnormToConv2D) are each a pattern and a rewriter run by it.
 func rewriteCall(mod *ir.Module, f *ir.Function, p dpl.Pattern, rewrite dpl.RewriteFunc) (*ir.Function, diag.List) {
+	return rewriteEmitting(mod, f, p, func(_ *ir.Builder, e ir.Expr, m dpl.Match) ir.Expr { return rewrite(e, m) })
+}
+
+// rewriteEmitting is rewriteCall with a rewriter that may emit the
+// bindings of its replacement (PatternMatchingRewriter's).
+func rewriteEmitting(mod *ir.Module, f *ir.Function, p dpl.Pattern, rewrite dpl.EmitFunc) (*ir.Function, diag.List) {
 	out := f
 	for range maxRewriteSweeps {
-		next, errs := dpl.RewriteCall(mod, out, p, rewrite)
+		next, errs := dpl.RewriteEmitting(mod, out, p, rewrite)
 		if errs.HasErrors() {
 			return nil, errs
 		}

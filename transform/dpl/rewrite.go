@@ -32,6 +32,17 @@ const maxLocalRewrites = 16
 // fixpoint, which the caller does (package transform owns dead code
 // elimination).
 func RewriteCall(mod *ir.Module, f *ir.Function, p Pattern, rewrite RewriteFunc) (*ir.Function, diag.List) {
+	return RewriteEmitting(mod, f, p, func(_ *ir.Builder, expr ir.Expr, m Match) ir.Expr { return rewrite(expr, m) })
+}
+
+// EmitFunc is a RewriteFunc that may emit the bindings of its replacement
+// through b, into the block of the binding being rewritten, before it
+// (TVM's rewriters return a SeqExpr for that: PatternMatchingRewriter's
+// from_module inlines the replacement function's bindings).
+type EmitFunc func(b *ir.Builder, expr ir.Expr, m Match) ir.Expr
+
+// RewriteEmitting is RewriteCall with a rewriter that may emit bindings.
+func RewriteEmitting(mod *ir.Module, f *ir.Function, p Pattern, rewrite EmitFunc) (*ir.Function, diag.List) {
 	rw := ir.NewRewriter(mod)
 	known := Bindings{}
 	// forget starts a new map rather than clearing the old one: clearing
@@ -61,7 +72,7 @@ func RewriteCall(mod *ir.Module, f *ir.Function, p Pattern, rewrite RewriteFunc)
 			if !ok {
 				break
 			}
-			next := rewrite(out, m)
+			next := rewrite(rw.B, out, m)
 			if next == out || next == nil {
 				break
 			}
