@@ -124,6 +124,23 @@ func measureLinear(b *testing.B, prepare func(n int) func()) {
 	b.ReportMetric(k*float64(bytes[1])/float64(max(bytes[0], 1)), "bytes-ratio")
 }
 
+// benchPass measures p (see measureLinear) on build's modules.
+func benchPass(b *testing.B, p *passes.Pass, build func(n int) *ir.Module) {
+	measureLinear(b, func(n int) func() { return preparePass(b, p, build(n)) })
+}
+
+// preparePass returns the run of p on mod (from mod's start state),
+// failing tb when p fails.
+func preparePass(tb testing.TB, p *passes.Pass, mod *ir.Module) func() {
+	_, props, err := passes.StartState(mod)
+	require.NoError(tb, err)
+	return func() {
+		if _, err := passes.NewPassContext().Execute(context.Background(), p, mod, props); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
 // A linearCase is one pass (a pipeline text) on a family of modules:
 // build(n) has about n bindings, every one of which the pass transforms
 // or at least visits.
