@@ -1,23 +1,20 @@
 package transform_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
-	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
 	"github.com/phasec/phasec/tensor"
 	"github.com/phasec/phasec/transform"
 )
 
 // The benchmarks run each pass on modules of 10k and 100k bindings, every
-// binding affected; time and allocations per run must grow linearly
-// (100k/10k ratio <= 11). On a shared machine wall time also measures the
-// other processes: cpu-ns/op is the process's CPU time per run.
+// binding affected; time and allocations per run must grow linearly (see
+// measureLinear).
 
 // BenchmarkBindParams binds w and b of irgen's chain: every use is
 // rewritten and the function re-normalized.
@@ -26,58 +23,29 @@ func BenchmarkBindParams(b *testing.B) {
 		{Name: "w", Tensor: tensor.New(tensor.Float32, irgen.Width, irgen.Width)},
 		{Name: "b", Tensor: tensor.New(tensor.Float32, irgen.Width)},
 	}
-	for _, n := range []int{10_000, 100_000} {
-		mod := irgen.MustNormalize(irgen.Chain(n))
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			for b.Loop() {
-				out, errs := transform.BindParamArrays(mod, "main", "bench", arrays)
-				if errs.HasErrors() || len(out.Func("main").Params) != 1 {
-					b.Fatalf("BindParams: %v", errs)
-				}
-			}
-		})
-	}
+	benchLinear(b, func(n int) *ir.Module { return irgen.MustNormalize(irgen.Chain(n)) }, func(b *testing.B, mod *ir.Module) {
+		out, errs := transform.BindParamArrays(mod, "main", "bench", arrays)
+		if errs.HasErrors() || len(out.Func("main").Params) != 1 {
+			b.Fatalf("BindParams: %v", errs)
+		}
+	})
 }
 
 // BenchmarkBindSymbolicVars binds batch in irgen's chain: the struct info
 // of every binding changes.
 func BenchmarkBindSymbolicVars(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := irgen.MustNormalize(irgen.Chain(n))
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			for b.Loop() {
-				out, errs := transform.BindSymbolicVarsModule(mod, map[string]any{"batch": "4"}, "main")
-				if errs.HasErrors() || out == mod {
-					b.Fatalf("BindSymbolicVars: %v", errs)
-				}
-			}
-		})
-	}
+	benchLinear(b, func(n int) *ir.Module { return irgen.MustNormalize(irgen.Chain(n)) }, func(b *testing.B, mod *ir.Module) {
+		out, errs := transform.BindSymbolicVarsModule(mod, map[string]any{"batch": "4"}, "main")
+		if errs.HasErrors() || out == mod {
+			b.Fatalf("BindSymbolicVars: %v", errs)
+		}
+	})
 }
 
 // BenchmarkDecomposeOps decomposes a chain of batch_norm, tuple-get and
 // layer_norm bindings for training (every composite op decomposed).
 func BenchmarkDecomposeOps(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := normChain(b, n)
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			for b.Loop() {
-				out, err := passes.NewPassContext().Run(context.Background(), transform.DecomposeOpsForTraining, mod)
-				if err != nil || out == mod {
-					b.Fatalf("DecomposeOpsForTraining: %v", err)
-				}
-			}
-		})
-	}
+	benchPass(b, transform.DecomposeOpsForTraining, func(n int) *ir.Module { return normChain(b, n) })
 }
 
 // normChain parses a function of about n bindings: groups of batch_norm,

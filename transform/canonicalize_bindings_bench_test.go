@@ -65,23 +65,13 @@ func TestRebindChain(t *testing.T) {
 
 // BenchmarkCanonicalizeBindings canonicalizes rebound chains of 10k and
 // 100k bindings (half of them trivial rebindings); the time and
-// allocations per binding must not grow with the function (100k/10k
-// ratios <= 11). cpu-ns/op is the process CPU time per run (GC
-// included), which a loaded machine inflates far less than wall time.
+// allocations per binding must not grow with the function (see
+// measureLinear).
 func BenchmarkCanonicalizeBindings(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := rebindChain(n / 2)
+	benchLinear(b, func(n int) *ir.Module { return rebindChain(n / 2) }, func(b *testing.B, mod *ir.Module) {
 		f := mod.Func("main")
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-			for b.Loop() {
-				out, errs := transform.CanonicalizeFunction(mod, f)
-				if errs.HasErrors() || out == f {
-					b.Fatalf("nothing canonicalized: %v", errs)
-				}
-			}
-		})
-	}
+		if out, errs := transform.CanonicalizeFunction(mod, f); errs.HasErrors() || out == f {
+			b.Fatalf("nothing canonicalized: %v", errs)
+		}
+	})
 }

@@ -171,50 +171,18 @@ class Module:
 // Folding is linear in the function length: a chain of n bindings where
 // every fourth adds a constant subexpression.
 func BenchmarkFoldConstant(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := foldConstChain(b, n)
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			b.ReportAllocs()
-			defer foldReportCPU(b)()
-			for i := 0; i < b.N; i++ {
-				out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
-				if err != nil || out == mod {
-					b.Fatal("nothing folded", err)
-				}
-			}
-		})
-	}
+	benchPass(b, transform.FoldConstant, func(n int) *ir.Module { return foldConstChain(b, n) })
 }
 
 // On irgen's chain there is nothing to fold: the cost of a pass over a
 // model without constant subexpressions (the input comes back as is).
 func BenchmarkFoldConstantNothingToFold(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := irgen.MustNormalize(irgen.Chain(n))
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			b.ReportAllocs()
-			defer foldReportCPU(b)()
-			for i := 0; i < b.N; i++ {
-				out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
-				if err != nil || out != mod {
-					b.Fatal("the chain changed", err)
-				}
-			}
-		})
-	}
-}
-
-// foldReportCPU reports the process CPU time per iteration (cpu-ns/op) when
-// the returned function runs: on a shared machine wall time says more
-// about the other processes than about the pass.
-func foldReportCPU(b *testing.B) func() {
-	start := foldCPUTime()
-	b.ResetTimer()
-	return func() {
-		if start >= 0 {
-			b.ReportMetric(float64(foldCPUTime()-start)/float64(b.N), "cpu-ns/op")
+	benchLinear(b, func(n int) *ir.Module { return irgen.MustNormalize(irgen.Chain(n)) }, func(b *testing.B, mod *ir.Module) {
+		out, err := passes.NewPassContext().Run(context.Background(), transform.FoldConstant, mod)
+		if err != nil || out != mod {
+			b.Fatal("the chain changed", err)
 		}
-	}
+	})
 }
 
 // foldConstChain builds

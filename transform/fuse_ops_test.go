@@ -169,13 +169,8 @@ func TestFuseOpsChain(t *testing.T) {
 	assert.Len(t, groups, 2)
 }
 
-// BenchmarkFuseOps: linear in the number of bindings (compare the 10k
-// and 100k runs: the ratio should be near 10).
+// BenchmarkFuseOps: linear in the number of bindings (see
+// measureLinear).
 func BenchmarkFuseOps(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		mod := chainModule(b, n)
-		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
-			bench(b, transform.FuseOps, mod)
-		})
-	}
+	benchPass(b, transform.FuseOps, func(n int) *ir.Module { return chainModule(b, n) })
 }

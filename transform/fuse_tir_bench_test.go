@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/syntax"
@@ -72,20 +73,14 @@ class Module:
 // (ExpandTupleArguments, RemoveUnusedParameters, FuseTIRInner,
 // DeadCodeElimination) and FuseTIRInner alone.
 func BenchmarkFuseTIR(b *testing.B) {
-	for _, groups := range []int{2500, 25000} {
-		mod, diags := syntax.Parse("groups.tvms", []byte(fusedGroupsModule(groups)))
+	build := func(n int) *ir.Module {
+		mod, diags := syntax.Parse("groups.tvms", []byte(fusedGroupsModule(n/4)))
 		if len(diags) > 0 {
 			b.Fatal(diags[0])
 		}
-		mod = irgen.MustNormalize(mod)
-		for _, p := range []*passes.Pass{transform.FuseTIR, transform.FuseTIRInner} {
-			b.Run(fmt.Sprintf("%s/bindings=%d", p.Name(), groups*4), func(b *testing.B) {
-				// cpu-ns/op: the process's CPU time per run, which the
-				// other processes of a shared machine do not inflate.
-				cpu0 := cpuTime()
-				defer func() { b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op") }()
-				bench(b, p, mod)
-			})
-		}
+		return irgen.MustNormalize(mod)
+	}
+	for _, p := range []*passes.Pass{transform.FuseTIR, transform.FuseTIRInner} {
+		b.Run(p.Name(), func(b *testing.B) { benchPass(b, p, build) })
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -228,21 +227,6 @@ func chainWithExtra(n int, extra func(i int, b ir.Binding) ir.Binding) *ir.Modul
 	out := mod.Clone()
 	out.Set("main", &nf)
 	return out
-}
-
-// bench times p alone on mod: the start state (a wellformed walk) is
-// computed once, outside the loop.
-func bench(b *testing.B, p *passes.Pass, mod *ir.Module) {
-	_, props, err := passes.StartState(mod)
-	require.NoError(b, err)
-	pc := passes.NewPassContext()
-	runtime.GC() // do not charge this size for the garbage of building mod
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := pc.Execute(context.Background(), p, mod, props); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 // run runs p on mod with a default context, failing the test on error.

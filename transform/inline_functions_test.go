@@ -1,7 +1,6 @@
 package transform_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,8 +58,5 @@ class Module:
 // BenchmarkInlinePrivateFunctions: 10k and 100k bindings as 1k and 10k
 // private functions of 10 bindings, all inlined into main.
 func BenchmarkInlinePrivateFunctions(b *testing.B) {
-	for _, funcs := range []int{1000, 10000} {
-		mod := irgen.MustNormalize(irgen.MultiFunc(funcs, 10))
-		b.Run(fmt.Sprintf("bindings=%d", funcs*10), func(b *testing.B) { bench(b, transform.InlinePrivateFunctions, mod) })
-	}
+	benchPass(b, transform.InlinePrivateFunctions, func(n int) *ir.Module { return irgen.MustNormalize(irgen.MultiFunc(n/10, 10)) })
 }

@@ -124,6 +124,23 @@ func measureLinear(b *testing.B, prepare func(n int) func()) {
 	b.ReportMetric(k*float64(bytes[1])/float64(max(bytes[0], 1)), "bytes-ratio")
 }
 
+// benchPass measures p (see measureLinear) on build's modules.
+func benchPass(b *testing.B, p *passes.Pass, build func(n int) *ir.Module) {
+	measureLinear(b, func(n int) func() { return preparePass(b, p, build(n)) })
+}
+
+// preparePass returns the run of p on mod (from mod's start state),
+// failing tb when p fails.
+func preparePass(tb testing.TB, p *passes.Pass, mod *ir.Module) func() {
+	_, props, err := passes.StartState(mod)
+	require.NoError(tb, err)
+	return func() {
+		if _, err := passes.NewPassContext().Execute(context.Background(), p, mod, props); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
 // A linearCase is one pass (a pipeline text) on a family of modules:
 // build(n) has about n bindings, every one of which the pass transforms
 // or at least visits.
@@ -186,11 +203,13 @@ func BenchmarkModelTransformations(b *testing.B) {
 }
 
 // BenchmarkReferenceWalk is the yardstick for the passes' 100k/10k
-// ratios, the least any pass does: "walk" visits every node of the
-// module, "vars" also records every var in a map, as most passes do.
-// walk's ratio checks the method (about 10); vars' ratio is what a
-// var-keyed map costs at 100k entries on the machine at hand, where the
-// 10k map fits the core's L2 cache and the 100k one does not.
+// ratios: "walk" visits every node of the module, the least any pass
+// does; "vars" also records every var in a map, as most passes do;
+// "rebuild" re-emits every binding under a fresh var, so every call is
+// rebuilt and its struct info inferred again, as a pass that rewrites
+// throughout does. walk's ratio checks the method (about 10); the others
+// are what a linear pass's maps and allocations cost at 100k on the
+// machine at hand.
 func BenchmarkReferenceWalk(b *testing.B) {
 	walks := map[string]func(mod *ir.Module) int{
 		"walk": func(mod *ir.Module) int {
@@ -213,8 +232,28 @@ func BenchmarkReferenceWalk(b *testing.B) {
 			})
 			return len(seen)
 		},
+		"rebuild": func(mod *ir.Module) int {
+			rw := ir.NewRewriter(mod)
+			n := 0
+			rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
+				vb, ok := bind.(*ir.VarBinding)
+				if !ok {
+					return false
+				}
+				fresh := ir.NewVar(vb.Var.Name, nil)
+				fresh.Dataflow = vb.Var.Dataflow
+				rw.Remap(vb.Var, fresh)
+				rw.B.EmitBinding(ir.NewVarBinding(fresh, rw.B.Normalize(value)))
+				n++
+				return true
+			}
+			if rw.Function(mod.Func("main")) == mod.Func("main") {
+				return 0
+			}
+			return n
+		},
 	}
-	for _, name := range []string{"walk", "vars"} {
+	for _, name := range []string{"walk", "vars", "rebuild"} {
 		b.Run(name, func(b *testing.B) {
 			benchLinear(b, func(n int) *ir.Module { return withDeadBindings(n / 2) }, func(b *testing.B, mod *ir.Module) {
 				if walks[name](mod) == 0 {

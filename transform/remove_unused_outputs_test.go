@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/ir/irgen"
@@ -55,9 +54,5 @@ func pairModule(n int) *ir.Module {
 // private functions of 8 bindings plus their two call-site bindings in
 // main.
 func BenchmarkRemoveUnusedOutputsInner(b *testing.B) {
-	for _, funcs := range []int{1000, 10000} {
-		mod := pairModule(funcs)
-		require.NotNil(b, mod)
-		b.Run(fmt.Sprintf("bindings=%d", funcs*10), func(b *testing.B) { bench(b, transform.RemoveUnusedOutputsInner, mod) })
-	}
+	benchPass(b, transform.RemoveUnusedOutputsInner, func(n int) *ir.Module { return pairModule(n / 10) })
 }
