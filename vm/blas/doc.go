@@ -64,10 +64,15 @@
 // of microseconds here. Call state and packing buffers are reused from a
 // small free list, so steady-state calls do not allocate.
 //
-// AVX-512 is not used: the project's machines are Zen 4, which splits
-// 512-bit FMAs into two 256-bit halves, so a ZMM FMA loop peaks at the same
-// FLOP/cycle as the YMM one (both ~117 GFLOP/s per core when measured); a
-// ZMM kernel would only add registers for a larger tile.
+// AVX-512: where the CPU has it (x/sys/cpu, OS-enabled ZMM state), whole
+// pairs of A and B micro-panels run a 12x32 block in 24 ZMM accumulators
+// (kernel_avx512_amd64.s), with 6x32 and 12x16 blocks for the rows and the
+// column panel a block leaves over; the packing is the 6x16 kernels', so
+// edge tiles and other CPUs are unchanged. On Zen 5 (the project's
+// machines since 2026-11-29: family 26), whose FMA units are 512 bits
+// wide, this doubles the FLOP per cycle (FMA peak ~224 GFLOP/s per core
+// with ZMM, ~117 with YMM); on Zen 4, which splits a 512-bit FMA in two,
+// it runs at the AVX2 kernel's rate.
 //
 // # Elementwise primitives
 //
