@@ -493,7 +493,7 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1, r0, r1 int) {
 	k := p.k
 	xbase := n*g.XN + grp*g.icg()*g.XC
 	apack := r.pw.a[grp*rows*k:]
-	kern, wide, wideLast := activeKernel.fn, activeKernel.wide, activeKernel.wideLast
+	kern, wide, wideLast, wideOne := activeKernel.fn, activeKernel.wide, activeKernel.wideLast, activeKernel.wideOne
 	kb := convKC(k)
 	for pc := 0; pc < k; pc += kb {
 		kcur := min(kb, k-pc)
@@ -516,7 +516,13 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1, r0, r1 int) {
 				continue
 			}
 			bpanel := s.bp[jr*kcur : (jr+nr)*kcur]
-			for ir := 0; ir < nrows; ir += mr {
+			ir := 0
+			if wideOne != nil {
+				for ; ir+2*mr <= nrows; ir += 2 * mr {
+					wideOne(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
+				}
+			}
+			for ; ir < nrows; ir += mr {
 				kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
 			}
 			jr += nr

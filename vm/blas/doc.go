@@ -64,10 +64,15 @@
 // of microseconds here. Call state and packing buffers are reused from a
 // small free list, so steady-state calls do not allocate.
 //
-// Where the CPU has AVX-512F, 12x32 and 6x32 ZMM kernels
-// (kernel_avx512_amd64.s) run the full tiles on the same packing: the
-// project's machines are now Zen 5, which executes 512-bit FMAs at full
-// width (twice the AVX2 kernel's ceiling).
+// AVX-512: where the CPU has it (x/sys/cpu, OS-enabled ZMM state), whole
+// pairs of A and B micro-panels run a 12x32 block in 24 ZMM accumulators
+// (kernel_avx512_amd64.s), with 6x32 and 12x16 blocks for the rows and the
+// column panel a block leaves over; the packing is the 6x16 kernels', so
+// edge tiles and other CPUs are unchanged. On Zen 5 (the project's
+// machines since 2026-11-29: family 26), whose FMA units are 512 bits
+// wide, this doubles the FLOP per cycle (FMA peak ~224 GFLOP/s per core
+// with ZMM, ~117 with YMM); on Zen 4, which splits a 512-bit FMA in two,
+// it runs at the AVX2 kernel's rate.
 //
 // # Elementwise primitives
 //

@@ -46,6 +46,12 @@ func kernel12x32AVX512(k int, a, b, c []float32, ldc int)
 //go:noescape
 func kernel6x32AVX512(k int, a, b, c []float32, ldc int)
 
+// kernel12x16AVX512 is kernelChoice.wideOne: the 12x16 block of two A
+// panels over one B panel.
+//
+//go:noescape
+func kernel12x16AVX512(k int, a, b, c []float32, ldc int)
+
 // fmaPeakAVX512 runs n iterations of 12 independent 16-wide FMAs (384 FLOP).
 //
 //go:noescape
@@ -68,7 +74,7 @@ func init() {
 			rows: [mr]microKernel{nil, kernel1x16AVX2, kernel2x16AVX2, kernel3x16AVX2, kernel4x16AVX2, kernel5x16AVX2}}
 		if hasAVX512 {
 			activeKernel.name = "avx512-12x32+avx2-fma-6x16"
-			activeKernel.wide, activeKernel.wideLast = kernel12x32AVX512, kernel6x32AVX512
+			activeKernel.wide, activeKernel.wideLast, activeKernel.wideOne = kernel12x32AVX512, kernel6x32AVX512, kernel12x16AVX512
 		}
 	}
 }

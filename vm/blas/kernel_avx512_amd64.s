@@ -285,3 +285,112 @@ store6:
 	STOREROW512(Z18, Z19)
 	VZEROUPPER
 	RET
+
+// One k step of the 12x16 block: one B panel, two A panels.
+#define STEP12x16(OFFA, OFFB) \
+	VMOVUPS OFFB(DI), Z0; \
+	VBROADCASTSS (OFFA+0)(SI), Z2; \
+	VFMADD231PS Z0, Z2, Z8; \
+	VBROADCASTSS (OFFA+4)(SI), Z3; \
+	VFMADD231PS Z0, Z3, Z9; \
+	VBROADCASTSS (OFFA+8)(SI), Z4; \
+	VFMADD231PS Z0, Z4, Z10; \
+	VBROADCASTSS (OFFA+12)(SI), Z5; \
+	VFMADD231PS Z0, Z5, Z11; \
+	VBROADCASTSS (OFFA+16)(SI), Z6; \
+	VFMADD231PS Z0, Z6, Z12; \
+	VBROADCASTSS (OFFA+20)(SI), Z7; \
+	VFMADD231PS Z0, Z7, Z13; \
+	VBROADCASTSS (OFFA+0)(R11), Z2; \
+	VFMADD231PS Z0, Z2, Z14; \
+	VBROADCASTSS (OFFA+4)(R11), Z3; \
+	VFMADD231PS Z0, Z3, Z15; \
+	VBROADCASTSS (OFFA+8)(R11), Z4; \
+	VFMADD231PS Z0, Z4, Z16; \
+	VBROADCASTSS (OFFA+12)(R11), Z5; \
+	VFMADD231PS Z0, Z5, Z17; \
+	VBROADCASTSS (OFFA+16)(R11), Z6; \
+	VFMADD231PS Z0, Z6, Z18; \
+	VBROADCASTSS (OFFA+20)(R11), Z7; \
+	VFMADD231PS Z0, Z7, Z19
+
+// Adds one accumulator into one C row (16 floats at DX) and advances DX.
+#define STOREROW16(ACC) \
+	VADDPS  (DX), ACC, ACC; \
+	VMOVUPS ACC, (DX);      \
+	ADDQ    R8, DX
+
+// func kernel12x16AVX512(k int, a, b, c []float32, ldc int)
+//
+// The last column panel of a block under kernel12x32AVX512 (an odd panel
+// count): C[i*ldc+j] += sum_p A[i/6][p*6+i%6] * b[p*16+j] for i < 12,
+// j < 16, with A[q] = a[q*6k:]. The caller guarantees len(a) >= 12k,
+// len(b) >= 16k and len(c) >= 11*ldc+16.
+TEXT ·kernel12x16AVX512(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+32(FP), DI
+	MOVQ c_base+56(FP), DX
+	MOVQ ldc+80(FP), R8
+	SHLQ $2, R8
+	MOVQ CX, R9
+	IMULQ $24, R9
+	LEAQ (SI)(R9*1), R11 // second A panel
+
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	ANDQ $3, CX
+	TESTQ BX, BX
+	JZ   rem12
+
+loop12x4:
+	STEP12x16(0, 0)
+	STEP12x16(24, 64)
+	STEP12x16(48, 128)
+	STEP12x16(72, 192)
+	ADDQ $96, SI
+	ADDQ $96, R11
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  loop12x4
+
+rem12:
+	TESTQ CX, CX
+	JZ    store12
+
+loop12x1:
+	STEP12x16(0, 0)
+	ADDQ $24, SI
+	ADDQ $24, R11
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop12x1
+
+store12:
+	STOREROW16(Z8)
+	STOREROW16(Z9)
+	STOREROW16(Z10)
+	STOREROW16(Z11)
+	STOREROW16(Z12)
+	STOREROW16(Z13)
+	STOREROW16(Z14)
+	STOREROW16(Z15)
+	STOREROW16(Z16)
+	STOREROW16(Z17)
+	STOREROW16(Z18)
+	STOREROW16(Z19)
+	VZEROUPPER
+	RET

@@ -29,6 +29,10 @@ type kernelChoice struct {
 	// micro-panel under two consecutive B micro-panels (the rows a block of
 	// wide leaves over). len(c) >= (mr-1)*ldc+2*nr.
 	wideLast microKernel
+	// wideOne, set with wide, computes the (2*mr) x nr block of two
+	// consecutive A micro-panels over one B micro-panel (the last panel of
+	// an odd count). len(c) >= (2*mr-1)*ldc+nr.
+	wideOne microKernel
 }
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an

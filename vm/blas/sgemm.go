@@ -135,7 +135,7 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, ep: ep,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, ep: ep,
 		shared: block{bp: g.shared.bp}, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -155,16 +155,16 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 // gemm is one Sgemm call: its arguments, the shared packed B block and
 // per-thread scratch. Pooled so a steady stream of calls does not allocate.
 type gemm struct {
-	transA, transB bool
-	m, n, k        int
-	alpha, beta    float32
-	a, b, c        []float32
-	lda, ldb, ldc  int
-	threads        int
-	kern           microKernel
-	kernRows       [mr]microKernel // see kernelChoice.rows
-	wide, wideLast microKernel     // see kernelChoice.wide; nil: none
-	ep             Epilogue        // nil: none
+	transA, transB          bool
+	m, n, k                 int
+	alpha, beta             float32
+	a, b, c                 []float32
+	lda, ldb, ldc           int
+	threads                 int
+	kern                    microKernel
+	kernRows                [mr]microKernel // see kernelChoice.rows
+	wide, wideLast, wideOne microKernel     // see kernelChoice.wide; nil: none
+	ep                      Epilogue        // nil: none
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
 	shared block // the block all threads work on in phasePackB/phaseCompute
@@ -438,7 +438,15 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 			jr += 2 * nr
 			continue
 		}
-		g.panelTiles(s, blk, ic, mcur, jr, 0)
+		ir := 0
+		if g.wideOne != nil && jr+nr <= blk.ncur {
+			// One full column panel: 12x16 blocks, then the rest.
+			bpanel := blk.bp[jr*kcur : (jr+nr)*kcur]
+			for ; ir+2*mr <= mcur; ir += 2 * mr {
+				g.wideOne(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanel, g.c[cbase+ir*ldc:], ldc)
+			}
+		}
+		g.panelTiles(s, blk, ic, mcur, jr, ir)
 		jr += nr
 	}
 	if finish {

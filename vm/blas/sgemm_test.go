@@ -160,7 +160,7 @@ func kernels() map[string]kernelChoice {
 	}
 	if activeKernel.wide != nil {
 		narrow := activeKernel
-		narrow.name, narrow.wide, narrow.wideLast = "avx2-fma-6x16", nil, nil
+		narrow.name, narrow.wide, narrow.wideLast, narrow.wideOne = "avx2-fma-6x16", nil, nil, nil
 		ks[narrow.name] = narrow
 	}
 	return ks
@@ -348,6 +348,16 @@ func TestWideKernelMatchesTiles(t *testing.T) {
 		activeKernel.wide(k, a, b, c, ldc)
 		for i := range c {
 			require.InDelta(t, want[i], c[i], 1e-5*float64(k+1), "k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
+		}
+		// wideOne: the first B panel's 16 columns only.
+		one := append([]float32(nil), c0...)
+		activeKernel.wideOne(k, a, b, one, ldc)
+		for i := range one {
+			w := want[i]
+			if i%ldc >= nr {
+				w = c0[i]
+			}
+			require.InDelta(t, w, one[i], 1e-5*float64(k+1), "wideOne k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
 		}
 		// wideLast: the first A panel's six rows only; the rows below stay.
 		activeKernel.wideLast(k, a, b, last, ldc)
