@@ -183,3 +183,19 @@ func BenchmarkTakeSideBySide(b *testing.B) {
 	b.ReportMetric(med(wall[0])/med(wall[1]), "x-general")
 	b.ReportMetric(med(wall[2])/med(wall[1]), "copy-frac")
 }
+
+// TestTakeDoesNotAllocate: after a warm-up call, the take path allocates
+// nothing, serial or split across the worker pool.
+func TestTakeDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, name := range []string{"take1", "take_big"} {
+		f := parseFunc(t, takeFuncs, name)
+		k, err := kernel.Compile(f, name)
+		require.NoError(t, err)
+		args := takeArgs(t, name, rand.New(rand.NewPCG(4, 4)))
+		require.NoError(t, k.Call(args))
+		require.Zero(t, testing.AllocsPerRun(20, func() { _ = k.Call(args) }), name)
+	}
+}
