@@ -118,13 +118,7 @@ func InitialNLayout(s ir.StructInfo) NLayout {
 // (ABCD4b: ABCD), others those of s.
 func InitialOf(l NLayout, s ir.StructInfo) NLayout {
 	if !l.Tuple && IsSplitLayout(l.Leaf) {
-		primal := 0
-		for i := range len(l.Leaf) {
-			if c := l.Leaf[i]; c >= 'A' && c <= 'Z' {
-				primal++
-			}
-		}
-		return LeafLayout(InitialLayout(primal))
+		return LeafLayout(InitialLayout(primalRank(l.Leaf)))
 	}
 	if t, ok := s.(*ir.TupleInfo); ok && l.Tuple && len(t.Fields) == len(l.Fields) {
 		fields := make([]NLayout, len(l.Fields))
@@ -514,6 +508,18 @@ func splitBinary(call *ir.Call, l1, l2 string, n1, n2 int) *LayoutDecision {
 	return nil
 }
 
+// primalRank is the number of primal axes of a layout decision (the rank
+// of the tensor as written).
+func primalRank(l string) int {
+	n := 0
+	for i := range len(l) {
+		if c := l[i]; c >= 'A' && c <= 'Z' {
+			n++
+		}
+	}
+	return n
+}
+
 // layoutRank is the number of axes of a layout decision.
 func layoutRank(l string) int {
 	n := 0
@@ -865,22 +871,78 @@ func layoutConcat(call *ir.Call, _ map[string][]string, in []NLayout) (*LayoutDe
 		return nil, nil
 	}
 	l := in[0].Fields[0].Leaf
-	if !isPermutationLayout(l) || len(l) == 0 {
-		return nil, nil
-	}
 	axis, _, err := opAttrInt(opOf(call), call, "axis")
 	if err != nil {
 		return nil, nil
 	}
+	if split := concatSplitLayout(call, in[0].Fields); split != "" {
+		fields := make([]NLayout, len(in[0].Fields))
+		for i := range fields {
+			fields[i] = LeafLayout(split)
+		}
+		// Along the outer part of a split axis: whole blocks follow blocks.
+		attrs := call.Attrs.With("axis", int64(FindAxis(stripDigits(split), int(axis))))
+		return &LayoutDecision{In: []NLayout{TupleLayout(fields...)}, Out: LeafLayout(split), Call: withCall(call, attrs, nil)}, nil
+	}
+	if IsSplitLayout(l) { // the first regular layout, as TVM picks
+		for _, f := range in[0].Fields {
+			if !f.Tuple && isPermutationLayout(f.Leaf) {
+				l = f.Leaf
+				break
+			}
+		}
+	}
+	if !isPermutationLayout(l) || len(l) == 0 {
+		return nil, nil
+	}
 	fields := make([]NLayout, len(in[0].Fields))
 	for i, f := range in[0].Fields {
-		if f.Tuple || len(f.Leaf) != len(l) {
+		if f.Tuple || f.Leaf == LayoutUnknown || primalRank(f.Leaf) != len(l) {
 			return nil, nil
 		}
 		fields[i] = LeafLayout(l)
 	}
 	attrs := call.Attrs.With("axis", int64(FindAxis(l, int(axis))))
 	return &LayoutDecision{In: []NLayout{TupleLayout(fields...)}, Out: LeafLayout(l), Call: withCall(call, attrs, nil)}, nil
+}
+
+// concatSplitLayout is the split layout a concatenation works in: the
+// first field's in a split layout, when every field's blocks provably
+// divide its axes (padding would land between the parts); "" otherwise
+// (TVM's InferLayoutConcat).
+func concatSplitLayout(call *ir.Call, fields []NLayout) string {
+	var split string
+	for _, f := range fields {
+		if !f.Tuple && IsSplitLayout(f.Leaf) {
+			split = f.Leaf
+			break
+		}
+	}
+	tup, ok := call.Args[0].(*ir.Tuple)
+	if split == "" || !ok || len(tup.Fields) != len(fields) {
+		return ""
+	}
+	for i, f := range fields {
+		if f.Tuple || f.Leaf == LayoutUnknown {
+			return ""
+		}
+		_, dims, known := knownTensorInfo(InitialInfo(f, argStructInfo(tup.Fields[i])))
+		if !known || !canProveLayoutTransform(InitialLayout(len(dims)), split, dims, true) {
+			return ""
+		}
+	}
+	return split
+}
+
+// stripDigits is a layout decision without its block sizes, one letter
+// per axis (TVM's FindAxis reads it so).
+func stripDigits(l string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, l)
 }
 
 // layoutStack: every tensor is converted to the first one's layout; the

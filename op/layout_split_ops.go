@@ -91,7 +91,7 @@ func readSplitLayouts(op *ir.Op, call *ir.Call, roles []layoutRole) (*splitLayou
 		}
 		s.layouts[i] = l
 		if attrs == nil {
-			attrs = maps(call.Attrs)
+			attrs = cloneAttrs(call.Attrs)
 		}
 		attrs[r.attr] = l.primal()
 	}
@@ -110,7 +110,8 @@ func readSplitLayouts(op *ir.Op, call *ir.Call, roles []layoutRole) (*splitLayou
 	return s, nil
 }
 
-func maps(a ir.Attrs) ir.Attrs {
+// cloneAttrs is a copy of a, with room for one more attribute.
+func cloneAttrs(a ir.Attrs) ir.Attrs {
 	out := make(ir.Attrs, len(a)+1)
 	for k, v := range a {
 		out[k] = v
@@ -239,7 +240,7 @@ func withSplitLayouts(d Def, roles []layoutRole) Def {
 			if !ok || c == s.primal {
 				return call, nil
 			}
-			attrs := maps(c.Attrs)
+			attrs := cloneAttrs(c.Attrs)
 			for _, r := range roles {
 				attr := r.attr
 				if v, ok := call.Attrs[attr]; (!ok || v == nil) && r.fallback != "" {

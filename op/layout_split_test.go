@@ -142,3 +142,39 @@ func TestInferSplitLayouts(t *testing.T) {
 			nil, "data must be a 4-D tensor, got rank 5"},
 	})
 }
+
+func TestSplitLayoutDecisions(t *testing.T) {
+	// TVM's TransposeSubLayoutStrLike, as its ConvertLayout tests use it.
+	assert.Equal(t, "ABCD4b", transposeSubLayoutLike("ABCD", "NCHW", "NCHW4c"))
+	assert.Equal(t, "ACDB4b", transposeSubLayoutLike("ABCD", "NCHW", "NHWC4c"))
+	assert.Equal(t, "A2aBCD4d", transposeSubLayoutLike("ABCD", "NHWC", "N2nHWC4c"))
+	assert.Equal(t, "NCHW4c", transposeSubLayoutLike("NCHW", "ABCD", "ABCD4b"))
+
+	n := symN
+	assert.True(t, canProveLayoutTransform("NCHW", "NCHW4c", toDims([]any{2, 16, 28, 28}), false))
+	assert.False(t, canProveLayoutTransform("NCHW", "NCHW4c", toDims([]any{2, 15, 28, 28}), false))
+	assert.True(t, canProveLayoutTransform("NCHW", "NCHW4c", toDims([]any{2, n, 28, 28}), false), "TVM trusts a symbolic extent")
+	assert.False(t, canProveLayoutTransform("NCHW", "NCHW4c", toDims([]any{2, n, 28, 28}), true))
+	assert.True(t, canProveLayoutTransform("NCHW", "NCHW4c", toDims([]any{2, ir.Mul(n, ir.I64(8)), 28, 28}), true))
+	assert.True(t, canProveLayoutTransform("NCHW4c", "NCHW2c", toDims([]any{2, 3, 28, 28, 4}), true), "12 channels in blocks of 2")
+	assert.False(t, canProveLayoutTransform("NCHW4c", "NCHW8c", toDims([]any{2, 3, 28, 28, 4}), false), "12 channels in blocks of 8")
+	assert.False(t, canProveLayoutTransform("NCHW", "NCDW4c", toDims([]any{2, 16, 28, 28}), false), "other axes")
+
+	for _, c := range []struct{ from, to, want string }{
+		{"ABCD", "ABCD4b", "lambda i0, i1, i2, i3: (i0, i1 // 4, i2, i3, i1 % 4)"},
+		{"ABCD4b", "ABCD", "lambda i0, i1, i2, i3, i4: (i0, i1 * 4 + i4, i2, i3)"},
+		{"ABCD", "A2aBCD4d", "lambda i0, i1, i2, i3: (i0 // 2, i0 % 2, i1, i2, i3 // 4, i3 % 4)"},
+		{"ACDB4b", "ABCD", "lambda i0, i1, i2, i3, i4: (i0, i3 * 4 + i4, i1, i2)"},
+	} {
+		m, ok := LayoutTransformMap(c.from, c.to)
+		require.True(t, ok, c.from)
+		assert.Equal(t, c.want, m.Lambda(nil), "%s to %s", c.from, c.to)
+	}
+	_, ok := LayoutTransformMap("ABCD", "ABC4c")
+	assert.False(t, ok, "different axes")
+
+	// The struct info of a converted value, back in its initial layout.
+	got := InitialInfo(LeafLayout("ACDB4b"), tinfo(ir.Float32, 2, 26, 26, 1, 4))
+	assert.Empty(t, infoDiff(got, tinfo(ir.Float32, 2, 4, 26, 26)))
+	assert.Equal(t, LeafLayout("ABCD"), InitialOf(LeafLayout("A2aBCD4d"), nil))
+}
