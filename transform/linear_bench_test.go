@@ -32,17 +32,23 @@ import (
 //     run measured anywhere from 0.9 to 7 ms).
 //   - A full GC before each timed region clears the previous one's
 //     garbage and evicts its data from the cache (without it a bare walk
-//     measured 17.6, one run against one). All inputs stay live throughout, so the heap
-//     the collector marks during a run is the same for both sizes and GC
-//     cost is proportional to what the run allocates.
+//     measured 17.6, one run against one). All inputs stay live
+//     throughout, so the heap the collector marks during a run is the
+//     same for both sizes and GC cost is proportional to what the run
+//     allocates.
 //   - One P (GOMAXPROCS 1): idle-P mark workers would otherwise charge
 //     the process for marking on the second core whenever the machine
 //     leaves it free.
 //
-// The bare walk then measures 8 to 10. What remains is the hardware:
-// BenchmarkReferenceWalk/vars, a walk recording each var in a Go map,
-// measures 12 to 13 because the 100k-entry map outgrows the core's L2
-// cache where the 10k one fits; passes keyed by vars pay that too.
+// The bare walk then measures 8 to 12 (once 15.7, at load 14): at that
+// load a ratio is good to about a third, so compare passes with the
+// yardsticks of the same run, not with 11 alone. What remains is the
+// hardware: BenchmarkReferenceWalk/vars, a walk recording each var in a
+// Go map, measures 12 to 15 because the 100k-entry map outgrows the
+// core's L2 cache where the 10k one fits, and a pass's allocations land
+// in a heap that no longer fits the cache (profiles of 10x10k against
+// 100k show every function of a linear pass slower alike, allocation and
+// map access most). Passes keyed by vars pay that too.
 //
 // Run, e.g.:
 //
