@@ -374,7 +374,9 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	// small next to the product when channels are many).
 	rows := roundUp(g.ocg(), mr)
 	chanRows := rows
-	if pix := g.Batch * g.Groups * blocks; threads > 1 && pix < 4*threads && !g.depthwise() {
+	// Only for work that amortises waking a helper several times over
+	// (the CNN's 8x8 convolutions at batch 1 ran slower on two threads).
+	if pix := g.Batch * g.Groups * blocks; threads > 1 && pix < 4*threads && !g.depthwise() && work >= 4*threads*minConvWorkPerThread {
 		chanRows = roundUp(ceilDiv(rows, ceilDiv(4*threads, pix)), 2*mr)
 	}
 	chanBlocks := ceilDiv(rows, chanRows)
