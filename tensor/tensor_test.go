@@ -219,3 +219,32 @@ func TestViewIntoReusesTheTensor(t *testing.T) {
 	assert.ErrorContains(t, err, "offset 4 is not a non-negative multiple")
 	assert.Equal(t, Int32, x.DType, "unchanged on error")
 }
+
+// TestFreezeAndMemo: a frozen storage keeps what Memo derives from it, one
+// build per key; storage that is not frozen (or an allocator's, which
+// cannot be frozen) builds nothing.
+func TestFreezeAndMemo(t *testing.T) {
+	s := NewStorage(16)
+	builds := 0
+	build := func() any { builds++; return builds }
+	v, ok := s.Memo("k", build)
+	require.False(t, ok)
+	require.Nil(t, v)
+	require.Zero(t, builds)
+
+	require.True(t, s.Freeze())
+	require.True(t, s.Frozen())
+	for range 3 {
+		v, ok = s.Memo("k", build)
+		require.True(t, ok)
+		require.Equal(t, 1, v)
+	}
+	v, _ = s.Memo("other", build)
+	require.Equal(t, 2, v, "a second key builds its own value")
+
+	a := NewPooledAllocator()
+	owned, err := a.Alloc(16)
+	require.NoError(t, err)
+	require.False(t, owned.Freeze(), "pooled storage is reused after Free: it cannot be frozen")
+	require.False(t, owned.Frozen())
+}

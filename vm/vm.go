@@ -125,6 +125,12 @@ func New(exe *Executable, opts Options) (*VM, error) {
 		if err != nil {
 			return nil, fmt.Errorf("constant %d: %w", i, err)
 		}
+		if t, ok := v.Tensor(); ok {
+			// Constants are never written (kernels refuse frozen outputs),
+			// so kernels may keep values derived from them: packed
+			// weights are packed once per load.
+			t.Storage.Freeze()
+		}
 		vm.consts[i] = v
 	}
 	vm.kernels = make([]abi.Kernel, len(exe.Kernels))

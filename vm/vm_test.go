@@ -644,3 +644,24 @@ func TestShapeHeapNeverShared(t *testing.T) {
 	assert.Equal(t, []int64{5}, tensor.Data[int64](sh1))
 	assert.Equal(t, []int64{0}, tensor.Data[int64](fh2))
 }
+
+// TestConstantsAreFrozen: linking an executable freezes its constant
+// tensors (kernels refuse to write them and may keep values derived from
+// them, such as packed weights).
+func TestConstantsAreFrozen(t *testing.T) {
+	b := NewBuilder()
+	b.BeginFunc("main", nil)
+	r := b.NewReg()
+	c := b.Const(Constant{Kind: ConstTensor, DType: "float32", Dims: []int64{1}, Data: []byte{0, 0, 128, 63}})
+	b.CallPacked(r, "vm.builtin.copy", []Arg{ConstArg(c)}, pos(1))
+	b.Ret(r, pos(2))
+	b.EndFunc()
+	exe, err := b.Finish()
+	require.NoError(t, err)
+	out, err := newVM(t, exe, Options{}).Run(context.Background(), "main")
+	require.NoError(t, err)
+	got, ok := out.Tensor()
+	require.True(t, ok)
+	require.Equal(t, []float32{1}, tensor.Data[float32](got))
+	require.True(t, got.Storage.Frozen())
+}

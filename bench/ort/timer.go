@@ -195,6 +195,10 @@ func readParams(path string) (map[string]*tensor.Tensor, error) {
 	}
 	byName := map[string]*tensor.Tensor{}
 	for _, a := range arrays {
+		// Bound once and only read by every run: frozen, so kernels keep
+		// their packed weights with them (ONNX Runtime prepacks its
+		// initializers once per session likewise).
+		a.Tensor.Storage.Freeze()
 		byName[a.Name] = a.Tensor
 	}
 	return byName, nil

@@ -55,6 +55,14 @@ func f32Bytes(s []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
 }
 
+// PacksWeights reports whether convolutions of geometry g run on packed
+// weights (PackConvWeights); depthwise ones read the weights as stored.
+func (g *ConvGeom) PacksWeights() bool { return !g.depthwise() }
+
+// Fits reports whether pw holds weights packed for geometry g (the
+// weight-related fields agree).
+func (pw *ConvWeights) Fits(g *ConvGeom) bool { return weightKey(&pw.geom) == weightKey(g) }
+
 // Get returns w packed for geometry g, packing it on a miss. Safe for
 // concurrent use.
 func (c *ConvWeightCache) Get(g *ConvGeom, w []float32) *ConvWeights {

@@ -25,7 +25,8 @@ import (
 // roles off these index expressions (conv_affine.go), so any permutation
 // layout, stride, dilation and group count is recognised; it runs as
 // vm/blas.Conv's packed implicit GEMM (depthwise directly) with the
-// packed weights cached per kernel (blas.ConvWeightCache).
+// weights packed once per frozen weight storage (constants, bound
+// weights) and otherwise cached per kernel (blas.ConvWeightCache).
 //
 // A fast path runs only when the loops cover the buffers exactly and
 // every tap reads inside X (the padding is a separate stage in the
@@ -324,8 +325,36 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 		}
 		cep.Rows = ep
 	}
-	blas.Conv(threads, p, X.f32, W.f32, m.weights.Get(&g, W.f32), Y.f32, cep)
+	blas.Conv(threads, p, X.f32, W.f32, m.packedWeights(&g, W), Y.f32, cep)
 	return true
+}
+
+// frozenConvWeights is what a convolution kernel keeps with frozen weight
+// storage: the view it packed and the packing.
+type frozenConvWeights struct {
+	offset int64
+	n      int
+	pw     *blas.ConvWeights
+}
+
+// packedWeights returns W packed for g (nil for a depthwise convolution,
+// which reads W as stored). Frozen weights (constants, bound weights) are
+// packed once and kept with their storage, keyed by this kernel; other
+// weights go through the kernel's cache, which confirms a hit by
+// comparing the weights with the copy it packed.
+func (m *convMatch) packedWeights(g *blas.ConvGeom, W *bufData) *blas.ConvWeights {
+	if !g.PacksWeights() {
+		return nil
+	}
+	if W.storage != nil && len(W.f32) > 0 {
+		v, frozen := W.storage.Memo(m, func() any {
+			return &frozenConvWeights{offset: W.offset, n: len(W.f32), pw: blas.PackConvWeights(g, W.f32)}
+		})
+		if f, _ := v.(*frozenConvWeights); frozen && f.offset == W.offset && f.n == len(W.f32) && f.pw.Fits(g) {
+			return f.pw
+		}
+	}
+	return m.weights.Get(g, W.f32)
 }
 
 // plan returns the cached plan for geometry g.

@@ -350,3 +350,45 @@ func FuzzWindow(f *testing.F) {
 		checkWindow(t, tc, uint64(size))
 	})
 }
+
+// TestConvFrozenWeightsPackedOnce: weights in frozen storage are packed
+// once per kernel and kept with the storage, so a later run does not read
+// them again. Writing frozen bytes behind the VM's back (which breaks
+// Freeze's promise) shows it: the frozen run keeps the packing of the
+// first weights, while unfrozen weights are repacked after the change.
+func TestConvFrozenWeightsPackedOnce(t *testing.T) {
+	_, f := legalizedWindow(t, windowCase{call: "R.nn.conv2d(x, w)", x: []int64{1, 8, 6, 6}, w: []int64{16, 8, 3, 3}})
+	k, err := kernel.Compile(f, "conv")
+	require.NoError(t, err)
+	require.Contains(t, k.Pattern(), "conv")
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := randomTensor([]int64{1, 8, 6, 6}, rng)
+	w1, w2 := randomTensor([]int64{16, 8, 3, 3}, rng), randomTensor([]int64{16, 8, 3, 3}, rng)
+	run := func(w *tensor.Tensor) []float32 {
+		y := tensor.New(tensor.Float32, 1, 16, 4, 4)
+		require.NoError(t, k.Call([]abi.Arg{{T: x}, {T: w}, {T: y}}))
+		return tensor.Data[float32](y)
+	}
+	want1, want2 := run(w1), run(w2)
+	require.NotEqual(t, want1, want2)
+
+	for _, frozen := range []bool{false, true} {
+		w := randomTensor([]int64{16, 8, 3, 3}, rng)
+		copy(tensor.Data[float32](w), tensor.Data[float32](w1))
+		if frozen {
+			require.True(t, w.Storage.Freeze())
+		}
+		require.Equal(t, want1, run(w))
+		copy(tensor.Data[float32](w), tensor.Data[float32](w2))
+		if frozen {
+			require.Equal(t, want1, run(w), "frozen weights are packed once")
+			if !raceEnabled {
+				y := tensor.New(tensor.Float32, 1, 16, 4, 4)
+				args := []abi.Arg{{T: x}, {T: w}, {T: y}}
+				require.Zero(t, testing.AllocsPerRun(10, func() { _ = k.Call(args) }))
+			}
+		} else {
+			require.Equal(t, want2, run(w), "unfrozen weights are repacked when they change")
+		}
+	}
+}

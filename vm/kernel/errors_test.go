@@ -103,6 +103,14 @@ func TestRuntimeErrors(t *testing.T) {
 			"PrimFunc pad: argument 0 (A) must be a 1-d float32 tensor, got float64(5,)")
 		require.EqualError(t, k.Call([]abi.Arg{{T: A}, {I: 3}}), "PrimFunc pad: argument 1 (B) must be a tensor")
 
+		// A frozen tensor may be read but never written.
+		frozenA, frozenB := tensor.New(tensor.Float32, 5), tensor.New(tensor.Float32, 7)
+		require.True(t, frozenA.Storage.Freeze())
+		require.True(t, frozenB.Storage.Freeze())
+		require.NoError(t, k.Call([]abi.Arg{{T: frozenA}, {T: B}}))
+		require.EqualError(t, k.Call([]abi.Arg{{T: A}, {T: frozenB}}),
+			"PrimFunc pad writes argument 1 (B), a frozen tensor (a constant or bound weights)")
+
 		// oobrow's A[1, 4] is inside the buffer but outside dimension 1.
 		for _, name := range []string{"oob", "oobrow", "oobgather", "divzero"} {
 			f := mod.PrimFunc(name)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/tensor"
 )
 
 // chunkSize is the number of iterations vector mode processes per step:
@@ -28,6 +29,11 @@ type bufData struct {
 
 	shape  []int64
 	stride []int64
+
+	// The bound tensor's storage and element offset: kernels keep values
+	// derived from frozen storage with it (packed weights).
+	storage *tensor.Storage
+	offset  int64
 }
 
 // setShape records shape and computes row-major strides.

@@ -87,10 +87,11 @@ func (k *Kernel) putFrame(fr *frame) {
 type fastPath func(fr *frame) bool
 
 type param struct {
-	info   ParamInfo
-	buf    int // buffer index for abi.ParamBuffer
-	slot   int // slot for scalars
-	irType ir.DataType
+	info    ParamInfo
+	buf     int  // buffer index for abi.ParamBuffer
+	written bool // the body stores into the buffer: a frozen tensor is refused
+	slot    int  // slot for scalars
+	irType  ir.DataType
 }
 
 // bindStep binds a symbolic variable from a buffer's runtime shape, its
@@ -209,6 +210,7 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 	}
 	c.params(k)
 	body, ret := splitRet(f.Body)
+	markWritten(k, f, body)
 	if opts.General || laidOutAlloc(f) {
 		k.body = c.compileStmt(body)
 	} else {
@@ -226,6 +228,28 @@ func CompileWith(f *ir.PrimFunc, name string, opts Options) (k *Kernel, err erro
 		compileWidened(k, f, name, opts)
 	}
 	return k, nil
+}
+
+// markWritten marks the buffer parameters the body stores into (through
+// the parameter's buffer or any buffer over the same data), which bind
+// refuses to point at a frozen tensor.
+func markWritten(k *Kernel, f *ir.PrimFunc, body ir.Stmt) {
+	stored := map[*ir.PrimVar]bool{}
+	ir.WalkStmt(body, &ir.StmtVisitor{Stmt: func(s ir.Stmt) bool {
+		if st, ok := s.(*ir.BufferStore); ok {
+			stored[st.Buffer.Data] = true
+		}
+		return true
+	}})
+	for i := range k.params {
+		p := &k.params[i]
+		if p.info.Kind != abi.ParamBuffer || p.buf < 0 {
+			continue
+		}
+		if b := f.BufferMap[f.Params[i]]; b != nil && stored[b.Data] {
+			p.written = true
+		}
+	}
 }
 
 // params assigns parameter slots and compiles the shape binding.
@@ -416,6 +440,9 @@ func (k *Kernel) bind(fr *frame, args []abi.Arg) error {
 				return fmt.Errorf("PrimFunc %s: argument %d (%s) must be a %d-d %s tensor, got %s",
 					k.name, i, p.info.Name, p.info.NDim, p.info.DType, t)
 			}
+			if p.written && t.Storage.Frozen() {
+				return fmt.Errorf("PrimFunc %s writes argument %d (%s), a frozen tensor (a constant or bound weights)", k.name, i, p.info.Name)
+			}
 			bd := &fr.bufs[p.buf]
 			bindData(bd, t)
 			bd.setShape(t.Shape)
@@ -440,7 +467,7 @@ func (k *Kernel) bind(fr *frame, args []abi.Arg) error {
 // bindData points bd at t's elements.
 func bindData(bd *bufData, t *tensor.Tensor) {
 	shape, stride := bd.shape, bd.stride
-	*bd = bufData{shape: shape, stride: stride}
+	*bd = bufData{shape: shape, stride: stride, storage: t.Storage, offset: t.Offset / int64(t.DType.Size())}
 	switch t.DType {
 	case tensor.Float32:
 		bd.f32 = tensor.Data[float32](t)
