@@ -28,6 +28,10 @@
 //     concurrent use. A MappedTensor from OpenNpyFile may be a
 //     copy-on-write mapping of the file; its owner calls Close once nothing
 //     uses the tensor, which unmaps it.
+//   - A frozen Storage (Freeze: only the garbage collector's) never changes
+//     again; values derived from its bytes (packed weights) are kept with
+//     it (Memo), built once. The VM freezes its constants, and its kernels
+//     refuse to write a frozen tensor.
 //
 // The package imports nothing from the compiler (syntax/, passes/, ...);
 // its tests use ir only to check that ParseDType agrees with the IR's

@@ -66,6 +66,9 @@
 //     frame and returned to the allocator at Ret unless the returned value
 //     reaches it; that is what makes the pooled allocator's reuse work
 //     across calls (Go has no reference counts to do it as TVM does).
+//   - Constant tensors are frozen when New links them (tensor.Storage.Freeze):
+//     no kernel may write them, and kernels keep what they derive from them
+//     (packed weights) for the life of the VM.
 //   - A builtin reports bad input as an error; the VM wraps every error in
 //     a RuntimeError naming the function, the instruction and its source
 //     position. A panic is recovered and reported the same way, as an
