@@ -212,7 +212,8 @@ var fns = []fn{
 // wideFns get a 512-bit twin (name AVX2 -> AVX512, 16 lanes), translated
 // from the 256-bit body by widen: the same operations in the same order,
 // so both give bitwise the same results. log is left out: it uses its
-// compare masks as data.
+// compare masks as data. exp's twin is written natively (expNative:
+// constants in registers, VSCALEFPS), bitwise the same too.
 var wideFns = map[string]bool{"expF32AVX2": true, "erfF32AVX2": true, "tanhF32AVX2": true,
 	"sigmoidF32AVX2": true, "geluF32AVX2": true, "geluTanhF32AVX2": true}
 
@@ -316,6 +317,102 @@ func (g *gen) function(name string, body func(g *gen), wide bool) {
 	g.p("RET")
 }
 
+// The native 512-bit loops below keep exp's constants in Z16..Z27
+// (loaded once per call by expConsts) and compute 2^n with VSCALEFPS
+// instead of building it in two integer halves: the same operations as
+// the 256-bit exp up to that point, and VSCALEFPS rounds p*2^n once as
+// the two exact-then-rounding multiplies do, so the results are bitwise
+// those of expF32AVX2 (TestVectorMathWideMatchesNarrow) with 10 fewer
+// instructions a vector (no constant loads, no integer 2^n).
+const (
+	zExpHi, zExpLo, zLog2e, zLn2Hi, zLn2Lo = "Z16", "Z17", "Z18", "Z19", "Z20"
+	zOne                                   = "Z27"
+)
+
+func zExpP(i int) string { return fmt.Sprintf("Z%d", 21+i) }
+
+func (g *gen) expConsts() {
+	g.p("VBROADCASTSS %s, %s", g.f("expHi", 89), zExpHi)
+	g.p("VBROADCASTSS %s, %s", g.f("expLo", -104), zExpLo)
+	g.p("VBROADCASTSS %s, %s", g.f("log2e", float32(math.Log2E)), zLog2e)
+	g.p("VBROADCASTSS %s, %s", g.f("ln2Hi", 0.693359375), zLn2Hi)
+	g.p("VBROADCASTSS %s, %s", g.f("ln2Lo", -2.12194440e-4), zLn2Lo)
+	for i, c := range expPoly {
+		g.p("VBROADCASTSS %s, %s", g.f(fmt.Sprintf("expP%d", i), c), zExpP(i))
+	}
+	g.p("VBROADCASTSS %s, %s", g.f("one", 1), zOne)
+}
+
+// exp512 computes exp(x) in place on ZMM x with the constants of
+// expConsts; n, p, r2 are clobbered.
+func (g *gen) exp512(x, n, p, r2 string) {
+	g.p("VMINPS %s, %s, %s", x, zExpHi, x) // hi < x ? hi : x (NaN stays)
+	g.p("VMAXPS %s, %s, %s", x, zExpLo, x)
+	g.p("VMULPS %s, %s, %s", zLog2e, x, n)
+	g.p("VRNDSCALEPS $0, %s, %s", n, n) // n, rounded to nearest even
+	g.p("VFNMADD231PS %s, %s, %s", zLn2Hi, n, x)
+	g.p("VFNMADD231PS %s, %s, %s", zLn2Lo, n, x)
+	g.p("VMOVAPS %s, %s", zExpP(0), p)
+	for i := 1; i < len(expPoly); i++ {
+		g.p("VFMADD213PS %s, %s, %s", zExpP(i), x, p)
+	}
+	g.p("VMULPS %s, %s, %s", x, x, r2)
+	g.p("VFMADD213PS %s, %s, %s", x, r2, p) // p*r² + r
+	g.p("VADDPS %s, %s, %s", zOne, p, p)
+	g.p("VSCALEFPS %s, %s, %s", n, p, x) // p * 2^n, rounded once
+}
+
+// hsum folds the 16 lanes of ZMM register number z into its low lane,
+// clobbering Z(t).
+func (g *gen) hsum(z, t int) {
+	g.p("VEXTRACTF32X8 $1, Z%d, Y%d", z, t)
+	g.p("VADDPS Y%d, Y%d, Y%d", t, z, z)
+	g.p("VEXTRACTF128 $1, Y%d, X%d", z, t)
+	g.p("VADDPS X%d, X%d, X%d", t, z, z)
+	g.p("VMOVHLPS X%d, X%d, X%d", z, t, t)
+	g.p("VADDPS X%d, X%d, X%d", t, z, z)
+	g.p("VMOVSHDUP X%d, X%d", z, t)
+	g.p("VADDSS X%d, X%d, X%d", t, z, z)
+}
+
+// hmax folds ZMM register z's lanes into its low lane by VMAXPS.
+func (g *gen) hmax(z, t int) {
+	g.p("VEXTRACTF32X8 $1, Z%d, Y%d", z, t)
+	g.p("VMAXPS Y%d, Y%d, Y%d", t, z, z)
+	g.p("VEXTRACTF128 $1, Y%d, X%d", z, t)
+	g.p("VMAXPS X%d, X%d, X%d", t, z, z)
+	g.p("VMOVHLPS X%d, X%d, X%d", z, t, t)
+	g.p("VMAXPS X%d, X%d, X%d", t, z, z)
+	g.p("VMOVSHDUP X%d, X%d", z, t)
+	g.p("VMAXSS X%d, X%d, X%d", t, z, z)
+}
+
+func (g *gen) label(l string) { fmt.Fprintf(&g.w, "%s:\n", l) }
+
+// expNative writes expF32AVX512(dst, x *float32, n int), n a multiple of
+// 16.
+func (g *gen) expNative() {
+	fmt.Fprintf(&g.w, "\n// func expF32AVX512(dst, x *float32, n int)\n")
+	fmt.Fprintf(&g.w, "TEXT ·expF32AVX512(SB), NOSPLIT, $0-24\n")
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ x+8(FP), SI")
+	g.p("MOVQ n+16(FP), CX")
+	g.expConsts()
+	g.p("XORQ AX, AX")
+	g.p("TESTQ CX, CX")
+	g.p("JZ done")
+	g.label("loop")
+	g.p("VMOVUPS (SI)(AX*4), Z0")
+	g.exp512("Z0", "Z1", "Z2", "Z3")
+	g.p("VMOVUPS Z0, (DI)(AX*4)")
+	g.p("ADDQ $16, AX")
+	g.p("CMPQ AX, CX")
+	g.p("JB loop")
+	g.label("done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
 // expSubSum writes expSubSumF32AVX512(dst, x *float32, n int, m float32)
 // float32: dst[i] = exp(x[i] - m) (the subtraction rounded first, as
 // softmax's TIR computes it) over n, a multiple of 16, returning the sum
@@ -327,34 +424,240 @@ func (g *gen) expSubSum() {
 	g.p("MOVQ x+8(FP), SI")
 	g.p("MOVQ n+16(FP), CX")
 	g.p("VBROADCASTSS m+24(FP), Z15")
+	g.expConsts()
 	g.p("VPXORD Z14, Z14, Z14")
 	g.p("XORQ AX, AX")
 	g.p("TESTQ CX, CX")
 	g.p("JZ done")
-	fmt.Fprintf(&g.w, "loop:\n")
+	g.label("loop")
 	g.p("VMOVUPS (SI)(AX*4), Z0")
 	g.p("VSUBPS Z15, Z0, Z0")
-	sub := &gen{consts: g.consts, order: g.order}
-	sub.exp("Y0", "Y1", "Y2", "Y3", "Y4")
-	g.order = sub.order
-	for _, line := range strings.Split(strings.TrimRight(sub.w.String(), "\n"), "\n") {
-		for _, l := range widen(strings.TrimSpace(line), map[string]bool{}) {
-			g.p("%s", bcst(l))
-		}
-	}
+	g.exp512("Z0", "Z1", "Z2", "Z3")
 	g.p("VMOVUPS Z0, (DI)(AX*4)")
 	g.p("VADDPS Z0, Z14, Z14")
 	g.p("ADDQ $16, AX")
 	g.p("CMPQ AX, CX")
 	g.p("JB loop")
-	fmt.Fprintf(&g.w, "done:\n")
-	g.p("VEXTRACTF32X8 $1, Z14, Y1")
-	g.p("VADDPS Y1, Y14, Y14")
-	g.p("VEXTRACTF128 $1, Y14, X1")
-	g.p("VADDPS X1, X14, X14")
-	g.p("VHADDPS X14, X14, X14")
-	g.p("VHADDPS X14, X14, X14")
+	g.label("done")
+	g.hsum(14, 1)
 	g.p("VMOVSS X14, ret+32(FP)")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// rowsPrologue loads the common arguments of the row functions (at their
+// frame offsets; xOff < 0: none): x in SI, rows in R10, n in CX, the
+// row's whole vectors (n &^ 15) in BX, the tail mask (n & 15 lanes) in
+// K1; R11 (the NaN row count) is zeroed. It jumps to done when rows is 0.
+func (g *gen) rowsPrologue(xOff, rowsOff, nOff int) {
+	if xOff >= 0 {
+		g.p("MOVQ x+%d(FP), SI", xOff)
+	}
+	g.p("MOVQ rows+%d(FP), R10", rowsOff)
+	g.p("MOVQ n+%d(FP), CX", nOff)
+	g.p("MOVQ CX, BX")
+	g.p("ANDQ $-16, BX")
+	g.p("MOVQ CX, R13")
+	g.p("ANDQ $15, CX")
+	g.p("MOVL $1, AX")
+	g.p("SHLL CX, AX")
+	g.p("DECL AX")
+	g.p("KMOVW AX, K1")
+	g.p("MOVQ R13, CX")
+	g.p("XORQ R11, R11")
+	g.p("TESTQ R10, R10")
+	g.p("JZ done")
+}
+
+// The softmax row functions run one pass over a block of rows at a time
+// (rowsMax over every row, then rowsExpSum, then rowsScale, the block in
+// L1): the rows of a pass are independent, so the out-of-order core
+// overlaps one row's horizontal reduction and the next row's loads
+// instead of waiting on each row's chain of max, exp, sum and divide.
+
+// rowsMax writes rowsMaxF32AVX512(x, m *float32, rows, n int, init
+// float32): m[r] = max(init, row r) over rows contiguous rows of n > 0
+// elements (the maximum of the lanes that are not NaN: the callers detect
+// NaN rows by their sums).
+func (g *gen) rowsMax() {
+	fmt.Fprintf(&g.w, "\n// func rowsMaxF32AVX512(x, m *float32, rows, n int, init float32)\n")
+	fmt.Fprintf(&g.w, "TEXT ·rowsMaxF32AVX512(SB), NOSPLIT, $0-36\n")
+	g.p("MOVQ m+8(FP), R8")
+	g.p("VBROADCASTSS init+32(FP), Z15")
+	g.rowsPrologue(0, 16, 24)
+	g.label("row")
+	g.p("VMOVAPS Z15, Z8")
+	g.p("VMOVAPS Z15, Z9")
+	g.p("XORQ AX, AX")
+	g.p("MOVQ BX, R12")
+	g.p("ANDQ $-32, R12")
+	g.p("JZ max16")
+	g.label("max32")
+	g.p("VMAXPS (SI)(AX*4), Z8, Z8")
+	g.p("VMAXPS 64(SI)(AX*4), Z9, Z9")
+	g.p("ADDQ $32, AX")
+	g.p("CMPQ AX, R12")
+	g.p("JB max32")
+	g.label("max16")
+	g.p("CMPQ AX, BX")
+	g.p("JAE maxtail")
+	g.p("VMAXPS (SI)(AX*4), Z8, Z8")
+	g.label("maxtail")
+	g.p("VMAXPS (SI)(BX*4), Z9, K1, Z9") // masked lanes keep init
+	g.p("VMAXPS Z9, Z8, Z8")
+	g.hmax(8, 9)
+	g.p("VMOVSS X8, (R8)")
+	g.p("LEAQ (SI)(CX*4), SI")
+	g.p("ADDQ $4, R8")
+	g.p("DECQ R10")
+	g.p("JNZ row")
+	g.label("done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// rowsExpSum writes rowsExpSubSumF32AVX512(dst, x, m, s *float32, rows,
+// n int) int (store) or rowsExpSumF32AVX512(x, m, s *float32, rows, n int)
+// int: s[r] = the sum of exp(x - m[r]) over row r (x - m rounded first),
+// the exponentials written to dst's row when store. It returns the
+// number of rows whose sum is NaN.
+func (g *gen) rowsExpSum(store bool) {
+	name, args, frame, off := "rowsExpSumF32AVX512", "x, m, s *float32, rows, n int", 48, 0
+	if store {
+		name, args, frame, off = "rowsExpSubSumF32AVX512", "dst, x, m, s *float32, rows, n int", 56, 8
+	}
+	fmt.Fprintf(&g.w, "\n// func %s(%s) int\n", name, args)
+	fmt.Fprintf(&g.w, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", name, frame)
+	if store {
+		g.p("MOVQ dst+0(FP), DI")
+	}
+	g.p("MOVQ m+%d(FP), R8", off+8)
+	g.p("MOVQ s+%d(FP), R9", off+16)
+	g.expConsts()
+	g.rowsPrologue(off, off+24, off+32)
+	g.label("row")
+	g.p("VBROADCASTSS (R8), Z8")
+	g.p("VPXORD Z14, Z14, Z14")
+	g.p("XORQ AX, AX")
+	g.p("TESTQ BX, BX")
+	g.p("JZ tail")
+	g.label("loop")
+	g.p("VMOVUPS (SI)(AX*4), Z0")
+	g.p("VSUBPS Z8, Z0, Z0")
+	g.exp512("Z0", "Z1", "Z2", "Z3")
+	if store {
+		g.p("VMOVUPS Z0, (DI)(AX*4)")
+	}
+	g.p("VADDPS Z0, Z14, Z14")
+	g.p("ADDQ $16, AX")
+	g.p("CMPQ AX, BX")
+	g.p("JB loop")
+	g.label("tail")
+	g.p("CMPQ BX, CX")
+	g.p("JE fold")
+	g.p("VMOVUPS.Z (SI)(BX*4), K1, Z0")
+	g.p("VSUBPS Z8, Z0, Z0")
+	g.exp512("Z0", "Z1", "Z2", "Z3")
+	if store {
+		g.p("VMOVUPS Z0, K1, (DI)(BX*4)")
+	}
+	g.p("VADDPS Z0, Z14, K1, Z14")
+	g.label("fold")
+	g.hsum(14, 1)
+	g.p("VMOVSS X14, (R9)")
+	g.p("VUCOMISS X14, X14")
+	g.p("JPC ordered") // parity set: unordered (NaN)
+	g.p("INCQ R11")
+	g.label("ordered")
+	g.p("LEAQ (SI)(CX*4), SI")
+	if store {
+		g.p("LEAQ (DI)(CX*4), DI")
+	}
+	g.p("ADDQ $4, R8")
+	g.p("ADDQ $4, R9")
+	g.p("DECQ R10")
+	g.p("JNZ row")
+	g.label("done")
+	g.p("MOVQ R11, ret+%d(FP)", off+40)
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// rowsScale writes rowsScaleF32AVX512(dst, s *float32, rows, n int): dst
+// row r *= 1/s[r] (softmax's normalization, within an ULP of dividing).
+func (g *gen) rowsScale() {
+	fmt.Fprintf(&g.w, "\n// func rowsScaleF32AVX512(dst, s *float32, rows, n int)\n")
+	fmt.Fprintf(&g.w, "TEXT ·rowsScaleF32AVX512(SB), NOSPLIT, $0-32\n")
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ s+8(FP), R9")
+	g.p("MOVQ DI, SI")
+	g.rowsPrologue(-1, 16, 24)
+	g.p("VBROADCASTSS %s, Z7", g.f("one", 1))
+	g.label("row")
+	g.p("VDIVPS.BCST (R9), Z7, Z1")
+	g.p("XORQ AX, AX")
+	g.p("TESTQ BX, BX")
+	g.p("JZ tail")
+	g.label("loop")
+	g.p("VMULPS (DI)(AX*4), Z1, Z0")
+	g.p("VMOVUPS Z0, (DI)(AX*4)")
+	g.p("ADDQ $16, AX")
+	g.p("CMPQ AX, BX")
+	g.p("JB loop")
+	g.label("tail")
+	g.p("CMPQ BX, CX")
+	g.p("JE next")
+	g.p("VMULPS (DI)(BX*4), Z1, K1, Z0")
+	g.p("VMOVUPS Z0, K1, (DI)(BX*4)")
+	g.label("next")
+	g.p("LEAQ (DI)(CX*4), DI")
+	g.p("ADDQ $4, R9")
+	g.p("DECQ R10")
+	g.p("JNZ row")
+	g.label("done")
+	g.p("VZEROUPPER")
+	g.p("RET")
+}
+
+// logSoftmaxOut writes logSoftmaxOutF32AVX512(dst, x, m, l *float32,
+// rows, n int): dst row = (x row - m[r]) - l[r], each subtraction rounded
+// as log-softmax's TIR writes them, the tails masked.
+func (g *gen) logSoftmaxOut() {
+	fmt.Fprintf(&g.w, "\n// func logSoftmaxOutF32AVX512(dst, x, m, l *float32, rows, n int)\n")
+	fmt.Fprintf(&g.w, "TEXT ·logSoftmaxOutF32AVX512(SB), NOSPLIT, $0-48\n")
+	g.p("MOVQ dst+0(FP), DI")
+	g.p("MOVQ m+16(FP), R8")
+	g.p("MOVQ l+24(FP), R9")
+	g.rowsPrologue(8, 32, 40)
+	g.label("row")
+	g.p("VBROADCASTSS (R8), Z8")
+	g.p("VBROADCASTSS (R9), Z9")
+	g.p("XORQ AX, AX")
+	g.p("TESTQ BX, BX")
+	g.p("JZ tail")
+	g.label("loop")
+	g.p("VMOVUPS (SI)(AX*4), Z0")
+	g.p("VSUBPS Z8, Z0, Z0")
+	g.p("VSUBPS Z9, Z0, Z0")
+	g.p("VMOVUPS Z0, (DI)(AX*4)")
+	g.p("ADDQ $16, AX")
+	g.p("CMPQ AX, BX")
+	g.p("JB loop")
+	g.label("tail")
+	g.p("CMPQ BX, CX")
+	g.p("JE next")
+	g.p("VMOVUPS.Z (SI)(BX*4), K1, Z0")
+	g.p("VSUBPS Z8, Z0, Z0")
+	g.p("VSUBPS Z9, Z0, Z0")
+	g.p("VMOVUPS Z0, K1, (DI)(BX*4)")
+	g.label("next")
+	g.p("LEAQ (SI)(CX*4), SI")
+	g.p("LEAQ (DI)(CX*4), DI")
+	g.p("ADDQ $4, R8")
+	g.p("ADDQ $4, R9")
+	g.p("DECQ R10")
+	g.p("JNZ row")
+	g.label("done")
 	g.p("VZEROUPPER")
 	g.p("RET")
 }
@@ -363,11 +666,18 @@ func main() {
 	g := &gen{consts: map[string]uint32{}}
 	for _, f := range fns {
 		g.function(f.name, f.body, false)
-		if wideFns[f.name] {
+		if f.name == "expF32AVX2" {
+			g.expNative()
+		} else if wideFns[f.name] {
 			g.function(strings.TrimSuffix(f.name, "AVX2")+"AVX512", f.body, true)
 		}
 	}
 	g.expSubSum()
+	g.rowsMax()
+	g.rowsExpSum(true)
+	g.rowsExpSum(false)
+	g.rowsScale()
+	g.logSoftmaxOut()
 	var out bytes.Buffer
 	out.WriteString("// Code generated by gen_math.go; DO NOT EDIT.\n\n//go:build !purego\n\n#include \"textflag.h\"\n\n")
 	for _, name := range g.order {

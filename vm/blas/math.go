@@ -15,7 +15,8 @@ import "math"
 // purego, the portable functions below run. Where the CPU has AVX-512F
 // and DQ, exp, erf, tanh, sigmoid and both GELUs run 16 lanes at a time
 // over the multiples of 16 (their 512-bit twins, translated from the
-// 256-bit loops instruction by instruction: bitwise the same results,
+// 256-bit loops instruction by instruction, exp's written natively with
+// its constants in registers and VSCALEFPS: bitwise the same results,
 // 1.8-2x faster on Zen 5, BenchmarkMathWideSideBySide). Both compute the same
 // algorithm with the same constants, so they agree within the stated
 // error (the Go code's FMA rounds through float64, so the last bit can

@@ -126,3 +126,42 @@ func expSubSumF32(dst, x []float32, m float32) float32 {
 	}
 	return s
 }
+
+// The native 512-bit row functions of softmax.go (gen_math.go documents
+// them); the exp passes return the number of rows whose sum is NaN.
+
+//go:noescape
+func rowsMaxF32AVX512(x, m *float32, rows, n int, init float32)
+
+//go:noescape
+func rowsExpSubSumF32AVX512(dst, x, m, s *float32, rows, n int) int
+
+//go:noescape
+func rowsExpSumF32AVX512(x, m, s *float32, rows, n int) int
+
+//go:noescape
+func rowsScaleF32AVX512(dst, s *float32, rows, n int)
+
+//go:noescape
+func logSoftmaxOutF32AVX512(dst, x, m, l *float32, rows, n int)
+
+// logSmallF32 is LogF32 over len(x) <= 64 elements without letting dst
+// escape (logF32 is a function value): the row functions keep their
+// logarithms on the stack.
+func logSmallF32(dst *[64]float32, x []float32) {
+	if !hasAVX2FMA {
+		for i, v := range x {
+			dst[i] = log32(v)
+		}
+		return
+	}
+	n8 := len(x) &^ 7
+	if n8 > 0 {
+		logF32AVX2(&dst[0], &x[0], n8)
+	}
+	if n8 < len(x) {
+		var in [8]float32
+		copy(in[:], x[n8:])
+		logF32AVX2(&dst[n8], &in[0], 8)
+	}
+}

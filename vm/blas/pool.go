@@ -37,3 +37,48 @@ func PoolStride2F32(dst, src []float32, taps int, isMax bool) {
 		d[i] = acc
 	}
 }
+
+// PoolRowsF32 computes rows of pooling outputs whose windows start two
+// elements apart along a contiguous axis and span kh rows hstride
+// elements apart (2-d NCHW pooling with stride 2 along W, a run of output
+// rows of one image plane per call): for i < rows and j < n,
+//
+//	dst[i*dstStride+j] = init op src[i*srcStride + h*hstride + 2j + t]
+//
+// over h < kh (outer) and t < taps (inner), in that order, op max (Go's,
+// NaN propagating) when isMax, else +. It panics if an access would
+// leave dst or src; it may read (and ignore) one element past the last
+// input within cap(src).
+func PoolRowsF32(dst, src []float32, rows, n, dstStride, srcStride, kh, hstride, taps int, init float32, isMax bool) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	if kh < 1 || taps < 1 || dstStride < 0 || srcStride < 0 || hstride < 0 ||
+		(rows-1)*dstStride+n > len(dst) || (rows-1)*srcStride+(kh-1)*hstride+2*(n-1)+taps > len(src) {
+		panic(fmt.Sprintf("blas: PoolRowsF32: %d rows of %d outputs (strides %d, %d; %dx%d taps, %d apart) in %d, %d elements",
+			rows, n, dstStride, srcStride, kh, taps, hstride, len(dst), len(src)))
+	}
+	j0 := poolRowsVec(dst, src, rows, n, dstStride, srcStride, kh, hstride, taps, init, isMax)
+	if j0 == n {
+		return
+	}
+	for i := range rows {
+		d := dst[i*dstStride+j0 : i*dstStride+n]
+		for j := range d {
+			acc := init
+			for h := range kh {
+				w := src[i*srcStride+h*hstride+2*(j0+j):][:taps]
+				if isMax {
+					for _, v := range w {
+						acc = max(acc, v)
+					}
+				} else {
+					for _, v := range w {
+						acc += v
+					}
+				}
+			}
+			d[j] = acc
+		}
+	}
+}

@@ -53,3 +53,62 @@ func TestPoolStride2(t *testing.T) {
 	}
 	require.Panics(t, func() { PoolStride2F32(make([]float32, 4), make([]float32, 7), 2, true) })
 }
+
+// TestPoolRows checks PoolRowsF32 against the scalar definition (sums in
+// the same order, so exactly) on row lengths around the vector width,
+// windows of 1-3 rows and 1-3 taps, padded and unpadded row strides, the
+// shortest allowed input (no spare capacity) and NaN and ±Inf inputs.
+func TestPoolRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	nan := float32(math.NaN())
+	for _, n := range []int{1, 7, 8, 9, 16, 17, 56} {
+		for _, rows := range []int{1, 3} {
+			for _, c := range []struct {
+				kh, taps int
+				isMax    bool
+			}{{2, 2, true}, {2, 2, false}, {3, 3, true}, {1, 1, true}, {3, 2, false}} {
+				w := 2*n + 1             // input row length
+				hstride := w + (n % 3)   // padded rows when n%3 != 0
+				srcStride := 2 * hstride // stride 2 along H
+				dstStride := n + (n % 2) // padded output rows when n is odd
+				srcLen := (rows-1)*srcStride + (c.kh-1)*hstride + 2*(n-1) + c.taps
+				src := randF32(srcLen, rng)
+				src[0], src[srcLen/2] = nan, float32(math.Inf(1))
+				if srcLen > 20 {
+					src[17] = float32(math.Inf(-1))
+				}
+				dst := randF32((rows-1)*dstStride+n, rng)
+				want := append([]float32(nil), dst...)
+				init := float32(-math.MaxFloat32)
+				if !c.isMax {
+					init = 0
+				}
+				for i := range rows {
+					for j := range n {
+						acc := init
+						for h := range c.kh {
+							for tp := range c.taps {
+								v := src[i*srcStride+h*hstride+2*j+tp]
+								if c.isMax {
+									acc = max(acc, v)
+								} else {
+									acc += v
+								}
+							}
+						}
+						want[i*dstStride+j] = acc
+					}
+				}
+				PoolRowsF32(dst, src, rows, n, dstStride, srcStride, c.kh, hstride, c.taps, init, c.isMax)
+				for i := range dst {
+					if math.IsNaN(float64(want[i])) {
+						require.True(t, math.IsNaN(float64(dst[i])), "n=%d rows=%d %+v: dst[%d] = %v, want NaN", n, rows, c, i, dst[i])
+						continue
+					}
+					require.Equal(t, want[i], dst[i], "n=%d rows=%d %+v: dst[%d]", n, rows, c, i)
+				}
+			}
+		}
+	}
+	require.Panics(t, func() { PoolRowsF32(make([]float32, 8), make([]float32, 15), 1, 8, 8, 16, 1, 16, 2, 0, true) })
+}

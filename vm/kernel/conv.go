@@ -58,10 +58,10 @@ type convMatch struct {
 	plans   map[blas.ConvGeom]*blas.ConvPlan
 }
 
-// matchWindow dispatches the nests of convolution, pooling, padding and
-// the per-channel bias (the one hook in matchNest).
+// matchWindow dispatches the nests of convolution, pooling (and the
+// average's division), padding and the per-channel bias (the one hook in matchNest).
 func (c *compiler) matchWindow(n *nest) (string, fastPath) {
-	for _, match := range []func(*nest) (string, fastPath){c.matchConv, c.matchPool, c.matchAdaptivePool, c.matchPad, c.matchChannelBias} {
+	for _, match := range []func(*nest) (string, fastPath){c.matchConv, c.matchPool, c.matchAdaptivePool, c.matchAvgDivide, c.matchPad, c.matchChannelBias} {
 		if name, fast := match(n); fast != nil {
 			return name, fast
 		}

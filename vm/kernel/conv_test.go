@@ -160,21 +160,27 @@ var poolCases = []windowCase{
 	{`R.nn.max_pool2d(x, pool_size=[3, 2], strides=[1, 2], dilation=[2, 1], padding=[0, 1, 2, 0], ceil_mode=True)`, []int64{1, 2, 10, 7}, nil, "max_pool"},
 	{`R.nn.max_pool2d(x, pool_size=[1, 1])`, []int64{1, 1, 1, 1}, nil, "max_pool"},
 	{`R.nn.max_pool1d(x, pool_size=[3], strides=[2], padding=[1])`, []int64{2, 3, 10}, nil, "pad+max_pool"},
-	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], count_include_pad=False)`, []int64{2, 4, 9, 9}, nil, "pad+sum_pool"},
-	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1], count_include_pad=True, layout="NHWC")`, []int64{2, 9, 9, 4}, nil, "pad+sum_pool"},
-	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{3, 17, 6, 6}, nil, "sum_pool"},
-	{`R.nn.avg_pool1d(x, pool_size=[4], strides=[3], padding=[2], count_include_pad=False, layout="NWC")`, []int64{2, 13, 3}, nil, "pad+sum_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], count_include_pad=False)`, []int64{2, 4, 9, 9}, nil, "pad+sum_pool+avg_divide"},
+	{`R.nn.avg_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1], count_include_pad=True, layout="NHWC")`, []int64{2, 9, 9, 4}, nil, "pad+sum_pool+avg_divide"},
+	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{3, 17, 6, 6}, nil, "sum_pool+avg_divide"},
+	{`R.nn.avg_pool1d(x, pool_size=[4], strides=[3], padding=[2], count_include_pad=False, layout="NWC")`, []int64{2, 13, 3}, nil, "pad+sum_pool+avg_divide"},
 	// Stride 2 along rows wide enough for blas.PoolStride2F32's vector
 	// loop (19, 17 and 16 outputs: 8-wide blocks and a scalar tail), with
 	// padding, count_include_pad and dilation 2.
 	{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])`, []int64{1, 3, 7, 37}, nil, "pad+max_pool"},
-	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2], padding=[0, 1], count_include_pad=True)`, []int64{2, 3, 5, 32}, nil, "pad+sum_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2], padding=[0, 1], count_include_pad=True)`, []int64{2, 3, 5, 32}, nil, "pad+sum_pool+avg_divide"},
 	{`R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2], dilation=[2, 2])`, []int64{1, 2, 9, 34}, nil, "max_pool"},
-	{`R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])`, []int64{2, 5, 9, 9}, nil, "adaptive_pool"},
-	{`R.nn.adaptive_avg_pool2d(x, output_size=[3, 2])`, []int64{2, 3, 7, 9}, nil, "adaptive_pool"},
-	{`R.nn.adaptive_avg_pool2d(x, output_size=[4, 5], layout="NHWC")`, []int64{1, 9, 11, 3}, nil, "adaptive_pool"},
-	{`R.nn.adaptive_avg_pool1d(x, output_size=[4])`, []int64{2, 3, 10}, nil, "adaptive_pool"},
-	{`R.nn.adaptive_avg_pool2d(x)`, []int64{1, 2, 3, 3}, nil, "adaptive_pool"},
+	// Rows of whole 8-wide blocks and a tail, odd input extents (the last
+	// row and column unused), a planes' worth of rows per call.
+	{`R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{2, 3, 7, 37}, nil, "max_pool"},
+	{`R.nn.avg_pool2d(x, pool_size=[2, 2], strides=[2, 2])`, []int64{1, 2, 6, 32}, nil, "sum_pool+avg_divide"},
+	{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2])`, []int64{1, 4, 11, 35}, nil, "max_pool"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])`, []int64{3, 64, 8, 8}, nil, "adaptive_pool+avg_divide"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])`, []int64{2, 5, 9, 9}, nil, "adaptive_pool+avg_divide"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[3, 2])`, []int64{2, 3, 7, 9}, nil, "adaptive_pool+avg_divide"},
+	{`R.nn.adaptive_avg_pool2d(x, output_size=[4, 5], layout="NHWC")`, []int64{1, 9, 11, 3}, nil, "adaptive_pool+avg_divide"},
+	{`R.nn.adaptive_avg_pool1d(x, output_size=[4])`, []int64{2, 3, 10}, nil, "adaptive_pool+avg_divide"},
+	{`R.nn.adaptive_avg_pool2d(x)`, []int64{1, 2, 3, 3}, nil, "adaptive_pool+avg_divide"},
 	{`R.nn.pad(x, pad_width=[0, 0, 1, 2, 3, 0])`, []int64{2, 3, 5}, nil, "pad"},
 	{`R.nn.pad(x, pad_width=[1, 1, 0, 0, 2, 1, 1, 3], pad_value=-1.5)`, []int64{2, 3, 4, 5}, nil, "pad"},
 }

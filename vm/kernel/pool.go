@@ -174,6 +174,19 @@ func (m *poolMatch) part(fr *frame, lo, hi int64) {
 		taps[r-1] = 1
 		nTaps /= lastTaps
 	}
+	// At most one other window axis (2-d pooling): the output rows of one
+	// plane in one blas.PoolRowsF32 call (the per-row work here cost more
+	// than the pooling of a 16-wide row).
+	winAxis, winAxes := -1, 0
+	for d := range r - 1 {
+		if taps[d] > 1 {
+			winAxis, winAxes = d, winAxes+1
+		}
+	}
+	if rowTaps && r >= 2 && winAxes <= 1 {
+		m.planeRows(fr, lo, hi, lastTaps, winAxis, taps)
+		return
+	}
 	for off := lo; off < hi; off += last {
 		row := out.f32[off : off+last]
 		fill(row, m.init)
@@ -224,5 +237,41 @@ func (m *poolMatch) part(fr *frame, lo, hi int64) {
 				t[d] = 0
 			}
 		}
+	}
+}
+
+// planeRows computes output rows [lo, hi) (element offsets, whole rows)
+// of a pooling with stride 2 and lastTaps consecutive taps along the
+// contiguous last axis and a window along at most one other axis,
+// winAxis (-1: none) of taps[winAxis] taps: each run of rows that
+// differ only in the second-to-last coordinate is one blas.PoolRowsF32
+// call.
+func (m *poolMatch) planeRows(fr *frame, lo, hi, lastTaps int64, winAxis int, taps [8]int64) {
+	out, x := &fr.bufs[m.out], &fr.bufs[m.x]
+	r := len(out.shape)
+	last := out.shape[r-1]
+	kh, hstride := int64(1), int64(0)
+	if winAxis >= 0 {
+		kh, hstride = taps[winAxis], m.dil[winAxis]*x.stride[winAxis]
+	}
+	rowAxis := r - 2
+	rowStep := m.stride[rowAxis] * x.stride[rowAxis] // data step between rows of a run
+	for off := lo; off < hi; {
+		base := int64(0)
+		rem := off / last
+		var oRow int64
+		for d := r - 2; d >= 0; d-- {
+			o := rem % out.shape[d]
+			rem /= out.shape[d]
+			if d == rowAxis {
+				oRow = o
+			}
+			base += (o*m.stride[d] + m.off[d]) * x.stride[d]
+		}
+		base += m.off[r-1] * x.stride[r-1]
+		rows := min(out.shape[rowAxis]-oRow, (hi-off)/last)
+		blas.PoolRowsF32(out.f32[off:off+rows*last], x.f32[base:], int(rows), int(last), int(last), int(rowStep),
+			int(kh), int(hstride), int(lastTaps), m.init, m.isMax)
+		off += rows * last
 	}
 }

@@ -284,3 +284,188 @@ func (m *adaptiveMatch) part(fr *frame, lo, hi int64) {
 		out.f32[off] = sum
 	}
 }
+
+// The division of an average pooling by its window's tap count (adaptive
+// and count_include_pad=False pools, topi's pool_avg):
+//
+//	Out[v..] = Sum[v..] / T.Cast("float32", E)
+//
+// with E an integer expression of the nest's variables (no loads). The
+// general path evaluates E per element, vectorized along the innermost
+// axis, which for a global pool (innermost extents 1) costs hundreds of
+// nanoseconds an element. Here E is evaluated once per combination of the
+// axes it mentions (a table, before the split over threads), and each
+// output row along the innermost axis divides by the table's entries (the
+// same float32 division as the general path, so the results are equal).
+
+type avgDivMatch struct {
+	out, sum int
+	count    iexpr
+	slots    []int  // int slot of each axis's variable
+	uses     []bool // per axis: E mentions its variable
+	ext      []iexpr
+	k        *Kernel
+	partFn   func(fr *frame, lo, hi int64)
+	tables   sync.Pool // *avgDivTable
+	mu       sync.Mutex
+	cur      *avgDivTable // the running call's table (see run)
+}
+
+// avgDivTable holds E's values, indexed by the mentioned axes'
+// coordinates (row-major over them; stride 0 along the others).
+type avgDivTable struct {
+	den    []float32
+	stride [8]int64
+}
+
+// maxAvgDivTable bounds the table: more distinct tap counts than this is
+// not a pooling's division, and stays on the general path.
+const maxAvgDivTable = 1 << 16
+
+func (c *compiler) matchAvgDivide(n *nest) (string, fastPath) {
+	st, ok := n.body.(*ir.BufferStore)
+	if !ok || storageOf(st.Buffer.DType) != stF32 || len(st.Indices) != len(n.vars) || len(n.vars) > 8 {
+		return "", nil
+	}
+	for i, e := range st.Indices {
+		if e != n.vars[i] || n.kinds[i] != ir.IterSpatial {
+			return "", nil
+		}
+	}
+	div, ok := st.Value.(*ir.Binary)
+	if !ok || div.Op != ir.OpDiv {
+		return "", nil
+	}
+	sum := loadOf(div.A)
+	cast, ok := div.B.(*ir.Cast)
+	if sum == nil || !ok || storageOf(sum.Buffer.DType) != stF32 || !sameIndices(sum.Indices, st.Indices) ||
+		cast.Type != st.Buffer.DType || isFloatType(cast.Value.DType()) || hasLoad(cast.Value) {
+		return "", nil
+	}
+	r := len(n.vars)
+	m := &avgDivMatch{out: c.bufIdx[st.Buffer], sum: c.bufIdx[sum.Buffer], k: c.k, slots: make([]int, r), uses: make([]bool, r)}
+	ok = true
+	walkExpr(cast.Value, func(x ir.PrimExpr) {
+		v, isVar := x.(*ir.PrimVar)
+		if !isVar {
+			return
+		}
+		if i := n.varIndex(v); i >= 0 {
+			m.uses[i] = true
+			return
+		}
+		for _, f := range n.loops {
+			if f.Var == v {
+				ok = false // a loop variable that is not a block variable
+			}
+		}
+	})
+	if !ok {
+		return "", nil
+	}
+	for i, v := range n.vars {
+		m.slots[i] = c.intVar(v)
+	}
+	m.count = c.compileI(cast.Value)
+	for _, e := range n.ext {
+		m.ext = append(m.ext, c.compileI(e))
+	}
+	m.tables.New = func() any { return new(avgDivTable) }
+	m.partFn = m.part
+	return "avg_divide", m.run
+}
+
+func (m *avgDivMatch) run(fr *frame) bool {
+	out, sum := &fr.bufs[m.out], &fr.bufs[m.sum]
+	if out.f32 == nil || sum.f32 == nil {
+		return false
+	}
+	r := len(m.ext)
+	total, entries := int64(1), int64(1)
+	t := m.tables.Get().(*avgDivTable)
+	defer m.tables.Put(t)
+	for d := r - 1; d >= 0; d-- {
+		x := m.ext[d](fr)
+		if out.shape[d] != x || sum.shape[d] != x {
+			return false
+		}
+		total *= x
+		t.stride[d] = 0
+		if m.uses[d] {
+			t.stride[d] = entries
+			entries *= x
+		}
+	}
+	if total == 0 {
+		return true
+	}
+	if entries > maxAvgDivTable || !denseStrides(out) || !denseStrides(sum) {
+		return false
+	}
+	// E for every combination of the mentioned axes (the others at 0).
+	if cap(t.den) < int(entries) {
+		t.den = make([]float32, entries)
+	}
+	t.den = t.den[:entries]
+	for d := range r {
+		fr.ints[m.slots[d]] = 0
+	}
+	for i := range t.den {
+		rem := int64(i)
+		for d := r - 1; d >= 0; d-- {
+			if m.uses[d] {
+				fr.ints[m.slots[d]] = rem % out.shape[d]
+				rem /= out.shape[d]
+			}
+		}
+		t.den[i] = float32(m.count(fr))
+	}
+	// part reads the table through m.cur; calls of one kernel may run
+	// concurrently, so the table is handed over under a lock per call.
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cur = t
+	runRange(m.k, fr, total, out.shape[r-1], m.partFn)
+	m.cur = nil
+	return true
+}
+
+// part divides output rows [lo, hi) (element offsets, whole rows).
+func (m *avgDivMatch) part(fr *frame, lo, hi int64) {
+	out, sum := &fr.bufs[m.out], &fr.bufs[m.sum]
+	t := m.cur
+	r := len(out.shape)
+	last := out.shape[r-1]
+	step := t.stride[r-1]
+	for off := lo; off < hi; off += last {
+		base, rem := int64(0), off/last
+		for d := r - 2; d >= 0; d-- {
+			base += rem % out.shape[d] * t.stride[d]
+			rem /= out.shape[d]
+		}
+		o, s := out.f32[off:off+last], sum.f32[off:off+last]
+		if step == 0 {
+			den := t.den[base]
+			for i := range o {
+				o[i] = s[i] / den
+			}
+			continue
+		}
+		den := t.den[base : base+(last-1)*step+1]
+		for i := range o {
+			o[i] = s[i] / den[int64(i)*step]
+		}
+	}
+}
+
+// denseStrides reports whether b is laid out row-major without gaps.
+func denseStrides(b *bufData) bool {
+	want := int64(1)
+	for d := len(b.shape) - 1; d >= 0; d-- {
+		if b.stride[d] != want && b.shape[d] != 1 {
+			return false
+		}
+		want *= b.shape[d]
+	}
+	return true
+}

@@ -1,8 +1,7 @@
 package kernel
 
 import (
-	"math"
-	"sync"
+	"runtime"
 
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/vm/blas"
@@ -12,14 +11,16 @@ import (
 // (whatever the names): a max reduction M = max(M, X[r, k]) from a
 // constant; then softmax's E = exp(X - M), S = S + E (from 0) and
 // O = E / S, or log-softmax's S = S + exp(X - M) and O = X - M - log(S).
-// The group runs as one kernel over contiguous rows, two passes over each
-// row's input: the max, then exp(x - m) written straight into the output
-// row with its sum (one pass: blas.ExpSubSumF32), and the normalization
-// while the row is still in L1
-// (the row-group path would write and re-read E and run each nest's
-// expression tree). M and S are written too, and E when it is not a
-// local buffer of the PrimFunc. O = E / S is computed as E * (1/S), within
-// an ulp of the division. Reported as "rows".
+// The group runs as one kernel over contiguous rows on vm/blas's
+// SoftmaxRowsF32 / LogSoftmaxRowsF32: blocks of rows in L1, one 512-bit
+// pass over the block for the max, one for exp(x - m) written straight
+// into the output with its sum (log form: the sum only), one for the
+// normalization (log form: (x - m) - log s); the row-group path would
+// write and re-read E and run each nest's expression tree. M and S are
+// written too, and E when it is not a local buffer of the PrimFunc.
+// O = E / S is computed as E * (1/S), within an ulp of the division; the
+// log form's log s is blas.LogF32's (LogMaxULP). Rows split across cores
+// from softmaxParallelMin elements. Reported as "rows".
 
 type softmaxRows struct {
 	k               *Kernel
@@ -29,7 +30,6 @@ type softmaxRows struct {
 	init            float32   // the max's T.init value
 	ext             [][]iexpr // every nest's extents: rows..., n
 	partFn          func(fr *frame, lo, hi int64)
-	scratch         sync.Pool // *[]float32: log form's exp row
 	nStmts          int
 }
 
@@ -301,40 +301,38 @@ func (sm *softmaxRows) run(fr *frame) bool {
 	if rows <= 0 || n <= 0 {
 		return true
 	}
-	runRange(sm.k, fr, rows*n, n, sm.partFn)
+	workers := int64(runtime.GOMAXPROCS(0))
+	if rows*n < softmaxParallelMin || workers <= 1 || fr.inParallel || rows < 2 {
+		sm.part(fr, 0, rows)
+		return true
+	}
+	runParts(sm.k, fr, rows, workers, sm.partFn)
 	return true
 }
 
-// part runs rows [lo/n, hi/n).
+// softmaxParallelMin is the element count from which the rows split
+// across cores: an exponential a element makes softmax's rows about
+// three times the work of a copy, so they split earlier than the
+// elementwise kernels (parallelMin).
+const softmaxParallelMin = 1 << 15
+
+// part runs rows [lo, hi).
 func (sm *softmaxRows) part(fr *frame, lo, hi int64) {
 	_, n, _ := sm.geometry(fr)
-	x, out := fr.bufs[sm.x].f32, fr.bufs[sm.out].f32
-	mb, sb := fr.bufs[sm.m].f32, fr.bufs[sm.s].f32
-	var tmp *[]float32
+	x := fr.bufs[sm.x].f32[lo*n : hi*n]
+	out := fr.bufs[sm.out].f32[lo*n : hi*n]
+	mb, sb := fr.bufs[sm.m].f32[lo:hi], fr.bufs[sm.s].f32[lo:hi]
 	if sm.log {
-		tmp, _ = sm.scratch.Get().(*[]float32)
-		if tmp == nil || int64(cap(*tmp)) < n {
-			s := make([]float32, n)
-			tmp = &s
-		}
-		defer sm.scratch.Put(tmp)
+		blas.LogSoftmaxRowsF32(out, x, mb, sb, sm.init)
+		return
 	}
-	for r := lo / n; r < hi/n; r++ {
-		xr, or := x[r*n:(r+1)*n], out[r*n:(r+1)*n]
-		m := max(sm.init, blas.MaxF32(xr))
-		mb[r] = m
-		if sm.log {
-			s := blas.ExpSubSumF32((*tmp)[:n], xr, m)
-			sb[r] = s
-			blas.AddScalarF32(or, xr, -m) // x - m, exactly as the general path
-			blas.AddScalarF32(or, or, -float32(math.Log(float64(s))))
-			continue
+	blas.SoftmaxRowsF32(out, x, mb, sb, sm.init)
+	if !sm.eLocal {
+		// E = O * S: recompute the exponentials the fast path did not
+		// keep (the E buffer is read by something else; rare).
+		e := fr.bufs[sm.e].f32[lo*n : hi*n]
+		for r := range hi - lo {
+			blas.ExpSubSumF32(e[r*n:(r+1)*n], x[r*n:(r+1)*n], mb[r])
 		}
-		s := blas.ExpSubSumF32(or, xr, m) // exp(x - m), x - m rounded first
-		sb[r] = s
-		if !sm.eLocal {
-			copy(fr.bufs[sm.e].f32[r*n:(r+1)*n], or)
-		}
-		blas.ScaleF32(or, or, 1/s)
 	}
 }
