@@ -1,5 +1,7 @@
 package ir
 
+import "github.com/phasec/phasec/internal/ptrmap"
+
 // Mutator rewrites Relax IR bottom-up, copy-on-write: a node is rebuilt only
 // when one of its children changed, so a Mutator whose hooks change nothing
 // returns the very same node and allocates nothing. Hooks are plain function
@@ -43,7 +45,10 @@ type Mutator struct {
 	// var by one of identical info).
 	KeepStructInfo bool
 
-	remap map[*Var]*Var
+	// remap maps each var DefVar replaced to its replacement: a ptrmap,
+	// whose address-derived slots keep the lookups of a large function
+	// in cache where a Go map's random hashing misses on every use.
+	remap ptrmap.Map[Var, *Var]
 }
 
 // Expr rewrites an expression.
@@ -59,10 +64,8 @@ func (m *Mutator) Expr(e Expr) Expr {
 	out := e
 	switch e := e.(type) {
 	case *Var:
-		if m.remap != nil {
-			if n, ok := m.remap[e]; ok {
-				out = n
-			}
+		if n, ok := m.remap.Get(e); ok {
+			out = n
 		}
 	case *Tuple:
 		if fields, ch := m.exprs(e.Fields); ch {
@@ -133,10 +136,7 @@ func (m *Mutator) defVar(v *Var) *Var {
 	}
 	n := m.DefVar(v)
 	if n != v && n != nil {
-		if m.remap == nil {
-			m.remap = map[*Var]*Var{}
-		}
-		m.remap[v] = n
+		m.remap.Set(v, n)
 		return n
 	}
 	return v

@@ -1,6 +1,9 @@
 package ir
 
-import "github.com/phasec/phasec/diag"
+import (
+	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
+)
 
 // Rewriter re-emits functions through a Builder binding by binding (TVM's
 // ExprMutator): a pass replaces expressions bottom-up (PostExpr) or whole
@@ -46,7 +49,8 @@ type Rewriter struct {
 	// at this point) can fork it per branch and join it after.
 	Branch func(rw *Rewriter, e *If, at BranchPoint)
 
-	remap map[*Var]Expr
+	// remap is what uses of a var become (a ptrmap, as Mutator's).
+	remap ptrmap.Map[Var, Expr]
 }
 
 // BranchPoint says where in an If the Rewriter's Branch hook is called.
@@ -64,15 +68,12 @@ func NewRewriter(mod *Module) *Rewriter { return &Rewriter{B: NewBuilder(mod)} }
 
 // Remap makes later uses of old refer to e.
 func (rw *Rewriter) Remap(old *Var, e Expr) {
-	if rw.remap == nil {
-		rw.remap = map[*Var]Expr{}
-	}
-	rw.remap[old] = e
+	rw.remap.Set(old, e)
 }
 
 // Lookup returns what uses of v currently become (v itself when not remapped).
 func (rw *Rewriter) Lookup(v *Var) Expr {
-	if e, ok := rw.remap[v]; ok {
+	if e, ok := rw.remap.Get(v); ok {
 		return e
 	}
 	return v
@@ -193,7 +194,7 @@ func (rw *Rewriter) Expr(e Expr) Expr {
 	out := e
 	switch e := e.(type) {
 	case *Var:
-		if r, ok := rw.remap[e]; ok {
+		if r, ok := rw.remap.Get(e); ok {
 			out = r
 		}
 	case *Tuple:

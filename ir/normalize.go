@@ -93,6 +93,11 @@ func (b *Builder) Normalize(e Expr) Expr {
 // tuple of leaves is bound to a fresh var in the current block. The same
 // operand object is bound only once per block.
 func (b *Builder) NormalizeArgument(e Expr) Expr {
+	if IsLeaf(e) {
+		// A leaf normalizes to itself and is never hoisted, so it is
+		// never in the memo: most operands skip the lookup.
+		return b.Normalize(e)
+	}
 	fr := b.curBlock()
 	if fr != nil && fr.memo != nil {
 		if v, ok := fr.memo[e]; ok {

@@ -68,7 +68,7 @@ var matmulChain = func() *matmulChainPattern {
 
 // matmulOrder holds what the rewriter knows of one function.
 type matmulOrder struct {
-	compileTime map[*ir.Var]bool
+	compileTime *varSet
 	an          *ir.Analyzer
 	bounded     []*ir.PrimVar // the symbolic variables with finite bounds
 }

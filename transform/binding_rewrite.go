@@ -1,6 +1,9 @@
 package transform
 
-import "github.com/phasec/phasec/ir"
+import (
+	"github.com/phasec/phasec/internal/ptrmap"
+	"github.com/phasec/phasec/ir"
+)
 
 // removeAllUnused is TVM's RemoveAllUnused (src/relax/ir/binding_rewrite.cc,
 // with the use-def chains of src/relax/analysis/udchain.cc): f without the
@@ -9,7 +12,7 @@ import "github.com/phasec/phasec/ir"
 // value contains an impure call. DeadCodeElimination, InlinePrivateFunctions
 // and RemoveUnusedParameters share it.
 func removeAllUnused(mod *ir.Module, f *ir.Function) *ir.Function {
-	l := &liveness{mod: mod, live: map[*ir.Var]bool{}}
+	l := &liveness{mod: mod}
 	l.uses(f, true)
 	if l.dead == 0 {
 		return f
@@ -17,7 +20,7 @@ func removeAllUnused(mod *ir.Module, f *ir.Function) *ir.Function {
 	m := &ir.Mutator{
 		KeepStructInfo: true,
 		Binding: func(b ir.Binding) ir.Binding {
-			if vb, ok := b.(*ir.VarBinding); ok && !l.live[vb.Var] {
+			if vb, ok := b.(*ir.VarBinding); ok && !l.isLive(vb.Var) {
 				return nil
 			}
 			return b
@@ -39,8 +42,10 @@ func removeAllUnused(mod *ir.Module, f *ir.Function) *ir.Function {
 // binding is reached, every use of its var was seen. A local function is
 // swept before its own binding is decided, as it may use itself.
 type liveness struct {
-	mod  *ir.Module
-	live map[*ir.Var]bool
+	mod *ir.Module
+	// live is the set of live vars: a ptrmap, whose address-derived slots
+	// keep a large function's lookups in cache (a Go map's do not).
+	live ptrmap.Map[ir.Var, struct{}]
 	dead int // var bindings found dead
 	// userLive says whether the user of the uses being scanned is live.
 	userLive bool
@@ -57,8 +62,13 @@ func (l *liveness) uses(e ir.Expr, live bool) {
 
 func (l *liveness) use(v *ir.Var) {
 	if l.userLive {
-		l.live[v] = true
+		l.live.Set(v, struct{}{})
 	}
+}
+
+func (l *liveness) isLive(v *ir.Var) bool {
+	_, ok := l.live.Get(v)
+	return ok
 }
 
 func (l *liveness) scope(e ir.Expr) {
@@ -82,14 +92,16 @@ func (l *liveness) seq(s *ir.SeqExpr, live bool) {
 				if isFunc {
 					l.uses(fn, true)
 				}
-				if !l.live[b.Var] && containsImpureCall(l.mod, b.Value) {
-					l.live[b.Var] = true
+				live := l.isLive(b.Var)
+				if !live && containsImpureCall(l.mod, b.Value) {
+					live = true
+					l.live.Set(b.Var, struct{}{})
 				}
-				if !l.live[b.Var] {
+				if !live {
 					l.dead++
 				}
 				if !isFunc {
-					l.uses(b.Value, l.live[b.Var])
+					l.uses(b.Value, live)
 				}
 			case *ir.MatchCast:
 				l.uses(b.Value, live)

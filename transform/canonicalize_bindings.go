@@ -2,6 +2,7 @@ package transform
 
 import (
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
@@ -626,7 +627,10 @@ type varFacts struct {
 
 // relaxCanon holds the facts of one function's canonicalization.
 type relaxCanon struct {
-	facts map[*ir.Var]*varFacts
+	// facts is keyed by a ptrmap: at 100k bindings a Go map's random
+	// hashing misses the cache on every lookup, a ptrmap's address-derived
+	// slots mostly hit it.
+	facts ptrmap.Map[ir.Var, *varFacts]
 	slab  []varFacts // facts are allocated from here, in chunks
 
 	cur         *ir.BindingBlock // the block being walked; nil outside blocks
@@ -636,7 +640,7 @@ type relaxCanon struct {
 }
 
 func (c *relaxCanon) of(v *ir.Var) *varFacts {
-	if f, ok := c.facts[v]; ok {
+	if f, ok := c.facts.Get(v); ok {
 		return f
 	}
 	if len(c.slab) == 0 {
@@ -645,12 +649,15 @@ func (c *relaxCanon) of(v *ir.Var) *varFacts {
 	f := &c.slab[0]
 	c.slab = c.slab[1:]
 	f.v = v
-	c.facts[v] = f
+	c.facts.Set(v, f)
 	return f
 }
 
 // lookup returns v's facts, or nil when nothing is known of v.
-func (c *relaxCanon) lookup(v *ir.Var) *varFacts { return c.facts[v] }
+func (c *relaxCanon) lookup(v *ir.Var) *varFacts {
+	f, _ := c.facts.Get(v)
+	return f
+}
 
 func canonicalizeRelaxBindings(mod *ir.Module, f *ir.Function) (*ir.Function, diag.List) {
 	n := len(f.Params)
@@ -659,7 +666,8 @@ func canonicalizeRelaxBindings(mod *ir.Module, f *ir.Function) (*ir.Function, di
 			n += len(blk.Bindings)
 		}
 	}
-	c := &relaxCanon{facts: make(map[*ir.Var]*varFacts, n), slab: make([]varFacts, n)}
+	c := &relaxCanon{slab: make([]varFacts, n)}
+	c.facts.Reserve(n)
 	c.visit(f.Body)
 	c.plan()
 	if !c.planned && !hasDataflowBlock(f) {

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -67,8 +68,8 @@ type cse struct {
 	callOnly bool
 	seed     maphash.Seed
 
-	remap    map[*ir.Var]*ir.Var // uses of a duplicate's var -> the earlier var
-	remapLog []*ir.Var           // remap keys in insertion order
+	remap    ptrmap.Map[ir.Var, *ir.Var] // uses of a duplicate's var -> the earlier var
+	remapLog []*ir.Var                   // remap keys in insertion order
 
 	table    map[uint64][]*candidate // value hash -> candidates
 	tableLog []undo
@@ -95,7 +96,7 @@ type undo struct {
 
 func newCSE(mod *ir.Module, callOnly bool) *cse {
 	return &cse{mod: mod, callOnly: callOnly, seed: maphash.MakeSeed(),
-		remap: map[*ir.Var]*ir.Var{}, table: map[uint64][]*candidate{}}
+		table: map[uint64][]*candidate{}}
 }
 
 func (c *cse) function(f *ir.Function) *ir.Function {
@@ -114,7 +115,7 @@ func (c *cse) function(f *ir.Function) *ir.Function {
 func (c *cse) expr(e ir.Expr) ir.Expr {
 	switch e := e.(type) {
 	case *ir.Var:
-		if n, ok := c.remap[e]; ok {
+		if n, ok := c.remap.Get(e); ok {
 			return n
 		}
 	case *ir.Tuple:
@@ -248,7 +249,7 @@ func (c *cse) binding(b ir.Binding) ir.Binding {
 	switch {
 	case cand != nil && cand.first != nil:
 		c.set(cand, cand.first, cmp.Or(cand.firstNonDF, nonDataflow(v)))
-		c.remap[v] = cand.first
+		c.remap.Set(v, cand.first)
 		c.remapLog = append(c.remapLog, v)
 		nb := ir.NewVarBinding(v, cand.first)
 		nb.SetSpan(b.Span())
@@ -375,7 +376,7 @@ func (c *cse) dropDataflowVars(mark int) {
 
 func (c *cse) undoRemap(mark int) {
 	for _, v := range c.remapLog[mark:] {
-		delete(c.remap, v)
+		c.remap.Delete(v)
 	}
 	c.remapLog = c.remapLog[:mark]
 }

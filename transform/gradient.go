@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -109,7 +110,7 @@ func Differentiate(mod *ir.Module, funcName string, requireGrads []string, targe
 	if err := derrs.Err(); err != nil {
 		return nil, err
 	}
-	g := &gradientBuilder{name: funcName, rw: ir.NewRewriter(mod), adjoint: map[*ir.Var]*ir.Var{}}
+	g := &gradientBuilder{name: funcName, rw: ir.NewRewriter(mod)}
 	adj := g.function(f, decomposed, requireGrads, targetIndex)
 	if err := g.errs.Err(); err != nil {
 		return nil, err
@@ -172,11 +173,17 @@ type gradientBuilder struct {
 	rw *ir.Rewriter
 	// adjoint maps a var of the adjoint function to the var holding its
 	// adjoint so far.
-	adjoint map[*ir.Var]*ir.Var
+	adjoint ptrmap.Map[ir.Var, *ir.Var]
 	// cp is the checkpointing state (gradient_checkpoint.go), nil when
 	// the function has no checkpoint markers.
 	cp   *checkpoints
 	errs diag.List
+}
+
+// adjointOf returns the var holding v's adjoint so far, or nil.
+func (g *gradientBuilder) adjointOf(v *ir.Var) *ir.Var {
+	a, _ := g.adjoint.Get(v)
+	return a
 }
 
 func (g *gradientBuilder) b() *ir.Builder { return g.rw.B }
@@ -216,17 +223,17 @@ func (g *gradientBuilder) function(f, fwd *ir.Function, requireGrads []string, t
 	}
 	newTarget := g.rw.Expr(target).(*ir.Var)
 	ts := newTarget.StructInfo().(*ir.TensorInfo)
-	g.adjoint[newTarget] = b.Emit(gradCall(op.Ones, ir.Attrs{"dtype": ts.DType}, ts.Shape), newTarget.Name+"_adjoint")
+	g.adjoint.Set(newTarget, b.Emit(gradCall(op.Ones, ir.Attrs{"dtype": ts.DType}, ts.Shape), newTarget.Name+"_adjoint"))
 	for i := len(forward) - 1; i >= 0; i-- {
 		g.backward(forward[i])
 	}
 	outs := make([]ir.Expr, len(require))
 	for i, p := range require {
 		np := g.rw.Expr(p).(*ir.Var)
-		if g.adjoint[np] == nil {
+		if g.adjointOf(np) == nil {
 			g.update(np, g.zeros(np.StructInfo(), np.Span()), np.Span())
 		}
-		if a := g.adjoint[np]; a != nil {
+		if a := g.adjointOf(np); a != nil {
 			outs[i] = b.EmitOutput(a, np.Name+"_adjoint_out")
 		}
 	}
@@ -440,7 +447,7 @@ func (g *gradientBuilder) dropMarker(vb *ir.VarBinding, c *ir.Call) (forwardBind
 // backward emits the contributions of one forward binding to the
 // adjoints of what it uses (TVM's BackwardBindingGenerator::VisitBinding).
 func (g *gradientBuilder) backward(fb forwardBinding) {
-	adj := g.adjoint[fb.v]
+	adj := g.adjointOf(fb.v)
 	if adj == nil {
 		return // the target does not depend on fb.v
 	}
@@ -513,7 +520,7 @@ func (g *gradientBuilder) tupleGetItem(t *ir.TupleGetItem, adj *ir.Var, span dia
 		g.errs.Add(span, codeGradUnsupported, "a tuple-get-item of a %T, not of a var", t.Tuple)
 		return
 	}
-	cur := g.adjoint[tv]
+	cur := g.adjointOf(tv)
 	var updated ir.Expr
 	if cur == nil {
 		zeros, ok := g.zeros(tv.StructInfo(), span).(*ir.Tuple)
@@ -596,7 +603,7 @@ func wholeTuple(m adjMsg) ir.Expr {
 // UpdateAdjoint); constant, shape and prim leaves take none.
 func (g *gradientBuilder) update(expr, partial ir.Expr, span diag.Span) {
 	partial = g.b().Normalize(partial)
-	if v, ok := expr.(*ir.Var); ok && g.adjoint[v] == nil {
+	if v, ok := expr.(*ir.Var); ok && g.adjointOf(v) == nil {
 		g.emitAdjoint(v, partial) // a whole tuple adjoint stays one binding
 		return
 	}
@@ -615,7 +622,7 @@ func (g *gradientBuilder) decompose(expr ir.Expr, m adjMsg, span diag.Span) {
 		}
 	case *ir.Var:
 		value := msgExpr(m)
-		if cur := g.adjoint[e]; cur != nil {
+		if cur := g.adjointOf(e); cur != nil {
 			value = g.add(cur, value)
 		}
 		g.emitAdjoint(e, value)
@@ -627,7 +634,7 @@ func (g *gradientBuilder) decompose(expr ir.Expr, m adjMsg, span diag.Span) {
 }
 
 func (g *gradientBuilder) emitAdjoint(v *ir.Var, value ir.Expr) {
-	g.adjoint[v] = g.b().Emit(value, v.Name+"_adjoint")
+	g.adjoint.Set(v, g.b().Emit(value, v.Name+"_adjoint"))
 }
 
 // add is TVM's TupleAwareAdd: l + r leaf by leaf.
@@ -696,14 +703,15 @@ func simplifyGradient(mod *ir.Module, f *ir.Function) *ir.Function {
 	seq := f.Body.(*ir.SeqExpr)
 	rw := ir.NewRewriter(mod)
 	b := rw.B
-	values := map[*ir.Var]ir.Expr{}
+	// values holds the bound transposes and matmuls, the only values the
+	// rules look through.
+	var values ptrmap.Map[ir.Var, *ir.Call]
 	bindingOf := func(e ir.Expr) (*ir.Call, bool) {
 		v, ok := e.(*ir.Var)
 		if !ok {
 			return nil, false
 		}
-		c, ok := values[v].(*ir.Call)
-		return c, ok
+		return values.Get(v)
 	}
 	transposeOf := func(e ir.Expr) ir.Expr {
 		if c, ok := bindingOf(e); ok && isTranspose(c) {
@@ -743,7 +751,9 @@ func simplifyGradient(mod *ir.Module, f *ir.Function) *ir.Function {
 				}
 			}
 			value = b.Normalize(value)
-			values[vb.Var] = value
+			if c, ok := value.(*ir.Call); ok && (isTranspose(c) || c.Op == op.Matmul) {
+				values.Set(vb.Var, c)
+			}
 			nb := ir.NewVarBinding(vb.Var, value)
 			nb.SetSpan(vb.Span())
 			b.EmitBinding(nb)

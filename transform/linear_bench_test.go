@@ -2,8 +2,11 @@ package transform_test
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -321,4 +324,53 @@ func sortedCases(cases map[string]linearCase) func(yield func(string, linearCase
 			}
 		}
 	}
+}
+
+// BenchmarkLinearProfile runs one model transformation (LINEAR_CASE) on
+// modules of one size (LINEAR_N bindings), as many of them as make
+// LINEAR_TOTAL bindings in all (default 1M), for CPU profiles of each size
+// in its own process: two profiles of equal total work compare function by
+// function (`go tool pprof -top -diff_base small.prof large.prof`), so
+// what grows faster than the module shows as a positive difference.
+// LINEAR_PROFILE names the file for a profile of the runs alone (without
+// building the inputs).
+func BenchmarkLinearProfile(b *testing.B) {
+	name := os.Getenv("LINEAR_CASE")
+	if name == "" {
+		b.Skip("LINEAR_CASE names the case to profile")
+	}
+	c, ok := modelTransformationCases()[name]
+	if !ok {
+		b.Fatalf("no case %q", name)
+	}
+	n, total := envInt(b, "LINEAR_N", linearSizes[0]), envInt(b, "LINEAR_TOTAL", 1_000_000)
+	var runs []func()
+	for range max(total/n, 1) {
+		runs = append(runs, c.prepare(b, n))
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	runtime.GC()
+	if path := os.Getenv("LINEAR_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		require.NoError(b, err)
+		defer f.Close()
+		require.NoError(b, pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, run := range runs {
+			run()
+		}
+	}
+}
+
+func envInt(tb testing.TB, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(tb, err, name)
+	return n
 }

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/transform/dpl"
 )
@@ -73,11 +74,11 @@ func cleanUpRewrite(mod *ir.Module, f *ir.Function) (*ir.Function, diag.List) {
 // num_input inputs; none without the attribute) and on constants. A
 // function without num_input has no compile-time parameters, but a
 // binding using no variable at all (a constant) is still compile-time.
-func computableAtCompileTime(f *ir.Function) map[*ir.Var]bool {
-	known := map[*ir.Var]bool{}
+func computableAtCompileTime(f *ir.Function) *varSet {
+	known := &varSet{}
 	if n, ok := f.Attrs.Int(ir.AttrNumInput); ok && n >= 0 {
 		for _, p := range f.Params[min(int(n), len(f.Params)):] {
-			known[p] = true
+			known.add(p)
 		}
 	}
 	ir.Walk(f.Body, &ir.Visitor{Binding: func(b ir.Binding) bool {
@@ -94,13 +95,13 @@ func computableAtCompileTime(f *ir.Function) map[*ir.Var]bool {
 		}
 		compileTime := true
 		ir.Inspect(value, func(e ir.Expr) bool {
-			if u, ok := e.(*ir.Var); ok && !known[u] {
+			if u, ok := e.(*ir.Var); ok && !known.has(u) {
 				compileTime = false
 			}
 			return compileTime
 		})
 		if compileTime {
-			known[v] = true
+			known.add(v)
 		}
 		return true
 	}})
@@ -108,7 +109,19 @@ func computableAtCompileTime(f *ir.Function) map[*ir.Var]bool {
 }
 
 // isCompileTimeVar reports whether e is a variable in the compile-time set.
-func isCompileTimeVar(known map[*ir.Var]bool, e ir.Expr) bool {
+func isCompileTimeVar(known *varSet, e ir.Expr) bool {
 	v, ok := e.(*ir.Var)
-	return ok && known[v]
+	return ok && known.has(v)
+}
+
+// varSet is a set of vars in a ptrmap: its address-derived slots keep the
+// lookups of a large function in cache, where a Go map's random hashing
+// misses on each one.
+type varSet struct{ m ptrmap.Map[ir.Var, struct{}] }
+
+func (s *varSet) add(v *ir.Var) { s.m.Set(v, struct{}{}) }
+
+func (s *varSet) has(v *ir.Var) bool {
+	_, ok := s.m.Get(v)
+	return ok
 }

@@ -109,6 +109,12 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 // applied to each tile of C as soon as the tile holds its final GEMM
 // value, while it is still in cache (see Epilogue).
 func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ep Epilogue) {
+	sgemm(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, c, ldc, ep)
+}
+
+// sgemm is SgemmEpilogue with op(B) optionally packed already (pb, nil:
+// pack per call).
+func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, beta float32, c []float32, ldc int, ep Epilogue) {
 	if err := CheckSgemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		panic(err)
 	}
@@ -134,9 +140,9 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 	g := getGemm()
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
-		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, pb: pb, beta: beta, c: c, ldc: ldc,
 		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, ep: ep,
-		shared: block{bp: g.shared.bp}, scratch: g.scratch,
+		sharedBuf: g.sharedBuf, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
 		g.scratch = append(g.scratch, make([]threadScratch, threads-len(g.scratch))...)
@@ -148,7 +154,8 @@ func SgemmEpilogue(threads int, transA, transB bool, m, n, k int, alpha float32,
 	} else {
 		g.run()
 	}
-	g.a, g.b, g.c, g.ep = nil, nil, nil, nil // do not keep the caller's matrices alive
+	g.shared.bp = nil
+	g.a, g.b, g.pb, g.c, g.ep = nil, nil, nil, nil, nil // do not keep the caller's matrices alive
 	putGemm(g)
 }
 
@@ -160,6 +167,7 @@ type gemm struct {
 	alpha, beta             float32
 	a, b, c                 []float32
 	lda, ldb, ldc           int
+	pb                      *PackedB // op(B) packed already; nil: pack per call
 	threads                 int
 	kern                    microKernel
 	kernRows                [mr]microKernel // see kernelChoice.rows
@@ -168,6 +176,9 @@ type gemm struct {
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
 	shared block // the block all threads work on in phasePackB/phaseCompute
+	// sharedBuf is the buffer shared.bp packs into (kept across calls;
+	// shared.bp points into the PackedB when there is one).
+	sharedBuf []float32
 
 	scratch []threadScratch
 	wg      sync.WaitGroup
@@ -251,11 +262,15 @@ func (g *gemm) run() {
 		ncur := min(nc, g.n-jc)
 		for pc := 0; pc < g.k; pc += kc {
 			kcur := min(kc, g.k-pc)
-			bp := g.shared.bp
-			if need := kcur * roundUp(ncur, nr); len(bp) < need {
-				bp = make([]float32, need)
+			if g.pb != nil {
+				g.shared = block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: g.pb.block(pc, kcur, jc, ncur)}
+				g.parallel(phaseCompute)
+				continue
 			}
-			g.shared = block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: bp}
+			if need := kcur * roundUp(ncur, nr); len(g.sharedBuf) < need {
+				g.sharedBuf = make([]float32, need)
+			}
+			g.shared = block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: g.sharedBuf}
 			g.parallel(phasePackB)
 			g.parallel(phaseCompute)
 		}
@@ -347,11 +362,16 @@ func (g *gemm) work(tid int) {
 			ncur := min(nc, j1-jc)
 			for pc := 0; pc < g.k; pc += kc {
 				kcur := min(kc, g.k-pc)
-				if need := kcur * roundUp(ncur, nr); len(s.bp) < need {
-					s.bp = make([]float32, need)
+				blk := block{jc: jc, ncur: ncur, pc: pc, kcur: kcur}
+				if g.pb != nil {
+					blk.bp = g.pb.block(pc, kcur, jc, ncur)
+				} else {
+					if need := kcur * roundUp(ncur, nr); len(s.bp) < need {
+						s.bp = make([]float32, need)
+					}
+					blk.bp = s.bp
+					packB(blk.bp, g.b, g.ldb, g.transB, pc, jc, kcur, ncur, 0, ceilDiv(ncur, nr))
 				}
-				blk := block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: s.bp}
-				packB(blk.bp, g.b, g.ldb, g.transB, pc, jc, kcur, ncur, 0, ceilDiv(ncur, nr))
 				g.rowBlocks(s, &blk, 0, g.m)
 			}
 		}

@@ -433,6 +433,7 @@ func (m *matmul) exec(fr *frame, target int, ep *gemmEpState) bool {
 		}
 		beta = 1
 	}
+	pb := m.packedB(B, int(N), int(K), int(ldb)) // nil: B is packed per call
 	// Iterate over C's batch indices.
 	var bi [8]int64
 	nb := m.cRank - 2
@@ -447,8 +448,12 @@ func (m *matmul) exec(fr *frame, target int, ep *gemmEpState) bool {
 		if ep != nil {
 			ep.batch(bi[:nb], offC)
 		}
-		blas.SgemmEpilogue(threads, m.transA, m.transB, int(M), int(N), int(K), m.alpha,
-			A.f32[offA:], int(lda), B.f32[offB:], int(ldb), beta, C.f32[offC:], int(N), finish)
+		if pb != nil {
+			blas.SgemmPackedB(threads, m.transA, int(M), m.alpha, A.f32[offA:], int(lda), pb, beta, C.f32[offC:], int(N), finish)
+		} else {
+			blas.SgemmEpilogue(threads, m.transA, m.transB, int(M), int(N), int(K), m.alpha,
+				A.f32[offA:], int(lda), B.f32[offB:], int(ldb), beta, C.f32[offC:], int(N), finish)
+		}
 		d := nb - 1
 		for ; d >= 0; d-- {
 			bi[d]++
