@@ -390,9 +390,11 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 		return fresh
 	}
 	if tupleParam != nil {
-		for i, fi := range tupleParam.StructInfo().(*ir.TupleInfo).Fields {
+		fields := tupleParam.StructInfo().(*ir.TupleInfo).Fields
+		readers := firstReaders(binds, tupleParam, len(fields))
+		for i, fi := range fields {
 			if definesNew(fi) {
-				v := readerOf(binds, tupleParam, i) // the weight's own name when read
+				v := readers[i] // the weight's own name when read
 				if v == nil {
 					v = ir.NewVar(fmt.Sprintf("%s_%d", tupleParam.Name, i), fi)
 				}
@@ -464,17 +466,19 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	return ir.NormalizeFunction(mod, nf)
 }
 
-// readerOf returns the var of the first binding among binds that reads
-// tuple[index], nil when none does.
-func readerOf(binds []ir.Binding, tuple *ir.Var, index int) *ir.Var {
+// firstReaders returns, for each of tuple's n fields, the var of the first
+// binding among binds that reads it (nil when none does): one scan, not
+// one per field.
+func firstReaders(binds []ir.Binding, tuple *ir.Var, n int) []*ir.Var {
+	readers := make([]*ir.Var, n)
 	for _, b := range binds {
 		if vb, ok := b.(*ir.VarBinding); ok {
-			if get, ok := vb.Value.(*ir.TupleGetItem); ok && get.Tuple == tuple && get.Index == index {
-				return vb.Var
+			if get, ok := vb.Value.(*ir.TupleGetItem); ok && get.Tuple == tuple && get.Index >= 0 && get.Index < n && readers[get.Index] == nil {
+				readers[get.Index] = vb.Var
 			}
 		}
 	}
-	return nil
+	return readers
 }
 
 func containsVar(vs []*ir.Var, v *ir.Var) bool {
