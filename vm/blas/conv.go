@@ -142,6 +142,10 @@ func (g *ConvGeom) Check(lenX, lenW, lenY int) error {
 type ConvWeights struct {
 	geom ConvGeom
 	a    []float32
+	// bt, for geometries in the pixel-row form (conv_pixels.go) instead
+	// of a: the weights transposed, in nr-column panels per kc block.
+	bt        []float32
+	pixelRows bool
 }
 
 // PackConvWeights packs w for convolutions of geometry g (only the
@@ -150,9 +154,12 @@ func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
 	ocg, icg, taps := g.ocg(), g.icg(), g.taps()
 	k := icg * taps
 	rows := roundUp(ocg, mr)
-	pw := &ConvWeights{geom: *g, a: make([]float32, g.Groups*rows*k+packSlack)}
+	pw := &ConvWeights{geom: *g, pixelRows: g.pixelRows()}
 	if g.depthwise() {
 		return pw // the direct path reads w as it is
+	}
+	if !pw.pixelRows {
+		pw.a = make([]float32, g.Groups*rows*k+packSlack)
 	}
 	// Gather each group's (ocg x k) matrix densely, then packA it.
 	dense := make([]float32, ocg*k)
@@ -166,6 +173,10 @@ func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
 					row[g.kIndex(c, t)] = w[base+c*g.WI+off]
 				}
 			}
+		}
+		if pw.pixelRows { // one group
+			pw.bt = packWeightsT(g, dense, k)
+			break
 		}
 		dst := pw.a[grp*rows*k:]
 		kb := convKC(k)
@@ -233,6 +244,7 @@ type ConvPlan struct {
 	geom    ConvGeom
 	k       int
 	koff    []int    // data offset of k = (c, taps): c*XC + sum tap*dil*XS
+	koffMax []int    // koffMax[k] = max(koff[:k+1])
 	kdisp   [][3]int // per k, tap*dil per axis (bounds checks)
 	runLen  []int    // per k, length of the run of k with a constant positive koff step
 	wOff    []int    // per tap, weight offset (depthwise)
@@ -241,7 +253,8 @@ type ConvPlan struct {
 	yOff    []int    // per pixel, output offset
 	yDense  bool     // yOff[p] == p
 	inRange bool     // every tap of every pixel is inside the data
-	block   int      // pixels per task
+	// pixelRows: the pixel-row form (conv_pixels.go) computes it.
+	pixelRows bool
 }
 
 // NewConvPlan checks g and precomputes its plan.
@@ -282,6 +295,13 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 		}
 	}
 	p.wOff = g.tapOffsets(g.WS)
+	p.koffMax = make([]int, p.k)
+	for k, off := range p.koff {
+		p.koffMax[k] = off
+		if k > 0 {
+			p.koffMax[k] = max(off, p.koffMax[k-1])
+		}
+	}
 	p.runLen = make([]int, p.k)
 	for k := p.k - 1; k >= 0; k-- {
 		p.runLen[k] = 1
@@ -331,7 +351,7 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 			o[d] = 0
 		}
 	}
-	p.block = 256
+	p.pixelRows = g.pixelRows()
 	return p
 }
 
@@ -358,26 +378,33 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	if ep.Bias != nil && len(ep.Bias) < g.OutC {
 		panic(fmt.Sprintf("blas: conv: %d biases for %d channels", len(ep.Bias), g.OutC))
 	}
-	if pw == nil && !g.depthwise() {
+	if !g.depthwise() && (pw == nil || pw.pixelRows != p.pixelRows) {
 		pw = PackConvWeights(g, w)
 	}
-	// Pixel blocks of at most p.block, of equal size (in whole panels).
-	blocks := ceilDiv(np, p.block)
+	// Pixel blocks of at most convPixBlock, of equal size in whole
+	// panels (of nr pixels; mr in the pixel-row form).
+	blocks := ceilDiv(np, convPixBlock)
 	pixBlock := roundUp(ceilDiv(np, blocks), nr)
+	// The channels per block come in panels of rowUnit (mr rows; nr
+	// columns in the pixel-row form).
+	rows, rowUnit := roundUp(g.ocg(), mr), mr
+	if p.pixelRows {
+		pixBlock = pixelRowBlock(np)
+		rows, rowUnit = roundUp(g.OutC, nr), nr
+	}
 	blocks = ceilDiv(np, pixBlock)
 	work := g.Batch * g.OutC * np * max(p.k, 1)
 	threads = max(1, min(threads, work/minConvWorkPerThread, maxThreads))
 	// Output channel blocks: when there are fewer pixel blocks than a few
 	// per thread (late ResNet layers: 14x14 and 7x7 pixels, hundreds of
 	// channels), the threads also split each block's channels (in whole
-	// 12-row blocks; each packs the pixel block's data again, which is
+	// pairs of panels; each packs the pixel block's data again, which is
 	// small next to the product when channels are many).
-	rows := roundUp(g.ocg(), mr)
 	chanRows := rows
 	// Only for work that amortises waking a helper several times over
 	// (the CNN's 8x8 convolutions at batch 1 ran slower on two threads).
 	if pix := g.Batch * g.Groups * blocks; threads > 1 && pix < 4*threads && !g.depthwise() && work >= 4*threads*minConvWorkPerThread {
-		chanRows = roundUp(ceilDiv(rows, ceilDiv(4*threads, pix)), 2*mr)
+		chanRows = roundUp(ceilDiv(rows, ceilDiv(4*threads, pix)), 2*rowUnit)
 	}
 	chanBlocks := ceilDiv(rows, chanRows)
 	tasks := g.Batch * g.Groups * blocks * chanBlocks
@@ -447,8 +474,8 @@ type convRun struct {
 
 // convScratch is a goroutine's packing and accumulation space.
 type convScratch struct {
-	bp, c []float32
-	tid   int
+	bp, c, row []float32
+	tid        int
 }
 
 var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
@@ -470,9 +497,13 @@ func (r *convRun) worker() {
 		n := t / r.blocks / g.Groups
 		p0 := blk * r.pixBlock
 		p1 := min(p0+r.pixBlock, g.pixels())
-		if g.depthwise() {
+		switch {
+		case g.depthwise():
 			r.depthwise(s, n, grp, p0, p1)
-		} else {
+		case r.p.pixelRows:
+			c0 := cb * r.chanRows
+			r.gemmBlockT(s, n, p0, p1, c0, min(c0+r.chanRows, g.OutC))
+		default:
 			r0 := cb * r.chanRows
 			r.gemmBlock(s, n, grp, p0, p1, r0, min(r0+r.chanRows, roundUp(g.ocg(), mr)))
 		}
