@@ -2,6 +2,7 @@ package blas
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -410,29 +411,69 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	tasks := g.Batch * g.Groups * blocks * chanBlocks
 	threads = min(threads, tasks)
 	run := convRuns.Get().(*convRun)
-	*run = convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks,
-		pixBlock: pixBlock, chanBlocks: chanBlocks, chanRows: chanRows}
+	run.p, run.x, run.w, run.pw, run.y, run.ep = p, x, w, pw, y, ep
+	run.blocks, run.tasks, run.pixBlock, run.chanBlocks, run.chanRows = blocks, tasks, pixBlock, chanBlocks, chanRows
+	run.threads = threads
+	run.next.Store(0)
+	run.tids.Store(0)
+	// Open for helpers last: a late helper of the object's previous call
+	// joins only a fully set-up run.
+	run.state.Store(0)
 	if threads > 1 {
 		// Helpers take tasks from the same counter, so a helper that
 		// starts late (or never: all busy with other calls) only does
 		// less of the work.
 		queue := startConvWorkers(threads - 1)
 		for range threads - 1 {
-			run.wg.Add(1)
 			select {
 			case queue <- run:
 			default:
-				run.wg.Done()
 			}
 		}
 	}
-	run.worker()
-	run.wg.Wait()
-	*run = convRun{}
+	run.worker(0)
+	// Wait only for the helpers that joined: one that has not started
+	// yet (its goroutine not scheduled, on a loaded machine) finds the
+	// run closed and leaves without touching it further.
+	for run.state.Or(convRunClosed)&^convRunClosed != 0 {
+		for run.state.Load() != convRunClosed {
+			runtime.Gosched()
+		}
+	}
+	run.reset()
 	convRuns.Put(run)
 }
 
-var convRuns = sync.Pool{New: func() any { return new(convRun) }}
+// convRunClosed is the bit of convRun.state that admits no more helpers.
+const convRunClosed = 1 << 30
+
+// join admits a helper unless the run is closed.
+func (r *convRun) join() bool {
+	for {
+		s := r.state.Load()
+		if s&convRunClosed != 0 {
+			return false
+		}
+		if r.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// reset clears r for reuse. A helper sent to r's previous call may still
+// join it later: it then helps whatever call r carries (or none: closed).
+func (r *convRun) reset() {
+	r.p, r.x, r.w, r.y, r.pw, r.ep = nil, nil, nil, nil, nil, ConvEpilogue{}
+	r.blocks, r.tasks, r.pixBlock, r.chanBlocks, r.chanRows, r.threads = 0, 0, 0, 0, 0, 0
+	r.next.Store(0)
+	r.tids.Store(0)
+}
+
+var convRuns = sync.Pool{New: func() any {
+	r := new(convRun)
+	r.state.Store(convRunClosed)
+	return r
+}}
 
 // The conv helpers: long-lived goroutines, so a call starts none (and
 // allocates nothing).
@@ -448,8 +489,15 @@ func startConvWorkers(n int) chan *convRun {
 	for ; convWorkers < n; convWorkers++ {
 		go func() {
 			for r := range convQueue {
-				r.worker()
-				r.wg.Done()
+				if r.join() {
+					// Goroutine ids from 1 (the caller is 0); a helper
+					// past the call's thread count (one sent to an
+					// earlier call of the same object) leaves.
+					if tid := int(r.tids.Add(1)); tid < r.threads {
+						r.worker(tid)
+					}
+					r.state.Add(-1)
+				}
 			}
 		}()
 	}
@@ -467,9 +515,12 @@ type convRun struct {
 	// chanBlocks blocks of chanRows rows of each group's packed output
 	// channels (the last may have fewer).
 	chanBlocks, chanRows int
+	threads              int // goroutines at most, the caller included
 	next                 atomic.Int64
-	tids                 atomic.Int32 // numbers the goroutines (ConvRowEpilogue's tid)
-	wg                   sync.WaitGroup
+	tids                 atomic.Int32 // numbers the helpers from 1 (ConvRowEpilogue's tid)
+	// state counts the helpers inside worker, plus convRunClosed once
+	// the caller has finished its share (pooled runs start closed).
+	state atomic.Int32
 }
 
 // convScratch is a goroutine's packing and accumulation space.
@@ -480,10 +531,11 @@ type convScratch struct {
 
 var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
 
-func (r *convRun) worker() {
+// worker runs tasks until none are left, as goroutine tid of the call.
+func (r *convRun) worker(tid int) {
 	s := convScratchPool.Get().(*convScratch)
 	defer convScratchPool.Put(s)
-	s.tid = int(r.tids.Add(1) - 1)
+	s.tid = tid
 	g := &r.p.geom
 	for {
 		t := int(r.next.Add(1) - 1)
