@@ -191,6 +191,35 @@ func scanUses(e ir.Expr, v useVisitor) {
 	}
 }
 
+// appendFreeVars appends the vars e uses and does not define to vs, in
+// order of use, possibly repeated. A call, tuple or field read (a bound
+// value in normal form) is walked directly; an expression with scopes of
+// its own goes through freeVars.
+func appendFreeVars(vs []*ir.Var, e ir.Expr) []*ir.Var {
+	switch e := e.(type) {
+	case *ir.Var:
+		return append(vs, e)
+	case *ir.Tuple:
+		for _, f := range e.Fields {
+			vs = appendFreeVars(vs, f)
+		}
+		return vs
+	case *ir.TupleGetItem:
+		return appendFreeVars(vs, e.Tuple)
+	case *ir.Call:
+		vs = appendFreeVars(vs, e.Op)
+		for _, a := range e.Args {
+			vs = appendFreeVars(vs, a)
+		}
+		return vs
+	case *ir.If, *ir.SeqExpr, *ir.Function:
+		for v := range freeVars(e) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // bindingParts returns the var a binding defines and the value it binds.
 func bindingParts(b ir.Binding) (*ir.Var, ir.Expr) {
 	switch b := b.(type) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -88,7 +89,8 @@ type combinedGroup struct {
 	bias       bool
 	activation *ir.Op
 	rhsRank    int
-	at         int // the block index of the first replaced binding
+	at         int     // the block index of the first replaced binding
+	split      *ir.Var // the split of the combined matmul, once emitted
 }
 
 // replaced is the binding a branch's result comes from after combining.
@@ -105,33 +107,35 @@ func (g *combinedGroup) replaced(b *matmulBranch) *ir.VarBinding {
 func combineParallelMatmul(mod *ir.Module, f *ir.Function, minBranches int) (*ir.Function, error) {
 	// Plan every dataflow block first (reading the input function), then
 	// rebuild once.
-	firstOf := map[ir.Binding]*combinedGroup{} // binding -> group emitted before it
-	chunkOf := map[ir.Binding]chunkRef{}       // binding -> its split result
+	// Bindings are found by the var they bind (each var is bound once),
+	// in ptrmaps: a Go map keyed by bindings misses the cache on every
+	// lookup at 100k bindings.
+	var firstOf ptrmap.Map[ir.Var, *combinedGroup] // binding -> group emitted before it
+	var chunkOf ptrmap.Map[ir.Var, chunkRef]       // binding -> its split result
 	ir.Walk(f.Body, &ir.Visitor{Block: func(blk *ir.BindingBlock) bool {
 		if blk.Dataflow {
 			for _, g := range planParallelMatmuls(blk, minBranches) {
-				firstOf[blk.Bindings[g.at]] = g
+				firstOf.Set(blk.Bindings[g.at].BoundVar(), g)
 				for i, b := range g.branches {
-					chunkOf[g.replaced(b)] = chunkRef{g, i}
+					chunkOf.Set(g.replaced(b).Var, chunkRef{g, i})
 				}
 			}
 		}
 		return true
 	}})
-	if len(firstOf) == 0 {
+	if firstOf.Len() == 0 {
 		return f, nil
 	}
 	rw := ir.NewRewriter(mod)
-	splits := map[*combinedGroup]*ir.Var{}
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
-		if g, ok := firstOf[bind]; ok {
-			splits[g] = emitCombined(rw, g)
+		if g, ok := firstOf.Get(bind.BoundVar()); ok {
+			g.split = emitCombined(rw, g)
 		}
-		ref, ok := chunkOf[bind]
+		ref, ok := chunkOf.Get(bind.BoundVar())
 		if !ok {
 			return false
 		}
-		rw.ReEmit(bind, &ir.TupleGetItem{Tuple: splits[ref.group], Index: ref.index})
+		rw.ReEmit(bind, &ir.TupleGetItem{Tuple: ref.group.split, Index: ref.index})
 		return true
 	}
 	nf := rw.Function(f)
@@ -185,12 +189,14 @@ func emitCombined(rw *ir.Rewriter, g *combinedGroup) *ir.Var {
 
 // planParallelMatmuls finds the groups of blk to combine.
 func planParallelMatmuls(blk *ir.BindingBlock, minBranches int) []*combinedGroup {
-	index := map[*ir.Var]int{} // var -> index of its binding in blk
-	uses := map[*ir.Var][]*ir.VarBinding{}
-	byLHS := map[*ir.Var][]*matmulBranch{}
+	// Per-var tables in ptrmaps, which stay in cache at 100k bindings.
+	index := &ptrmap.Map[ir.Var, int]{} // var -> index of its binding in blk
+	index.Reserve(len(blk.Bindings))
+	uses := &ptrmap.Map[ir.Var, []*ir.VarBinding]{}
+	var byLHS ptrmap.Map[ir.Var, []*matmulBranch]
 	var order []*ir.Var // left operands in order of first matmul
 	for i, bind := range blk.Bindings {
-		index[bind.BoundVar()] = i
+		index.Set(bind.BoundVar(), i)
 		vb, ok := bind.(*ir.VarBinding)
 		if !ok {
 			continue
@@ -201,7 +207,8 @@ func planParallelMatmuls(blk *ir.BindingBlock, minBranches int) []*combinedGroup
 		}
 		for _, a := range c.Args {
 			if v, ok := a.(*ir.Var); ok {
-				uses[v] = append(uses[v], vb)
+				us, _ := uses.Get(v)
+				uses.Set(v, append(us, vb))
 			}
 		}
 		if c.Op != op.Matmul || len(c.Args) != 2 {
@@ -211,14 +218,15 @@ func planParallelMatmuls(blk *ir.BindingBlock, minBranches int) []*combinedGroup
 		if !ok {
 			continue
 		}
-		if byLHS[lhs] == nil {
+		branches, seen := byLHS.Get(lhs)
+		if !seen {
 			order = append(order, lhs)
 		}
-		byLHS[lhs] = append(byLHS[lhs], &matmulBranch{matmul: vb, rhs: c.Args[1]})
+		byLHS.Set(lhs, append(branches, &matmulBranch{matmul: vb, rhs: c.Args[1]}))
 	}
 	var groups []*combinedGroup
 	for _, lhs := range order {
-		branches := byLHS[lhs]
+		branches, _ := byLHS.Get(lhs)
 		if len(branches) < minBranches {
 			continue
 		}
@@ -256,10 +264,11 @@ func planParallelMatmuls(blk *ir.BindingBlock, minBranches int) []*combinedGroup
 // findBranchTail finds the bias add and activation after a matmul: the
 // single add using it as its first operand, and the single activation
 // call using that (or the matmul).
-func findBranchTail(br *matmulBranch, uses map[*ir.Var][]*ir.VarBinding) {
+func findBranchTail(br *matmulBranch, uses *ptrmap.Map[ir.Var, []*ir.VarBinding]) {
 	only := func(v *ir.Var, want func(*ir.Call) bool) *ir.VarBinding {
 		var found *ir.VarBinding
-		for _, u := range uses[v] {
+		us, _ := uses.Get(v)
+		for _, u := range us {
 			if c := u.Value.(*ir.Call); want(c) {
 				if found != nil {
 					return nil
@@ -337,7 +346,7 @@ func commonTail(branches []*matmulBranch) (bias bool, act *ir.Op) {
 
 // planGroup orders one rank's branches for the split and checks that they
 // can be combined before the first result they replace.
-func planGroup(lhs *ir.Var, branches []*matmulBranch, rank int, bias bool, act *ir.Op, minBranches int, index map[*ir.Var]int) *combinedGroup {
+func planGroup(lhs *ir.Var, branches []*matmulBranch, rank int, bias bool, act *ir.Op, minBranches int, index *ptrmap.Map[ir.Var, int]) *combinedGroup {
 	if len(branches) < 2 {
 		return nil
 	}
@@ -372,7 +381,7 @@ func planGroup(lhs *ir.Var, branches []*matmulBranch, rank int, bias bool, act *
 	}
 	g := &combinedGroup{lhs: lhs, branches: ordered, bias: bias, activation: act, rhsRank: rank, at: -1}
 	for _, br := range ordered {
-		if at := index[g.replaced(br).Var]; g.at < 0 || at < g.at {
+		if at, _ := index.Get(g.replaced(br).Var); g.at < 0 || at < g.at {
 			g.at = at
 		}
 	}
@@ -381,7 +390,7 @@ func planGroup(lhs *ir.Var, branches []*matmulBranch, rank int, bias bool, act *
 		if !ok {
 			return true
 		}
-		i, local := index[v]
+		i, local := index.Get(v)
 		return !local || i < g.at
 	}
 	if !definedBefore(lhs) {

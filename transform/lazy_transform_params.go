@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -254,15 +255,19 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	}
 	weights := f.Params[n:]
 	var tupleParam *ir.Var
-	weightIndex := map[*ir.Var]int{}
+	// The per-var tables below are ptrmaps and slices indexed by binding:
+	// a Go map keyed by vars misses the cache on every access at 100k
+	// bindings, a ptrmap's address-derived slots mostly do not.
+	var weightIndex ptrmap.Map[ir.Var, int]
 	if len(weights) == 1 {
 		if _, ok := weights[0].StructInfo().(*ir.TupleInfo); ok {
 			tupleParam = weights[0]
 		}
 	}
 	if tupleParam == nil {
+		weightIndex.Reserve(len(weights))
 		for i, w := range weights {
-			weightIndex[w] = i
+			weightIndex.Set(w, i)
 		}
 	}
 
@@ -304,23 +309,27 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 
 	// last[v] is the index of the last binding using v (outputs are
 	// handed over after it); a binding defining v counts as a use.
-	last := map[*ir.Var]int{}
+	var last ptrmap.Map[ir.Var, int]
+	last.Reserve(len(binds) + len(f.Params))
+	var free []*ir.Var
 	for i, b := range binds {
 		if b == outBinding {
 			continue
 		}
 		v, value := bindingParts(b)
-		last[v] = i
-		for u := range freeVars(value) {
-			last[u] = i
+		last.Set(v, i)
+		free = appendFreeVars(free[:0], value)
+		for _, u := range free {
+			last.Set(u, i)
 		}
 	}
-	outIndex := map[*ir.Var][]int{}
+	var outIndex ptrmap.Map[ir.Var, []int]
 	var leafOutputs []int
 	if fset != "" {
 		for i, e := range fields {
 			if v, ok := e.(*ir.Var); ok {
-				outIndex[v] = append(outIndex[v], i)
+				is, _ := outIndex.Get(v)
+				outIndex.Set(v, append(is, i))
 			} else {
 				leafOutputs = append(leafOutputs, i)
 			}
@@ -328,14 +337,14 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	}
 	// handAt[i] lists the outputs handed over after binding i; -1 (at
 	// the start) holds none, as every output needs a binding or fetch.
-	handAt := map[int][]*ir.Var{}
+	handAt := make([][]*ir.Var, len(binds))
 	var handAtEnd []*ir.Var
 	for _, e := range fields {
 		v, ok := e.(*ir.Var)
 		if !ok || fset == "" {
 			continue
 		}
-		if i, ok := last[v]; ok {
+		if i, ok := last.Get(v); ok {
 			if !containsVar(handAt[i], v) {
 				handAt[i] = append(handAt[i], v)
 			}
@@ -345,16 +354,18 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	}
 
 	var out []ir.Binding
-	fetched := map[*ir.Var]bool{}
+	var fetched ptrmap.Map[ir.Var, struct{}]
 	fetch := func(v *ir.Var) {
-		if i, ok := weightIndex[v]; ok && !fetched[v] {
-			fetched[v] = true
-			out = append(out, fetchInto(v, packedCall(fget, indexValue(i)))...)
+		if i, ok := weightIndex.Get(v); ok {
+			if _, done := fetched.GetOrSet(v, struct{}{}); !done {
+				out = append(out, fetchInto(v, packedCall(fget, indexValue(i)))...)
+			}
 		}
 	}
 	hand := func(v *ir.Var) {
 		fetch(v)
-		for _, i := range outIndex[v] {
+		is, _ := outIndex.Get(v)
+		for _, i := range is {
 			out = append(out, ir.NewVarBinding(ir.NewVar("_", nil), packedCall(fset, indexValue(i), v)))
 		}
 	}
@@ -379,9 +390,11 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 		return fresh
 	}
 	if tupleParam != nil {
-		for i, fi := range tupleParam.StructInfo().(*ir.TupleInfo).Fields {
+		fields := tupleParam.StructInfo().(*ir.TupleInfo).Fields
+		readers := firstReaders(binds, tupleParam, len(fields))
+		for i, fi := range fields {
 			if definesNew(fi) {
-				v := readerOf(binds, tupleParam, i) // the weight's own name when read
+				v := readers[i] // the weight's own name when read
 				if v == nil {
 					v = ir.NewVar(fmt.Sprintf("%s_%d", tupleParam.Name, i), fi)
 				}
@@ -401,8 +414,8 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 			continue
 		}
 		v, value := bindingParts(b)
-		free := freeVars(value)
-		if tupleParam != nil && free[tupleParam] {
+		free = appendFreeVars(free[:0], value)
+		if tupleParam != nil && slices.Contains(free, tupleParam) {
 			get, ok := value.(*ir.TupleGetItem)
 			if !ok || get.Tuple != tupleParam {
 				errs.Add(b.Span(), DiagLazyShape, "%s uses its weights %s other than by %s[i]: only reads of one weight can be fetched lazily",
@@ -417,7 +430,7 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 				out = append(out, fetchInto(v, packedCall(fget, indexValue(get.Index)))...)
 			}
 		} else {
-			for _, w := range weightsIn(free, weightIndex) { // parameter order
+			for _, w := range weightsIn(free, &weightIndex) { // parameter order
 				fetch(w)
 			}
 			out = append(out, b)
@@ -440,7 +453,7 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 		}
 		result = ir.NewTuple()
 	} else {
-		for _, w := range weightsIn(freeVars(result), weightIndex) {
+		for _, w := range weightsIn(appendFreeVars(nil, result), &weightIndex) {
 			fetch(w)
 		}
 	}
@@ -453,17 +466,19 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	return ir.NormalizeFunction(mod, nf)
 }
 
-// readerOf returns the var of the first binding among binds that reads
-// tuple[index], nil when none does.
-func readerOf(binds []ir.Binding, tuple *ir.Var, index int) *ir.Var {
+// firstReaders returns, for each of tuple's n fields, the var of the first
+// binding among binds that reads it (nil when none does): one scan, not
+// one per field.
+func firstReaders(binds []ir.Binding, tuple *ir.Var, n int) []*ir.Var {
+	readers := make([]*ir.Var, n)
 	for _, b := range binds {
 		if vb, ok := b.(*ir.VarBinding); ok {
-			if get, ok := vb.Value.(*ir.TupleGetItem); ok && get.Tuple == tuple && get.Index == index {
-				return vb.Var
+			if get, ok := vb.Value.(*ir.TupleGetItem); ok && get.Tuple == tuple && get.Index >= 0 && get.Index < n && readers[get.Index] == nil {
+				readers[get.Index] = vb.Var
 			}
 		}
 	}
-	return nil
+	return readers
 }
 
 func containsVar(vs []*ir.Var, v *ir.Var) bool {
@@ -485,23 +500,29 @@ func lazyGetInput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, di
 		return f, nil
 	}
 	fget := ir.NewVar("fget_param", ir.NewFuncInfo([]ir.StructInfo{ir.NewPrimInfo(ir.Int64), ir.Object()}, ir.Object(), true))
-	weightIndex := map[*ir.Var]int{}
+	var weightIndex ptrmap.Map[ir.Var, int] // a ptrmap, as in lazyTransformParams
+	weightIndex.Reserve(len(f.Params) - n)
 	for i, w := range f.Params[n:] {
-		weightIndex[w] = i
+		weightIndex.Set(w, i)
 	}
 	// fetched maps each weight fetched so far to the var it was fetched
 	// into (a dataflow var inside a dataflow block, as TVM's builder
 	// emits it).
-	fetched := map[*ir.Var]*ir.Var{}
+	var fetched ptrmap.Map[ir.Var, *ir.Var]
 	// A weight used in more than one block is fetched into a plain var:
 	// a dataflow var would not be visible after its block.
-	useBlocks := map[*ir.Var]map[int]bool{}
+	type blockUse struct {
+		first int  // the first block using the weight
+		many  bool // another block uses it too
+	}
+	var useBlocks ptrmap.Map[ir.Var, blockUse]
+	var free []*ir.Var
 	use := func(e ir.Expr, blk int) {
-		for _, w := range weightsIn(freeVars(e), weightIndex) {
-			if useBlocks[w] == nil {
-				useBlocks[w] = map[int]bool{}
+		free = appendFreeVars(free[:0], e)
+		for _, w := range weightsIn(free, &weightIndex) {
+			if u, seen := useBlocks.GetOrSet(w, blockUse{first: blk}); seen && u.first != blk && !u.many {
+				useBlocks.Set(w, blockUse{first: u.first, many: true})
 			}
-			useBlocks[w][blk] = true
 		}
 	}
 	for i, blk := range seq.Blocks {
@@ -513,15 +534,18 @@ func lazyGetInput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, di
 	use(seq.Body, -1)
 	fetches := func(e ir.Expr, dataflow bool) []ir.Binding {
 		var out []ir.Binding
-		for _, w := range weightsIn(freeVars(e), weightIndex) { // parameter order
-			if fetched[w] != nil {
+		free = appendFreeVars(free[:0], e)
+		for _, w := range weightsIn(free, &weightIndex) { // parameter order
+			if _, ok := fetched.Get(w); ok {
 				continue
 			}
 			v := ir.NewVar(w.Name, w.StructInfo())
 			v.SetSpan(w.Span())
-			v.Dataflow = dataflow && len(useBlocks[w]) == 1
-			fetched[w] = v
-			call := ir.NewCall(fget, indexValue(weightIndex[w]), ir.NewStringImm(w.Name))
+			u, _ := useBlocks.Get(w)
+			v.Dataflow = dataflow && !u.many
+			fetched.Set(w, v)
+			i, _ := weightIndex.Get(w)
+			call := ir.NewCall(fget, indexValue(i), ir.NewStringImm(w.Name))
 			bs := fetchInto(v, call)
 			bs[0].(*ir.VarBinding).Var.Dataflow = dataflow
 			out = append(out, bs...)
@@ -555,8 +579,10 @@ func lazyGetInput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, di
 	}
 	var body ir.Expr = &ir.SeqExpr{Blocks: blocks, Body: seq.Body}
 	body = (&ir.Mutator{PostExpr: func(e ir.Expr) ir.Expr {
-		if v, ok := e.(*ir.Var); ok && fetched[v] != nil {
-			return fetched[v]
+		if v, ok := e.(*ir.Var); ok {
+			if fv, ok := fetched.Get(v); ok {
+				return fv
+			}
 		}
 		return e
 	}}).Expr(body)
@@ -586,11 +612,12 @@ func lazySetOutput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, d
 	} else {
 		fields = []ir.Expr{seq.Body}
 	}
-	outIndex := map[*ir.Var][]int{}
+	var outIndex ptrmap.Map[ir.Var, []int] // a ptrmap, as in lazyTransformParams
 	var leaves []int
 	for i, e := range fields {
 		if v, ok := e.(*ir.Var); ok {
-			outIndex[v] = append(outIndex[v], i)
+			is, _ := outIndex.Get(v)
+			outIndex.Set(v, append(is, i))
 		} else {
 			leaves = append(leaves, i)
 		}
@@ -600,14 +627,16 @@ func lazySetOutput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, d
 	}
 	var out []ir.Binding
 	for _, p := range f.Params {
-		for _, i := range outIndex[p] {
+		is, _ := outIndex.Get(p)
+		for _, i := range is {
 			out = append(out, set(i, p))
 		}
 	}
 	for _, b := range binds {
 		out = append(out, b)
 		v := b.BoundVar()
-		for _, i := range outIndex[v] {
+		is, _ := outIndex.Get(v)
+		for _, i := range is {
 			out = append(out, set(i, v))
 		}
 	}
@@ -629,13 +658,23 @@ func lazySetOutput(mod *ir.Module, name string, f *ir.Function) (*ir.Function, d
 // weightsIn returns the weights among free in parameter order: the cost
 // is that of free, not of the parameter list (a binding uses few of
 // possibly many weights).
-func weightsIn(free map[*ir.Var]bool, index map[*ir.Var]int) []*ir.Var {
-	var ws []*ir.Var
-	for v := range free {
-		if _, ok := index[v]; ok {
-			ws = append(ws, v)
+func weightsIn(free []*ir.Var, index *ptrmap.Map[ir.Var, int]) []*ir.Var {
+	type weight struct {
+		v *ir.Var
+		i int
+	}
+	var ws []weight
+	for _, v := range free {
+		if i, ok := index.Get(v); ok {
+			ws = append(ws, weight{v, i})
 		}
 	}
-	slices.SortFunc(ws, func(a, b *ir.Var) int { return index[a] - index[b] })
-	return ws
+	slices.SortFunc(ws, func(a, b weight) int { return a.i - b.i })
+	var out []*ir.Var
+	for k, w := range ws {
+		if k == 0 || w.v != ws[k-1].v {
+			out = append(out, w.v)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/passes"
 	"github.com/phasec/phasec/phase"
@@ -178,11 +179,24 @@ type liftPlan struct {
 	f        *ir.Function
 	numInput int
 	lifted   []ir.Binding // computable from weights alone, in order
-	// vars holds what is known of each var, in one map: one lookup per
-	// use keeps the pass's cache misses few on large functions.
-	vars     map[*ir.Var]liftFlags
+	// vars holds what is known of each var, in one ptrmap: one lookup per
+	// use, in a table whose address-derived slots stay in cache on large
+	// functions (a Go map's random ones miss on each).
+	vars     ptrmap.Map[ir.Var, liftFlags]
 	symsUsed map[*ir.PrimVar]bool // symbolic vars the inference function uses
-	scratch  map[*ir.Var]bool     // liftUses' reused result
+	scratch  []*ir.Var            // the uses of the binding being planned
+}
+
+func (p *liftPlan) flags(v *ir.Var) liftFlags {
+	f, _ := p.vars.Get(v)
+	return f
+}
+
+// mark adds f to v's flags.
+func (p *liftPlan) mark(v *ir.Var, f liftFlags) {
+	if old, found := p.vars.GetOrSet(v, f); found && old|f != old {
+		p.vars.Set(v, old|f)
+	}
 }
 
 // liftFlags say what a var of the partitioned function is.
@@ -195,28 +209,26 @@ const (
 	liftAtRuntime                       // used by the inference function
 )
 
-func (p *liftPlan) has(v *ir.Var, f liftFlags) bool { return p.vars[v]&f == f }
+func (p *liftPlan) has(v *ir.Var, f liftFlags) bool { return p.flags(v)&f == f }
 
 // planLift partitions f; allow, when set, also limits the lifted bindings
 // (shared lifting lifts only what every function computes).
 func planLift(f *ir.Function, numInput int, allow func(ir.Binding) bool) *liftPlan {
 	p := &liftPlan{
 		f: f, numInput: numInput,
-		vars:     make(map[*ir.Var]liftFlags, len(f.Params)),
 		symsUsed: map[*ir.PrimVar]bool{},
-		scratch:  map[*ir.Var]bool{},
 	}
 	// liftableSyms are the symbolic variables the weights define.
 	liftableSyms := map[*ir.PrimVar]bool{}
 	for _, w := range f.Params[numInput:] {
-		p.vars[w] = liftWeight | liftFromParam
+		p.vars.Set(w, liftWeight|liftFromParam)
 		for _, s := range ir.DefinableSymVars(w.StructInfo()) {
 			liftableSyms[s] = true
 		}
 	}
-	useAtRuntime := func(free map[*ir.Var]bool, e ir.Expr) {
-		for v := range free {
-			p.vars[v] |= liftAtRuntime
+	useAtRuntime := func(free []*ir.Var, e ir.Expr) {
+		for _, v := range free {
+			p.mark(v, liftAtRuntime)
 		}
 		for _, s := range freeSymVars(e) {
 			p.symsUsed[s] = true
@@ -232,26 +244,27 @@ func planLift(f *ir.Function, numInput int, allow func(ir.Binding) bool) *liftPl
 	}
 	seq, ok := f.Body.(*ir.SeqExpr)
 	if !ok {
-		useAtRuntime(freeVars(f.Body), f.Body)
+		useAtRuntime(appendFreeVars(nil, f.Body), f.Body)
 		return p
 	}
 	for _, blk := range seq.Blocks {
 		for _, b := range blk.Bindings {
 			v, value := bindingParts(b)
-			free := liftUses(value, p.scratch)
+			p.scratch = appendFreeVars(p.scratch[:0], value)
+			free := p.scratch
 			if blk.Dataflow && p.canLift(value, free, v, liftableSyms) && (allow == nil || allow(b)) {
 				p.lifted = append(p.lifted, b)
 				flags := liftLifted
-				for u := range free {
+				for _, u := range free {
 					if p.has(u, liftFromParam) {
 						flags |= liftFromParam
 						break
 					}
 				}
-				p.vars[v] |= flags
+				p.mark(v, flags)
 				continue
 			}
-			p.vars[v] |= liftAtRuntime
+			p.mark(v, liftAtRuntime)
 			useAtRuntime(free, value)
 			useSInfo(v.StructInfo())
 			if mc, ok := b.(*ir.MatchCast); ok {
@@ -259,52 +272,14 @@ func planLift(f *ir.Function, numInput int, allow func(ir.Binding) bool) *liftPl
 			}
 		}
 	}
-	useAtRuntime(freeVars(seq.Body), seq.Body)
+	useAtRuntime(appendFreeVars(nil, seq.Body), seq.Body)
 	useSInfo(f.Ret)
 	return p
 }
 
-// liftUses returns the vars value uses but does not define: in scratch,
-// cleared first, when value has no nested scope (the common case, with no
-// allocation), else in a new map.
-func liftUses(value ir.Expr, scratch map[*ir.Var]bool) map[*ir.Var]bool {
-	clear(scratch)
-	var leaf func(e ir.Expr) bool
-	leaf = func(e ir.Expr) bool {
-		switch e := e.(type) {
-		case *ir.Var:
-			scratch[e] = true
-		case *ir.Tuple:
-			for _, f := range e.Fields {
-				if !leaf(f) {
-					return false
-				}
-			}
-		case *ir.TupleGetItem:
-			return leaf(e.Tuple)
-		case *ir.Call:
-			if !leaf(e.Op) {
-				return false
-			}
-			for _, a := range e.Args {
-				if !leaf(a) {
-					return false
-				}
-			}
-		case *ir.If, *ir.SeqExpr, *ir.Function:
-			return false
-		}
-		return true
-	}
-	if leaf(value) {
-		return scratch
-	}
-	return freeVars(value)
-}
-
 // canLift is TVM's CanLiftBinding for a binding of a dataflow block whose
 // value uses the vars free.
-func (p *liftPlan) canLift(value ir.Expr, free map[*ir.Var]bool, v *ir.Var, liftableSyms map[*ir.PrimVar]bool) bool {
+func (p *liftPlan) canLift(value ir.Expr, free []*ir.Var, v *ir.Var, liftableSyms map[*ir.PrimVar]bool) bool {
 	if c, ok := value.(*ir.Call); ok {
 		if o, ok := c.Op.(*ir.Op); ok && o.Name == stopLiftParams {
 			return false
@@ -313,8 +288,8 @@ func (p *liftPlan) canLift(value ir.Expr, free map[*ir.Var]bool, v *ir.Var, lift
 	if _, ok := value.(*ir.ExternFunc); ok {
 		return false
 	}
-	for u := range free {
-		if p.vars[u]&(liftWeight|liftLifted) == 0 {
+	for _, u := range free {
+		if p.flags(u)&(liftWeight|liftLifted) == 0 {
 			return false
 		}
 	}
@@ -695,9 +670,9 @@ func liftShared(mod *ir.Module, names []string, bundle bool) (*ir.Module, diag.L
 	}
 	// The shared plan: the first function's inputs and weights, the
 	// shared bindings, and what any function needs at run time.
-	sp := &liftPlan{f: fs[0], numInput: ns[0], vars: map[*ir.Var]liftFlags{}, symsUsed: map[*ir.PrimVar]bool{}}
+	sp := &liftPlan{f: fs[0], numInput: ns[0], symsUsed: map[*ir.PrimVar]bool{}}
 	for _, w := range weights0 {
-		sp.vars[w] = liftWeight | liftFromParam
+		sp.vars.Set(w, liftWeight|liftFromParam)
 	}
 	for _, g := range groups {
 		if !shared(g) {
@@ -706,19 +681,19 @@ func liftShared(mod *ir.Module, names []string, bundle bool) (*ir.Module, diag.L
 		sp.lifted = append(sp.lifted, ir.NewVarBinding(g.v, g.value))
 		flags := liftLifted
 		for i, v := range g.members {
-			flags |= plans[i].vars[v] & liftFromParam
+			flags |= plans[i].flags(v) & liftFromParam
 		}
-		sp.vars[g.v] |= flags
+		sp.mark(g.v, flags)
 	}
 	for i, p := range plans {
 		for j, w := range fs[i].Params[ns[i]:] {
 			if p.has(w, liftAtRuntime) {
-				sp.vars[weights0[j]] |= liftAtRuntime
+				sp.mark(weights0[j], liftAtRuntime)
 			}
 		}
 		for _, g := range groups {
 			if v, ok := g.members[i]; ok && shared(g) && p.has(v, liftAtRuntime) {
-				sp.vars[g.v] |= liftAtRuntime
+				sp.mark(g.v, liftAtRuntime)
 			}
 		}
 	}

@@ -73,3 +73,77 @@ func BenchmarkBertGemmsSideBySide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackA times packing alpha*A for a BERT layer's GEMM (the whole
+// m x k, in kc-column blocks as the loop nest does), the part of a call
+// that B packed once leaves, side by side with the GEMM itself.
+func BenchmarkPackA(b *testing.B) {
+	for _, s := range [][3]int{{128, 768, 768}, {128, 768, 3072}} {
+		m, n, k := s[0], s[1], s[2]
+		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		ap := make([]float32, roundUp(mc, mr)*kc+packSlack)
+		pb := PackB(false, k, n, bm, n)
+		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
+			var ratio []float64
+			for range b.N {
+				start := time.Now()
+				for pc := 0; pc < k; pc += kc {
+					for ic := 0; ic < m; ic += mc {
+						packA(ap, a, k, false, ic, pc, min(mc, m-ic), min(kc, k-pc), 1)
+					}
+				}
+				p := time.Since(start)
+				start = time.Now()
+				SgemmPackedB(1, false, m, 1, a, k, pb, 0, c, n, nil)
+				ratio = append(ratio, p.Seconds()/time.Since(start).Seconds())
+			}
+			b.ReportMetric(100*median(ratio), "packA-pct-of-gemm")
+		})
+	}
+}
+
+// BenchmarkSmallGemmTwoThreads measures where a second thread starts to
+// pay (minWorkPerThread): per iteration and shape, one thread and two
+// threads (the threshold lifted) back to back, B packed per call and
+// packed once. Reported: the median time ratio 1T/2T (the speed-up; below
+// 1 the second thread loses). Needs GOMAXPROCS >= 2 (-test.cpu 2).
+func BenchmarkSmallGemmTwoThreads(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs GOMAXPROCS >= 2")
+	}
+	for _, s := range [][4]int{{128, 128, 64, 1}, {128, 64, 128, 0}, {64, 512, 512, 0}, {64, 512, 784, 0}, {128, 768, 64, 0}, {32, 768, 768, 0}, {128, 256, 256, 0}} {
+		m, n, k, transB := s[0], s[1], s[2], s[3] == 1
+		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		ldb := n
+		if transB {
+			ldb = k
+		}
+		pb := PackB(transB, k, n, bm, ldb)
+		b.Run(fmt.Sprintf("%dx%dx%d/transB=%v", m, n, k, transB), func(b *testing.B) {
+			saved := minWorkPerThread
+			minWorkPerThread = 1
+			defer func() { minWorkPerThread = saved }()
+			wall := func(f func()) float64 {
+				start := time.Now()
+				f()
+				return time.Since(start).Seconds()
+			}
+			var perCall, packed []float64
+			for range b.N {
+				// The second of two back-to-back two-thread calls: the
+				// worker is awake, as between a model's GEMMs.
+				one := wall(func() { SgemmThreads(1, false, transB, m, n, k, 1, a, k, bm, ldb, 0, c, n) })
+				SgemmThreads(2, false, transB, m, n, k, 1, a, k, bm, ldb, 0, c, n)
+				two := wall(func() { SgemmThreads(2, false, transB, m, n, k, 1, a, k, bm, ldb, 0, c, n) })
+				perCall = append(perCall, one/two)
+				one = wall(func() { SgemmPackedB(1, false, m, 1, a, k, pb, 0, c, n, nil) })
+				SgemmPackedB(2, false, m, 1, a, k, pb, 0, c, n, nil)
+				two = wall(func() { SgemmPackedB(2, false, m, 1, a, k, pb, 0, c, n, nil) })
+				packed = append(packed, one/two)
+			}
+			b.ReportMetric(median(perCall), "1T/2T-percall")
+			b.ReportMetric(median(packed), "1T/2T-packed")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

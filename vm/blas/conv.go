@@ -2,6 +2,7 @@ package blas
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -142,6 +143,10 @@ func (g *ConvGeom) Check(lenX, lenW, lenY int) error {
 type ConvWeights struct {
 	geom ConvGeom
 	a    []float32
+	// bt, for geometries in the pixel-row form (conv_pixels.go) instead
+	// of a: the weights transposed, in nr-column panels per kc block.
+	bt        []float32
+	pixelRows bool
 }
 
 // PackConvWeights packs w for convolutions of geometry g (only the
@@ -150,9 +155,12 @@ func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
 	ocg, icg, taps := g.ocg(), g.icg(), g.taps()
 	k := icg * taps
 	rows := roundUp(ocg, mr)
-	pw := &ConvWeights{geom: *g, a: make([]float32, g.Groups*rows*k+packSlack)}
+	pw := &ConvWeights{geom: *g, pixelRows: g.pixelRows()}
 	if g.depthwise() {
 		return pw // the direct path reads w as it is
+	}
+	if !pw.pixelRows {
+		pw.a = make([]float32, g.Groups*rows*k+packSlack)
 	}
 	// Gather each group's (ocg x k) matrix densely, then packA it.
 	dense := make([]float32, ocg*k)
@@ -166,6 +174,10 @@ func PackConvWeights(g *ConvGeom, w []float32) *ConvWeights {
 					row[g.kIndex(c, t)] = w[base+c*g.WI+off]
 				}
 			}
+		}
+		if pw.pixelRows { // one group
+			pw.bt = packWeightsT(g, dense, k)
+			break
 		}
 		dst := pw.a[grp*rows*k:]
 		kb := convKC(k)
@@ -233,6 +245,7 @@ type ConvPlan struct {
 	geom    ConvGeom
 	k       int
 	koff    []int    // data offset of k = (c, taps): c*XC + sum tap*dil*XS
+	koffMax []int    // koffMax[k] = max(koff[:k+1])
 	kdisp   [][3]int // per k, tap*dil per axis (bounds checks)
 	runLen  []int    // per k, length of the run of k with a constant positive koff step
 	wOff    []int    // per tap, weight offset (depthwise)
@@ -241,7 +254,8 @@ type ConvPlan struct {
 	yOff    []int    // per pixel, output offset
 	yDense  bool     // yOff[p] == p
 	inRange bool     // every tap of every pixel is inside the data
-	block   int      // pixels per task
+	// pixelRows: the pixel-row form (conv_pixels.go) computes it.
+	pixelRows bool
 }
 
 // NewConvPlan checks g and precomputes its plan.
@@ -282,6 +296,13 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 		}
 	}
 	p.wOff = g.tapOffsets(g.WS)
+	p.koffMax = make([]int, p.k)
+	for k, off := range p.koff {
+		p.koffMax[k] = off
+		if k > 0 {
+			p.koffMax[k] = max(off, p.koffMax[k-1])
+		}
+	}
 	p.runLen = make([]int, p.k)
 	for k := p.k - 1; k >= 0; k-- {
 		p.runLen[k] = 1
@@ -331,7 +352,7 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 			o[d] = 0
 		}
 	}
-	p.block = 256
+	p.pixelRows = g.pixelRows()
 	return p
 }
 
@@ -358,54 +379,101 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	if ep.Bias != nil && len(ep.Bias) < g.OutC {
 		panic(fmt.Sprintf("blas: conv: %d biases for %d channels", len(ep.Bias), g.OutC))
 	}
-	if pw == nil && !g.depthwise() {
+	if !g.depthwise() && (pw == nil || pw.pixelRows != p.pixelRows) {
 		pw = PackConvWeights(g, w)
 	}
-	// Pixel blocks of at most p.block, of equal size (in whole panels).
-	blocks := ceilDiv(np, p.block)
+	// Pixel blocks of at most convPixBlock, of equal size in whole
+	// panels (of nr pixels; mr in the pixel-row form).
+	blocks := ceilDiv(np, convPixBlock)
 	pixBlock := roundUp(ceilDiv(np, blocks), nr)
+	// The channels per block come in panels of rowUnit (mr rows; nr
+	// columns in the pixel-row form).
+	rows, rowUnit := roundUp(g.ocg(), mr), mr
+	if p.pixelRows {
+		pixBlock = pixelRowBlock(np)
+		rows, rowUnit = roundUp(g.OutC, nr), nr
+	}
 	blocks = ceilDiv(np, pixBlock)
 	work := g.Batch * g.OutC * np * max(p.k, 1)
 	threads = max(1, min(threads, work/minConvWorkPerThread, maxThreads))
 	// Output channel blocks: when there are fewer pixel blocks than a few
 	// per thread (late ResNet layers: 14x14 and 7x7 pixels, hundreds of
 	// channels), the threads also split each block's channels (in whole
-	// 12-row blocks; each packs the pixel block's data again, which is
+	// pairs of panels; each packs the pixel block's data again, which is
 	// small next to the product when channels are many).
-	rows := roundUp(g.ocg(), mr)
 	chanRows := rows
 	// Only for work that amortises waking a helper several times over
 	// (the CNN's 8x8 convolutions at batch 1 ran slower on two threads).
 	if pix := g.Batch * g.Groups * blocks; threads > 1 && pix < 4*threads && !g.depthwise() && work >= 4*threads*minConvWorkPerThread {
-		chanRows = roundUp(ceilDiv(rows, ceilDiv(4*threads, pix)), 2*mr)
+		chanRows = roundUp(ceilDiv(rows, ceilDiv(4*threads, pix)), 2*rowUnit)
 	}
 	chanBlocks := ceilDiv(rows, chanRows)
 	tasks := g.Batch * g.Groups * blocks * chanBlocks
 	threads = min(threads, tasks)
 	run := convRuns.Get().(*convRun)
-	*run = convRun{p: p, x: x, w: w, pw: pw, y: y, ep: ep, blocks: blocks, tasks: tasks,
-		pixBlock: pixBlock, chanBlocks: chanBlocks, chanRows: chanRows}
+	run.p, run.x, run.w, run.pw, run.y, run.ep = p, x, w, pw, y, ep
+	run.blocks, run.tasks, run.pixBlock, run.chanBlocks, run.chanRows = blocks, tasks, pixBlock, chanBlocks, chanRows
+	run.threads = threads
+	run.next.Store(0)
+	run.tids.Store(0)
+	// Open for helpers last: a late helper of the object's previous call
+	// joins only a fully set-up run.
+	run.state.Store(0)
 	if threads > 1 {
 		// Helpers take tasks from the same counter, so a helper that
 		// starts late (or never: all busy with other calls) only does
 		// less of the work.
 		queue := startConvWorkers(threads - 1)
 		for range threads - 1 {
-			run.wg.Add(1)
 			select {
 			case queue <- run:
 			default:
-				run.wg.Done()
 			}
 		}
 	}
-	run.worker()
-	run.wg.Wait()
-	*run = convRun{}
+	run.worker(0)
+	// Wait only for the helpers that joined: one that has not started
+	// yet (its goroutine not scheduled, on a loaded machine) finds the
+	// run closed and leaves without touching it further.
+	for run.state.Or(convRunClosed)&^convRunClosed != 0 {
+		for run.state.Load() != convRunClosed {
+			runtime.Gosched()
+		}
+	}
+	run.reset()
 	convRuns.Put(run)
 }
 
-var convRuns = sync.Pool{New: func() any { return new(convRun) }}
+// convRunClosed is the bit of convRun.state that admits no more helpers.
+const convRunClosed = 1 << 30
+
+// join admits a helper unless the run is closed.
+func (r *convRun) join() bool {
+	for {
+		s := r.state.Load()
+		if s&convRunClosed != 0 {
+			return false
+		}
+		if r.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// reset clears r for reuse. A helper sent to r's previous call may still
+// join it later: it then helps whatever call r carries (or none: closed).
+func (r *convRun) reset() {
+	r.p, r.x, r.w, r.y, r.pw, r.ep = nil, nil, nil, nil, nil, ConvEpilogue{}
+	r.blocks, r.tasks, r.pixBlock, r.chanBlocks, r.chanRows, r.threads = 0, 0, 0, 0, 0, 0
+	r.next.Store(0)
+	r.tids.Store(0)
+}
+
+var convRuns = sync.Pool{New: func() any {
+	r := new(convRun)
+	r.state.Store(convRunClosed)
+	return r
+}}
 
 // The conv helpers: long-lived goroutines, so a call starts none (and
 // allocates nothing).
@@ -421,8 +489,15 @@ func startConvWorkers(n int) chan *convRun {
 	for ; convWorkers < n; convWorkers++ {
 		go func() {
 			for r := range convQueue {
-				r.worker()
-				r.wg.Done()
+				if r.join() {
+					// Goroutine ids from 1 (the caller is 0); a helper
+					// past the call's thread count (one sent to an
+					// earlier call of the same object) leaves.
+					if tid := int(r.tids.Add(1)); tid < r.threads {
+						r.worker(tid)
+					}
+					r.state.Add(-1)
+				}
 			}
 		}()
 	}
@@ -440,23 +515,27 @@ type convRun struct {
 	// chanBlocks blocks of chanRows rows of each group's packed output
 	// channels (the last may have fewer).
 	chanBlocks, chanRows int
+	threads              int // goroutines at most, the caller included
 	next                 atomic.Int64
-	tids                 atomic.Int32 // numbers the goroutines (ConvRowEpilogue's tid)
-	wg                   sync.WaitGroup
+	tids                 atomic.Int32 // numbers the helpers from 1 (ConvRowEpilogue's tid)
+	// state counts the helpers inside worker, plus convRunClosed once
+	// the caller has finished its share (pooled runs start closed).
+	state atomic.Int32
 }
 
 // convScratch is a goroutine's packing and accumulation space.
 type convScratch struct {
-	bp, c []float32
-	tid   int
+	bp, c, row []float32
+	tid        int
 }
 
 var convScratchPool = sync.Pool{New: func() any { return new(convScratch) }}
 
-func (r *convRun) worker() {
+// worker runs tasks until none are left, as goroutine tid of the call.
+func (r *convRun) worker(tid int) {
 	s := convScratchPool.Get().(*convScratch)
 	defer convScratchPool.Put(s)
-	s.tid = int(r.tids.Add(1) - 1)
+	s.tid = tid
 	g := &r.p.geom
 	for {
 		t := int(r.next.Add(1) - 1)
@@ -470,9 +549,13 @@ func (r *convRun) worker() {
 		n := t / r.blocks / g.Groups
 		p0 := blk * r.pixBlock
 		p1 := min(p0+r.pixBlock, g.pixels())
-		if g.depthwise() {
+		switch {
+		case g.depthwise():
 			r.depthwise(s, n, grp, p0, p1)
-		} else {
+		case r.p.pixelRows:
+			c0 := cb * r.chanRows
+			r.gemmBlockT(s, n, p0, p1, c0, min(c0+r.chanRows, g.OutC))
+		default:
 			r0 := cb * r.chanRows
 			r.gemmBlock(s, n, grp, p0, p1, r0, min(r0+r.chanRows, roundUp(g.ocg(), mr)))
 		}

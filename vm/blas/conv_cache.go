@@ -42,10 +42,11 @@ type convWeightKey struct {
 	kernel                     [3]int
 	wo, wi                     int
 	ws                         [3]int
+	pixelRows                  bool // the packing's form
 }
 
 func weightKey(g *ConvGeom) convWeightKey {
-	return convWeightKey{g.Groups, g.OutC, g.InC, g.Spatial, g.Kernel, g.WO, g.WI, g.WS}
+	return convWeightKey{g.Groups, g.OutC, g.InC, g.Spatial, g.Kernel, g.WO, g.WI, g.WS, g.pixelRows()}
 }
 
 func f32Bytes(s []float32) []byte {

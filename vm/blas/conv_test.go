@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // nchwGeom is a dense NCHW-family geometry (NC + spatial data, OI +
@@ -158,14 +160,51 @@ func TestConvShapes(t *testing.T) {
 		nchwGeom(1, 1, 3, 30, []int{41, 40}, []int{7, 7}, []int{2, 2}, one, []int{0, 0}),
 		nchwGeom(1, 1, 16, 64, []int{10, 37}, []int{1, 1}, []int{2, 2}, one, []int{0, 0}),
 		nchwGeom(1, 1, 8, 23, []int{9, 40}, []int{3, 3}, []int{2, 2}, []int{2, 1}, []int{0, 0}),
+		// Pixel-row form: 16-channel multiples, 7x7 and 14x14 outputs
+		// (6-pixel panels across image rows), stride 2, a 1x1 kernel,
+		// padding inside the data, channel counts past 16 panels.
+		nchwGeom(1, 1, 24, 48, []int{9, 9}, []int{3, 3}, one, one, []int{0, 0}),
+		nchwGeom(2, 1, 16, 32, []int{14, 14}, []int{3, 3}, one, one, []int{1, 1}),
+		nchwGeom(1, 1, 16, 64, []int{15, 15}, []int{1, 1}, []int{2, 2}, one, []int{0, 0}),
+		nchwGeom(1, 1, 3, 32, []int{23, 23}, []int{7, 7}, []int{2, 2}, one, []int{3, 3}),
+		nchwGeom(1, 1, 20, 40, []int{8, 58}, []int{3, 3}, one, one, []int{0, 0}),
+		nchwGeom(3, 1, 5, 16, []int{4, 5}, []int{2, 2}, one, []int{2, 2}, []int{1, 0}),
 	}
 	for i, g := range cases {
 		for _, threads := range []int{1, 3} {
-			t.Run(fmt.Sprint(i, "/", threads), func(t *testing.T) {
-				checkConv(t, g, threads, ConvEpilogue{}, rng)
-				checkConv(t, g, threads, ConvEpilogue{Bias: []float32{}, ReLU: true}, rng)
-			})
+			// Both GEMM forms: the pixel-row form where the geometry
+			// picks it, and the channel-row form for every geometry.
+			for _, noPixelRows := range []bool{false, true} {
+				t.Run(fmt.Sprint(i, "/", threads, "/", noPixelRows), func(t *testing.T) {
+					defer func(old bool) { convNoPixelRows = old }(convNoPixelRows)
+					convNoPixelRows = noPixelRows
+					checkConv(t, g, threads, ConvEpilogue{}, rng)
+					checkConv(t, g, threads, ConvEpilogue{Bias: []float32{}, ReLU: true}, rng)
+				})
+			}
 		}
+	}
+}
+
+// TestConvForms: the pixel-row form is picked where it computes less
+// (channel counts of whole 16-column panels, small images), and not for
+// grouped convolutions or channel counts it would pad much more.
+func TestConvForms(t *testing.T) {
+	one := []int{1, 1}
+	for _, c := range []struct {
+		g    ConvGeom
+		want bool
+	}{
+		{nchwGeom(1, 1, 64, 64, []int{58, 58}, []int{3, 3}, one, one, []int{0, 0}), true},
+		{nchwGeom(1, 1, 512, 512, []int{9, 9}, []int{3, 3}, one, one, []int{0, 0}), true},
+		{nchwGeom(16, 1, 32, 32, []int{34, 34}, []int{3, 3}, one, one, []int{0, 0}), true},
+		{nchwGeom(1, 1, 8, 17, []int{34, 34}, []int{3, 3}, one, one, []int{0, 0}), false},
+		{nchwGeom(1, 2, 64, 64, []int{10, 10}, []int{3, 3}, one, one, []int{0, 0}), false},
+		{nchwGeom(1, 64, 64, 64, []int{10, 10}, []int{3, 3}, one, one, []int{0, 0}), false},
+		{nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{1, 1}, one, one, []int{0, 0}), false},
+		{nchwGeom(1, 1, 3, 64, []int{230, 230}, []int{7, 7}, []int{2, 2}, one, []int{0, 0}), true},
+	} {
+		require.Equal(t, c.want, c.g.pixelRows(), "%+v", c.g)
 	}
 }
 
@@ -233,15 +272,23 @@ func BenchmarkConvSideBySide(b *testing.B) {
 			nx, nw, ny := g.sizes()
 			x, w, y := randF32(nx, rng), randF32(nw, rng), make([]float32, ny)
 			p := NewConvPlan(&g)
-			var cache ConvWeightCache
+			pw := PackConvWeights(&g, w) // packed once, as frozen weights are
+			// The channel-row form of the same convolution, timed alongside.
+			convNoPixelRows = true
+			pRows := NewConvPlan(&g)
+			pwRows := PackConvWeights(&g, w)
+			convNoPixelRows = false
 			flop := 2 * float64(g.Batch*g.OutC*g.pixels()*g.icg()*g.taps())
-			var t1, t2, tp, c1, cp []time.Duration
+			var t1, t2, tp, c1, cp, tRows []time.Duration
 			const peakIters = 1 << 19
 			cpu := func() time.Duration { return time.Duration(processCPUTime() * 1e9) }
 			for range b.N {
+				start := time.Now()
+				Conv(1, pRows, x, w, pwRows, y, ConvEpilogue{})
+				tRows = append(tRows, time.Since(start))
 				for _, th := range []int{1, 2} {
 					start, cstart := time.Now(), cpu()
-					Conv(th, p, x, w, cache.Get(&g, w), y, ConvEpilogue{})
+					Conv(th, p, x, w, pw, y, ConvEpilogue{})
 					el, cel := time.Since(start), cpu()-cstart
 					if th == 1 {
 						t1, c1 = append(t1, el), append(c1, cel)
@@ -266,7 +313,27 @@ func BenchmarkConvSideBySide(b *testing.B) {
 				b.ReportMetric(flop/med(c1)/(float64(peakIters)*192/med(cp)), "peak-frac-1core-cpu")
 			}
 			b.ReportMetric(med(t1)/med(t2), "speedup-2cores")
+			b.ReportMetric(med(tRows)/med(t1), "chanrows/default")
 			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
 		})
+	}
+}
+
+// TestTransposeBlock checks the C block read-out on sizes around the 8x8
+// kernel with padded strides.
+func TestTransposeBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, rows := range []int{1, 7, 8, 9, 17, 54} {
+		for _, cols := range []int{1, 8, 15, 16, 33} {
+			lds, ldd := cols+3, rows+1
+			src := randF32((rows-1)*lds+cols, rng)
+			dst := make([]float32, (cols-1)*ldd+rows)
+			transposeBlock(dst, ldd, src, lds, rows, cols)
+			for i := range cols {
+				for j := range rows {
+					require.Equal(t, src[j*lds+i], dst[i*ldd+j], "rows %d cols %d: [%d][%d]", rows, cols, i, j)
+				}
+			}
+		}
 	}
 }

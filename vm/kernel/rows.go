@@ -912,16 +912,26 @@ func (c *compiler) compileRowTop(allocs stmt, local []*ir.Buffer, stmts []ir.Stm
 	nests := make([]*rowNest, len(stmts))
 	names := make([]string, len(stmts))
 	fasts := make([]fastPath, len(stmts))
-	// Softmax and log-softmax run as one kernel (rows_softmax.go).
+	// Softmax, log-softmax (rows_softmax.go), layer norm and RMS norm
+	// (rows_norm.go) run as one kernel each.
 	isLocal := map[*ir.Buffer]bool{}
 	for _, b := range local {
 		isLocal[b] = true
 	}
-	softmaxAt := map[int]*softmaxRows{}
+	type rowKernel struct {
+		nStmts int
+		run    fastPath
+	}
+	softmaxAt := map[int]rowKernel{}
 	for i := 0; i < len(stmts); i++ {
 		if sm := c.matchSoftmax(stmts[i:], isLocal); sm != nil {
-			softmaxAt[i] = sm
+			softmaxAt[i] = rowKernel{sm.nStmts, sm.run}
 			i += sm.nStmts - 1
+		} else if nr := c.matchNorm(stmts[i:]); nr != nil && !(i > 0 && writes(stmts[i-1], nr.xBuf)) {
+			// (a nest computing X just before, a fused residual add,
+			// stays in a row group with the norm: X's rows in cache)
+			softmaxAt[i] = rowKernel{nr.nStmts, nr.run}
+			i += nr.nStmts - 1
 		}
 	}
 	inSoftmax := func(i int) bool {
@@ -1049,4 +1059,14 @@ func (c *compiler) compileRowTop(allocs stmt, local []*ir.Buffer, stmts []ir.Stm
 			p(fr)
 		}
 	}, name, true
+}
+
+// writes reports whether statement s is a nest storing into b.
+func writes(s ir.Stmt, b *ir.Buffer) bool {
+	n, ok := nestOf(s)
+	if !ok {
+		return false
+	}
+	st, ok := n.body.(*ir.BufferStore)
+	return ok && st.Buffer == b
 }

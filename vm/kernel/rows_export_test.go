@@ -20,3 +20,6 @@ func MatchGelu(e ir.PrimExpr) string {
 }
 
 func fmtPtr(f func(dst, x []float32)) uintptr { return reflect.ValueOf(f).Pointer() }
+
+// NormTaken counts the runs of the layer norm / RMS norm kernel.
+func NormTaken() int64 { return normTaken.Load() }

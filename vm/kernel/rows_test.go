@@ -186,14 +186,26 @@ func TestFusedRowGroups(t *testing.T) {
 	}
 }
 
-// TestRowKernelsConcurrent calls a row kernel large enough to split across
+// TestRowKernelsConcurrent calls row kernels large enough to split across
 // cores from several goroutines at once (run with -race) and checks every
 // result against the general path.
 func TestRowKernelsConcurrent(t *testing.T) {
-	src, err := os.ReadFile("../../testdata/tir_row_kernels.tvms")
-	require.NoError(t, err)
-	mod := parseSource(t, "tir_row_kernels.tvms", src)
-	for _, name := range []string{"layer_norm3", "gelu1", "softmax2"} {
+	mods := map[string]*ir.Module{}
+	for _, k := range []struct{ file, name string }{
+		{"tir_row_kernels.tvms", "layer_norm3"}, {"tir_row_kernels.tvms", "gelu1"}, {"tir_row_kernels.tvms", "softmax2"},
+		// BERT's softmax and the row bench's log-softmax and RMS norm
+		// split their rows across cores (softmaxParallelMin,
+		// normParallelMin).
+		{"tir_bert_rows.tvms", "softmax"}, {"tir_row_bench.tvms", "log_softmax"}, {"tir_row_bench.tvms", "rms_norm"},
+	} {
+		mod := mods[k.file]
+		if mod == nil {
+			src, err := os.ReadFile("../../testdata/" + k.file)
+			require.NoError(t, err)
+			mod = parseSource(t, k.file, src)
+			mods[k.file] = mod
+		}
+		name := k.name
 		f := mod.PrimFunc(name)
 		k, err := kernel.Compile(f, name)
 		require.NoError(t, err)

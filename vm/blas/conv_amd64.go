@@ -1,0 +1,67 @@
+//go:build !purego
+
+package blas
+
+import "unsafe"
+
+//go:noescape
+func packPix6ContigAVX2(dst, src *float32, koff *int, n int)
+
+//go:noescape
+func packPix6Gather(dst, src *float32, koff *int, n int, pix *int)
+
+// packPix6Contig sets dst[6k+j] = src[koff[k]+j] for k < len(koff) and
+// j < 6 and reports whether it could (AVX2 present). It writes dst up to
+// 6*len(koff)+2 and reads src up to max(koff)+8, which the caller
+// guarantees (maxOff >= every koff).
+func packPix6Contig(dst, src []float32, koff []int, maxOff int) bool {
+	if !hasAVX2FMA || len(koff) == 0 {
+		return false
+	}
+	_ = dst[6*len(koff)+1]
+	_ = src[maxOff+7]
+	packPix6ContigAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), unsafe.SliceData(koff), len(koff))
+	return true
+}
+
+// packPix6 sets dst[6k+j] = src[koff[k]+pix[j]] for k < len(koff) and
+// j < 6; every koff[k]+pix[j] must lie in [0, len(src)) (the caller
+// checks: maxOff >= every koff, pix non-negative and maxPix >= every pix).
+func packPix6(dst, src []float32, koff []int, pix *[6]int, maxOff, maxPix int) {
+	if len(koff) == 0 {
+		return
+	}
+	_ = dst[6*len(koff)-1]
+	_ = src[maxOff+maxPix]
+	packPix6Gather(unsafe.SliceData(dst), unsafe.SliceData(src), unsafe.SliceData(koff), len(koff), &pix[0])
+}
+
+//go:noescape
+func transpose8x8AVX2(dst *float32, ldd int, src *float32, lds int)
+
+// transposeBlock sets dst[i*ldd+j] = src[j*lds+i] for i < cols, j < rows.
+func transposeBlock(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_ = dst[(cols-1)*ldd+rows-1]
+	_ = src[(rows-1)*lds+cols-1]
+	i := 0
+	if hasAVX2FMA {
+		for ; i+8 <= cols; i += 8 {
+			j := 0
+			for ; j+8 <= rows; j += 8 {
+				transpose8x8AVX2(&dst[i*ldd+j], ldd, &src[j*lds+i], lds)
+			}
+			for ; j < rows; j++ {
+				s := src[j*lds+i : j*lds+i+8]
+				for ii, v := range s {
+					dst[(i+ii)*ldd+j] = v
+				}
+			}
+		}
+	}
+	if i < cols {
+		transposeGo(dst[i*ldd:], ldd, src[i:], lds, rows, cols-i)
+	}
+}

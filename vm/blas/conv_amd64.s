@@ -1,0 +1,166 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Packers of the pixel-row convolution's A panels (conv_pixels.go): per
+// k, the 6 pixels of a panel at data offset koff[k], into 6 consecutive
+// floats of dst.
+
+// func packPix6ContigAVX2(dst, src *float32, koff *int, n int)
+//
+// dst[6k+j] = src[koff[k]+j] for k < n, j < 6, writing 8 floats per k
+// (the last two are overwritten by the next k, or land in dst's slack)
+// and reading src[koff[k] : koff[k]+8].
+TEXT ·packPix6ContigAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ koff+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ CX, BX
+	SHRQ $2, BX
+	ANDQ $3, CX
+	TESTQ BX, BX
+	JZ   c1
+
+c4:
+	MOVQ    0(R8), AX
+	VMOVUPS (SI)(AX*4), Y0
+	MOVQ    8(R8), DX
+	VMOVUPS (SI)(DX*4), Y1
+	MOVQ    16(R8), R9
+	VMOVUPS (SI)(R9*4), Y2
+	MOVQ    24(R8), R10
+	VMOVUPS (SI)(R10*4), Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 24(DI)
+	VMOVUPS Y2, 48(DI)
+	VMOVUPS Y3, 72(DI)
+	ADDQ    $32, R8
+	ADDQ    $96, DI
+	DECQ    BX
+	JNZ     c4
+
+c1:
+	TESTQ CX, CX
+	JZ    cdone
+
+c1loop:
+	MOVQ    0(R8), AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ    $8, R8
+	ADDQ    $24, DI
+	DECQ    CX
+	JNZ     c1loop
+
+cdone:
+	VZEROUPPER
+	RET
+
+// func packPix6Gather(dst, src *float32, koff *int, n int, pix *int)
+//
+// dst[6k+j] = src[koff[k]+pix[j]] for k < n, j < 6.
+TEXT ·packPix6Gather(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ koff+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ pix+32(FP), AX
+	MOVQ 0(AX), R9
+	MOVQ 8(AX), R10
+	MOVQ 16(AX), R11
+	MOVQ 24(AX), R12
+	MOVQ 32(AX), R13
+	MOVQ 40(AX), R14
+	TESTQ CX, CX
+	JZ   gdone
+
+gloop:
+	MOVQ 0(R8), AX
+	LEAQ (SI)(AX*4), BX
+	MOVL (BX)(R9*4), AX
+	MOVL (BX)(R10*4), DX
+	MOVL AX, 0(DI)
+	MOVL DX, 4(DI)
+	MOVL (BX)(R11*4), AX
+	MOVL (BX)(R12*4), DX
+	MOVL AX, 8(DI)
+	MOVL DX, 12(DI)
+	MOVL (BX)(R13*4), AX
+	MOVL (BX)(R14*4), DX
+	MOVL AX, 16(DI)
+	MOVL DX, 20(DI)
+	ADDQ $8, R8
+	ADDQ $24, DI
+	DECQ CX
+	JNZ  gloop
+
+gdone:
+	RET
+
+// func transpose8x8AVX2(dst *float32, ldd int, src *float32, lds int)
+//
+// dst[i*ldd+j] = src[j*lds+i] for i, j < 8 (strides in elements).
+TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R9
+	VMOVUPS (SI), Y0
+	ADDQ    R9, SI
+	VMOVUPS (SI), Y1
+	ADDQ    R9, SI
+	VMOVUPS (SI), Y2
+	ADDQ    R9, SI
+	VMOVUPS (SI), Y3
+	ADDQ    R9, SI
+	VMOVUPS (SI), Y4
+	ADDQ    R9, SI
+	VMOVUPS (SI), Y5
+	ADDQ    R9, SI
+	VMOVUPS (SI), Y6
+	ADDQ    R9, SI
+	VMOVUPS (SI), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, (DI)
+	ADDQ    R8, DI
+	VMOVUPS Y9, (DI)
+	ADDQ    R8, DI
+	VMOVUPS Y10, (DI)
+	ADDQ    R8, DI
+	VMOVUPS Y11, (DI)
+	ADDQ    R8, DI
+	VMOVUPS Y12, (DI)
+	ADDQ    R8, DI
+	VMOVUPS Y13, (DI)
+	ADDQ    R8, DI
+	VMOVUPS Y14, (DI)
+	ADDQ    R8, DI
+	VMOVUPS Y15, (DI)
+	VZEROUPPER
+	RET
