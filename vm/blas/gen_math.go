@@ -21,8 +21,8 @@ import (
 // Coefficients, shared with math.go by value (math_test.go checks that the
 // tables agree).
 var (
-	expPoly  = []float32{1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}
-	logPoly  = []float32{7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}
+	expPoly = []float32{1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}
+	logPoly = []float32{7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}
 	// exp(r) = 1 + r*Q(r) on [-ln2/2, ln2/2], Q of degree 4 (highest
 	// first): the softmax rows' cheaper exponential (expSoftmaxMaxULP),
 	// fitted for relative error (iteratively reweighted least squares,
