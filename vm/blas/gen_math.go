@@ -334,6 +334,9 @@ const (
 	zOne                                   = "Z27"
 )
 
+// rowBlock is softmax.go's: the elements of a block of rows.
+const rowBlock = 4096
+
 func zExpP(i int) string { return fmt.Sprintf("Z%d", 21+i) }
 
 func (g *gen) expConsts() {
@@ -581,6 +584,7 @@ func (g *gen) rowsExpSum(store bool) {
 	g.p("TESTQ BX, BX")
 	g.p("JZ tail")
 	g.label("loop")
+	g.p("PREFETCHT0 %d(SI)(AX*4)", 4*rowBlock) // the next block's row, while this one computes
 	g.p("VMOVUPS (SI)(AX*4), Z0")
 	g.p("VSUBPS Z8, Z0, Z0")
 	g.exp512Softmax("Z0", "Z1", "Z2")
