@@ -434,6 +434,9 @@ func (m *matmul) exec(fr *frame, target int, ep *gemmEpState) bool {
 		beta = 1
 	}
 	pb := m.packedB(B, int(N), int(K), int(ldb)) // nil: B is packed per call
+	if m.runBatches(fr, threads, A, B, C, M, N, K, lda, ldb, beta, pb, ep) {
+		return true
+	}
 	// Iterate over C's batch indices.
 	var bi [8]int64
 	nb := m.cRank - 2
