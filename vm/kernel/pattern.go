@@ -709,8 +709,13 @@ func (ew *elementwise) part(fr *frame, lo, hi int64) {
 // runRange runs part over [0, total) split into multiples of unit across
 // the worker pool when total is large.
 func runRange(k *Kernel, fr *frame, total, unit int64, part func(fr *frame, lo, hi int64)) {
+	runRangeMin(k, fr, total, unit, parallelMin, part)
+}
+
+// runRangeMin is runRange splitting from minTotal elements on.
+func runRangeMin(k *Kernel, fr *frame, total, unit, minTotal int64, part func(fr *frame, lo, hi int64)) {
 	workers := int64(runtime.GOMAXPROCS(0))
-	if total < parallelMin || workers <= 1 || fr.inParallel {
+	if total < minTotal || workers <= 1 || fr.inParallel {
 		part(fr, 0, total)
 		return
 	}
