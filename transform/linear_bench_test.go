@@ -53,11 +53,27 @@ import (
 // 100k show every function of a linear pass slower alike, allocation and
 // map access most). Passes keyed by vars pay that too.
 //
+// The collector adds its own growth. Its cycles are paced by the live
+// heap, here mostly the inputs, the same for both sizes; each cycle also
+// marks what the run holds live itself (the function it is building, its
+// tables). That is ten times larger in a 100k run than in a 10k one and
+// is marked as often per byte allocated, so its marking grows as n^2
+// until it outweighs the inputs. With GOGC=off (runtime.GC() before each
+// timed region still collects the previous region's garbage) the ratios
+// measure the passes alone; measured both ways at load 18 to 25, the
+// passes furthest above the yardsticks with the collector on
+// (ExpandMatmulOfSum 16.5, ToMixedPrecision 15.1) came to 12.7 and 12.4
+// without it. Pointer-keyed Go maps are the other memory cost: their
+// random slots miss the cache at 100k entries, so the passes keep
+// per-var tables in internal/ptrmap, whose slots follow addresses.
+//
 // Run, e.g.:
 //
 //	go test ./transform -run '^$' -bench 'ModelTransformations|ReferenceWalk' -benchtime 5x
 //
-// and read each cpu-ratio against ReferenceWalk's. go test itself checks
+// (GOGC=off in the environment for the passes without the collector) and
+// read each cpu-ratio against ReferenceWalk's. For what grows, profile
+// each size in its own process with BenchmarkLinearProfile. go test itself checks
 // what does not depend on the machine's load, the allocation ratios
 // (TestModelTransformationsAllocateLinearly).
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/phasec/phasec/diag"
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 	"github.com/phasec/phasec/op"
 	"github.com/phasec/phasec/passes"
@@ -265,7 +266,9 @@ type mixer struct {
 	convert  map[string]bool // fp16_input_names
 
 	// needOf is the backward walk's decision for each var of the input.
-	needOf map[*ir.Var]needs
+	// (The per-var tables are ptrmaps: their address-derived slots stay in
+	// cache on large functions, where a Go map misses on every lookup.)
+	needOf ptrmap.Map[ir.Var, needs]
 	// blockStart maps the first binding of each dataflow block to the
 	// block and the parameters of the function it is in.
 	blockStart map[ir.Binding]blockInfo
@@ -274,11 +277,11 @@ type mixer struct {
 	// local is TVM's var_remap_ within the current dataflow block: a var
 	// as the rewriter's own remapping leaves it (a fresh var, a converted
 	// parameter) -> its 16-bit copy. Cleared at each block's start.
-	local map[*ir.Var]*ir.Var
+	local ptrmap.Map[ir.Var, *ir.Var]
 	// orig is the original struct info of each var that replaced one of
 	// the input (a converted parameter, a binding's fresh var, a 16-bit
 	// copy): where an op takes an operand as it was, it is cast back.
-	orig map[*ir.Var]ir.StructInfo
+	orig ptrmap.Map[ir.Var, ir.StructInfo]
 }
 
 type blockInfo struct {
@@ -288,10 +291,10 @@ type blockInfo struct {
 
 // function rewrites f: the backward walk, then the forward one.
 func (m *mixer) function(mod *ir.Module, f *ir.Function) (*ir.Function, diag.List) {
-	m.needOf = map[*ir.Var]needs{}
+	m.needOf.Reset()
 	m.blockStart = map[ir.Binding]blockInfo{}
-	m.local = map[*ir.Var]*ir.Var{}
-	m.orig = map[*ir.Var]ir.StructInfo{}
+	m.local.Reset()
+	m.orig.Reset()
 	m.collect(f)
 
 	m.rw = ir.NewRewriter(mod)
@@ -313,7 +316,7 @@ func (m *mixer) function(mod *ir.Module, f *ir.Function) (*ir.Function, diag.Lis
 		np.SetSpan(p.Span())
 		in.Params[i] = np
 		m.rw.Remap(p, np)
-		m.orig[np] = p.StructInfo()
+		m.orig.Set(np, p.StructInfo())
 	}
 	out := m.rw.Function(in)
 	errs := m.rw.B.Diagnostics()
@@ -418,7 +421,7 @@ func (m *mixer) collectBinding(bind ir.Binding) {
 
 // needsOfVar is what the uses seen so far need of v.
 func (m *mixer) needsOfVar(v *ir.Var) needs {
-	if n, ok := m.needOf[v]; ok {
+	if n, ok := m.needOf.Get(v); ok {
 		return n
 	}
 	return needsFrom(v.StructInfo(), needUnknown)
@@ -433,10 +436,10 @@ func (m *mixer) require(e ir.Expr, n needs) {
 		if s := e.StructInfo(); s == nil || !isNestedTensor(s) {
 			return
 		}
-		if old, ok := m.needOf[e]; ok {
+		if old, ok := m.needOf.Get(e); ok {
 			n = old.merge(n)
 		}
-		m.needOf[e] = n
+		m.needOf.Set(e, n)
 	case *ir.Tuple:
 		for i, f := range e.Fields {
 			m.require(f, n.field(i))
@@ -502,10 +505,10 @@ func (m *mixer) binding(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 // parameters this block uses only as MixedAlways operands (TVM casts every
 // such parameter at every block's start).
 func (m *mixer) startBlock(start blockInfo) {
-	clear(m.local)
+	m.local.Reset()
 	used := map[*ir.Var]bool{}
 	for _, p := range start.params {
-		if n, ok := m.needOf[p]; ok && hasLow(n) {
+		if n, ok := m.needOf.Get(p); ok && hasLow(n) {
 			used[p] = false
 		}
 	}
@@ -624,7 +627,7 @@ func (m *mixer) reEmit(bind ir.Binding, value ir.Expr) {
 	m.rw.ReEmit(bind, value)
 	v := bind.BoundVar()
 	if nv, ok := m.rw.Lookup(v).(*ir.Var); ok && nv != v {
-		m.orig[nv] = m.origInfo(v)
+		m.orig.Set(nv, m.origInfo(v))
 	}
 }
 
@@ -634,7 +637,7 @@ func (m *mixer) reEmit(bind ir.Binding, value ir.Expr) {
 // the copy. Block outputs are not copied (TVM copies them): a copy is a
 // dataflow var, and their later uses are outside the block.
 func (m *mixer) storeLow(v *ir.Var) {
-	n, ok := m.needOf[v]
+	n, ok := m.needOf.Get(v)
 	if !ok || !hasLow(n) {
 		return
 	}
@@ -646,8 +649,8 @@ func (m *mixer) storeLow(v *ir.Var) {
 		return
 	}
 	nv := m.rw.B.Emit(cast, "lv")
-	m.local[cur] = nv
-	m.orig[nv] = m.origInfo(cur)
+	m.local.Set(cur, nv)
+	m.orig.Set(nv, m.origInfo(cur))
 }
 
 // lowWhere is from with the storage dtype wherever n needs 16 bits.
@@ -673,7 +676,7 @@ func (m *mixer) current(v *ir.Var) *ir.Var {
 	if !ok {
 		return v
 	}
-	if c, ok := m.local[x]; ok {
+	if c, ok := m.local.Get(x); ok {
 		return c
 	}
 	return x
@@ -681,7 +684,7 @@ func (m *mixer) current(v *ir.Var) *ir.Var {
 
 // origInfo is the struct info v stands for in the input.
 func (m *mixer) origInfo(v *ir.Var) ir.StructInfo {
-	if s, ok := m.orig[v]; ok {
+	if s, ok := m.orig.Get(v); ok {
 		return s
 	}
 	return v.StructInfo()
@@ -692,7 +695,7 @@ func (m *mixer) origInfo(v *ir.Var) ir.StructInfo {
 func (m *mixer) remap(e ir.Expr) ir.Expr {
 	switch e := e.(type) {
 	case *ir.Var:
-		if c, ok := m.local[e]; ok {
+		if c, ok := m.local.Get(e); ok {
 			return c
 		}
 	case *ir.Tuple:
@@ -723,7 +726,7 @@ func (m *mixer) castBack(value ir.Expr) ir.Expr {
 		if !ok {
 			return e
 		}
-		s, ok := m.orig[v]
+		s, ok := m.orig.Get(v)
 		if !ok {
 			return e
 		}

@@ -21,8 +21,13 @@ import (
 // Coefficients, shared with math.go by value (math_test.go checks that the
 // tables agree).
 var (
-	expPoly  = []float32{1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}
-	logPoly  = []float32{7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}
+	expPoly = []float32{1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}
+	logPoly = []float32{7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1}
+	// exp(r) = 1 + r*Q(r) on [-ln2/2, ln2/2], Q of degree 4 (highest
+	// first): the softmax rows' cheaper exponential (expSoftmaxMaxULP),
+	// fitted for relative error (iteratively reweighted least squares,
+	// max 9.7e-8 before rounding the coefficients).
+	expQPoly = []float32{0.008289427743076554, 0.041902572012327, 0.16667675897568113, 0.49999115103845915, 0.999999689076571}
 	tanhPoly = []float32{-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1}
 	// erf(z)/z in z² on [0, 1] and erf(z) in z-2.5 on [1, 4], highest
 	// degree first (Chebyshev interpolation, see math.go).
@@ -329,6 +334,9 @@ const (
 	zOne                                   = "Z27"
 )
 
+// rowBlock is softmax.go's: the elements of a block of rows.
+const rowBlock = 4096
+
 func zExpP(i int) string { return fmt.Sprintf("Z%d", 21+i) }
 
 func (g *gen) expConsts() {
@@ -360,6 +368,39 @@ func (g *gen) exp512(x, n, p, r2 string) {
 	g.p("VFMADD213PS %s, %s, %s", x, r2, p) // p*r² + r
 	g.p("VADDPS %s, %s, %s", zOne, p, p)
 	g.p("VSCALEFPS %s, %s, %s", n, p, x) // p * 2^n, rounded once
+}
+
+// expSoftmaxConsts loads exp512Softmax's constants: expConsts's
+// reduction constants, Q's coefficients in Z21..Z25.
+func (g *gen) expSoftmaxConsts() {
+	g.p("VBROADCASTSS %s, %s", g.f("expHi", 89), zExpHi)
+	g.p("VBROADCASTSS %s, %s", g.f("expLo", -104), zExpLo)
+	g.p("VBROADCASTSS %s, %s", g.f("log2e", float32(math.Log2E)), zLog2e)
+	g.p("VBROADCASTSS %s, %s", g.f("ln2Hi", 0.693359375), zLn2Hi)
+	g.p("VBROADCASTSS %s, %s", g.f("ln2Lo", -2.12194440e-4), zLn2Lo)
+	for i, c := range expQPoly {
+		g.p("VBROADCASTSS %s, %s", g.f(fmt.Sprintf("expQ%d", i), c), zExpP(i))
+	}
+	g.p("VBROADCASTSS %s, %s", g.f("one", 1), zOne)
+}
+
+// exp512Softmax is exp512 with the degree-5 polynomial 1 + r*Q(r) in
+// plain Horner form: five FMAs where exp512 spends seven multiplies and
+// FMAs and an add, for the softmax rows, whose exponentials are the
+// whole cost of a row (expSoftmaxMaxULP instead of ExpMaxULP).
+func (g *gen) exp512Softmax(x, n, p string) {
+	g.p("VMINPS %s, %s, %s", x, zExpHi, x)
+	g.p("VMAXPS %s, %s, %s", x, zExpLo, x)
+	g.p("VMULPS %s, %s, %s", zLog2e, x, n)
+	g.p("VRNDSCALEPS $0, %s, %s", n, n)
+	g.p("VFNMADD231PS %s, %s, %s", zLn2Hi, n, x)
+	g.p("VFNMADD231PS %s, %s, %s", zLn2Lo, n, x)
+	g.p("VMOVAPS %s, %s", zExpP(0), p)
+	for i := 1; i < len(expQPoly); i++ {
+		g.p("VFMADD213PS %s, %s, %s", zExpP(i), x, p)
+	}
+	g.p("VFMADD213PS %s, %s, %s", zOne, x, p) // 1 + r*Q(r)
+	g.p("VSCALEFPS %s, %s, %s", n, p, x)
 }
 
 // hsum folds the 16 lanes of ZMM register number z into its low lane,
@@ -518,8 +559,9 @@ func (g *gen) rowsMax() {
 
 // rowsExpSum writes rowsExpSubSumF32AVX512(dst, x, m, s *float32, rows,
 // n int) int (store) or rowsExpSumF32AVX512(x, m, s *float32, rows, n int)
-// int: s[r] = the sum of exp(x - m[r]) over row r (x - m rounded first),
-// the exponentials written to dst's row when store. It returns the
+// int: s[r] = the sum of exp(x - m[r]) over row r (x - m rounded first;
+// exp512Softmax's exponentials), the exponentials written to dst's row
+// when store. It returns the
 // number of rows whose sum is NaN.
 func (g *gen) rowsExpSum(store bool) {
 	name, args, frame, off := "rowsExpSumF32AVX512", "x, m, s *float32, rows, n int", 48, 0
@@ -533,7 +575,7 @@ func (g *gen) rowsExpSum(store bool) {
 	}
 	g.p("MOVQ m+%d(FP), R8", off+8)
 	g.p("MOVQ s+%d(FP), R9", off+16)
-	g.expConsts()
+	g.expSoftmaxConsts()
 	g.rowsPrologue(off, off+24, off+32)
 	g.label("row")
 	g.p("VBROADCASTSS (R8), Z8")
@@ -542,9 +584,10 @@ func (g *gen) rowsExpSum(store bool) {
 	g.p("TESTQ BX, BX")
 	g.p("JZ tail")
 	g.label("loop")
+	g.p("PREFETCHT0 %d(SI)(AX*4)", 4*rowBlock) // the next block's row, while this one computes
 	g.p("VMOVUPS (SI)(AX*4), Z0")
 	g.p("VSUBPS Z8, Z0, Z0")
-	g.exp512("Z0", "Z1", "Z2", "Z3")
+	g.exp512Softmax("Z0", "Z1", "Z2")
 	if store {
 		g.p("VMOVUPS Z0, (DI)(AX*4)")
 	}
@@ -557,7 +600,7 @@ func (g *gen) rowsExpSum(store bool) {
 	g.p("JE fold")
 	g.p("VMOVUPS.Z (SI)(BX*4), K1, Z0")
 	g.p("VSUBPS Z8, Z0, Z0")
-	g.exp512("Z0", "Z1", "Z2", "Z3")
+	g.exp512Softmax("Z0", "Z1", "Z2")
 	if store {
 		g.p("VMOVUPS Z0, K1, (DI)(BX*4)")
 	}

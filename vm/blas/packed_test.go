@@ -74,3 +74,28 @@ func TestSgemmPackedBDoesNotAllocate(t *testing.T) {
 		require.Zero(t, testing.AllocsPerRun(20, run))
 	}
 }
+
+// shareJob records which shares ran.
+type shareJob struct {
+	ran, threads []int // per share: runs, and the thread count it saw
+}
+
+func (j *shareJob) Run(tid, threads int) {
+	j.ran[tid]++
+	j.threads[tid] = threads
+}
+
+// TestParallelRunsEveryShare: Parallel runs every share exactly once on
+// the pool (-race checks the hand-off) and allocates nothing.
+func TestParallelRunsEveryShare(t *testing.T) {
+	for _, threads := range []int{0, 1, 2, 5} {
+		j := &shareJob{ran: make([]int, max(threads, 1)), threads: make([]int, max(threads, 1))}
+		Parallel(threads, j)
+		for tid, n := range j.ran {
+			require.Equal(t, 1, n, "threads=%d: share %d ran %d times", threads, tid, n)
+			require.Equal(t, max(threads, 1), j.threads[tid])
+		}
+	}
+	j := &shareJob{ran: make([]int, 2), threads: make([]int, 2)}
+	require.Zero(t, testing.AllocsPerRun(20, func() { Parallel(2, j) }))
+}

@@ -128,15 +128,8 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 		}
 		return
 	}
-	threads = min(max(threads, 1), maxThreads)
 	gemv := m == 1 && (!transA || lda == 1)
-	minWork := minWorkPerThread
-	if gemv {
-		minWork = minGemvWorkPerThread
-	}
-	if work := m * n * k; work/threads < minWork {
-		threads = max(1, min(threads, work/minWork))
-	}
+	threads = gemmThreads(threads, m, n, k, gemv)
 	g := getGemm()
 	*g = gemm{
 		transA: transA, transB: transB, m: m, n: n, k: k,
@@ -159,6 +152,52 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 	putGemm(g)
 }
 
+// GemmThreads is how many of threads goroutines Sgemm runs an m x n x k
+// product on (m > 1: not a GEMV): fewer than threads when a thread's share
+// would be too small to pay for the hand-off. A caller with many small
+// products (a batched matmul's heads) runs them side by side instead.
+func GemmThreads(threads, m, n, k int) int { return gemmThreads(threads, m, n, k, false) }
+
+func gemmThreads(threads, m, n, k int, gemv bool) int {
+	threads = min(max(threads, 1), maxThreads)
+	minWork := minWorkPerThread
+	if gemv {
+		minWork = minGemvWorkPerThread
+	}
+	if work := m * n * k; work/threads < minWork {
+		threads = max(1, min(threads, work/minWork))
+	}
+	return threads
+}
+
+// A Job is work split across the GEMM worker pool by Parallel.
+type Job interface {
+	// Run does share tid (0 <= tid < threads) of the work.
+	Run(tid, threads int)
+}
+
+// Parallel runs job.Run(tid, threads) for every tid < threads (threads
+// < 1 means 1) on the GEMM worker pool, the caller running tid 0, and
+// returns when all have returned. The workers are those Sgemm uses (they
+// spin briefly between calls), so a caller that splits many small GEMMs
+// across threads, each on one thread, hands off as cheaply as Sgemm
+// does. Calls allocate nothing when job is a pointer.
+func Parallel(threads int, job Job) {
+	threads = min(max(threads, 1), maxThreads)
+	if threads == 1 {
+		job.Run(0, 1)
+		return
+	}
+	g := getGemm()
+	*g = gemm{threads: threads, job: job, sharedBuf: g.sharedBuf, scratch: g.scratch}
+	if len(g.scratch) < threads {
+		g.scratch = append(g.scratch, make([]threadScratch, threads-len(g.scratch))...)
+	}
+	g.parallel(phaseJob)
+	g.job = nil
+	putGemm(g)
+}
+
 // gemm is one Sgemm call: its arguments, the shared packed B block and
 // per-thread scratch. Pooled so a steady stream of calls does not allocate.
 type gemm struct {
@@ -173,8 +212,9 @@ type gemm struct {
 	kernRows                [mr]microKernel // see kernelChoice.rows
 	wide, wideLast, wideOne microKernel     // see kernelChoice.wide; nil: none
 	ep                      Epilogue        // nil: none
+	job                     Job             // phaseJob's work (Parallel)
 
-	phase  int   // phasePackB, phaseCompute, phaseColumns or phaseGemv
+	phase  int   // phasePackB, phaseCompute, phaseColumns, phaseGemv or phaseJob
 	shared block // the block all threads work on in phasePackB/phaseCompute
 	// sharedBuf is the buffer shared.bp packs into (kept across calls;
 	// shared.bp points into the PackedB when there is one).
@@ -237,6 +277,7 @@ const (
 	phaseCompute
 	phaseColumns
 	phaseGemv
+	phaseJob
 )
 
 // minPanelsPerThread is how many 16-column micro-panels of C each thread
@@ -336,6 +377,8 @@ func (g *gemm) work(tid int) {
 	switch g.phase {
 	case phaseGemv:
 		g.gemv(tid)
+	case phaseJob:
+		g.job.Run(tid, g.threads)
 	case phasePackB:
 		blk := &g.shared
 		p0, p1 := split(ceilDiv(blk.ncur, nr), g.threads, tid)

@@ -27,9 +27,10 @@ func expSubSumF32Composed(dst, x []float32, m float32) float32 {
 // of x (n = len(x)/len(m) elements each, n > 0) into dst, as softmax's
 // legalized TIR does with its intermediates written too: m[r] =
 // max(init, row) (NaN if the row holds a NaN, as Go's max), s[r] = the
-// sum of e^(x-m[r]) (ExpSubSumF32's exponentials and unspecified sum
-// order), dst row = e^(x-m[r]) * (1/s[r]) (within an ULP of the
-// division). dst may be x. With AVX-512 the rows run in blocks of up to
+// sum of e^(x-m[r]) (x - m rounded first; unspecified sum order), dst
+// row = e^(x-m[r]) * (1/s[r]) (within an ULP of the division). The
+// exponentials are within ExpSoftmaxMaxULP with AVX-512 (ExpF32's
+// elsewhere). dst may be x. With AVX-512 the rows run in blocks of up to
 // rowBlock elements, one assembly pass over the block at a time (max, exp
 // and sum, scale; the last two in L1, the tails masked). Lengths that do
 // not fit panic naming the function.
@@ -142,3 +143,10 @@ func nanRowMax(x, m, s []float32, n int, init float32) {
 		}
 	}
 }
+
+// ExpSoftmaxMaxULP is the largest error, in ULPs against math.Exp over
+// the dense float32 samples, of the exponentials SoftmaxRowsF32 and
+// LogSoftmaxRowsF32 compute with AVX-512: exp's range reduction with a
+// degree-5 polynomial in Horner form (five FMAs) instead of ExpF32's
+// degree 7, the rows' whole cost (math_test.go measures both).
+const ExpSoftmaxMaxULP = 2.5

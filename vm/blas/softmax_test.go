@@ -215,3 +215,34 @@ func requireSameBits(t *testing.T, want, got []float32, msg string, args ...any)
 		}
 	}
 }
+
+// TestSoftmaxExpULP measures the softmax rows' exponential (exp512Softmax,
+// through rowsExpSubSumF32AVX512 with m = 0) against math.Exp over the
+// dense float32 samples (every 2^10-th bit pattern and the edge cases):
+// at most ExpSoftmaxMaxULP, NaN and the overflow and underflow thresholds
+// exactly as ExpF32's.
+func TestSoftmaxExpULP(t *testing.T) {
+	if !hasAVX512Math {
+		t.Skip("no AVX-512: the rows run ExpF32")
+	}
+	xs := denseInputs()
+	got := make([]float32, len(xs))
+	m, s := []float32{0}, []float32{0}
+	rowsExpSubSumF32AVX512(&got[0], &xs[0], &m[0], &s[0], 1, len(xs))
+	exp := mathFunc{name: "ExpSoftmax", ref: math.Exp}
+	worst, at := 0.0, float32(0)
+	for i, x := range xs {
+		if e := exp.ulpError(x, got[i]); e > worst || math.IsNaN(e) {
+			worst, at = e, x
+		}
+	}
+	t.Logf("max error %.3f ULP at x=%g", worst, at)
+	require.LessOrEqual(t, worst, ExpSoftmaxMaxULP, "max error at x=%g", at)
+	ref := make([]float32, len(xs))
+	ExpF32(ref, xs)
+	for i, x := range xs {
+		if x != x || x > 88.73 || x < -103.98 { // NaN, +Inf, 0: as ExpF32
+			requireSameBits(t, ref[i:i+1], got[i:i+1], "x=%g", x)
+		}
+	}
+}

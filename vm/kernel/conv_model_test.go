@@ -104,7 +104,7 @@ func TestCNNModel(t *testing.T) {
 		case strings.HasPrefix(name, "max_pool2d"):
 			require.Equal(t, "max_pool", k.Pattern(), name)
 		case strings.HasPrefix(name, "adaptive_avg_pool2d"):
-			require.Equal(t, "adaptive_pool+elementwise", k.Pattern(), name)
+			require.Equal(t, "adaptive_pool+avg_divide", k.Pattern(), name)
 		case strings.HasPrefix(name, "add") && len(f.Params) == 3 && len(f.BufferMap[f.Params[0]].Shape) == 4:
 			require.Equal(t, "channel_broadcast", k.Pattern(), name)
 		}

@@ -129,7 +129,7 @@ func (m *padMatch) run(fr *frame) bool {
 		return true
 	}
 	last := out.shape[len(out.shape)-1]
-	runRange(m.k, fr, total, last, m.partFn)
+	runRangeMin(m.k, fr, total, last, windowParallelMin, m.partFn)
 	return true
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/phasec/phasec/ir"
+	"github.com/phasec/phasec/vm/blas"
 )
 
 // Fused producer + epilogue runs (epilogue.go): compileEpilogueTop finds
@@ -146,6 +147,9 @@ func (ge *gemmEpilogue) run(fr *frame) bool {
 	}
 	ok := ge.mm.exec(fr, target, s)
 	s.fr, s.out = nil, nil
+	for t := range s.perThread {
+		s.perThread[t].out = nil
+	}
 	return ok
 }
 
@@ -160,6 +164,9 @@ type gemmEpState struct {
 	threads []epThread
 	out     []float32 // the output's current batch (readsOut only)
 	rank    int
+	// perThread holds each thread's batch when threads run different
+	// batches (matmulBatches).
+	perThread []gemmEpBatch
 }
 
 // start binds the call: shape is the producer's output shape (already
@@ -206,29 +213,81 @@ func (s *gemmEpState) start(fr *frame, shape []int64, threads int) bool {
 // batch sets the offsets of batch index bi (C's batch dimensions) whose
 // matrix starts at element offC of the output.
 func (s *gemmEpState) batch(bi []int64, offC int64) {
+	s.out = s.setBatch(s.base, bi, offC)
+}
+
+// setBatch sets base to the operands' offsets of batch index bi and
+// returns the output from batch offset offC on (readsOut only, else nil).
+func (s *gemmEpState) setBatch(base []int64, bi []int64, offC int64) []float32 {
 	for o := range s.ge.prog.operands {
 		b := &s.binds[o]
 		off := b.off
 		for d, i := range bi {
 			off += i * b.stride[d]
 		}
-		s.base[o] = off
+		base[o] = off
 	}
 	if s.ge.prog.readsOut {
-		s.out = s.fr.bufs[s.ge.prog.out].f32[offC:]
+		return s.fr.bufs[s.ge.prog.out].f32[offC:]
 	}
+	return nil
+}
+
+// batchFor returns the epilogue of batch index bi (output offset offC) for
+// thread tid of a batched matmul whose threads each run whole batches
+// (matmulBatches): its own batch offsets, its own scratch
+// (prepareBatches(threads) first, before the threads start).
+func (s *gemmEpState) batchFor(tid int, bi []int64, offC int64) blas.Epilogue {
+	b := &s.perThread[tid]
+	b.out = s.setBatch(b.base, bi, offC)
+	return b
+}
+
+// prepareBatches makes room for batchFor's threads 0..threads-1.
+func (s *gemmEpState) prepareBatches(threads int) {
+	for len(s.perThread) < threads {
+		s.perThread = append(s.perThread, gemmEpBatch{})
+	}
+	for t := range threads {
+		b := &s.perThread[t]
+		if len(b.base) < len(s.ge.prog.operands) {
+			b.base = make([]int64, len(s.ge.prog.operands))
+		}
+		b.s, b.tid = s, t
+	}
+}
+
+// gemmEpBatch is one thread's batch of a gemmEpState whose threads run
+// different batches.
+type gemmEpBatch struct {
+	s    *gemmEpState
+	tid  int
+	base []int64
+	out  []float32
+}
+
+// Tile finishes a tile of the thread's batch (blas.Epilogue; the GEMM runs
+// on one thread, so its tid is always 0).
+func (b *gemmEpBatch) Tile(_ int, c []float32, ldc, i0, i1, j0, j1 int) {
+	b.s.tile(b.tid, b.base, b.out, c, ldc, i0, i1, j0, j1)
 }
 
 // Tile finishes rows [i0, i1), columns [j0, j1) of the current batch's
 // matrix c (blas.Epilogue).
 func (s *gemmEpState) Tile(tid int, c []float32, ldc, i0, i1, j0, j1 int) {
+	s.tile(tid, s.base, s.out, c, ldc, i0, i1, j0, j1)
+}
+
+// tile is Tile for the batch whose operand offsets are base and output
+// outB (nil unless the program reads the output).
+func (s *gemmEpState) tile(tid int, base []int64, outB []float32, c []float32, ldc, i0, i1, j0, j1 int) {
 	p := s.ge.prog
 	th := &s.threads[tid]
 	iDim := s.rank - 2
 	for i := i0; i < i1; i++ {
 		for o := range p.operands {
 			b := &s.binds[o]
-			off := s.base[o] + int64(i)*b.stride[iDim]
+			off := base[o] + int64(i)*b.stride[iDim]
 			if p.operands[o].vec {
 				th.rowOff[o] = off
 			} else {
@@ -244,8 +303,8 @@ func (s *gemmEpState) Tile(tid int, c []float32, ldc, i0, i1, j0, j1 int) {
 			}
 			acc := c[i*ldc+j:][:w]
 			out := acc
-			if s.out != nil {
-				out = s.out[i*ldc+j:][:w]
+			if outB != nil {
+				out = outB[i*ldc+j:][:w]
 			}
 			p.runRow(th, acc, out)
 		}

@@ -434,6 +434,9 @@ func (m *matmul) exec(fr *frame, target int, ep *gemmEpState) bool {
 		beta = 1
 	}
 	pb := m.packedB(B, int(N), int(K), int(ldb)) // nil: B is packed per call
+	if m.runBatches(fr, threads, A, B, C, M, N, K, lda, ldb, beta, pb, ep) {
+		return true
+	}
 	// Iterate over C's batch indices.
 	var bi [8]int64
 	nb := m.cRank - 2
@@ -714,8 +717,13 @@ func (ew *elementwise) part(fr *frame, lo, hi int64) {
 // runRange runs part over [0, total) split into multiples of unit across
 // the worker pool when total is large.
 func runRange(k *Kernel, fr *frame, total, unit int64, part func(fr *frame, lo, hi int64)) {
+	runRangeMin(k, fr, total, unit, parallelMin, part)
+}
+
+// runRangeMin is runRange splitting from minTotal elements on.
+func runRangeMin(k *Kernel, fr *frame, total, unit, minTotal int64, part func(fr *frame, lo, hi int64)) {
 	workers := int64(runtime.GOMAXPROCS(0))
-	if total < parallelMin || workers <= 1 || fr.inParallel {
+	if total < minTotal || workers <= 1 || fr.inParallel {
 		part(fr, 0, total)
 		return
 	}

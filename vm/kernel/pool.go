@@ -145,9 +145,15 @@ func (m *poolMatch) run(fr *frame) bool {
 	if total == 0 {
 		return true
 	}
-	runRange(m.k, fr, total, out.shape[len(out.shape)-1], m.partFn)
+	runRangeMin(m.k, fr, total, out.shape[len(out.shape)-1], windowParallelMin, m.partFn)
 	return true
 }
+
+// windowParallelMin is the output size from which pools and pads split
+// across cores: below the elementwise kernels' threshold, since they do
+// several loads per output (pools) or sit between convolutions that run
+// on every core (a CNN's pads and pools were all serial at batch 16).
+const windowParallelMin = 1 << 15
 
 // part computes output rows [lo, hi) (element offsets, whole rows).
 func (m *poolMatch) part(fr *frame, lo, hi int64) {
