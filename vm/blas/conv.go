@@ -2,7 +2,6 @@ package blas
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -435,10 +434,8 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	// Wait only for the helpers that joined: one that has not started
 	// yet (its goroutine not scheduled, on a loaded machine) finds the
 	// run closed and leaves without touching it further.
-	for run.state.Or(convRunClosed)&^convRunClosed != 0 {
-		for run.state.Load() != convRunClosed {
-			runtime.Gosched()
-		}
+	if run.state.Or(convRunClosed) != 0 {
+		<-run.done // the last helper to leave signals
 	}
 	run.reset()
 	convRuns.Put(run)
@@ -460,6 +457,14 @@ func (r *convRun) join() bool {
 	}
 }
 
+// leave lets a helper go; the last one out of a closed run wakes the
+// caller, which waits exactly when helpers were inside as it closed.
+func (r *convRun) leave() {
+	if r.state.Add(-1) == convRunClosed {
+		r.done <- struct{}{}
+	}
+}
+
 // reset clears r for reuse. A helper sent to r's previous call may still
 // join it later: it then helps whatever call r carries (or none: closed).
 func (r *convRun) reset() {
@@ -470,7 +475,7 @@ func (r *convRun) reset() {
 }
 
 var convRuns = sync.Pool{New: func() any {
-	r := new(convRun)
+	r := &convRun{done: make(chan struct{}, 1)}
 	r.state.Store(convRunClosed)
 	return r
 }}
@@ -496,7 +501,7 @@ func startConvWorkers(n int) chan *convRun {
 					if tid := int(r.tids.Add(1)); tid < r.threads {
 						r.worker(tid)
 					}
-					r.state.Add(-1)
+					r.leave()
 				}
 			}
 		}()
@@ -521,6 +526,7 @@ type convRun struct {
 	// state counts the helpers inside worker, plus convRunClosed once
 	// the caller has finished its share (pooled runs start closed).
 	state atomic.Int32
+	done  chan struct{} // capacity 1: see leave
 }
 
 // convScratch is a goroutine's packing and accumulation space.
