@@ -686,35 +686,8 @@ func (r *convRun) packCols(dst []float32, xbase, pc, kcur, p0, p1 int) {
 			for kk, ko := range koff {
 				copy16Stride2(panel[kk*nr:], x[base+ko:])
 			}
-		case p.inRange:
-			for kk, ko := range koff {
-				d := panel[kk*nr : kk*nr+nr]
-				src := x[xbase+ko:]
-				for j, po := range pix {
-					d[j] = src[po]
-				}
-				clear(d[cols:])
-			}
 		default:
-			pin := p.pixIn[q : q+cols]
-			for kk, ko := range koff {
-				d := panel[kk*nr : kk*nr+nr]
-				disp := &p.kdisp[pc+kk]
-				for j, po := range pix {
-					ok := true
-					for a := range g.Spatial {
-						if v := pin[j][a] + disp[a]; v < 0 || v >= g.In[a] {
-							ok = false
-						}
-					}
-					if ok {
-						d[j] = x[xbase+ko+po]
-					} else {
-						d[j] = 0
-					}
-				}
-				clear(d[cols:])
-			}
+			p.gatherPanel(panel, x, xbase, pc, q, nr, koff, pix)
 		}
 	}
 }
@@ -773,6 +746,46 @@ func (r *convRun) depthwise(s *convScratch, n, grp, p0, p1 int) {
 }
 
 // floorDiv is a/b rounded towards negative infinity (b > 0).
+// gatherPanel writes, per k of koff, the data elements of pixels pix
+// (plan pixels q, q+1, ...) into one width-wide row of a micro-panel,
+// zero past the pixels; taps outside the data read as zero unless the
+// plan knows every tap is in range. The general case of packCols and
+// packPixels, which differ only in the panel's width.
+func (p *ConvPlan) gatherPanel(panel, x []float32, xbase, pc, q, width int, koff, pix []int) {
+	n := len(pix)
+	if p.inRange {
+		for kk, ko := range koff {
+			d := panel[kk*width : kk*width+width]
+			src := x[xbase+ko:]
+			for j, po := range pix {
+				d[j] = src[po]
+			}
+			clear(d[n:])
+		}
+		return
+	}
+	g := &p.geom
+	pin := p.pixIn[q : q+n]
+	for kk, ko := range koff {
+		d := panel[kk*width : kk*width+width]
+		disp := &p.kdisp[pc+kk]
+		for j, po := range pix {
+			ok := true
+			for a := range g.Spatial {
+				if v := pin[j][a] + disp[a]; v < 0 || v >= g.In[a] {
+					ok = false
+				}
+			}
+			if ok {
+				d[j] = x[xbase+ko+po]
+			} else {
+				d[j] = 0
+			}
+		}
+		clear(d[n:])
+	}
+}
+
 func floorDiv(a, b int) int {
 	q := a / b
 	if a%b != 0 && a < 0 {

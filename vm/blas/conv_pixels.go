@@ -163,7 +163,7 @@ func tiles(kcur int, a, b, c []float32, ldc, rows, cols int) {
 // starts at xbase into mr-row micro-panels (packA's layout: per k, the
 // panel's mr pixels), zero past p1 and for taps outside the data.
 func (r *convRun) packPixels(dst []float32, xbase, pc, kcur, p0, p1 int) {
-	p, g := r.p, &r.p.geom
+	p := r.p
 	x := r.x
 	koff := p.koff[pc : pc+kcur]
 	for q := p0; q < p1; q += mr {
@@ -188,35 +188,8 @@ func (r *convRun) packPixels(dst []float32, xbase, pc, kcur, p0, p1 int) {
 			var six [mr]int
 			copy(six[:], pix)
 			packPix6(panel, x[xbase:], koff, &six, maxOff, slices.Max(pix))
-		case p.inRange:
-			for kk, ko := range koff {
-				d := panel[kk*mr : kk*mr+mr]
-				src := x[xbase+ko:]
-				for j, po := range pix {
-					d[j] = src[po]
-				}
-				clear(d[n:])
-			}
 		default:
-			pin := p.pixIn[q : q+n]
-			for kk, ko := range koff {
-				d := panel[kk*mr : kk*mr+mr]
-				disp := &p.kdisp[pc+kk]
-				for j, po := range pix {
-					ok := true
-					for a := range g.Spatial {
-						if v := pin[j][a] + disp[a]; v < 0 || v >= g.In[a] {
-							ok = false
-						}
-					}
-					if ok {
-						d[j] = x[xbase+ko+po]
-					} else {
-						d[j] = 0
-					}
-				}
-				clear(d[n:])
-			}
+			p.gatherPanel(panel, x, xbase, pc, q, mr, koff, pix)
 		}
 	}
 }
