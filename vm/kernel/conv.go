@@ -329,14 +329,6 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 	return true
 }
 
-// frozenConvWeights is what a convolution kernel keeps with frozen weight
-// storage: the view it packed and the packing.
-type frozenConvWeights struct {
-	offset int64
-	n      int
-	pw     *blas.ConvWeights
-}
-
 // packedWeights returns W packed for g (nil for a depthwise convolution,
 // which reads W as stored). Frozen weights (constants, bound weights) are
 // packed once and kept with their storage, keyed by this kernel; other
@@ -346,13 +338,10 @@ func (m *convMatch) packedWeights(g *blas.ConvGeom, W *bufData) *blas.ConvWeight
 	if !g.PacksWeights() {
 		return nil
 	}
-	if W.storage != nil && len(W.f32) > 0 {
-		v, frozen := W.storage.Memo(m, func() any {
-			return &frozenConvWeights{offset: W.offset, n: len(W.f32), pw: blas.PackConvWeights(g, W.f32)}
-		})
-		if f, _ := v.(*frozenConvWeights); frozen && f.offset == W.offset && f.n == len(W.f32) && f.pw.Fits(g) {
-			return f.pw
-		}
+	if pw, ok := packedOnce(m, W,
+		func() *blas.ConvWeights { return blas.PackConvWeights(g, W.f32) },
+		func(pw *blas.ConvWeights) bool { return pw.Fits(g) }); ok {
+		return pw
 	}
 	return m.weights.Get(g, W.f32)
 }
