@@ -23,6 +23,18 @@ const (
 	nc = 4096
 )
 
+// kBlock is the k block size of a k-deep product: k in the fewest blocks
+// of at most kc, of equal size rounded up to a multiple of 4 (the
+// kernels' unrolling). An uneven split would end in a short block that
+// pays a whole pass over C and its own A packing for a few k steps (784,
+// the MLP's first layer, was 3 x 256 + 16; it is 4 x 196).
+func kBlock(k int) int {
+	if k <= kc {
+		return kc
+	}
+	return min(kc, roundUp(ceilDiv(k, ceilDiv(k, kc)), 4))
+}
+
 // minWorkPerThread is the multiply-add count (m*n*k) per thread below
 // which one more thread does not pay for the hand-off and the extra
 // packing: measured under SCHED_FIFO, two threads lost at 128^3 (2M) and
@@ -132,9 +144,9 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 	threads = gemmThreads(threads, m, n, k, gemv)
 	g := getGemm()
 	*g = gemm{
-		transA: transA, transB: transB, m: m, n: n, k: k,
+		transA: transA, transB: transB, m: m, n: n, k: k, kb: kBlock(k),
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, pb: pb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, ep: ep,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, wideRows: activeKernel.wideRows, ep: ep,
 		sharedBuf: g.sharedBuf, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -203,6 +215,7 @@ func Parallel(threads int, job Job) {
 type gemm struct {
 	transA, transB          bool
 	m, n, k                 int
+	kb                      int // the k block size, kBlock(k)
 	alpha, beta             float32
 	a, b, c                 []float32
 	lda, ldb, ldc           int
@@ -211,6 +224,7 @@ type gemm struct {
 	kern                    microKernel
 	kernRows                [mr]microKernel // see kernelChoice.rows
 	wide, wideLast, wideOne microKernel     // see kernelChoice.wide; nil: none
+	wideRows                [mr]microKernel // see kernelChoice.wideRows
 	ep                      Epilogue        // nil: none
 	job                     Job             // phaseJob's work (Parallel)
 
@@ -301,8 +315,8 @@ func (g *gemm) run() {
 	}
 	for jc := 0; jc < g.n; jc += nc {
 		ncur := min(nc, g.n-jc)
-		for pc := 0; pc < g.k; pc += kc {
-			kcur := min(kc, g.k-pc)
+		for pc := 0; pc < g.k; pc += g.kb {
+			kcur := min(g.kb, g.k-pc)
 			if g.pb != nil {
 				g.shared = block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: g.pb.block(pc, kcur, jc, ncur)}
 				g.parallel(phaseCompute)
@@ -403,8 +417,8 @@ func (g *gemm) work(tid int) {
 		scaleC(g.c, g.ldc, 0, g.m, j0, j1, g.beta)
 		for jc := j0; jc < j1; jc += nc {
 			ncur := min(nc, j1-jc)
-			for pc := 0; pc < g.k; pc += kc {
-				kcur := min(kc, g.k-pc)
+			for pc := 0; pc < g.k; pc += g.kb {
+				kcur := min(g.kb, g.k-pc)
 				blk := block{jc: jc, ncur: ncur, pc: pc, kcur: kcur}
 				if g.pb != nil {
 					blk.bp = g.pb.block(pc, kcur, jc, ncur)
@@ -486,7 +500,8 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 		cbase := ic*ldc + blk.jc + jr
 		if g.wide != nil && jr+2*nr <= blk.ncur && mcur >= 2*mr {
 			// Two full column panels: 12x32 blocks, a 6x32 block, then
-			// the rows left over (fewer than 6) per panel.
+			// the rows left over (fewer than 6): across both panels when
+			// there is a kernel for them, else per panel.
 			bpanels := blk.bp[jr*kcur : (jr+2*nr)*kcur]
 			ir := 0
 			for ; ir+2*mr <= mcur; ir += 2 * mr {
@@ -495,6 +510,10 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 			if ir+mr <= mcur {
 				g.wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 				ir += mr
+			}
+			if rows := mcur - ir; rows > 0 && g.wideRows[rows] != nil {
+				g.wideRows[rows](kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				ir = mcur
 			}
 			g.panelTiles(s, blk, ic, mcur, jr, ir)
 			g.panelTiles(s, blk, ic, mcur, jr+nr, ir)

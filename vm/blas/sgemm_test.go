@@ -370,3 +370,40 @@ func TestWideKernelMatchesTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestWideRowsKernelsMatchRows checks kernelChoice.wideRows[r] against the
+// r-row kernel (kernelChoice.rows) on each of the two B panels: the sums
+// run in the same order, so C must match bit for bit, rows r and below
+// untouched, for k around the unrolling and a wide C row stride.
+func TestWideRowsKernelsMatchRows(t *testing.T) {
+	if activeKernel.wide == nil || activeKernel.wideRows[1] == nil {
+		t.Skip("no wide partial-row kernels on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	const ldc = 41
+	for r := 1; r < mr; r++ {
+		for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 16, 33, 256} {
+			a := make([]float32, mr*k)
+			b := make([]float32, 2*nr*k)
+			for i := range a {
+				a[i] = rng.Float32()*2 - 1
+			}
+			for i := range b {
+				b[i] = rng.Float32()*2 - 1
+			}
+			c := make([]float32, mr*ldc)
+			for i := range c {
+				c[i] = rng.Float32()
+			}
+			want := append([]float32(nil), c...)
+			if k > 0 {
+				activeKernel.rows[r](k, a, b, want, ldc)
+				activeKernel.rows[r](k, a, b[nr*k:], want[nr:], ldc)
+			}
+			activeKernel.wideRows[r](k, a, b, c, ldc)
+			for i := range c {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(c[i]), "rows=%d k=%d element %d (row %d, column %d): %g, want %g", r, k, i, i/ldc, i%ldc, c[i], want[i])
+			}
+		}
+	}
+}
