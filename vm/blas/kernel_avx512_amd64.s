@@ -56,6 +56,17 @@
 	VFMADD231PS Z0, Z7, Z30; \
 	VFMADD231PS Z1, Z7, Z31
 
+// PFROW prefetches the C row of 32 floats at R13 into L1 and advances
+// R13 by the row stride R8. The wide kernels prefetch their C rows before
+// the k loop so that the loads of C in their stores do not stall on
+// L2/L3 after it: the C of a wide product (128 x 3072: 1.5 MiB) is out of
+// L2 on the second and later k blocks (6-18% faster on BERT's k = 768
+// GEMMs, 0 on k = 3072).
+#define PFROW \
+	PREFETCHT0 (R13);   \
+	PREFETCHT0 64(R13); \
+	ADDQ       R8, R13
+
 // Adds two accumulators into one C row (32 floats at DX) and advances DX.
 #define STOREROW512(ACC0, ACC1) \
 	VADDPS  (DX), ACC0, ACC0;    \
@@ -83,6 +94,19 @@ TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-88
 	MOVQ CX, R10
 	SHLQ $6, R10
 	LEAQ (DI)(R10*1), R12 // second B panel
+	MOVQ DX, R13
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
 
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
@@ -233,6 +257,13 @@ TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-88
 	MOVQ CX, R10
 	SHLQ $6, R10
 	LEAQ (DI)(R10*1), R12 // second B panel
+	MOVQ DX, R13
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
+	PFROW
 
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
