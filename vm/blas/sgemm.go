@@ -147,6 +147,7 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 		transA: transA, transB: transB, m: m, n: n, k: k, kb: kBlock(k),
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, pb: pb, beta: beta, c: c, ldc: ldc,
 		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, wideRows: activeKernel.wideRows, ep: ep,
+		storeFirst: beta == 0 && activeKernel.store != nil, store: activeKernel.store,
 		sharedBuf: g.sharedBuf, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -225,6 +226,10 @@ type gemm struct {
 	kernRows                [mr]microKernel // see kernelChoice.rows
 	wide, wideLast, wideOne microKernel     // see kernelChoice.wide; nil: none
 	wideRows                [mr]microKernel // see kernelChoice.wideRows
+	// storeFirst: beta == 0 and the CPU has kernelChoice.store, so C is
+	// not cleared: the first k block stores into it (macroKernel).
+	storeFirst bool
+	store      *wideKernels
 	ep                      Epilogue        // nil: none
 	job                     Job             // phaseJob's work (Parallel)
 
@@ -404,7 +409,7 @@ func (g *gemm) work(tid int) {
 		if i0 >= i1 {
 			return
 		}
-		if blk.pc == 0 {
+		if blk.pc == 0 && !g.storeFirst {
 			scaleC(g.c, g.ldc, i0, i1, blk.jc, blk.jc+blk.ncur, g.beta)
 		}
 		g.rowBlocks(s, blk, i0, i1)
@@ -414,7 +419,9 @@ func (g *gemm) work(tid int) {
 		if j0 >= j1 {
 			return
 		}
-		scaleC(g.c, g.ldc, 0, g.m, j0, j1, g.beta)
+		if !g.storeFirst {
+			scaleC(g.c, g.ldc, 0, g.m, j0, j1, g.beta)
+		}
 		for jc := j0; jc < j1; jc += nc {
 			ncur := min(nc, j1-jc)
 			for pc := 0; pc < g.k; pc += g.kb {
@@ -491,6 +498,14 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 	// columns of the row block as soon as they are final (mcur x 64
 	// floats: in L1/L2).
 	finish := g.ep != nil && blk.pc+kcur == g.k
+	// The first k block of a storeFirst product overwrites C: the wide
+	// kernels' store variants, and C cleared under the other kernels,
+	// which add.
+	first := g.storeFirst && blk.pc == 0
+	wide, wideLast, wideRows := g.wide, g.wideLast, &g.wideRows
+	if first {
+		wide, wideLast, wideRows = g.store.wide, g.store.wideLast, &g.store.wideRows
+	}
 	epFrom := 0
 	for jr := 0; jr < blk.ncur; {
 		if finish && jr-epFrom >= epilogueCols {
@@ -505,20 +520,26 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 			bpanels := blk.bp[jr*kcur : (jr+2*nr)*kcur]
 			ir := 0
 			for ; ir+2*mr <= mcur; ir += 2 * mr {
-				g.wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 			}
 			if ir+mr <= mcur {
-				g.wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 				ir += mr
 			}
-			if rows := mcur - ir; rows > 0 && g.wideRows[rows] != nil {
-				g.wideRows[rows](kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+			if rows := mcur - ir; rows > 0 && wideRows[rows] != nil {
+				wideRows[rows](kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 				ir = mcur
+			}
+			if first {
+				scaleC(g.c, ldc, ic+ir, ic+mcur, blk.jc+jr, blk.jc+jr+2*nr, 0)
 			}
 			g.panelTiles(s, blk, ic, mcur, jr, ir)
 			g.panelTiles(s, blk, ic, mcur, jr+nr, ir)
 			jr += 2 * nr
 			continue
+		}
+		if first {
+			scaleC(g.c, ldc, ic, ic+mcur, blk.jc+jr, blk.jc+min(jr+nr, blk.ncur), 0)
 		}
 		ir := 0
 		if g.wideOne != nil && jr+nr <= blk.ncur {
