@@ -145,8 +145,9 @@ func nanRowMax(x, m, s []float32, n int, init float32) {
 }
 
 // ExpSoftmaxMaxULP is the largest error, in ULPs against math.Exp over
-// the dense float32 samples, of the exponentials SoftmaxRowsF32 and
-// LogSoftmaxRowsF32 compute with AVX-512: exp's range reduction with a
-// degree-5 polynomial in Horner form (five FMAs) instead of ExpF32's
-// degree 7, the rows' whole cost (math_test.go measures both).
+// the dense non-positive float32 samples (their arguments x - m, m the
+// row's maximum, are never positive), of the exponentials SoftmaxRowsF32
+// and LogSoftmaxRowsF32 compute with AVX-512: exp's range reduction with
+// a degree-5 polynomial in Horner form (five FMAs) instead of ExpF32's
+// degree 7, the rows' whole cost (softmax_test.go measures it).
 const ExpSoftmaxMaxULP = 2.5
