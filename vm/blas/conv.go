@@ -363,8 +363,12 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 func (p *ConvPlan) Geom() *ConvGeom { return &p.geom }
 
 // minConvWorkPerThread is the multiply-add count per thread below which
-// a convolution stays on fewer threads.
-var minConvWorkPerThread = 1 << 20
+// a convolution stays on fewer threads: 4M (about 40 us of the
+// micro-kernel) pays for waking a sleeping helper even when it starts
+// late, as it does on a loaded machine. At 1M the CNN's 16x16
+// convolution at batch 1 (4.7M, three pixel blocks) went to two threads
+// and the model ran slower on two cores than on one.
+var minConvWorkPerThread = 1 << 22
 
 // Conv computes y = epilogue(conv(x, w)) for plan p on up to threads
 // goroutines. pw must come from PackConvWeights for the same weights and
