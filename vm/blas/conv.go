@@ -637,6 +637,11 @@ func (r *convRun) gemmBlock(s *convScratch, src convSource, n, grp, p0, p1, r0, 
 }
 
 func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int) {
+	if r.ep.Bias != nil && r.ep.Rows == nil && r.p.yDense {
+		// Bias (and ReLU) on the way to the output: one pass.
+		biasReLU(r.y[ybase+p0:ybase+p0+len(row)], row, r.ep.Bias[oc], r.ep.ReLU)
+		return
+	}
 	if r.ep.Bias != nil {
 		AddScalarF32(row, row, r.ep.Bias[oc])
 	}
@@ -752,6 +757,14 @@ func (r *convRun) depthwise(s *convScratch, n, grp, p0, p1 int) {
 		}
 	}
 	r.finishRow(s, acc, n, grp, n*g.YN+grp*g.YC, p0)
+}
+
+// biasReLUGo is biasReLU's portable form.
+func biasReLUGo(dst, src []float32, b float32, relu bool) {
+	AddScalarF32(dst, src, b)
+	if relu {
+		MaxScalarF32(dst, dst, 0)
+	}
 }
 
 // floorDiv is a/b rounded towards negative infinity (b > 0).

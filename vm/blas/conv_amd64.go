@@ -65,3 +65,17 @@ func transposeBlock(dst []float32, ldd int, src []float32, lds, rows, cols int) 
 		transposeGo(dst[i*ldd:], ldd, src[i:], lds, rows, cols-i)
 	}
 }
+
+//go:noescape
+func biasReLUAVX2(dst, src *float32, n int, b float32, relu bool)
+
+// biasReLU sets dst = src + b, then max(0, dst) when relu: AddScalarF32
+// and MaxScalarF32 in one pass, with their results.
+func biasReLU(dst, src []float32, b float32, relu bool) {
+	if !hasAVX2FMA || len(src) == 0 {
+		biasReLUGo(dst, src, b, relu)
+		return
+	}
+	_ = dst[len(src)-1]
+	biasReLUAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), b, relu)
+}

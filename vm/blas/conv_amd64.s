@@ -164,3 +164,100 @@ TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-32
 	VMOVUPS Y15, (DI)
 	VZEROUPPER
 	RET
+
+// func biasReLUAVX2(dst, src *float32, n int, b float32, relu bool)
+// dst[i] = src[i] + b, then max(0, that) when relu, with AddScalarF32's
+// and MaxScalarF32's instructions and operand order (the same results,
+// NaN and signed zeros included).
+TEXT ·biasReLUAVX2(SB), NOSPLIT, $0-29
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS b+24(FP), Y14
+	MOVBQZX relu+28(FP), R9
+	VXORPS Y15, Y15, Y15
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	TESTQ R9, R9
+	JZ add32
+
+relu32:
+	CMPQ AX, BX
+	JAE relu8
+	VMOVUPS 0(SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMOVUPS 96(SI)(AX*4), Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VMAXPS Y0, Y15, Y0
+	VMAXPS Y1, Y15, Y1
+	VMAXPS Y2, Y15, Y2
+	VMAXPS Y3, Y15, Y3
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ $32, AX
+	JMP relu32
+relu8:
+	CMPQ AX, DX
+	JAE relu1
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS Y14, Y0, Y0
+	VMAXPS Y0, Y15, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP relu8
+relu1:
+	CMPQ AX, CX
+	JAE done
+	VMOVSS (SI)(AX*4), X0
+	VADDSS X14, X0, X0
+	VMAXSS X0, X15, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP relu1
+
+add32:
+	CMPQ AX, BX
+	JAE add8
+	VMOVUPS 0(SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMOVUPS 96(SI)(AX*4), Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ $32, AX
+	JMP add32
+add8:
+	CMPQ AX, DX
+	JAE add1
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS Y14, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP add8
+add1:
+	CMPQ AX, CX
+	JAE done
+	VMOVSS (SI)(AX*4), X0
+	VADDSS X14, X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP add1
+
+done:
+	VZEROUPPER
+	RET

@@ -258,6 +258,10 @@ func BenchmarkConvSideBySide(b *testing.B) {
 		// the slab path, conv_slab.go).
 		{"3x3_32to32_32x32_b16_pad", nchwGeom(16, 1, 32, 32, []int{32, 32}, []int{3, 3}, one, one, []int{1, 1})},
 		{"3x3_64to64_16x16_b16_pad", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{3, 3}, one, one, []int{1, 1})},
+		// The bundled CNN's three layers at batch 16 (bench/ort cnn_b16).
+		{"cnn0_3to32_32x32_b16_pad", nchwGeom(16, 1, 3, 32, []int{32, 32}, []int{3, 3}, one, one, []int{1, 1})},
+		{"cnn1_32to64_16x16_b16_pad", nchwGeom(16, 1, 32, 64, []int{16, 16}, []int{3, 3}, one, one, []int{1, 1})},
+		{"cnn2_64to64_8x8_b16_pad", nchwGeom(16, 1, 64, 64, []int{8, 8}, []int{3, 3}, one, one, []int{1, 1})},
 		{"r18_3x3_64to64_56_pad", nchwGeom(1, 1, 64, 64, []int{56, 56}, []int{3, 3}, one, one, []int{1, 1})},
 		{"1x1_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{1, 1}, one, one, []int{0, 0})},
 		{"dw3x3_64_16x16_b16", nchwGeom(16, 64, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
@@ -338,6 +342,34 @@ func TestTransposeBlock(t *testing.T) {
 				for j := range rows {
 					require.Equal(t, src[j*lds+i], dst[i*ldd+j], "rows %d cols %d: [%d][%d]", rows, cols, i, j)
 				}
+			}
+		}
+	}
+}
+
+// TestBiasReLU: the one-pass bias (and ReLU) store gives AddScalarF32's
+// and MaxScalarF32's results bit for bit, NaN and signed zeros
+// included, at every length around the vector widths.
+func TestBiasReLU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-30, 1e-30}
+	for n := range 75 {
+		src := randF32(n, rng)
+		for i := range src {
+			if rng.IntN(4) == 0 {
+				src[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		for _, b := range []float32{0.5, -0.25, 0, float32(math.Copysign(0, -1)), float32(math.NaN())} {
+			for _, relu := range []bool{false, true} {
+				want, got := make([]float32, n), make([]float32, n+1)
+				got[n] = 42 // past the end: untouched
+				biasReLUGo(want, src, b, relu)
+				biasReLU(got[:n], src, b, relu)
+				for i := range want {
+					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "n %d b %v relu %v: [%d] of %v", n, b, relu, i, src[i])
+				}
+				require.Equal(t, float32(42), got[n])
 			}
 		}
 	}

@@ -344,7 +344,11 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 		if !ep.start(fr, Y.shape, threads) {
 			return false
 		}
-		cep.Rows = ep
+		if bias, relu, ok := ep.native(oc); ok && cep.Bias == nil && !cep.ReLU {
+			cep.Bias, cep.ReLU = bias, relu
+		} else {
+			cep.Rows = ep
+		}
 	}
 	blas.Conv(threads, p, X.f32, W.f32, m.packedWeights(&g, W), Y.f32, cep)
 	return true

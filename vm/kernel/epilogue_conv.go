@@ -19,6 +19,66 @@ type convEpilogue struct {
 	cm     *convMatch
 	prog   *epProgram
 	states sync.Pool // *convEpState
+	// bias and relu, when the program is only a per-channel bias
+	// (acc + operand bias) and/or a ReLU (max(., const)), which blas.Conv
+	// then applies itself in one pass (blas.ConvEpilogue): the operand
+	// (-1: none) and the scalar number of the ReLU's constant (-1: none).
+	bias, relu int
+}
+
+// newConvEpilogue is the fused run of convolution cm and program prog.
+func newConvEpilogue(cm *convMatch, prog *epProgram) *convEpilogue {
+	ce := &convEpilogue{cm: cm, prog: prog, bias: -1, relu: -1}
+	ce.states.New = func() any { return &convEpState{ce: ce} }
+	code, nOps, nConsts := prog.code, len(prog.operands), len(prog.consts)
+	vecScalar := func(in *epInstr, op ir.BinaryOp, a epKind) bool {
+		return in.fn == nil && in.vecOp == nil && !in.sDst && in.op == op && in.a.kind == a && in.b.kind == epScalar
+	}
+	bias, relu := -1, -1
+	switch {
+	case len(code) == 1 && vecScalar(&code[0], ir.OpAdd, epAcc) && code[0].b.id < nOps:
+		bias = code[0].b.id
+	case len(code) == 1 && vecScalar(&code[0], ir.OpMax, epAcc):
+		relu = code[0].b.id
+	case len(code) == 2 && vecScalar(&code[0], ir.OpAdd, epAcc) && code[0].b.id < nOps &&
+		vecScalar(&code[1], ir.OpMax, epReg) && code[1].a.id == code[0].dst:
+		bias, relu = code[0].b.id, code[1].b.id
+	default:
+		return ce
+	}
+	if relu >= 0 && (relu < nOps || relu >= nOps+nConsts) {
+		return ce // the bound is no per-call constant
+	}
+	if bias >= 0 && prog.operands[bias].vec {
+		return ce
+	}
+	ce.bias, ce.relu = bias, relu
+	return ce
+}
+
+// native returns the bias and ReLU flag blas.Conv applies itself for
+// the bound call (ok false: the program runs per row). The bias must be
+// one contiguous value per output channel, the same for every image, and
+// the ReLU's bound +0.
+func (s *convEpState) native(oc int64) (bias []float32, relu, ok bool) {
+	ce := s.ce
+	if ce.bias < 0 && ce.relu < 0 {
+		return nil, false, false
+	}
+	if ce.relu >= 0 {
+		if v := s.consts[ce.relu-len(ce.prog.operands)]; v != 0 || math.Signbit(float64(v)) {
+			return nil, false, false
+		}
+	}
+	if ce.bias < 0 {
+		return nil, true, true
+	}
+	b := &s.binds[ce.bias]
+	cm := ce.cm
+	if b.stride[cm.yN] != 0 || (b.stride[cm.yC] != 1 && oc > 1) || b.off+oc > int64(len(b.data)) {
+		return nil, false, false
+	}
+	return b.data[b.off : b.off+oc], ce.relu >= 0, true
 }
 
 // run executes the fused run with the output as the convolution's
@@ -154,8 +214,7 @@ func (c *compiler) paddedConvAt(stmts []ir.Stmt, i int) (stmt, string, int) {
 	cols := make([]int, cm.spatial)
 	copy(cols, cm.yS[:cm.spatial])
 	if prog, k := c.compileEpilogue(cst.Buffer, len(cst.Indices), cols, stmts[i+2:]); prog != nil {
-		ce := &convEpilogue{cm: cm, prog: prog}
-		ce.states.New = func() any { return &convEpState{ce: ce} }
+		ce := newConvEpilogue(cm, prog)
 		run, name, end = ce.run, name+"+epilogue", end+k
 	}
 	unfused, _ := c.plainTop(stmts[i:end])

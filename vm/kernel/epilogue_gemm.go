@@ -105,8 +105,7 @@ func (c *compiler) fusedAt(stmts []ir.Stmt, i int) (stmt, string, int) {
 		cols := make([]int, cm.spatial)
 		copy(cols, cm.yS[:cm.spatial])
 		if prog, k = c.compileEpilogue(st.Buffer, len(st.Indices), cols, stmts[i+1:]); prog != nil {
-			ce := &convEpilogue{cm: cm, prog: prog}
-			ce.states.New = func() any { return &convEpState{ce: ce} }
+			ce := newConvEpilogue(cm, prog) // epilogue_conv.go
 			run, name = ce.run, cname
 		}
 	} else if m, mname := c.matmulPlan(n); m != nil {
