@@ -20,3 +20,5 @@ func transposeBlock(dst []float32, ldd int, src []float32, lds, rows, cols int) 
 }
 
 func biasReLU(dst, src []float32, b float32, relu bool) { biasReLUGo(dst, src, b, relu) }
+
+func scalarChain(dst, src []float32, ops []ChainOp) { scalarChainGo(dst, src, ops) }

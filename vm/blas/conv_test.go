@@ -374,3 +374,55 @@ func TestBiasReLU(t *testing.T) {
 		}
 	}
 }
+
+// TestScalarChain: the one-pass chain gives the element functions'
+// results bit for bit (the division against DivF32 by a splat), at every
+// length around the vector widths, in place and not.
+func TestScalarChain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), -1e-30, 3e38}
+	for n := range 75 {
+		src := randF32(n, rng)
+		for i := range src {
+			if rng.IntN(4) == 0 {
+				src[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		for trial := range 6 {
+			ops := make([]ChainOp, trial)
+			for i := range ops {
+				ops[i] = ChainOp{Op: ChainKind(rng.IntN(4)), S: float32(rng.NormFloat64())}
+				if rng.IntN(5) == 0 && ops[i].Op != ChainMax {
+					ops[i].S = specials[rng.IntN(len(specials))]
+				}
+			}
+			want := slices.Clone(src)
+			for _, o := range ops {
+				switch o.Op {
+				case ChainAdd:
+					AddScalarF32(want, want, o.S)
+				case ChainMul:
+					ScaleF32(want, want, o.S)
+				case ChainDiv:
+					splat := make([]float32, n)
+					for i := range splat {
+						splat[i] = o.S
+					}
+					DivF32(want, want, splat)
+				default:
+					MaxScalarF32(want, want, o.S)
+				}
+			}
+			got := make([]float32, n+1)
+			got[n] = 42
+			ScalarChainF32(got[:n], src, ops)
+			inPlace := slices.Clone(src)
+			ScalarChainF32(inPlace, inPlace, ops)
+			for i := range want {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "n %d ops %v: [%d] of %v", n, ops, i, src[i])
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(inPlace[i]), "in place")
+			}
+			require.Equal(t, float32(42), got[n])
+		}
+	}
+}

@@ -410,3 +410,30 @@ func TestConvFrozenWeightsPackedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestConvEpilogueChain: epilogues of vector-scalar steps (a subtraction
+// of a per-channel operand, a multiplication and a max by constants) run
+// as one chain per row (blas.ScalarChainF32, per-channel table), a bias
+// and ReLU natively, and anything else per row; all agree with the
+// reference and the general path.
+func TestConvEpilogueChain(t *testing.T) {
+	biasLine := "biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] + C[T.int64(0), v_ax1, T.int64(0), T.int64(0)]"
+	reluLine := "O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3], T.float32(0.0))"
+	for i, c := range []struct{ bias, relu string }{
+		{"biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] - C[T.int64(0), v_ax1, T.int64(0), T.int64(0)]",
+			"O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3] * T.float32(0.5) / C[T.int64(0), v_i1, T.int64(0), T.int64(0)], T.float32(-0.25))"},
+		{biasLine, "O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3], T.float32(0.5))"},
+		{biasLine, reluLine},
+		// The batch index in an operand: no per-channel table.
+		{"biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] + A[v_ax0, T.int64(0), T.int64(0), T.int64(0)]", reluLine},
+		// Not a chain: the accumulator read twice.
+		{"biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] * conv[v_ax0, v_ax1, v_ax2, v_ax3]", reluLine},
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			src := strings.Replace(strings.Replace(fusedConvSrc, biasLine, c.bias, 1), reluLine, c.relu, 1)
+			f := parseFunc(t, src, "fused_conv2d_add_relu")
+			k := checkAllNormwise(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(uint64(i), 4))))
+			require.Equal(t, "conv2d_padded+epilogue", k.Pattern())
+		})
+	}
+}
