@@ -254,6 +254,11 @@ func BenchmarkConvSideBySide(b *testing.B) {
 	}{
 		{"3x3_32to32_32x32_b16", nchwGeom(16, 1, 32, 32, []int{34, 34}, []int{3, 3}, one, one, []int{0, 0})},
 		{"3x3_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
+		// The same with the padding folded in (taps outside the data:
+		// the slab path, conv_slab.go).
+		{"3x3_32to32_32x32_b16_pad", nchwGeom(16, 1, 32, 32, []int{32, 32}, []int{3, 3}, one, one, []int{1, 1})},
+		{"3x3_64to64_16x16_b16_pad", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{3, 3}, one, one, []int{1, 1})},
+		{"r18_3x3_64to64_56_pad", nchwGeom(1, 1, 64, 64, []int{56, 56}, []int{3, 3}, one, one, []int{1, 1})},
 		{"1x1_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{1, 1}, one, one, []int{0, 0})},
 		{"dw3x3_64_16x16_b16", nchwGeom(16, 64, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
 		// ResNet-18's convolutions at 224x224, batch 1.

@@ -1,6 +1,11 @@
 package kernel
 
-import "sync"
+import (
+	"math"
+	"sync"
+
+	"github.com/phasec/phasec/ir"
+)
 
 // convEpilogue is a convolution whose output rows run through an epilogue
 // program (epilogue.go): blas.Conv computes each output row (one channel
@@ -95,4 +100,70 @@ func (s *convEpState) Row(tid int, row []float32, n, oc, p0 int) {
 		seg := row[j : j+w]
 		p.runRow(th, seg, seg)
 	}
+}
+
+// paddedConvAt compiles a zero-padding stage at stmts[i] feeding the
+// convolution at stmts[i+1] (LegalizeOps' pad_temp + conv2d_nchw, with
+// any epilogue nests after it) as one run in which the convolution reads
+// the stage's input and the padding is its out-of-range taps (vm/blas
+// reads those as zero): the padded copy is never written. The stage must
+// pad with +0 only the convolution's spatial axes, store a buffer local
+// to the PrimFunc that nothing but the convolution reads. It returns the
+// run, its pattern name and end (nil when stmts[i] is no such stage);
+// calls whose shapes the fold does not take run the stages unfused.
+func (c *compiler) paddedConvAt(stmts []ir.Stmt, i int) (stmt, string, int) {
+	if i+1 >= len(stmts) {
+		return nil, "", 0
+	}
+	pn, ok := nestOf(stmts[i])
+	if !ok {
+		return nil, "", 0
+	}
+	cn, ok := nestOf(stmts[i+1])
+	if !ok {
+		return nil, "", 0
+	}
+	// The nests' variables get their slots first, as in fusedAt.
+	for _, n := range []*nest{pn, cn} {
+		for _, v := range n.vars {
+			if !isFloatType(v.Type) && !v.Type.IsHandle() && v.Type.Lanes == 1 {
+				c.defineVar(v)
+			}
+		}
+	}
+	pm := c.padPlan(pn)
+	if pm == nil || pm.fill != 0 || math.Signbit(float64(pm.fill)) {
+		return nil, "", 0
+	}
+	pst := pn.body.(*ir.BufferStore)
+	if isParamOf(c.f, pst.Buffer) {
+		return nil, "", 0
+	}
+	cm, cname := c.convPlan(cn)
+	if cm == nil || cm.x != pm.out || pm.pads[cm.xN] != 0 || pm.pads[cm.xC] != 0 {
+		return nil, "", 0
+	}
+	for _, s := range stmts[i+2:] {
+		if stmtReads(s, pst.Buffer) {
+			return nil, "", 0
+		}
+	}
+	cm.pad = pm
+	cst := cn.body.(*ir.BufferStore)
+	run, name, end := cm.run, cname+"_padded", i+2
+	cols := make([]int, cm.spatial)
+	copy(cols, cm.yS[:cm.spatial])
+	if prog, k := c.compileEpilogue(cst.Buffer, len(cst.Indices), cols, stmts[i+2:]); prog != nil {
+		ce := &convEpilogue{cm: cm, prog: prog}
+		ce.states.New = func() any { return &convEpState{ce: ce} }
+		run, name, end = ce.run, name+"+epilogue", end+k
+	}
+	unfused, _ := c.plainTop(stmts[i:end])
+	return func(fr *frame) {
+		if run(fr) {
+			fastTaken.Add(1)
+			return
+		}
+		unfused(fr)
+	}, name, end
 }

@@ -78,6 +78,9 @@ func (c *compiler) plainTop(stmts []ir.Stmt) (stmt, string) {
 // matmul or convolution nest followed by its epilogue nests. It returns
 // the run's statement, pattern name and end (nil when there is none).
 func (c *compiler) fusedAt(stmts []ir.Stmt, i int) (stmt, string, int) {
+	if run, name, end := c.paddedConvAt(stmts, i); run != nil { // epilogue_conv.go
+		return run, name, end
+	}
 	n, ok := nestOf(stmts[i])
 	if !ok || i+1 >= len(stmts) {
 		return nil, "", 0
