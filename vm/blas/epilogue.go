@@ -30,7 +30,10 @@ type ConvRowEpilogue interface {
 }
 
 // epilogueCols is how many columns of a finished row block SgemmEpilogue
-// hands to Epilogue.Tile at a time: with mc = 144 rows, 36 KiB of C, still
-// in L1/L2 from the micro-kernel's stores, and rows long enough that the
-// epilogue's vector loops amortise their calls.
-const epilogueCols = 64
+// hands to Epilogue.Tile at a time: with mc = 144 rows, 144 KiB of C,
+// still in L2 from the micro-kernel's stores, and rows long enough that
+// the epilogue's per-row dispatch (vm/kernel runs one program per row
+// segment) is amortised. 64 columns (36 KiB, in L1) cost 3-10% of the
+// BERT layer's and the MLP's GEMM times in that dispatch; 256 cost 0-3%
+// (BenchmarkGemmEpilogueSideBySide's fused/gemm).
+const epilogueCols = 256

@@ -52,6 +52,50 @@ func kernel6x32AVX512(k int, a, b, c []float32, ldc int)
 //go:noescape
 func kernel12x16AVX512(k int, a, b, c []float32, ldc int)
 
+// The partial-row kernels of kernelChoice.wideRows
+// (kernel_rows512_amd64.s): the first 1..5 rows of kernel6x32AVX512's
+// block, len(c) >= (rows-1)*ldc+32.
+//
+//go:noescape
+func kernel1x32AVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel2x32AVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel3x32AVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel4x32AVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel5x32AVX512(k int, a, b, c []float32, ldc int)
+
+// The kernelChoice.store kernels: the wide kernels above storing their
+// block into C instead of adding to it (the first k block of a beta = 0
+// product, whose C is not cleared first).
+//
+//go:noescape
+func kernel12x32StoreAVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel6x32StoreAVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel1x32StoreAVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel2x32StoreAVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel3x32StoreAVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel4x32StoreAVX512(k int, a, b, c []float32, ldc int)
+
+//go:noescape
+func kernel5x32StoreAVX512(k int, a, b, c []float32, ldc int)
+
 // fmaPeakAVX512 runs n iterations of 12 independent 16-wide FMAs (384 FLOP).
 //
 //go:noescape
@@ -75,6 +119,9 @@ func init() {
 		if hasAVX512 {
 			activeKernel.name = "avx512-12x32+avx2-fma-6x16"
 			activeKernel.wide, activeKernel.wideLast, activeKernel.wideOne = kernel12x32AVX512, kernel6x32AVX512, kernel12x16AVX512
+			activeKernel.wideRows = [mr]microKernel{nil, kernel1x32AVX512, kernel2x32AVX512, kernel3x32AVX512, kernel4x32AVX512, kernel5x32AVX512}
+			activeKernel.store = &wideKernels{wide: kernel12x32StoreAVX512, wideLast: kernel6x32StoreAVX512,
+				wideRows: [mr]microKernel{nil, kernel1x32StoreAVX512, kernel2x32StoreAVX512, kernel3x32StoreAVX512, kernel4x32StoreAVX512, kernel5x32StoreAVX512}}
 		}
 	}
 }

@@ -33,6 +33,21 @@ type kernelChoice struct {
 	// consecutive A micro-panels over one B micro-panel (the last panel of
 	// an odd count). len(c) >= (2*mr-1)*ldc+nr.
 	wideOne microKernel
+	// wideRows[r], set with wide, computes the first r rows of wideLast's
+	// block (the last, partial A micro-panel under two B micro-panels),
+	// writing only those rows of C: len(c) >= (r-1)*ldc+2*nr.
+	wideRows [mr]microKernel
+	// store, when set, holds wide, wideLast and wideRows variants that
+	// overwrite their block of C instead of adding to it: a beta = 0
+	// product runs its first k block on them and skips clearing C (the
+	// blocks the other kernels compute are cleared just before).
+	store *wideKernels
+}
+
+// wideKernels are the wide kernels of a kernelChoice.
+type wideKernels struct {
+	wide, wideLast microKernel
+	wideRows       [mr]microKernel
 }
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an

@@ -5,11 +5,12 @@ package blas
 // SgemmPackedB then skips the B packing that Sgemm repeats on every call,
 // as ONNX Runtime's MLAS packs constant weights once at session load.
 //
-// The layout is packB's, for all of op(B) at once: per k block pc (kc rows,
-// the last one shorter) the roundUp(n, nr) columns as nr-column
-// micro-panels, the block at panels[pc*roundUp(n, nr):], its panel q at
-// q*nr*kcur inside it. A column block jc (a multiple of nr) of a k block
-// is then a contiguous run of panels, which is all the loop nest reads.
+// The layout is packB's, for all of op(B) at once: per k block pc
+// (kBlock(k) rows, the last one shorter, as Sgemm's loop nest blocks k)
+// the roundUp(n, nr) columns as nr-column micro-panels, the block at
+// panels[pc*roundUp(n, nr):], its panel q at q*nr*kcur inside it. A
+// column block jc (a multiple of nr) of a k block is then a contiguous
+// run of panels, which is all the loop nest reads.
 // The source is kept too (a GEMV streams it as stored).
 type PackedB struct {
 	transB bool
@@ -30,8 +31,8 @@ func PackB(transB bool, k, n int, b []float32, ldb int) *PackedB {
 	p := &PackedB{transB: transB, k: k, n: n, b: b, ldb: ldb}
 	n16 := roundUp(n, nr)
 	p.panels = make([]float32, k*n16)
-	for pc := 0; pc < k; pc += kc {
-		kcur := min(kc, k-pc)
+	for kb, pc := kBlock(k), 0; pc < k; pc += kb {
+		kcur := min(kb, k-pc)
 		packB(p.panels[pc*n16:], b, ldb, transB, pc, 0, kcur, n, 0, n16/nr)
 	}
 	return p

@@ -23,6 +23,18 @@ const (
 	nc = 4096
 )
 
+// kBlock is the k block size of a k-deep product: k in the fewest blocks
+// of at most kc, of equal size rounded up to a multiple of 4 (the
+// kernels' unrolling). An uneven split would end in a short block that
+// pays a whole pass over C and its own A packing for a few k steps (784,
+// the MLP's first layer, was 3 x 256 + 16; it is 4 x 196).
+func kBlock(k int) int {
+	if k <= kc {
+		return kc
+	}
+	return min(kc, roundUp(ceilDiv(k, ceilDiv(k, kc)), 4))
+}
+
 // minWorkPerThread is the multiply-add count (m*n*k) per thread below
 // which one more thread does not pay for the hand-off and the extra
 // packing: measured under SCHED_FIFO, two threads lost at 128^3 (2M) and
@@ -132,9 +144,10 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 	threads = gemmThreads(threads, m, n, k, gemv)
 	g := getGemm()
 	*g = gemm{
-		transA: transA, transB: transB, m: m, n: n, k: k,
+		transA: transA, transB: transB, m: m, n: n, k: k, kb: kBlock(k),
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, pb: pb, beta: beta, c: c, ldc: ldc,
-		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, ep: ep,
+		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, wideRows: activeKernel.wideRows, ep: ep,
+		storeFirst: beta == 0 && activeKernel.store != nil, store: activeKernel.store,
 		sharedBuf: g.sharedBuf, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
@@ -203,6 +216,7 @@ func Parallel(threads int, job Job) {
 type gemm struct {
 	transA, transB          bool
 	m, n, k                 int
+	kb                      int // the k block size, kBlock(k)
 	alpha, beta             float32
 	a, b, c                 []float32
 	lda, ldb, ldc           int
@@ -211,6 +225,11 @@ type gemm struct {
 	kern                    microKernel
 	kernRows                [mr]microKernel // see kernelChoice.rows
 	wide, wideLast, wideOne microKernel     // see kernelChoice.wide; nil: none
+	wideRows                [mr]microKernel // see kernelChoice.wideRows
+	// storeFirst: beta == 0 and the CPU has kernelChoice.store, so C is
+	// not cleared: the first k block stores into it (macroKernel).
+	storeFirst bool
+	store      *wideKernels
 	ep                      Epilogue        // nil: none
 	job                     Job             // phaseJob's work (Parallel)
 
@@ -301,8 +320,8 @@ func (g *gemm) run() {
 	}
 	for jc := 0; jc < g.n; jc += nc {
 		ncur := min(nc, g.n-jc)
-		for pc := 0; pc < g.k; pc += kc {
-			kcur := min(kc, g.k-pc)
+		for pc := 0; pc < g.k; pc += g.kb {
+			kcur := min(g.kb, g.k-pc)
 			if g.pb != nil {
 				g.shared = block{jc: jc, ncur: ncur, pc: pc, kcur: kcur, bp: g.pb.block(pc, kcur, jc, ncur)}
 				g.parallel(phaseCompute)
@@ -390,7 +409,7 @@ func (g *gemm) work(tid int) {
 		if i0 >= i1 {
 			return
 		}
-		if blk.pc == 0 {
+		if blk.pc == 0 && !g.storeFirst {
 			scaleC(g.c, g.ldc, i0, i1, blk.jc, blk.jc+blk.ncur, g.beta)
 		}
 		g.rowBlocks(s, blk, i0, i1)
@@ -400,11 +419,13 @@ func (g *gemm) work(tid int) {
 		if j0 >= j1 {
 			return
 		}
-		scaleC(g.c, g.ldc, 0, g.m, j0, j1, g.beta)
+		if !g.storeFirst {
+			scaleC(g.c, g.ldc, 0, g.m, j0, j1, g.beta)
+		}
 		for jc := j0; jc < j1; jc += nc {
 			ncur := min(nc, j1-jc)
-			for pc := 0; pc < g.k; pc += kc {
-				kcur := min(kc, g.k-pc)
+			for pc := 0; pc < g.k; pc += g.kb {
+				kcur := min(g.kb, g.k-pc)
 				blk := block{jc: jc, ncur: ncur, pc: pc, kcur: kcur}
 				if g.pb != nil {
 					blk.bp = g.pb.block(pc, kcur, jc, ncur)
@@ -477,6 +498,14 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 	// columns of the row block as soon as they are final (mcur x 64
 	// floats: in L1/L2).
 	finish := g.ep != nil && blk.pc+kcur == g.k
+	// The first k block of a storeFirst product overwrites C: the wide
+	// kernels' store variants, and C cleared under the other kernels,
+	// which add.
+	first := g.storeFirst && blk.pc == 0
+	wide, wideLast, wideRows := g.wide, g.wideLast, &g.wideRows
+	if first {
+		wide, wideLast, wideRows = g.store.wide, g.store.wideLast, &g.store.wideRows
+	}
 	epFrom := 0
 	for jr := 0; jr < blk.ncur; {
 		if finish && jr-epFrom >= epilogueCols {
@@ -486,20 +515,31 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 		cbase := ic*ldc + blk.jc + jr
 		if g.wide != nil && jr+2*nr <= blk.ncur && mcur >= 2*mr {
 			// Two full column panels: 12x32 blocks, a 6x32 block, then
-			// the rows left over (fewer than 6) per panel.
+			// the rows left over (fewer than 6): across both panels when
+			// there is a kernel for them, else per panel.
 			bpanels := blk.bp[jr*kcur : (jr+2*nr)*kcur]
 			ir := 0
 			for ; ir+2*mr <= mcur; ir += 2 * mr {
-				g.wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 			}
 			if ir+mr <= mcur {
-				g.wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
 				ir += mr
+			}
+			if rows := mcur - ir; rows > 0 && wideRows[rows] != nil {
+				wideRows[rows](kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				ir = mcur
+			}
+			if first {
+				scaleC(g.c, ldc, ic+ir, ic+mcur, blk.jc+jr, blk.jc+jr+2*nr, 0)
 			}
 			g.panelTiles(s, blk, ic, mcur, jr, ir)
 			g.panelTiles(s, blk, ic, mcur, jr+nr, ir)
 			jr += 2 * nr
 			continue
+		}
+		if first {
+			scaleC(g.c, ldc, ic, ic+mcur, blk.jc+jr, blk.jc+min(jr+nr, blk.ncur), 0)
 		}
 		ir := 0
 		if g.wideOne != nil && jr+nr <= blk.ncur {

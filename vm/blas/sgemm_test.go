@@ -161,7 +161,14 @@ func kernels() map[string]kernelChoice {
 	if activeKernel.wide != nil {
 		narrow := activeKernel
 		narrow.name, narrow.wide, narrow.wideLast, narrow.wideOne = "avx2-fma-6x16", nil, nil, nil
+		narrow.wideRows, narrow.store = [mr]microKernel{}, nil
 		ks[narrow.name] = narrow
+	}
+	if activeKernel.store != nil {
+		// beta == 0 clearing C first and adding, as without store kernels.
+		adding := activeKernel
+		adding.name, adding.store = activeKernel.name+"-no-store", nil
+		ks[adding.name] = adding
 	}
 	return ks
 }
@@ -367,6 +374,92 @@ func TestWideKernelMatchesTiles(t *testing.T) {
 				w = c0[i]
 			}
 			require.InDelta(t, w, last[i], 1e-5*float64(k+1), "wideLast k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
+		}
+	}
+}
+
+// TestWideRowsKernelsMatchRows checks kernelChoice.wideRows[r] against the
+// r-row kernel (kernelChoice.rows) on each of the two B panels: the sums
+// run in the same order, so C must match bit for bit, rows r and below
+// untouched, for k around the unrolling and a wide C row stride.
+func TestWideRowsKernelsMatchRows(t *testing.T) {
+	if activeKernel.wide == nil || activeKernel.wideRows[1] == nil {
+		t.Skip("no wide partial-row kernels on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	const ldc = 41
+	for r := 1; r < mr; r++ {
+		for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 16, 33, 256} {
+			a := make([]float32, mr*k)
+			b := make([]float32, 2*nr*k)
+			for i := range a {
+				a[i] = rng.Float32()*2 - 1
+			}
+			for i := range b {
+				b[i] = rng.Float32()*2 - 1
+			}
+			c := make([]float32, mr*ldc)
+			for i := range c {
+				c[i] = rng.Float32()
+			}
+			want := append([]float32(nil), c...)
+			if k > 0 {
+				activeKernel.rows[r](k, a, b, want, ldc)
+				activeKernel.rows[r](k, a, b[nr*k:], want[nr:], ldc)
+			}
+			activeKernel.wideRows[r](k, a, b, c, ldc)
+			for i := range c {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(c[i]), "rows=%d k=%d element %d (row %d, column %d): %g, want %g", r, k, i, i/ldc, i%ldc, c[i], want[i])
+			}
+		}
+	}
+}
+
+// TestStoreFirstMatchesClearing checks that a beta = 0 product whose first
+// k block stores into C (kernelChoice.store) gives C bit for bit as
+// clearing C and adding does, with C's old contents NaN, on shapes with
+// every kind of edge (rows left under the 12- and 6-row blocks, an odd
+// 16-column panel, a partial panel, several k blocks), B packed per call
+// and once, on one and two threads.
+func TestStoreFirstMatchesClearing(t *testing.T) {
+	if activeKernel.store == nil {
+		t.Skip("no store kernels on this CPU")
+	}
+	forceThreads(t)
+	adding := activeKernel
+	adding.store = nil
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, s := range [][3]int{{1, 40, 7}, {5, 33, 300}, {13, 48, 17}, {64, 512, 784}, {128, 80, 600}, {31, 100, 257}, {7, 16, 3}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b := make([]float32, m*k), make([]float32, k*n)
+		for i := range a {
+			a[i] = rng.Float32()*2 - 1
+		}
+		for i := range b {
+			b[i] = rng.Float32()*2 - 1
+		}
+		pb := PackB(false, k, n, b, n)
+		for _, threads := range []int{1, 2} {
+			run := func(kern kernelChoice, packed bool) []float32 {
+				c := make([]float32, m*n)
+				for i := range c {
+					c[i] = float32(math.NaN())
+				}
+				withKernel(t, kern, func() {
+					if packed {
+						SgemmPackedB(threads, false, m, 1, a, k, pb, 0, c, n, nil)
+					} else {
+						SgemmThreads(threads, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+					}
+				})
+				return c
+			}
+			for _, packed := range []bool{false, true} {
+				want, got := run(adding, packed), run(activeKernel, packed)
+				for i := range want {
+					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "%dx%dx%d threads=%d packed=%v element %d", m, n, k, threads, packed, i)
+				}
+			}
 		}
 	}
 }

@@ -314,6 +314,10 @@ func vecScalar(op ir.BinaryOp, d, a []float32, s float32, scratch []float32) {
 	case ir.OpMul:
 		blas.ScaleF32(d, a, s)
 	case ir.OpDiv:
+		if r, ok := exactReciprocal(s); ok {
+			blas.ScaleF32(d, a, r)
+			return
+		}
 		b := splat(scratch, s, len(d))
 		blas.DivF32(d, a, b)
 	case ir.OpMax:
@@ -325,6 +329,19 @@ func vecScalar(op ir.BinaryOp, d, a []float32, s float32, scratch []float32) {
 	default:
 		blas.MinimumF32(d, a, splat(scratch, s, len(d)))
 	}
+}
+
+// exactReciprocal returns 1/s when s is a normal power of two (attention's
+// scale 1/sqrt(64) = 1/8, say): then 1/s is exactly representable (down
+// to 2^-127, a subnormal), a*(1/s) is the same real number as a/s and so
+// rounds to the same float32 for every a (±0, ±Inf and NaN included),
+// and a multiply costs a fraction of a divide.
+func exactReciprocal(s float32) (float32, bool) {
+	bits := math.Float32bits(s)
+	if exp := bits >> 23 & 0xff; bits&(1<<23-1) != 0 || exp == 0 || exp == 0xff {
+		return 0, false
+	}
+	return 1 / s, true
 }
 
 // scalarVec sets d = s op b.
