@@ -226,12 +226,12 @@ type gemm struct {
 	kernRows                [mr]microKernel // see kernelChoice.rows
 	wide, wideLast, wideOne microKernel     // see kernelChoice.wide; nil: none
 	wideRows                [mr]microKernel // see kernelChoice.wideRows
+	ep                      Epilogue        // nil: none
+	job                     Job             // phaseJob's work (Parallel)
 	// storeFirst: beta == 0 and the CPU has kernelChoice.store, so C is
 	// not cleared: the first k block stores into it (macroKernel).
 	storeFirst bool
 	store      *wideKernels
-	ep                      Epilogue        // nil: none
-	job                     Job             // phaseJob's work (Parallel)
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns, phaseGemv or phaseJob
 	shared block // the block all threads work on in phasePackB/phaseCompute
