@@ -369,12 +369,13 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 func (p *ConvPlan) Geom() *ConvGeom { return &p.geom }
 
 // minConvWorkPerThread is the multiply-add count per thread below which
-// a convolution stays on fewer threads: 4M (about 40 us of the
+// a convolution stays on fewer threads: 3M (about 30 us of the
 // micro-kernel) pays for waking a sleeping helper even when it starts
 // late, as it does on a loaded machine. At 1M the CNN's 16x16
 // convolution at batch 1 (4.7M, three pixel blocks) went to two threads
-// and the model ran slower on two cores than on one.
-var minConvWorkPerThread = 1 << 22
+// and the model ran slower on two cores than on one; ResNet-18's 1x1
+// downsampling convolutions (6.4M) still split.
+var minConvWorkPerThread = 3 << 20
 
 // Conv computes y = epilogue(conv(x, w)) for plan p on up to threads
 // goroutines. pw must come from PackConvWeights for the same weights and
