@@ -63,6 +63,12 @@ type ConvEpilogue struct {
 	Bias []float32 // one per output channel
 	ReLU bool
 	Rows ConvRowEpilogue
+	// Chain, when set (with ChainLen steps per output channel), is
+	// applied after Bias and ReLU: output channel oc's elements go
+	// through Chain[oc*ChainLen:(oc+1)*ChainLen] (ScalarChainF32) on
+	// their way to the output.
+	Chain    []ChainOp
+	ChainLen int
 }
 
 func (g *ConvGeom) icg() int { return g.InC / g.Groups }
@@ -363,12 +369,13 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 func (p *ConvPlan) Geom() *ConvGeom { return &p.geom }
 
 // minConvWorkPerThread is the multiply-add count per thread below which
-// a convolution stays on fewer threads: 4M (about 40 us of the
+// a convolution stays on fewer threads: 3M (about 30 us of the
 // micro-kernel) pays for waking a sleeping helper even when it starts
 // late, as it does on a loaded machine. At 1M the CNN's 16x16
 // convolution at batch 1 (4.7M, three pixel blocks) went to two threads
-// and the model ran slower on two cores than on one.
-var minConvWorkPerThread = 1 << 22
+// and the model ran slower on two cores than on one; ResNet-18's 1x1
+// downsampling convolutions (6.4M) still split.
+var minConvWorkPerThread = 3 << 20
 
 // Conv computes y = epilogue(conv(x, w)) for plan p on up to threads
 // goroutines. pw must come from PackConvWeights for the same weights and
@@ -385,6 +392,14 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	}
 	if ep.Bias != nil && len(ep.Bias) < g.OutC {
 		panic(fmt.Sprintf("blas: conv: %d biases for %d channels", len(ep.Bias), g.OutC))
+	}
+	if ep.Chain != nil && (ep.ChainLen < 0 || len(ep.Chain) < g.OutC*ep.ChainLen) {
+		panic(fmt.Sprintf("blas: conv: %d chain steps for %d channels of %d", len(ep.Chain), g.OutC, ep.ChainLen))
+	}
+	for _, o := range ep.Chain {
+		if o.Op > ChainMax {
+			panic(fmt.Sprintf("blas: conv: chain op %d", o.Op))
+		}
 	}
 	if !g.depthwise() && (pw == nil || pw.pixelRows != p.pixelRows) {
 		pw = PackConvWeights(g, w)
@@ -637,6 +652,12 @@ func (r *convRun) gemmBlock(s *convScratch, src convSource, n, grp, p0, p1, r0, 
 }
 
 func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int) {
+	if r.ep.Chain != nil && r.ep.Bias == nil && !r.ep.ReLU && r.ep.Rows == nil && r.p.yDense {
+		// The chain on the way to the output: one pass.
+		L := r.ep.ChainLen
+		scalarChain(r.y[ybase+p0:ybase+p0+len(row)], row, r.ep.Chain[oc*L:(oc+1)*L])
+		return
+	}
 	if r.ep.Bias != nil && r.ep.Rows == nil && r.p.yDense {
 		// Bias (and ReLU) on the way to the output: one pass.
 		biasReLU(r.y[ybase+p0:ybase+p0+len(row)], row, r.ep.Bias[oc], r.ep.ReLU)
@@ -647,6 +668,10 @@ func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int)
 	}
 	if r.ep.ReLU {
 		MaxScalarF32(row, row, 0)
+	}
+	if r.ep.Chain != nil {
+		L := r.ep.ChainLen
+		scalarChain(row, row, r.ep.Chain[oc*L:(oc+1)*L])
 	}
 	if r.ep.Rows != nil {
 		r.ep.Rows.Row(s.tid, row, n, oc, p0)

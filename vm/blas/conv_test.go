@@ -426,3 +426,41 @@ func TestScalarChain(t *testing.T) {
 		}
 	}
 }
+
+// TestConvChainEpilogue: a per-channel chain on the way to the output is
+// the plain convolution followed by ScalarChainF32 on each channel's
+// rows, bit for bit, in both GEMM forms.
+func TestConvChainEpilogue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	one := []int{1, 1}
+	for i, g := range []ConvGeom{
+		nchwGeom(2, 1, 16, 32, []int{14, 14}, []int{3, 3}, one, one, []int{1, 1}),
+		nchwGeom(1, 1, 5, 7, []int{9, 11}, []int{3, 3}, []int{2, 1}, one, []int{1, 0}),
+	} {
+		for _, threads := range []int{1, 2} {
+			nx, nw, ny := g.sizes()
+			x, w := randF32(nx, rng), randF32(nw, rng)
+			const steps = 3
+			chain := make([]ChainOp, g.OutC*steps)
+			for c := range g.OutC {
+				chain[c*steps] = ChainOp{ChainAdd, float32(rng.NormFloat64())}
+				chain[c*steps+1] = ChainOp{ChainDiv, float32(rng.NormFloat64())}
+				chain[c*steps+2] = ChainOp{ChainMax, -0.5}
+			}
+			p := NewConvPlan(&g)
+			want := make([]float32, ny)
+			Conv(threads, p, x, w, nil, want, ConvEpilogue{})
+			for n := range g.Batch {
+				for c := range g.OutC {
+					plane := want[n*g.YN+c*g.YC : n*g.YN+c*g.YC+g.pixels()]
+					ScalarChainF32(plane, plane, chain[c*steps:(c+1)*steps])
+				}
+			}
+			got := make([]float32, ny)
+			Conv(threads, p, x, w, nil, got, ConvEpilogue{Chain: chain, ChainLen: steps})
+			for j := range want {
+				require.Equal(t, math.Float32bits(want[j]), math.Float32bits(got[j]), "case %d threads %d [%d]", i, threads, j)
+			}
+		}
+	}
+}

@@ -344,9 +344,14 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 		if !ep.start(fr, Y.shape, threads) {
 			return false
 		}
-		if bias, relu, ok := ep.native(oc); ok && cep.Bias == nil && !cep.ReLU {
+		switch bias, relu, ok := ep.native(oc); {
+		case cep.Bias != nil || cep.ReLU:
+			cep.Rows = ep
+		case ok:
 			cep.Bias, cep.ReLU = bias, relu
-		} else {
+		case len(ep.table) > 0:
+			cep.Chain, cep.ChainLen = ep.table, len(ep.ce.chain)
+		default:
 			cep.Rows = ep
 		}
 	}
