@@ -3,7 +3,9 @@ package blas
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -98,4 +100,68 @@ func TestParallelRunsEveryShare(t *testing.T) {
 	}
 	j := &shareJob{ran: make([]int, 2), threads: make([]int, 2)}
 	require.Zero(t, testing.AllocsPerRun(20, func() { Parallel(2, j) }))
+}
+
+// blockingJob's share 1 waits for release (when it is not nil).
+type blockingJob struct {
+	started chan struct{}
+	release chan struct{}
+	ran     [2]int
+}
+
+func (j *blockingJob) Run(tid, threads int) {
+	j.ran[tid]++
+	if tid == 1 && j.release != nil {
+		close(j.started)
+		<-j.release
+	}
+}
+
+// TestParallelDoesNotWaitForABusyWorker: while a pool worker (or the
+// other caller) is stuck in one call's share, another call on the same
+// pool completes, its shares run on its caller, each once; then the
+// first completes too, and many calls from several goroutines at once
+// run every share exactly once (-race checks the claims).
+func TestParallelDoesNotWaitForABusyWorker(t *testing.T) {
+	stuck := &blockingJob{started: make(chan struct{}), release: make(chan struct{})}
+	doneStuck := make(chan struct{})
+	go func() {
+		Parallel(2, stuck)
+		close(doneStuck)
+	}()
+	<-stuck.started
+	free := &blockingJob{}
+	done := make(chan struct{})
+	go func() {
+		for range 100 {
+			Parallel(2, free)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Parallel waited for a worker stuck in another call")
+	}
+	require.Equal(t, [2]int{100, 100}, free.ran)
+	close(stuck.release)
+	<-doneStuck
+	require.Equal(t, [2]int{1, 1}, stuck.ran)
+
+	var wg sync.WaitGroup
+	jobs := make([]*shareJob, 4)
+	for g := range jobs {
+		jobs[g] = &shareJob{ran: make([]int, 3), threads: make([]int, 3)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				Parallel(3, jobs[g])
+			}
+		}()
+	}
+	wg.Wait()
+	for g, j := range jobs {
+		require.Equal(t, []int{200, 200, 200}, j.ran, "goroutine %d", g)
+	}
 }

@@ -143,7 +143,7 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 	gemv := m == 1 && (!transA || lda == 1)
 	threads = gemmThreads(threads, m, n, k, gemv)
 	g := getGemm()
-	*g = gemm{
+	g.gemmCall = gemmCall{
 		transA: transA, transB: transB, m: m, n: n, k: k, kb: kBlock(k),
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, pb: pb, beta: beta, c: c, ldc: ldc,
 		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, wideRows: activeKernel.wideRows, ep: ep,
@@ -202,7 +202,7 @@ func Parallel(threads int, job Job) {
 		return
 	}
 	g := getGemm()
-	*g = gemm{threads: threads, job: job, sharedBuf: g.sharedBuf, scratch: g.scratch}
+	g.gemmCall = gemmCall{threads: threads, job: job, sharedBuf: g.sharedBuf, scratch: g.scratch}
 	if len(g.scratch) < threads {
 		g.scratch = append(g.scratch, make([]threadScratch, threads-len(g.scratch))...)
 	}
@@ -214,6 +214,16 @@ func Parallel(threads int, job Job) {
 // gemm is one Sgemm call: its arguments, the shared packed B block and
 // per-thread scratch. Pooled so a steady stream of calls does not allocate.
 type gemm struct {
+	gemmCall // reset per call
+	// claims[t] is share t's claim word for the current phase: gen<<1
+	// while nobody runs it, gen<<1|1 once its worker or the caller does
+	// (parallel). Outside gemmCall: a late worker of an earlier call may
+	// read it while the gemm serves another call.
+	claims [maxThreads]atomic.Uint64
+}
+
+// gemmCall is one call's part of a gemm.
+type gemmCall struct {
 	transA, transB          bool
 	m, n, k                 int
 	kb                      int // the k block size, kBlock(k)
@@ -241,7 +251,7 @@ type gemm struct {
 
 	scratch []threadScratch
 	wg      sync.WaitGroup
-	pending atomic.Int32 // workers of the current phase still running
+	pending atomic.Int32 // shares 1.. of the current phase not done yet
 }
 
 // block is one (jc, pc) step of the loop nest: C[:, jc:jc+ncur] gets
@@ -337,27 +347,58 @@ func (g *gemm) run() {
 	}
 }
 
-// parallel runs one phase on g.threads threads: the caller is thread 0, the
-// pool workers the rest.
+// parallel runs one phase's shares 0..g.threads-1: the caller runs share
+// 0, then every share that no pool worker has claimed yet; the workers
+// run the shares they claim. Each share runs exactly once. A worker that
+// is not scheduled in time (its core busy with another process, or with
+// another call's share) so costs no more than its share run on the
+// caller, where waiting for it cost up to a scheduler time slice: under
+// load, two threads ran a 64x512x784 GEMM slower than one.
 func (g *gemm) parallel(phase int) {
 	g.phase = phase
 	if g.threads == 1 {
 		g.work(0)
 		return
 	}
+	gen := callGen.Add(1)
 	queues := startWorkers(g.threads - 1)
 	g.wg.Add(g.threads - 1)
 	g.pending.Store(int32(g.threads - 1))
 	for t := 1; t < g.threads; t++ {
-		queues[t-1] <- workItem{g: g, tid: t}
+		g.claims[t].Store(gen << 1)
+	}
+	for t := 1; t < g.threads; t++ {
+		select {
+		case queues[t-1] <- workItem{g: g, tid: t, gen: gen}:
+		default: // the worker has not taken its last item: share t stays the caller's
+		}
 	}
 	g.work(0)
+	for t := 1; t < g.threads; t++ {
+		g.runShare(t, gen)
+	}
 	if g.threads <= runtime.GOMAXPROCS(0) {
 		// Every worker can be running now, so spinning only waits for work,
 		// not for a core.
 		spinUntil(func() bool { return g.pending.Load() == 0 })
 	}
 	g.wg.Wait()
+}
+
+// callGen numbers parallel phases (claims' generations).
+var callGen atomic.Uint64
+
+// runShare runs share t of phase generation gen if nobody has claimed it.
+// A worker holding an item of a finished phase (the gemm may serve
+// another call by then) finds its claim word changed and touches
+// nothing else.
+func (g *gemm) runShare(t int, gen uint64) {
+	if !g.claims[t].CompareAndSwap(gen<<1, gen<<1|1) {
+		return
+	}
+	g.work(t)
+	g.pending.Add(-1)
+	g.wg.Done()
 }
 
 // spinWindow is how long a thread spins before it parks, at a join and
@@ -623,6 +664,7 @@ func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 type workItem struct {
 	g   *gemm
 	tid int
+	gen uint64 // the phase's generation (gemm.claims)
 }
 
 var (
@@ -653,9 +695,7 @@ func startWorkers(n int) []chan workItem {
 				}) {
 					it = <-q
 				}
-				it.g.work(it.tid)
-				it.g.pending.Add(-1)
-				it.g.wg.Done()
+				it.g.runShare(it.tid, it.gen)
 			}
 		}()
 	}
