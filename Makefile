@@ -15,7 +15,7 @@ DEMO_PASSES ?= canonicalize,optimize,lower,build
 DEMO_INPUTS ?= testdata/models/mlp_inputs
 DEMO_OUT ?= $(or $(TMPDIR),/tmp)/phasec-demo-mlp.pvm
 
-.PHONY: build test demo bench bench-ort fuzz lint difftest browser-deps onnx-testdata onnx-conformance
+.PHONY: build test demo bench bench-ort fuzz lint difftest browser-deps onnx-testdata onnx-conformance linearity
 
 # ONNX's backend tests (Debian's libonnx-testdata: node tests,
 # PyTorch-converted and PyTorch-operator models); go test's conformance
@@ -91,6 +91,17 @@ bench-ort:
 	@test -f bench/ort/node_modules/onnxruntime-node/package.json || \
 		(cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
 	$(GO) run ./bench/ort -go $(GO) -python $(BENCH_PYTHON) $(BENCH_ORT_FLAGS)
+
+# Linearity of the passes (issue 22: 10k -> 100k bindings, ratio <= 11):
+# for every transform benchmark built on measureLinear (model
+# transformations, general passes, the ReferenceWalk yardsticks), the
+# 100k/10k ratio of instructions executed by the runs alone (callgrind:
+# deterministic whatever the load; collector off, and on for GCBENCH) next
+# to the CPU-time ratio (GOGC as set and off). Not part of `make test`: it
+# installs valgrind with apt-get if missing and takes about half an hour
+# on two cores (BENCH=regexp for fewer; scripts/linearity.sh lists the knobs).
+linearity:
+	GO=$(GO) ./scripts/linearity.sh
 
 # Long fuzzing, for developers before they stop (CI runs only the seed
 # corpora and committed regressions, deterministically, in `make test`):

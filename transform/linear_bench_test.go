@@ -2,8 +2,10 @@ package transform_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -100,6 +102,10 @@ func benchLinear[T any](b *testing.B, setup func(n int) T, run func(b *testing.B
 // per module of each size and the large/small ratios of CPU time,
 // allocations and allocated bytes per module.
 func measureLinear(b *testing.B, prepare func(n int) func()) {
+	if size := os.Getenv("LINEAR_COUNT"); size != "" {
+		countLinear(b, size, prepare)
+		return
+	}
 	var small []func()
 	for range linearSmallModules {
 		small = append(small, prepare(linearSizes[0]))
@@ -390,3 +396,68 @@ func envInt(tb testing.TB, name string, def int) int {
 	require.NoError(tb, err, name)
 	return n
 }
+
+// countLinear is measureLinear's counting mode, for instruction counts
+// under callgrind (scripts/linearity.sh). LINEAR_COUNT=list only prints
+// the benchmark's name. LINEAR_COUNT=run runs, each between
+// linearCountStart and linearCountStop, where callgrind zeroes its
+// counters and dumps them (--zero-before, --dump-before), so each count
+// holds runs alone, whatever building the inputs cost: first with the
+// collector off (debug.SetGCPercent(-1)) one module of linearSizes[0]
+// bindings, then one of linearSizes[1]. Without the collector a run's
+// count does not depend on what else is live, and ten distinct small
+// modules count ten times one (to 0.1%), so one stands for
+// linearSmallModules. With LINEAR_GC=1 two more counts follow with the
+// collector on (GOGC 100), as measureLinear runs: linearSmallModules
+// small modules, then the large one, with all inputs live throughout, so
+// the collector's cycles are paced alike for both sizes. A full
+// collection precedes each counted region.
+func countLinear(b *testing.B, mode string, prepare func(n int) func()) {
+	switch mode {
+	case "list":
+		fmt.Println("linear-bench:", b.Name())
+		return
+	case "run":
+	default:
+		b.Fatalf("LINEAR_COUNT=%q: list or run", mode)
+	}
+	withGC := os.Getenv("LINEAR_GC") == "1"
+	small := []func(){prepare(linearSizes[0])}
+	if withGC {
+		for range linearSmallModules - 1 {
+			small = append(small, prepare(linearSizes[0]))
+		}
+	}
+	large := prepare(linearSizes[1])
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	counted := func(runs ...func()) {
+		runtime.GC()
+		linearCountStart()
+		for _, run := range runs {
+			run()
+		}
+		linearCountStop()
+	}
+	counted(small[0])
+	counted(large)
+	if withGC {
+		debug.SetGCPercent(100)
+		counted(small...)
+		counted(large)
+	}
+	fmt.Println("linear-counted:", b.Name())
+	for b.Loop() {
+	}
+}
+
+// linearCountStart and linearCountStop mark the counted regions for
+// callgrind; they must stay calls (noinline) for it to see them entered.
+//
+//go:noinline
+func linearCountStart() { linearCountMark++ }
+
+//go:noinline
+func linearCountStop() { linearCountMark++ }
+
+var linearCountMark int

@@ -1,18 +1,29 @@
 // Package ptrmap provides Map, an open-addressing hash table keyed by IR
 // node pointers, for the per-walk variable tables of structural equality,
-// hashing and the well-formedness checker.
+// hashing, the well-formedness checker and the passes.
 //
 // Why not a Go map: those walks insert one entry per binding and look up
-// one per use. Go's map hashes pointers randomly, so at 100k bindings every
-// access is a cache miss. Map derives the slot from the address itself
-// (Go's heap does not move objects), so variables allocated one after
-// another land in neighbouring slots and the recent definitions most uses
-// refer to stay in cache. Linear probing, load factor at most 1/2, deletion
-// by backward shift. Keys and values share a slot so a probe touches one
-// cache line. The zero Map is empty and ready to use.
+// one per use, most of them soon after the definition. Map hashes the
+// address with a few multiplies inline (Go's heap does not move objects),
+// keeps key and value in one slot so a probe touches one cache line, and
+// has no control words or groups to maintain. Linear probing, load factor
+// at most 1/2, deletion by backward shift. The zero Map is empty and
+// ready to use.
+//
+// Invariant: the mean probe run depends on the load factor alone, never
+// on the number of keys or the heap's layout (TestProbeRunsStayShort).
+// Slots derived from the address bits themselves, as Map had, kept
+// neighbouring vars in neighbouring slots but wrapped a heap larger than
+// the table onto itself: at 100k vars their probe runs grew 15 to 30
+// times per access, which made every pass using a Map superlinear in
+// instructions (ExpandMatmulOfSum's 100k/10k ratio 10.3, now 9.8; make
+// linearity).
 package ptrmap
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // Map maps *K to V.
 type Map[K any, V any] struct {
@@ -25,9 +36,18 @@ type slot[K any, V any] struct {
 	v V
 }
 
+// home is k's first slot in a table of mask+1 slots (a power of two): the
+// top bits of the address mixed by MurmurHash3's 64-bit finalizer, which
+// spreads keys uniformly whatever the heap's layout, so the mean probe run
+// depends on the load factor alone (TestProbeRunsStayShort).
 func home[K any](k *K, mask int) int {
-	a := uintptr(unsafe.Pointer(k))
-	return int((a>>4)^(a>>22)) & mask
+	h := uint64(uintptr(unsafe.Pointer(k)))
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return int(h >> (64 - bits.Len(uint(mask))))
 }
 
 // Reserve makes room for n entries without regrowing.

@@ -63,6 +63,12 @@ type ConvEpilogue struct {
 	Bias []float32 // one per output channel
 	ReLU bool
 	Rows ConvRowEpilogue
+	// Chain, when set (with ChainLen steps per output channel), is
+	// applied after Bias and ReLU: output channel oc's elements go
+	// through Chain[oc*ChainLen:(oc+1)*ChainLen] (ScalarChainF32) on
+	// their way to the output.
+	Chain    []ChainOp
+	ChainLen int
 }
 
 func (g *ConvGeom) icg() int { return g.InC / g.Groups }
@@ -255,6 +261,9 @@ type ConvPlan struct {
 	inRange bool     // every tap of every pixel is inside the data
 	// pixelRows: the pixel-row form (conv_pixels.go) computes it.
 	pixelRows bool
+	// slab, when taps fall outside the data (padding), is the plan over a
+	// zero-padded copy of the rows a task reads (conv_slab.go).
+	slab *ConvPlan
 }
 
 // NewConvPlan checks g and precomputes its plan.
@@ -352,6 +361,7 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 		}
 	}
 	p.pixelRows = g.pixelRows()
+	p.slab = p.slabPlan()
 	return p
 }
 
@@ -359,8 +369,13 @@ func NewConvPlan(g *ConvGeom) *ConvPlan {
 func (p *ConvPlan) Geom() *ConvGeom { return &p.geom }
 
 // minConvWorkPerThread is the multiply-add count per thread below which
-// a convolution stays on fewer threads.
-var minConvWorkPerThread = 1 << 20
+// a convolution stays on fewer threads: 3M (about 30 us of the
+// micro-kernel) pays for waking a sleeping helper even when it starts
+// late, as it does on a loaded machine. At 1M the CNN's 16x16
+// convolution at batch 1 (4.7M, three pixel blocks) went to two threads
+// and the model ran slower on two cores than on one; ResNet-18's 1x1
+// downsampling convolutions (6.4M) still split.
+var minConvWorkPerThread = 3 << 20
 
 // Conv computes y = epilogue(conv(x, w)) for plan p on up to threads
 // goroutines. pw must come from PackConvWeights for the same weights and
@@ -377,6 +392,14 @@ func Conv(threads int, p *ConvPlan, x []float32, w []float32, pw *ConvWeights, y
 	}
 	if ep.Bias != nil && len(ep.Bias) < g.OutC {
 		panic(fmt.Sprintf("blas: conv: %d biases for %d channels", len(ep.Bias), g.OutC))
+	}
+	if ep.Chain != nil && (ep.ChainLen < 0 || len(ep.Chain) < g.OutC*ep.ChainLen) {
+		panic(fmt.Sprintf("blas: conv: %d chain steps for %d channels of %d", len(ep.Chain), g.OutC, ep.ChainLen))
+	}
+	for _, o := range ep.Chain {
+		if o.Op > ChainMax {
+			panic(fmt.Sprintf("blas: conv: chain op %d", o.Op))
+		}
 	}
 	if !g.depthwise() && (pw == nil || pw.pixelRows != p.pixelRows) {
 		pw = PackConvWeights(g, w)
@@ -532,6 +555,7 @@ type convRun struct {
 // convScratch is a goroutine's packing and accumulation space.
 type convScratch struct {
 	bp, c, row []float32
+	slab       []float32 // the zero-padded data (conv_slab.go)
 	tid        int
 }
 
@@ -560,19 +584,20 @@ func (r *convRun) worker(tid int) {
 			r.depthwise(s, n, grp, p0, p1)
 		case r.p.pixelRows:
 			c0 := cb * r.chanRows
-			r.gemmBlockT(s, n, p0, p1, c0, min(c0+r.chanRows, g.OutC))
+			r.gemmBlockT(s, r.source(s, n, 0, p0, p1), n, p0, p1, c0, min(c0+r.chanRows, g.OutC))
 		default:
 			r0 := cb * r.chanRows
-			r.gemmBlock(s, n, grp, p0, p1, r0, min(r0+r.chanRows, roundUp(g.ocg(), mr)))
+			r.gemmBlock(s, r.source(s, n, grp, p0, p1), n, grp, p0, p1, r0, min(r0+r.chanRows, roundUp(g.ocg(), mr)))
 		}
 	}
 }
 
 // gemmBlock computes output pixels [p0, p1) of group grp of image n, for
 // the group's output channels [r0, r1) (r0, r1 multiples of mr; r1 may
-// pass the group's channels, the packed weights' zero rows).
-func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1, r0, r1 int) {
-	p, g := r.p, &r.p.geom
+// pass the group's channels, the packed weights' zero rows), gathering
+// the data from src.
+func (r *convRun) gemmBlock(s *convScratch, src convSource, n, grp, p0, p1, r0, r1 int) {
+	p, g := src.p, &r.p.geom
 	ocg := g.ocg()
 	rows := roundUp(ocg, mr)
 	nrows := r1 - r0
@@ -582,14 +607,13 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1, r0, r1 int) {
 	c := s.c[:nrows*ldc]
 	clear(c)
 	k := p.k
-	xbase := n*g.XN + grp*g.icg()*g.XC
 	apack := r.pw.a[grp*rows*k:]
 	kern, wide, wideLast, wideOne := activeKernel.fn, activeKernel.wide, activeKernel.wideLast, activeKernel.wideOne
 	kb := convKC(k)
 	for pc := 0; pc < k; pc += kb {
 		kcur := min(kb, k-pc)
 		s.bp = growF32(s.bp, kcur*ldc)
-		r.packCols(s.bp, xbase, pc, kcur, p0, p1)
+		src.packCols(s.bp, pc, kcur, p0, p1)
 		ablock := apack[(pc*rows + r0*kcur):]
 		for jr := 0; jr < ncur; {
 			if wide != nil && jr+2*nr <= ldc && nrows >= 2*mr {
@@ -628,11 +652,26 @@ func (r *convRun) gemmBlock(s *convScratch, n, grp, p0, p1, r0, r1 int) {
 }
 
 func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int) {
+	if r.ep.Chain != nil && r.ep.Bias == nil && !r.ep.ReLU && r.ep.Rows == nil && r.p.yDense {
+		// The chain on the way to the output: one pass.
+		L := r.ep.ChainLen
+		scalarChain(r.y[ybase+p0:ybase+p0+len(row)], row, r.ep.Chain[oc*L:(oc+1)*L])
+		return
+	}
+	if r.ep.Bias != nil && r.ep.Rows == nil && r.p.yDense {
+		// Bias (and ReLU) on the way to the output: one pass.
+		biasReLU(r.y[ybase+p0:ybase+p0+len(row)], row, r.ep.Bias[oc], r.ep.ReLU)
+		return
+	}
 	if r.ep.Bias != nil {
 		AddScalarF32(row, row, r.ep.Bias[oc])
 	}
 	if r.ep.ReLU {
 		MaxScalarF32(row, row, 0)
+	}
+	if r.ep.Chain != nil {
+		L := r.ep.ChainLen
+		scalarChain(row, row, r.ep.Chain[oc*L:(oc+1)*L])
 	}
 	if r.ep.Rows != nil {
 		r.ep.Rows.Row(s.tid, row, n, oc, p0)
@@ -647,12 +686,12 @@ func (r *convRun) finishRow(s *convScratch, row []float32, n, oc, ybase, p0 int)
 	}
 }
 
-// packCols gathers Col[pc:pc+kcur, p0:p1] of the group whose data starts
-// at xbase into nr-column micro-panels (packB's layout), zero past p1 and
-// for taps outside the data.
-func (r *convRun) packCols(dst []float32, xbase, pc, kcur, p0, p1 int) {
-	p, g := r.p, &r.p.geom
-	x := r.x
+// packCols gathers Col[pc:pc+kcur, p0:p1] of the source's group into
+// nr-column micro-panels (packB's layout), zero past p1 and for taps
+// outside the data.
+func (src convSource) packCols(dst []float32, pc, kcur, p0, p1 int) {
+	p, g := src.p, &src.p.geom
+	x, xbase := src.x, src.base
 	koff := p.koff[pc : pc+kcur]
 	last := g.Spatial - 1
 	unit := g.Stride[last]*g.XS[last] == 1
@@ -743,6 +782,14 @@ func (r *convRun) depthwise(s *convScratch, n, grp, p0, p1 int) {
 		}
 	}
 	r.finishRow(s, acc, n, grp, n*g.YN+grp*g.YC, p0)
+}
+
+// biasReLUGo is biasReLU's portable form.
+func biasReLUGo(dst, src []float32, b float32, relu bool) {
+	AddScalarF32(dst, src, b)
+	if relu {
+		MaxScalarF32(dst, dst, 0)
+	}
 }
 
 // floorDiv is a/b rounded towards negative infinity (b > 0).

@@ -65,3 +65,33 @@ func transposeBlock(dst []float32, ldd int, src []float32, lds, rows, cols int) 
 		transposeGo(dst[i*ldd:], ldd, src[i:], lds, rows, cols-i)
 	}
 }
+
+//go:noescape
+func biasReLUAVX2(dst, src *float32, n int, b float32, relu bool)
+
+// biasReLU sets dst = src + b, then max(0, dst) when relu: AddScalarF32
+// and MaxScalarF32 in one pass, with their results.
+func biasReLU(dst, src []float32, b float32, relu bool) {
+	if !hasAVX2FMA || len(src) == 0 {
+		biasReLUGo(dst, src, b, relu)
+		return
+	}
+	_ = dst[len(src)-1]
+	biasReLUAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), b, relu)
+}
+
+//go:noescape
+func scalarChainAVX2(dst, src *float32, n int, ops *ChainOp, nops int)
+
+// The assembly reads ChainOp as {op byte; 3 bytes; s float32}.
+var _ [8]struct{} = [unsafe.Sizeof(ChainOp{})]struct{}{}
+var _ [4]struct{} = [unsafe.Offsetof(ChainOp{}.S)]struct{}{}
+
+func scalarChain(dst, src []float32, ops []ChainOp) {
+	if !hasAVX2FMA || len(src) == 0 || len(ops) == 0 {
+		scalarChainGo(dst, src, ops)
+		return
+	}
+	_ = dst[len(src)-1]
+	scalarChainAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), unsafe.SliceData(ops), len(ops))
+}

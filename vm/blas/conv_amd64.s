@@ -164,3 +164,239 @@ TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-32
 	VMOVUPS Y15, (DI)
 	VZEROUPPER
 	RET
+
+// func biasReLUAVX2(dst, src *float32, n int, b float32, relu bool)
+// dst[i] = src[i] + b, then max(0, that) when relu, with AddScalarF32's
+// and MaxScalarF32's instructions and operand order (the same results,
+// NaN and signed zeros included).
+TEXT ·biasReLUAVX2(SB), NOSPLIT, $0-29
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS b+24(FP), Y14
+	MOVBQZX relu+28(FP), R9
+	VXORPS Y15, Y15, Y15
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	TESTQ R9, R9
+	JZ add32
+
+relu32:
+	CMPQ AX, BX
+	JAE relu8
+	VMOVUPS 0(SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMOVUPS 96(SI)(AX*4), Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VMAXPS Y0, Y15, Y0
+	VMAXPS Y1, Y15, Y1
+	VMAXPS Y2, Y15, Y2
+	VMAXPS Y3, Y15, Y3
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ $32, AX
+	JMP relu32
+relu8:
+	CMPQ AX, DX
+	JAE relu1
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS Y14, Y0, Y0
+	VMAXPS Y0, Y15, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP relu8
+relu1:
+	CMPQ AX, CX
+	JAE done
+	VMOVSS (SI)(AX*4), X0
+	VADDSS X14, X0, X0
+	VMAXSS X0, X15, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP relu1
+
+add32:
+	CMPQ AX, BX
+	JAE add8
+	VMOVUPS 0(SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMOVUPS 96(SI)(AX*4), Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ $32, AX
+	JMP add32
+add8:
+	CMPQ AX, DX
+	JAE add1
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS Y14, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP add8
+add1:
+	CMPQ AX, CX
+	JAE done
+	VMOVSS (SI)(AX*4), X0
+	VADDSS X14, X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP add1
+
+done:
+	VZEROUPPER
+	RET
+
+// func scalarChainAVX2(dst, src *float32, n int, ops *ChainOp, nops int)
+// dst = src, then op_i with scalar_i for each op in order, 32 floats at a
+// time kept in registers: ChainAdd x+s (AddScalarF32's VADDPS s, x),
+// ChainMul x*s (ScaleF32's VMULPS s, x), ChainDiv x/s (DivF32's VDIVPS),
+// ChainMax max(s, x) (MaxScalarF32's VMAXPS x, s: x when x is NaN).
+// ChainOp is {op uint8; _ [3]byte; s float32}: 8 bytes.
+TEXT ·scalarChainAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ ops+24(FP), R8
+	MOVQ nops+32(FP), R9
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	MOVQ CX, DX
+	ANDQ $-8, DX
+
+blk32:
+	CMPQ AX, BX
+	JAE blk8
+	VMOVUPS 0(SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMOVUPS 96(SI)(AX*4), Y3
+	XORQ R10, R10
+op32:
+	CMPQ R10, R9
+	JAE store32
+	MOVBQZX 0(R8)(R10*8), R11
+	VBROADCASTSS 4(R8)(R10*8), Y15
+	INCQ R10
+	CMPQ R11, $1
+	JEQ mul32
+	CMPQ R11, $2
+	JEQ div32
+	CMPQ R11, $3
+	JEQ max32
+	VADDPS Y15, Y0, Y0
+	VADDPS Y15, Y1, Y1
+	VADDPS Y15, Y2, Y2
+	VADDPS Y15, Y3, Y3
+	JMP op32
+mul32:
+	VMULPS Y15, Y0, Y0
+	VMULPS Y15, Y1, Y1
+	VMULPS Y15, Y2, Y2
+	VMULPS Y15, Y3, Y3
+	JMP op32
+div32:
+	VDIVPS Y15, Y0, Y0
+	VDIVPS Y15, Y1, Y1
+	VDIVPS Y15, Y2, Y2
+	VDIVPS Y15, Y3, Y3
+	JMP op32
+max32:
+	VMAXPS Y0, Y15, Y0
+	VMAXPS Y1, Y15, Y1
+	VMAXPS Y2, Y15, Y2
+	VMAXPS Y3, Y15, Y3
+	JMP op32
+store32:
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ $32, AX
+	JMP blk32
+
+blk8:
+	CMPQ AX, DX
+	JAE blk1
+	VMOVUPS 0(SI)(AX*4), Y0
+	XORQ R10, R10
+op8:
+	CMPQ R10, R9
+	JAE store8
+	MOVBQZX 0(R8)(R10*8), R11
+	VBROADCASTSS 4(R8)(R10*8), Y15
+	INCQ R10
+	CMPQ R11, $1
+	JEQ mul8
+	CMPQ R11, $2
+	JEQ div8
+	CMPQ R11, $3
+	JEQ max8
+	VADDPS Y15, Y0, Y0
+	JMP op8
+mul8:
+	VMULPS Y15, Y0, Y0
+	JMP op8
+div8:
+	VDIVPS Y15, Y0, Y0
+	JMP op8
+max8:
+	VMAXPS Y0, Y15, Y0
+	JMP op8
+store8:
+	VMOVUPS Y0, 0(DI)(AX*4)
+	ADDQ $8, AX
+	JMP blk8
+
+blk1:
+	CMPQ AX, CX
+	JAE chaindone
+	VMOVSS (SI)(AX*4), X0
+	XORQ R10, R10
+op1:
+	CMPQ R10, R9
+	JAE store1
+	MOVBQZX 0(R8)(R10*8), R11
+	VMOVSS 4(R8)(R10*8), X15
+	INCQ R10
+	CMPQ R11, $1
+	JEQ mul1
+	CMPQ R11, $2
+	JEQ div1
+	CMPQ R11, $3
+	JEQ max1
+	VADDSS X15, X0, X0
+	JMP op1
+mul1:
+	VMULSS X15, X0, X0
+	JMP op1
+div1:
+	VDIVSS X15, X0, X0
+	JMP op1
+max1:
+	VMAXSS X0, X15, X0
+	JMP op1
+store1:
+	VMOVSS X0, (DI)(AX*4)
+	INCQ AX
+	JMP blk1
+
+chaindone:
+	VZEROUPPER
+	RET

@@ -18,3 +18,7 @@ func packPix6(dst, src []float32, koff []int, pix *[6]int, maxOff, maxPix int) {
 func transposeBlock(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	transposeGo(dst, ldd, src, lds, rows, cols)
 }
+
+func biasReLU(dst, src []float32, b float32, relu bool) { biasReLUGo(dst, src, b, relu) }
+
+func scalarChain(dst, src []float32, ops []ChainOp) { scalarChainGo(dst, src, ops) }

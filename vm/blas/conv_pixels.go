@@ -96,9 +96,9 @@ func packWeightsT(g *ConvGeom, dense []float32, k int) []float32 {
 
 // gemmBlockT computes output pixels [p0, p1) of image n for the output
 // channels [c0, c1) (c0 a multiple of nr; c1 a multiple of nr or OutC)
-// in the pixel-row form.
-func (r *convRun) gemmBlockT(s *convScratch, n, p0, p1, c0, c1 int) {
-	p, g := r.p, &r.p.geom
+// in the pixel-row form, gathering the data from src.
+func (r *convRun) gemmBlockT(s *convScratch, src convSource, n, p0, p1, c0, c1 int) {
+	p, g := src.p, &r.p.geom
 	mcur := p1 - p0
 	rows := roundUp(mcur, mr)
 	ldc := roundUp(c1-c0, nr)
@@ -106,13 +106,12 @@ func (r *convRun) gemmBlockT(s *convScratch, n, p0, p1, c0, c1 int) {
 	c := s.c[:rows*ldc]
 	clear(c)
 	k := p.k
-	xbase := n * g.XN
 	cols := roundUp(g.OutC, nr)
 	kb := convKC(k)
 	for pc := 0; pc < k; pc += kb {
 		kcur := min(kb, k-pc)
 		s.bp = growF32(s.bp, rows*kcur+packSlack)
-		r.packPixels(s.bp, xbase, pc, kcur, p0, p1)
+		src.packPixels(s.bp, pc, kcur, p0, p1)
 		tiles(kcur, s.bp, r.pw.bt[pc*cols+c0*kcur:], c, ldc, rows, ldc)
 	}
 	// The block transposed to one row per channel, each finished and
@@ -159,12 +158,12 @@ func tiles(kcur int, a, b, c []float32, ldc, rows, cols int) {
 	}
 }
 
-// packPixels gathers Col^T[p0:p1, pc:pc+kcur] of the image whose data
-// starts at xbase into mr-row micro-panels (packA's layout: per k, the
-// panel's mr pixels), zero past p1 and for taps outside the data.
-func (r *convRun) packPixels(dst []float32, xbase, pc, kcur, p0, p1 int) {
-	p := r.p
-	x := r.x
+// packPixels gathers Col^T[p0:p1, pc:pc+kcur] of the source's image
+// into mr-row micro-panels (packA's layout: per k, the panel's mr
+// pixels), zero past p1 and for taps outside the data.
+func (src convSource) packPixels(dst []float32, pc, kcur, p0, p1 int) {
+	p := src.p
+	x, xbase := src.x, src.base
 	koff := p.koff[pc : pc+kcur]
 	for q := p0; q < p1; q += mr {
 		panel := dst[(q-p0)*kcur : (q-p0+mr)*kcur]

@@ -254,6 +254,15 @@ func BenchmarkConvSideBySide(b *testing.B) {
 	}{
 		{"3x3_32to32_32x32_b16", nchwGeom(16, 1, 32, 32, []int{34, 34}, []int{3, 3}, one, one, []int{0, 0})},
 		{"3x3_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
+		// The same with the padding folded in (taps outside the data:
+		// the slab path, conv_slab.go).
+		{"3x3_32to32_32x32_b16_pad", nchwGeom(16, 1, 32, 32, []int{32, 32}, []int{3, 3}, one, one, []int{1, 1})},
+		{"3x3_64to64_16x16_b16_pad", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{3, 3}, one, one, []int{1, 1})},
+		// The bundled CNN's three layers at batch 16 (bench/ort cnn_b16).
+		{"cnn0_3to32_32x32_b16_pad", nchwGeom(16, 1, 3, 32, []int{32, 32}, []int{3, 3}, one, one, []int{1, 1})},
+		{"cnn1_32to64_16x16_b16_pad", nchwGeom(16, 1, 32, 64, []int{16, 16}, []int{3, 3}, one, one, []int{1, 1})},
+		{"cnn2_64to64_8x8_b16_pad", nchwGeom(16, 1, 64, 64, []int{8, 8}, []int{3, 3}, one, one, []int{1, 1})},
+		{"r18_3x3_64to64_56_pad", nchwGeom(1, 1, 64, 64, []int{56, 56}, []int{3, 3}, one, one, []int{1, 1})},
 		{"1x1_64to64_16x16_b16", nchwGeom(16, 1, 64, 64, []int{16, 16}, []int{1, 1}, one, one, []int{0, 0})},
 		{"dw3x3_64_16x16_b16", nchwGeom(16, 64, 64, 64, []int{18, 18}, []int{3, 3}, one, one, []int{0, 0})},
 		// ResNet-18's convolutions at 224x224, batch 1.
@@ -333,6 +342,124 @@ func TestTransposeBlock(t *testing.T) {
 				for j := range rows {
 					require.Equal(t, src[j*lds+i], dst[i*ldd+j], "rows %d cols %d: [%d][%d]", rows, cols, i, j)
 				}
+			}
+		}
+	}
+}
+
+// TestBiasReLU: the one-pass bias (and ReLU) store gives AddScalarF32's
+// and MaxScalarF32's results bit for bit, NaN and signed zeros
+// included, at every length around the vector widths.
+func TestBiasReLU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-30, 1e-30}
+	for n := range 75 {
+		src := randF32(n, rng)
+		for i := range src {
+			if rng.IntN(4) == 0 {
+				src[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		for _, b := range []float32{0.5, -0.25, 0, float32(math.Copysign(0, -1)), float32(math.NaN())} {
+			for _, relu := range []bool{false, true} {
+				want, got := make([]float32, n), make([]float32, n+1)
+				got[n] = 42 // past the end: untouched
+				biasReLUGo(want, src, b, relu)
+				biasReLU(got[:n], src, b, relu)
+				for i := range want {
+					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "n %d b %v relu %v: [%d] of %v", n, b, relu, i, src[i])
+				}
+				require.Equal(t, float32(42), got[n])
+			}
+		}
+	}
+}
+
+// TestScalarChain: the one-pass chain gives the element functions'
+// results bit for bit (the division against DivF32 by a splat), at every
+// length around the vector widths, in place and not.
+func TestScalarChain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), -1e-30, 3e38}
+	for n := range 75 {
+		src := randF32(n, rng)
+		for i := range src {
+			if rng.IntN(4) == 0 {
+				src[i] = specials[rng.IntN(len(specials))]
+			}
+		}
+		for trial := range 6 {
+			ops := make([]ChainOp, trial)
+			for i := range ops {
+				ops[i] = ChainOp{Op: ChainKind(rng.IntN(4)), S: float32(rng.NormFloat64())}
+				if rng.IntN(5) == 0 && ops[i].Op != ChainMax {
+					ops[i].S = specials[rng.IntN(len(specials))]
+				}
+			}
+			want := slices.Clone(src)
+			for _, o := range ops {
+				switch o.Op {
+				case ChainAdd:
+					AddScalarF32(want, want, o.S)
+				case ChainMul:
+					ScaleF32(want, want, o.S)
+				case ChainDiv:
+					splat := make([]float32, n)
+					for i := range splat {
+						splat[i] = o.S
+					}
+					DivF32(want, want, splat)
+				default:
+					MaxScalarF32(want, want, o.S)
+				}
+			}
+			got := make([]float32, n+1)
+			got[n] = 42
+			ScalarChainF32(got[:n], src, ops)
+			inPlace := slices.Clone(src)
+			ScalarChainF32(inPlace, inPlace, ops)
+			for i := range want {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "n %d ops %v: [%d] of %v", n, ops, i, src[i])
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(inPlace[i]), "in place")
+			}
+			require.Equal(t, float32(42), got[n])
+		}
+	}
+}
+
+// TestConvChainEpilogue: a per-channel chain on the way to the output is
+// the plain convolution followed by ScalarChainF32 on each channel's
+// rows, bit for bit, in both GEMM forms.
+func TestConvChainEpilogue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	one := []int{1, 1}
+	for i, g := range []ConvGeom{
+		nchwGeom(2, 1, 16, 32, []int{14, 14}, []int{3, 3}, one, one, []int{1, 1}),
+		nchwGeom(1, 1, 5, 7, []int{9, 11}, []int{3, 3}, []int{2, 1}, one, []int{1, 0}),
+	} {
+		for _, threads := range []int{1, 2} {
+			nx, nw, ny := g.sizes()
+			x, w := randF32(nx, rng), randF32(nw, rng)
+			const steps = 3
+			chain := make([]ChainOp, g.OutC*steps)
+			for c := range g.OutC {
+				chain[c*steps] = ChainOp{ChainAdd, float32(rng.NormFloat64())}
+				chain[c*steps+1] = ChainOp{ChainDiv, float32(rng.NormFloat64())}
+				chain[c*steps+2] = ChainOp{ChainMax, -0.5}
+			}
+			p := NewConvPlan(&g)
+			want := make([]float32, ny)
+			Conv(threads, p, x, w, nil, want, ConvEpilogue{})
+			for n := range g.Batch {
+				for c := range g.OutC {
+					plane := want[n*g.YN+c*g.YC : n*g.YN+c*g.YC+g.pixels()]
+					ScalarChainF32(plane, plane, chain[c*steps:(c+1)*steps])
+				}
+			}
+			got := make([]float32, ny)
+			Conv(threads, p, x, w, nil, got, ConvEpilogue{Chain: chain, ChainLen: steps})
+			for j := range want {
+				require.Equal(t, math.Float32bits(want[j]), math.Float32bits(got[j]), "case %d threads %d [%d]", i, threads, j)
 			}
 		}
 	}

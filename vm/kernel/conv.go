@@ -53,6 +53,12 @@ type convMatch struct {
 	ext                []iexpr
 	ep                 blas.ConvEpilogue
 
+	// pad, when set, is a zero-padding stage folded into the
+	// convolution (epilogue_conv.go, paddedConvAt): the convolution reads
+	// the stage's input with the padding as out-of-range taps, and X (the
+	// stage's output) is never written.
+	pad *padMatch
+
 	weights blas.ConvWeightCache
 	mu      sync.Mutex
 	plans   map[blas.ConvGeom]*blas.ConvPlan
@@ -269,6 +275,15 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 		ext[i] = e(fr)
 	}
 	Y, X, W := &fr.bufs[y], &fr.bufs[m.x], &fr.bufs[m.w]
+	// padded is X's shape: the extents the taps must stay inside (the
+	// padded data's, when the padding is folded).
+	padded := X.shape
+	if m.pad != nil {
+		if _, ok := m.pad.fits(fr); !ok {
+			return false
+		}
+		X = &fr.bufs[m.pad.in]
+	}
 	if Y.f32 == nil || X.f32 == nil || W.f32 == nil {
 		return false
 	}
@@ -289,7 +304,7 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 		YN: int(Y.stride[m.yN]), YC: int(Y.stride[m.yC])}
 	empty := batch == 0 || oc == 0
 	for i := range m.spatial {
-		out, k, in := ext[m.sVar[i]], ext[m.kVar[i]], X.shape[m.xS[i]]
+		out, k, in := ext[m.sVar[i]], ext[m.kVar[i]], padded[m.xS[i]]
 		if Y.shape[m.yS[i]] != out || W.shape[m.wS[i]] != k {
 			return false
 		}
@@ -305,6 +320,12 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 		}
 		g.In[i], g.Kernel[i], g.Out[i] = int(in), int(k), int(out)
 		g.Stride[i], g.Dilation[i], g.Pad[i] = int(m.stride[i]), int(m.dil[i]), int(-m.off[i])
+		if m.pad != nil {
+			// The padded coordinate u is the datum u - pad: the taps
+			// inside the padding read zero.
+			g.In[i] = int(X.shape[m.xS[i]])
+			g.Pad[i] += int(m.pad.pads[m.xS[i]])
+		}
 		g.XS[i], g.WS[i], g.YS[i] = int(X.stride[m.xS[i]]), int(W.stride[m.wS[i]]), int(Y.stride[m.yS[i]])
 	}
 	if empty {
@@ -323,7 +344,16 @@ func (m *convMatch) exec(fr *frame, y int, ep *convEpState) bool {
 		if !ep.start(fr, Y.shape, threads) {
 			return false
 		}
-		cep.Rows = ep
+		switch bias, relu, ok := ep.native(oc); {
+		case cep.Bias != nil || cep.ReLU:
+			cep.Rows = ep
+		case ok:
+			cep.Bias, cep.ReLU = bias, relu
+		case len(ep.table) > 0:
+			cep.Chain, cep.ChainLen = ep.table, len(ep.ce.chain)
+		default:
+			cep.Rows = ep
+		}
 	}
 	blas.Conv(threads, p, X.f32, W.f32, m.packedWeights(&g, W), Y.f32, cep)
 	return true

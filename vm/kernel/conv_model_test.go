@@ -100,7 +100,7 @@ func TestCNNModel(t *testing.T) {
 		require.NoError(t, err)
 		switch {
 		case strings.HasPrefix(name, "conv2d"):
-			require.Equal(t, "pad+conv2d", k.Pattern(), name)
+			require.Equal(t, "conv2d_padded", k.Pattern(), name)
 		case strings.HasPrefix(name, "max_pool2d"):
 			require.Equal(t, "max_pool", k.Pattern(), name)
 		case strings.HasPrefix(name, "adaptive_avg_pool2d"):

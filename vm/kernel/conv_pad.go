@@ -24,23 +24,32 @@ type padMatch struct {
 }
 
 func (c *compiler) matchPad(n *nest) (string, fastPath) {
+	m := c.padPlan(n)
+	if m == nil {
+		return "", nil
+	}
+	return "pad", m.run
+}
+
+// padPlan matches a constant padding nest (nil when n is none).
+func (c *compiler) padPlan(n *nest) *padMatch {
 	st, ok := n.body.(*ir.BufferStore)
 	if !ok || storageOf(st.Buffer.DType) != stF32 || len(st.Indices) != len(n.vars) {
-		return "", nil
+		return nil
 	}
 	for i, e := range st.Indices {
 		if e != n.vars[i] || n.kinds[i] != ir.IterSpatial {
-			return "", nil
+			return nil
 		}
 	}
 	call, ok := st.Value.(*ir.PrimCall)
 	if !ok || call.Op != "if_then_else" || len(call.Args) != 3 {
-		return "", nil
+		return nil
 	}
 	load := loadOf(call.Args[1])
 	fill, ok := call.Args[2].(*ir.FloatImm)
 	if load == nil || !ok || len(load.Indices) != len(n.vars) || load.Buffer == st.Buffer {
-		return "", nil
+		return nil
 	}
 	r := len(n.vars)
 	m := &padMatch{out: c.bufIdx[st.Buffer], in: c.bufIdx[load.Buffer], fill: float32(fill.Value), k: c.k,
@@ -48,11 +57,11 @@ func (c *compiler) matchPad(n *nest) (string, fastPath) {
 	for d, e := range load.Indices {
 		f, ok := n.affineOf(e)
 		if !ok || f.gv >= 0 || f.c > 0 {
-			return "", nil
+			return nil
 		}
 		for v, k := range f.coef {
 			if (v == d) != (k == 1) {
-				return "", nil
+				return nil
 			}
 		}
 		m.pads[d] = -f.c
@@ -65,7 +74,7 @@ func (c *compiler) matchPad(n *nest) (string, fastPath) {
 		conds = conds[:len(conds)-1]
 		b, ok := e.(*ir.Binary)
 		if !ok {
-			return "", nil
+			return nil
 		}
 		if b.Op == ir.OpAnd {
 			conds = append(conds, b.A, b.B)
@@ -74,63 +83,75 @@ func (c *compiler) matchPad(n *nest) (string, fastPath) {
 		v, ok := b.A.(*ir.PrimVar)
 		d := n.varIndex(v)
 		if !ok || d < 0 {
-			return "", nil
+			return nil
 		}
 		switch b.Op {
 		case ir.OpGE:
 			k, ok := constI(b.B)
 			if !ok || m.lo[d] >= 0 {
-				return "", nil
+				return nil
 			}
 			m.lo[d] = k
 		case ir.OpLT:
 			if m.hi[d] != nil || mentionsVars(b.B, n.vars) || hasLoad(b.B) {
-				return "", nil
+				return nil
 			}
 			m.hi[d] = c.compileI(b.B)
 		default:
-			return "", nil
+			return nil
 		}
 	}
 	for d := range r {
 		if (m.lo[d] >= 0) != (m.hi[d] != nil) || (m.lo[d] >= 0 && m.lo[d] != m.pads[d]) {
-			return "", nil
+			return nil
 		}
 	}
 	for _, e := range n.ext {
 		m.ext = append(m.ext, c.compileI(e))
 	}
 	m.partFn = m.part
-	return "pad", m.run
+	return m
 }
 
 func (m *padMatch) run(fr *frame) bool {
+	total, ok := m.fits(fr)
+	if !ok {
+		return false
+	}
+	if total == 0 {
+		return true
+	}
+	out := &fr.bufs[m.out]
+	last := out.shape[len(out.shape)-1]
+	runRangeMin(m.k, fr, total, last, windowParallelMin, m.partFn)
+	return true
+}
+
+// fits reports whether the call's shapes are the ones the plan handles
+// (the output's element count with it): the loops cover the output and
+// every condition is exactly "inside A".
+func (m *padMatch) fits(fr *frame) (int64, bool) {
 	out, in := &fr.bufs[m.out], &fr.bufs[m.in]
 	if out.f32 == nil || in.f32 == nil {
-		return false
+		return 0, false
 	}
 	total := int64(1)
 	for d, e := range m.ext {
 		x := e(fr)
 		if out.shape[d] != x {
-			return false
+			return 0, false
 		}
 		total *= x
 		if m.lo[d] < 0 {
 			// No condition: every index must be inside A.
 			if m.pads[d] != 0 || in.shape[d] != x {
-				return false
+				return 0, false
 			}
 		} else if m.hi[d](fr) != m.pads[d]+in.shape[d] || x < m.pads[d] {
-			return false
+			return 0, false
 		}
 	}
-	if total == 0 {
-		return true
-	}
-	last := out.shape[len(out.shape)-1]
-	runRangeMin(m.k, fr, total, last, windowParallelMin, m.partFn)
-	return true
+	return total, true
 }
 
 // part fills output rows [lo, hi) (element offsets, whole rows).

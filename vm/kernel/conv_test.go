@@ -211,7 +211,7 @@ func TestPoolPatterns(t *testing.T) {
 // test runs with (-cpu 1,2,4; -race in CI).
 func TestWindowLarge(t *testing.T) {
 	for i, tc := range []windowCase{
-		{`R.nn.conv2d(x, w, padding=[1, 1])`, []int64{2, 8, 34, 34}, []int64{16, 8, 3, 3}, "pad+conv2d"},
+		{`R.nn.conv2d(x, w, padding=[1, 1])`, []int64{2, 8, 34, 34}, []int64{16, 8, 3, 3}, "conv2d_padded"},
 		{`R.nn.max_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[1, 1])`, []int64{4, 16, 66, 66}, nil, "pad+max_pool"},
 		{`R.nn.adaptive_avg_pool2d(x, output_size=[64, 64])`, []int64{4, 16, 66, 66}, nil, "adaptive_pool"},
 	} {
@@ -273,8 +273,20 @@ func TestFusedConvStages(t *testing.T) {
 	f := parseFunc(t, fusedConvSrc, "fused_conv2d_add_relu")
 	before := kernel.FastTaken()
 	k := checkAllNormwise(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(3, 4))))
+	require.Equal(t, "conv2d_padded+epilogue", k.Pattern())
+	require.GreaterOrEqual(t, kernel.FastTaken()-before, int64(1), "the padded, fused convolution on its fast path")
+}
+
+// TestPadFoldNeedsZero: padding with anything but zero is not what the
+// convolution's out-of-range taps read, so the stage stays a stage (and
+// the result is still right).
+func TestPadFoldNeedsZero(t *testing.T) {
+	src := strings.Replace(fusedConvSrc, "A[v_i0, v_i1, v_i2 - T.int64(1), v_i3 - T.int64(1)], T.float32(0.0))",
+		"A[v_i0, v_i1, v_i2 - T.int64(1), v_i3 - T.int64(1)], T.float32(-1.5))", 1)
+	require.NotEqual(t, fusedConvSrc, src)
+	f := parseFunc(t, src, "fused_conv2d_add_relu")
+	k := checkAllNormwise(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(3, 4))))
 	require.Equal(t, "pad+conv2d+epilogue", k.Pattern())
-	require.GreaterOrEqual(t, kernel.FastTaken()-before, int64(2), "the pad and the fused convolution on their fast paths")
 }
 
 // checkAllNormwise runs f on the reference interpreter, the general path
@@ -396,5 +408,32 @@ func TestConvFrozenWeightsPackedOnce(t *testing.T) {
 		} else {
 			require.Equal(t, want2, run(w), "unfrozen weights are repacked when they change")
 		}
+	}
+}
+
+// TestConvEpilogueChain: epilogues of vector-scalar steps (a subtraction
+// of a per-channel operand, a multiplication and a max by constants) run
+// as one chain per row (blas.ScalarChainF32, per-channel table), a bias
+// and ReLU natively, and anything else per row; all agree with the
+// reference and the general path.
+func TestConvEpilogueChain(t *testing.T) {
+	biasLine := "biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] + C[T.int64(0), v_ax1, T.int64(0), T.int64(0)]"
+	reluLine := "O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3], T.float32(0.0))"
+	for i, c := range []struct{ bias, relu string }{
+		{"biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] - C[T.int64(0), v_ax1, T.int64(0), T.int64(0)]",
+			"O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3] * T.float32(0.5) / C[T.int64(0), v_i1, T.int64(0), T.int64(0)], T.float32(-0.25))"},
+		{biasLine, "O[v_i0, v_i1, v_i2, v_i3] = T.max(biased[v_i0, v_i1, v_i2, v_i3], T.float32(0.5))"},
+		{biasLine, reluLine},
+		// The batch index in an operand: no per-channel table.
+		{"biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] + A[v_ax0, T.int64(0), T.int64(0), T.int64(0)]", reluLine},
+		// Not a chain: the accumulator read twice.
+		{"biased[v_ax0, v_ax1, v_ax2, v_ax3] = conv[v_ax0, v_ax1, v_ax2, v_ax3] * conv[v_ax0, v_ax1, v_ax2, v_ax3]", reluLine},
+	} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			src := strings.Replace(strings.Replace(fusedConvSrc, biasLine, c.bias, 1), reluLine, c.relu, 1)
+			f := parseFunc(t, src, "fused_conv2d_add_relu")
+			k := checkAllNormwise(t, f, makeArgs(t, f, nil, rand.New(rand.NewPCG(uint64(i), 4))))
+			require.Equal(t, "conv2d_padded+epilogue", k.Pattern())
+		})
 	}
 }

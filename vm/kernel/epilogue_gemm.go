@@ -78,6 +78,9 @@ func (c *compiler) plainTop(stmts []ir.Stmt) (stmt, string) {
 // matmul or convolution nest followed by its epilogue nests. It returns
 // the run's statement, pattern name and end (nil when there is none).
 func (c *compiler) fusedAt(stmts []ir.Stmt, i int) (stmt, string, int) {
+	if run, name, end := c.paddedConvAt(stmts, i); run != nil { // epilogue_conv.go
+		return run, name, end
+	}
 	n, ok := nestOf(stmts[i])
 	if !ok || i+1 >= len(stmts) {
 		return nil, "", 0
@@ -102,8 +105,7 @@ func (c *compiler) fusedAt(stmts []ir.Stmt, i int) (stmt, string, int) {
 		cols := make([]int, cm.spatial)
 		copy(cols, cm.yS[:cm.spatial])
 		if prog, k = c.compileEpilogue(st.Buffer, len(st.Indices), cols, stmts[i+1:]); prog != nil {
-			ce := &convEpilogue{cm: cm, prog: prog}
-			ce.states.New = func() any { return &convEpState{ce: ce} }
+			ce := newConvEpilogue(cm, prog) // epilogue_conv.go
 			run, name = ce.run, cname
 		}
 	} else if m, mname := c.matmulPlan(n); m != nil {

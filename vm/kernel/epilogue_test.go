@@ -498,8 +498,8 @@ func TestFusedModelEpilogues(t *testing.T) {
 			"fused_matmul4_add_add1": "matmul+epilogue",
 		},
 		"mlp":    {"fused_matmul_add_relu": "matmul+epilogue", "fused_matmul1_add_relu": "matmul+epilogue", "fused_matmul2_add1": "matmul+epilogue"},
-		"cnn":    {"fused_conv2d_add_relu": "pad+conv2d+epilogue", "fused_conv2d1_add1_relu1": "pad+conv2d+epilogue", "fused_conv2d2_add2_relu2": "pad+conv2d+epilogue"},
-		"resnet": {"fused_conv2d_batch_norm": "pad+conv2d+epilogue+permute", "fused_conv2d1_batch_norm1": "pad+conv2d+epilogue+permute"},
+		"cnn":    {"fused_conv2d_add_relu": "conv2d_padded+epilogue", "fused_conv2d1_add1_relu1": "conv2d_padded+epilogue", "fused_conv2d2_add2_relu2": "conv2d_padded+epilogue"},
+		"resnet": {"fused_conv2d_batch_norm": "conv2d_padded+epilogue+permute", "fused_conv2d1_batch_norm1": "conv2d_padded+epilogue+permute"},
 	}
 	for model, src := range fusedModels() {
 		t.Run(model, func(t *testing.T) {

@@ -734,34 +734,5 @@ func runRangeMin(k *Kernel, fr *frame, total, unit, minTotal int64, part func(fr
 		return
 	}
 	workersOnce.Do(startWorkers)
-	per := (units + workers - 1) / workers * unit
-	var jobs [64]*parJob
-	used := 0
-	for w := int64(1); w < workers; w++ {
-		lo, hi := w*per, min((w+1)*per, total)
-		if lo >= hi {
-			break
-		}
-		j := newJob(k, fr, nil, 0, lo, hi)
-		j.rng = part
-		jobs[used] = j
-		used++
-		select {
-		case workCh <- j:
-		default:
-			j.run()
-		}
-	}
-	part(fr, 0, min(per, total))
-	var failed any
-	for _, j := range jobs[:used] {
-		j.wg.Wait()
-		if failed == nil {
-			failed = j.failed
-		}
-		j.release()
-	}
-	if failed != nil {
-		panic(failed)
-	}
+	runChunked(fr, total, unit, workers, part) // parallel.go
 }

@@ -255,8 +255,15 @@ func (m *adaptiveMatch) part(fr *frame, lo, hi int64) {
 			t[d] = wlo[d]
 			empty = empty || whi[d] <= wlo[d]
 		}
-		// Rows along the last axis, contiguous when it has unit stride.
+		// Rows along the last axis, contiguous when it has unit stride;
+		// when the window spans whole rows of a dense plane (a global
+		// pool), the window's rows are one run.
 		rowLen := whi[r-1] - wlo[r-1]
+		outer := r - 2 // the innermost axis the row loop steps
+		if r >= 2 && x.stride[r-1] == 1 && rowLen == x.shape[r-1] && x.stride[r-2] == rowLen && !empty {
+			rowLen *= whi[r-2] - wlo[r-2]
+			outer--
+		}
 		for !empty {
 			src := int64(0)
 			for d := range r {
@@ -269,7 +276,7 @@ func (m *adaptiveMatch) part(fr *frame, lo, hi int64) {
 					sum += x.f32[src+j*x.stride[r-1]]
 				}
 			}
-			d := r - 2
+			d := outer
 			for ; d >= 0; d-- {
 				t[d]++
 				if t[d] < whi[d] {
