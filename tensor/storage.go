@@ -68,6 +68,20 @@ func (s *Storage) Freeze() bool {
 	return true
 }
 
+// Release gives s back to the allocator that made it, for its next Alloc
+// to reuse, and reports whether it did. Storage no allocator made
+// (NewStorage: frozen weights, a caller's own tensors) and storage already
+// freed are left as they are. The caller promises that nothing reads or
+// writes s's bytes afterwards, and does not release s concurrently with
+// another Release or Free of it.
+func (s *Storage) Release() bool {
+	if s.owner == nil || s.freed.Load() {
+		return false
+	}
+	s.owner.Free(s)
+	return true
+}
+
 // Frozen reports whether s was frozen.
 func (s *Storage) Frozen() bool { return s.frozen.Load() }
 

@@ -332,6 +332,40 @@ func (vm *VM) Call(ctx context.Context, name string, args []Value) (Value, *Stat
 	return v, st, err
 }
 
+// Release gives the storage of a result the caller is done with back to
+// the allocator of the call that made it, so that a loop of calls reuses
+// its outputs' memory instead of allocating, clearing and faulting in
+// fresh pages every time (TVM's pooled allocator gets an NDArray's memory
+// back when its last reference drops; Go has no such moment, so the caller
+// names it, as with sync.Pool). Every tensor and storage v reaches through
+// tuples is released; storage no call allocated (arguments, constants,
+// bound weights) is left alone. Afterwards neither v nor any tensor
+// sharing its storage may be used: a later call writes over it. Release
+// returns how many storages went back.
+func (vm *VM) Release(v Value) int {
+	released := 0
+	work := []Value{v}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		var s *tensor.Storage
+		switch x.kind {
+		case KindTensor:
+			t, _ := x.Tensor()
+			s = t.Storage
+		case KindStorage:
+			s, _ = x.Storage()
+		case KindTuple:
+			t, _ := x.Tuple()
+			work = append(work, t.Fields...)
+		}
+		if s != nil && s.Release() {
+			released++
+		}
+	}
+	return released
+}
+
 func paramList(names []string) string {
 	s := ""
 	for i, n := range names {

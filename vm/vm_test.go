@@ -374,6 +374,32 @@ func TestStorageReturnsToPool(t *testing.T) {
 		}
 	})
 	assert.LessOrEqual(t, allocs, 4.0)
+
+	// Released results go back to the pool: the next call reuses their
+	// storage, and a release loop allocates only the result's header.
+	v, _, err := vm.Call(context.Background(), "main", x)
+	require.NoError(t, err)
+	before := shared.Stats()
+	require.Equal(t, 1, vm.Release(TupleValue(v, v, x[0])), "the result once; the caller's argument is not the VM's")
+	require.Equal(t, 0, vm.Release(v), "a storage goes back once")
+	v2, _, err := vm.Call(context.Background(), "main", []Value{TensorValue(vecF32(5, 6, 7, 8))})
+	require.NoError(t, err)
+	y2, _ := v2.Tensor()
+	after := shared.Stats()
+	// Reuses + 2 of Allocs + 2: no fresh memory.
+	assert.Equal(t, before.Reuses+2, after.Reuses, "both of the call's storages come from the pool (the last call's temporary and the released result)")
+	assert.Equal(t, before.Allocs+2, after.Allocs)
+	assert.Equal(t, []float32{7, 8, 9, 10}, tensor.Data[float32](y2))
+	arg, _ := x[0].Tensor()
+	assert.Equal(t, []float32{1, 2, 3, 4}, tensor.Data[float32](arg), "the argument is untouched")
+	released := testing.AllocsPerRun(50, func() {
+		r, _, err := quiet.Call(context.Background(), "main", x)
+		if err != nil {
+			require.Failf(t, "call failed", "%v", err)
+		}
+		quiet.Release(r)
+	})
+	assert.Less(t, released, allocs, "releasing the result saves its storage's allocations")
 }
 
 func TestClosures(t *testing.T) {
