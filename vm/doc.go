@@ -65,7 +65,10 @@
 //   - Storage from vm.builtin.alloc_storage is recorded in the allocating
 //     frame and returned to the allocator at Ret unless the returned value
 //     reaches it; that is what makes the pooled allocator's reuse work
-//     across calls (Go has no reference counts to do it as TVM does).
+//     across calls (Go has no reference counts to do it as TVM does). The
+//     result's own storage escapes to the caller, who may hand it back
+//     with VM.Release once done with it, so a loop of calls allocates no
+//     fresh memory for its outputs either.
 //   - Constant tensors are frozen when New links them (tensor.Storage.Freeze):
 //     no kernel may write them, and kernels keep what they derive from them
 //     (packed weights) for the life of the VM.
