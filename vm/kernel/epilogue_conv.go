@@ -331,13 +331,7 @@ func (c *compiler) paddedConvAt(stmts []ir.Stmt, i int) (stmt, string, int) {
 		run, name, end = ce.run, name+"+epilogue", end+k
 	}
 	unfused, _ := c.plainTop(stmts[i:end])
-	return func(fr *frame) {
-		if run(fr) {
-			fastTaken.Add(1)
-			return
-		}
-		unfused(fr)
-	}, name, end
+	return fastOr(run, unfused), name, end
 }
 
 // chainRow finishes a row of a chain program in one pass (false: a max

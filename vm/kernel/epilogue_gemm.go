@@ -120,13 +120,7 @@ func (c *compiler) fusedAt(stmts []ir.Stmt, i int) (stmt, string, int) {
 	}
 	end := i + 1 + k
 	unfused, _ := c.plainTop(stmts[i:end])
-	return func(fr *frame) {
-		if run(fr) {
-			fastTaken.Add(1)
-			return
-		}
-		unfused(fr)
-	}, name + "+epilogue", end
+	return fastOr(run, unfused), name + "+epilogue", end
 }
 
 // gemmEpilogue is a matmul whose output runs through an epilogue program.

@@ -140,13 +140,7 @@ func (c *compiler) compileTop(body ir.Stmt) (stmt, string) {
 		general := c.compileStmt(s)
 		name, fast := c.matchNest(s)
 		if fast != nil {
-			parts = append(parts, func(fr *frame) {
-				if fast(fr) {
-					fastTaken.Add(1)
-				} else {
-					general(fr)
-				}
-			})
+			parts = append(parts, fastOr(fast, general))
 		} else {
 			parts = append(parts, general)
 		}
@@ -710,6 +704,30 @@ func (ew *elementwise) part(fr *frame, lo, hi int64) {
 				return
 			}
 			blas.MaxScalarF32(dst, a, s)
+		}
+	}
+}
+
+// fastOr runs fast, counted as taken (fastTaken), or general when fast
+// declines the call (a shape, stride or alias it does not take).
+func fastOr(fast func(*frame) bool, general stmt) stmt {
+	return func(fr *frame) {
+		if fast(fr) {
+			fastTaken.Add(1)
+			return
+		}
+		general(fr)
+	}
+}
+
+// seq runs parts in order.
+func seq(parts []stmt) stmt {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return func(fr *frame) {
+		for _, p := range parts {
+			p(fr)
 		}
 	}
 }

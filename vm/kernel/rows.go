@@ -987,16 +987,7 @@ func (c *compiler) compileRowTop(allocs stmt, local []*ir.Buffer, stmts []ir.Stm
 			for _, s := range stmts[i : i+sm.nStmts] {
 				generals = append(generals, c.compileStmt(s))
 			}
-			fast := sm.run
-			parts = append(parts, func(fr *frame) {
-				if fast(fr) {
-					fastTaken.Add(1)
-					return
-				}
-				for _, gen := range generals {
-					gen(fr)
-				}
-			})
+			parts = append(parts, fastOr(sm.run, seq(generals)))
 			partNames = append(partNames, "rows")
 			i += sm.nStmts - 1
 			continue
@@ -1013,29 +1004,14 @@ func (c *compiler) compileRowTop(allocs stmt, local []*ir.Buffer, stmts []ir.Stm
 					name = "rows"
 				}
 			}
-			fast := c.compileRowGroup(members)
-			parts = append(parts, func(fr *frame) {
-				if fast(fr) {
-					fastTaken.Add(1)
-					return
-				}
-				for _, gen := range generals {
-					gen(fr)
-				}
-			})
+			parts = append(parts, fastOr(c.compileRowGroup(members), seq(generals)))
 			partNames = append(partNames, name)
 			i = g[len(g)-1]
 			continue
 		}
 		general := c.compileStmt(stmts[i])
 		if fast := fasts[i]; fast != nil {
-			parts = append(parts, func(fr *frame) {
-				if fast(fr) {
-					fastTaken.Add(1)
-				} else {
-					general(fr)
-				}
-			})
+			parts = append(parts, fastOr(fast, general))
 		} else {
 			parts = append(parts, general)
 		}
