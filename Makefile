@@ -99,7 +99,8 @@ bench-ort:
 # collector off, and on for GCBENCH) next to the CPU-time ratio (GOGC as
 # set and off). Not part of `make test`: it installs valgrind with apt-get
 # if missing and takes about 45 minutes at load 10 (14 of CPU-time runs,
-# 33 of counts; BENCH=. over an hour; scripts/linearity.sh lists the knobs).
+# 33 of counts with JOBS=2; callgrind runs one at a time, niced, unless
+# JOBS says otherwise; BENCH=. takes hours; scripts/linearity.sh lists the knobs).
 linearity:
 	GO=$(GO) ./scripts/linearity.sh
 

@@ -21,7 +21,8 @@
 # SKIP (regexp of benchmarks not built on measureLinear), GCBENCH (regexp
 # of benchmarks also counted with the collector on: ten runs of 10k where
 # one stands for ten without it, so about three times the cost), JOBS
-# (callgrind processes at once, default 2), ROUNDS (native rounds, default
+# (callgrind processes at once, default 1; they run under nice -n 19,
+# which does not change a count, so others' timings stay usable), ROUNDS (native rounds, default
 # 3), OUT (directory for the callgrind profiles, kept for
 # callgrind_annotate), CPU=0 to skip the native timings, GO.
 set -euo pipefail
@@ -30,7 +31,7 @@ GO=${GO:-go}
 BENCH=${BENCH:-ModelTransformations|ReferenceWalk}
 SKIP=${SKIP:-ResNet|LinearProfile|NormalizeGlobalVar}
 GCBENCH=${GCBENCH:-ReferenceWalk|ExpandMatmulOfSum|LiftTransformParams}
-JOBS=${JOBS:-2}
+JOBS=${JOBS:-1}
 ROUNDS=${ROUNDS:-3}
 CPU=${CPU:-1}
 OUT=${OUT:-${TMPDIR:-/tmp}/phasec-linearity}
@@ -73,7 +74,7 @@ count() {
 	re=$(echo "$name" | sed 's,[^/]*,^&$,g')
 	local gc=0
 	if echo "$name" | grep -Eq "$GCBENCH"; then gc=1; fi
-	LINEAR_COUNT=run LINEAR_GC=$gc GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind \
+	LINEAR_COUNT=run LINEAR_GC=$gc GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off nice -n 19 valgrind --tool=callgrind \
 		--callgrind-out-file="$file" \
 		--zero-before='*transform_test.linearCountStart' --dump-before='*transform_test.linearCountStop' \
 		"$bin" -test.run '^$' -test.bench "$re" -test.benchtime 1x >"$file.log" 2>&1 || {

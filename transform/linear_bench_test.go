@@ -109,8 +109,9 @@ import (
 // region's garbage) the CPU-time ratios measure the passes alone.
 //
 // Run `make linearity` (the model transformations and the yardsticks:
-// 14 minutes of CPU-time runs and 33 of counts at load 10; BENCH=. adds
-// the general passes, over an hour), or the CPU-time ratios alone, e.g.:
+// 14 minutes of CPU-time runs and 33 of counts at load 10 with JOBS=2;
+// BENCH=. adds the general passes, hours), or the CPU-time ratios alone,
+// e.g.:
 //
 //	go test ./transform -run '^$' -bench 'ModelTransformations|ReferenceWalk' -benchtime 5x
 //
