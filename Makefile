@@ -93,13 +93,14 @@ bench-ort:
 	$(GO) run ./bench/ort -go $(GO) -python $(BENCH_PYTHON) $(BENCH_ORT_FLAGS)
 
 # Linearity of the passes (issue 22: 10k -> 100k bindings, ratio <= 11):
-# for every transform benchmark built on measureLinear (model
-# transformations, general passes, the ReferenceWalk yardsticks), the
-# 100k/10k ratio of instructions executed by the runs alone (callgrind:
-# deterministic whatever the load; collector off, and on for GCBENCH) next
-# to the CPU-time ratio (GOGC as set and off). Not part of `make test`: it
-# installs valgrind with apt-get if missing and takes about half an hour
-# on two cores (BENCH=regexp for fewer; scripts/linearity.sh lists the knobs).
+# for the model transformations and the ReferenceWalk yardsticks (BENCH=.
+# adds the general passes' benchmarks), the 100k/10k ratio of instructions
+# executed by the runs alone (callgrind: deterministic whatever the load;
+# collector off, and on for GCBENCH) next to the CPU-time ratio (GOGC as
+# set and off). Not part of `make test`: it installs valgrind with apt-get
+# if missing and takes about 45 minutes at load 10 (14 of CPU-time runs,
+# 33 of counts with JOBS=2; callgrind runs one at a time, niced, unless
+# JOBS says otherwise; BENCH=. takes hours; scripts/linearity.sh lists the knobs).
 linearity:
 	GO=$(GO) ./scripts/linearity.sh
 

@@ -3,33 +3,35 @@
 # bindings, ratio <= 11). `make linearity` runs it; see the comment in
 # transform/linear_bench_test.go for what the numbers mean.
 #
-# For every benchmark of package transform built on measureLinear (the
-# model transformations, the general passes and the BenchmarkReferenceWalk
-# yardsticks) it prints, 100k bindings against 10 modules of 10k (equal
-# total work):
+# For the benchmarks of package transform built on measureLinear that
+# BENCH names (the model transformations, the general passes, the
+# BenchmarkReferenceWalk yardsticks) it prints, 100k bindings against 10
+# modules of 10k (equal total work):
 #   - ir-off, ir-on: the ratio of instructions executed by the runs alone
 #     (callgrind, building the inputs not counted), with the collector off
 #     and (for the benchmarks GCBENCH matches) on, GOGC=100. Deterministic
-#     whatever the machine's load: a pass whose ir-off exceeds 11 does more
-#     work per binding on a larger module.
-#   - cpu-on, cpu-off: measureLinear's CPU-time ratio (best of ROUNDS
-#     rounds, GOMAXPROCS 1), normal GOGC and GOGC=off, all in one native
-#     run before the counts, so they compare with the yardsticks' rows.
+#     whatever the machine's load: a pass whose ir-off exceeds 11 does
+#     more work per binding on a larger module.
+#   - cpu-off, cpu-on: measureLinear's CPU-time ratio (best of ROUNDS
+#     rounds, GOMAXPROCS 1), GOGC=off and as set, in native runs before
+#     the counts, so they compare with the yardsticks' rows.
 #
-# Environment: BENCH (regexp of benchmarks, default all), SKIP (regexp of
-# benchmarks not built on measureLinear), GCBENCH (regexp of benchmarks
-# also counted with the collector on: ten runs of 10k where one stands for
-# ten without it, so about three times the cost), JOBS (callgrind processes at
-# once, default 2), ROUNDS (native rounds, default 3), OUT (directory for
-# the callgrind profiles, kept for callgrind_annotate), CPU=0 to skip the
-# native timings, GO.
+# Environment: BENCH (regexp of benchmarks; default the model
+# transformations and the yardsticks, BENCH=. every one: over an hour),
+# SKIP (regexp of benchmarks not built on measureLinear), GCBENCH (regexp
+# of benchmarks also counted with the collector on: ten runs of 10k where
+# one stands for ten without it, so about three times the cost), JOBS
+# (callgrind processes at once, default 1; they run under nice -n 19,
+# which does not change a count, so others' timings stay usable), ROUNDS (native rounds, default
+# 3), OUT (directory for the callgrind profiles, kept for
+# callgrind_annotate), CPU=0 to skip the native timings, GO.
 set -euo pipefail
 
 GO=${GO:-go}
-BENCH=${BENCH:-.}
+BENCH=${BENCH:-ModelTransformations|ReferenceWalk}
 SKIP=${SKIP:-ResNet|LinearProfile|NormalizeGlobalVar}
 GCBENCH=${GCBENCH:-ReferenceWalk|ExpandMatmulOfSum|LiftTransformParams}
-JOBS=${JOBS:-2}
+JOBS=${JOBS:-1}
 ROUNDS=${ROUNDS:-3}
 CPU=${CPU:-1}
 OUT=${OUT:-${TMPDIR:-/tmp}/phasec-linearity}
@@ -72,7 +74,7 @@ count() {
 	re=$(echo "$name" | sed 's,[^/]*,^&$,g')
 	local gc=0
 	if echo "$name" | grep -Eq "$GCBENCH"; then gc=1; fi
-	LINEAR_COUNT=run LINEAR_GC=$gc GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=callgrind \
+	LINEAR_COUNT=run LINEAR_GC=$gc GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off nice -n 19 valgrind --tool=callgrind \
 		--callgrind-out-file="$file" \
 		--zero-before='*transform_test.linearCountStart' --dump-before='*transform_test.linearCountStop' \
 		"$bin" -test.run '^$' -test.bench "$re" -test.benchtime 1x >"$file.log" 2>&1 || {

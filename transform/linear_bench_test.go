@@ -22,8 +22,55 @@ import (
 
 // Linearity of the passes (issue 22: 10k -> 100k bindings, ratio <= 11).
 //
-// How the benchmarks measure, and why (each choice was measured on a
-// 2-core machine at load 9 to 14; a bare walk is the check):
+// `make linearity` (scripts/linearity.sh) measures every benchmark built
+// on measureLinear two ways and prints the ratios side by side with the
+// BenchmarkReferenceWalk yardsticks:
+//
+//   - Instructions, the algorithmic measure: callgrind counts what the
+//     runs alone execute (countLinear: callgrind zeroes and dumps its
+//     counters at marker calls, so building the inputs is not counted),
+//     one module of 10k bindings times ten against one of 100k, with the
+//     collector off, and for a few benchmarks (GCBENCH) also ten modules
+//     of 10k against one of 100k with it on. Counts do not depend on the
+//     machine's load (the same to 0.1% between runs), so a ratio above 11
+//     means more work per binding on a larger module, and
+//     callgrind_annotate of the two sizes' profiles, function by
+//     function, shows where. That found internal/ptrmap's slots derived
+//     from address bits, whose probe runs grew 15 to 30 times per access
+//     from 10k to 100k vars (ExpandMatmulOfSum 10.27, LiftTransformParams
+//     10.24; now 9.77 and 9.90). Measured in November 2026, collector off:
+//     the model transformations 9.47 to 9.93, the ten general passes
+//     counted 9.56 to 10.08, the yardsticks walk 9.98, vars 9.52, rebuild
+//     9.51. With the collector on: ExpandMatmulOfSum 10.68,
+//     LiftTransformParams 9.55 and 10.51 (two runs: where the cycles fall
+//     varies), walk 9.99, vars 9.49, rebuild 13.48.
+//   - CPU time, what the issue states (measureLinear). That measures
+//     memory as well as work, and the machine's load; on the same run as
+//     the counts above (load 5 to 11) the passes measured 9.4 to 19 and
+//     the yardsticks 9.4 to 11.3, scattered: a pass's ratio moves by a
+//     third between runs while its instruction count does not move.
+//     LiftTransformParams, ExpandMatmulOfSum and FuseTransposeMatmul,
+//     furthest above 11 (15.6, 17.3, 19.3 with the collector, 15.7, 13.4,
+//     12.8 without), execute 9.9, 9.8 and 9.8 times the instructions:
+//     their growth is memory. callgrind's cache simulation (D1 48 KiB, LL 1
+//     MiB as the core's L2) counts, one 10k module times ten against one
+//     of 100k, collector off: walk 9.9 times the instructions and 10.0
+//     times the L2 read misses; vars 9.6 and 11.1 (its Go map of 100k
+//     entries outgrows L2, the 10k one does not); rebuild 9.6 and 11.8;
+//     ExpandMatmulOfSum 9.9 and 11.2. With LL 16 MiB, an L3 share: walk 9.1
+//     times the LL read misses, vars 9.1, rebuild 15.9, LiftTransformParams
+//     65 (96k misses in a 10k run, its input read cold; 6.2M in a 100k
+//     run: 62 per binding). A 10k run's tables, the output it re-reads
+//     and the collector's metadata stay in cache and a 100k run's do not;
+//     each extra miss costs the time of hundreds of instructions, and the
+//     real L3, shared with the other processes, adds its own. ptrmap's
+//     mixed slots trade instructions for misses there: side by side with
+//     the address-derived ones (load 4.5), LiftTransformParams ran 10k
+//     modules 5 to 20% faster and the 100k one 15 to 30% slower,
+//     ExpandMatmulOfSum 10k 10 to 25% faster and 100k the same.
+//
+// How measureLinear times, and why (each choice was measured on a 2-core
+// machine at load 9 to 14; a bare walk is the check):
 //   - CPU time, not wall time: on a shared machine wall time also
 //     measures the other processes (cputime_*_test.go).
 //   - Ten distinct modules of 10k bindings against one of 100k: both
@@ -46,38 +93,34 @@ import (
 //     leaves it free.
 //
 // The bare walk then measures 8 to 12 (once 15.7, at load 14): at that
-// load a ratio is good to about a third, so compare passes with the
-// yardsticks of the same run, not with 11 alone. What remains is the
-// hardware: BenchmarkReferenceWalk/vars, a walk recording each var in a
-// Go map, measures 12 to 15 because the 100k-entry map outgrows the
-// core's L2 cache where the 10k one fits, and a pass's allocations land
-// in a heap that no longer fits the cache (profiles of 10x10k against
-// 100k show every function of a linear pass slower alike, allocation and
-// map access most). Passes keyed by vars pay that too.
+// load a CPU-time ratio is good to about a third, so compare passes with
+// the yardsticks of the same run, and with their instruction ratios, not
+// with 11 alone.
 //
 // The collector adds its own growth. Its cycles are paced by the live
 // heap, here mostly the inputs, the same for both sizes; each cycle also
 // marks what the run holds live itself (the function it is building, its
 // tables). That is ten times larger in a 100k run than in a 10k one and
 // is marked as often per byte allocated, so its marking grows as n^2
-// until it outweighs the inputs. With GOGC=off (runtime.GC() before each
-// timed region still collects the previous region's garbage) the ratios
-// measure the passes alone; measured both ways at load 18 to 25, the
-// passes furthest above the yardsticks with the collector on
-// (ExpandMatmulOfSum 16.5, ToMixedPrecision 15.1) came to 12.7 and 12.4
-// without it. Pointer-keyed Go maps are the other memory cost: their
-// random slots miss the cache at 100k entries, so the passes keep
-// per-var tables in internal/ptrmap, whose slots follow addresses.
+// until it outweighs the inputs: the instruction ratios with the
+// collector on exceed those without by 0.9 for ExpandMatmulOfSum and 4
+// for rebuild. With GOGC=off
+// (runtime.GC() before each timed region still collects the previous
+// region's garbage) the CPU-time ratios measure the passes alone.
 //
-// Run, e.g.:
+// Run `make linearity` (the model transformations and the yardsticks:
+// 14 minutes of CPU-time runs and 33 of counts at load 10 with JOBS=2;
+// BENCH=. adds the general passes, hours), or the CPU-time ratios alone,
+// e.g.:
 //
 //	go test ./transform -run '^$' -bench 'ModelTransformations|ReferenceWalk' -benchtime 5x
 //
 // (GOGC=off in the environment for the passes without the collector) and
-// read each cpu-ratio against ReferenceWalk's. For what grows, profile
-// each size in its own process with BenchmarkLinearProfile. go test itself checks
-// what does not depend on the machine's load, the allocation ratios
-// (TestModelTransformationsAllocateLinearly).
+// read each cpu-ratio against ReferenceWalk's. For CPU profiles of each
+// size in its own process, BenchmarkLinearProfile. go test itself checks
+// what does not depend on the machine's load: the allocation ratios
+// (TestModelTransformationsAllocateLinearly) and ptrmap's probe runs
+// (internal/ptrmap's TestProbeRunsStayShort).
 
 // linearSizes are the module sizes, in bindings, a linearity benchmark
 // compares; linearSmallModules modules of the small size are measured
