@@ -14,6 +14,7 @@
 // Z8 += Z2 * Z0.
 
 #include "textflag.h"
+#include "kernel512_amd64.h"
 
 // One k step: OFFA/OFFB are byte offsets inside the current A/B panels.
 #define STEP512(OFFA, OFFB) \
@@ -85,58 +86,6 @@
 	PREFETCHT1 192(R13);       \
 	PREFETCHT1 192(R13)(R10*1);\
 	ADDQ $256, R13
-
-// Adds two accumulators into one C row (32 floats at DX) and advances DX.
-#define STOREROW512(ACC0, ACC1) \
-	VADDPS  (DX), ACC0, ACC0;    \
-	VADDPS  64(DX), ACC1, ACC1;  \
-	VMOVUPS ACC0, (DX);          \
-	VMOVUPS ACC1, 64(DX);        \
-	ADDQ    R8, DX
-
-// STOREROW512N stores two accumulators as one C row (32 floats at DX),
-// overwriting it (the first k block of a beta = 0 product), and advances
-// DX.
-#define STOREROW512N(ACC0, ACC1) \
-	VMOVUPS ACC0, (DX);          \
-	VMOVUPS ACC1, 64(DX);        \
-	ADDQ    R8, DX
-
-// ROWS6 and ROWS12 apply a row store (STOREROW512 or STOREROW512N) to the
-// accumulators of the 6x32 and 12x32 blocks, one C row after the other.
-#define ROWS6(ROW) \
-	ROW(Z8, Z9);   \
-	ROW(Z10, Z11); \
-	ROW(Z12, Z13); \
-	ROW(Z14, Z15); \
-	ROW(Z16, Z17); \
-	ROW(Z18, Z19)
-
-#define ROWS12(ROW) \
-	ROWS6(ROW);    \
-	ROW(Z20, Z21); \
-	ROW(Z22, Z23); \
-	ROW(Z24, Z25); \
-	ROW(Z26, Z27); \
-	ROW(Z28, Z29); \
-	ROW(Z30, Z31)
-
-// FINISH512 stores the block's rows (ROWS6 or ROWS12) into C after the k
-// loop, added to C or, when the overwrite argument is set (the first k
-// block of a beta = 0 product, whose C is not cleared), overwriting it,
-// and returns. The one branch per call is predictable (a product's calls
-// all take one side per k block). Its label is local to the function, so
-// a function expands it once.
-#define FINISH512(ROWS) \
-	CMPB overwrite+88(FP), $0; \
-	JNE  overwriting;          \
-	ROWS(STOREROW512);         \
-	VZEROUPPER;                \
-	RET;                       \
-overwriting:                   \
-	ROWS(STOREROW512N);        \
-	VZEROUPPER;                \
-	RET
 
 // func kernel12x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 //

@@ -12,6 +12,7 @@
 // FMA latency; 4 and 5 rows accumulate in k order (8 and 10 chains).
 
 #include "textflag.h"
+#include "kernel512_amd64.h"
 
 // LOADB2 loads the two B panels' 16 floats at byte offset OFFB.
 #define LOADB2(OFFB) \
@@ -23,45 +24,6 @@
 	VBROADCASTSS OFFA(SI), Z2; \
 	VFMADD231PS  Z0, Z2, ACC0; \
 	VFMADD231PS  Z1, Z2, ACC1
-
-// CROWZ adds two accumulators into one C row (32 floats at DX), advances DX.
-#define CROWZ(ACC0, ACC1) \
-	VADDPS  (DX), ACC0, ACC0;   \
-	VADDPS  64(DX), ACC1, ACC1; \
-	VMOVUPS ACC0, (DX);         \
-	VMOVUPS ACC1, 64(DX);       \
-	ADDQ    R8, DX
-
-// CROWZN stores two accumulators as one C row (32 floats at DX),
-// overwriting it, and advances DX.
-#define CROWZN(ACC0, ACC1) \
-	VMOVUPS ACC0, (DX);   \
-	VMOVUPS ACC1, 64(DX); \
-	ADDQ    R8, DX
-
-// ROWS1 .. ROWS5 apply a row store (CROWZ or CROWZN) to the first 1..5
-// rows' accumulators, one C row after the other.
-#define ROWS1(ROW) ROW(Z8, Z9)
-#define ROWS2(ROW) ROWS1(ROW); ROW(Z10, Z11)
-#define ROWS3(ROW) ROWS2(ROW); ROW(Z12, Z13)
-#define ROWS4(ROW) ROWS3(ROW); ROW(Z14, Z15)
-#define ROWS5(ROW) ROWS4(ROW); ROW(Z16, Z17)
-
-// FINISHZ stores the rows (ROWS1 .. ROWS5) into C after the k loop, added
-// to C or, when the overwrite argument is set (the first k block of a
-// beta = 0 product, whose C is not cleared), overwriting it, and returns:
-// one predictable branch per call. Its label is local to the function, so
-// a function expands it once.
-#define FINISHZ(ROWS) \
-	CMPB overwrite+88(FP), $0; \
-	JNE  overwriting;          \
-	ROWS(CROWZ);               \
-	VZEROUPPER;                \
-	RET;                       \
-overwriting:                   \
-	ROWS(CROWZN);              \
-	VZEROUPPER;                \
-	RET
 
 #define ZERO20 \
 	VPXORD Z8, Z8, Z8;    \
@@ -111,7 +73,7 @@ overwriting:                   \
 //
 // C[i*ldc+j] += sum_p a[p*6+i] * B[j/16][p*16+j%16] for i < 1 (2, 3, 4,
 // 5 in the kernels below), j < 32, with B[q] = b[q*16k:]; with overwrite,
-// = instead of += (FINISHZ). The caller guarantees len(a) >= 6k,
+// = instead of += (FINISH512). The caller guarantees len(a) >= 6k,
 // len(b) >= 32k and len(c) >= (rows-1)*ldc+32.
 TEXT ·kernel1x32AVX512(SB), NOSPLIT, $0-89
 	ARGS
@@ -137,7 +99,7 @@ z1rem:
 z1store:
 	VADDPS Z18, Z8, Z8
 	VADDPS Z19, Z9, Z9
-	FINISHZ(ROWS1)
+	FINISH512(ROWS1)
 
 // func kernel2x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 TEXT ·kernel2x32AVX512(SB), NOSPLIT, $0-89
@@ -169,7 +131,7 @@ z2store:
 	VADDPS Z19, Z9, Z9
 	VADDPS Z20, Z10, Z10
 	VADDPS Z21, Z11, Z11
-	FINISHZ(ROWS2)
+	FINISH512(ROWS2)
 
 // func kernel3x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 TEXT ·kernel3x32AVX512(SB), NOSPLIT, $0-89
@@ -206,7 +168,7 @@ z3store:
 	VADDPS Z21, Z11, Z11
 	VADDPS Z22, Z12, Z12
 	VADDPS Z23, Z13, Z13
-	FINISHZ(ROWS3)
+	FINISH512(ROWS3)
 
 // func kernel4x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 TEXT ·kernel4x32AVX512(SB), NOSPLIT, $0-89
@@ -240,7 +202,7 @@ z4rem:
 	ROWZ(12, Z14, Z15)
 
 z4store:
-	FINISHZ(ROWS4)
+	FINISH512(ROWS4)
 
 // func kernel5x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 TEXT ·kernel5x32AVX512(SB), NOSPLIT, $0-89
@@ -277,4 +239,4 @@ z5rem:
 	ROWZ(16, Z16, Z17)
 
 z5store:
-	FINISHZ(ROWS5)
+	FINISH512(ROWS5)
