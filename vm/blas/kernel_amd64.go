@@ -35,8 +35,9 @@ func kernel5x16AVX2(k int, a, b, c []float32, ldc int)
 func fmaPeakAVX2(n int)
 
 // kernel12x32AVX512 (kernel_avx512_amd64.s) is kernelChoice.wide on CPUs
-// with AVX-512: a 12x32 block in 24 ZMM accumulators. It and the other
-// wideKernels add their block into C or, with overwrite, store it.
+// with AVX-512: a 12x32 block in 24 ZMM accumulators. It and the 32-column
+// kernels below are wideKernels: they add their block into C or, with
+// overwrite, store it.
 //
 //go:noescape
 func kernel12x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
