@@ -622,10 +622,10 @@ func (r *convRun) gemmBlock(s *convScratch, src convSource, n, grp, p0, p1, r0, 
 				bpanels := s.bp[jr*kcur : (jr+2*nr)*kcur]
 				ir := 0
 				for ; ir+2*mr <= nrows; ir += 2 * mr {
-					wide(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
+					wide(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc, false)
 				}
 				if ir < nrows {
-					wideLast(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
+					wideLast(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc, false)
 				}
 				jr += 2 * nr
 				continue

@@ -165,6 +165,57 @@ TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
+// BIASLOOP is biasReLUAVX2's loop: dst[AX] = CLAMP(src[AX] + Y14) for AX
+// up to CX, 32 floats at a time below BX, 8 below DX, then one at a time
+// (CLAMP1), then on to done. L32, L8 and L1 name its labels, one set per
+// expansion.
+#define BIASLOOP(L32, L8, L1, CLAMP, CLAMP1) \
+L32:                          \
+	CMPQ    AX, BX;           \
+	JAE     L8;               \
+	VMOVUPS 0(SI)(AX*4), Y0;  \
+	VMOVUPS 32(SI)(AX*4), Y1; \
+	VMOVUPS 64(SI)(AX*4), Y2; \
+	VMOVUPS 96(SI)(AX*4), Y3; \
+	VADDPS  Y14, Y0, Y0;      \
+	VADDPS  Y14, Y1, Y1;      \
+	VADDPS  Y14, Y2, Y2;      \
+	VADDPS  Y14, Y3, Y3;      \
+	CLAMP(Y0);                \
+	CLAMP(Y1);                \
+	CLAMP(Y2);                \
+	CLAMP(Y3);                \
+	VMOVUPS Y0, 0(DI)(AX*4);  \
+	VMOVUPS Y1, 32(DI)(AX*4); \
+	VMOVUPS Y2, 64(DI)(AX*4); \
+	VMOVUPS Y3, 96(DI)(AX*4); \
+	ADDQ    $32, AX;          \
+	JMP     L32;              \
+L8:                           \
+	CMPQ    AX, DX;           \
+	JAE     L1;               \
+	VMOVUPS (SI)(AX*4), Y0;   \
+	VADDPS  Y14, Y0, Y0;      \
+	CLAMP(Y0);                \
+	VMOVUPS Y0, (DI)(AX*4);   \
+	ADDQ    $8, AX;           \
+	JMP     L8;               \
+L1:                           \
+	CMPQ    AX, CX;           \
+	JAE     done;             \
+	VMOVSS  (SI)(AX*4), X0;   \
+	VADDSS  X14, X0, X0;      \
+	CLAMP1(X0);               \
+	VMOVSS  X0, (DI)(AX*4);   \
+	INCQ    AX;               \
+	JMP     L1
+
+// RELU8 and RELU1 are MaxScalarF32's max(0, x) on 8 floats and on one
+// (Y15 and X15 hold zeros; x when x is NaN); NOCLAMP leaves x as it is.
+#define RELU8(Y) VMAXPS Y, Y15, Y
+#define RELU1(X) VMAXSS X, X15, X
+#define NOCLAMP(R)
+
 // func biasReLUAVX2(dst, src *float32, n int, b float32, relu bool)
 // dst[i] = src[i] + b, then max(0, that) when relu, with AddScalarF32's
 // and MaxScalarF32's instructions and operand order (the same results,
@@ -182,81 +233,12 @@ TEXT ·biasReLUAVX2(SB), NOSPLIT, $0-29
 	MOVQ CX, DX
 	ANDQ $-8, DX
 	TESTQ R9, R9
-	JZ add32
+	JZ add
 
-relu32:
-	CMPQ AX, BX
-	JAE relu8
-	VMOVUPS 0(SI)(AX*4), Y0
-	VMOVUPS 32(SI)(AX*4), Y1
-	VMOVUPS 64(SI)(AX*4), Y2
-	VMOVUPS 96(SI)(AX*4), Y3
-	VADDPS Y14, Y0, Y0
-	VADDPS Y14, Y1, Y1
-	VADDPS Y14, Y2, Y2
-	VADDPS Y14, Y3, Y3
-	VMAXPS Y0, Y15, Y0
-	VMAXPS Y1, Y15, Y1
-	VMAXPS Y2, Y15, Y2
-	VMAXPS Y3, Y15, Y3
-	VMOVUPS Y0, 0(DI)(AX*4)
-	VMOVUPS Y1, 32(DI)(AX*4)
-	VMOVUPS Y2, 64(DI)(AX*4)
-	VMOVUPS Y3, 96(DI)(AX*4)
-	ADDQ $32, AX
-	JMP relu32
-relu8:
-	CMPQ AX, DX
-	JAE relu1
-	VMOVUPS (SI)(AX*4), Y0
-	VADDPS Y14, Y0, Y0
-	VMAXPS Y0, Y15, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ $8, AX
-	JMP relu8
-relu1:
-	CMPQ AX, CX
-	JAE done
-	VMOVSS (SI)(AX*4), X0
-	VADDSS X14, X0, X0
-	VMAXSS X0, X15, X0
-	VMOVSS X0, (DI)(AX*4)
-	INCQ AX
-	JMP relu1
+	BIASLOOP(relu32, relu8, relu1, RELU8, RELU1)
 
-add32:
-	CMPQ AX, BX
-	JAE add8
-	VMOVUPS 0(SI)(AX*4), Y0
-	VMOVUPS 32(SI)(AX*4), Y1
-	VMOVUPS 64(SI)(AX*4), Y2
-	VMOVUPS 96(SI)(AX*4), Y3
-	VADDPS Y14, Y0, Y0
-	VADDPS Y14, Y1, Y1
-	VADDPS Y14, Y2, Y2
-	VADDPS Y14, Y3, Y3
-	VMOVUPS Y0, 0(DI)(AX*4)
-	VMOVUPS Y1, 32(DI)(AX*4)
-	VMOVUPS Y2, 64(DI)(AX*4)
-	VMOVUPS Y3, 96(DI)(AX*4)
-	ADDQ $32, AX
-	JMP add32
-add8:
-	CMPQ AX, DX
-	JAE add1
-	VMOVUPS (SI)(AX*4), Y0
-	VADDPS Y14, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ $8, AX
-	JMP add8
-add1:
-	CMPQ AX, CX
-	JAE done
-	VMOVSS (SI)(AX*4), X0
-	VADDSS X14, X0, X0
-	VMOVSS X0, (DI)(AX*4)
-	INCQ AX
-	JMP add1
+add:
+	BIASLOOP(add32, add8, add1, NOCLAMP, NOCLAMP)
 
 done:
 	VZEROUPPER

@@ -136,10 +136,10 @@ func tiles(kcur int, a, b, c []float32, ldc, rows, cols int) {
 			bpanels := b[jr*kcur : (jr+2*nr)*kcur]
 			ir := 0
 			for ; ir+2*mr <= rows; ir += 2 * mr {
-				wide(kcur, a[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
+				wide(kcur, a[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc, false)
 			}
 			if ir < rows {
-				wideLast(kcur, a[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc)
+				wideLast(kcur, a[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc, false)
 			}
 			jr += 2 * nr
 			continue

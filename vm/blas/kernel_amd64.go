@@ -35,16 +35,18 @@ func kernel5x16AVX2(k int, a, b, c []float32, ldc int)
 func fmaPeakAVX2(n int)
 
 // kernel12x32AVX512 (kernel_avx512_amd64.s) is kernelChoice.wide on CPUs
-// with AVX-512: a 12x32 block in 24 ZMM accumulators.
+// with AVX-512: a 12x32 block in 24 ZMM accumulators. It and the 32-column
+// kernels below are wideKernels: they add their block into C or, with
+// overwrite, store it.
 //
 //go:noescape
-func kernel12x32AVX512(k int, a, b, c []float32, ldc int)
+func kernel12x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 
 // kernel6x32AVX512 is kernelChoice.wideLast: the 6x32 block of one A
 // panel under a pair of B panels.
 //
 //go:noescape
-func kernel6x32AVX512(k int, a, b, c []float32, ldc int)
+func kernel6x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 
 // kernel12x16AVX512 is kernelChoice.wideOne: the 12x16 block of two A
 // panels over one B panel.
@@ -57,44 +59,19 @@ func kernel12x16AVX512(k int, a, b, c []float32, ldc int)
 // block, len(c) >= (rows-1)*ldc+32.
 //
 //go:noescape
-func kernel1x32AVX512(k int, a, b, c []float32, ldc int)
+func kernel1x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 
 //go:noescape
-func kernel2x32AVX512(k int, a, b, c []float32, ldc int)
+func kernel2x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 
 //go:noescape
-func kernel3x32AVX512(k int, a, b, c []float32, ldc int)
+func kernel3x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 
 //go:noescape
-func kernel4x32AVX512(k int, a, b, c []float32, ldc int)
+func kernel4x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 
 //go:noescape
-func kernel5x32AVX512(k int, a, b, c []float32, ldc int)
-
-// The kernelChoice.store kernels: the wide kernels above storing their
-// block into C instead of adding to it (the first k block of a beta = 0
-// product, whose C is not cleared first).
-//
-//go:noescape
-func kernel12x32StoreAVX512(k int, a, b, c []float32, ldc int)
-
-//go:noescape
-func kernel6x32StoreAVX512(k int, a, b, c []float32, ldc int)
-
-//go:noescape
-func kernel1x32StoreAVX512(k int, a, b, c []float32, ldc int)
-
-//go:noescape
-func kernel2x32StoreAVX512(k int, a, b, c []float32, ldc int)
-
-//go:noescape
-func kernel3x32StoreAVX512(k int, a, b, c []float32, ldc int)
-
-//go:noescape
-func kernel4x32StoreAVX512(k int, a, b, c []float32, ldc int)
-
-//go:noescape
-func kernel5x32StoreAVX512(k int, a, b, c []float32, ldc int)
+func kernel5x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 
 // fmaPeakAVX512 runs n iterations of 12 independent 16-wide FMAs (384 FLOP).
 //
@@ -119,9 +96,8 @@ func init() {
 		if hasAVX512 {
 			activeKernel.name = "avx512-12x32+avx2-fma-6x16"
 			activeKernel.wide, activeKernel.wideLast, activeKernel.wideOne = kernel12x32AVX512, kernel6x32AVX512, kernel12x16AVX512
-			activeKernel.wideRows = [mr]microKernel{nil, kernel1x32AVX512, kernel2x32AVX512, kernel3x32AVX512, kernel4x32AVX512, kernel5x32AVX512}
-			activeKernel.store = &wideKernels{wide: kernel12x32StoreAVX512, wideLast: kernel6x32StoreAVX512,
-				wideRows: [mr]microKernel{nil, kernel1x32StoreAVX512, kernel2x32StoreAVX512, kernel3x32StoreAVX512, kernel4x32StoreAVX512, kernel5x32StoreAVX512}}
+			activeKernel.wideRows = [mr]wideKernel{nil, kernel1x32AVX512, kernel2x32AVX512, kernel3x32AVX512, kernel4x32AVX512, kernel5x32AVX512}
+			activeKernel.storeFirst = true
 		}
 	}
 }

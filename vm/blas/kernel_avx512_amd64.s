@@ -14,6 +14,7 @@
 // Z8 += Z2 * Z0.
 
 #include "textflag.h"
+#include "kernel512_amd64.h"
 
 // One k step: OFFA/OFFB are byte offsets inside the current A/B panels.
 #define STEP512(OFFA, OFFB) \
@@ -86,29 +87,13 @@
 	PREFETCHT1 192(R13)(R10*1);\
 	ADDQ $256, R13
 
-// Adds two accumulators into one C row (32 floats at DX) and advances DX.
-#define STOREROW512(ACC0, ACC1) \
-	VADDPS  (DX), ACC0, ACC0;    \
-	VADDPS  64(DX), ACC1, ACC1;  \
-	VMOVUPS ACC0, (DX);          \
-	VMOVUPS ACC1, 64(DX);        \
-	ADDQ    R8, DX
-
-// STOREROW512N stores two accumulators as one C row (32 floats at DX),
-// overwriting it (the first k block of a beta = 0 product), and advances
-// DX.
-#define STOREROW512N(ACC0, ACC1) \
-	VMOVUPS ACC0, (DX);          \
-	VMOVUPS ACC1, 64(DX);        \
-	ADDQ    R8, DX
-
-// func kernel12x32AVX512(k int, a, b, c []float32, ldc int)
+// func kernel12x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 //
 // C[i*ldc+j] += sum_p A[i/6][p*6+i%6] * B[j/16][p*16+j%16] for i < 12,
 // j < 32, where A[q] = a[q*6k:] and B[q] = b[q*16k:] are packed
-// micro-panels. The caller guarantees len(a) >= 12k, len(b) >= 32k and
+// micro-panels; with overwrite, = instead of += (FINISH512). The caller guarantees len(a) >= 12k, len(b) >= 32k and
 // len(c) >= 11*ldc+32; nothing is checked here.
-TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-88
+TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-89
 	MOVQ k+0(FP), CX
 	MOVQ a_base+8(FP), SI
 	MOVQ b_base+32(FP), DI
@@ -194,20 +179,7 @@ loop1:
 	JNZ  loop1
 
 store:
-	STOREROW512(Z8, Z9)
-	STOREROW512(Z10, Z11)
-	STOREROW512(Z12, Z13)
-	STOREROW512(Z14, Z15)
-	STOREROW512(Z16, Z17)
-	STOREROW512(Z18, Z19)
-	STOREROW512(Z20, Z21)
-	STOREROW512(Z22, Z23)
-	STOREROW512(Z24, Z25)
-	STOREROW512(Z26, Z27)
-	STOREROW512(Z28, Z29)
-	STOREROW512(Z30, Z31)
-	VZEROUPPER
-	RET
+	FINISH512(ROWS12)
 
 // func fmaPeakAVX512(n int)
 //
@@ -270,13 +242,13 @@ peak:
 	VFMADD231PS Z0, Z7, Z18; \
 	VFMADD231PS Z1, Z7, Z19
 
-// func kernel6x32AVX512(k int, a, b, c []float32, ldc int)
+// func kernel6x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 //
 // The last six rows of a block under kernel12x32AVX512: C[i*ldc+j] +=
 // sum_p a[p*6+i] * B[j/16][p*16+j%16] for i < 6, j < 32, with B[q] =
-// b[q*16k:]. The caller guarantees len(a) >= 6k, len(b) >= 32k and
-// len(c) >= 5*ldc+32.
-TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-88
+// b[q*16k:] (= with overwrite). The caller guarantees len(a) >= 6k,
+// len(b) >= 32k and len(c) >= 5*ldc+32.
+TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-89
 	MOVQ k+0(FP), CX
 	MOVQ a_base+8(FP), SI
 	MOVQ b_base+32(FP), DI
@@ -337,14 +309,7 @@ loop6x1:
 	JNZ  loop6x1
 
 store6:
-	STOREROW512(Z8, Z9)
-	STOREROW512(Z10, Z11)
-	STOREROW512(Z12, Z13)
-	STOREROW512(Z14, Z15)
-	STOREROW512(Z16, Z17)
-	STOREROW512(Z18, Z19)
-	VZEROUPPER
-	RET
+	FINISH512(ROWS6)
 
 // One k step of the 12x16 block: one B panel, two A panels.
 #define STEP12x16(OFFA, OFFB) \
@@ -452,182 +417,5 @@ store12:
 	STOREROW16(Z17)
 	STOREROW16(Z18)
 	STOREROW16(Z19)
-	VZEROUPPER
-	RET
-
-// func kernel12x32StoreAVX512(k int, a, b, c []float32, ldc int)
-//
-// kernel12x32AVX512 storing the block into C instead of adding to it.
-TEXT ·kernel12x32StoreAVX512(SB), NOSPLIT, $0-88
-	MOVQ k+0(FP), CX
-	MOVQ a_base+8(FP), SI
-	MOVQ b_base+32(FP), DI
-	MOVQ c_base+56(FP), DX
-	MOVQ ldc+80(FP), R8
-	SHLQ $2, R8
-	MOVQ CX, R9
-	IMULQ $24, R9
-	LEAQ (SI)(R9*1), R11 // second A panel
-	MOVQ CX, R10
-	SHLQ $6, R10
-	LEAQ (DI)(R10*1), R12 // second B panel
-	MOVQ DX, R13
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
-
-	LEAQ (DI)(R10*2), R13 // the next pair of B panels (PREFETCHB)
-	MOVQ CX, BX
-	SHRQ $2, BX // BX = k / 4 unrolled iterations
-	ANDQ $3, CX // CX = k % 4 remainder steps
-	TESTQ BX, BX
-	JZ   srem
-
-sloop4:
-	STEP512(0, 0)
-	STEP512(24, 64)
-	STEP512(48, 128)
-	STEP512(72, 192)
-	PREFETCHB
-	ADDQ $96, SI
-	ADDQ $96, R11
-	ADDQ $256, DI
-	ADDQ $256, R12
-	DECQ BX
-	JNZ  sloop4
-
-srem:
-	TESTQ CX, CX
-	JZ    sstore
-
-sloop1:
-	STEP512(0, 0)
-	ADDQ $24, SI
-	ADDQ $24, R11
-	ADDQ $64, DI
-	ADDQ $64, R12
-	DECQ CX
-	JNZ  sloop1
-
-sstore:
-	STOREROW512N(Z8, Z9)
-	STOREROW512N(Z10, Z11)
-	STOREROW512N(Z12, Z13)
-	STOREROW512N(Z14, Z15)
-	STOREROW512N(Z16, Z17)
-	STOREROW512N(Z18, Z19)
-	STOREROW512N(Z20, Z21)
-	STOREROW512N(Z22, Z23)
-	STOREROW512N(Z24, Z25)
-	STOREROW512N(Z26, Z27)
-	STOREROW512N(Z28, Z29)
-	STOREROW512N(Z30, Z31)
-	VZEROUPPER
-	RET
-
-// func kernel6x32StoreAVX512(k int, a, b, c []float32, ldc int)
-//
-// kernel6x32AVX512 storing the block into C instead of adding to it.
-TEXT ·kernel6x32StoreAVX512(SB), NOSPLIT, $0-88
-	MOVQ k+0(FP), CX
-	MOVQ a_base+8(FP), SI
-	MOVQ b_base+32(FP), DI
-	MOVQ c_base+56(FP), DX
-	MOVQ ldc+80(FP), R8
-	SHLQ $2, R8
-	MOVQ CX, R10
-	SHLQ $6, R10
-	LEAQ (DI)(R10*1), R12 // second B panel
-	MOVQ DX, R13
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-	PFROW
-
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ   srem6
-
-sloop6x4:
-	STEP6x32(0, 0)
-	STEP6x32(24, 64)
-	STEP6x32(48, 128)
-	STEP6x32(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DI
-	ADDQ $256, R12
-	DECQ BX
-	JNZ  sloop6x4
-
-srem6:
-	TESTQ CX, CX
-	JZ    sstore6
-
-sloop6x1:
-	STEP6x32(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
-	ADDQ $64, R12
-	DECQ CX
-	JNZ  sloop6x1
-
-sstore6:
-	STOREROW512N(Z8, Z9)
-	STOREROW512N(Z10, Z11)
-	STOREROW512N(Z12, Z13)
-	STOREROW512N(Z14, Z15)
-	STOREROW512N(Z16, Z17)
-	STOREROW512N(Z18, Z19)
 	VZEROUPPER
 	RET

@@ -24,11 +24,11 @@ type kernelChoice struct {
 	// micro-panels (b, b[nr*k:]): the layouts of packA and packB are
 	// unchanged. Preconditions: len(a) >= 2*mr*k, len(b) >= 2*nr*k,
 	// len(c) >= (2*mr-1)*ldc+2*nr.
-	wide microKernel
+	wide wideKernel
 	// wideLast, set with wide, computes the mr x (2*nr) block of one A
 	// micro-panel under two consecutive B micro-panels (the rows a block of
 	// wide leaves over). len(c) >= (mr-1)*ldc+2*nr.
-	wideLast microKernel
+	wideLast wideKernel
 	// wideOne, set with wide, computes the (2*mr) x nr block of two
 	// consecutive A micro-panels over one B micro-panel (the last panel of
 	// an odd count). len(c) >= (2*mr-1)*ldc+nr.
@@ -36,19 +36,18 @@ type kernelChoice struct {
 	// wideRows[r], set with wide, computes the first r rows of wideLast's
 	// block (the last, partial A micro-panel under two B micro-panels),
 	// writing only those rows of C: len(c) >= (r-1)*ldc+2*nr.
-	wideRows [mr]microKernel
-	// store, when set, holds wide, wideLast and wideRows variants that
-	// overwrite their block of C instead of adding to it: a beta = 0
-	// product runs its first k block on them and skips clearing C (the
-	// blocks the other kernels compute are cleared just before).
-	store *wideKernels
+	wideRows [mr]wideKernel
+	// storeFirst, set with wide, lets a beta = 0 product run its first k
+	// block's wide, wideLast and wideRows with overwrite and skip clearing
+	// C (the blocks the other kernels compute are cleared just before).
+	// Unset (tests), C is cleared and every kernel adds.
+	storeFirst bool
 }
 
-// wideKernels are the wide kernels of a kernelChoice.
-type wideKernels struct {
-	wide, wideLast microKernel
-	wideRows       [mr]microKernel
-}
+// wideKernel is a microKernel of wider blocks (kernelChoice.wide) that,
+// with overwrite, stores its block into C instead of adding to it: the
+// first k block of a beta = 0 product then needs no cleared C.
+type wideKernel func(k int, a, b, c []float32, ldc int, overwrite bool)
 
 // activeKernel is the micro-kernel Sgemm uses: the portable one unless an
 // init function found a faster one for this CPU.

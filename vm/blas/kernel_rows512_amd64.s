@@ -12,6 +12,7 @@
 // FMA latency; 4 and 5 rows accumulate in k order (8 and 10 chains).
 
 #include "textflag.h"
+#include "kernel512_amd64.h"
 
 // LOADB2 loads the two B panels' 16 floats at byte offset OFFB.
 #define LOADB2(OFFB) \
@@ -23,21 +24,6 @@
 	VBROADCASTSS OFFA(SI), Z2; \
 	VFMADD231PS  Z0, Z2, ACC0; \
 	VFMADD231PS  Z1, Z2, ACC1
-
-// CROWZ adds two accumulators into one C row (32 floats at DX), advances DX.
-#define CROWZ(ACC0, ACC1) \
-	VADDPS  (DX), ACC0, ACC0;   \
-	VADDPS  64(DX), ACC1, ACC1; \
-	VMOVUPS ACC0, (DX);         \
-	VMOVUPS ACC1, 64(DX);       \
-	ADDQ    R8, DX
-
-// CROWZN stores two accumulators as one C row (32 floats at DX),
-// overwriting it, and advances DX.
-#define CROWZN(ACC0, ACC1) \
-	VMOVUPS ACC0, (DX);   \
-	VMOVUPS ACC1, 64(DX); \
-	ADDQ    R8, DX
 
 #define ZERO20 \
 	VPXORD Z8, Z8, Z8;    \
@@ -83,12 +69,13 @@
 	ADDQ $128, DI; \
 	ADDQ $128, R12
 
-// func kernel1x32AVX512(k int, a, b, c []float32, ldc int)
+// func kernel1x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
 //
 // C[i*ldc+j] += sum_p a[p*6+i] * B[j/16][p*16+j%16] for i < 1 (2, 3, 4,
-// 5 in the kernels below), j < 32, with B[q] = b[q*16k:]. The caller
-// guarantees len(a) >= 6k, len(b) >= 32k and len(c) >= (rows-1)*ldc+32.
-TEXT ·kernel1x32AVX512(SB), NOSPLIT, $0-88
+// 5 in the kernels below), j < 32, with B[q] = b[q*16k:]; with overwrite,
+// = instead of += (FINISH512). The caller guarantees len(a) >= 6k,
+// len(b) >= 32k and len(c) >= (rows-1)*ldc+32.
+TEXT ·kernel1x32AVX512(SB), NOSPLIT, $0-89
 	ARGS
 	ZERO20
 	TESTQ BX, BX
@@ -112,12 +99,10 @@ z1rem:
 z1store:
 	VADDPS Z18, Z8, Z8
 	VADDPS Z19, Z9, Z9
-	CROWZ(Z8, Z9)
-	VZEROUPPER
-	RET
+	FINISH512(ROWS1)
 
-// func kernel2x32AVX512(k int, a, b, c []float32, ldc int)
-TEXT ·kernel2x32AVX512(SB), NOSPLIT, $0-88
+// func kernel2x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
+TEXT ·kernel2x32AVX512(SB), NOSPLIT, $0-89
 	ARGS
 	ZERO20
 	TESTQ BX, BX
@@ -146,13 +131,10 @@ z2store:
 	VADDPS Z19, Z9, Z9
 	VADDPS Z20, Z10, Z10
 	VADDPS Z21, Z11, Z11
-	CROWZ(Z8, Z9)
-	CROWZ(Z10, Z11)
-	VZEROUPPER
-	RET
+	FINISH512(ROWS2)
 
-// func kernel3x32AVX512(k int, a, b, c []float32, ldc int)
-TEXT ·kernel3x32AVX512(SB), NOSPLIT, $0-88
+// func kernel3x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
+TEXT ·kernel3x32AVX512(SB), NOSPLIT, $0-89
 	ARGS
 	ZERO20
 	TESTQ BX, BX
@@ -186,14 +168,10 @@ z3store:
 	VADDPS Z21, Z11, Z11
 	VADDPS Z22, Z12, Z12
 	VADDPS Z23, Z13, Z13
-	CROWZ(Z8, Z9)
-	CROWZ(Z10, Z11)
-	CROWZ(Z12, Z13)
-	VZEROUPPER
-	RET
+	FINISH512(ROWS3)
 
-// func kernel4x32AVX512(k int, a, b, c []float32, ldc int)
-TEXT ·kernel4x32AVX512(SB), NOSPLIT, $0-88
+// func kernel4x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
+TEXT ·kernel4x32AVX512(SB), NOSPLIT, $0-89
 	ARGS
 	ZERO20
 	TESTQ BX, BX
@@ -224,15 +202,10 @@ z4rem:
 	ROWZ(12, Z14, Z15)
 
 z4store:
-	CROWZ(Z8, Z9)
-	CROWZ(Z10, Z11)
-	CROWZ(Z12, Z13)
-	CROWZ(Z14, Z15)
-	VZEROUPPER
-	RET
+	FINISH512(ROWS4)
 
-// func kernel5x32AVX512(k int, a, b, c []float32, ldc int)
-TEXT ·kernel5x32AVX512(SB), NOSPLIT, $0-88
+// func kernel5x32AVX512(k int, a, b, c []float32, ldc int, overwrite bool)
+TEXT ·kernel5x32AVX512(SB), NOSPLIT, $0-89
 	ARGS
 	ZERO20
 	TESTQ BX, BX
@@ -266,207 +239,4 @@ z5rem:
 	ROWZ(16, Z16, Z17)
 
 z5store:
-	CROWZ(Z8, Z9)
-	CROWZ(Z10, Z11)
-	CROWZ(Z12, Z13)
-	CROWZ(Z14, Z15)
-	CROWZ(Z16, Z17)
-	VZEROUPPER
-	RET
-
-// func kernel1x32StoreAVX512(k int, a, b, c []float32, ldc int)
-//
-// kernel1x32AVX512 storing its rows into C instead of adding to them.
-TEXT ·kernel1x32StoreAVX512(SB), NOSPLIT, $0-88
-	ARGS
-	ZERO20
-	TESTQ BX, BX
-	JZ    sz1rem
-
-sz1loop:
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	LOADB2(64)
-	ROWZ(24, Z18, Z19)
-	NEXT2
-	DECQ BX
-	JNZ  sz1loop
-
-sz1rem:
-	TESTQ CX, CX
-	JZ    sz1store
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-
-sz1store:
-	VADDPS Z18, Z8, Z8
-	VADDPS Z19, Z9, Z9
-	CROWZN(Z8, Z9)
-	VZEROUPPER
-	RET
-
-// func kernel2x32StoreAVX512(k int, a, b, c []float32, ldc int)
-//
-// kernel2x32AVX512 storing its rows into C instead of adding to them.
-TEXT ·kernel2x32StoreAVX512(SB), NOSPLIT, $0-88
-	ARGS
-	ZERO20
-	TESTQ BX, BX
-	JZ    sz2rem
-
-sz2loop:
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-	LOADB2(64)
-	ROWZ(24, Z18, Z19)
-	ROWZ(28, Z20, Z21)
-	NEXT2
-	DECQ BX
-	JNZ  sz2loop
-
-sz2rem:
-	TESTQ CX, CX
-	JZ    sz2store
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-
-sz2store:
-	VADDPS Z18, Z8, Z8
-	VADDPS Z19, Z9, Z9
-	VADDPS Z20, Z10, Z10
-	VADDPS Z21, Z11, Z11
-	CROWZN(Z8, Z9)
-	CROWZN(Z10, Z11)
-	VZEROUPPER
-	RET
-
-// func kernel3x32StoreAVX512(k int, a, b, c []float32, ldc int)
-//
-// kernel3x32AVX512 storing its rows into C instead of adding to them.
-TEXT ·kernel3x32StoreAVX512(SB), NOSPLIT, $0-88
-	ARGS
-	ZERO20
-	TESTQ BX, BX
-	JZ    sz3rem
-
-sz3loop:
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-	ROWZ(8, Z12, Z13)
-	LOADB2(64)
-	ROWZ(24, Z18, Z19)
-	ROWZ(28, Z20, Z21)
-	ROWZ(32, Z22, Z23)
-	NEXT2
-	DECQ BX
-	JNZ  sz3loop
-
-sz3rem:
-	TESTQ CX, CX
-	JZ    sz3store
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-	ROWZ(8, Z12, Z13)
-
-sz3store:
-	VADDPS Z18, Z8, Z8
-	VADDPS Z19, Z9, Z9
-	VADDPS Z20, Z10, Z10
-	VADDPS Z21, Z11, Z11
-	VADDPS Z22, Z12, Z12
-	VADDPS Z23, Z13, Z13
-	CROWZN(Z8, Z9)
-	CROWZN(Z10, Z11)
-	CROWZN(Z12, Z13)
-	VZEROUPPER
-	RET
-
-// func kernel4x32StoreAVX512(k int, a, b, c []float32, ldc int)
-//
-// kernel4x32AVX512 storing its rows into C instead of adding to them.
-TEXT ·kernel4x32StoreAVX512(SB), NOSPLIT, $0-88
-	ARGS
-	ZERO20
-	TESTQ BX, BX
-	JZ    sz4rem
-
-sz4loop:
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-	ROWZ(8, Z12, Z13)
-	ROWZ(12, Z14, Z15)
-	LOADB2(64)
-	ROWZ(24, Z8, Z9)
-	ROWZ(28, Z10, Z11)
-	ROWZ(32, Z12, Z13)
-	ROWZ(36, Z14, Z15)
-	NEXT2
-	DECQ BX
-	JNZ  sz4loop
-
-sz4rem:
-	TESTQ CX, CX
-	JZ    sz4store
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-	ROWZ(8, Z12, Z13)
-	ROWZ(12, Z14, Z15)
-
-sz4store:
-	CROWZN(Z8, Z9)
-	CROWZN(Z10, Z11)
-	CROWZN(Z12, Z13)
-	CROWZN(Z14, Z15)
-	VZEROUPPER
-	RET
-
-// func kernel5x32StoreAVX512(k int, a, b, c []float32, ldc int)
-//
-// kernel5x32AVX512 storing its rows into C instead of adding to them.
-TEXT ·kernel5x32StoreAVX512(SB), NOSPLIT, $0-88
-	ARGS
-	ZERO20
-	TESTQ BX, BX
-	JZ    sz5rem
-
-sz5loop:
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-	ROWZ(8, Z12, Z13)
-	ROWZ(12, Z14, Z15)
-	ROWZ(16, Z16, Z17)
-	LOADB2(64)
-	ROWZ(24, Z8, Z9)
-	ROWZ(28, Z10, Z11)
-	ROWZ(32, Z12, Z13)
-	ROWZ(36, Z14, Z15)
-	ROWZ(40, Z16, Z17)
-	NEXT2
-	DECQ BX
-	JNZ  sz5loop
-
-sz5rem:
-	TESTQ CX, CX
-	JZ    sz5store
-	LOADB2(0)
-	ROWZ(0, Z8, Z9)
-	ROWZ(4, Z10, Z11)
-	ROWZ(8, Z12, Z13)
-	ROWZ(12, Z14, Z15)
-	ROWZ(16, Z16, Z17)
-
-sz5store:
-	CROWZN(Z8, Z9)
-	CROWZN(Z10, Z11)
-	CROWZN(Z12, Z13)
-	CROWZN(Z14, Z15)
-	CROWZN(Z16, Z17)
-	VZEROUPPER
-	RET
+	FINISH512(ROWS5)

@@ -147,8 +147,7 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 		transA: transA, transB: transB, m: m, n: n, k: k, kb: kBlock(k),
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, pb: pb, beta: beta, c: c, ldc: ldc,
 		threads: threads, kern: activeKernel.fn, kernRows: activeKernel.rows, wide: activeKernel.wide, wideLast: activeKernel.wideLast, wideOne: activeKernel.wideOne, wideRows: activeKernel.wideRows, ep: ep,
-		storeFirst: beta == 0 && activeKernel.store != nil, store: activeKernel.store,
-		sharedBuf: g.sharedBuf, scratch: g.scratch,
+		storeFirst: beta == 0 && activeKernel.storeFirst, sharedBuf: g.sharedBuf, scratch: g.scratch,
 	}
 	if len(g.scratch) < threads {
 		g.scratch = append(g.scratch, make([]threadScratch, threads-len(g.scratch))...)
@@ -224,24 +223,24 @@ type gemm struct {
 
 // gemmCall is one call's part of a gemm.
 type gemmCall struct {
-	transA, transB          bool
-	m, n, k                 int
-	kb                      int // the k block size, kBlock(k)
-	alpha, beta             float32
-	a, b, c                 []float32
-	lda, ldb, ldc           int
-	pb                      *PackedB // op(B) packed already; nil: pack per call
-	threads                 int
-	kern                    microKernel
-	kernRows                [mr]microKernel // see kernelChoice.rows
-	wide, wideLast, wideOne microKernel     // see kernelChoice.wide; nil: none
-	wideRows                [mr]microKernel // see kernelChoice.wideRows
-	ep                      Epilogue        // nil: none
-	job                     Job             // phaseJob's work (Parallel)
-	// storeFirst: beta == 0 and the CPU has kernelChoice.store, so C is
-	// not cleared: the first k block stores into it (macroKernel).
+	transA, transB bool
+	m, n, k        int
+	kb             int // the k block size, kBlock(k)
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	pb             *PackedB // op(B) packed already; nil: pack per call
+	threads        int
+	kern           microKernel
+	kernRows       [mr]microKernel // see kernelChoice.rows
+	wide, wideLast wideKernel      // see kernelChoice.wide; nil: none
+	wideOne        microKernel
+	wideRows       [mr]wideKernel // see kernelChoice.wideRows
+	ep             Epilogue       // nil: none
+	job            Job            // phaseJob's work (Parallel)
+	// storeFirst: beta == 0 and kernelChoice.storeFirst, so C is not
+	// cleared: the first k block's wide kernels overwrite it (macroKernel).
 	storeFirst bool
-	store      *wideKernels
 
 	phase  int   // phasePackB, phaseCompute, phaseColumns, phaseGemv or phaseJob
 	shared block // the block all threads work on in phasePackB/phaseCompute
@@ -540,13 +539,9 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 	// floats: in L1/L2).
 	finish := g.ep != nil && blk.pc+kcur == g.k
 	// The first k block of a storeFirst product overwrites C: the wide
-	// kernels' store variants, and C cleared under the other kernels,
+	// kernels with overwrite, and C cleared under the other kernels,
 	// which add.
 	first := g.storeFirst && blk.pc == 0
-	wide, wideLast, wideRows := g.wide, g.wideLast, &g.wideRows
-	if first {
-		wide, wideLast, wideRows = g.store.wide, g.store.wideLast, &g.store.wideRows
-	}
 	epFrom := 0
 	for jr := 0; jr < blk.ncur; {
 		if finish && jr-epFrom >= epilogueCols {
@@ -561,14 +556,14 @@ func (g *gemm) macroKernel(s *threadScratch, blk *block, ic, mcur int) {
 			bpanels := blk.bp[jr*kcur : (jr+2*nr)*kcur]
 			ir := 0
 			for ; ir+2*mr <= mcur; ir += 2 * mr {
-				wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				g.wide(kcur, s.ap[ir*kcur:(ir+2*mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc, first)
 			}
 			if ir+mr <= mcur {
-				wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+				g.wideLast(kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc, first)
 				ir += mr
 			}
-			if rows := mcur - ir; rows > 0 && wideRows[rows] != nil {
-				wideRows[rows](kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc)
+			if rows := mcur - ir; rows > 0 && g.wideRows[rows] != nil {
+				g.wideRows[rows](kcur, s.ap[ir*kcur:(ir+mr)*kcur], bpanels, g.c[cbase+ir*ldc:], ldc, first)
 				ir = mcur
 			}
 			if first {

@@ -161,13 +161,13 @@ func kernels() map[string]kernelChoice {
 	if activeKernel.wide != nil {
 		narrow := activeKernel
 		narrow.name, narrow.wide, narrow.wideLast, narrow.wideOne = "avx2-fma-6x16", nil, nil, nil
-		narrow.wideRows, narrow.store = [mr]microKernel{}, nil
+		narrow.wideRows, narrow.storeFirst = [mr]wideKernel{}, false
 		ks[narrow.name] = narrow
 	}
-	if activeKernel.store != nil {
-		// beta == 0 clearing C first and adding, as without store kernels.
+	if activeKernel.storeFirst {
+		// beta == 0 clearing C first and adding, as without overwriting kernels.
 		adding := activeKernel
-		adding.name, adding.store = activeKernel.name+"-no-store", nil
+		adding.name, adding.storeFirst = activeKernel.name+"-no-store", false
 		ks[adding.name] = adding
 	}
 	return ks
@@ -352,7 +352,7 @@ func TestWideKernelMatchesTiles(t *testing.T) {
 			kernel6x16Go(k, a[q[0]*mr*k:], b[q[1]*nr*k:], want[q[0]*mr*ldc+q[1]*nr:], ldc)
 		}
 		last := append([]float32(nil), c...)
-		activeKernel.wide(k, a, b, c, ldc)
+		activeKernel.wide(k, a, b, c, ldc, false)
 		for i := range c {
 			require.InDelta(t, want[i], c[i], 1e-5*float64(k+1), "k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
 		}
@@ -367,7 +367,7 @@ func TestWideKernelMatchesTiles(t *testing.T) {
 			require.InDelta(t, w, one[i], 1e-5*float64(k+1), "wideOne k=%d element %d (row %d, column %d)", k, i, i/ldc, i%ldc)
 		}
 		// wideLast: the first A panel's six rows only; the rows below stay.
-		activeKernel.wideLast(k, a, b, last, ldc)
+		activeKernel.wideLast(k, a, b, last, ldc, false)
 		for i := range last {
 			w := want[i]
 			if i >= mr*ldc {
@@ -407,7 +407,7 @@ func TestWideRowsKernelsMatchRows(t *testing.T) {
 				activeKernel.rows[r](k, a, b, want, ldc)
 				activeKernel.rows[r](k, a, b[nr*k:], want[nr:], ldc)
 			}
-			activeKernel.wideRows[r](k, a, b, c, ldc)
+			activeKernel.wideRows[r](k, a, b, c, ldc, false)
 			for i := range c {
 				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(c[i]), "rows=%d k=%d element %d (row %d, column %d): %g, want %g", r, k, i, i/ldc, i%ldc, c[i], want[i])
 			}
@@ -415,21 +415,87 @@ func TestWideRowsKernelsMatchRows(t *testing.T) {
 	}
 }
 
+// TestWideKernelsOverwrite checks every wide kernel (12 rows: wide, 6:
+// wideLast, 1..5: wideRows) in both modes on the same panels: with
+// overwrite its block of a C holding NaN must come out bit for bit as
+// adding into a zeroed block does (the first k block of a beta = 0
+// product), and adding into random C as adding the block's products to
+// it in float32 (the products themselves are checked against the
+// portable kernels above); outside the block C stays as it was, for k
+// around the unrolling and a C row stride wider than the block.
+func TestWideKernelsOverwrite(t *testing.T) {
+	if !activeKernel.storeFirst {
+		t.Skip("no overwriting kernels on this CPU")
+	}
+	kernels := map[int]wideKernel{2 * mr: activeKernel.wide, mr: activeKernel.wideLast}
+	for r := 1; r < mr; r++ {
+		kernels[r] = activeKernel.wideRows[r]
+	}
+	rng := rand.New(rand.NewPCG(6, 7))
+	const ldc = 37 + 2*nr
+	for rows, kern := range kernels {
+		require.NotNil(t, kern, "rows=%d", rows)
+		for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 16, 33} {
+			a := make([]float32, 2*mr*k) // two A panels; fewer rows read one
+			b := make([]float32, 2*nr*k)
+			for i := range a {
+				a[i] = rng.Float32()*2 - 1
+			}
+			for i := range b {
+				b[i] = rng.Float32()*2 - 1
+			}
+			inBlock := func(i int) bool { return i/ldc < rows && i%ldc < 2*nr }
+			old := make([]float32, 2*mr*ldc)
+			for i := range old {
+				old[i] = rng.Float32()*2 - 1
+			}
+			// The block's products alone: added into zeros.
+			products := append([]float32(nil), old...)
+			for i := range products {
+				if inBlock(i) {
+					products[i] = 0
+				}
+			}
+			kern(k, a, b, products, ldc, false)
+			stored := append([]float32(nil), old...)
+			for i := range stored {
+				if inBlock(i) {
+					stored[i] = float32(math.NaN())
+				}
+			}
+			kern(k, a, b, stored, ldc, true)
+			added := append([]float32(nil), old...)
+			kern(k, a, b, added, ldc, false)
+			for i := range old {
+				wantStored, wantAdded := old[i], old[i]
+				if inBlock(i) {
+					wantStored, wantAdded = products[i], old[i]+products[i]
+				}
+				require.Equal(t, math.Float32bits(wantStored), math.Float32bits(stored[i]), "rows=%d k=%d overwrite element %d (row %d, column %d): %g, want %g", rows, k, i, i/ldc, i%ldc, stored[i], wantStored)
+				require.Equal(t, math.Float32bits(wantAdded), math.Float32bits(added[i]), "rows=%d k=%d add element %d (row %d, column %d): %g, want %g", rows, k, i, i/ldc, i%ldc, added[i], wantAdded)
+			}
+		}
+	}
+}
+
 // TestStoreFirstMatchesClearing checks that a beta = 0 product whose first
-// k block stores into C (kernelChoice.store) gives C bit for bit as
+// k block stores into C (kernelChoice.storeFirst) gives C bit for bit as
 // clearing C and adding does, with C's old contents NaN, on shapes with
 // every kind of edge (rows left under the 12- and 6-row blocks, an odd
 // 16-column panel, a partial panel, several k blocks), B packed per call
 // and once, on one and two threads.
 func TestStoreFirstMatchesClearing(t *testing.T) {
-	if activeKernel.store == nil {
-		t.Skip("no store kernels on this CPU")
+	if !activeKernel.storeFirst {
+		t.Skip("no overwriting kernels on this CPU")
 	}
 	forceThreads(t)
 	adding := activeKernel
-	adding.store = nil
+	adding.storeFirst = false
 	rng := rand.New(rand.NewPCG(8, 9))
-	for _, s := range [][3]int{{1, 40, 7}, {5, 33, 300}, {13, 48, 17}, {64, 512, 784}, {128, 80, 600}, {31, 100, 257}, {7, 16, 3}} {
+	// m = 13..18 and 24 leave 1..5 rows, 6 rows and none under the 12-row
+	// blocks.
+	for _, s := range [][3]int{{1, 40, 7}, {5, 33, 300}, {13, 48, 17}, {14, 32, 9}, {15, 64, 40}, {16, 40, 300}, {17, 32, 5}, {18, 33, 2}, {24, 64, 33},
+		{64, 512, 784}, {128, 80, 600}, {31, 100, 257}, {7, 16, 3}} {
 		m, n, k := s[0], s[1], s[2]
 		a, b := make([]float32, m*k), make([]float32, k*n)
 		for i := range a {
