@@ -608,40 +608,14 @@ func (r *convRun) gemmBlock(s *convScratch, src convSource, n, grp, p0, p1, r0, 
 	clear(c)
 	k := p.k
 	apack := r.pw.a[grp*rows*k:]
-	kern, wide, wideLast, wideOne := activeKernel.fn, activeKernel.wide, activeKernel.wideLast, activeKernel.wideOne
 	kb := convKC(k)
 	for pc := 0; pc < k; pc += kb {
 		kcur := min(kb, k-pc)
 		s.bp = growF32(s.bp, kcur*ldc)
 		src.packCols(s.bp, pc, kcur, p0, p1)
-		ablock := apack[(pc*rows + r0*kcur):]
-		for jr := 0; jr < ncur; {
-			if wide != nil && jr+2*nr <= ldc && nrows >= 2*mr {
-				// 12x32 blocks, then the last 6 rows (if any) per panel:
-				// the scratch C is whole tiles, so no edge handling.
-				bpanels := s.bp[jr*kcur : (jr+2*nr)*kcur]
-				ir := 0
-				for ; ir+2*mr <= nrows; ir += 2 * mr {
-					wide(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanels, c[ir*ldc+jr:], ldc, false)
-				}
-				if ir < nrows {
-					wideLast(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanels, c[ir*ldc+jr:], ldc, false)
-				}
-				jr += 2 * nr
-				continue
-			}
-			bpanel := s.bp[jr*kcur : (jr+nr)*kcur]
-			ir := 0
-			if wideOne != nil {
-				for ; ir+2*mr <= nrows; ir += 2 * mr {
-					wideOne(kcur, ablock[ir*kcur:(ir+2*mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
-				}
-			}
-			for ; ir < nrows; ir += mr {
-				kern(kcur, ablock[ir*kcur:(ir+mr)*kcur], bpanel, c[ir*ldc+jr:], ldc)
-			}
-			jr += nr
-		}
+		// The scratch C is whole tiles (ldc a multiple of nr, nrows of
+		// mr), so tiles needs no edge handling.
+		tiles(kcur, apack[pc*rows+r0*kcur:], s.bp, c, ldc, nrows, ldc)
 	}
 	// Epilogue and store, one output channel row at a time.
 	ybase := n*g.YN + grp*ocg*g.YC
