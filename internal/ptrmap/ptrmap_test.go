@@ -200,8 +200,11 @@ func TestProbeRunsStayShort(t *testing.T) {
 			mean := float64(total) / float64(n)
 			t.Logf("%s, %d keys: mean displacement %.2f, longest %d", layout, n, mean, longest)
 			// Linear probing at load 1/2 with uniform slots expects 0.5
-			// (measured 0.1 to 0.6).
-			assert.LessOrEqual(t, mean, 1.0, "%s, %d keys: mean probes beyond the home slot", layout, n)
+			// (measured 0.1 to 0.6 at 1k and 10k keys); a large table's
+			// windows of neighbouring keys cluster a little more (0.5 to
+			// 0.9 at 100k). The old address-derived slots measured 3 to
+			// 12 at 100k.
+			assert.LessOrEqual(t, mean, 1.5, "%s, %d keys: mean probes beyond the home slot", layout, n)
 			runtime.KeepAlive(keep)
 		}
 	}
