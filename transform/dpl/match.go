@@ -4,20 +4,49 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/phasec/phasec/internal/ptrmap"
 	"github.com/phasec/phasec/ir"
 )
 
 // Bindings maps the variables a binding block binds to their values: the
-// context in which a pattern's operands are followed through variables.
-type Bindings map[*ir.Var]ir.Expr
+// context in which a pattern's operands are followed through variables. A
+// nil *Bindings holds none. It is a ptrmap, not a Go map: a rewrite sweep
+// records every binding of a block and looks up most of them soon after,
+// which a ptrmap's large table keeps in cache (see internal/ptrmap).
+type Bindings struct {
+	vars ptrmap.Map[ir.Var, ir.Expr]
+}
+
+// Set records value as v's.
+func (b *Bindings) Set(v *ir.Var, value ir.Expr) { b.vars.Set(v, value) }
+
+// Value returns the value bound to v, if b has it.
+func (b *Bindings) Value(v *ir.Var) (ir.Expr, bool) {
+	if b == nil {
+		return nil, false
+	}
+	return b.vars.Get(v)
+}
+
+// Len is the number of bindings.
+func (b *Bindings) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.vars.Len()
+}
+
+// Reset forgets every binding.
+func (b *Bindings) Reset() { b.vars.Reset() }
 
 // BlockBindings returns the var-to-value map of a block's VarBindings
 // (match_casts are not followed: their value is a cast, not the producer).
-func BlockBindings(blk *ir.BindingBlock) Bindings {
-	b := make(Bindings, len(blk.Bindings))
+func BlockBindings(blk *ir.BindingBlock) *Bindings {
+	b := &Bindings{}
+	b.vars.Reserve(len(blk.Bindings))
 	for _, bind := range blk.Bindings {
 		if vb, ok := bind.(*ir.VarBinding); ok {
-			b[vb.Var] = vb.Value
+			b.Set(vb.Var, vb.Value)
 		}
 	}
 	return b
@@ -30,7 +59,7 @@ func BlockBindings(blk *ir.BindingBlock) Bindings {
 type Match map[Pattern]ir.Expr
 
 // MatchExpr matches p against e, following variables through bindings.
-func MatchExpr(p Pattern, e ir.Expr, bindings Bindings) (Match, bool) {
+func MatchExpr(p Pattern, e ir.Expr, bindings *Bindings) (Match, bool) {
 	m := &matcher{bindings: bindings, got: Match{}}
 	if !m.match(p, e) {
 		return nil, false
@@ -39,7 +68,7 @@ func MatchExpr(p Pattern, e ir.Expr, bindings Bindings) (Match, bool) {
 }
 
 type matcher struct {
-	bindings Bindings
+	bindings *Bindings
 	got      Match
 	trail    []Pattern // patterns recorded, in order, for undo on backtracking
 }
@@ -48,12 +77,12 @@ type matcher struct {
 // through chains of variable-to-variable bindings (bounded by the block's
 // size, so a malformed cycle cannot loop).
 func (m *matcher) resolve(e ir.Expr) ir.Expr {
-	for range len(m.bindings) + 1 {
+	for range m.bindings.Len() + 1 {
 		v, ok := e.(*ir.Var)
 		if !ok {
 			return e
 		}
-		val, ok := m.bindings[v]
+		val, ok := m.bindings.Value(v)
 		if !ok {
 			return e
 		}

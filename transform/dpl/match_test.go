@@ -29,7 +29,7 @@ class Module:
 
 // block parses src and returns main's dataflow block and its bindings by
 // variable name.
-func block(t *testing.T, src string) (dpl.Bindings, map[string]ir.Expr) {
+func block(t *testing.T, src string) (*dpl.Bindings, map[string]ir.Expr) {
 	t.Helper()
 	mod, diags := syntax.Parse("test.tvms", []byte(strings.TrimSpace(src)+"\n"))
 	require.Empty(t, diags)

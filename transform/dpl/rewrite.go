@@ -44,15 +44,11 @@ type EmitFunc func(b *ir.Builder, expr ir.Expr, m Match) ir.Expr
 // RewriteEmitting is RewriteCall with a rewriter that may emit bindings.
 func RewriteEmitting(mod *ir.Module, f *ir.Function, p Pattern, rewrite EmitFunc) (*ir.Function, diag.List) {
 	rw := ir.NewRewriter(mod)
-	known := Bindings{}
-	// forget starts a new map rather than clearing the old one: clearing
-	// costs the map's capacity, which one long run of bindings would make
-	// every later clear pay.
-	forget := func() {
-		if len(known) > 0 {
-			known = Bindings{}
-		}
-	}
+	// known is the current block's bindings; Reset drops a large table
+	// rather than clearing it, so one long run of bindings does not make
+	// every later block pay its capacity.
+	known := &Bindings{}
+	forget := known.Reset
 	rw.Binding = func(rw *ir.Rewriter, bind ir.Binding, value ir.Expr) bool {
 		vb, ok := bind.(*ir.VarBinding)
 		if !ok {
@@ -81,7 +77,7 @@ func RewriteEmitting(mod *ir.Module, f *ir.Function, p Pattern, rewrite EmitFunc
 		if out == value {
 			rw.ReEmit(bind, value)
 			if v, ok := rw.Lookup(vb.Var).(*ir.Var); ok {
-				known[v] = value
+				known.Set(v, value)
 			}
 			return true
 		}
@@ -96,7 +92,7 @@ func RewriteEmitting(mod *ir.Module, f *ir.Function, p Pattern, rewrite EmitFunc
 		nb := ir.NewVarBinding(v, out)
 		nb.SetSpan(vb.Span())
 		rw.B.EmitBinding(nb)
-		known[v] = out
+		known.Set(v, out)
 		return true
 	}
 	// Bindings are known per block: forget them at each block's start
