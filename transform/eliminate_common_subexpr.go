@@ -71,7 +71,7 @@ type cse struct {
 	remap    ptrmap.Map[ir.Var, *ir.Var] // uses of a duplicate's var -> the earlier var
 	remapLog []*ir.Var                   // remap keys in insertion order
 
-	table    map[uint64][]*candidate // value hash -> candidates
+	table    map[uint64]*candidate // value hash -> the newest candidate of that hash
 	tableLog []undo
 }
 
@@ -85,6 +85,7 @@ type candidate struct {
 	cast       ir.StructInfo // match_cast target info, or nil
 	first      *ir.Var       // nil: not available in this scope
 	firstNonDF *ir.Var
+	older      *candidate // the previous candidate of the same hash
 }
 
 // undo restores a candidate's vars, or removes a created candidate.
@@ -95,11 +96,21 @@ type undo struct {
 }
 
 func newCSE(mod *ir.Module, callOnly bool) *cse {
-	return &cse{mod: mod, callOnly: callOnly, seed: maphash.MakeSeed(),
-		table: map[uint64][]*candidate{}}
+	return &cse{mod: mod, callOnly: callOnly, seed: maphash.MakeSeed()}
 }
 
 func (c *cse) function(f *ir.Function) *ir.Function {
+	// Each binding may add a candidate and a journal entry: sizing both for
+	// the function's top-level bindings up front spares a large function
+	// the regrowth of a table and log that have outgrown the cache.
+	n := 0
+	if seq, ok := f.Body.(*ir.SeqExpr); ok {
+		for _, blk := range seq.Blocks {
+			n += len(blk.Bindings)
+		}
+	}
+	c.table = make(map[uint64]*candidate, n)
+	c.tableLog = make([]undo, 0, n)
 	body := c.expr(f.Body)
 	if body == f.Body {
 		return f
@@ -257,8 +268,8 @@ func (c *cse) binding(b ir.Binding) ir.Binding {
 	case cand != nil:
 		c.set(cand, v, cmp.Or(cand.firstNonDF, nonDataflow(v)))
 	default:
-		cand = &candidate{hash: h, value: value, cast: cast, first: v, firstNonDF: nonDataflow(v)}
-		c.table[h] = append(c.table[h], cand)
+		cand = &candidate{hash: h, value: value, cast: cast, first: v, firstNonDF: nonDataflow(v), older: c.table[h]}
+		c.table[h] = cand
 		c.tableLog = append(c.tableLog, undo{c: cand, created: true})
 	}
 	return out
@@ -312,7 +323,7 @@ func (c *cse) hash(value ir.Expr, cast ir.StructInfo) uint64 {
 
 // find returns the candidate for value (and match_cast info), or nil.
 func (c *cse) find(h uint64, value ir.Expr, cast ir.StructInfo) *candidate {
-	for _, cand := range c.table[h] {
+	for cand := c.table[h]; cand != nil; cand = cand.older {
 		if ir.StructuralEqual(cand.value, value, ir.EqualOptions{}) && sameCast(cand.cast, cast) {
 			return cand
 		}
@@ -384,13 +395,11 @@ func (c *cse) undoRemap(mark int) {
 func (c *cse) undoTable(mark int) {
 	for i := len(c.tableLog) - 1; i >= mark; i-- {
 		u := c.tableLog[i]
-		if u.created {
-			bucket := c.table[u.c.hash]
-			bucket = bucket[:len(bucket)-1] // the last: undone in reverse order
-			if len(bucket) == 0 {
+		if u.created { // the newest of its hash: undone in reverse order
+			if u.c.older == nil {
 				delete(c.table, u.c.hash)
 			} else {
-				c.table[u.c.hash] = bucket
+				c.table[u.c.hash] = u.c.older
 			}
 			continue
 		}
