@@ -382,12 +382,12 @@ func (p *liftPlan) runtimeFunctionFor(mod *ir.Module, outs []liftOutput, syms []
 		}
 		params = append(params, ir.NewVar("vars_from_compile_time_params", ir.ShapeInfoOf(vals...)))
 	}
-	subst := map[*ir.Var]*ir.Var{}
+	var subst ptrmap.Map[ir.Var, *ir.Var] // ptrmaps: one lookup per use (see liftPlan.vars)
 	for _, o := range outs {
 		np := ir.NewVar(o.like.Name, o.like.StructInfo())
 		np.SetSpan(o.like.Span())
 		if o.local != nil {
-			subst[o.local] = np
+			subst.Set(o.local, np)
 		}
 		params = append(params, np)
 	}
@@ -395,7 +395,7 @@ func (p *liftPlan) runtimeFunctionFor(mod *ir.Module, outs []liftOutput, syms []
 		PostExpr: func(e ir.Expr) ir.Expr {
 			switch e := e.(type) {
 			case *ir.Var:
-				if np, ok := subst[e]; ok {
+				if np, ok := subst.Get(e); ok {
 					return np
 				}
 			case *ir.Call:
@@ -427,28 +427,28 @@ func (p *liftPlan) runtimeFunctionFor(mod *ir.Module, outs []liftOutput, syms []
 func (p *liftPlan) transformFunction(mod *ir.Module, name string, bundle bool) (*ir.Function, diag.List) {
 	outputs := p.outputs()
 	// Fresh vars throughout: no var is defined in two functions.
-	fresh := map[*ir.Var]*ir.Var{}
+	var fresh ptrmap.Map[ir.Var, *ir.Var]
 	weights := p.f.Params[p.numInput:]
 	params := make([]*ir.Var, len(weights))
 	for i, w := range weights {
 		params[i] = ir.NewVar(w.Name, w.StructInfo())
 		params[i].SetSpan(w.Span())
-		fresh[w] = params[i]
+		fresh.Set(w, params[i])
 	}
 	copier := &ir.Mutator{
 		DefVar: func(v *ir.Var) *ir.Var {
-			if nv, ok := fresh[v]; ok {
+			if nv, ok := fresh.Get(v); ok {
 				return nv
 			}
 			nv := ir.NewVar(v.Name, v.StructInfo())
 			nv.Dataflow = v.Dataflow
 			nv.SetSpan(v.Span())
-			fresh[v] = nv
+			fresh.Set(v, nv)
 			return nv
 		},
 		PostExpr: func(e ir.Expr) ir.Expr {
 			if v, ok := e.(*ir.Var); ok {
-				if nv, ok := fresh[v]; ok {
+				if nv, ok := fresh.Get(v); ok {
 					return nv
 				}
 			}
@@ -483,7 +483,8 @@ func (p *liftPlan) transformFunction(mod *ir.Module, name string, bundle bool) (
 		fields = append(fields, ir.NewShapeExpr(vals...))
 	}
 	for _, v := range outputs {
-		fields = append(fields, fresh[v])
+		nv, _ := fresh.Get(v)
+		fields = append(fields, nv)
 	}
 	result := ir.NewVar("output_tuple", nil)
 	binds = append(binds, ir.NewVarBinding(result, ir.NewTuple(fields...)))
