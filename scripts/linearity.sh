@@ -24,7 +24,10 @@
 # (callgrind processes at once, default 1; they run under nice -n 19,
 # which does not change a count, so others' timings stay usable), ROUNDS (native rounds, default
 # 3), OUT (directory for the callgrind profiles, kept for
-# callgrind_annotate), CPU=0 to skip the native timings, GO.
+# callgrind_annotate), CPU=0 to skip the native timings, COUNT=0 to skip
+# the counts, GO. LINEAR_SMALL=100000 compares 100k with ten times as many
+# bindings, both past the last-level cache (CPU time only: COUNT defaults
+# to 0 then; give GOMEMLIMIT, as the 1M modules take several GiB).
 set -euo pipefail
 
 GO=${GO:-go}
@@ -34,6 +37,7 @@ GCBENCH=${GCBENCH:-ReferenceWalk|ExpandMatmulOfSum|LiftTransformParams}
 JOBS=${JOBS:-1}
 ROUNDS=${ROUNDS:-3}
 CPU=${CPU:-1}
+if [ -n "${LINEAR_SMALL:-}" ]; then COUNT=${COUNT:-0}; else COUNT=${COUNT:-1}; fi
 OUT=${OUT:-${TMPDIR:-/tmp}/phasec-linearity}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -85,15 +89,18 @@ count() {
 }
 export -f count
 export OUT bin GCBENCH
-echo "linearity: instruction counts (callgrind, $JOBS at a time)"
-xargs -P "$JOBS" -I{} bash -c 'count "$@"' _ {} <"$OUT/names.txt"
+if [ "$COUNT" = 1 ]; then
+	echo "linearity: instruction counts (callgrind, $JOBS at a time)"
+	xargs -P "$JOBS" -I{} bash -c 'count "$@"' _ {} <"$OUT/names.txt"
+fi
 
 totals() { sed -n 's/^totals: //p' "$1" 2>/dev/null || true; }
 # 10 x large / small: as measureLinear's ratios, 10 means linear.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", 10 * b / a; else printf "-" }'; }
 lookup() { awk -v n="$2" '$1 == n { print $2 }' "$1" 2>/dev/null || true; }
 
-printf '\n%-62s %7s %7s %7s %7s %9s\n' "benchmark (100k vs 10x10k bindings)" ir-off ir-on cpu-off cpu-on "ir/bind"
+small=${LINEAR_SMALL:-10000}
+printf '\n%-62s %7s %7s %7s %7s %9s\n' "benchmark ($((10 * small)) vs 10x$small bindings)" ir-off ir-on cpu-off cpu-on "ir/bind"
 while read -r name; do
 	f=$OUT/cg/$(echo "$name" | tr '/' '.')
 	s0=$(totals "$f.1") l0=$(totals "$f.2") s1=$(totals "$f.3") l1=$(totals "$f.4")

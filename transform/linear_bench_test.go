@@ -127,6 +127,25 @@ import (
 // against one of the large size (as many bindings in all).
 var linearSizes = [2]int{10_000, 100_000}
 
+// linearSizesFrom returns linearSizes, or with LINEAR_SMALL=n set, n and
+// 10n: LINEAR_SMALL=100000 compares 100k with 1M bindings, both past the
+// last-level cache (see the comment above).
+func linearSizesFrom(tb testing.TB) [2]int {
+	n := envInt(tb, "LINEAR_SMALL", linearSizes[0])
+	return [2]int{n, 10 * n}
+}
+
+// sizeName is n as a metric's unit shows it: 10k, 1M.
+func sizeName(n int) string {
+	switch {
+	case n%1_000_000 == 0:
+		return strconv.Itoa(n/1_000_000) + "M"
+	case n%1_000 == 0:
+		return strconv.Itoa(n/1_000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
 const linearSmallModules = 10
 
 // benchLinear measures run on setup's inputs (see measureLinear); run
@@ -149,11 +168,12 @@ func measureLinear(b *testing.B, prepare func(n int) func()) {
 		countLinear(b, size, prepare)
 		return
 	}
+	sizes := linearSizesFrom(b)
 	var small []func()
 	for range linearSmallModules {
-		small = append(small, prepare(linearSizes[0]))
+		small = append(small, prepare(sizes[0]))
 	}
-	large := prepare(linearSizes[1])
+	large := prepare(sizes[1])
 	runs := [2]func(){
 		func() {
 			for _, run := range small {
@@ -189,8 +209,8 @@ func measureLinear(b *testing.B, prepare func(n int) func()) {
 		round++
 	}
 	const k = linearSmallModules
-	b.ReportMetric(float64(best[0].Nanoseconds())/k, "cpu-ns@10k")
-	b.ReportMetric(float64(best[1].Nanoseconds()), "cpu-ns@100k")
+	b.ReportMetric(float64(best[0].Nanoseconds())/k, "cpu-ns@"+sizeName(sizes[0]))
+	b.ReportMetric(float64(best[1].Nanoseconds()), "cpu-ns@"+sizeName(sizes[1]))
 	if best[0] > 0 {
 		b.ReportMetric(k*float64(best[1])/float64(best[0]), "cpu-ratio")
 	}
@@ -278,7 +298,10 @@ func BenchmarkModelTransformations(b *testing.B) {
 
 // BenchmarkReferenceWalk is the yardstick for the passes' 100k/10k
 // ratios: "walk" visits every node of the module, the least any pass
-// does; "vars" also records every var in a map, as most passes do;
+// does; "walk4" does so four times, as a pass followed by its cleanup
+// sweeps reads the module (a 10k module stays in the last-level cache
+// between reads, a 100k one does not); "vars" also records every var in
+// a map, as most passes do;
 // "rebuild" re-emits every binding under a fresh var, so every call is
 // rebuilt and its struct info inferred again, as a pass that rewrites
 // throughout does. walk's ratio checks the method (about 10); the others
@@ -294,6 +317,18 @@ func BenchmarkReferenceWalk(b *testing.B) {
 				}
 				return true
 			})
+			return n
+		},
+		"walk4": func(mod *ir.Module) int {
+			n := 0
+			for range 4 {
+				ir.Inspect(mod.Func("main").Body, func(e ir.Expr) bool {
+					if _, ok := e.(*ir.Var); ok {
+						n++
+					}
+					return true
+				})
+			}
 			return n
 		},
 		"vars": func(mod *ir.Module) int {
@@ -327,7 +362,7 @@ func BenchmarkReferenceWalk(b *testing.B) {
 			return n
 		},
 	}
-	for _, name := range []string{"walk", "vars", "rebuild"} {
+	for _, name := range []string{"walk", "walk4", "vars", "rebuild"} {
 		b.Run(name, func(b *testing.B) {
 			benchLinear(b, func(n int) *ir.Module { return withDeadBindings(n / 2) }, func(b *testing.B, mod *ir.Module) {
 				if walks[name](mod) == 0 {
@@ -465,13 +500,14 @@ func countLinear(b *testing.B, mode string, prepare func(n int) func()) {
 		b.Fatalf("LINEAR_COUNT=%q: list or run", mode)
 	}
 	withGC := os.Getenv("LINEAR_GC") == "1"
-	small := []func(){prepare(linearSizes[0])}
+	sizes := linearSizesFrom(b)
+	small := []func(){prepare(sizes[0])}
 	if withGC {
 		for range linearSmallModules - 1 {
-			small = append(small, prepare(linearSizes[0]))
+			small = append(small, prepare(sizes[0]))
 		}
 	}
-	large := prepare(linearSizes[1])
+	large := prepare(sizes[1])
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	counted := func(runs ...func()) {
