@@ -46,7 +46,7 @@ type Mutator struct {
 	KeepStructInfo bool
 
 	// remap maps each var DefVar replaced to its replacement: a ptrmap,
-	// whose address-derived slots keep the lookups of a large function
+	// whose locality-keeping slots keep the lookups of a large function
 	// in cache where a Go map's random hashing misses on every use.
 	remap ptrmap.Map[Var, *Var]
 }

@@ -43,7 +43,7 @@ func removeAllUnused(mod *ir.Module, f *ir.Function) *ir.Function {
 // swept before its own binding is decided, as it may use itself.
 type liveness struct {
 	mod *ir.Module
-	// live is the set of live vars: a ptrmap, whose address-derived slots
+	// live is the set of live vars: a ptrmap, whose locality-keeping slots
 	// keep a large function's lookups in cache (a Go map's do not).
 	live ptrmap.Map[ir.Var, struct{}]
 	dead int // var bindings found dead

@@ -628,7 +628,7 @@ type varFacts struct {
 // relaxCanon holds the facts of one function's canonicalization.
 type relaxCanon struct {
 	// facts is keyed by a ptrmap: at 100k bindings a Go map's random
-	// hashing misses the cache on every lookup, a ptrmap's address-derived
+	// hashing misses the cache on every lookup, a ptrmap's locality-keeping
 	// slots mostly hit it.
 	facts ptrmap.Map[ir.Var, *varFacts]
 	slab  []varFacts // facts are allocated from here, in chunks

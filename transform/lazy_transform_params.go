@@ -257,7 +257,7 @@ func lazyTransformParams(mod *ir.Module, name string, f *ir.Function, fget, fset
 	var tupleParam *ir.Var
 	// The per-var tables below are ptrmaps and slices indexed by binding:
 	// a Go map keyed by vars misses the cache on every access at 100k
-	// bindings, a ptrmap's address-derived slots mostly do not.
+	// bindings, a ptrmap's locality-keeping slots mostly do not.
 	var weightIndex ptrmap.Map[ir.Var, int]
 	if len(weights) == 1 {
 		if _, ok := weights[0].StructInfo().(*ir.TupleInfo); ok {

@@ -180,7 +180,7 @@ type liftPlan struct {
 	numInput int
 	lifted   []ir.Binding // computable from weights alone, in order
 	// vars holds what is known of each var, in one ptrmap: one lookup per
-	// use, in a table whose address-derived slots stay in cache on large
+	// use, in a table whose locality-keeping slots stay in cache on large
 	// functions (a Go map's random ones miss on each).
 	vars     ptrmap.Map[ir.Var, liftFlags]
 	symsUsed map[*ir.PrimVar]bool // symbolic vars the inference function uses

@@ -45,29 +45,35 @@ import (
 //     LiftTransformParams 9.55 and 10.51 (two runs: where the cycles fall
 //     varies), walk 9.99, vars 9.49, rebuild 13.48.
 //   - CPU time, what the issue states (measureLinear). That measures
-//     memory as well as work, and the machine's load; on the same run as
-//     the counts above (load 5 to 11) the passes measured 9.4 to 19 and
-//     the yardsticks 9.4 to 11.3, scattered: a pass's ratio moves by a
-//     third between runs while its instruction count does not move.
-//     LiftTransformParams, ExpandMatmulOfSum and FuseTransposeMatmul,
-//     furthest above 11 (15.6, 17.3, 19.3 with the collector, 15.7, 13.4,
-//     12.8 without), execute 9.9, 9.8 and 9.8 times the instructions:
-//     their growth is memory. callgrind's cache simulation (D1 48 KiB, LL 1
-//     MiB as the core's L2) counts, one 10k module times ten against one
-//     of 100k, collector off: walk 9.9 times the instructions and 10.0
-//     times the L2 read misses; vars 9.6 and 11.1 (its Go map of 100k
-//     entries outgrows L2, the 10k one does not); rebuild 9.6 and 11.8;
-//     ExpandMatmulOfSum 9.9 and 11.2. With LL 16 MiB, an L3 share: walk 9.1
-//     times the LL read misses, vars 9.1, rebuild 15.9, LiftTransformParams
-//     65 (96k misses in a 10k run, its input read cold; 6.2M in a 100k
-//     run: 62 per binding). A 10k run's tables, the output it re-reads
-//     and the collector's metadata stay in cache and a 100k run's do not;
-//     each extra miss costs the time of hundreds of instructions, and the
-//     real L3, shared with the other processes, adds its own. ptrmap's
-//     mixed slots trade instructions for misses there: side by side with
-//     the address-derived ones (load 4.5), LiftTransformParams ran 10k
-//     modules 5 to 20% faster and the 100k one 15 to 30% slower,
-//     ExpandMatmulOfSum 10k 10 to 25% faster and 100k the same.
+//     memory as well as work. On a quiet machine (load under 1.3, November
+//     2026, collector off) the model transformations measured 9.8 to 11.0
+//     (nine of them), 11.2 to 12.6 (eight) and 15.0
+//     (ReorderPermuteDimsAfterConcat); the yardsticks walk 8.4, vars 9.3,
+//     rebuild 10.0 and walk4 12.7. walk4 reads the module four times and
+//     does nothing else: a 10k module stays in the last-level cache
+//     between its reads and a 100k one does not, so every read after the
+//     first costs a 100k module main memory's latency where a 10k one hits
+//     the cache. A rewrite pass reads the module that many times and more:
+//     its sweep, then TVM's cleanup (canonicalize, CSE, remove unused) to a
+//     fixpoint, then a structural comparison and a sweep that finds
+//     nothing. Their instruction counts stay linear (above), so the excess
+//     is this one step from cache to memory, not growth: compared past it,
+//     100k against 1M bindings (LINEAR_SMALL=100000, GOMEMLIMIT as the
+//     collector is off), the passes measured 9.9 to 11.9 (FoldBatchnorm-
+//     ToConv2D 11.7 with the collector on: off, it hit the memory limit)
+//     and the yardsticks walk 10.0, walk4 9.8, rebuild 10.4 and vars 17.5:
+//     a Go map of 1M entries outgrows the cache on every access, which is
+//     why the passes' per-var tables are ptrmaps. Measuring this found and
+//     removed the passes' own cache misses: ptrmap's uniform slots (a miss
+//     per lookup in a table past L2; large tables now keep neighbouring
+//     vars together), Go maps keyed by var in dpl's rewrite sweep and
+//     LiftTransformParams, and CSE's regrowing table and journal.
+//     Side by side with uniform slots, LazyGetInput, LiftTransformParams
+//     and ExpandMatmulOfSum ran 11 to 28% faster at 100k, and their
+//     ratios fell from 14.0, 16.0 and 14.1 to 11.5, 12.0 and 10.3;
+//     LiftTransformParams' 100k/1M ratio from 13.7 to 9.9.
+//     Earlier, at load 5 to 11, the same ratios scattered from 9.4 to 19:
+//     compare a pass with the yardsticks of the same run.
 //
 // How measureLinear times, and why (each choice was measured on a 2-core
 // machine at load 9 to 14; a bare walk is the check):

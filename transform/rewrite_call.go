@@ -114,7 +114,7 @@ func isCompileTimeVar(known *varSet, e ir.Expr) bool {
 	return ok && known.has(v)
 }
 
-// varSet is a set of vars in a ptrmap: its address-derived slots keep the
+// varSet is a set of vars in a ptrmap: its locality-keeping slots keep the
 // lookups of a large function in cache, where a Go map's random hashing
 // misses on each one.
 type varSet struct{ m ptrmap.Map[ir.Var, struct{}] }

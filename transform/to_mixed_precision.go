@@ -266,7 +266,7 @@ type mixer struct {
 	convert  map[string]bool // fp16_input_names
 
 	// needOf is the backward walk's decision for each var of the input.
-	// (The per-var tables are ptrmaps: their address-derived slots stay in
+	// (The per-var tables are ptrmaps: their locality-keeping slots stay in
 	// cache on large functions, where a Go map misses on every lookup.)
 	needOf ptrmap.Map[ir.Var, needs]
 	// blockStart maps the first binding of each dataflow block to the
