@@ -100,7 +100,9 @@ bench-ort:
 # set and off). Not part of `make test`: it installs valgrind with apt-get
 # if missing and takes about 45 minutes at load 10 (14 of CPU-time runs,
 # 33 of counts with JOBS=2; callgrind runs one at a time, niced, unless
-# JOBS says otherwise; BENCH=. takes hours; scripts/linearity.sh lists the knobs).
+# JOBS says otherwise; BENCH=. takes hours; LINEAR_SMALL=100000
+# GOMEMLIMIT=16GiB compares 100k with 1M bindings, past the cache, CPU time
+# only, about 25 minutes; scripts/linearity.sh lists the knobs).
 linearity:
 	GO=$(GO) ./scripts/linearity.sh
 
