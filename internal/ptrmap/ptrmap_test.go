@@ -21,12 +21,17 @@ func nodes(n int) []*node {
 
 // TestAgainstMap checks Map against a Go map under random Set, Get,
 // GetOrSet and Delete (including the backward-shift deletion), starting
-// from an empty and from a reserved table.
+// from an empty and from a reserved table: 3000 keys grow a table of
+// uniform slots, the reserve of 5000 makes one of localSlots, which keeps
+// neighbours in windows (home).
 func TestAgainstMap(t *testing.T) {
 	for _, reserved := range []int{0, 10, 5000} {
 		keys := nodes(3000)
 		var m Map[node, int]
 		m.Reserve(reserved)
+		if reserved == 5000 {
+			require.GreaterOrEqual(t, len(m.slots), localSlots, "a reserve of 5000 must make a table that keeps neighbours together")
+		}
 		ref := map[*node]int{}
 		rng := rand.New(rand.NewPCG(1, uint64(reserved)))
 		for step := range 200000 {
