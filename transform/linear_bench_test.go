@@ -44,7 +44,7 @@ import (
 //     9.51. With the collector on: ExpandMatmulOfSum 10.68,
 //     LiftTransformParams 9.55 and 10.51 (two runs: where the cycles fall
 //     varies), walk 9.99, vars 9.49, rebuild 13.48.
-//   - CPU time, what the issue states (measureLinear). That measures
+//   - CPU time (measureLinear), the measure a user feels. That measures
 //     memory as well as work. On a quiet machine (load under 1.3, November
 //     2026, collector off) the model transformations measured 9.8 to 11.0
 //     (nine of them), 11.2 to 12.6 (eight) and 15.0
