@@ -43,8 +43,9 @@ type slot[K any, V any] struct {
 // A small table's slot is the address mixed by MurmurHash3's 64-bit
 // finalizer, which spreads keys uniformly whatever the heap's layout.
 //
-// A large table (localSlots or more: it outgrows the core's L2) keeps
-// neighbours together: the address's region of 1 KiB is mixed into a
+// A large table (localSlots or more: 256 KiB and up, which next to the
+// module itself no longer stays in the core's 1 MiB L2) keeps neighbours
+// together: the address's region of 1 KiB is mixed into a
 // random window of the table, and the key's offset in the region places
 // it in that window. The vars a function allocates one after another sit
 // in one region, and a pass looks them up in about that order, so its
