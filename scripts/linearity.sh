@@ -106,12 +106,12 @@ while read -r name; do
 	s0=$(totals "$f.1") l0=$(totals "$f.2") s1=$(totals "$f.3") l1=$(totals "$f.4")
 	s0=$(awk -v s="$s0" 'BEGIN { if (s > 0) printf "%.0f", 10 * s }')
 	s1=$(awk -v s="$s1" 'BEGIN { if (s > 0) printf "%.0f", s }')
-	per=$(awk -v s="$s0" 'BEGIN { if (s > 0) printf "%.0f", s / 100000; else printf "-" }')
+	per=$(awk -v s="$s0" -v n="$((10 * small))" 'BEGIN { if (s > 0) printf "%.0f", s / n; else printf "-" }')
 	printf '%-62s %7s %7s %7s %7s %9s\n' "$name" "$(ratio "$s0" "$l0")" "$(ratio "$s1" "$l1")" \
 		"$(lookup "$OUT/cpu-off.txt" "$name")" "$(lookup "$OUT/cpu-on.txt" "$name")" "$per"
 done <"$OUT/names.txt"
 echo
-echo "ir: instructions of the runs alone (callgrind; ir/bind: per binding at 10k, collector off);"
+echo "ir: instructions of the runs alone (callgrind; ir/bind: per binding at the small size, collector off);"
 echo "cpu: CPU time, best of $ROUNDS rounds (load during the native runs: ${cpuload:-not run});"
 echo "yardsticks: BenchmarkReferenceWalk rows. Profiles: $OUT/cg (callgrind_annotate FILE.N: 1, 2 one small"
 echo "module, the large one, without the collector; 3, 4 ten small, the large one, with it). Took $(($(date +%s) - start)) s; load now: $(uptime | sed 's/.*load average: //')"

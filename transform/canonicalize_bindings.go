@@ -660,12 +660,7 @@ func (c *relaxCanon) lookup(v *ir.Var) *varFacts {
 }
 
 func canonicalizeRelaxBindings(mod *ir.Module, f *ir.Function) (*ir.Function, diag.List) {
-	n := len(f.Params)
-	if seq, ok := f.Body.(*ir.SeqExpr); ok {
-		for _, blk := range seq.Blocks {
-			n += len(blk.Bindings)
-		}
-	}
+	n := topLevelBindings(f)
 	c := &relaxCanon{slab: make([]varFacts, n)}
 	c.facts.Reserve(n)
 	c.visit(f.Body)

@@ -103,12 +103,7 @@ func (c *cse) function(f *ir.Function) *ir.Function {
 	// Each binding may add a candidate and a journal entry: sizing both for
 	// the function's top-level bindings up front spares a large function
 	// the regrowth of a table and log that have outgrown the cache.
-	n := 0
-	if seq, ok := f.Body.(*ir.SeqExpr); ok {
-		for _, blk := range seq.Blocks {
-			n += len(blk.Bindings)
-		}
-	}
+	n := topLevelBindings(f)
 	c.table = make(map[uint64]*candidate, n)
 	c.tableLog = make([]undo, 0, n)
 	body := c.expr(f.Body)
